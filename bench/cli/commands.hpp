@@ -1,0 +1,22 @@
+// Subcommands of the embscale CLI. Each returns the process exit code (0 ok, 1 failure,
+// 2 bad input); errors it cannot handle itself propagate as embscale::Error.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace embscale::cli {
+
+struct RunOptions {
+  std::optional<std::string> config_path;  // none: the embedded default
+  std::optional<std::string> output_path;  // none: results/runs/<UTC timestamp>.h5
+  std::string command_line;
+  bool quiet = false;                      // no progress lines
+};
+
+// Collective over MPI_COMM_WORLD (MPI is initialised by main).
+int run_command(const RunOptions& options);
+int validate_command(const std::string& config_path);
+int report_command(const std::string& report_path);
+
+}  // namespace embscale::cli

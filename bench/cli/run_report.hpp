@@ -1,0 +1,20 @@
+// What a training run puts into its report: the run's parameters, its per-rank measurements and
+// its row of the /summary table (results/schema.md lists the columns).
+#pragma once
+
+#include <string>
+
+#include "config/config.hpp"
+#include "embedding/training_run.hpp"
+#include "report/summary.hpp"
+#include "report/writer.hpp"
+
+namespace embscale::cli {
+
+std::vector<report::SummaryField> run_parameters(const config::Config& config, int ranks);
+report::RunRecord make_run_record(const std::string& id, const config::Config& config, int ranks,
+                                  const embedding::TrainingRun& run);
+report::SummaryRow make_summary_row(const std::string& id, const config::Config& config, int ranks,
+                                    const embedding::RunSummary& summary);
+
+}  // namespace embscale::cli

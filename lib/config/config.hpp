@@ -1,0 +1,93 @@
+// The native configuration: a versioned JSON schema that keeps HugeCTR's names and meanings
+// (solver, optimizer, layers, sparse_embedding_hparam, combiner as 0/1 or "sum"/"mean"; seed 004)
+// and adds what HugeCTR lacks (a Synthetic data source, embscale's layer schemes).
+//
+// Parsing turns JSON into these typed structs and validates every field; errors are
+// embscale::InputError whose message starts with the JSON path of the offending value, e.g.
+//   layers[emb1].sparse_embedding_hparam.combiner: expected 0, 1, "sum" or "mean", got "max"
+// (layers are addressed by name, not index). results/../README documents every field.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace embscale::config {
+
+inline constexpr int kSchemaVersion = 1;
+
+enum class Combiner { kSum, kMean };
+enum class KeyDistribution { kUniform, kZipf };
+enum class OptimizerType { kSGD };
+
+struct Solver {
+  std::int64_t batchsize = 0;       // global batch (samples per iteration over all ranks)
+  std::int64_t max_iter = 0;        // timed iterations
+  std::int64_t warmup_iter = 0;     // untimed iterations before them (not in the report)
+  std::int64_t display = 0;         // progress line every `display` iterations; 0 = none
+  std::uint64_t seed = 0;           // seed of the workload and of the table initialisation
+};
+
+struct Optimizer {
+  OptimizerType type = OptimizerType::kSGD;
+  double learning_rate = 0.0;       // sgd_hparam.learning_rate
+};
+
+// The `Synthetic` data source (format "Synthetic" in the Data layer).
+struct SyntheticSource {
+  KeyDistribution distribution = KeyDistribution::kZipf;
+  double zipf_alpha = 0.0;          // exponent s of P(rank k) ~ k^-s; only for kZipf
+  std::int64_t nnz_per_slot = 1;    // keys per (sample, slot) bag (HugeCTR's hotness)
+};
+
+struct DataLayer {
+  std::string name;
+  std::string format;               // "Synthetic" (only one this version runs)
+  std::vector<std::int64_t> slot_size_array;  // vocabulary of each slot; keys unified-encoded
+  std::int32_t label_dim = 1;
+  std::int32_t dense_dim = 0;
+  std::string sparse_top;           // sparse[0].top: the name embedding layers use as bottom
+  std::int32_t slot_num = 0;        // sparse[0].slot_num == slot_size_array.size()
+  SyntheticSource synthetic;
+};
+
+struct EmbeddingLayer {
+  std::string name;
+  std::string type;                 // "All2AllDenseEmbedding"
+  std::string bottom;               // a DataLayer's sparse_top
+  std::string top;
+  std::int64_t max_vocabulary_size_per_gpu = 0;
+  std::int32_t embedding_vec_size = 0;
+  Combiner combiner = Combiner::kSum;
+  Optimizer optimizer;              // the layer's own, else the global one
+};
+
+struct Config {
+  int schema_version = kSchemaVersion;
+  Solver solver;
+  Optimizer optimizer;
+  DataLayer data;
+  std::vector<EmbeddingLayer> embeddings;  // at least one
+  nlohmann::json source;            // the JSON as given (recorded in the report)
+};
+
+// Parses and validates. `origin` names the input in messages (a file path or "<embedded default>").
+Config parse_config(const nlohmann::json& json, const std::string& origin);
+// Reads text: invalid JSON is an InputError "<origin>:<line>:<column>: ...".
+Config parse_config_text(const std::string& text, const std::string& origin);
+// Reads a file: a missing or unreadable file is an InputError naming it.
+Config load_config_file(const std::filesystem::path& path);
+// The built-in default run (bench/configs/default.json, embedded at build time).
+Config default_config();
+const std::string& default_config_text();
+
+// Sum of slot_size_array: the number of distinct keys of the unified encoding.
+std::int64_t total_vocabulary(const DataLayer& data);
+
+std::string to_string(Combiner c);
+std::string to_string(KeyDistribution d);
+
+}  // namespace embscale::config

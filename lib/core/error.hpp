@@ -1,0 +1,44 @@
+// Errors of embscale and the EMBSCALE_EXPECTS precondition macro.
+//
+// Two kinds of failure, told apart by type because they end a run differently:
+//   * InputError: the user's input is wrong (a config field, a file, an output path). The message
+//     names the place (JSON path, file, line) and says what was expected and what came. The CLI
+//     exits with code 2 (kExitBadInput).
+//   * Error: anything else (a broken invariant, an MPI or HDF5 failure). Exit code 1.
+#pragma once
+
+#include <source_location>
+#include <stdexcept>
+#include <string>
+
+namespace embscale {
+
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+  virtual int exit_code() const noexcept { return kExitFailure; }
+};
+
+class InputError : public Error {
+ public:
+  explicit InputError(const std::string& what) : Error(what) {}
+  int exit_code() const noexcept override { return kExitBadInput; }
+};
+
+namespace detail {
+[[noreturn]] void throw_expects_failure(const char* condition, const std::string& message,
+                                        std::source_location where);
+}  // namespace detail
+
+}  // namespace embscale
+
+// Checks a precondition or invariant; on failure throws embscale::Error naming the condition,
+// the reason and file:line. Active in every build type: these guard logic, not hot loops.
+#define EMBSCALE_EXPECTS(cond, msg)                                                       \
+  do {                                                                                    \
+    if (!(cond)) [[unlikely]]                                                             \
+      ::embscale::detail::throw_expects_failure(#cond, (msg), std::source_location::current()); \
+  } while (false)

@@ -1,0 +1,92 @@
+// Counter-based random numbers: Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy
+// as 1, 2, 3", SC'11), the generator of Random123 and cuRAND.
+//
+// Why counter-based: a value is a pure function of (seed, stream id, counter), so the workload
+// of sample i or the initial row of key k is the same whichever rank, thread or GPU computes it,
+// in whatever order. Nothing is carried between calls; there is no state to split or share.
+//
+// Mapping: key = (seed low, seed high); counter = (counter low, counter high, stream low,
+// stream high). One call yields four 32-bit words.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace embscale {
+
+using PhiloxBlock = std::array<std::uint32_t, 4>;
+
+namespace detail {
+constexpr std::uint32_t kPhiloxM0 = 0xD2511F53u;
+constexpr std::uint32_t kPhiloxM1 = 0xCD9E8D57u;
+constexpr std::uint32_t kPhiloxW0 = 0x9E3779B9u;  // golden ratio
+constexpr std::uint32_t kPhiloxW1 = 0xBB67AE85u;  // sqrt(3) - 1
+}  // namespace detail
+
+// The raw Philox4x32 bijection with 10 rounds, checked against Random123's known-answer vectors.
+constexpr PhiloxBlock philox4x32_10(PhiloxBlock ctr, std::array<std::uint32_t, 2> key) noexcept {
+  for (int round = 0; round < 10; ++round) {
+    const std::uint64_t p0 = std::uint64_t{detail::kPhiloxM0} * ctr[0];
+    const std::uint64_t p1 = std::uint64_t{detail::kPhiloxM1} * ctr[2];
+    ctr = {static_cast<std::uint32_t>(p1 >> 32) ^ ctr[1] ^ key[0], static_cast<std::uint32_t>(p1),
+           static_cast<std::uint32_t>(p0 >> 32) ^ ctr[3] ^ key[1], static_cast<std::uint32_t>(p0)};
+    key[0] += detail::kPhiloxW0;
+    key[1] += detail::kPhiloxW1;
+  }
+  return ctr;
+}
+
+// A stream of random values identified by (seed, stream). draw(counter) is pure; the Cursor
+// below walks counters for code that needs "the next" value.
+class CounterRng {
+ public:
+  constexpr CounterRng(std::uint64_t seed, std::uint64_t stream) noexcept
+      : seed_(seed), stream_(stream) {}
+
+  constexpr PhiloxBlock block(std::uint64_t counter) const noexcept {
+    return philox4x32_10({static_cast<std::uint32_t>(counter), static_cast<std::uint32_t>(counter >> 32),
+                          static_cast<std::uint32_t>(stream_), static_cast<std::uint32_t>(stream_ >> 32)},
+                         {static_cast<std::uint32_t>(seed_), static_cast<std::uint32_t>(seed_ >> 32)});
+  }
+
+  // 64 random bits from the first half of block(counter).
+  constexpr std::uint64_t bits64(std::uint64_t counter) const noexcept {
+    const auto b = block(counter);
+    return (std::uint64_t{b[1]} << 32) | b[0];
+  }
+
+  // Uniform double in [0, 1) with 53 random bits.
+  constexpr double uniform(std::uint64_t counter) const noexcept {
+    return static_cast<double>(bits64(counter) >> 11) * 0x1.0p-53;
+  }
+
+  // Uniform float in [0, 1) with 24 random bits from word `lane` (0..3) of block(counter): four
+  // floats per Philox call, used to fill embedding rows quickly.
+  static constexpr float uniform_float(const PhiloxBlock& b, int lane) noexcept {
+    return static_cast<float>(b[static_cast<unsigned>(lane)] >> 8) * 0x1.0p-24f;
+  }
+
+  constexpr std::uint64_t seed() const noexcept { return seed_; }
+  constexpr std::uint64_t stream() const noexcept { return stream_; }
+
+ private:
+  std::uint64_t seed_;
+  std::uint64_t stream_;
+};
+
+// Sequential view of a CounterRng for samplers that consume a variable number of draws
+// (rejection sampling). Deterministic: the n-th draw is always counter n.
+class RngCursor {
+ public:
+  constexpr explicit RngCursor(CounterRng rng, std::uint64_t first_counter = 0) noexcept
+      : rng_(rng), counter_(first_counter) {}
+  constexpr double uniform() noexcept { return rng_.uniform(counter_++); }
+  constexpr std::uint64_t bits64() noexcept { return rng_.bits64(counter_++); }
+  constexpr std::uint64_t counter() const noexcept { return counter_; }
+
+ private:
+  CounterRng rng_;
+  std::uint64_t counter_;
+};
+
+}  // namespace embscale

@@ -1,0 +1,66 @@
+// All2All dense embedding (SparseOperationKit, seed 000), model-parallel over `key % ranks`.
+//
+// Forward, on every rank:
+//   route            de-duplicate the batch's keys and group them by owner
+//   exchange_keys    alltoall of counts, alltoallv of keys to their owners
+//   lookup           the owner gathers the rows of the keys it received
+//   exchange_vectors alltoallv of the rows back to the requesters
+//   pool             per (sample, slot) bag: sum or mean of its keys' rows (the combiner)
+// Backward:
+//   pool_backward    gradient of each distinct key = sum over its occurrences of its bag's
+//                    gradient (divided by the bag size for mean)
+//   exchange_grads   alltoallv of those gradients to the owners (the forward key layout)
+//   update           SGD on the owner, row by row in source-rank order
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "config/config.hpp"
+#include "core/batch.hpp"
+#include "embedding/key_router.hpp"
+#include "embedding/phase_clock.hpp"
+#include "embedding/static_table.hpp"
+
+namespace embscale::embedding {
+
+struct StepCounters {
+  std::int64_t keys = 0;          // key occurrences in this rank's batch
+  std::int64_t unique_keys = 0;   // distinct keys this rank requested
+  std::int64_t lookups = 0;       // keys this rank served as owner (its share of the load)
+};
+
+class All2AllDenseEmbedding {
+ public:
+  static constexpr std::array<const char*, 8> kPhases = {
+      "route", "exchange_keys", "lookup", "exchange_vectors", "pool", "pool_backward", "exchange_grads", "update"};
+
+  All2AllDenseEmbedding(comm::Communicator& comm, const config::EmbeddingLayer& layer,
+                        std::int64_t vocabulary, std::uint64_t seed);
+
+  // pooled: [batch.num_bags(), dim], row b is bag b's combined vector.
+  void forward(const Batch& batch, std::span<float> pooled, PhaseClock& clock);
+  // grad_pooled: [batch.num_bags(), dim], dLoss/dpooled of the last forward's batch.
+  void backward(const Batch& batch, std::span<const float> grad_pooled, PhaseClock& clock);
+
+  std::int32_t dim() const noexcept { return table_.dim(); }
+  const ShardedStaticTable& table() const noexcept { return table_; }
+  const StepCounters& counters() const noexcept { return counters_; }
+
+ private:
+  comm::Communicator& comm_;
+  config::EmbeddingLayer layer_;
+  ShardedStaticTable table_;
+  StepCounters counters_;
+  // State carried from forward to backward.
+  RoutedKeys routed_;
+  std::vector<std::size_t> recv_counts_;
+  std::vector<Key> recv_keys_;
+  std::vector<float> vectors_;        // rows of routed_.send_keys, as returned by the owners
+  std::vector<float> owner_rows_;     // scratch: rows gathered for recv_keys_ / their gradients
+};
+
+}  // namespace embscale::embedding

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# End-to-end tests of the embscale CLI: cli_test.sh EMBSCALE MPIEXEC CASE
+# Each case exits non-zero with a message naming what went wrong.
+set -uo pipefail
+embscale=$1
+mpiexec=$2
+case_name=$3
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/embscale_cli_${case_name}.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+
+# Runs `embscale run` on N ranks; output in $work/out.txt, stderr in $work/err.txt, code in $rc.
+run_mpi() {
+  local ranks=$1; shift
+  "$mpiexec" -n "$ranks" --oversubscribe "$embscale" run "$@" >"$work/out.txt" 2>"$work/err.txt"
+  rc=$?
+}
+
+# Expects exit code 2, a message containing $1 on stderr, and no file left in $work/reports.
+expect_bad_input() {
+  local expected=$1; shift
+  mkdir -p "$work/reports"
+  run_mpi 2 "$@"
+  [ "$rc" -eq 2 ] || fail "exit code $rc, expected 2; stderr: $(cat "$work/err.txt")"
+  grep -qF -- "$expected" "$work/err.txt" || fail "stderr lacks '$expected': $(cat "$work/err.txt")"
+  [ "$(grep -c 'embscale: error' "$work/err.txt")" -eq 1 ] || fail "the error should be printed once: $(cat "$work/err.txt")"
+  [ -z "$(ls -A "$work/reports")" ] || fail "files left behind: $(ls -A "$work/reports")"
+}
+
+# A config derived from the embedded default by a Python-free sed edit.
+variant() {  # variant NAME SED_EXPRESSION
+  sed "$2" "$here/../../bench/configs/default.json" >"$work/$1.json"
+  echo "$work/$1.json"
+}
+
+case "$case_name" in
+  default_run_report)
+    mkdir -p "$work/reports"
+    run_mpi 2 -o "$work/reports/default.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "embscale run failed ($rc): $(cat "$work/err.txt")"
+    grep -q "throughput_samples_per_s" "$work/out.txt" || fail "no summary table on stdout: $(cat "$work/out.txt")"
+    grep -q "report: $work/reports/default.h5" "$work/out.txt" || fail "report path not printed"
+    [ -f "$work/reports/default.h5" ] || fail "no report file"
+    [ "$(ls -A "$work/reports")" = "default.h5" ] || fail "temporary files left: $(ls -A "$work/reports")"
+    h5ls -r "$work/reports/default.h5" >"$work/h5ls.txt" || fail "h5ls cannot read the report"
+    for path in /summary /runs/run0 /runs/run0/timings/route /runs/run0/timings/exchange_keys \
+                /runs/run0/timings/lookup /runs/run0/timings/exchange_vectors /runs/run0/timings/pool \
+                /runs/run0/timings/loss /runs/run0/timings/pool_backward /runs/run0/timings/exchange_grads \
+                /runs/run0/timings/update /runs/run0/counters/keys /runs/run0/counters/unique_keys \
+                /runs/run0/counters/lookups /runs/run0/counters/bytes_sent /runs/run0/counters/bytes_recv \
+                /runs/run0/series/loss /runs/run0/series/step_time; do
+      grep -qE "^$path[[:space:]]" "$work/h5ls.txt" || fail "report lacks $path; h5ls -r: $(cat "$work/h5ls.txt")"
+    done
+    grep -qE "^/runs/run0/timings/route[[:space:]]+Dataset \{100, 2\}" "$work/h5ls.txt" ||
+      fail "timings are not [iterations=100, ranks=2]: $(grep route "$work/h5ls.txt")"
+    h5dump -A -g / "$work/reports/default.h5" >"$work/attrs.txt" 2>/dev/null
+    for attr in schema_version embscale_version git_sha created_utc command_line config_json \
+                mpi_library_version ranks hosts machine slurm_job_id; do
+      grep -q "ATTRIBUTE \"$attr\"" "$work/attrs.txt" || fail "root attribute $attr missing"
+    done
+    "$embscale" report "$work/reports/default.h5" >"$work/report.txt" || fail "embscale report failed"
+    grep -q "All2AllDenseEmbedding" "$work/report.txt" || fail "embscale report shows no run: $(cat "$work/report.txt")"
+    ;;
+  default_output_dir)
+    (cd "$work" && "$mpiexec" -n 2 --oversubscribe "$embscale" run --quiet >"$work/out.txt" 2>"$work/err.txt") ||
+      fail "run without -o failed: $(cat "$work/err.txt")"
+    ls "$work"/results/runs/*.h5 >/dev/null 2>&1 || fail "no report under results/runs/"
+    ;;
+  four_ranks)
+    mkdir -p "$work/reports"
+    cfg=$(variant short 's/"max_iter": 100/"max_iter": 10/')
+    run_mpi 4 "$cfg" -o "$work/reports/four.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "4-rank run failed ($rc): $(cat "$work/err.txt")"
+    h5ls -r "$work/reports/four.h5" | grep -qE "^/runs/run0/timings/route[[:space:]]+Dataset \{10, 4\}" ||
+      fail "timings are not [10, 4]"
+    ;;
+  progress_lines)
+    mkdir -p "$work/reports"
+    run_mpi 2 -o "$work/reports/p.h5"
+    [ "$rc" -eq 0 ] || fail "run failed"
+    [ "$(grep -c '^iteration ' "$work/out.txt")" -eq 5 ] || fail "expected 5 progress lines (display 20 of 100): $(cat "$work/out.txt")"
+    ;;
+  validate_ok)
+    "$embscale" validate "$here/../../bench/configs/default.json" >"$work/out.txt" 2>&1 || fail "validate failed: $(cat "$work/out.txt")"
+    grep -q "valid" "$work/out.txt" || fail "validate printed: $(cat "$work/out.txt")"
+    ;;
+  missing_file)
+    expect_bad_input "$work/nope.json: cannot open config file" "$work/nope.json" -o "$work/reports/r.h5"
+    ;;
+  invalid_json)
+    cfg=$(variant broken '3s/$/,,/')
+    expect_bad_input "broken.json:3:" "$cfg" -o "$work/reports/r.h5"
+    ;;
+  wrong_type)
+    cfg=$(variant wrongtype 's/"batchsize": 4096/"batchsize": "lots"/')
+    expect_bad_input 'solver.batchsize: expected' "$cfg" -o "$work/reports/r.h5"
+    ;;
+  out_of_range)
+    cfg=$(variant range 's/"embedding_vec_size": 32/"embedding_vec_size": 0/')
+    expect_bad_input 'layers[emb1].sparse_embedding_hparam.embedding_vec_size: expected' "$cfg" -o "$work/reports/r.h5"
+    ;;
+  bad_combiner)
+    cfg=$(variant combiner 's/"combiner": "sum"/"combiner": "max"/')
+    expect_bad_input 'layers[emb1].sparse_embedding_hparam.combiner: expected 0, 1, "sum" or "mean", got "max"' "$cfg" -o "$work/reports/r.h5"
+    ;;
+  unknown_key)
+    cfg=$(variant unknownkey 's/"max_iter": 100/"max_iters": 100/')
+    expect_bad_input 'did you mean "max_iter"' "$cfg" -o "$work/reports/r.h5"
+    ;;
+  unknown_layer_type)
+    cfg=$(variant layertype 's/"type": "All2AllDenseEmbedding"/"type": "All2AllDenseEmbeding"/')
+    expect_bad_input 'unknown layer type "All2AllDenseEmbeding"' "$cfg" -o "$work/reports/r.h5"
+    ;;
+  capacity_too_small)
+    cfg=$(variant capacity 's/"max_vocabulary_size_per_gpu": 800000/"max_vocabulary_size_per_gpu": 1000/')
+    expect_bad_input 'max_vocabulary_size_per_gpu: expected at least 400000' "$cfg" -o "$work/reports/r.h5"
+    ;;
+  unwritable_output)
+    mkdir -p "$work/reports"
+    expect_bad_input "$work/missing_dir/r.h5: cannot create report" -o "$work/missing_dir/r.h5"
+    [ ! -e "$work/missing_dir" ] || fail "the missing directory was created"
+    ;;
+  rank_failure)
+    # A failure on rank 1 alone, mid-run: every rank ends (no hang, the ctest timeout would
+    # catch one), rank 1's message is printed, and no report or temporary file is left.
+    mkdir -p "$work/reports"
+    EMBSCALE_FAULT_INJECT=1:3 run_mpi 2 -o "$work/reports/r.h5" --quiet
+    [ "$rc" -ne 0 ] || fail "a failing rank must fail the run"
+    grep -qF "embscale: error (rank 1 of 2): injected fault at iteration 3" "$work/err.txt" ||
+      fail "rank 1's message missing: $(cat "$work/err.txt")"
+    [ -z "$(ls -A "$work/reports")" ] || fail "files left behind: $(ls -A "$work/reports")"
+    ;;
+  *)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS [$case_name]"

@@ -1,0 +1,156 @@
+// MpiCommunicator against values every rank can compute by itself. Each case runs twice: with
+// MPI's native int counts, and with the per-message limit lowered to 3 rows so the large-count
+// schedules (used beyond 2^31 rows) run on small data.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <numeric>
+
+#include "comm/mpi_communicator.hpp"
+
+namespace embscale::comm {
+namespace {
+
+class CommunicatorMpi : public testing::TestWithParam<std::size_t> {
+ protected:
+  CommunicatorMpi() : world(MPI_COMM_WORLD) {
+    if (GetParam() != 0) world.set_max_message_rows(GetParam());
+  }
+  std::size_t R() const { return static_cast<std::size_t>(world.size()); }
+  std::size_t me() const { return static_cast<std::size_t>(world.rank()); }
+  MpiCommunicator world;
+};
+
+// Rows that rank `from` sends to rank `to` in the alltoallv tests: (from + 2 * to) % 5 rows of
+// dim 3, a mix of empty, short and longer-than-the-limit messages.
+std::size_t rows_between(std::size_t from, std::size_t to) { return (from + 2 * to) % 5; }
+double value_of(std::size_t from, std::size_t to, std::size_t row, std::size_t d) {
+  return 1000.0 * static_cast<double>(from) + 100.0 * static_cast<double>(to) + 10.0 * static_cast<double>(row) + static_cast<double>(d);
+}
+
+TEST_P(CommunicatorMpi, AlltoallvDeliversRowsInRankOrderBlockingAndNot) {
+  constexpr std::size_t dim = 3;
+  std::vector<std::size_t> send_counts(R()), recv_counts(R());
+  std::vector<double> send;
+  for (std::size_t to = 0; to < R(); ++to) {
+    send_counts[to] = rows_between(me(), to);
+    recv_counts[to] = rows_between(to, me());
+    for (std::size_t row = 0; row < send_counts[to]; ++row)
+      for (std::size_t d = 0; d < dim; ++d) send.push_back(value_of(me(), to, row, d));
+  }
+  std::vector<double> expected;
+  for (std::size_t from = 0; from < R(); ++from)
+    for (std::size_t row = 0; row < recv_counts[from]; ++row)
+      for (std::size_t d = 0; d < dim; ++d) expected.push_back(value_of(from, me(), row, d));
+
+  std::vector<double> recv(expected.size(), -1.0);
+  world.alltoallv(std::span<const double>(send), std::span<const std::size_t>(send_counts), std::span<double>(recv),
+                  std::span<const std::size_t>(recv_counts), dim);
+  EXPECT_EQ(recv, expected);
+
+  std::vector<double> recv2(expected.size(), -1.0);
+  Request r = world.ialltoallv(std::span<const double>(send), std::span<const std::size_t>(send_counts),
+                               std::span<double>(recv2), std::span<const std::size_t>(recv_counts), dim);
+  r.wait();
+  EXPECT_FALSE(r.pending());
+  EXPECT_EQ(recv2, expected);
+}
+
+TEST_P(CommunicatorMpi, AlltoallCountsTrafficToOtherRanksOnly) {
+  world.stats().reset();
+  std::vector<std::int64_t> send(R() * 4), recv(R() * 4);
+  for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<std::int64_t>(me() * 100 + i);
+  world.alltoall(std::span<const std::int64_t>(send), std::span<std::int64_t>(recv), 4);
+  for (std::size_t from = 0; from < R(); ++from)
+    for (std::size_t j = 0; j < 4; ++j)
+      EXPECT_EQ(recv[from * 4 + j], static_cast<std::int64_t>(from * 100 + me() * 4 + j));
+  const auto s = world.stats().by_op().at("alltoallv");
+  EXPECT_EQ(s.calls, 1u);
+  EXPECT_EQ(s.bytes_sent, (R() - 1) * 4 * sizeof(std::int64_t));
+  EXPECT_EQ(s.bytes_recv, (R() - 1) * 4 * sizeof(std::int64_t));
+}
+
+TEST_P(CommunicatorMpi, AllreduceSumMaxMin) {
+  std::vector<std::int64_t> send(10), sum(10), max(10);
+  for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<std::int64_t>(me() * i);
+  world.allreduce(std::span<const std::int64_t>(send), std::span<std::int64_t>(sum), ReduceOp::kSum);
+  Request r = world.iallreduce(std::span<const std::int64_t>(send), std::span<std::int64_t>(max), ReduceOp::kMax);
+  r.wait();
+  const auto ranks_sum = static_cast<std::int64_t>(R() * (R() - 1) / 2);
+  for (std::size_t i = 0; i < send.size(); ++i) {
+    EXPECT_EQ(sum[i], ranks_sum * static_cast<std::int64_t>(i));
+    EXPECT_EQ(max[i], static_cast<std::int64_t>((R() - 1) * i));
+  }
+  EXPECT_DOUBLE_EQ(world.allreduce(static_cast<double>(me()) + 0.5, ReduceOp::kMin), 0.5);
+}
+
+TEST_P(CommunicatorMpi, ReduceScatterGivesEachRankItsReducedSegment) {
+  constexpr std::size_t dim = 2;
+  std::vector<std::size_t> counts(R());
+  for (std::size_t r = 0; r < R(); ++r) counts[r] = r + 2;  // rows for rank r
+  const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+  std::vector<float> send(total * dim);
+  for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<float>(i + me());
+  std::vector<float> recv(counts[me()] * dim);
+  world.reduce_scatter(std::span<const float>(send), std::span<float>(recv), std::span<const std::size_t>(counts),
+                       ReduceOp::kSum, dim);
+  const std::size_t offset = std::accumulate(counts.begin(), counts.begin() + static_cast<long>(me()), std::size_t{0}) * dim;
+  for (std::size_t i = 0; i < recv.size(); ++i)
+    EXPECT_FLOAT_EQ(recv[i], static_cast<float>(R() * (offset + i) + R() * (R() - 1) / 2));
+}
+
+TEST_P(CommunicatorMpi, GathervAllgathervAndBcast) {
+  std::vector<std::size_t> counts(R());
+  for (std::size_t r = 0; r < R(); ++r) counts[r] = 2 * r + 1;
+  std::vector<std::int32_t> mine(counts[me()], static_cast<std::int32_t>(me()));
+  std::vector<std::int32_t> expected;
+  for (std::size_t r = 0; r < R(); ++r) expected.insert(expected.end(), counts[r], static_cast<std::int32_t>(r));
+
+  std::vector<std::int32_t> all(expected.size(), -1);
+  world.allgatherv(std::span<const std::int32_t>(mine), std::span<std::int32_t>(all), std::span<const std::size_t>(counts));
+  EXPECT_EQ(all, expected);
+
+  const int root = world.size() - 1;
+  std::vector<std::int32_t> gathered(world.rank() == root ? expected.size() : 0, -1);
+  world.gatherv(std::span<const std::int32_t>(mine), std::span<std::int32_t>(gathered), std::span<const std::size_t>(counts), root);
+  if (world.rank() == root) {
+    EXPECT_EQ(gathered, expected);
+  }
+
+  std::vector<double> data(7, world.rank() == root ? 3.25 : 0.0);
+  world.bcast(std::span<double>(data), root);
+  EXPECT_EQ(data, std::vector<double>(7, 3.25));
+  EXPECT_EQ(world.allgather(world.rank() * 3), [&] {
+    std::vector<int> v(R());
+    for (std::size_t r = 0; r < R(); ++r) v[r] = static_cast<int>(r) * 3;
+    return v;
+  }());
+}
+
+TEST_P(CommunicatorMpi, SendRecvRingBlockingAndNonBlocking) {
+  if (world.size() < 2) GTEST_SKIP() << "needs >= 2 ranks";
+  const int next = (world.rank() + 1) % world.size();
+  const int prev = (world.rank() + world.size() - 1) % world.size();
+  std::vector<std::uint64_t> out(8, me()), in(8, 99);
+  Request rr = world.irecv(std::span<std::uint64_t>(in), prev, 5);
+  world.send(std::span<const std::uint64_t>(out), next, 5);
+  rr.wait();
+  EXPECT_EQ(in, std::vector<std::uint64_t>(8, static_cast<std::uint64_t>(prev)));
+}
+
+INSTANTIATE_TEST_SUITE_P(MessageLimit, CommunicatorMpi, testing::Values(std::size_t{0}, std::size_t{3}),
+                         [](const auto& param_info) { return param_info.param == 0 ? std::string("native") : std::string("chunked"); });
+
+TEST(CommunicatorMpiSplit, ByColorAndByHost) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  const auto halves = world.split(world.rank() % 2, world.rank());
+  EXPECT_EQ(halves->size(), (world.size() + 1 - world.rank() % 2) / 2);
+  EXPECT_EQ(halves->rank(), world.rank() / 2);
+  const auto host = world.split_by_host();
+  EXPECT_EQ(host->size(), world.size());  // the tests run on one host
+  EXPECT_EQ(host->native_handle().kind, "mpi");
+  EXPECT_NE(host->native_handle().handle, nullptr);
+}
+
+}  // namespace
+}  // namespace embscale::comm

@@ -1,0 +1,54 @@
+#include "core/rng.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+namespace embscale {
+namespace {
+
+// Known-answer vectors of Random123 (kat_vectors, philox4x32 with 10 rounds).
+TEST(Philox4x32, MatchesRandom123KnownAnswers) {
+  EXPECT_EQ(philox4x32_10({0, 0, 0, 0}, {0, 0}),
+            (PhiloxBlock{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}));
+  EXPECT_EQ(philox4x32_10({0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}, {0xffffffffu, 0xffffffffu}),
+            (PhiloxBlock{0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}));
+  EXPECT_EQ(philox4x32_10({0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}, {0xa4093822u, 0x299f31d0u}),
+            (PhiloxBlock{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}));
+}
+
+TEST(CounterRng, IsAPureFunctionOfSeedStreamAndCounter) {
+  const CounterRng a(42, 7), b(42, 7);
+  for (std::uint64_t c : {0ULL, 1ULL, 1000ULL, 1ULL << 40}) EXPECT_EQ(a.bits64(c), b.bits64(c));
+  EXPECT_NE(CounterRng(42, 7).bits64(0), CounterRng(43, 7).bits64(0));
+  EXPECT_NE(CounterRng(42, 7).bits64(0), CounterRng(42, 8).bits64(0));
+  EXPECT_NE(CounterRng(42, 7).bits64(0), CounterRng(42, 7).bits64(1));
+}
+
+TEST(CounterRng, UniformHasTheMomentsOfU01) {
+  const CounterRng rng(2026, 1);
+  constexpr int kN = 200000;
+  double sum = 0, sum_sq = 0;
+  for (int i = 0; i < kN; ++i) {
+    const double u = rng.uniform(static_cast<std::uint64_t>(i));
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+    sum += u;
+    sum_sq += u * u;
+  }
+  // Mean 1/2 and variance 1/12; 6 standard errors of the estimators.
+  EXPECT_NEAR(sum / kN, 0.5, 6 * std::sqrt(1.0 / 12 / kN));
+  EXPECT_NEAR(sum_sq / kN - (sum / kN) * (sum / kN), 1.0 / 12, 6 * std::sqrt(1.0 / 180 / kN));
+}
+
+TEST(RngCursor, WalksCountersInOrder) {
+  const CounterRng rng(5, 9);
+  RngCursor cursor(rng, 10);
+  EXPECT_EQ(cursor.bits64(), rng.bits64(10));
+  EXPECT_EQ(cursor.uniform(), rng.uniform(11));
+  EXPECT_EQ(cursor.counter(), 12u);
+}
+
+}  // namespace
+}  // namespace embscale

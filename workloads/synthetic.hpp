@@ -1,0 +1,50 @@
+// The Synthetic data source: batches of unified-encoded keys drawn from a uniform or Zipf
+// distribution over each slot's vocabulary, plus labels and dense features.
+//
+// Determinism: every value is a pure function of (seed, global sample index, slot, position), so
+// the global batch of an iteration is the same whatever the number of ranks, and a rank
+// generates exactly its share (samples [first, first + count) of the global batch) without
+// generating the others.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "config/config.hpp"
+#include "core/batch.hpp"
+#include "workloads/zipf_sampler.hpp"
+
+namespace embscale::workloads {
+
+// The contiguous share of `global` samples owned by `rank` of `ranks`: the first global % ranks
+// ranks take one extra sample.
+struct SampleRange {
+  std::int64_t first = 0;
+  std::int64_t count = 0;
+};
+SampleRange sample_share(std::int64_t global, int rank, int ranks);
+
+class SyntheticGenerator {
+ public:
+  SyntheticGenerator(const config::DataLayer& data, std::uint64_t seed, std::int64_t global_batch);
+
+  // This rank's share of the global batch of `iteration`.
+  Batch generate(std::int64_t iteration, int rank, int ranks) const;
+  // Samples [first, first + count) of the global batch of `iteration`.
+  Batch generate_range(std::int64_t iteration, SampleRange range) const;
+
+  // Keys of slot j are slot_offset(j) + [0, slot_size_array[j]).
+  Key slot_offset(std::int32_t slot) const { return slot_offsets_[static_cast<std::size_t>(slot)]; }
+  std::int64_t total_vocabulary() const noexcept { return slot_offsets_.back(); }
+
+ private:
+  Key draw_key(std::int32_t slot, std::uint64_t bag_stream, std::int64_t position) const;
+
+  config::DataLayer data_;
+  std::uint64_t seed_;
+  std::int64_t global_batch_;
+  std::vector<Key> slot_offsets_;         // prefix sums of slot_size_array, size slots + 1
+  std::vector<ZipfSampler> zipf_;         // one per slot (empty for uniform)
+};
+
+}  // namespace embscale::workloads
