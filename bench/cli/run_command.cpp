@@ -11,6 +11,7 @@
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "core/error.hpp"
+#include "core/timer.hpp"
 #include "embedding/training_run.hpp"
 #include "report/metadata.hpp"
 #include "report/writer.hpp"
@@ -20,22 +21,9 @@ namespace {
 
 // results/runs/<UTC timestamp>[-<slurm job id>].h5, named on rank 0 so every rank agrees.
 std::string default_output_path() {
-  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
-  std::string name = stamp;
+  std::string name = utc_timestamp("%Y%m%dT%H%M%SZ");
   if (const char* job = std::getenv("SLURM_JOB_ID")) name += std::string("-job") + job;
   return "results/runs/" + name + ".h5";
-}
-
-std::string broadcast_string(comm::Communicator& comm, std::string text) {
-  std::uint64_t size = text.size();
-  comm.bcast(std::span<std::uint64_t>(&size, 1), 0);
-  text.resize(size);
-  comm.bcast(std::span<char>(text.data(), text.size()), 0);
-  return text;
 }
 
 }  // namespace
@@ -50,7 +38,7 @@ int run_command(const RunOptions& options) {
     embedding::check_config_for_ranks(*config, world.size());
   });
 
-  std::filesystem::path output = broadcast_string(world, root ? options.output_path.value_or(default_output_path()) : "");
+  std::filesystem::path output = comm::broadcast_strings(world, {root ? options.output_path.value_or(default_output_path()) : ""})[0];
   if (!options.output_path) {
     comm::run_agreed(world, [&] {
       std::error_code ec;

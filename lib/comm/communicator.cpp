@@ -52,4 +52,24 @@ void wait_all(std::span<Request> requests) {
   for (auto& r : requests) r.wait();
 }
 
+std::vector<std::string> broadcast_strings(Communicator& comm, std::vector<std::string> texts, int root) {
+  std::vector<std::uint64_t> sizes(texts.size());
+  std::string joined;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    sizes[i] = texts[i].size();
+    joined += texts[i];
+  }
+  comm.bcast(std::span<std::uint64_t>(sizes), root);
+  std::uint64_t total = 0;
+  for (const auto s : sizes) total += s;
+  joined.resize(total);
+  comm.bcast(std::span<char>(joined), root);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    texts[i] = joined.substr(at, sizes[i]);
+    at += sizes[i];
+  }
+  return texts;
+}
+
 }  // namespace embscale::comm

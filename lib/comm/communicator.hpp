@@ -237,4 +237,8 @@ class Communicator {
   CommStats stats_;
 };
 
+// Collective: `texts` as given on `root`, on every rank (the count must agree everywhere).
+// Two broadcasts: the sizes, then the joined bytes.
+std::vector<std::string> broadcast_strings(Communicator& comm, std::vector<std::string> texts, int root = 0);
+
 }  // namespace embscale::comm

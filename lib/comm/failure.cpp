@@ -11,27 +11,37 @@
 
 namespace embscale::comm {
 
-void run_agreed(Communicator& comm, const std::function<void()>& step) {
+void all_or_none(Communicator& comm, const std::function<void()>& step) {
   std::string message;
-  int exit_code = 0;
+  bool input_error = false;
+  bool failed = false;
   try {
     step();
-  } catch (const Error& e) {
+  } catch (const InputError& e) {
+    failed = input_error = true;
     message = e.what();
-    exit_code = e.exit_code();
   } catch (const std::exception& e) {
+    failed = true;
     message = e.what();
-    exit_code = kExitFailure;
   }
-  const int first_failed = comm.allreduce(exit_code != 0 ? comm.rank() : comm.size(), ReduceOp::kMin);
-  if (first_failed == comm.size()) return;
-  if (comm.rank() == first_failed) {
-    std::fprintf(stderr, "embscale: error: %s\n", message.c_str());
-    std::fflush(stderr);
+  const int first = comm.allreduce(failed ? comm.rank() : comm.size(), ReduceOp::kMin);
+  if (first == comm.size()) return;
+  auto texts = broadcast_strings(comm, {message, input_error ? "input" : "error"}, first);
+  if (texts[1] == "input") throw InputError(texts[0]);
+  throw Error(texts[0]);
+}
+
+void run_agreed(Communicator& comm, const std::function<void()>& step) {
+  try {
+    all_or_none(comm, step);
+  } catch (const Error& e) {  // the same error on every rank: say it once
+    if (comm.rank() == 0) {
+      std::fprintf(stderr, "embscale: error: %s\n", e.what());
+      std::fflush(stderr);
+    }
+    remove_registered_temp_files();
+    throw AgreedFailure{e.exit_code()};
   }
-  comm.bcast(std::span<int>(&exit_code, 1), first_failed);
-  remove_registered_temp_files();
-  throw AgreedFailure{exit_code};
 }
 
 void abort_all_ranks(int exit_code, const std::string& message) {

@@ -21,6 +21,12 @@ struct AgreedFailure {
   int exit_code;
 };
 
+// Collective: runs `step` on every rank. When it throws on any rank, every rank throws the
+// lowest failing rank's message: as InputError when that rank threw one, else as Error.
+// For steps whose failure may be local (a file system check, closing a file), so that no rank
+// goes on into a collective call that the failed rank will never make.
+void all_or_none(Communicator& comm, const std::function<void()>& step);
+
 // Runs `step` on every rank of `comm`; collective. Throws AgreedFailure on every rank when
 // `step` threw embscale::Error (or std::exception) on any rank.
 void run_agreed(Communicator& comm, const std::function<void()>& step);

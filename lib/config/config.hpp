@@ -5,7 +5,7 @@
 // Parsing turns JSON into these typed structs and validates every field; errors are
 // embscale::InputError whose message starts with the JSON path of the offending value, e.g.
 //   layers[emb1].sparse_embedding_hparam.combiner: expected 0, 1, "sum" or "mean", got "max"
-// (layers are addressed by name, not index). results/../README documents every field.
+// (layers are addressed by name, not index). lib/config/README.md documents every field.
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <string>
 
 namespace embscale {
 
@@ -24,5 +25,8 @@ class Stopwatch {
  private:
   Clock::time_point start_;
 };
+
+// The current UTC time formatted by strftime (e.g. "%Y-%m-%dT%H:%M:%SZ" for ISO 8601).
+std::string utc_timestamp(const char* format);
 
 }  // namespace embscale

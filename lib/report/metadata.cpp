@@ -3,95 +3,99 @@
 #include <mpi.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <algorithm>
 #include <array>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <vector>
 
-extern char** environ;
+#include "core/timer.hpp"
+#include "report/collective.hpp"
+
+extern char** environ;  // POSIX; unistd.h declares it only with _GNU_SOURCE
 
 namespace embscale::report {
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
-  const auto first = s.find_first_not_of(" \t");
-  return first == std::string::npos ? std::string() : s.substr(first);
-}
+constexpr std::size_t kHostNameBytes = 256;  // HOST_NAME_MAX is 64 on Linux; room to spare
 
-std::string utc_now() {
-  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
+std::string trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return "";
+  const auto last = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(first, last - first + 1));
 }
 
 std::string mpi_library_version() {
-  char text[MPI_MAX_LIBRARY_VERSION_STRING];
-  int len = 0;
-  MPI_Get_library_version(text, &len);
-  return trim(std::string(text, static_cast<std::size_t>(len)).c_str());
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  if (MPI_Get_library_version(text, &length) != MPI_SUCCESS) return "unknown";
+  return trim(std::string_view(text, static_cast<std::size_t>(std::max(length, 0))));
 }
 
-// OMPI_MCA_* and UCX_* variables: how MPI was tuned (OpenMPI reports no API for its pml choice).
+// OMPI_MCA_* and UCX_* variables, sorted: how MPI was tuned (OpenMPI has no API that reports
+// the pml or transport it picked, so the environment is the record).
 std::string mpi_environment() {
-  std::string out;
-  for (char** e = environ; *e; ++e) {
-    const std::string var = *e;
-    if (var.rfind("OMPI_MCA_", 0) == 0 || var.rfind("UCX_", 0) == 0) out += (out.empty() ? "" : "\n") + var;
+  std::vector<std::string> vars;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view var(*e);
+    if (var.starts_with("OMPI_MCA_") || var.starts_with("UCX_")) vars.emplace_back(var);
   }
+  std::sort(vars.begin(), vars.end());
+  std::string out;
+  for (const auto& var : vars) out += (out.empty() ? "" : "\n") + var;
   return out;
 }
 
-std::string first_value(const std::string& file, const std::string& key) {
+// The value after "key<spaces>:" of the first line starting with `key` in a /proc text file.
+std::string proc_value(const std::string& file, std::string_view key) {
   std::ifstream in(file);
   for (std::string line; std::getline(in, line);)
-    if (line.rfind(key, 0) == 0) {
+    if (std::string_view(line).starts_with(key)) {
       const auto colon = line.find(':');
-      if (colon != std::string::npos) return trim(line.substr(colon + 1));
+      if (colon != std::string::npos) return trim(std::string_view(line).substr(colon + 1));
     }
   return "";
 }
 
+// "AMD EPYC 7B13, 2 logical cores, 24564104 kB memory" for rank 0's host.
 std::string machine_description() {
-  const std::string cpu = first_value("/proc/cpuinfo", "model name");
-  const std::string memory = first_value("/proc/meminfo", "MemTotal");
-  return (cpu.empty() ? std::string("unknown CPU") : cpu) + ", " + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) +
-         " logical cores, " + (memory.empty() ? std::string("unknown") : memory) + " memory";
+  std::string cpu = proc_value("/proc/cpuinfo", "model name");
+  if (cpu.empty()) cpu = proc_value("/proc/cpuinfo", "Model");  // Arm, POWER
+  if (cpu.empty()) cpu = "unknown CPU";
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const std::string memory = proc_value("/proc/meminfo", "MemTotal");
+  return cpu + ", " + std::to_string(cores) + " logical cores, " +
+         (memory.empty() ? std::string("unknown") : memory) + " memory";
 }
 
+// Models of the NVIDIA GPUs the driver lists, sorted ("none" without driver or GPUs).
 std::string gpu_description() {
-  std::string out;
+  std::vector<std::string> models;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
-    const std::string model = first_value((entry.path() / "information").string(), "Model");
-    out += (out.empty() ? "" : ", ") + (model.empty() ? entry.path().filename().string() : model);
+  for (std::filesystem::directory_iterator it("/proc/driver/nvidia/gpus", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string model = proc_value((it->path() / "information").string(), "Model");
+    models.push_back(model.empty() ? it->path().filename().string() : model);
   }
-  return out.empty() ? "none" : out;
+  if (models.empty()) return "none";
+  std::sort(models.begin(), models.end());
+  std::string out;
+  for (const auto& m : models) out += (out.empty() ? "" : ", ") + m;
+  return out;
 }
 
-std::string broadcast(comm::Communicator& comm, std::string text) {
-  std::uint64_t size = text.size();
-  comm.bcast(std::span<std::uint64_t>(&size, 1), 0);
-  text.resize(size);
-  comm.bcast(std::span<char>(text.data(), text.size()), 0);
-  return text;
-}
-
-// "hostA (2 ranks), hostB (2 ranks)": every rank's host name, gathered to all.
-std::string hosts(comm::Communicator& comm) {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  std::array<char, 256> mine{};
-  std::copy(name, name + 255, mine.begin());
-  const auto all = comm.allgather(mine);
+// "nodeA (2 ranks), nodeB (1 rank)", hosts sorted by name; meaningful on rank 0.
+std::string hosts_on_root(comm::Communicator& comm) {
+  std::array<char, kHostNameBytes> mine{};
+  if (gethostname(mine.data(), mine.size() - 1) != 0) std::strncpy(mine.data(), "unknown", mine.size() - 1);
+  const auto all = comm.gather(mine, 0);
   std::map<std::string, int> ranks_per_host;
-  for (const auto& h : all) ++ranks_per_host[std::string(h.data())];
+  for (const auto& host : all) ++ranks_per_host[std::string(host.data())];
   std::string out;
   for (const auto& [host, n] : ranks_per_host)
     out += (out.empty() ? "" : ", ") + host + " (" + std::to_string(n) + (n == 1 ? " rank)" : " ranks)");
@@ -103,26 +107,30 @@ std::string hosts(comm::Communicator& comm) {
 RunMetadata collect_run_metadata(comm::Communicator& comm, const std::string& command_line,
                                  const std::string& config_json) {
   const bool root = comm.rank() == 0;
-  RunMetadata m;
-  auto& a = m.attributes;
+  const std::string hosts = hosts_on_root(comm);
+  // Names and rank 0's values, in one order on every rank.
+  const std::vector<std::string> names{"created_utc", "command_line", "config_json", "mpi_library_version",
+                                       "mpi_environment", "hosts", "machine", "gpu", "slurm_job_id"};
+  std::vector<std::string> values(names.size());
+  if (root) {
+    const char* job = std::getenv("SLURM_JOB_ID");
+    values = {utc_timestamp("%Y-%m-%dT%H:%M:%SZ"), command_line, config_json, mpi_library_version(), mpi_environment(),
+              hosts, machine_description(), gpu_description(), job ? job : ""};
+  }
+  values = comm::broadcast_strings(comm, std::move(values));
+
+  RunMetadata metadata;
+  auto& a = metadata.attributes;
+  for (std::size_t i = 0; i < names.size(); ++i) a[names[i]] = std::move(values[i]);
   a["schema_version"] = kReportSchemaVersion;
   a["embscale_version"] = std::string(EMBSCALE_VERSION);
   a["git_sha"] = std::string(EMBSCALE_GIT_SHA);
-  a["created_utc"] = broadcast(comm, root ? utc_now() : "");
-  a["command_line"] = broadcast(comm, root ? command_line : "");
-  a["config_json"] = broadcast(comm, root ? config_json : "");
-  a["mpi_library_version"] = broadcast(comm, root ? mpi_library_version() : "");
-  a["mpi_environment"] = broadcast(comm, root ? mpi_environment() : "");
   a["ranks"] = std::int64_t{comm.size()};
-  a["hosts"] = hosts(comm);
-  a["machine"] = broadcast(comm, root ? machine_description() : "");
-  a["gpu"] = broadcast(comm, root ? gpu_description() : "");
-  const char* job = root ? std::getenv("SLURM_JOB_ID") : nullptr;
-  a["slurm_job_id"] = broadcast(comm, job ? job : "");
-  // CUDA and NCCL versions are recorded by runs that load kernels/; this run is CPU only.
+  // This library never loads CUDA; a run that uses kernels/ overwrites these with the versions
+  // of the CUDA runtime and NCCL it loaded.
   a["cuda_version"] = std::string("not used");
   a["nccl_version"] = std::string("not used");
-  return m;
+  return metadata;
 }
 
 }  // namespace embscale::report

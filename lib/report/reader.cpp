@@ -9,155 +9,272 @@
 namespace embscale::report {
 namespace {
 
-SummaryValue read_value(hid_t attr_or_dataset, hid_t type, bool is_attribute) {
-  const auto kind = H5Tget_class(type);
-  if (kind == H5T_INTEGER) {
-    std::int64_t v = 0;
-    check(is_attribute ? H5Aread(attr_or_dataset, H5T_NATIVE_INT64, &v) : -1, "read integer attribute");
-    return v;
-  }
-  if (kind == H5T_FLOAT) {
-    double v = 0;
-    check(is_attribute ? H5Aread(attr_or_dataset, H5T_NATIVE_DOUBLE, &v) : -1, "read float attribute");
-    return v;
-  }
-  if (kind == H5T_STRING) {
-    if (H5Tis_variable_str(type) > 0) {
-      char* text = nullptr;
-      Hid mem = type_handle(H5Tcopy(H5T_C_S1), "H5Tcopy");
-      check(H5Tset_size(mem, H5T_VARIABLE), "H5Tset_size");
-      check(H5Aread(attr_or_dataset, mem, &text), "read string attribute");
-      std::string out = text ? text : "";
-      H5free_memory(text);
-      return out;
-    }
-    std::string buffer(H5Tget_size(type), '\0');
-    check(H5Aread(attr_or_dataset, type, buffer.data()), "read string attribute");
-    return std::string(buffer.c_str());
-  }
-  return std::string("(unsupported attribute type)");
+// Names of the attributes of `object`, or of the links in group `object`, in creation order
+// where the file tracks it (files of embscale do), else by name. The HDF5 callbacks only
+// collect names: nothing may throw through the C library.
+herr_t collect_attribute(hid_t, const char* name, const H5A_info_t*, void* out) {
+  static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+  return 0;
+}
+herr_t collect_link(hid_t, const char* name, const H5L_info_t*, void* out) {
+  static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+  return 0;
 }
 
-std::map<std::string, SummaryValue> read_attributes(hid_t object) {
-  std::map<std::string, SummaryValue> out;
-  H5O_info_t info;
-  check(H5Oget_info2(object, &info, H5O_INFO_NUM_ATTRS), "H5Oget_info");
-  for (hsize_t i = 0; i < info.num_attrs; ++i) {
-    Hid attr = attribute_handle(H5Aopen_by_idx(object, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT), "open attribute");
-    const auto name_size = H5Aget_name(attr, 0, nullptr);
-    std::string name(static_cast<std::size_t>(name_size), '\0');
-    H5Aget_name(attr, static_cast<std::size_t>(name_size) + 1, name.data());
-    Hid type = type_handle(H5Aget_type(attr), "attribute type");
-    out[name] = read_value(attr, type, true);
-  }
-  return out;
-}
-
-std::vector<std::string> child_names(hid_t group) {
-  H5G_info_t info;
-  check(H5Gget_info(group, &info), "H5Gget_info");
+template <class Iterate>
+std::vector<std::string> names_in_order(Iterate iterate, const std::string& where) {
   std::vector<std::string> names;
-  for (hsize_t i = 0; i < info.nlinks; ++i) {
-    const auto size = H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
-    std::string name(static_cast<std::size_t>(size), '\0');
-    H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), static_cast<std::size_t>(size) + 1, H5P_DEFAULT);
-    names.push_back(name);
+  for (const H5_index_t index : {H5_INDEX_CRT_ORDER, H5_INDEX_NAME}) {
+    names.clear();
+    hsize_t position = 0;
+    if (iterate(index, &position, &names) >= 0) return names;
+    if (index == H5_INDEX_NAME) throw_hdf5_error("list the contents of " + where);
+    H5Eclear2(H5E_DEFAULT);  // creation order not tracked: fall back to names
   }
   return names;
 }
 
+std::vector<std::string> attribute_names(hid_t object, const std::string& where) {
+  return names_in_order([&](H5_index_t index, hsize_t* position, std::vector<std::string>* out) {
+    return H5Aiterate2(object, index, H5_ITER_INC, position, collect_attribute, out);
+  }, where);
+}
+
+std::vector<std::string> link_names(hid_t group, const std::string& where) {
+  return names_in_order([&](H5_index_t index, hsize_t* position, std::vector<std::string>* out) {
+    return H5Literate(group, index, H5_ITER_INC, position, collect_link, out);
+  }, where);
+}
+
+// Integer and float classes as int64 and double (HDF5 converts), strings fixed or variable.
+SummaryValue read_attribute(hid_t object, const std::string& name, const std::string& where) {
+  const std::string what = "attribute " + name + " of " + where;
+  const Attribute attr(H5Aopen(object, name.c_str(), H5P_DEFAULT), "open " + what);
+  const Datatype type(H5Aget_type(attr), "type of " + what);
+  const Dataspace space(H5Aget_space(attr), "dataspace of " + what);
+  const hssize_t points = H5Sget_simple_extent_npoints(space);
+  if (points != 1) return "(" + std::to_string(points) + " values)";
+  switch (H5Tget_class(type)) {
+    case H5T_INTEGER: {
+      std::int64_t v = 0;
+      check(H5Aread(attr, H5T_NATIVE_INT64, &v), "read " + what);
+      return v;
+    }
+    case H5T_FLOAT: {
+      double v = 0;
+      check(H5Aread(attr, H5T_NATIVE_DOUBLE, &v), "read " + what);
+      return v;
+    }
+    case H5T_STRING: {
+      if (H5Tis_variable_str(type) > 0) {
+        char* text = nullptr;
+        const Datatype memory(H5Tcopy(H5T_C_S1), "copy string type");
+        check(H5Tset_size(memory, H5T_VARIABLE), "set string size");
+        check(H5Aread(attr, memory, &text), "read " + what);
+        std::string out = text ? text : "";
+        H5free_memory(text);
+        return out;
+      }
+      std::string buffer(H5Tget_size(type), '\0');
+      check(H5Aread(attr, type, buffer.data()), "read " + what);
+      return std::string(buffer.c_str());
+    }
+    default:
+      return std::string("(unsupported type)");
+  }
+}
+
+std::map<std::string, SummaryValue> read_attributes(hid_t object, const std::string& where) {
+  std::map<std::string, SummaryValue> out;
+  for (const auto& name : attribute_names(object, where)) out[name] = read_attribute(object, name, where);
+  return out;
+}
+
 template <class T>
-Matrix<T> read_matrix(hid_t group, const std::string& name, hid_t mem_type) {
-  Hid dataset = dataset_handle(H5Dopen2(group, name.c_str(), H5P_DEFAULT), "dataset " + name);
-  Hid space = space_handle(H5Dget_space(dataset), "dataspace " + name);
-  hsize_t dims[2] = {0, 0};
-  const int rank = H5Sget_simple_extent_dims(space, dims, nullptr);
+hid_t native_type() {
+  if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
+  else return H5T_NATIVE_INT64;
+}
+
+// A dataset of `dimensions` dimensions read whole as T; its extent in `extent`.
+template <class T>
+std::vector<T> read_array(hid_t group, const std::string& name, const std::string& where, int dimensions,
+                          std::vector<hsize_t>& extent) {
+  const Dataset dataset(H5Dopen2(group, name.c_str(), H5P_DEFAULT), "open dataset " + where);
+  const Dataspace space(H5Dget_space(dataset), "dataspace of " + where);
+  const int found = H5Sget_simple_extent_ndims(space);
+  if (found != dimensions)
+    throw InputError(where + ": expected " + (dimensions == 2 ? "a 2-D [iteration, rank]" : "a 1-D [iteration]") +
+                     " dataset, found " + std::to_string(found) + " dimensions");
+  extent.assign(static_cast<std::size_t>(dimensions), 0);
+  H5Sget_simple_extent_dims(space, extent.data(), nullptr);
+  std::size_t count = 1;
+  for (const auto d : extent) count *= static_cast<std::size_t>(d);
+  std::vector<T> values(count);
+  if (count > 0)
+    check(H5Dread(dataset, native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), "read " + where);
+  return values;
+}
+
+template <class T>
+Matrix<T> read_matrix(hid_t group, const std::string& name, const std::string& where) {
+  std::vector<hsize_t> extent;
   Matrix<T> m;
-  m.rows = static_cast<std::size_t>(dims[0]);
-  m.cols = rank == 2 ? static_cast<std::size_t>(dims[1]) : 1;
-  m.values.resize(m.rows * m.cols);
-  if (!m.values.empty()) check(H5Dread(dataset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, m.values.data()), "read " + name);
+  m.values = read_array<T>(group, name, where, 2, extent);
+  m.rows = static_cast<std::size_t>(extent[0]);
+  m.cols = static_cast<std::size_t>(extent[1]);
   return m;
+}
+
+// One column of a compound dataset through a one-member memory type (HDF5 picks the member by
+// name and converts): int64, double, or text.
+std::vector<SummaryValue> read_member(hid_t dataset, hid_t file_member, const std::string& name, std::size_t rows) {
+  const std::string what = "read field " + name + " of /summary";
+  std::vector<SummaryValue> out(rows);
+  const auto one_member = [&](hid_t member_type, std::size_t size) {
+    Datatype record(H5Tcreate(H5T_COMPOUND, size), "create memory type for " + name);
+    check(H5Tinsert(record, name.c_str(), 0, member_type), "create memory type for " + name);
+    return record;
+  };
+  switch (H5Tget_class(file_member)) {
+    case H5T_INTEGER:
+    case H5T_FLOAT: {
+      const bool integer = H5Tget_class(file_member) == H5T_INTEGER;
+      std::vector<std::int64_t> ints(integer ? rows : 0);
+      std::vector<double> doubles(integer ? 0 : rows);
+      const Datatype record = one_member(integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, 8);
+      void* data = integer ? static_cast<void*>(ints.data()) : static_cast<void*>(doubles.data());
+      check(H5Dread(dataset, record, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), what);
+      for (std::size_t r = 0; r < rows; ++r) out[r] = integer ? SummaryValue(ints[r]) : SummaryValue(doubles[r]);
+      return out;
+    }
+    case H5T_STRING: {
+      if (H5Tis_variable_str(file_member) > 0) {
+        Datatype text(H5Tcopy(H5T_C_S1), "copy string type");
+        check(H5Tset_size(text, H5T_VARIABLE), "set string size");
+        const Datatype record = one_member(text, sizeof(char*));
+        std::vector<char*> strings(rows, nullptr);
+        check(H5Dread(dataset, record, H5S_ALL, H5S_ALL, H5P_DEFAULT, strings.data()), what);
+        for (std::size_t r = 0; r < rows; ++r) out[r] = std::string(strings[r] ? strings[r] : "");
+        const Dataspace space(H5Dget_space(dataset), "dataspace of /summary");
+        H5Dvlen_reclaim(record, space, H5P_DEFAULT, strings.data());
+        return out;
+      }
+      const std::size_t size = H5Tget_size(file_member);
+      const Datatype same(H5Tcopy(file_member), "copy string type");  // no charset conversion
+      const Datatype record = one_member(same, size);
+      std::vector<char> bytes(rows * size);
+      check(H5Dread(dataset, record, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()), what);
+      for (std::size_t r = 0; r < rows; ++r) {
+        const char* at = bytes.data() + r * size;
+        out[r] = std::string(at, strnlen(at, size));
+      }
+      return out;
+    }
+    default:
+      for (auto& v : out) v = std::string("(unsupported type)");
+      return out;
+  }
 }
 
 std::vector<SummaryRow> read_summary(hid_t file) {
   std::vector<SummaryRow> rows;
   if (H5Lexists(file, "summary", H5P_DEFAULT) <= 0) return rows;
-  Hid dataset = dataset_handle(H5Dopen2(file, "summary", H5P_DEFAULT), "dataset summary");
-  Hid type = type_handle(H5Dget_type(dataset), "summary type");
-  Hid space = space_handle(H5Dget_space(dataset), "summary space");
-  const auto n = static_cast<std::size_t>(H5Sget_simple_extent_npoints(space));
-  const std::size_t record = H5Tget_size(type);
-  std::vector<unsigned char> data(n * record);
-  if (n > 0) check(H5Dread(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), "read summary");
+  const Dataset dataset(H5Dopen2(file, "summary", H5P_DEFAULT), "open dataset /summary");
+  const Datatype type(H5Dget_type(dataset), "type of /summary");
+  const Dataspace space(H5Dget_space(dataset), "dataspace of /summary");
+  if (H5Tget_class(type) != H5T_COMPOUND || H5Sget_simple_extent_ndims(space) != 1)
+    throw InputError("/summary: expected a 1-D compound dataset (a row per run)");
+  rows.resize(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space)));
   const int members = H5Tget_nmembers(type);
-  rows.resize(n);
-  for (int m = 0; m < members; ++m) {
-    char* raw_name = H5Tget_member_name(type, static_cast<unsigned>(m));
-    const std::string name = raw_name;
-    H5free_memory(raw_name);
-    const std::size_t offset = H5Tget_member_offset(type, static_cast<unsigned>(m));
-    Hid member = type_handle(H5Tget_member_type(type, static_cast<unsigned>(m)), "member type");
-    const auto kind = H5Tget_class(member);
-    const std::size_t size = H5Tget_size(member);
-    for (std::size_t r = 0; r < n; ++r) {
-      const unsigned char* at = data.data() + r * record + offset;
-      SummaryValue v;
-      if (kind == H5T_INTEGER && size == sizeof(std::int64_t)) {
-        std::int64_t x;
-        std::memcpy(&x, at, sizeof x);
-        v = x;
-      } else if (kind == H5T_FLOAT && size == sizeof(double)) {
-        double x;
-        std::memcpy(&x, at, sizeof x);
-        v = x;
-      } else {
-        v = std::string(reinterpret_cast<const char*>(at), strnlen(reinterpret_cast<const char*>(at), size));
-      }
-      rows[r].push_back({name, v});
-    }
+  for (unsigned m = 0; m < static_cast<unsigned>(std::max(members, 0)); ++m) {
+    char* raw = H5Tget_member_name(type, m);
+    const std::string name = raw ? raw : "";
+    H5free_memory(raw);
+    const Datatype member(H5Tget_member_type(type, m), "type of /summary field " + name);
+    const auto column = read_member(dataset, member, name, rows.size());
+    for (std::size_t r = 0; r < rows.size(); ++r) rows[r].push_back({name, column[r]});
   }
   return rows;
+}
+
+std::vector<std::string> split_phases(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0; !text.empty() && start <= text.size();) {
+    const auto comma = std::min(text.find(',', start), text.size());
+    out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+ReportData::Run read_run(hid_t runs, const std::string& id) {
+  const std::string where = "/runs/" + id;
+  const Group group(H5Gopen2(runs, id.c_str(), H5P_DEFAULT), "open group " + where);
+  ReportData::Run run;
+  run.id = id;
+  for (const auto& name : attribute_names(group, where)) {
+    SummaryValue value = read_attribute(group, name, where);
+    const auto* text = std::get_if<std::string>(&value);
+    if (name == "phases" && text) run.phase_names = split_phases(*text);
+    else if (name == "samples" && text) run.samples = *text;
+    else run.parameters.push_back({name, std::move(value)});
+  }
+  const auto each = [&](const char* sub, auto&& read) {
+    if (H5Lexists(group, sub, H5P_DEFAULT) <= 0) return;
+    const std::string sub_where = where + "/" + sub;
+    const Group g(H5Gopen2(group, sub, H5P_DEFAULT), "open group " + sub_where);
+    for (const auto& name : link_names(g, sub_where)) read(g, name, sub_where + "/" + name);
+  };
+  each("timings", [&](hid_t g, const std::string& name, const std::string& w) {
+    run.timings[name] = read_matrix<double>(g, name, w);
+  });
+  each("counters", [&](hid_t g, const std::string& name, const std::string& w) {
+    run.counters[name] = read_matrix<std::int64_t>(g, name, w);
+  });
+  each("series", [&](hid_t g, const std::string& name, const std::string& w) {
+    std::vector<hsize_t> extent;
+    run.series[name] = read_array<double>(g, name, w, 1, extent);
+  });
+  return run;
 }
 
 }  // namespace
 
 ReportData read_report(const std::filesystem::path& path) {
   silence_hdf5_errors();
+  const std::string file_name = path.string();
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path.string() + ": no such report file");
-  if (H5Fis_hdf5(path.c_str()) <= 0) throw InputError(path.string() + ": not an HDF5 file");
-  Hid file = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + path.string());
-
-  ReportData data;
-  data.attributes = read_attributes(file);
-  const auto version = data.attributes.find("schema_version");
-  if (version == data.attributes.end() || !std::holds_alternative<std::int64_t>(version->second))
-    throw InputError(path.string() + ": not an embscale report (no integer schema_version attribute)");
-  if (std::get<std::int64_t>(version->second) != kReportSchemaVersion)
-    throw InputError(path.string() + ": report schema version " + std::to_string(std::get<std::int64_t>(version->second)) +
-                     ", this embscale reads version " + std::to_string(kReportSchemaVersion));
-  data.summary = read_summary(file);
-
-  if (H5Lexists(file, "runs", H5P_DEFAULT) > 0) {
-    Hid runs = group_handle(H5Gopen2(file, "runs", H5P_DEFAULT), "group runs");
-    for (const auto& id : child_names(runs)) {
-      ReportData::Run run;
-      run.id = id;
-      Hid group = group_handle(H5Gopen2(runs, id.c_str(), H5P_DEFAULT), "run " + id);
-      for (auto& [name, value] : read_attributes(group)) run.parameters.push_back({name, value});
-      const auto read_group = [&](const char* sub, auto&& each) {
-        if (H5Lexists(group, sub, H5P_DEFAULT) <= 0) return;
-        Hid g = group_handle(H5Gopen2(group, sub, H5P_DEFAULT), std::string("group ") + sub);
-        for (const auto& name : child_names(g)) each(g, name);
-      };
-      read_group("timings", [&](hid_t g, const std::string& name) { run.timings[name] = read_matrix<double>(g, name, H5T_NATIVE_DOUBLE); });
-      read_group("counters", [&](hid_t g, const std::string& name) { run.counters[name] = read_matrix<std::int64_t>(g, name, H5T_NATIVE_INT64); });
-      read_group("series", [&](hid_t g, const std::string& name) { run.series[name] = read_matrix<double>(g, name, H5T_NATIVE_DOUBLE).values; });
-      data.runs.push_back(std::move(run));
-    }
+  if (!std::filesystem::exists(path, ec)) throw InputError(file_name + ": no such report file");
+  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(file_name + ": not a file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw InputError(file_name + ": not an HDF5 file");
   }
-  return data;
+  try {
+    PropertyList access = property_list(H5P_FILE_ACCESS, "file access properties");
+    // Reading takes a shared lock; where the file system has none (some NFS and Lustre mounts),
+    // read anyway rather than fail.
+    check(H5Pset_file_locking(access, true, true), "H5Pset_file_locking");
+    const File file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access), "cannot open report");
+
+    ReportData data;
+    data.attributes = read_attributes(file, "/");
+    const auto version = data.attributes.find("schema_version");
+    if (version == data.attributes.end() || !std::holds_alternative<std::int64_t>(version->second))
+      throw InputError("not an embscale report (no integer schema_version attribute)");
+    if (const auto v = std::get<std::int64_t>(version->second); v != kReportSchemaVersion)
+      throw InputError("report schema version " + std::to_string(v) + ", this embscale reads version " +
+                       std::to_string(kReportSchemaVersion));
+    data.summary = read_summary(file);
+    if (H5Lexists(file, "runs", H5P_DEFAULT) > 0) {
+      const Group runs(H5Gopen2(file, "runs", H5P_DEFAULT), "open group /runs");
+      for (const auto& id : link_names(runs, "/runs")) data.runs.push_back(read_run(runs, id));
+    }
+    return data;
+  } catch (const Error& e) {
+    throw InputError(file_name + ": " + e.what());  // the file is the input: say which
+  }
 }
 
 }  // namespace embscale::report

@@ -1,11 +1,13 @@
-// Reading a report back (serially; no MPI needed): root attributes, the /summary table and
-// every run's parameters, timings, counters and series.
+// Reading a report back, serially (no MPI needed; any process can read what a job wrote):
+// root attributes, the /summary table and every run's parameters, timings, counters and series.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report/summary.hpp"
@@ -17,24 +19,39 @@ template <class T>
 struct Matrix {
   std::size_t rows = 0;
   std::size_t cols = 0;
-  std::vector<T> values;
+  std::vector<T> values;  // rows * cols, row after row
+
   const T& operator()(std::size_t r, std::size_t c) const { return values[r * cols + c]; }
+  T& operator()(std::size_t r, std::size_t c) { return values[r * cols + c]; }
 };
 
 struct ReportData {
   struct Run {
     std::string id;
-    std::vector<SummaryField> parameters;  // the group's attributes, in name order
-    std::map<std::string, Matrix<double>> timings;
-    std::map<std::string, Matrix<std::int64_t>> counters;
-    std::map<std::string, std::vector<double>> series;
+    std::vector<SummaryField> parameters;  // the run group's attributes in written order,
+                                           // without the structural ones (phases, samples)
+    std::vector<std::string> phase_names;  // execution order
+    std::string samples;                   // "raw": every iteration is stored
+    std::map<std::string, Matrix<double>> timings;         // phase -> [iteration, rank] s
+    std::map<std::string, Matrix<std::int64_t>> counters;  // name -> [iteration, rank]
+    std::map<std::string, std::vector<double>> series;     // name -> [iteration]
   };
-  std::map<std::string, SummaryValue> attributes;
-  std::vector<SummaryRow> summary;
-  std::vector<Run> runs;
+  std::map<std::string, SummaryValue> attributes;  // root attributes (RunMetadata)
+  std::vector<SummaryRow> summary;                 // /summary, a row per run (empty if absent)
+  std::vector<Run> runs;                           // in written order
+
+  const Run* find_run(std::string_view id) const noexcept {
+    for (const auto& run : runs)
+      if (run.id == id) return &run;
+    return nullptr;
+  }
 };
 
-// Throws InputError naming the file when it is missing, not HDF5, or of another schema version.
+// Throws InputError naming the file: when it is missing, not HDF5, not an embscale report, of
+// another schema version ("<file>: report schema version 7, this embscale reads version 1"),
+// or when a part of it does not have the schema's shape or cannot be read.
+// Attributes of other types than integer, float and string (arrays, say, added by hand) are
+// read as a text saying what they are; integers come back as int64, floats as double.
 ReportData read_report(const std::filesystem::path& path);
 
 }  // namespace embscale::report

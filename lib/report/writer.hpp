@@ -1,11 +1,18 @@
-// ReportWriter: one HDF5 report per run, written collectively by all ranks with parallel HDF5,
-// under a temporary name that is renamed when complete (results/schema.md is the layout).
+// ReportWriter: one HDF5 report, written collectively by all ranks of a communicator with
+// parallel HDF5 (MPI-IO), under a temporary name that commit() renames (results/schema.md is the
+// layout).
 //
-// Every HDF5 metadata call is collective with identical arguments, so every rank passes the same
-// run ids, names and sizes (checked); per-rank arrays are written as one column per rank.
-// The temporary file is registered on every rank, so a rank that fails alone removes it before
-// it aborts the job; a writer destroyed while an exception unwinds releases the file without
-// the collective close (other ranks may never get there).
+// Invariants the design rests on:
+// * Every HDF5 call that changes metadata (create a group, dataset or attribute) is collective
+//   and needs identical arguments on all ranks. So every public call first agrees on what will
+//   be created: a digest of the names, shapes and attribute values goes through one allreduce,
+//   and when ranks differ all of them throw embscale::Error before any HDF5 call: none hangs.
+// * Per-rank arrays are [iteration, rank] datasets: each rank writes its own column, all in one
+//   collective write (compressed chunks need that). Rank-identical data (series, /summary) is
+//   written by rank 0 in a collective write in which the other ranks select nothing.
+// * The file appears under its final name only whole: "<dir>/.<name>.tmp.<pid of rank 0>" until
+//   commit(). The temporary path is registered (core/temp_files.hpp) on every rank, so whichever
+//   rank fails alone and aborts the job removes it first.
 #pragma once
 
 #include <cstdint>
@@ -22,37 +29,53 @@
 namespace embscale::report {
 
 struct RunRecord {
-  std::string id;                                              // group name under /runs
-  std::vector<SummaryField> parameters;                        // attributes of /runs/<id>
-  std::vector<std::string> phase_names;                        // execution order (attribute)
-  std::map<std::string, std::vector<double>> timings;          // this rank: phase -> [iteration] s
-  std::map<std::string, std::vector<std::int64_t>> counters;   // this rank: name -> [iteration]
-  std::map<std::string, std::vector<double>> series;           // identical on all ranks
+  std::string id;                                             // group name under /runs (no '/')
+  std::vector<SummaryField> parameters;                       // attributes of /runs/<id>
+  std::vector<std::string> phase_names;                       // execution order ("phases")
+  std::map<std::string, std::vector<double>> timings;         // this rank: phase -> [iteration] s
+  std::map<std::string, std::vector<std::int64_t>> counters;  // this rank: name -> [iteration]
+  std::map<std::string, std::vector<double>> series;          // global, identical on all ranks
 };
+// Every rank passes the same id, parameters, phase names, dataset names and series lengths.
+// A per-rank column is either as long as on the other ranks or empty: a rank that recorded
+// nothing for a dataset (a parameter-server rank for a trainer phase) writes zeros there.
 
 class ReportWriter {
  public:
-  // Collective. Throws InputError (on every rank) when the report cannot be created there.
+  // Collective. Creates the temporary file and writes `metadata` as root attributes. Throws
+  // InputError("<final_path>: cannot create report: <reason>") on every rank when the
+  // directory is missing or not writable (decided on rank 0 before any collective HDF5 call),
+  // Error on every rank when the ranks' metadata differ.
   ReportWriter(comm::Communicator& comm, std::filesystem::path final_path, const RunMetadata& metadata);
+  // Without commit(): closes (collectively, unless an exception is unwinding: then the handles
+  // are abandoned, since other ranks may never close them) and removes the temporary file.
+  // Never throws.
   ~ReportWriter();
   ReportWriter(const ReportWriter&) = delete;
   ReportWriter& operator=(const ReportWriter&) = delete;
 
-  void write_run(const RunRecord& run);                     // collective
-  void write_summary(const std::vector<SummaryRow>& rows);  // collective; rows identical on all ranks
-  void commit();                                            // collective: close, rename, done
+  void write_run(const RunRecord& run);                     // collective: /runs/<id>
+  void write_summary(const std::vector<SummaryRow>& rows);  // collective: /summary, once
+  // Collective: closes the file, rank 0 renames it to final_path(); every rank returns once
+  // the report exists under its final name (or throws on every rank when the rename failed).
+  void commit();
 
   const std::filesystem::path& final_path() const noexcept { return final_path_; }
+  const std::filesystem::path& temp_path() const noexcept { return temp_path_; }
 
  private:
-  void check_same_on_all_ranks(const std::string& description);
+  // Throws Error(what + ...) on every rank unless `digest` is the same on all ranks.
+  void agree(std::uint64_t digest, const std::string& what);
+  void remove_temp_file() noexcept;
 
   comm::Communicator& comm_;
   std::filesystem::path final_path_;
   std::filesystem::path temp_path_;
-  Hid file_;
-  Hid collective_transfer_;
+  File file_;
+  Group runs_;
+  PropertyList collective_;  // dataset transfer: H5FD_MPIO_COLLECTIVE
   bool committed_ = false;
+  bool wrote_summary_ = false;
 };
 
 }  // namespace embscale::report

@@ -1,164 +1,139 @@
+// What a valid config parses to: the embedded default's values, defaults of optional fields,
+// HugeCTR's combiner spellings, the per-layer optimizer.
 #include "config/config.hpp"
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-
-#include "config/json_reader.hpp"
-#include "core/error.hpp"
+#include "config_test_support.hpp"
 
 namespace embscale::config {
 namespace {
 
-nlohmann::json default_json() { return nlohmann::json::parse(default_config_text()); }
+using testing::default_json;
+using testing::error_of;
+using testing::layer;
 
-// The message of the InputError that parsing `json` throws ("" when it parses).
-std::string error_of(const nlohmann::json& json) {
-  try {
-    parse_config(json, "test.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-nlohmann::json& layer(nlohmann::json& j, const std::string& name) {
-  for (auto& l : j["layers"])
-    if (l["name"] == name) return l;
-  throw std::runtime_error("no layer " + name);
-}
-
-TEST(ConfigDefault, ParsesToTheDocumentedValues) {
+TEST(ConfigDefault, ParsesToTheValuesOfDefaultJson) {
   const Config c = default_config();
   EXPECT_EQ(c.schema_version, kSchemaVersion);
   EXPECT_EQ(c.solver.batchsize, 4096);
   EXPECT_EQ(c.solver.max_iter, 100);
   EXPECT_EQ(c.solver.warmup_iter, 5);
   EXPECT_EQ(c.solver.display, 20);
+  EXPECT_EQ(c.solver.seed, 20261122u);
+  EXPECT_EQ(c.optimizer.type, OptimizerType::kSGD);
+  EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.05);
+
+  EXPECT_EQ(c.data.name, "data");
   EXPECT_EQ(c.data.format, "Synthetic");
+  EXPECT_EQ(c.data.slot_size_array, std::vector<std::int64_t>(8, 100000));
   EXPECT_EQ(c.data.slot_num, 8);
-  EXPECT_EQ(total_vocabulary(c.data), 800000);
+  EXPECT_EQ(c.data.label_dim, 1);
+  EXPECT_EQ(c.data.dense_dim, 13);
+  EXPECT_EQ(c.data.sparse_top, "data1");
   EXPECT_EQ(c.data.synthetic.distribution, KeyDistribution::kZipf);
   EXPECT_DOUBLE_EQ(c.data.synthetic.zipf_alpha, 1.05);
+  EXPECT_EQ(c.data.synthetic.nnz_per_slot, 4);
+  EXPECT_EQ(total_vocabulary(c.data), 800000);
+
   ASSERT_EQ(c.embeddings.size(), 1u);
-  EXPECT_EQ(c.embeddings[0].name, "emb1");
-  EXPECT_EQ(c.embeddings[0].embedding_vec_size, 32);
-  EXPECT_EQ(c.embeddings[0].combiner, Combiner::kSum);
-  EXPECT_DOUBLE_EQ(c.embeddings[0].optimizer.learning_rate, 0.05);  // inherits the global optimizer
+  const auto& e = c.embeddings[0];
+  EXPECT_EQ(e.name, "emb1");
+  EXPECT_EQ(e.type, "All2AllDenseEmbedding");
+  EXPECT_EQ(e.bottom, "data1");
+  EXPECT_EQ(e.top, "emb1");
+  EXPECT_EQ(e.max_vocabulary_size_per_gpu, 800000);
+  EXPECT_EQ(e.embedding_vec_size, 32);
+  EXPECT_EQ(e.combiner, Combiner::kSum);
+  EXPECT_DOUBLE_EQ(e.optimizer.learning_rate, 0.05);  // no optimizer of its own: the global one
+  EXPECT_EQ(c.source, default_json());                // the JSON as given, for the report
+}
+
+TEST(ConfigDefault, OptionalFieldsTakeTheirDocumentedDefaults) {
+  auto j = default_json();
+  for (const auto* key : {"warmup_iter", "display", "seed"}) j["solver"].erase(key);
+  auto& data = layer(j, "data");
+  data.erase("synthetic");
+  data.erase("label");
+  data.erase("dense");
+  const Config c = parse_config(j, "t");
+  EXPECT_EQ(c.solver.warmup_iter, 0);
+  EXPECT_EQ(c.solver.display, 0);
+  EXPECT_EQ(c.solver.seed, 0u);
+  EXPECT_EQ(c.data.synthetic.distribution, KeyDistribution::kZipf);
+  EXPECT_DOUBLE_EQ(c.data.synthetic.zipf_alpha, 1.05);
+  EXPECT_EQ(c.data.synthetic.nnz_per_slot, 1);
+  EXPECT_EQ(c.data.label_dim, 1);
+  EXPECT_EQ(c.data.dense_dim, 0);
+}
+
+TEST(ConfigDefault, SeedTakesTheWholeUnsignedRange) {
+  auto j = default_json();
+  j["solver"]["seed"] = std::numeric_limits<std::uint64_t>::max();
+  EXPECT_EQ(parse_config(j, "t").solver.seed, std::numeric_limits<std::uint64_t>::max());
 }
 
 TEST(ConfigCombiner, AcceptsHugeCtrIntegersAndNames) {
-  for (const auto& [value, expected] : std::vector<std::pair<nlohmann::json, Combiner>>{
-           {0, Combiner::kSum}, {1, Combiner::kMean}, {"sum", Combiner::kSum}, {"mean", Combiner::kMean}}) {
+  const std::vector<std::pair<nlohmann::json, Combiner>> cases = {
+      {0, Combiner::kSum}, {1, Combiner::kMean}, {"sum", Combiner::kSum}, {"mean", Combiner::kMean}};
+  for (const auto& [value, expected] : cases) {
     auto j = default_json();
     layer(j, "emb1")["sparse_embedding_hparam"]["combiner"] = value;
     EXPECT_EQ(parse_config(j, "t").embeddings[0].combiner, expected) << value;
   }
-  auto j = default_json();
-  layer(j, "emb1")["sparse_embedding_hparam"]["combiner"] = "max";
-  EXPECT_EQ(error_of(j), "test.json: layers[emb1].sparse_embedding_hparam.combiner: expected 0, 1, \"sum\" or \"mean\", got \"max\"");
 }
 
-TEST(ConfigErrors, NameThePathWhatWasExpectedAndWhatCame) {
-  auto j = default_json();
-  j["solver"]["batchsize"] = "lots";
-  EXPECT_EQ(error_of(j), "test.json: solver.batchsize: expected an integer >= 1, got \"lots\"");
-
-  j = default_json();
-  j["solver"]["max_iter"] = 0;
-  EXPECT_EQ(error_of(j), "test.json: solver.max_iter: expected an integer >= 1, got 0");
-
-  j = default_json();
-  layer(j, "emb1")["sparse_embedding_hparam"]["embedding_vec_size"] = -3;
-  EXPECT_EQ(error_of(j), "test.json: layers[emb1].sparse_embedding_hparam.embedding_vec_size: expected an integer in [1, 65536], got -3");
-
-  j = default_json();
-  j["optimizer"]["sgd_hparam"]["learning_rate"] = 0;
-  EXPECT_EQ(error_of(j), "test.json: optimizer.sgd_hparam.learning_rate: expected a number > 0.0, got 0");
-
-  j = default_json();
-  layer(j, "data")["slot_size_array"][2] = 0;
-  EXPECT_EQ(error_of(j), "test.json: layers[data].slot_size_array[2]: expected an integer >= 1, got 0");
-
-  j = default_json();
-  layer(j, "data")["sparse"][0]["slot_num"] = 7;
-  EXPECT_NE(error_of(j).find("layers[data].sparse[0].slot_num: expected the number of entries of layers[data].slot_size_array (8), got 7"),
-            std::string::npos) << error_of(j);
-
-  j = default_json();
-  j["solver"].erase("batchsize");
-  EXPECT_EQ(error_of(j), "test.json: solver.batchsize: required key is missing");
-}
-
-TEST(ConfigErrors, UnknownKeysSuggestTheNearestKnownKey) {
-  auto j = default_json();
-  j["solver"]["batch_size"] = 4;
-  EXPECT_EQ(error_of(j), "test.json: solver.batch_size: unknown key; did you mean \"batchsize\"?");
-  j = default_json();
-  layer(j, "emb1")["sparse_embedding_hparam"]["combinr"] = 0;
-  EXPECT_NE(error_of(j).find("did you mean \"combiner\"?"), std::string::npos);
-  j = default_json();
-  j["solver"]["completely_different"] = 1;
-  EXPECT_NE(error_of(j).find("unknown key; known keys:"), std::string::npos) << error_of(j);
-}
-
-TEST(ConfigErrors, LayerTypesUnknownAndNotYetRunnable) {
-  auto j = default_json();
-  layer(j, "emb1")["type"] = "All2AllDenseEmbeding";
-  EXPECT_NE(error_of(j).find("layers[emb1].type: unknown layer type \"All2AllDenseEmbeding\"; did you mean \"All2AllDenseEmbedding\"?"),
-            std::string::npos) << error_of(j);
-  j = default_json();
-  layer(j, "emb1")["type"] = "LocalizedSlotSparseEmbeddingHash";
-  EXPECT_NE(error_of(j).find("is a HugeCTR layer this version does not run"), std::string::npos) << error_of(j);
-  j = default_json();
-  j["optimizer"]["type"] = "Adam";
-  EXPECT_NE(error_of(j).find("optimizer.type: \"Adam\" is a HugeCTR optimizer embscale does not run yet"), std::string::npos);
-  j = default_json();
-  layer(j, "data")["format"] = "Parquet";
-  EXPECT_NE(error_of(j).find("layers[data].format: the HugeCTR format \"Parquet\" is not read"), std::string::npos);
-}
-
-TEST(ConfigErrors, SchemaVersionAndStructure) {
-  auto j = default_json();
-  j["schema_version"] = 2;
-  EXPECT_EQ(error_of(j), "test.json: schema_version: expected 1 (the only schema version this embscale reads), got 2");
-  j = default_json();
-  j["layers"][1]["name"] = "data";
-  EXPECT_NE(error_of(j).find("layers[data].name: expected a name no other layer has"), std::string::npos) << error_of(j);
-  j = default_json();
-  layer(j, "emb1")["bottom"] = "nothing";
-  EXPECT_NE(error_of(j).find("layers[emb1].bottom: expected the Data layer's sparse top \"data1\", got \"nothing\""), std::string::npos);
-  EXPECT_NE(error_of(nlohmann::json::array()).find("(top level): expected an object"), std::string::npos);
-}
-
-// The column is that of the last character nlohmann-json read: the end of the offending token.
-TEST(ConfigText, InvalidJsonGivesLineAndColumn) {
-  try {
-    parse_config_text("{\n  \"schema_version\": 1,\n  \"solver\": {\"batchsize\": 4 \"max_iter\": 1}\n}", "bad.json");
-    FAIL() << "no throw";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("bad.json:3:38: invalid JSON: syntax error", 0), 0u) << e.what();
+TEST(ConfigCombiner, RejectsOtherValuesNamingTheLayer) {
+  for (const nlohmann::json& value : {nlohmann::json("max"), nlohmann::json(2), nlohmann::json(0.0)}) {
+    auto j = default_json();
+    layer(j, "emb1")["sparse_embedding_hparam"]["combiner"] = value;
+    EXPECT_EQ(error_of(j), "test.json: layers[emb1].sparse_embedding_hparam.combiner: expected 0, 1, \"sum\" or "
+                           "\"mean\", got " + value.dump());
   }
 }
 
-TEST(ConfigFile, MissingFileNamesIt) {
-  try {
-    load_config_file("/nonexistent/embscale.json");
-    FAIL() << "no throw";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "/nonexistent/embscale.json: cannot open config file: No such file or directory");
-  }
-  const auto path = std::filesystem::temp_directory_path() / "embscale_config_test.json";
-  std::ofstream(path) << default_config_text();
-  EXPECT_EQ(load_config_file(path).solver.batchsize, 4096);
-  std::filesystem::remove(path);
+TEST(ConfigCombiner, ToStringNamesMatchTheConfigSpelling) {
+  EXPECT_EQ(to_string(Combiner::kSum), "sum");
+  EXPECT_EQ(to_string(Combiner::kMean), "mean");
+  EXPECT_EQ(to_string(KeyDistribution::kZipf), "zipf");
+  EXPECT_EQ(to_string(KeyDistribution::kUniform), "uniform");
 }
 
-TEST(NearestKey, SuggestsOnlyLikelyTypos) {
-  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
-  EXPECT_EQ(nearest_key("max_iters", {"max_iter", "display"}), "max_iter");
-  EXPECT_EQ(nearest_key("zzz", {"max_iter", "display"}), "");
+TEST(ConfigSynthetic, UniformDistributionAndNnz) {
+  auto j = default_json();
+  layer(j, "data")["synthetic"] = {{"key_distribution", "uniform"}, {"nnz_per_slot", 3}};
+  const Config c = parse_config(j, "t");
+  EXPECT_EQ(c.data.synthetic.distribution, KeyDistribution::kUniform);
+  EXPECT_EQ(c.data.synthetic.nnz_per_slot, 3);
+}
+
+TEST(ConfigEmbedding, PerLayerOptimizerOverridesTheGlobalOne) {
+  auto j = default_json();
+  auto second = layer(j, "emb1");
+  second["name"] = "emb2";
+  second["top"] = "emb2";
+  second["optimizer"] = {{"type", "SGD"}, {"update_type", "Local"}, {"sgd_hparam", {{"learning_rate", 0.5}}}};
+  j["layers"].push_back(second);
+  const Config c = parse_config(j, "t");
+  ASSERT_EQ(c.embeddings.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.embeddings[0].optimizer.learning_rate, 0.05);
+  EXPECT_DOUBLE_EQ(c.embeddings[1].optimizer.learning_rate, 0.5);
+  EXPECT_EQ(c.embeddings[1].name, "emb2");
+}
+
+TEST(ConfigEmbedding, LayerOrderDoesNotMatter) {
+  auto j = default_json();
+  std::swap(j["layers"][0], j["layers"][1]);  // embedding before the Data layer
+  const Config c = parse_config(j, "t");
+  EXPECT_EQ(c.data.name, "data");
+  EXPECT_EQ(c.embeddings.at(0).bottom, c.data.sparse_top);
+}
+
+TEST(ConfigTotalVocabulary, SumsSlotSizes) {
+  DataLayer d;
+  d.slot_size_array = {3, 5, 7};
+  EXPECT_EQ(total_vocabulary(d), 15);
+  EXPECT_EQ(total_vocabulary(DataLayer{}), 0);
 }
 
 }  // namespace

@@ -1,0 +1,120 @@
+// The Data layer: HugeCTR's keys (format, slot_size_array, label, dense, sparse) plus embscale's
+// "synthetic" block, the only data source this version reads.
+#include <algorithm>
+#include <limits>
+
+#include "config/hugectr_names.hpp"
+#include "config/sections.hpp"
+
+namespace embscale::config {
+namespace {
+
+// Generous caps: they keep per-batch sizes (samples x slots x nnz, samples x dims) far from
+// overflow while exceeding any real model.
+constexpr std::int64_t kMaxNnzPerSlot = std::int64_t{1} << 20;
+constexpr std::int64_t kMaxLabelDim = std::int64_t{1} << 16;
+constexpr std::int64_t kMaxDenseDim = std::int64_t{1} << 20;
+constexpr std::int64_t kMaxSlots = std::numeric_limits<std::int32_t>::max();
+constexpr double kMaxZipfAlpha = 100.0;
+constexpr double kDefaultZipfAlpha = 1.05;
+
+void parse_format(const ObjectReader& r, DataLayer& d) {
+  const auto format = r.required("format", "\"Synthetic\" (HugeCTR's default, \"Norm\", is not read by this version)");
+  d.format = format.string();
+  if (std::find(hugectr::known_data_formats().begin(), hugectr::known_data_formats().end(), d.format) !=
+      hugectr::known_data_formats().end())
+    format.fail_with("the HugeCTR format \"" + d.format + "\" is not read by this version; supported: \"Synthetic\"");
+  if (d.format != hugectr::kSyntheticFormat)
+    format.fail("\"Synthetic\"", did_you_mean(d.format, {hugectr::kSyntheticFormat}));
+}
+
+// Keys are unified-encoded (slot j's keys follow slot j-1's), so the sum must fit a signed key.
+void parse_slot_sizes(const ObjectReader& r, DataLayer& d) {
+  std::int64_t total = 0;
+  for (const auto& size : r.required("slot_size_array", "a non-empty array of integers >= 1")
+                              .array(1, "a non-empty array of integers >= 1")) {
+    const std::int64_t n = size.integer(IntRange::at_least(1));
+    if (n > std::numeric_limits<std::int64_t>::max() - total)
+      size.fail("a size that keeps the total vocabulary below 2^63 (the slots before it hold " +
+                std::to_string(total) + " keys)");
+    total += n;
+    d.slot_size_array.push_back(n);
+  }
+}
+
+// The whole block is optional: every field has a default.
+void parse_synthetic(const ObjectReader& r, SyntheticSource& s) {
+  s = SyntheticSource{};
+  s.zipf_alpha = kDefaultZipfAlpha;  // the struct's 0.0 would mean uniform keys
+  const auto block = r.optional("synthetic");
+  if (!block) return;
+  const auto syn = block->object();
+  syn.only_keys({"key_distribution", "zipf_alpha", "nnz_per_slot"});
+  const auto distribution = syn.one_of_or("key_distribution", "zipf", {"zipf", "uniform"});
+  s.distribution = distribution == "zipf" ? KeyDistribution::kZipf : KeyDistribution::kUniform;
+  s.zipf_alpha = syn.number_or("zipf_alpha", kDefaultZipfAlpha, NumberRange::between(0.0, kMaxZipfAlpha));
+  s.nnz_per_slot = syn.integer_or("nnz_per_slot", 1, IntRange::between(1, kMaxNnzPerSlot));
+}
+
+// label / dense: {"top": ..., "<kind>_dim": ...}; the block is optional, its top is not.
+std::int32_t parse_input_block(const ObjectReader& r, const std::string& key, const std::string& dim_key,
+                               std::int64_t fallback, IntRange range, std::vector<TensorName>& tops) {
+  const auto block = r.optional(key);
+  if (!block) return static_cast<std::int32_t>(fallback);
+  const auto input = block->object();
+  input.only_keys({"top", dim_key});
+  tops.push_back({input.name("top"), input.path_of("top")});
+  return static_cast<std::int32_t>(input.integer_or(dim_key, fallback, range));  // range fits int32
+}
+
+void parse_sparse_input(const ObjectReader& r, DataLayer& d, std::vector<TensorName>& tops) {
+  constexpr auto expected = "an array with one sparse input (several are not run by this version)";
+  const auto sparse = r.required("sparse", expected);
+  const auto inputs = sparse.array(1, expected);
+  if (inputs.size() != 1) sparse.fail(expected);
+  const auto input = inputs.front().object();
+  input.only_keys({"top", "type", "slot_num", "max_feature_num_per_sample", "max_nnz", "is_required"});
+  d.sparse_top = input.name("top");
+  tops.push_back({d.sparse_top, input.path_of("top")});
+  input.one_of_or("type", "DistributedSlot", {"DistributedSlot", "LocalizedSlot"});  // HugeCTR's; unused
+
+  const auto slot_num = input.required("slot_num", "an integer >= 1");
+  d.slot_num = static_cast<std::int32_t>(slot_num.integer(IntRange::between(1, kMaxSlots)));
+  if (static_cast<std::size_t>(d.slot_num) != d.slot_size_array.size())
+    slot_num.fail("the number of entries of " + r.path_of("slot_size_array") + " (" +
+                  std::to_string(d.slot_size_array.size()) + ")");
+
+  // HugeCTR's capacity limits: a synthetic sample holds exactly nnz_per_slot keys in every slot.
+  const std::int64_t nnz = d.synthetic.nnz_per_slot;
+  if (const auto max_nnz = input.optional("max_nnz"))
+    if (max_nnz->integer(IntRange::at_least(1)) < nnz)
+      max_nnz->fail("an integer >= " + std::to_string(nnz) + " (synthetic.nnz_per_slot keys are drawn per slot)");
+  if (const auto max_features = input.optional("max_feature_num_per_sample"))
+    if (max_features->integer(IntRange::at_least(1)) < nnz * d.slot_num)
+      max_features->fail("an integer >= " + std::to_string(nnz * d.slot_num) +
+                         " (slot_num x synthetic.nnz_per_slot keys are drawn per sample)");
+  if (const auto required = input.optional("is_required")) required->boolean();  // HugeCTR's; unused
+}
+
+}  // namespace
+
+DataLayer parse_data_layer(const ObjectReader& r, const std::string& name, std::vector<TensorName>& tops) {
+  r.only_keys([] {
+    std::vector<std::string> keys = {"name",      "type",  "format", "slot_size_array",
+                                     "synthetic", "label", "dense",  "sparse"};
+    keys.insert(keys.end(), hugectr::unused_data_keys().begin(), hugectr::unused_data_keys().end());
+    return keys;
+  }());
+  DataLayer d;
+  d.name = name;
+  parse_format(r, d);
+  parse_slot_sizes(r, d);
+  parse_synthetic(r, d.synthetic);
+  d.label_dim = parse_input_block(r, "label", "label_dim", 1, IntRange::between(1, kMaxLabelDim), tops);
+  d.dense_dim = parse_input_block(r, "dense", "dense_dim", 0, IntRange::between(0, kMaxDenseDim), tops);
+  parse_sparse_input(r, d, tops);  // after synthetic: checks max_nnz against nnz_per_slot
+  hugectr::check_unused_data_keys(r);
+  return d;
+}
+
+}  // namespace embscale::config

@@ -1,0 +1,201 @@
+#include "config/hugectr_names.hpp"
+
+#include <cstdlib>
+
+namespace embscale::config::hugectr {
+namespace {
+
+// An accepted-but-unused key and the check of its value.
+struct UnusedKey {
+  std::string key;
+  void (*check)(const ValueReader&);
+};
+
+void any_object(const ValueReader& v) { v.object(); }
+void a_string(const ValueReader& v) { v.string(); }
+void a_boolean(const ValueReader& v) { v.boolean(); }
+void a_count(const ValueReader& v) { v.integer(IntRange::at_least(0)); }
+void a_positive_count(const ValueReader& v) { v.integer(IntRange::at_least(1)); }
+
+// "gpu": [0, 1] (one node) or [[0, 1], [1, 2]] (a list per node).
+void gpu_list(const ValueReader& v) {
+  constexpr auto expected = "a list of GPU indices, or one list per node";
+  for (const auto& entry : v.array(0, expected)) {
+    if (entry.json().is_array()) {
+      for (const auto& index : entry.array(0, "a list of GPU indices")) index.integer(IntRange::at_least(0));
+    } else {
+      entry.integer(IntRange::at_least(0));
+    }
+  }
+}
+
+// HugeCTR supports only these loss scalers.
+void loss_scaler(const ValueReader& v) {
+  const auto& j = v.json();
+  const bool ok = j.is_number_integer() && (j == 128 || j == 256 || j == 512 || j == 1024);
+  if (!ok) v.fail("a loss scaler: 128, 256, 512 or 1024");
+}
+
+// "AUC", "AUC:<threshold>" or "AverageLoss".
+void metric_list(const ValueReader& v) {
+  constexpr auto expected = "\"AUC\", \"AUC:<threshold in (0, 1]>\" or \"AverageLoss\"";
+  for (const auto& metric : v.array(0, "a list of metrics")) {
+    const std::string text = metric.json().is_string() ? metric.string() : "";
+    bool ok = text == "AUC" || text == "AverageLoss";
+    if (text.starts_with("AUC:")) {
+      const char* begin = text.c_str() + 4;
+      char* end = nullptr;
+      const double threshold = std::strtod(begin, &end);
+      ok = end != begin && *end == '\0' && threshold > 0.0 && threshold <= 1.0;
+    }
+    if (!ok) metric.fail(expected);
+  }
+}
+
+void key_type(const ValueReader& v) { v.one_of({"I32", "I64"}); }
+void fixed_policy(const ValueReader& v) { v.one_of({"fixed"}); }
+void data_check(const ValueReader& v) { v.one_of({"Sum", "None"}); }
+
+void model_files(const ValueReader& v) {
+  if (v.json().is_array()) {
+    for (const auto& file : v.array(0, "a file name or a list of them")) file.string();
+  } else if (!v.json().is_string()) {
+    v.fail("a file name or a list of them");
+  }
+}
+
+// HugeCTR's documented optimizer example carries "learning_rate": true beside the hparam block;
+// a number there, though, is a learning rate put in the wrong place, not to be dropped silently.
+void optimizer_learning_rate_flag(const ValueReader& v) {
+  if (!v.json().is_boolean())
+    v.fail("true or false (HugeCTR's flag; the SGD learning rate goes in sgd_hparam.learning_rate)");
+}
+
+const std::vector<UnusedKey>& solver_table() {
+  static const std::vector<UnusedKey> table = {
+      {"lr_policy", fixed_policy},           {"gpu", gpu_list},
+      {"batchsize_eval", a_positive_count},  {"snapshot", a_count},
+      {"snapshot_prefix", a_string},         {"eval_interval", a_positive_count},
+      {"eval_batches", a_positive_count},    {"max_eval_batches", a_positive_count},
+      {"mixed_precision", loss_scaler},      {"eval_metrics", metric_list},
+      {"enable_tf32_compute", a_boolean},    {"input_key_type", key_type},
+      {"dense model_file", a_string},        {"sparse_model_file", model_files}};
+  return table;
+}
+
+const std::vector<UnusedKey>& data_table() {
+  static const std::vector<UnusedKey> table = {
+      {"source", a_string},          {"eval_source", a_string},        {"check", data_check},
+      {"num_samples", a_count},      {"eval_num_samples", a_count},    {"cache_eval_data", a_boolean},
+      {"float_label_dense", a_boolean}};
+  return table;
+}
+
+const std::vector<UnusedKey>& optimizer_table() {
+  static const std::vector<UnusedKey> table = {{"adam_hparam", any_object},
+                                               {"momentum_sgd_hparam", any_object},
+                                               {"nesterov_hparam", any_object},
+                                               {"learning_rate", optimizer_learning_rate_flag}};
+  return table;
+}
+
+const std::vector<UnusedKey>& embedding_table() {
+  static const std::vector<UnusedKey> table = {{"plan_file", a_string}};
+  return table;
+}
+
+std::vector<std::string> keys_of(const std::vector<UnusedKey>& table) {
+  std::vector<std::string> keys;
+  for (const auto& entry : table) keys.push_back(entry.key);
+  return keys;
+}
+
+void check_present(const ObjectReader& object, const std::vector<UnusedKey>& table) {
+  for (const auto& entry : table)
+    if (const auto value = object.optional(entry.key)) entry.check(*value);
+}
+
+}  // namespace
+
+const std::vector<std::string>& runnable_embedding_types() {
+  static const std::vector<std::string> types = {"All2AllDenseEmbedding"};
+  return types;
+}
+
+const std::vector<std::string>& known_embedding_types() {
+  static const std::vector<std::string> types = {
+      "DistributedSlotSparseEmbeddingHash", "LocalizedSlotSparseEmbeddingHash",
+      "LocalizedSlotSparseEmbeddingOneHot", "HybridSparseEmbedding", "DistributedSparseEmbedding"};
+  return types;
+}
+
+const std::vector<std::string>& known_dense_layer_types() {
+  static const std::vector<std::string> types = {
+      "Reshape", "Concat", "Slice", "ELU", "ReLU", "Sigmoid", "Dropout", "BatchNorm", "LayerNorm",
+      "InnerProduct", "FusedInnerProduct", "MLP", "Interaction", "FmOrder2", "MultiCross", "Add", "Sub",
+      "ElementwiseMultiply", "ReduceSum", "ReduceMean", "DotProduct", "WeightMultiply", "Cast", "Gather",
+      "Scale", "Softmax", "MatrixMultiply", "FusedReshapeConcat", "FusedReshapeConcatGeneral", "GRU",
+      "PReLU_Dice", "MultiHeadAttention", "BinaryCrossEntropyLoss", "CrossEntropyLoss",
+      "MultiCrossEntropyLoss"};
+  return types;
+}
+
+std::vector<std::string> runnable_layer_types() {
+  std::vector<std::string> types = {kDataLayer};
+  types.insert(types.end(), runnable_embedding_types().begin(), runnable_embedding_types().end());
+  return types;
+}
+
+std::vector<std::string> not_runnable_layer_types() {
+  std::vector<std::string> types = known_embedding_types();
+  types.insert(types.end(), known_dense_layer_types().begin(), known_dense_layer_types().end());
+  return types;
+}
+
+std::vector<std::string> all_layer_types() {
+  std::vector<std::string> types = runnable_layer_types();
+  const auto rest = not_runnable_layer_types();
+  types.insert(types.end(), rest.begin(), rest.end());
+  return types;
+}
+
+const std::vector<std::string>& known_data_formats() {
+  static const std::vector<std::string> formats = {"Norm", "Raw", "Parquet"};
+  return formats;
+}
+
+const std::vector<std::string>& known_optimizer_types() {
+  static const std::vector<std::string> types = {"Adam", "MomentumSGD", "Nesterov"};
+  return types;
+}
+
+const std::vector<std::string>& known_update_types() {
+  static const std::vector<std::string> types = {"Local", "Global", "LazyGlobal"};
+  return types;
+}
+
+const std::vector<std::string>& unused_solver_keys() {
+  static const std::vector<std::string> keys = keys_of(solver_table());
+  return keys;
+}
+void check_unused_solver_keys(const ObjectReader& solver) { check_present(solver, solver_table()); }
+
+const std::vector<std::string>& unused_data_keys() {
+  static const std::vector<std::string> keys = keys_of(data_table());
+  return keys;
+}
+void check_unused_data_keys(const ObjectReader& data) { check_present(data, data_table()); }
+
+const std::vector<std::string>& unused_optimizer_keys() {
+  static const std::vector<std::string> keys = keys_of(optimizer_table());
+  return keys;
+}
+void check_unused_optimizer_keys(const ObjectReader& optimizer) { check_present(optimizer, optimizer_table()); }
+
+const std::vector<std::string>& unused_embedding_keys() {
+  static const std::vector<std::string> keys = keys_of(embedding_table());
+  return keys;
+}
+void check_unused_embedding_keys(const ObjectReader& embedding) { check_present(embedding, embedding_table()); }
+
+}  // namespace embscale::config::hugectr

@@ -1,0 +1,45 @@
+// HugeCTR's vocabulary as embscale knows it (seed 004, HugeCTR's parser.cpp), kept in one place:
+//   * names embscale runs, and names it recognises but does not run yet (these get a
+//     "not run in this version" error instead of "unknown"), and
+//   * keys accepted for compatibility with HugeCTR files but unused: each is still checked to
+//     hold a value HugeCTR would accept, so a file that passes here is not silently broken there.
+//
+// Internal to lib/config.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/json_reader.hpp"
+
+namespace embscale::config::hugectr {
+
+// Layer types.
+inline const std::string kDataLayer = "Data";
+const std::vector<std::string>& runnable_embedding_types();  // "All2AllDenseEmbedding"
+const std::vector<std::string>& known_embedding_types();     // HugeCTR's and SOK's, not run yet
+const std::vector<std::string>& known_dense_layer_types();   // InnerProduct, Reshape, ...
+// "Data" and the runnable embeddings; the known types that are not run; both, runnable first
+// (the candidates of "did you mean").
+std::vector<std::string> runnable_layer_types();
+std::vector<std::string> not_runnable_layer_types();
+std::vector<std::string> all_layer_types();
+
+// Data formats and optimizer types.
+inline const std::string kSyntheticFormat = "Synthetic";
+const std::vector<std::string>& known_data_formats();       // "Norm", "Raw", "Parquet"
+const std::vector<std::string>& known_optimizer_types();    // "Adam", "MomentumSGD", "Nesterov"
+const std::vector<std::string>& known_update_types();       // "Local", "Global", "LazyGlobal"
+
+// Keys accepted for compatibility and unused, per object. Each *_keys() list is what only_keys
+// adds to embscale's own keys; each check_*() validates the ones present.
+const std::vector<std::string>& unused_solver_keys();
+void check_unused_solver_keys(const ObjectReader& solver);
+const std::vector<std::string>& unused_data_keys();
+void check_unused_data_keys(const ObjectReader& data);
+const std::vector<std::string>& unused_optimizer_keys();
+void check_unused_optimizer_keys(const ObjectReader& optimizer);
+const std::vector<std::string>& unused_embedding_keys();
+void check_unused_embedding_keys(const ObjectReader& embedding);
+
+}  // namespace embscale::config::hugectr

@@ -1,0 +1,133 @@
+// The "layers" array: dispatch on each layer's type, the embedding layers, and the checks that
+// span layers. Layers are addressed by name in messages ("layers[emb1]"), by index only when a
+// layer has no usable name ("layers[3]").
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "config/hugectr_names.hpp"
+#include "config/sections.hpp"
+#include "core/error.hpp"
+
+namespace embscale::config {
+namespace {
+
+constexpr std::int64_t kMaxEmbeddingVecSize = std::int64_t{1} << 16;
+
+bool contains(const std::vector<std::string>& list, const std::string& value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+// HugeCTR's combiner is 0 (sum) or 1 (mean); the names are accepted too.
+Combiner parse_combiner(const ObjectReader& hparam) {
+  const auto value = hparam.required("combiner", "0, 1, \"sum\" or \"mean\"");
+  const auto& v = value.json();
+  if ((v.is_number_integer() && v == 0) || v == "sum") return Combiner::kSum;
+  if ((v.is_number_integer() && v == 1) || v == "mean") return Combiner::kMean;
+  value.fail("0, 1, \"sum\" or \"mean\"");
+}
+
+// A name given twice is an error at the second layer, raised before any layer is parsed, so that
+// no message addresses an ambiguous "layers[<name>]".
+void check_unique_names(const ValueReader& layers) {
+  std::map<std::string, std::size_t> first_index;
+  for (std::size_t i = 0; i < layers.json().size(); ++i) {
+    const auto& layer = layers.json()[i];
+    if (!layer.is_object() || !layer.contains("name") || !layer["name"].is_string()) continue;
+    const auto name = layer["name"].get<std::string>();
+    const auto [first, inserted] = first_index.emplace(name, i);
+    if (!inserted && !name.empty())
+      ValueReader(layer["name"], "layers[" + std::to_string(i) + "].name", layers.origin())
+          .fail("a name no other layer has", " (also the name of layers[" + std::to_string(first->second) + "])");
+  }
+}
+
+// Every top is produced once, so a bottom names exactly one tensor.
+void check_unique_tops(const std::vector<TensorName>& tops, const std::string& origin) {
+  for (std::size_t i = 0; i < tops.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (tops[i].name == tops[j].name)
+        throw InputError(origin + ": " + tops[i].path + ": expected a name no other top has, got " +
+                         describe_json(tops[i].name) + " (also " + tops[j].path + ")");
+}
+
+}  // namespace
+
+EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& name, const std::string& type,
+                                     const Optimizer& global) {
+  std::vector<std::string> keys = {"name", "type", "bottom", "top", "sparse_embedding_hparam", "optimizer"};
+  keys.insert(keys.end(), hugectr::unused_embedding_keys().begin(), hugectr::unused_embedding_keys().end());
+  r.only_keys(keys);
+  EmbeddingLayer e;
+  e.name = name;
+  e.type = type;
+  e.bottom = r.name("bottom");
+  e.top = r.name("top");
+  const auto h = r.object("sparse_embedding_hparam");
+  h.only_keys({"max_vocabulary_size_per_gpu", "embedding_vec_size", "combiner"});
+  // Whether the rows fit is a run-time check: a rank's share depends on the number of ranks.
+  e.max_vocabulary_size_per_gpu = h.integer("max_vocabulary_size_per_gpu", IntRange::at_least(1));
+  e.embedding_vec_size =
+      static_cast<std::int32_t>(h.integer("embedding_vec_size", IntRange::between(1, kMaxEmbeddingVecSize)));
+  e.combiner = parse_combiner(h);
+  e.optimizer = r.has("optimizer") ? parse_optimizer(r.object("optimizer")) : global;
+  hugectr::check_unused_embedding_keys(r);
+  return e;
+}
+
+void parse_layers(const ValueReader& layers, Config& c) {
+  const auto& origin = layers.origin();
+  const auto elements = layers.array(1, "a non-empty array of layer objects");
+  check_unique_names(layers);
+  std::vector<TensorName> tops;
+  std::vector<ValueReader> bottoms;  // checked once the Data layer is known, wherever it sits
+  std::vector<std::pair<std::string, std::string>> not_run;  // (path, type) of HugeCTR layers not run
+  std::string data_path;
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    const std::string path = layer_path(layers.json(), i);
+    const ObjectReader r(ValueReader(elements[i].json(), path, origin));
+    const auto name = r.name("name");  // unique: check_unique_names
+    const auto type_value = r.required("type", "a layer type such as \"Data\" or \"All2AllDenseEmbedding\"");
+    const auto type = type_value.string();
+    if (type == hugectr::kDataLayer) {
+      if (!data_path.empty())
+        type_value.fail_with("only one \"Data\" layer is allowed; " + data_path + " is one already");
+      c.data = parse_data_layer(r, name, tops);
+      data_path = path;
+    } else if (contains(hugectr::runnable_embedding_types(), type)) {
+      c.embeddings.push_back(parse_embedding_layer(r, name, type, c.optimizer));
+      tops.push_back({c.embeddings.back().top, r.path_of("top")});
+      bottoms.push_back(r.required("bottom", ""));
+    } else if (contains(hugectr::known_embedding_types(), type)) {
+      type_value.fail_with("\"" + type + "\" is a HugeCTR embedding type not runnable in this version; runnable: " +
+                           quoted_list(hugectr::runnable_embedding_types()));
+    } else if (contains(hugectr::known_dense_layer_types(), type)) {
+      not_run.emplace_back(path, type);
+    } else {
+      const auto suggestion = did_you_mean(type, hugectr::all_layer_types());  // "; did you mean "X"?" or ""
+      type_value.fail_with("unknown layer type \"" + type + "\"" + (suggestion.empty() ? ";" : suggestion) +
+                           " known: " + quoted_list(hugectr::runnable_layer_types()) +
+                           " (run by this version); HugeCTR's " + quoted_list(hugectr::not_runnable_layer_types()) +
+                           " (not run yet)");
+    }
+  }
+  if (!not_run.empty()) {
+    // One message for all of them: a HugeCTR file has many, and fixing them one by one is tedious.
+    std::string list;
+    for (const auto& [path, type] : not_run) list += (list.empty() ? "" : ", ") + path + " (\"" + type + "\")";
+    throw InputError(origin + ": " + not_run.front().first +
+                     ".type: HugeCTR dense layers are not run by embscale in this version; not run: " + list +
+                     "; runnable: " + quoted_list(hugectr::runnable_layer_types()));
+  }
+  if (data_path.empty()) layers.fail_with("expected one layer of type \"Data\", got none");
+  if (c.embeddings.empty())
+    layers.fail_with("expected at least one embedding layer (" + quoted_list(hugectr::runnable_embedding_types()) +
+                     "), got none");
+  for (const auto& bottom : bottoms)
+    if (bottom.json() != c.data.sparse_top)
+      bottom.fail("the Data layer's sparse top " + describe_json(c.data.sparse_top) + " (" + data_path +
+                  ".sparse[0].top)");
+  check_unique_tops(tops, origin);
+}
+
+}  // namespace embscale::config

@@ -1,0 +1,29 @@
+// Parsers of the config's sections, each validating its own fields (internal to lib/config).
+// Cross-section checks (a layer's bottom, unique names and tops) are in layers.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "config/json_reader.hpp"
+
+namespace embscale::config {
+
+// A tensor name a layer produces (a "top") and the JSON path that declares it.
+struct TensorName {
+  std::string name;
+  std::string path;
+};
+
+Solver parse_solver(const ObjectReader& solver);
+Optimizer parse_optimizer(const ObjectReader& optimizer);
+// `name` is the layer's already-validated name. Appends the tops the layer declares to `tops`.
+DataLayer parse_data_layer(const ObjectReader& layer, const std::string& name, std::vector<TensorName>& tops);
+EmbeddingLayer parse_embedding_layer(const ObjectReader& layer, const std::string& name, const std::string& type,
+                                     const Optimizer& global);
+// The "layers" array: exactly one Data layer, at least one embedding layer, names and tops unique,
+// every embedding's bottom the Data layer's sparse top. Fills config.data and config.embeddings.
+void parse_layers(const ValueReader& layers, Config& config);
+
+}  // namespace embscale::config

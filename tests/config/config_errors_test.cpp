@@ -1,0 +1,244 @@
+// Every rejected input gives an InputError "<origin>: <path>: expected <what>, got <value>" (or a
+// sentence naming what is not run yet). Each case edits one field of the valid default config
+// and checks the whole message, so a message that loses its path, range or value fails here.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "config_test_support.hpp"
+
+namespace embscale::config {
+namespace {
+
+using testing::default_json;
+using testing::error_of;
+using testing::layer;
+
+struct ErrorCase {
+  std::string what;
+  std::function<void(nlohmann::json&)> edit;
+  std::string message;  // the exact message, without the "test.json: " origin
+};
+
+void expect_messages(const std::vector<ErrorCase>& cases) {
+  for (const auto& c : cases) {
+    auto j = default_json();
+    c.edit(j);
+    EXPECT_EQ(error_of(j), "test.json: " + c.message) << c.what;
+  }
+}
+
+nlohmann::json& hparam(nlohmann::json& j) { return layer(j, "emb1")["sparse_embedding_hparam"]; }
+nlohmann::json& sparse_input(nlohmann::json& j) { return layer(j, "data")["sparse"][0]; }
+
+TEST(ConfigErrorsSolver, TypesRangesAndMissingKeys) {
+  expect_messages({
+      {"string batchsize", [](auto& j) { j["solver"]["batchsize"] = "abc"; },
+       "solver.batchsize: expected an integer >= 1, got \"abc\""},
+      {"zero max_iter", [](auto& j) { j["solver"]["max_iter"] = 0; },
+       "solver.max_iter: expected an integer >= 1, got 0"},
+      {"fractional batchsize", [](auto& j) { j["solver"]["batchsize"] = 64.5; },
+       "solver.batchsize: expected an integer >= 1, got 64.5"},
+      {"negative warmup", [](auto& j) { j["solver"]["warmup_iter"] = -1; },
+       "solver.warmup_iter: expected an integer >= 0, got -1"},
+      {"negative display", [](auto& j) { j["solver"]["display"] = -5; },
+       "solver.display: expected an integer >= 0, got -5"},
+      {"negative seed", [](auto& j) { j["solver"]["seed"] = -1; },
+       "solver.seed: expected an integer in [0, 2^64), got -1"},
+      {"batchsize above int64", [](auto& j) { j["solver"]["batchsize"] = std::uint64_t{1} << 63; },
+       "solver.batchsize: expected an integer >= 1, got 9223372036854775808"},
+      {"missing batchsize", [](auto& j) { j["solver"].erase("batchsize"); },
+       "solver.batchsize: required key is missing; expected an integer >= 1"},
+      {"solver not an object", [](auto& j) { j["solver"] = nlohmann::json::array({1, 2}); },
+       "solver: expected an object, got [1,2]"},
+      {"missing solver", [](auto& j) { j.erase("solver"); }, "solver: required key is missing; expected an object"},
+  });
+}
+
+TEST(ConfigErrorsSolver, UnknownKeysSuggestTheNearestKnownKey) {
+  expect_messages({
+      {"typo", [](auto& j) { j["solver"]["batch_size"] = 4; },
+       "solver.batch_size: unknown key; did you mean \"batchsize\"?"},
+      {"case", [](auto& j) { j["solver"]["MaxIter"] = 4; }, "solver.MaxIter: unknown key; did you mean \"max_iter\"?"},
+      {"typo in a layer", [](auto& j) { hparam(j)["combinr"] = 0; },
+       "layers[emb1].sparse_embedding_hparam.combinr: unknown key; did you mean \"combiner\"?"},
+      {"top level", [](auto& j) { j["layer"] = nlohmann::json::array(); }, "layer: unknown key; did you mean \"layers\"?"},
+  });
+  // Nothing close: no guess, the known keys instead.
+  auto j = default_json();
+  j["solver"]["completely_unrelated"] = 1;
+  const auto message = error_of(j);
+  EXPECT_EQ(message.rfind("test.json: solver.completely_unrelated: unknown key; known keys: \"batchsize\", ", 0), 0u)
+      << message;
+  EXPECT_EQ(message.find("did you mean"), std::string::npos) << message;
+}
+
+TEST(ConfigErrorsOptimizer, OnlySgdWithLocalUpdateRuns) {
+  expect_messages({
+      {"Adam", [](auto& j) { j["optimizer"]["type"] = "Adam"; },
+       "optimizer.type: \"Adam\" is a HugeCTR optimizer embscale does not run yet; supported: \"SGD\""},
+      {"unknown type", [](auto& j) { j["optimizer"]["type"] = "Adagrad"; },
+       "optimizer.type: expected \"SGD\" (HugeCTR's \"Adam\", \"MomentumSGD\" or \"Nesterov\" are not run yet), got "
+       "\"Adagrad\""},
+      {"lower-case sgd", [](auto& j) { j["optimizer"]["type"] = "sgd"; },
+       "optimizer.type: expected \"SGD\" (HugeCTR's \"Adam\", \"MomentumSGD\" or \"Nesterov\" are not run yet), got "
+       "\"sgd\"; did you mean \"SGD\"?"},
+      {"Global update", [](auto& j) { j["optimizer"]["update_type"] = "Global"; },
+       "optimizer.update_type: only \"Local\" (update the rows a batch touched) is supported in this version, got "
+       "\"Global\""},
+      {"unknown update", [](auto& j) { j["optimizer"]["update_type"] = "Lazy"; },
+       "optimizer.update_type: expected \"Local\", \"Global\" or \"LazyGlobal\", got \"Lazy\""},
+      {"zero learning rate", [](auto& j) { j["optimizer"]["sgd_hparam"]["learning_rate"] = 0; },
+       "optimizer.sgd_hparam.learning_rate: expected a number > 0, got 0"},
+      {"string learning rate", [](auto& j) { j["optimizer"]["sgd_hparam"]["learning_rate"] = "0.1"; },
+       "optimizer.sgd_hparam.learning_rate: expected a number > 0, got \"0.1\""},
+      {"missing sgd_hparam", [](auto& j) { j["optimizer"].erase("sgd_hparam"); },
+       "optimizer.sgd_hparam: required key is missing; expected an object"},
+      {"learning rate in the wrong place", [](auto& j) { j["optimizer"]["learning_rate"] = 0.1; },
+       "optimizer.learning_rate: expected true or false (HugeCTR's flag; the SGD learning rate goes in "
+       "sgd_hparam.learning_rate), got 0.1"},
+      {"per-layer optimizer", [](auto& j) { layer(j, "emb1")["optimizer"] = {{"type", "Nesterov"}}; },
+       "layers[emb1].optimizer.type: \"Nesterov\" is a HugeCTR optimizer embscale does not run yet; supported: \"SGD\""},
+  });
+}
+
+TEST(ConfigErrorsDataLayer, FormatSlotsAndSparseInput) {
+  expect_messages({
+      {"Parquet", [](auto& j) { layer(j, "data")["format"] = "Parquet"; },
+       "layers[data].format: the HugeCTR format \"Parquet\" is not read by this version; supported: \"Synthetic\""},
+      {"format missing", [](auto& j) { layer(j, "data").erase("format"); },
+       "layers[data].format: required key is missing; expected \"Synthetic\" (HugeCTR's default, \"Norm\", is not "
+       "read by this version)"},
+      {"format typo", [](auto& j) { layer(j, "data")["format"] = "synthetic"; },
+       "layers[data].format: expected \"Synthetic\", got \"synthetic\"; did you mean \"Synthetic\"?"},
+      {"zero slot size", [](auto& j) { layer(j, "data")["slot_size_array"][2] = 0; },
+       "layers[data].slot_size_array[2]: expected an integer >= 1, got 0"},
+      {"empty slot sizes", [](auto& j) { layer(j, "data")["slot_size_array"] = nlohmann::json::array(); },
+       "layers[data].slot_size_array: expected a non-empty array of integers >= 1, got []"},
+      {"vocabulary overflow",
+       [](auto& j) { layer(j, "data")["slot_size_array"][1] = std::numeric_limits<std::int64_t>::max(); },
+       "layers[data].slot_size_array[1]: expected a size that keeps the total vocabulary below 2^63 (the slots "
+       "before it hold 100000 keys), got 9223372036854775807"},
+      {"slot_num mismatch", [](auto& j) { sparse_input(j)["slot_num"] = 7; },
+       "layers[data].sparse[0].slot_num: expected the number of entries of layers[data].slot_size_array (8), got 7"},
+      {"two sparse inputs", [](auto& j) { layer(j, "data")["sparse"].push_back(sparse_input(j)); },
+       "layers[data].sparse: expected an array with one sparse input (several are not run by this version), got "
+       "[{\"slot_num\":8,\"top\":\"data1\",\"type\":\"DistributedSlot\"},{\"slot_num\":8,\"top\":\"d..."},
+      {"sparse type", [](auto& j) { sparse_input(j)["type"] = "LocalisedSlot"; },
+       "layers[data].sparse[0].type: expected \"DistributedSlot\" or \"LocalizedSlot\", got \"LocalisedSlot\"; did "
+       "you mean \"LocalizedSlot\"?"},
+      {"max_nnz below nnz_per_slot", [](auto& j) { sparse_input(j)["max_nnz"] = 2; },
+       "layers[data].sparse[0].max_nnz: expected an integer >= 4 (synthetic.nnz_per_slot keys are drawn per slot), "
+       "got 2"},
+      {"max_feature_num_per_sample too small", [](auto& j) { sparse_input(j)["max_feature_num_per_sample"] = 30; },
+       "layers[data].sparse[0].max_feature_num_per_sample: expected an integer >= 32 (slot_num x "
+       "synthetic.nnz_per_slot keys are drawn per sample), got 30"},
+      {"zipf alpha", [](auto& j) { layer(j, "data")["synthetic"]["zipf_alpha"] = -0.5; },
+       "layers[data].synthetic.zipf_alpha: expected a number in [0, 100], got -0.5"},
+      {"distribution", [](auto& j) { layer(j, "data")["synthetic"]["key_distribution"] = "normal"; },
+       "layers[data].synthetic.key_distribution: expected \"zipf\" or \"uniform\", got \"normal\""},
+      {"nnz", [](auto& j) { layer(j, "data")["synthetic"]["nnz_per_slot"] = 0; },
+       "layers[data].synthetic.nnz_per_slot: expected an integer in [1, 1048576], got 0"},
+      {"label_dim", [](auto& j) { layer(j, "data")["label"]["label_dim"] = 0; },
+       "layers[data].label.label_dim: expected an integer in [1, 65536], got 0"},
+      {"dense top missing", [](auto& j) { layer(j, "data")["dense"].erase("top"); },
+       "layers[data].dense.top: required key is missing; expected a non-empty string"},
+  });
+}
+
+TEST(ConfigErrorsEmbedding, HparamsBottomAndTypes) {
+  expect_messages({
+      {"vec size", [](auto& j) { hparam(j)["embedding_vec_size"] = -3; },
+       "layers[emb1].sparse_embedding_hparam.embedding_vec_size: expected an integer in [1, 65536], got -3"},
+      {"vocabulary", [](auto& j) { hparam(j)["max_vocabulary_size_per_gpu"] = 0; },
+       "layers[emb1].sparse_embedding_hparam.max_vocabulary_size_per_gpu: expected an integer >= 1, got 0"},
+      {"missing combiner", [](auto& j) { hparam(j).erase("combiner"); },
+       "layers[emb1].sparse_embedding_hparam.combiner: required key is missing; expected 0, 1, \"sum\" or \"mean\""},
+      {"bottom", [](auto& j) { layer(j, "emb1")["bottom"] = "nothing"; },
+       "layers[emb1].bottom: expected the Data layer's sparse top \"data1\" (layers[data].sparse[0].top), got "
+       "\"nothing\""},
+      {"HugeCTR embedding", [](auto& j) { layer(j, "emb1")["type"] = "LocalizedSlotSparseEmbeddingHash"; },
+       "layers[emb1].type: \"LocalizedSlotSparseEmbeddingHash\" is a HugeCTR embedding type not runnable in this "
+       "version; runnable: \"All2AllDenseEmbedding\""},
+      {"SOK embedding", [](auto& j) { layer(j, "emb1")["type"] = "DistributedSparseEmbedding"; },
+       "layers[emb1].type: \"DistributedSparseEmbedding\" is a HugeCTR embedding type not runnable in this version; "
+       "runnable: \"All2AllDenseEmbedding\""},
+  });
+}
+
+TEST(ConfigErrorsLayers, UnknownTypeSuggestsAndListsKnownTypes) {
+  auto j = default_json();
+  layer(j, "emb1")["type"] = "All2AllDenseEmbeding";
+  const auto message = error_of(j);
+  EXPECT_EQ(message.rfind("test.json: layers[emb1].type: unknown layer type \"All2AllDenseEmbeding\"; did you mean "
+                          "\"All2AllDenseEmbedding\"? known: \"Data\" or \"All2AllDenseEmbedding\" (run by this version); HugeCTR's "
+                          "\"DistributedSlotSparseEmbeddingHash\", ",
+                          0),
+            0u)
+      << message;
+  EXPECT_NE(message.find("\"InnerProduct\""), std::string::npos) << message;
+
+  layer(j, "emb1")["type"] = "Transformer";  // nothing close: no guess
+  EXPECT_EQ(error_of(j).find("did you mean"), std::string::npos) << error_of(j);
+}
+
+TEST(ConfigErrorsLayers, DenseLayersAreListedTogether) {
+  auto j = default_json();
+  j["layers"].push_back({{"name", "fc1"}, {"type", "InnerProduct"}, {"bottom", "emb1"}, {"top", "fc1"}});
+  j["layers"].push_back({{"name", "relu1"}, {"type", "ReLU"}, {"bottom", "fc1"}, {"top", "relu1"}});
+  EXPECT_EQ(error_of(j), "test.json: layers[fc1].type: HugeCTR dense layers are not run by embscale in this version; "
+                         "not run: layers[fc1] (\"InnerProduct\"), layers[relu1] (\"ReLU\"); runnable: \"Data\" or "
+                         "\"All2AllDenseEmbedding\"");
+}
+
+TEST(ConfigErrorsLayers, StructureNamesAndTops) {
+  expect_messages({
+      {"duplicate name", [](auto& j) { j["layers"][1]["name"] = "data"; },
+       "layers[1].name: expected a name no other layer has, got \"data\" (also the name of layers[0])"},
+      {"missing name", [](auto& j) { j["layers"][1].erase("name"); },
+       "layers[1].name: required key is missing; expected a non-empty string"},
+      {"empty name", [](auto& j) { j["layers"][1]["name"] = ""; },
+       "layers[1].name: expected a non-empty string, got \"\""},
+      {"layer not an object", [](auto& j) { j["layers"].push_back(3); }, "layers[2]: expected an object, got 3"},
+      {"type not a string", [](auto& j) { layer(j, "emb1")["type"] = 7; },
+       "layers[emb1].type: expected a string, got 7"},
+      {"no Data layer", [](auto& j) { j["layers"].erase(0); }, "layers: expected one layer of type \"Data\", got none"},
+      {"two Data layers",
+       [](auto& j) {
+         auto second = layer(j, "data");
+         second["name"] = "data2";
+         j["layers"].push_back(second);
+       },
+       "layers[data2].type: only one \"Data\" layer is allowed; layers[data] is one already"},
+      {"no embedding", [](auto& j) { j["layers"].erase(1); },
+       "layers: expected at least one embedding layer (\"All2AllDenseEmbedding\"), got none"},
+      {"empty layers", [](auto& j) { j["layers"] = nlohmann::json::array(); },
+       "layers: expected a non-empty array of layer objects, got []"},
+      {"shared top",
+       [](auto& j) {
+         auto second = layer(j, "emb1");
+         second["name"] = "emb2";
+         j["layers"].push_back(second);
+       },
+       "layers[emb2].top: expected a name no other top has, got \"emb1\" (also layers[emb1].top)"},
+  });
+}
+
+TEST(ConfigErrorsSchema, VersionIsCheckedFirst) {
+  expect_messages({
+      {"version 2", [](auto& j) { j["schema_version"] = 2; },
+       "schema_version: expected 1 (the only schema version this embscale reads), got 2"},
+      {"version string", [](auto& j) { j["schema_version"] = "1"; },
+       "schema_version: expected 1 (the only schema version this embscale reads), got \"1\""},
+      {"version missing, other errors too",
+       [](auto& j) {
+         j.erase("schema_version");
+         j["solver"]["batchsize"] = 0;
+       },
+       "schema_version: required key is missing; expected 1 (the only schema version this embscale reads)"},
+  });
+  EXPECT_EQ(error_of(nlohmann::json::array()), "test.json: (top level): expected an object, got []");
+}
+
+}  // namespace
+}  // namespace embscale::config

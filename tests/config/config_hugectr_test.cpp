@@ -1,0 +1,109 @@
+// HugeCTR compatibility: a config written with HugeCTR's keys (seed 004) parses, its unused keys
+// are still validated, and the name helpers behind the suggestions behave.
+#include <gtest/gtest.h>
+
+#include "config/json_reader.hpp"
+#include "config_test_support.hpp"
+
+namespace embscale::config {
+namespace {
+
+using testing::default_json;
+using testing::error_of;
+using testing::layer;
+
+// The default config with every HugeCTR key embscale accepts but does not use, as HugeCTR's own
+// documentation writes them.
+nlohmann::json with_hugectr_keys() {
+  auto j = default_json();
+  j["solver"].update(nlohmann::json::parse(R"({
+    "lr_policy": "fixed", "gpu": [[0, 1], [1, 2]], "batchsize_eval": 256, "snapshot": 10000000,
+    "snapshot_prefix": "./", "eval_interval": 1000, "eval_batches": 60, "max_eval_batches": 10,
+    "mixed_precision": 256, "eval_metrics": ["AUC:0.8025", "AverageLoss"], "enable_tf32_compute": true,
+    "input_key_type": "I64", "dense model_file": "./dense_model.bin",
+    "sparse_model_file": ["./sparse_model1.bin", "./sparse_model2.bin"]})"));
+  j["optimizer"].update(nlohmann::json::parse(R"({
+    "update_type": "Local", "learning_rate": true, "adam_hparam": {"learning_rate": 0.001, "beta1": 0.9}})"));
+  j["optimizer"]["sgd_hparam"]["atomic_update"] = true;
+  layer(j, "data").update(nlohmann::json::parse(R"({
+    "source": "./file_list.txt", "eval_source": "./file_list_test.txt", "check": "Sum", "num_samples": 1000,
+    "eval_num_samples": 100, "cache_eval_data": true, "float_label_dense": false})"));
+  layer(j, "data")["sparse"][0].update(
+      nlohmann::json::parse(R"({"max_feature_num_per_sample": 32, "max_nnz": 4, "is_required": false})"));
+  layer(j, "emb1")["plan_file"] = "all2all_plan_bi_1.json";
+  layer(j, "emb1")["sparse_embedding_hparam"]["combiner"] = 0;
+  return j;
+}
+
+TEST(ConfigHugeCtr, AcceptsHugeCtrKeysItDoesNotUse) {
+  const Config c = parse_config(with_hugectr_keys(), "t");
+  EXPECT_EQ(c.solver.batchsize, 4096);  // the keys change nothing embscale reads
+  EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.05);
+  EXPECT_EQ(c.embeddings.at(0).combiner, Combiner::kSum);
+  auto single_node = with_hugectr_keys();
+  single_node["solver"]["gpu"] = {0, 2, 4, 7};
+  EXPECT_EQ(parse_config(single_node, "t").solver.max_iter, 100);
+}
+
+TEST(ConfigHugeCtr, UnusedKeysMustStillHoldValidValues) {
+  struct Case {
+    std::function<void(nlohmann::json&)> edit;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](auto& j) { j["solver"]["lr_policy"] = "step"; }, "solver.lr_policy: expected \"fixed\", got \"step\""},
+      {[](auto& j) { j["solver"]["gpu"] = {0, -1}; }, "solver.gpu[1]: expected an integer >= 0, got -1"},
+      {[](auto& j) { j["solver"]["gpu"] = "0"; },
+       "solver.gpu: expected a list of GPU indices, or one list per node, got \"0\""},
+      {[](auto& j) { j["solver"]["mixed_precision"] = 100; },
+       "solver.mixed_precision: expected a loss scaler: 128, 256, 512 or 1024, got 100"},
+      {[](auto& j) { j["solver"]["eval_metrics"] = {"AUC:2"}; },
+       "solver.eval_metrics[0]: expected \"AUC\", \"AUC:<threshold in (0, 1]>\" or \"AverageLoss\", got \"AUC:2\""},
+      {[](auto& j) { j["solver"]["input_key_type"] = "U64"; },
+       "solver.input_key_type: expected \"I32\" or \"I64\", got \"U64\"; did you mean \"I64\"?"},
+      {[](auto& j) { j["solver"]["enable_tf32_compute"] = 1; },
+       "solver.enable_tf32_compute: expected true or false, got 1"},
+      {[](auto& j) { j["solver"]["batchsize_eval"] = 0; }, "solver.batchsize_eval: expected an integer >= 1, got 0"},
+      {[](auto& j) { j["solver"]["sparse_model_file"] = {1}; }, "solver.sparse_model_file[0]: expected a string, got 1"},
+      {[](auto& j) { layer(j, "data")["check"] = "CRC"; }, "layers[data].check: expected \"Sum\" or \"None\", got \"CRC\""},
+      {[](auto& j) { layer(j, "data")["num_samples"] = -1; },
+       "layers[data].num_samples: expected an integer >= 0, got -1"},
+      {[](auto& j) { layer(j, "emb1")["plan_file"] = 3; }, "layers[emb1].plan_file: expected a string, got 3"},
+      {[](auto& j) { j["optimizer"]["adam_hparam"] = 0.001; }, "optimizer.adam_hparam: expected an object, got 0.001"},
+      {[](auto& j) { j["optimizer"]["sgd_hparam"]["atomic_update"] = "yes"; },
+       "optimizer.sgd_hparam.atomic_update: expected true or false, got \"yes\""},
+  };
+  for (const auto& c : cases) {
+    auto j = with_hugectr_keys();
+    c.edit(j);
+    EXPECT_EQ(error_of(j), "test.json: " + c.message);
+  }
+}
+
+TEST(ConfigJsonReader, EditDistanceIgnoresCase) {
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(edit_distance("SGD", "sgd"), 0u);
+}
+
+TEST(ConfigJsonReader, SuggestsOnlyLikelyTypos) {
+  EXPECT_EQ(nearest_name("max_iters", {"max_iter", "display"}), "max_iter");
+  EXPECT_EQ(nearest_name("zzz", {"max_iter", "display"}), "");
+  EXPECT_EQ(did_you_mean("dispaly", {"max_iter", "display"}), "; did you mean \"display\"?");
+  EXPECT_EQ(did_you_mean("seed", {}), "");
+}
+
+TEST(ConfigJsonReader, DescribesRangesAndValues) {
+  EXPECT_EQ(IntRange::at_least(1).describe(), "an integer >= 1");
+  EXPECT_EQ(IntRange::between(1, 8).describe(), "an integer in [1, 8]");
+  EXPECT_EQ(NumberRange::above(0.0).describe(), "a number > 0");
+  EXPECT_EQ(NumberRange::between(0.5, 100).describe(), "a number in [0.5, 100]");
+  EXPECT_EQ(quoted_list({"a", "b", "c"}), "\"a\", \"b\" or \"c\"");
+  EXPECT_EQ(describe_json("abc"), "\"abc\"");
+  const auto long_text = describe_json(std::string(200, 'x'));
+  EXPECT_EQ(long_text.size(), 80u);
+  EXPECT_EQ(long_text.substr(77), "...");
+}
+
+}  // namespace
+}  // namespace embscale::config
