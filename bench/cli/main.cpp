@@ -9,6 +9,7 @@
 
 #include "bench/cli/commands.hpp"
 #include "comm/failure.hpp"
+#include "core/build_info.hpp"
 #include "core/error.hpp"
 
 namespace {
@@ -52,7 +53,7 @@ int run_mpi(int argc, char** argv, const std::function<int()>& command) {
 int main(int argc, char** argv) {
   CLI::App app{"embscale: measure and predict distributed embedding tables at scale"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(EMBSCALE_VERSION) + " (" + EMBSCALE_GIT_SHA + ")");
+  app.set_version_flag("--version", std::string(embscale::build_info::version()) + " (" + embscale::build_info::git_sha() + ")");
 
   embscale::cli::RunOptions run_options;
   std::string config_arg, output_arg;

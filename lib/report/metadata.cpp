@@ -13,6 +13,7 @@
 #include <fstream>
 #include <vector>
 
+#include "core/build_info.hpp"
 #include "core/timer.hpp"
 #include "report/collective.hpp"
 
@@ -123,8 +124,8 @@ RunMetadata collect_run_metadata(comm::Communicator& comm, const std::string& co
   auto& a = metadata.attributes;
   for (std::size_t i = 0; i < names.size(); ++i) a[names[i]] = std::move(values[i]);
   a["schema_version"] = kReportSchemaVersion;
-  a["embscale_version"] = std::string(EMBSCALE_VERSION);
-  a["git_sha"] = std::string(EMBSCALE_GIT_SHA);
+  a["embscale_version"] = std::string(build_info::version());
+  a["git_sha"] = std::string(build_info::git_sha());
   a["ranks"] = std::int64_t{comm.size()};
   // This library never loads CUDA; a run that uses kernels/ overwrites these with the versions
   // of the CUDA runtime and NCCL it loaded.
