@@ -23,7 +23,10 @@ namespace {
 std::string default_output_path() {
   std::string name = utc_timestamp("%Y%m%dT%H%M%SZ");
   if (const char* job = std::getenv("SLURM_JOB_ID")) name += std::string("-job") + job;
-  return "results/runs/" + name + ".h5";
+  // Two runs started in the same second must not overwrite each other.
+  std::string path = "results/runs/" + name + ".h5";
+  for (int n = 1; std::filesystem::exists(path); ++n) path = "results/runs/" + name + "-" + std::to_string(n) + ".h5";
+  return path;
 }
 
 }  // namespace
@@ -32,10 +35,18 @@ int run_command(const RunOptions& options) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   const bool root = world.rank() == 0;
 
+  // Rank 0 reads the config and broadcasts its text: every rank parses the same bytes even if a
+  // node sees another file (node-local paths, a file rewritten during the launch).
+  std::string text;
+  if (options.config_path) comm::run_agreed(world, [&] {
+    if (root) text = config::read_config_text(*options.config_path);
+  });
+  text = comm::broadcast_strings(world, {text})[0];
   std::optional<config::Config> config;
   comm::run_agreed(world, [&] {
-    config = options.config_path ? config::load_config_file(*options.config_path) : config::default_config();
+    config = options.config_path ? config::parse_config_text(text, *options.config_path) : config::default_config();
     embedding::check_config_for_ranks(*config, world.size());
+    embedding::check_run_environment();
   });
 
   std::filesystem::path output = comm::broadcast_strings(world, {root ? options.output_path.value_or(default_output_path()) : ""})[0];

@@ -1,5 +1,7 @@
 #include "comm/communicator.hpp"
 
+#include <exception>
+
 namespace embscale::comm {
 
 void CommStats::record(const std::string& op, std::uint64_t sent, std::uint64_t recv) {
@@ -30,6 +32,12 @@ Request& Request::operator=(Request&& other) noexcept {
 }
 
 Request::~Request() {
+  // While an exception unwinds, other ranks may never complete this transfer: waiting could
+  // block the failing rank before it reaches abort_all_ranks. The abort ends the transfer.
+  if (op_ && std::uncaught_exceptions() > 0) {
+    op_.release();  // NOLINT: deliberately leaked, MPI may still write into it until the abort
+    return;
+  }
   if (op_) {
     try { op_->wait(); } catch (...) {}
   }

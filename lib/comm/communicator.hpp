@@ -4,6 +4,8 @@
 //   T moved as one unit (an embedding vector of dim floats is one row), so a count stays small
 //   even when the bytes are not. Counts are std::size_t: an implementation must handle counts and
 //   displacements beyond 2^31 rows (the MPI one splits such messages into pieces).
+// * Point-to-point beyond the implementation's message limit: the receiver posts exactly the
+//   sender's count, with an explicit source and tag.
 // * Every operation exists blocking and non-blocking. A non-blocking call returns a Request that
 //   owns what the transfer needs until wait() (count and displacement arrays, packed scratch);
 //   the caller's data buffers must stay valid until then.
@@ -152,7 +154,7 @@ class Communicator {
   }
 
   // gatherv: rank r contributes send (recv_counts[r] rows); root receives them in rank order.
-  // recv_counts matter on the root only.
+  // Every rank passes the full recv_counts (all must agree on the schedule; checked).
   template <class T> void gatherv(std::span<const T> send, std::span<T> recv,
                                   std::span<const std::size_t> recv_counts, int root, std::size_t row = 1) {
     check_trivial<T>(); do_gatherv(send.data(), send.size() / row, recv.data(), recv_counts, row_type_of<T>(row), root, nullptr);

@@ -23,6 +23,9 @@ void all_or_none(Communicator& comm, const std::function<void()>& step) {
   } catch (const std::exception& e) {
     failed = true;
     message = e.what();
+  } catch (...) {  // whatever it was, the other ranks must still hear of it
+    failed = true;
+    message = "unknown exception";
   }
   const int first = comm.allreduce(failed ? comm.rank() : comm.size(), ReduceOp::kMin);
   if (first == comm.size()) return;

@@ -11,12 +11,13 @@
 namespace embscale::comm {
 
 using detail::MpiPending;
-using detail::RowDatatype;
 
 namespace {
 
-// Tag of the internal point-to-point messages of the large-count schedules. They travel on a
-// duplicate of the user's communicator, so they can never match a user's send/recv.
+// Tag of the internal point-to-point messages of the collective schedules. They travel on a
+// duplicate of the user's communicator (chunk_comm_), so they never match a user's send/recv;
+// pieces of one transfer keep their order because MPI never reorders messages between the same
+// pair on the same communicator and tag.
 constexpr int kChunkTag = 7001;
 
 // Fills int counts and displacements (in rows) when every count and displacement fits `limit`;
@@ -51,15 +52,15 @@ std::uint64_t bytes_to_others(std::span<const std::size_t> counts, int self, std
 // Posts `rows` rows as messages of at most `limit` rows each. Sender and receiver cut the same
 // pieces because they pass the same row count.
 void post_chunked(MpiPending& p, bool is_send, void* base, std::size_t rows, std::size_t row_bytes,
-                  MPI_Datatype type, int peer, MPI_Comm comm, std::size_t limit) {
+                  MPI_Datatype type, int peer, MPI_Comm comm, std::size_t limit, int tag = kChunkTag) {
   auto* bytes = static_cast<std::byte*>(base);
   for (std::size_t first = 0; first < rows; first += limit) {
     const int n = static_cast<int>(std::min(limit, rows - first));
     MPI_Request req;
     if (is_send)
-      check_mpi(MPI_Isend(bytes + first * row_bytes, n, type, peer, kChunkTag, comm, &req), "MPI_Isend");
+      check_mpi(MPI_Isend(bytes + first * row_bytes, n, type, peer, tag, comm, &req), "MPI_Isend");
     else
-      check_mpi(MPI_Irecv(bytes + first * row_bytes, n, type, peer, kChunkTag, comm, &req), "MPI_Irecv");
+      check_mpi(MPI_Irecv(bytes + first * row_bytes, n, type, peer, tag, comm, &req), "MPI_Irecv");
     p.requests.push_back(req);
   }
 }
@@ -104,14 +105,25 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, bool owned) : comm_(comm), owned
   check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
   check_mpi(MPI_Comm_dup(comm_, &chunk_comm_), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_dup(comm_, &large_p2p_comm_), "MPI_Comm_dup");
 }
 
 MpiCommunicator::~MpiCommunicator() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
+  row_types_.clear();
   MPI_Comm_free(&chunk_comm_);
+  MPI_Comm_free(&large_p2p_comm_);
   if (owned_) MPI_Comm_free(&comm_);
+}
+
+MPI_Datatype MpiCommunicator::row_datatype(RowType type) {
+  for (const auto& [cached, datatype] : row_types_)
+    if (cached.type == type.type && cached.row_values == type.row_values && cached.row_bytes == type.row_bytes)
+      return datatype->get();
+  row_types_.emplace_back(type, std::make_unique<detail::RowDatatype>(type));
+  return row_types_.back().second->get();
 }
 
 void MpiCommunicator::set_max_message_rows(std::size_t rows) {
@@ -141,7 +153,7 @@ void MpiCommunicator::do_bcast(void* data, std::size_t count, RowType type, int 
   const std::uint64_t bytes = count * type.row_bytes;
   stats().record("bcast", rank_ == root ? bytes * static_cast<std::uint64_t>(size_ - 1) : 0,
                  rank_ == root ? 0 : bytes);
-  RowDatatype dt(type);
+  const MPI_Datatype dt = row_datatype(type);
   auto pending = std::make_unique<MpiPending>();
   auto* bytes_ptr = static_cast<std::byte*>(data);
   // Every rank passes the same count, so all take the same branch and cut the same pieces.
@@ -149,10 +161,10 @@ void MpiCommunicator::do_bcast(void* data, std::size_t count, RowType type, int 
     const int n = static_cast<int>(std::min(max_message_rows_, count - first));
     void* piece = bytes_ptr + first * type.row_bytes;
     if (!request) {
-      check_mpi(MPI_Bcast(piece, n, dt.get(), root, comm_), "MPI_Bcast");
+      check_mpi(MPI_Bcast(piece, n, dt, root, comm_), "MPI_Bcast");
     } else {
       MPI_Request req;
-      check_mpi(MPI_Ibcast(piece, n, dt.get(), root, comm_, &req), "MPI_Ibcast");
+      check_mpi(MPI_Ibcast(piece, n, dt, root, comm_, &req), "MPI_Ibcast");
       pending->requests.push_back(req);
     }
     if (count == 0) break;
@@ -197,8 +209,7 @@ void MpiCommunicator::do_reduce_scatter(const void* send, void* recv,
   std::vector<std::size_t> values(recv_counts.size());
   for (std::size_t r = 0; r < values.size(); ++r) values[r] = recv_counts[r] * type.row_values;
   const auto offsets = row_offsets(values);
-  stats().record("reduce_scatter", (offsets.back() - values[static_cast<std::size_t>(rank_)]) * scalar_bytes,
-                 values[static_cast<std::size_t>(rank_)] * scalar_bytes * static_cast<std::size_t>(size_ - 1));
+  stats().record("reduce_scatter", offsets.back() * scalar_bytes, values[static_cast<std::size_t>(rank_)] * scalar_bytes);
   const MPI_Datatype dt = detail::scalar_datatype(type.type);
   const MPI_Op mpi_op = detail::reduce_op(op);
   auto pending = std::make_unique<MpiPending>();
@@ -233,13 +244,13 @@ void MpiCommunicator::do_gatherv(const void* send, std::size_t send_count, void*
   EMBSCALE_EXPECTS(recv_counts[static_cast<std::size_t>(rank_)] == send_count, "gatherv: own count differs from recv_counts");
   stats().record("gatherv", rank_ == root ? 0 : send_count * type.row_bytes,
                  rank_ == root ? bytes_to_others(recv_counts, rank_, type.row_bytes) : 0);
-  RowDatatype dt(type);
+  const MPI_Datatype dt = row_datatype(type);
   auto pending = std::make_unique<MpiPending>();
   if (int_layout(recv_counts, max_message_rows_, pending->counts_a, pending->displs_a)) {
     const int n = static_cast<int>(send_count);
     call(std::move(pending), request,
-         [&](MpiPending& p) { check_mpi(MPI_Gatherv(send, n, dt.get(), recv, p.counts_a.data(), p.displs_a.data(), dt.get(), root, comm_), "MPI_Gatherv"); },
-         [&](MpiPending& p, MPI_Request* req) { check_mpi(MPI_Igatherv(send, n, dt.get(), recv, p.counts_a.data(), p.displs_a.data(), dt.get(), root, comm_, req), "MPI_Igatherv"); });
+         [&](MpiPending& p) { check_mpi(MPI_Gatherv(send, n, dt, recv, p.counts_a.data(), p.displs_a.data(), dt, root, comm_), "MPI_Gatherv"); },
+         [&](MpiPending& p, MPI_Request* req) { check_mpi(MPI_Igatherv(send, n, dt, recv, p.counts_a.data(), p.displs_a.data(), dt, root, comm_, req), "MPI_Igatherv"); });
     return;
   }
   const auto offsets = row_offsets(recv_counts);
@@ -250,10 +261,10 @@ void MpiCommunicator::do_gatherv(const void* send, std::size_t send_count, void*
       if (r == root)
         std::memcpy(out + offsets[ur] * type.row_bytes, send, send_count * type.row_bytes);
       else
-        post_chunked(*pending, false, out + offsets[ur] * type.row_bytes, recv_counts[ur], type.row_bytes, dt.get(), r, chunk_comm_, max_message_rows_);
+        post_chunked(*pending, false, out + offsets[ur] * type.row_bytes, recv_counts[ur], type.row_bytes, dt, r, chunk_comm_, max_message_rows_);
     }
   } else {
-    post_chunked(*pending, true, const_cast<void*>(send), send_count, type.row_bytes, dt.get(), root, chunk_comm_, max_message_rows_);
+    post_chunked(*pending, true, const_cast<void*>(send), send_count, type.row_bytes, dt, root, chunk_comm_, max_message_rows_);
   }
   finish(std::move(pending), request);
 }
@@ -264,13 +275,13 @@ void MpiCommunicator::do_allgatherv(const void* send, std::size_t send_count, vo
   EMBSCALE_EXPECTS(recv_counts[static_cast<std::size_t>(rank_)] == send_count, "allgatherv: own count differs from recv_counts");
   stats().record("allgatherv", send_count * type.row_bytes * static_cast<std::size_t>(size_ - 1),
                  bytes_to_others(recv_counts, rank_, type.row_bytes));
-  RowDatatype dt(type);
+  const MPI_Datatype dt = row_datatype(type);
   auto pending = std::make_unique<MpiPending>();
   if (int_layout(recv_counts, max_message_rows_, pending->counts_a, pending->displs_a)) {
     const int n = static_cast<int>(send_count);
     call(std::move(pending), request,
-         [&](MpiPending& p) { check_mpi(MPI_Allgatherv(send, n, dt.get(), recv, p.counts_a.data(), p.displs_a.data(), dt.get(), comm_), "MPI_Allgatherv"); },
-         [&](MpiPending& p, MPI_Request* req) { check_mpi(MPI_Iallgatherv(send, n, dt.get(), recv, p.counts_a.data(), p.displs_a.data(), dt.get(), comm_, req), "MPI_Iallgatherv"); });
+         [&](MpiPending& p) { check_mpi(MPI_Allgatherv(send, n, dt, recv, p.counts_a.data(), p.displs_a.data(), dt, comm_), "MPI_Allgatherv"); },
+         [&](MpiPending& p, MPI_Request* req) { check_mpi(MPI_Iallgatherv(send, n, dt, recv, p.counts_a.data(), p.displs_a.data(), dt, comm_, req), "MPI_Iallgatherv"); });
     return;
   }
   const auto offsets = row_offsets(recv_counts);
@@ -279,8 +290,8 @@ void MpiCommunicator::do_allgatherv(const void* send, std::size_t send_count, vo
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     const auto ur = static_cast<std::size_t>(r);
-    post_chunked(*pending, false, out + offsets[ur] * type.row_bytes, recv_counts[ur], type.row_bytes, dt.get(), r, chunk_comm_, max_message_rows_);
-    post_chunked(*pending, true, const_cast<void*>(send), send_count, type.row_bytes, dt.get(), r, chunk_comm_, max_message_rows_);
+    post_chunked(*pending, false, out + offsets[ur] * type.row_bytes, recv_counts[ur], type.row_bytes, dt, r, chunk_comm_, max_message_rows_);
+    post_chunked(*pending, true, const_cast<void*>(send), send_count, type.row_bytes, dt, r, chunk_comm_, max_message_rows_);
   }
   finish(std::move(pending), request);
 }
@@ -291,18 +302,22 @@ void MpiCommunicator::do_alltoallv(const void* send, std::span<const std::size_t
                    "alltoallv needs one send and one recv count per rank");
   stats().record("alltoallv", bytes_to_others(send_counts, rank_, type.row_bytes),
                  bytes_to_others(recv_counts, rank_, type.row_bytes));
-  RowDatatype dt(type);
+  const MPI_Datatype dt = row_datatype(type);
   auto pending = std::make_unique<MpiPending>();
   const bool local_fits = int_layout(send_counts, max_message_rows_, pending->counts_a, pending->displs_a) &&
                           int_layout(recv_counts, max_message_rows_, pending->counts_b, pending->displs_b);
-  // A rank sees only its own counts, yet all ranks must take the same branch: agree on it.
-  int all_fit = local_fits ? 1 : 0;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &all_fit, 1, MPI_INT, MPI_MIN, chunk_comm_), "MPI_Allreduce");
-  if (all_fit) {
-    call(std::move(pending), request,
-         [&](MpiPending& p) { check_mpi(MPI_Alltoallv(send, p.counts_a.data(), p.displs_a.data(), dt.get(), recv, p.counts_b.data(), p.displs_b.data(), dt.get(), comm_), "MPI_Alltoallv"); },
-         [&](MpiPending& p, MPI_Request* req) { check_mpi(MPI_Ialltoallv(send, p.counts_a.data(), p.displs_a.data(), dt.get(), recv, p.counts_b.data(), p.displs_b.data(), dt.get(), comm_, req), "MPI_Ialltoallv"); });
-    return;
+  // A rank sees only its own counts, yet all ranks must take the same branch. Blocking: agree
+  // with one small allreduce (a blocking alltoallv synchronises anyway). Non-blocking: an
+  // agreement would block, so the point-to-point schedule, which needs no agreement, always runs.
+  if (!request) {
+    int all_fit = local_fits ? 1 : 0;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &all_fit, 1, MPI_INT, MPI_MIN, chunk_comm_), "MPI_Allreduce");
+    if (all_fit) {
+      check_mpi(MPI_Alltoallv(send, pending->counts_a.data(), pending->displs_a.data(), dt, recv,
+                              pending->counts_b.data(), pending->displs_b.data(), dt, comm_),
+                "MPI_Alltoallv");
+      return;
+    }
   }
   const auto send_offsets = row_offsets(send_counts);
   const auto recv_offsets = row_offsets(recv_counts);
@@ -315,8 +330,8 @@ void MpiCommunicator::do_alltoallv(const void* send, std::span<const std::size_t
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     const auto ur = static_cast<std::size_t>(r);
-    post_chunked(*pending, false, out + recv_offsets[ur] * type.row_bytes, recv_counts[ur], type.row_bytes, dt.get(), r, chunk_comm_, max_message_rows_);
-    post_chunked(*pending, true, in + send_offsets[ur] * type.row_bytes, send_counts[ur], type.row_bytes, dt.get(), r, chunk_comm_, max_message_rows_);
+    post_chunked(*pending, false, out + recv_offsets[ur] * type.row_bytes, recv_counts[ur], type.row_bytes, dt, r, chunk_comm_, max_message_rows_);
+    post_chunked(*pending, true, in + send_offsets[ur] * type.row_bytes, send_counts[ur], type.row_bytes, dt, r, chunk_comm_, max_message_rows_);
   }
   finish(std::move(pending), request);
 }
@@ -324,34 +339,37 @@ void MpiCommunicator::do_alltoallv(const void* send, std::span<const std::size_t
 void MpiCommunicator::do_send(const void* data, std::size_t count, RowType type, int dest, int tag,
                               Request* request) {
   stats().record("send", count * type.row_bytes, 0);
-  RowDatatype dt(type);
+  const MPI_Datatype dt = row_datatype(type);
   auto pending = std::make_unique<MpiPending>();
   if (count <= max_message_rows_) {
     const int n = static_cast<int>(count);
     call(std::move(pending), request,
-         [&](MpiPending&) { check_mpi(MPI_Send(data, n, dt.get(), dest, tag, comm_), "MPI_Send"); },
-         [&](MpiPending&, MPI_Request* req) { check_mpi(MPI_Isend(data, n, dt.get(), dest, tag, comm_, req), "MPI_Isend"); });
+         [&](MpiPending&) { check_mpi(MPI_Send(data, n, dt, dest, tag, comm_), "MPI_Send"); },
+         [&](MpiPending&, MPI_Request* req) { check_mpi(MPI_Isend(data, n, dt, dest, tag, comm_, req), "MPI_Isend"); });
     return;
   }
-  // Large messages go in pieces on the internal communicator; the receiver must post the same
-  // count (it then cuts the same pieces).
-  post_chunked(*pending, true, const_cast<void*>(data), count, type.row_bytes, dt.get(), dest, chunk_comm_, max_message_rows_);
+  // Large messages go in pieces with the user's tag on a communicator of their own (MPI keeps
+  // their order per source and tag); the receiver posts the same count and cuts the same pieces.
+  post_chunked(*pending, true, const_cast<void*>(data), count, type.row_bytes, dt, dest, large_p2p_comm_,
+               max_message_rows_, tag);
   finish(std::move(pending), request);
 }
 
 void MpiCommunicator::do_recv(void* data, std::size_t count, RowType type, int source, int tag,
                               Request* request) {
   stats().record("recv", 0, count * type.row_bytes);
-  RowDatatype dt(type);
+  const MPI_Datatype dt = row_datatype(type);
   auto pending = std::make_unique<MpiPending>();
   if (count <= max_message_rows_) {
     const int n = static_cast<int>(count);
     call(std::move(pending), request,
-         [&](MpiPending&) { check_mpi(MPI_Recv(data, n, dt.get(), source, tag, comm_, MPI_STATUS_IGNORE), "MPI_Recv"); },
-         [&](MpiPending&, MPI_Request* req) { check_mpi(MPI_Irecv(data, n, dt.get(), source, tag, comm_, req), "MPI_Irecv"); });
+         [&](MpiPending&) { check_mpi(MPI_Recv(data, n, dt, source, tag, comm_, MPI_STATUS_IGNORE), "MPI_Recv"); },
+         [&](MpiPending&, MPI_Request* req) { check_mpi(MPI_Irecv(data, n, dt, source, tag, comm_, req), "MPI_Irecv"); });
     return;
   }
-  post_chunked(*pending, false, data, count, type.row_bytes, dt.get(), source, chunk_comm_, max_message_rows_);
+  EMBSCALE_EXPECTS(source != MPI_ANY_SOURCE && tag != MPI_ANY_TAG,
+                   "a receive beyond max_message_rows needs an explicit source and tag");
+  post_chunked(*pending, false, data, count, type.row_bytes, dt, source, large_p2p_comm_, max_message_rows_, tag);
   finish(std::move(pending), request);
 }
 

@@ -1,5 +1,9 @@
 // The Communicator over MPI (OpenMPI here). With lib/report, the only home of MPI_* calls.
 //
+// Cost of safety: a blocking alltoallv first agrees on its schedule with a one-integer
+// allreduce (each rank sees only its own counts); ialltoallv never blocks and always takes the
+// point-to-point schedule.
+//
 // Counts beyond INT_MAX: MPI-3 takes int counts and displacements. Every operation checks its
 // counts against max_message_rows(); when all fit it makes one MPI call with a contiguous
 // datatype of one row, otherwise it falls back to a schedule of messages of at most that many
@@ -12,8 +16,11 @@
 #include <cstddef>
 #include <limits>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/mpi_types.hpp"
 
 namespace embscale::comm {
 
@@ -59,13 +66,18 @@ class MpiCommunicator final : public Communicator {
 
  private:
   MpiCommunicator(MPI_Comm comm, bool owned);
+  // The committed MPI datatype of one row, created on first use and kept (a handful per run):
+  // creating and freeing one per call would cost more than a small message.
+  MPI_Datatype row_datatype(RowType type);
 
   MPI_Comm comm_;
-  MPI_Comm chunk_comm_ = MPI_COMM_NULL;  // duplicate for internal messages and agreements
+  MPI_Comm chunk_comm_ = MPI_COMM_NULL;      // duplicate: collective schedules and agreements
+  MPI_Comm large_p2p_comm_ = MPI_COMM_NULL;  // duplicate: user send/recv beyond the row limit
   bool owned_;
   int rank_ = 0;
   int size_ = 1;
   std::size_t max_message_rows_ = kIntLimit;
+  std::vector<std::pair<RowType, std::unique_ptr<detail::RowDatatype>>> row_types_;
 };
 
 // Throws embscale::Error naming the MPI call and MPI's error string when rc != MPI_SUCCESS.

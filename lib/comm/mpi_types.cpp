@@ -1,5 +1,7 @@
 #include "comm/mpi_types.hpp"
 
+#include <exception>
+
 #include "comm/mpi_communicator.hpp"
 #include "core/error.hpp"
 
@@ -40,7 +42,14 @@ RowDatatype::RowDatatype(RowType type) {
 }
 
 RowDatatype::~RowDatatype() {
-  if (derived_) MPI_Type_free(&type_);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (derived_ && !finalized) MPI_Type_free(&type_);
+}
+
+MpiPending::~MpiPending() {
+  if (!requests.empty() && std::uncaught_exceptions() == 0)
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
 }
 
 void MpiPending::wait() {

@@ -38,6 +38,13 @@ class MpiPending final : public PendingOperation {
   std::vector<int> counts_a, displs_a, counts_b, displs_b;
   std::vector<std::byte> scratch;
 
+  MpiPending() = default;
+  MpiPending(const MpiPending&) = delete;
+  MpiPending& operator=(const MpiPending&) = delete;
+  // Completes what was posted (unless an exception unwinds: see Request's destructor), so a
+  // record dropped after a partial post never leaves MPI writing into freed memory.
+  ~MpiPending() override;
+
   void wait() override;
   bool test() override;
 };

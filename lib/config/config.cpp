@@ -44,7 +44,7 @@ Config parse_config_text(const std::string& text, const std::string& origin) {
   return parse_config(parse_json_text(text, origin), origin);
 }
 
-Config load_config_file(const std::filesystem::path& path) {
+std::string read_config_text(const std::filesystem::path& path) {
   // A directory opens as a stream on Linux and then reads as empty; say what it is instead.
   std::error_code ignored;
   if (std::filesystem::is_directory(path, ignored))
@@ -54,8 +54,10 @@ Config load_config_file(const std::filesystem::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError(path.string() + ": cannot read config file: " + std::strerror(errno));
-  return parse_config_text(text.str(), path.string());
+  return text.str();
 }
+
+Config load_config_file(const std::filesystem::path& path) { return parse_config_text(read_config_text(path), path.string()); }
 
 Config default_config() { return parse_config_text(default_config_text(), kEmbeddedOrigin); }
 

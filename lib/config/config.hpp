@@ -80,6 +80,9 @@ Config parse_config(const nlohmann::json& json, const std::string& origin);
 Config parse_config_text(const std::string& text, const std::string& origin);
 // Reads a file: a missing or unreadable file is an InputError naming it.
 Config load_config_file(const std::filesystem::path& path);
+// The file's text, unparsed (an MPI program reads it on one rank and broadcasts it, so every
+// rank parses the same bytes); the same InputErrors as load_config_file.
+std::string read_config_text(const std::filesystem::path& path);
 // The built-in default run (bench/configs/default.json, embedded at build time).
 Config default_config();
 const std::string& default_config_text();

@@ -125,6 +125,8 @@ void print_progress(std::ostream& out, std::int64_t done, std::int64_t total, do
 
 }  // namespace
 
+void check_run_environment() { injected_fault(); }
+
 void check_config_for_ranks(const config::Config& config, int ranks) {
   if (config.solver.batchsize < ranks)
     throw InputError("solver.batchsize: expected at least one sample per rank (>= " + std::to_string(ranks) +

@@ -46,6 +46,9 @@ struct TrainingRun {
 // max_vocabulary_size_per_gpu; at least one sample per rank). Throws InputError naming the field.
 void check_config_for_ranks(const config::Config& config, int ranks);
 
+// Checks the environment a run reads (EMBSCALE_FAULT_INJECT). Throws InputError naming it.
+void check_run_environment();
+
 // Runs solver.warmup_iter untimed then solver.max_iter timed iterations. Collective. Progress
 // lines go to `progress` on rank 0 every solver.display iterations (null: silent).
 TrainingRun run_training(comm::Communicator& comm, const config::Config& config, std::ostream* progress);

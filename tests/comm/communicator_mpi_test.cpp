@@ -138,6 +138,53 @@ TEST_P(CommunicatorMpi, SendRecvRingBlockingAndNonBlocking) {
   EXPECT_EQ(in, std::vector<std::uint64_t>(8, static_cast<std::uint64_t>(prev)));
 }
 
+TEST_P(CommunicatorMpi, LargeSendsKeepTheirTagsWhateverTheReceiveOrder) {
+  if (world.size() < 2) GTEST_SKIP() << "needs >= 2 ranks";
+  std::vector<std::int32_t> a(8, 111), b(8, 222);
+  if (world.rank() == 0) {
+    Request ra = world.isend(std::span<const std::int32_t>(a), 1, 1);
+    Request rb = world.isend(std::span<const std::int32_t>(b), 1, 2);
+    ra.wait();
+    rb.wait();
+  } else if (world.rank() == 1) {
+    std::vector<std::int32_t> got_b(8, 0), got_a(8, 0);
+    Request rb = world.irecv(std::span<std::int32_t>(got_b), 0, 2);  // the later message first
+    Request ra = world.irecv(std::span<std::int32_t>(got_a), 0, 1);
+    rb.wait();
+    ra.wait();
+    EXPECT_EQ(got_a, a);
+    EXPECT_EQ(got_b, b);
+  }
+}
+
+// An ialltoallv must return without waiting for the other ranks: here rank 1 reaches its
+// ialltoallv only after rank 0 has received a message rank 0 posts after its own ialltoallv.
+// A blocking agreement inside ialltoallv deadlocks this (the ctest timeout would catch it).
+TEST_P(CommunicatorMpi, IalltoallvReturnsBeforeThePeersArrive) {
+  if (world.size() < 2) GTEST_SKIP() << "needs >= 2 ranks";
+  std::vector<std::size_t> counts(R(), 2);
+  std::vector<std::int64_t> send(R() * 2, static_cast<std::int64_t>(me())), recv(R() * 2, -1);
+  // 8 MiB in rows of 4096 doubles: rendezvous-sized, so the send needs the posted receive.
+  std::vector<double> big(1 << 20, 1.5);
+  constexpr std::size_t kRow = 4096;
+  const auto exchange = [&] {
+    return world.ialltoallv(std::span<const std::int64_t>(send), std::span<const std::size_t>(counts),
+                            std::span<std::int64_t>(recv), std::span<const std::size_t>(counts));
+  };
+  if (world.rank() == 0) {
+    Request r = exchange();
+    world.recv(std::span<double>(big), 1, 9, kRow);
+    r.wait();
+  } else if (world.rank() == 1) {
+    world.send(std::span<const double>(big), 0, 9, kRow);
+    Request r = exchange();
+    r.wait();
+  } else {
+    exchange().wait();
+  }
+  for (std::size_t from = 0; from < R(); ++from) EXPECT_EQ(recv[2 * from], static_cast<std::int64_t>(from));
+}
+
 INSTANTIATE_TEST_SUITE_P(MessageLimit, CommunicatorMpi, testing::Values(std::size_t{0}, std::size_t{3}),
                          [](const auto& param_info) { return param_info.param == 0 ? std::string("native") : std::string("chunked"); });
 
