@@ -1,0 +1,34 @@
+// Statistics for regression verdicts (embscale compare): the Mann-Whitney U test, as Google
+// Benchmark's compare.py uses on repetitions, and block means for per-iteration samples.
+//
+// Why not raw iterations: consecutive iterations are autocorrelated (caches, allocator state,
+// other tenants) and drift, so treating them as independent samples makes any difference look
+// significant. Repetitions of a run are close to independent; failing those, means of long
+// contiguous blocks after the warm-up are, approximately, when the blocks are much longer than
+// the correlation time.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace embscale {
+
+enum class Alternative { kTwoSided, kGreater, kLess };  // kGreater: `b` tends to exceed `a`
+
+struct MannWhitneyResult {
+  double u = 0;          // U statistic of sample b: pairs (x in a, y in b) with y > x, ties 1/2
+  double p_value = 1;
+  bool exact = false;    // exact null distribution (small samples, no ties) or normal approximation
+};
+
+// Tests whether the values of `b` tend to differ from (exceed, fall below) those of `a`.
+// Exact p-value for na + nb <= 50 without ties; otherwise the normal approximation with tie and
+// continuity corrections. Both samples must be non-empty.
+MannWhitneyResult mann_whitney_u(std::span<const double> a, std::span<const double> b, Alternative alternative);
+
+// Means of `blocks` contiguous, equal blocks of samples[skip:] (the remainder of the division
+// is dropped from the end). Throws when fewer samples than blocks remain.
+std::vector<double> block_means(std::span<const double> samples, std::size_t skip, std::size_t blocks);
+
+}  // namespace embscale
