@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "report/compare.hpp"
+
 namespace embscale::cli {
 
 struct RunOptions {
@@ -14,9 +16,18 @@ struct RunOptions {
   bool quiet = false;                      // no progress lines
 };
 
+struct CompareOptions {
+  std::string base_path;
+  std::string new_path;
+  report::CompareOptions settings;
+  bool json = false;
+};
+
 // Collective over MPI_COMM_WORLD (MPI is initialised by main).
 int run_command(const RunOptions& options);
 int validate_command(const std::string& config_path);
 int report_command(const std::string& report_path);
+// Exit 1 when a figure regressed significantly, else 0.
+int compare_command(const CompareOptions& options);
 
 }  // namespace embscale::cli

@@ -70,6 +70,20 @@ int main(int argc, char** argv) {
   auto* report = app.add_subcommand("report", "Print the summary of an existing report");
   report->add_option("report", report_path, "report HDF5 file")->required();
 
+  embscale::cli::CompareOptions compare_options;
+  auto* compare = app.add_subcommand("compare", "Compare two reports: per-figure change, significance, exit 1 on a regression");
+  compare->add_option("base", compare_options.base_path, "the baseline report")->required();
+  compare->add_option("new", compare_options.new_path, "the report to judge")->required();
+  compare->add_option("--alpha", compare_options.settings.alpha, "significance level of the one-sided Mann-Whitney test")
+      ->capture_default_str()->check(CLI::Range(1e-9, 0.5));
+  compare->add_option("--min-change", compare_options.settings.min_change, "smallest relative change that counts (0.05 = 5%)")
+      ->capture_default_str()->check(CLI::Range(0.0, 10.0));
+  compare->add_option("--blocks", compare_options.settings.blocks, "block means per run when there are no repetitions")
+      ->capture_default_str()->check(CLI::Range(2, 1000));
+  compare->add_option("--warmup-fraction", compare_options.settings.warmup_fraction, "leading share of iterations left out")
+      ->capture_default_str()->check(CLI::Range(0.0, 0.9));
+  compare->add_flag("--json", compare_options.json, "print the comparison as JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -84,5 +98,6 @@ int main(int argc, char** argv) {
     return run_mpi(argc, argv, [&] { return embscale::cli::run_command(run_options); });
   }
   if (*validate) return run_serial([&] { return embscale::cli::validate_command(validate_path); });
+  if (*compare) return run_serial([&] { return embscale::cli::compare_command(compare_options); });
   return run_serial([&] { return embscale::cli::report_command(report_path); });
 }

@@ -132,6 +132,31 @@ case "$case_name" in
       fail "rank 1's message missing: $(cat "$work/err.txt")"
     [ -z "$(ls -A "$work/reports")" ] || fail "files left behind: $(ls -A "$work/reports")"
     ;;
+  compare_self)
+    # A report against itself: identical samples, no regression, exit 0; JSON agrees.
+    mkdir -p "$work/reports"
+    cfg=$(variant short 's/"max_iter": 100/"max_iter": 30/')
+    run_mpi 2 "$cfg" -o "$work/reports/a.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "run failed: $(cat "$work/err.txt")"
+    "$embscale" compare "$work/reports/a.h5" "$work/reports/a.h5" >"$work/cmp.txt" 2>&1 ||
+      fail "self-compare exited $?: $(cat "$work/cmp.txt")"
+    grep -q "verdict: no significant regression" "$work/cmp.txt" || fail "$(cat "$work/cmp.txt")"
+    grep -q "phase:exchange_keys" "$work/cmp.txt" || fail "no phase rows: $(cat "$work/cmp.txt")"
+    "$embscale" compare --json "$work/reports/a.h5" "$work/reports/a.h5" >"$work/cmp.json" || fail "--json failed"
+    grep -q '"regression": false' "$work/cmp.json" || fail "JSON verdict: $(cat "$work/cmp.json")"
+    ;;
+  compare_disjoint)
+    # Reports with no runs in common (1 rank vs 2 ranks) are bad input: exit 2, named.
+    mkdir -p "$work/reports"
+    cfg=$(variant short 's/"max_iter": 100/"max_iter": 5/')
+    run_mpi 1 "$cfg" -o "$work/reports/one.h5" --quiet
+    run_mpi 2 "$cfg" -o "$work/reports/two.h5" --quiet
+    "$embscale" compare "$work/reports/one.h5" "$work/reports/two.h5" >"$work/cmp.txt" 2>&1
+    code=$?
+    [ "$code" -eq 2 ] || fail "exit $code, expected 2: $(cat "$work/cmp.txt")"
+    grep -q "one.h5 vs .*two.h5: the reports have no runs with the same parameters" "$work/cmp.txt" ||
+      fail "$(cat "$work/cmp.txt")"
+    ;;
   *)
     fail "unknown case"
     ;;
