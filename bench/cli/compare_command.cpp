@@ -3,13 +3,14 @@
 #include "bench/cli/commands.hpp"
 #include "core/error.hpp"
 #include "report/compare.hpp"
+#include "report/gbench_json.hpp"
 #include "report/reader.hpp"
 
 namespace embscale::cli {
 
 int compare_command(const CompareOptions& options) {
-  const auto base = report::read_report(options.base_path);
-  const auto next = report::read_report(options.new_path);
+  const auto base = report::read_comparable(options.base_path);
+  const auto next = report::read_comparable(options.new_path);
   const auto comparison = [&] {
     try {
       return report::compare_reports(base, next, options.settings);

@@ -59,6 +59,8 @@ std::vector<double> figure_series(const ReportData::Run& run, const std::string&
         for (std::size_t r = 0; r < c->second.cols; ++r) sum += static_cast<double>(c->second(i, r));
         out.push_back(sum);
       }
+  } else if (const auto own = run.series.find(figure); own != run.series.end()) {
+    out = own->second;
   } else if (figure.rfind("phase:", 0) == 0) {
     if (const auto t = run.timings.find(figure.substr(6)); t != run.timings.end())
       for (std::size_t i = 0; i < t->second.rows; ++i) {  // the slowest rank sets the pace
@@ -97,9 +99,14 @@ std::vector<double> samples_of(const Runs& runs, const std::string& figure, bool
 }
 
 std::vector<std::string> figures_of(const ReportData::Run& run) {
-  std::vector<std::string> figures{"step_time", "throughput_samples_per_s"};
+  std::vector<std::string> figures;
+  if (run.series.count("step_time")) figures = {"step_time", "throughput_samples_per_s"};
   for (const auto& phase : run.phase_names) figures.push_back("phase:" + phase);
-  figures.push_back("bytes_sent");
+  if (run.counters.count("bytes_sent")) figures.push_back("bytes_sent");
+  // Other series are figures of their own (Google Benchmark's real_time, cpu_time); the loss is
+  // a model figure, not a performance one.
+  for (const auto& [name, values] : run.series)
+    if (name != "step_time" && name != "loss") figures.push_back(name);
   return figures;
 }
 
@@ -140,7 +147,8 @@ Comparison compare_reports(const ReportData& base, const ReportData& next, const
       f.regression = p_worse < o.alpha && worsening > o.min_change;
       f.improvement = p_better < o.alpha && -worsening > o.min_change;
       out.any_regression = out.any_regression || f.regression;
-      const bool is_time = figure == "step_time" || figure.rfind("phase:", 0) == 0;
+      const bool is_time = figure == "step_time" || figure.rfind("phase:", 0) == 0 || figure == "real_time" ||
+                           figure == "cpu_time";
       if (is_time && f.base > 0 && f.next > 0) {
         log_ratio_sum += std::log(f.next / f.base);
         ++log_ratios;
