@@ -1,0 +1,47 @@
+// A deterministic slice of the embedding step for instruction counting (scripts/perf-check runs
+// it under valgrind's callgrind, whose counts repeat exactly for the same binary and inputs,
+// whatever else the machine does). No MPI: generate one batch, route its keys for 2 ranks, gather
+// rank 0's rows and pool every bag, as the owner and the requester do in a step.
+#include <cstdio>
+#include <vector>
+
+#include "embedding/initializer.hpp"
+#include "embedding/key_router.hpp"
+#include "embedding/static_table.hpp"
+#include "workloads/synthetic.hpp"
+
+int main() {
+  using namespace embscale;
+  config::DataLayer data;
+  data.slot_size_array.assign(8, 20000);
+  data.slot_num = 8;
+  data.label_dim = 1;
+  data.synthetic.distribution = config::KeyDistribution::kZipf;
+  data.synthetic.zipf_alpha = 1.05;
+  data.synthetic.nnz_per_slot = 4;
+  constexpr std::int32_t kDim = 32;
+  const workloads::SyntheticGenerator generator(data, 20261122, 2048);
+  const Batch batch = generator.generate(0, 0, 1);
+
+  const embedding::ModuloSharding sharding{2};
+  const auto routed = embedding::route_keys(batch.keys, sharding);
+  const embedding::ShardedStaticTable table(0, 2, generator.total_vocabulary(), kDim, generator.total_vocabulary(),
+                                            embedding::UniformInitializer::for_vocabulary(1, generator.total_vocabulary()));
+  const std::span<const Key> owned(routed.send_keys.data(), routed.send_counts[0]);
+  std::vector<float> rows(owned.size() * kDim);
+  table.gather(owned, rows);
+
+  // Pool each bag from the gathered rows (rows of keys owned by rank 1 count as zeros here).
+  std::vector<float> pooled(static_cast<std::size_t>(batch.num_bags()) * kDim, 0.0f);
+  for (std::int64_t b = 0; b < batch.num_bags(); ++b)
+    for (auto k = batch.offsets[static_cast<std::size_t>(b)]; k < batch.offsets[static_cast<std::size_t>(b) + 1]; ++k) {
+      const auto index = routed.inverse[static_cast<std::size_t>(k)];
+      if (index >= owned.size()) continue;
+      for (std::size_t d = 0; d < kDim; ++d) pooled[static_cast<std::size_t>(b) * kDim + d] += rows[index * kDim + d];
+    }
+  double checksum = 0;
+  for (const float v : pooled) checksum += v;
+  std::printf("keys %zu unique %zu owned %zu checksum %.9g\n", batch.keys.size(), routed.send_keys.size(), owned.size(),
+              checksum);
+  return 0;
+}
