@@ -5,9 +5,8 @@
 // Run: mpiexec -n 2 build/bench/micro/embscale_micro_all2all --benchmark_repetitions=10
 // (not --benchmark_enable_random_interleaving: each rank would shuffle differently and the ranks
 // would enter different collectives).
-// What embscale does beyond the bare calls: the counts travel through alltoallv (the bare side
-// uses MPI_Alltoall), and each blocking alltoallv first agrees on its large-count schedule with
-// a one-integer allreduce (lib/comm/mpi_communicator.hpp).
+// What embscale does beyond the bare calls: each blocking alltoallv first agrees on its
+// large-count schedule with a one-integer allreduce (lib/comm/mpi_communicator.hpp).
 // Timing: each iteration's time is the maximum over ranks (MPI_Allreduce MAX after the timed
 // region), fed back with SetIterationTime: the slowest rank sets the pace. Bandwidth follows
 // nccl-tests' alltoall convention: algbw = bytes sent by a rank (incl. to itself) / time,

@@ -192,11 +192,15 @@ class Communicator {
                                         std::size_t row = 1) {
     check_trivial<T>(); Request r; do_alltoallv(send.data(), send_counts, recv.data(), recv_counts, row_type_of<T>(row), &r); return r;
   }
-  // alltoall: `count` rows to every rank (send and recv hold size() * count rows).
+  // alltoall: `count` rows to every rank (send and recv hold size() * count rows); every rank
+  // passes the same count.
   template <class T> void alltoall(std::span<const T> send, std::span<T> recv, std::size_t count,
                                    std::size_t row = 1) {
-    std::vector<std::size_t> counts(static_cast<std::size_t>(size()), count);
-    alltoallv(send, std::span<const std::size_t>(counts), recv, std::span<const std::size_t>(counts), row);
+    check_trivial<T>(); do_alltoall(send.data(), recv.data(), count, row_type_of<T>(row), nullptr);
+  }
+  template <class T> Request ialltoall(std::span<const T> send, std::span<T> recv, std::size_t count,
+                                       std::size_t row = 1) {
+    check_trivial<T>(); Request r; do_alltoall(send.data(), recv.data(), count, row_type_of<T>(row), &r); return r;
   }
 
   template <class T> void send(std::span<const T> data, int dest, int tag, std::size_t row = 1) {
@@ -227,6 +231,7 @@ class Communicator {
                              std::span<const std::size_t> recv_counts, RowType type, Request* request) = 0;
   virtual void do_alltoallv(const void* send, std::span<const std::size_t> send_counts, void* recv,
                             std::span<const std::size_t> recv_counts, RowType type, Request* request) = 0;
+  virtual void do_alltoall(const void* send, void* recv, std::size_t count, RowType type, Request* request) = 0;
   virtual void do_send(const void* data, std::size_t count, RowType type, int dest, int tag,
                        Request* request) = 0;
   virtual void do_recv(void* data, std::size_t count, RowType type, int source, int tag,

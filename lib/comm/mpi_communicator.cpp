@@ -336,6 +336,23 @@ void MpiCommunicator::do_alltoallv(const void* send, std::span<const std::size_t
   finish(std::move(pending), request);
 }
 
+void MpiCommunicator::do_alltoall(const void* send, void* recv, std::size_t count, RowType type, Request* request) {
+  // Every rank passes the same count (an MPI rule), so the choice below is the same everywhere
+  // and needs no agreement, unlike alltoallv's.
+  const auto ranks = static_cast<std::size_t>(size_);
+  if (count * ranks > max_message_rows_) {
+    const std::vector<std::size_t> counts(ranks, count);
+    do_alltoallv(send, counts, recv, counts, type, request);
+    return;
+  }
+  stats().record("alltoall", count * (ranks - 1) * type.row_bytes, count * (ranks - 1) * type.row_bytes);
+  const MPI_Datatype dt = row_datatype(type);
+  const int n = static_cast<int>(count);
+  call(std::make_unique<MpiPending>(), request,
+       [&](MpiPending&) { check_mpi(MPI_Alltoall(send, n, dt, recv, n, dt, comm_), "MPI_Alltoall"); },
+       [&](MpiPending&, MPI_Request* req) { check_mpi(MPI_Ialltoall(send, n, dt, recv, n, dt, comm_, req), "MPI_Ialltoall"); });
+}
+
 void MpiCommunicator::do_send(const void* data, std::size_t count, RowType type, int dest, int tag,
                               Request* request) {
   stats().record("send", count * type.row_bytes, 0);

@@ -59,6 +59,7 @@ class MpiCommunicator final : public Communicator {
                      std::span<const std::size_t> recv_counts, RowType type, Request* request) override;
   void do_alltoallv(const void* send, std::span<const std::size_t> send_counts, void* recv,
                     std::span<const std::size_t> recv_counts, RowType type, Request* request) override;
+  void do_alltoall(const void* send, void* recv, std::size_t count, RowType type, Request* request) override;
   void do_send(const void* data, std::size_t count, RowType type, int dest, int tag,
                Request* request) override;
   void do_recv(void* data, std::size_t count, RowType type, int source, int tag,
