@@ -1,5 +1,5 @@
-// embscale: one binary, subcommands (DESIGN.md "CLI"). `run` is the MPI program; `validate` and
-// `report` are serial and never initialise MPI.
+// embscale: one binary, subcommands (DESIGN.md "CLI"). `run` and `sweep` are MPI programs;
+// `validate`, `report`, `compare` and `merge` are serial and never initialise MPI.
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +11,7 @@
 #include "comm/failure.hpp"
 #include "core/build_info.hpp"
 #include "core/error.hpp"
+#include "core/stop_request.hpp"
 
 namespace {
 
@@ -39,6 +40,12 @@ int run_mpi(int argc, char** argv, const std::function<int()>& command) {
     code = command();
   } catch (const embscale::comm::AgreedFailure& failure) {
     code = failure.exit_code;
+  } catch (const embscale::StopRequested& stop) {
+    // Agreed by every rank (comm::any_rank_stopping): a clean exit, said once.
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::fprintf(stderr, "embscale: %s\n", stop.what());
+    code = stop.exit_code();
   } catch (const embscale::Error& e) {
     embscale::comm::abort_all_ranks(e.exit_code(), e.what());
   } catch (const std::exception& e) {
@@ -61,14 +68,31 @@ int main(int argc, char** argv) {
   run->add_option("config", config_arg, "config JSON file");
   run->add_option("-o,--output", output_arg, "report path (default: results/runs/<UTC timestamp>.h5)");
   run->add_flag("-q,--quiet", run_options.quiet, "no progress lines");
+  run->add_option("--id", run_options.run_id, "the run's name in the report (/runs/<id>)")->capture_default_str();
+
+  embscale::cli::SweepOptions sweep_options;
+  auto* sweep = app.add_subcommand(
+      "sweep", "Run every point of a sweep file (a grid or a list over config fields), then merge the reports into one");
+  sweep->add_option("sweep", sweep_options.sweep_path, "sweep JSON file")->required();
+  sweep->add_option("-o,--output", sweep_options.output_path, "merged report; point reports go to <stem>.points/")
+      ->required();
+  sweep->add_flag("--resume", sweep_options.resume, "go on with the runs the manifest lacks (after a stop or a requeue)");
+  sweep->add_flag("-q,--quiet", sweep_options.quiet, "no per-iteration progress lines");
+  sweep->footer("Exit codes: 0 done, 1 failure, 2 bad input, 3 stopped by SIGTERM/SIGUSR1 (resume with --resume).");
+
+  embscale::cli::MergeOptions merge_options;
+  auto* merge = app.add_subcommand("merge", "Merge reports into one (run ids must be unique across them)");
+  merge->add_option("inputs", merge_options.inputs, "reports to merge, in order")->required();
+  merge->add_option("-o,--output", merge_options.output_path, "the merged report")->required();
 
   std::string validate_path;
   auto* validate = app.add_subcommand("validate", "Check a config file and print what it runs");
   validate->add_option("config", validate_path, "config JSON file")->required();
 
-  std::string report_path;
-  auto* report = app.add_subcommand("report", "Print the summary of an existing report");
-  report->add_option("report", report_path, "report HDF5 file")->required();
+  embscale::cli::ReportOptions report_options;
+  auto* report = app.add_subcommand("report", "Print the summary of an existing report, and plot it");
+  report->add_option("report", report_options.report_path, "report HDF5 file")->required();
+  report->add_option("--plot", report_options.plot_directory, "write PNG plots into this directory");
 
   embscale::cli::CompareOptions compare_options;
   auto* compare = app.add_subcommand("compare", "Compare two reports: per-figure change, significance, exit 1 on a regression");
@@ -97,7 +121,15 @@ int main(int argc, char** argv) {
     run_options.command_line = join_arguments(argc, argv);
     return run_mpi(argc, argv, [&] { return embscale::cli::run_command(run_options); });
   }
+  if (*sweep) {
+    sweep_options.command_line = join_arguments(argc, argv);
+    return run_mpi(argc, argv, [&] { return embscale::cli::sweep_command(sweep_options); });
+  }
+  if (*merge) {
+    merge_options.command_line = join_arguments(argc, argv);
+    return run_serial([&] { return embscale::cli::merge_command(merge_options); });
+  }
   if (*validate) return run_serial([&] { return embscale::cli::validate_command(validate_path); });
   if (*compare) return run_serial([&] { return embscale::cli::compare_command(compare_options); });
-  return run_serial([&] { return embscale::cli::report_command(report_path); });
+  return run_serial([&] { return embscale::cli::report_command(report_options); });
 }

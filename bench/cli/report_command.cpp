@@ -1,9 +1,18 @@
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <variant>
 
 #include "bench/cli/commands.hpp"
+#include "core/error.hpp"
 #include "report/reader.hpp"
 #include "report/summary.hpp"
+
+extern char** environ;
 
 namespace embscale::cli {
 namespace {
@@ -17,14 +26,54 @@ std::string attribute_text(const report::ReportData& data, const std::string& na
   }, it->second);
 }
 
+std::string environment_or(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+
+// results/plot_report.py under Debian's Python (which has matplotlib and h5py from apt; a
+// virtual environment's python3 first on PATH often has neither). EMBSCALE_PLOT_SCRIPT and
+// EMBSCALE_PYTHON override both, for installed copies and other interpreters.
+int plot(const std::string& report_path, const std::string& directory) {
+  const std::string script = environment_or("EMBSCALE_PLOT_SCRIPT", EMBSCALE_SOURCE_DIR "/results/plot_report.py");
+  const std::string python =
+      environment_or("EMBSCALE_PYTHON", std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3");
+  if (!std::filesystem::exists(script))
+    throw InputError(script + ": the plot script is missing (set EMBSCALE_PLOT_SCRIPT to results/plot_report.py)");
+  std::vector<std::string> args{python, script, report_path, directory};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (const int error = posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ))
+    throw Error(python + ": cannot start the plot script: " + std::strerror(error));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw Error("waiting for the plot script: " + std::string(std::strerror(errno)));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // The script printed its own message; say which step failed and keep bad input apart.
+  if (code == kExitBadInput) throw InputError("plotting " + report_path + " failed (the message above says why)");
+  throw Error("plotting " + report_path + " failed: " + script + " exited with " + std::to_string(code));
+}
+
 }  // namespace
 
-int report_command(const std::string& report_path) {
-  const auto data = report::read_report(report_path);
-  std::cout << report_path << "\n";
+int report_command(const ReportOptions& options) {
+  const auto data = report::read_report(options.report_path);
+  std::cout << options.report_path << "\n";
   for (const char* name : {"embscale_version", "git_sha", "created_utc", "ranks", "hosts", "slurm_job_id"})
     std::cout << "  " << name << ": " << attribute_text(data, name) << '\n';
+  if (const auto axes = data.attributes.find("sweep_axes"); axes != data.attributes.end())
+    std::cout << "  sweep_axes: " << attribute_text(data, "sweep_axes") << '\n';
   std::cout << "  runs: " << data.runs.size() << "\n\n" << report::format_summary_table(data.summary);
+  if (options.plot_directory) {
+    std::error_code ec;
+    std::filesystem::create_directories(*options.plot_directory, ec);
+    if (ec) throw InputError(*options.plot_directory + ": cannot create the plot directory: " + ec.message());
+    std::cout << '\n' << std::flush;
+    return plot(options.report_path, *options.plot_directory);
+  }
   return 0;
 }
 

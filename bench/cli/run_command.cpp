@@ -11,6 +11,7 @@
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "core/error.hpp"
+#include "core/stop_request.hpp"
 #include "core/timer.hpp"
 #include "embedding/training_run.hpp"
 #include "report/metadata.hpp"
@@ -32,6 +33,7 @@ std::string default_output_path() {
 }  // namespace
 
 int run_command(const RunOptions& options) {
+  install_stop_signal_handlers();
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   const bool root = world.rank() == 0;
 
@@ -67,9 +69,11 @@ int run_command(const RunOptions& options) {
   if (root)
     std::cout << "embscale run: " << config->embeddings.front().type << " on " << world.size() << " ranks, "
               << config->solver.max_iter << " iterations of " << config->solver.batchsize << " samples\n";
-  const auto run = embedding::run_training(world, *config, options.quiet ? nullptr : &std::cout);
+  // A signal stops the run at an iteration boundary, on every rank, with no report.
+  const auto stop_check = [&world] { return comm::any_rank_stopping(world); };
+  const auto run = embedding::run_training(world, *config, options.quiet ? nullptr : &std::cout, stop_check);
 
-  const std::string id = "run0";
+  const std::string& id = options.run_id;
   writer->write_run(make_run_record(id, *config, world.size(), run));
   const std::vector<report::SummaryRow> summary{make_summary_row(id, *config, world.size(), run.summary)};
   writer->write_summary(summary);

@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "core/error.hpp"
+#include "core/stop_request.hpp"
 #include "core/temp_files.hpp"
 
 namespace embscale::comm {
@@ -33,6 +34,8 @@ void all_or_none(Communicator& comm, const std::function<void()>& step) {
   if (texts[1] == "input") throw InputError(texts[0]);
   throw Error(texts[0]);
 }
+
+int any_rank_stopping(Communicator& comm) { return comm.allreduce(stop_signal(), ReduceOp::kMax); }
 
 void run_agreed(Communicator& comm, const std::function<void()>& step) {
   try {

@@ -31,6 +31,11 @@ void all_or_none(Communicator& comm, const std::function<void()>& step);
 // `step` threw embscale::Error (or std::exception) on any rank.
 void run_agreed(Communicator& comm, const std::function<void()>& step);
 
+// Collective: the stop signal received by any rank of `comm` (core/stop_request.hpp), the
+// highest if several; 0 when none. One allreduce of an int: cheap enough for every iteration
+// boundary, and every rank gets the same answer, so all stop together or none does.
+int any_rank_stopping(Communicator& comm);
+
 // Prints "embscale: error (rank R of N): message" to stderr, removes registered temporary files
 // and ends all ranks of MPI_COMM_WORLD with exit_code. Without MPI initialised it just exits.
 [[noreturn]] void abort_all_ranks(int exit_code, const std::string& message);

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -23,6 +25,18 @@ std::vector<std::filesystem::path>& registry() {
 }
 
 }  // namespace
+
+std::string why_file_cannot_be_created(const std::filesystem::path& path) {
+  const auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  std::error_code ec;
+  if (path.filename().empty()) return "the path names no file";
+  if (!std::filesystem::exists(dir, ec)) return "directory " + dir.string() + " does not exist";
+  if (!std::filesystem::is_directory(dir, ec)) return dir.string() + " is not a directory";
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return "directory " + dir.string() + " is not writable (" + std::strerror(errno) + ")";
+  if (std::filesystem::is_directory(path, ec)) return "it is a directory";
+  return "";
+}
 
 std::filesystem::path temporary_path_for(const std::filesystem::path& final_path) {
   auto name = "." + final_path.filename().string() + ".tmp." + std::to_string(::getpid());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 namespace embscale {
 
@@ -15,6 +16,10 @@ void register_temp_file(const std::filesystem::path& path);
 void unregister_temp_file(const std::filesystem::path& path);
 // Removes every registered file; safe to call from the fatal path (never throws).
 void remove_registered_temp_files() noexcept;
+
+// Why a file cannot be created at `path` (its directory is missing or not writable, the path
+// names a directory), or "" when it can. For a clear message before any write starts.
+std::string why_file_cannot_be_created(const std::filesystem::path& path);
 
 // Renames `temp` onto `final_path` atomically and unregisters it. Throws on failure.
 void commit_temp_file(const std::filesystem::path& temp, const std::filesystem::path& final_path);

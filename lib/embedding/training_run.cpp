@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "core/stop_request.hpp"
 #include "core/timer.hpp"
 #include "embedding/all2all_dense.hpp"
 #include "embedding/initializer.hpp"
@@ -113,12 +114,12 @@ InjectedFault injected_fault() {
   return fault;
 }
 
-void print_progress(std::ostream& out, std::int64_t done, std::int64_t total, double step_s, double loss,
+void print_progress(std::ostream& out, const std::string& prefix, std::int64_t done, std::int64_t total, double step_s, double loss,
                     std::int64_t batch, double elapsed_s) {
   char line[256];
   const double eta = elapsed_s / static_cast<double>(done) * static_cast<double>(total - done);
-  std::snprintf(line, sizeof line, "iteration %lld/%lld  step %.3f ms  %.3g samples/s  loss %.6g  ETA %.1f s",
-                static_cast<long long>(done), static_cast<long long>(total), step_s * 1e3,
+  std::snprintf(line, sizeof line, "%siteration %lld/%lld  step %.3f ms  %.3g samples/s  loss %.6g  ETA %.1f s",
+                prefix.c_str(), static_cast<long long>(done), static_cast<long long>(total), step_s * 1e3,
                 static_cast<double>(batch) / step_s, loss, eta);
   out << line << std::endl;
 }
@@ -141,12 +142,21 @@ void check_config_for_ranks(const config::Config& config, int ranks) {
                        std::to_string(ranks) + " ranks), got " + std::to_string(layer.max_vocabulary_size_per_gpu));
 }
 
-TrainingRun run_training(comm::Communicator& comm, const config::Config& config, std::ostream* progress) {
+TrainingRun run_training(comm::Communicator& comm, const config::Config& config, std::ostream* progress,
+                         const StopCheck& stop_check, const std::string& progress_prefix) {
   check_config_for_ranks(config, comm.size());
+  // At an iteration boundary, outside the timed region: all ranks stop here, or none.
+  const auto stop_if_asked = [&](const std::string& where) {
+    if (!stop_check) return;
+    if (const int signal = stop_check()) throw StopRequested("stopped by " + signal_name(signal) + " " + where);
+  };
   Loop loop(comm, config);
   PhaseClock clock;
   std::vector<std::int64_t> counters;
-  for (std::int64_t i = 0; i < config.solver.warmup_iter; ++i) loop.step(-1 - i, clock, counters);
+  for (std::int64_t i = 0; i < config.solver.warmup_iter; ++i) {
+    stop_if_asked("during the warm-up");
+    loop.step(-1 - i, clock, counters);
+  }
 
   const std::int64_t iterations = config.solver.max_iter;
   TrainingRun run;
@@ -157,6 +167,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   Stopwatch elapsed;
   for (std::int64_t it = 0; it < iterations; ++it) {
     const auto uit = static_cast<std::size_t>(it);
+    stop_if_asked("before iteration " + std::to_string(it));
     if (fault.rank == comm.rank() && fault.iteration == it)
       throw Error("injected fault at iteration " + std::to_string(it) + " (EMBSCALE_FAULT_INJECT)");
     local_loss[uit] = loop.step(it, clock, counters);
@@ -179,7 +190,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
       const double step = comm.allreduce(rank_step[uit], comm::ReduceOp::kMax);
       const double loss = comm.allreduce(local_loss[uit], comm::ReduceOp::kSum);
       if (progress && comm.rank() == 0)
-        print_progress(*progress, it + 1, iterations, step, loss, config.solver.batchsize, elapsed.seconds());
+        print_progress(*progress, progress_prefix, it + 1, iterations, step, loss, config.solver.batchsize, elapsed.seconds());
     }
   }
 

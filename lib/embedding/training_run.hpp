@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <string>
@@ -49,8 +50,15 @@ void check_config_for_ranks(const config::Config& config, int ranks);
 // Checks the environment a run reads (EMBSCALE_FAULT_INJECT). Throws InputError naming it.
 void check_run_environment();
 
+// Asked by every rank at every iteration boundary, outside the timed region; collective. Returns
+// the agreed stop signal (0: go on), e.g. comm::any_rank_stopping.
+using StopCheck = std::function<int()>;
+
 // Runs solver.warmup_iter untimed then solver.max_iter timed iterations. Collective. Progress
-// lines go to `progress` on rank 0 every solver.display iterations (null: silent).
-TrainingRun run_training(comm::Communicator& comm, const config::Config& config, std::ostream* progress);
+// lines go to `progress` on rank 0 every solver.display iterations (null: silent), prefixed by
+// `progress_prefix`. When `stop_check` (if given) returns a signal, every rank throws
+// StopRequested at that boundary: the run is abandoned whole.
+TrainingRun run_training(comm::Communicator& comm, const config::Config& config, std::ostream* progress,
+                         const StopCheck& stop_check = {}, const std::string& progress_prefix = "");
 
 }  // namespace embscale::embedding

@@ -176,6 +176,7 @@ std::string format_comparison(const Comparison& c) {
   for (const auto& f : c.figures) {
     if (f.run != current_run) {
       text += (current_run.empty() ? "" : "\n") + std::string("run: ") + f.run + "\n";
+      text += "samples: " + f.sampling + " after the warm-up\n";
       std::snprintf(line, sizeof line, "  %-28s %12s %12s %9s %9s  %s\n", "figure", "base", "new", "change", "p", "verdict");
       text += line;
       current_run = f.run;

@@ -8,6 +8,10 @@
 
 namespace embscale::report {
 
+bool is_structural_attribute(std::string_view name) {
+  return name == "phases" || name == "samples" || name == "point" || name == "repetition";
+}
+
 Group create_group(hid_t parent, const std::string& name, const std::string& where) {
   PropertyList create = property_list(H5P_GROUP_CREATE, "group creation properties");
   const unsigned order = H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED;

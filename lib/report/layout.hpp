@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report/hdf5_handles.hpp"
@@ -22,6 +23,10 @@ inline constexpr hsize_t kMaxChunkRanks = 256;
 // deflate level: 1 is several times faster than 6 and within a few percent of its ratio on
 // shuffled float64 timings.
 inline constexpr unsigned kDeflateLevel = 1;
+
+// Attributes of a /runs/<id> group that describe its structure rather than the run's parameters:
+// phases, samples, and in sweeps point and repetition (results/schema.md).
+bool is_structural_attribute(std::string_view name);
 
 // A group whose links and attributes keep their creation order (readers list runs and
 // parameters in the order they were written). `where` names it in messages.

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "report/hdf5_handles.hpp"
+#include "report/layout.hpp"
 #include "report/metadata.hpp"
 
 namespace embscale::report {
@@ -216,9 +217,16 @@ ReportData::Run read_run(hid_t runs, const std::string& id) {
   for (const auto& name : attribute_names(group, where)) {
     SummaryValue value = read_attribute(group, name, where);
     const auto* text = std::get_if<std::string>(&value);
+    const auto* integer = std::get_if<std::int64_t>(&value);
     if (name == "phases" && text) run.phase_names = split_phases(*text);
     else if (name == "samples" && text) run.samples = *text;
+    else if (name == "point" && integer) run.point = *integer;
+    else if (name == "repetition" && integer) run.repetition = *integer;
     else run.parameters.push_back({name, std::move(value)});
+  }
+  if (H5Lexists(group, "metadata", H5P_DEFAULT) > 0) {
+    const Group metadata(H5Gopen2(group, "metadata", H5P_DEFAULT), "open group " + where + "/metadata");
+    run.metadata = read_attributes(metadata, where + "/metadata");
   }
   const auto each = [&](const char* sub, auto&& read) {
     if (H5Lexists(group, sub, H5P_DEFAULT) <= 0) return;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,11 @@ struct ReportData {
                                            // without the structural ones (phases, samples)
     std::vector<std::string> phase_names;  // execution order
     std::string samples;                   // "raw": every iteration is stored
+    std::optional<std::int64_t> point;       // sweeps: the point's index
+    std::optional<std::int64_t> repetition;  // sweeps: the repetition of the point
+    // Merged reports: the root attributes of the report the run was written to (its config,
+    // job, hosts, time); empty in a report a run wrote itself (the root attributes hold them).
+    std::map<std::string, SummaryValue> metadata;
     std::map<std::string, Matrix<double>> timings;         // phase -> [iteration, rank] s
     std::map<std::string, Matrix<std::int64_t>> counters;  // name -> [iteration, rank]
     std::map<std::string, std::vector<double>> series;     // name -> [iteration]

@@ -16,6 +16,7 @@ using SummaryValue = std::variant<std::int64_t, double, std::string>;
 struct SummaryField {
   std::string name;
   SummaryValue value;
+  bool operator==(const SummaryField&) const = default;
 };
 
 using SummaryRow = std::vector<SummaryField>;

@@ -16,19 +16,6 @@
 namespace embscale::report {
 namespace {
 
-// Why `path` cannot be created, or "" when its directory exists and is writable.
-std::string cannot_create(const std::filesystem::path& path) {
-  const auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
-  std::error_code ec;
-  if (path.filename().empty()) return "the path names no file";
-  if (!std::filesystem::exists(dir, ec)) return "directory " + dir.string() + " does not exist";
-  if (!std::filesystem::is_directory(dir, ec)) return dir.string() + " is not a directory";
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    return "directory " + dir.string() + " is not writable (" + std::strerror(errno) + ")";
-  if (std::filesystem::is_directory(path, ec)) return "it is a directory";
-  return "";
-}
-
 // Why `name` cannot name a group, dataset or attribute, or "".
 std::string bad_name(const std::string& name, const std::string& what) {
   if (name.empty()) return what + " has an empty name";
@@ -59,8 +46,9 @@ std::string describe_run(const RunRecord& run, Digest& digest, std::vector<PerRa
   for (const auto& p : run.parameters) {
     digest.add(p.name).add_value(p.value);
     note(bad_name(p.name, "parameter"));
-    if (p.name == "phases" || p.name == "samples") note("parameter name \"" + p.name + "\" is reserved");
+    if (is_structural_attribute(p.name)) note("parameter name \"" + p.name + "\" is reserved");
   }
+  digest.add(static_cast<std::uint64_t>(run.point.value_or(-1))).add(static_cast<std::uint64_t>(run.repetition.value_or(-1)));
   digest.add(join(run.phase_names));
   for (const auto& phase : run.phase_names)
     if (phase.find(',') != std::string::npos) note("phase name \"" + phase + "\" contains ','");
@@ -136,7 +124,7 @@ ReportWriter::ReportWriter(comm::Communicator& comm, std::filesystem::path final
   // before the collective create, so a bad path fails everywhere instead of hanging somewhere.
   comm::all_or_none(comm, [&] {
     if (comm.rank() != 0) return;
-    const std::string problem = cannot_create(final_path_);
+    const std::string problem = why_file_cannot_be_created(final_path_);
     if (!problem.empty()) throw InputError(final_path_.string() + ": cannot create report: " + problem);
   });
   temp_path_ = comm::broadcast_strings(comm, {comm.rank() == 0 ? temporary_path_for(final_path_).string() : ""})[0];
@@ -229,6 +217,8 @@ void ReportWriter::write_run(const RunRecord& run) {
   for (const auto& p : run.parameters) write_attribute(group, p.name, p.value, "/runs/" + run.id);
   write_attribute(group, "phases", join(run.phase_names), "/runs/" + run.id);
   write_attribute(group, "samples", std::string("raw"), "/runs/" + run.id);  // no cap applied yet
+  if (run.point) write_attribute(group, "point", *run.point, "/runs/" + run.id);
+  if (run.repetition) write_attribute(group, "repetition", *run.repetition, "/runs/" + run.id);
   std::size_t i = 0;
   Group timings = create_group(group, "timings", "/runs/" + run.id + "/timings");
   for (const auto& [name, column] : run.timings)

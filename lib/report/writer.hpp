@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct RunRecord {
   std::map<std::string, std::vector<double>> timings;         // this rank: phase -> [iteration] s
   std::map<std::string, std::vector<std::int64_t>> counters;  // this rank: name -> [iteration]
   std::map<std::string, std::vector<double>> series;          // global, identical on all ranks
+  // In a sweep: the point's index and the repetition, written as the structural attributes
+  // `point` and `repetition` (not parameters: repetitions of a point share their parameters).
+  std::optional<std::int64_t> point;
+  std::optional<std::int64_t> repetition;
 };
 // Every rank passes the same id, parameters, phase names, dataset names and series lengths.
 // A per-rank column is either as long as on the other ranks or empty: a rank that recorded

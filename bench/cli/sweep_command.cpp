@@ -1,0 +1,249 @@
+// embscale sweep: every point of a sweep file, each repetition its own report, then one merged
+// report (lib/config/sweep_spec.hpp is the file format; lib/sweep/manifest.hpp the resume state).
+//
+// Order: repetition-major (every point once, then every point again), so that a drift of the
+// machine over the sweep (thermal, a noisy neighbour) spreads over all points instead of
+// landing on the last point's repetitions.
+//
+// Stopping: SIGTERM or SIGUSR1 sets a flag; the ranks agree on it at every iteration boundary
+// (outside the timed region) and between runs. The run in progress is abandoned whole, finished
+// runs stay in the manifest, and every rank exits with kExitStopped; `--resume` goes on.
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <thread>
+
+#include "bench/cli/commands.hpp"
+#include "bench/cli/run_report.hpp"
+#include "comm/failure.hpp"
+#include "comm/mpi_communicator.hpp"
+#include "config/sweep_spec.hpp"
+#include "core/error.hpp"
+#include "core/stop_request.hpp"
+#include "core/temp_files.hpp"
+#include "core/timer.hpp"
+#include "embedding/training_run.hpp"
+#include "report/merge.hpp"
+#include "report/metadata.hpp"
+#include "report/reader.hpp"
+#include "report/writer.hpp"
+#include "sweep/manifest.hpp"
+
+namespace embscale::cli {
+namespace {
+
+struct PlannedRun {
+  const config::SweepPoint* point;
+  std::int64_t repetition;
+  std::string id;  // p<point>.r<repetition>, the point zero-padded so that files sort
+};
+
+std::vector<PlannedRun> plan_runs(const config::SweepSpec& spec) {
+  const int width = static_cast<int>(std::to_string(spec.points.size() - 1).size());
+  std::vector<PlannedRun> runs;
+  for (std::int64_t rep = 0; rep < spec.repetitions; ++rep)
+    for (const auto& point : spec.points) {
+      char id[64];
+      std::snprintf(id, sizeof id, "p%0*lld.r%lld", width, static_cast<long long>(point.index),
+                    static_cast<long long>(rep));
+      runs.push_back({&point, rep, id});
+    }
+  return runs;
+}
+
+std::filesystem::path points_directory(const std::filesystem::path& output) {
+  auto dir = output;
+  return dir.replace_extension(".points");
+}
+
+// The swept fields as report values (lib/config's AxisKind decides the column type).
+std::vector<report::SummaryField> swept_parameters(const config::SweepSpec& spec, const config::SweepPoint& point) {
+  std::vector<report::SummaryField> fields;
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+    const auto& value = point.settings[a].value;
+    if (spec.axes[a] == config::kRanksField) continue;  // the "ranks" parameter says it already
+    switch (spec.axis_kinds[a]) {
+      case config::AxisKind::kInteger: fields.push_back({spec.axes[a], value.get<std::int64_t>()}); break;
+      case config::AxisKind::kNumber: fields.push_back({spec.axes[a], value.get<double>()}); break;
+      case config::AxisKind::kText: fields.push_back({spec.axes[a], value.get<std::string>()}); break;
+      case config::AxisKind::kJson: fields.push_back({spec.axes[a], value.dump()}); break;
+    }
+  }
+  return fields;
+}
+
+std::string format_duration(double seconds) {
+  char text[32];
+  const auto s = static_cast<long long>(seconds + 0.5);
+  if (s >= 3600) std::snprintf(text, sizeof text, "%lldh%02lldm", s / 3600, s / 60 % 60);
+  else if (s >= 60) std::snprintf(text, sizeof text, "%lldm%02llds", s / 60, s % 60);
+  else std::snprintf(text, sizeof text, "%llds", s);
+  return text;
+}
+
+// Collective over the point's communicator: runs it and writes its report to `path`.
+void run_point(comm::Communicator& comm, const config::SweepSpec& spec, const PlannedRun& planned,
+               const std::filesystem::path& path, const SweepOptions& options, const std::string& prefix) {
+  const auto& config = planned.point->config;
+  std::optional<report::ReportWriter> writer;
+  comm::run_agreed(comm, [&] {
+    writer.emplace(comm, path, report::collect_run_metadata(comm, options.command_line, config.source.dump()));
+  });
+  const auto stop_check = [&comm] { return comm::any_rank_stopping(comm); };
+  const auto run = embedding::run_training(comm, config, options.quiet ? nullptr : &std::cout, stop_check, prefix);
+
+  report::RunRecord record = make_run_record(planned.id, config, comm.size(), run);
+  auto swept = swept_parameters(spec, *planned.point);
+  record.parameters.insert(record.parameters.begin(), swept.begin(), swept.end());
+  record.point = planned.point->index;
+  record.repetition = planned.repetition;
+  report::SummaryRow row = make_summary_row(planned.id, config, comm.size(), run.summary);
+  swept.insert(swept.begin(), {{"point", planned.point->index}, {"repetition", planned.repetition}});
+  row.insert(row.begin() + 1, swept.begin(), swept.end());  // after run_id
+  writer->write_run(record);
+  writer->write_summary({row});
+  writer->commit();
+}
+
+// Every rank: the signal that stopped this rank's part of the run (0: none); returns the
+// agreement over the world. Ranks outside the point wait here without spinning: MPI's blocking
+// wait would busy-poll a core for the whole run and slow the ranks that are measuring.
+int signal_that_stopped_the_run(comm::Communicator& world, int stopped_by, bool member) {
+  const std::int32_t mine = stopped_by;
+  std::int32_t any = 0;
+  auto request = world.iallreduce(std::span<const std::int32_t>(&mine, 1), std::span<std::int32_t>(&any, 1),
+                                  comm::ReduceOp::kMax);
+  if (member) request.wait();
+  else
+    while (!request.test()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return any;
+}
+
+}  // namespace
+
+int sweep_command(const SweepOptions& options) {
+  install_stop_signal_handlers();
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  const bool root = world.rank() == 0;
+
+  // Rank 0 reads the files; every rank parses the same bytes.
+  config::SweepSource source;
+  comm::run_agreed(world, [&] {
+    if (root) source = config::read_sweep_source(options.sweep_path);
+  });
+  auto texts = comm::broadcast_strings(world, {source.origin, source.text, source.base_origin, source.base_text});
+  source = {texts[0], texts[1], texts[2], texts[3]};
+  config::SweepSpec spec;
+  comm::run_agreed(world, [&] {
+    spec = config::parse_sweep(source);
+    for (const auto& point : spec.points) {
+      const int ranks = point.ranks ? point.ranks : world.size();
+      if (ranks > world.size())
+        throw InputError(source.origin + ": point " + std::to_string(point.index) + " asks for " +
+                         std::to_string(ranks) + " ranks; the job has " + std::to_string(world.size()));
+      try {
+        embedding::check_config_for_ranks(point.config, ranks);
+      } catch (const InputError& e) {
+        throw InputError(source.origin + ": point " + std::to_string(point.index) + " (" +
+                         config::describe_settings(point.settings) + ") at " + std::to_string(ranks) +
+                         " ranks: " + e.what());
+      }
+    }
+    embedding::check_run_environment();
+  });
+  const auto planned = plan_runs(spec);
+  const auto total = static_cast<std::int64_t>(planned.size());
+
+  // The points directory and its manifest (rank 0), and which runs are done (every rank).
+  const std::filesystem::path output = options.output_path;
+  const auto directory = points_directory(output);
+  std::optional<sweep::Manifest> manifest;
+  std::string done_ids;
+  comm::run_agreed(world, [&] {
+    if (!root) return;
+    if (const auto problem = why_file_cannot_be_created(output); !problem.empty())
+      throw InputError(output.string() + ": cannot create report: " + problem);
+    const bool exists = std::filesystem::exists(sweep::Manifest::path_in(directory));
+    if (exists && !options.resume)
+      throw InputError(directory.string() + ": holds a sweep already; pass --resume to go on with it, or remove it");
+    std::filesystem::create_directories(directory);
+    manifest = exists ? sweep::Manifest::load(directory, spec.digest, total)
+                      : sweep::Manifest::create(directory, spec.digest, total);
+    for (const auto& entry : manifest->done()) done_ids += entry.run_id + "\n";
+  });
+  done_ids = comm::broadcast_strings(world, {done_ids})[0];
+  const auto is_done = [&](const std::string& id) { return done_ids.find(id + "\n") != std::string::npos; };
+  std::int64_t already = 0;
+  for (const auto& run : planned) already += is_done(run.id) ? 1 : 0;
+
+  if (root)
+    std::cout << "embscale sweep: " << spec.points.size() << " points x " << spec.repetitions << " repetitions = "
+              << total << " runs on up to " << world.size() << " ranks" << (already ? ", " : "")
+              << (already ? std::to_string(already) + " done before (resumed)" : "") << "\npoints: "
+              << directory.string() << "\n";
+
+  Stopwatch elapsed;
+  std::int64_t finished_now = 0;
+  for (std::int64_t i = 0; i < total; ++i) {
+    const auto& run = planned[static_cast<std::size_t>(i)];
+    if (is_done(run.id)) continue;
+    if (const int signal = comm::any_rank_stopping(world))
+      throw StopRequested("stopped by " + signal_name(signal) + " before run " + run.id);
+    const int ranks = run.point->ranks ? run.point->ranks : world.size();
+    const std::int64_t remaining = total - already - finished_now;
+    if (root) {
+      std::string eta = finished_now ? ", ETA " + format_duration(elapsed.seconds() / static_cast<double>(finished_now) *
+                                                                  static_cast<double>(remaining))
+                                     : "";
+      std::cout << "sweep: run " << (i + 1) << "/" << total << " " << run.id << " on " << ranks << " ranks: "
+                << config::describe_settings(run.point->settings) << eta << std::endl;
+    }
+    const bool member = world.rank() < ranks;
+    // Every rank takes part in the split; ranks beyond the point's count get their own group.
+    auto point_comm = world.split(member ? 0 : 1, world.rank());
+    const auto file = directory / (run.id + ".h5");
+    int stopped_by = 0;
+    if (member) {
+      try {
+        run_point(*point_comm, spec, run, file, options, "  " + run.id + " ");
+      } catch (const StopRequested&) {
+        stopped_by = std::max(stop_signal(), 1);  // every member agreed; the others learn it below
+      }
+    }
+    if (const int signal = signal_that_stopped_the_run(world, stopped_by, member))
+      throw StopRequested("stopped by " + signal_name(signal) + " during run " + run.id + "; " +
+                          std::to_string(already + finished_now) + " of " + std::to_string(total) +
+                          " runs are done; resume with --resume");
+    comm::run_agreed(world, [&] {
+      if (root)
+        manifest->mark_done({run.id, file.filename().string(), utc_timestamp("%Y-%m-%dT%H:%M:%SZ"),
+                             std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : ""});
+    });
+    ++finished_now;
+  }
+
+  // Merge on rank 0, in plan order (repetition-major, as run).
+  auto metadata = report::collect_run_metadata(world, options.command_line, spec.base.source.dump()).attributes;
+  metadata["sweep_json"] = source.text;
+  std::string axes;
+  for (const auto& axis : spec.axes) axes += (axes.empty() ? "" : ",") + axis;
+  metadata["sweep_axes"] = axes;
+  metadata["sweep_repetitions"] = spec.repetitions;
+  std::vector<std::filesystem::path> inputs;
+  for (const auto& run : planned) inputs.push_back(directory / (run.id + ".h5"));
+  comm::run_agreed(world, [&] {
+    if (root) report::merge_reports(inputs, output, metadata);
+  });
+  if (root) {
+    const auto merged = report::read_report(output);
+    std::cout << '\n' << report::format_summary_table(merged.summary) << "\nreport: " << output.string() << '\n';
+  }
+  return 0;
+}
+
+}  // namespace embscale::cli

@@ -1,0 +1,254 @@
+#include "config/sweep_spec.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "config/json_reader.hpp"
+#include "config/json_text.hpp"
+#include "core/error.hpp"
+#include "core/hash.hpp"
+
+namespace embscale::config {
+namespace {
+
+constexpr auto kEmbeddedOrigin = "<embedded default>";
+
+std::string read_text_file(const std::filesystem::path& path, const std::string& what) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored))
+    throw InputError(path.string() + ": cannot open " + what + ": " + std::strerror(EISDIR));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot open " + what + ": " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(path.string() + ": cannot read " + what + ": " + std::strerror(errno));
+  return text.str();
+}
+
+std::vector<std::string> split_path(const std::string& field) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t dot; (dot = field.find('.', start)) != std::string::npos; start = dot + 1)
+    parts.push_back(field.substr(start, dot - start));
+  parts.push_back(field.substr(start));
+  return parts;
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// The object that holds the last component of `field` in `config`: "layers.<name>" selects the
+// layer of that name. Throws InputError (via `where`) when a component does not exist; the last
+// component itself may be absent (the config parser judges it: a field with a default).
+[[noreturn]] void fail(const std::string& origin, const std::string& message) { throw InputError(origin + ": " + message); }
+
+nlohmann::json& parent_of(nlohmann::json& config, const std::string& field, const std::string& origin) {
+  const auto parts = split_path(field);
+  nlohmann::json* node = &config;
+  std::string walked;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    if (part.empty()) fail(origin, "field \"" + field + "\": empty component in the path");
+    if (node->is_array() && walked == "layers") {
+      std::vector<std::string> names;
+      nlohmann::json* found = nullptr;
+      for (auto& layer : *node) {
+        if (!layer.is_object() || !layer.contains("name") || !layer["name"].is_string()) continue;
+        names.push_back(layer["name"].get<std::string>());
+        if (names.back() == part) found = &layer;
+      }
+      if (!found)
+        fail(origin, "field \"" + field + "\": the config has no layer named \"" + part + "\" (layers: " +
+                        join_names(names) + ")" + did_you_mean(part, names));
+      node = found;
+    } else if (node->is_object()) {
+      if (!node->contains(part)) {
+        std::vector<std::string> keys;
+        for (const auto& [key, value] : node->items()) keys.push_back(key);
+        fail(origin, "field \"" + field + "\": the config has no \"" + part + "\"" +
+                        (walked.empty() ? "" : " in \"" + walked + "\"") + did_you_mean(part, keys));
+      }
+      node = &(*node)[part];
+    } else {
+      fail(origin, "field \"" + field + "\": \"" + walked + "\" is not an object or the layer list");
+    }
+    walked += (walked.empty() ? "" : ".") + part;
+  }
+  if (parts.back().empty()) fail(origin, "field \"" + field + "\": empty component in the path");
+  if (!node->is_object())
+    fail(origin, "field \"" + field + "\": \"" + walked + "\" " +
+                    (walked == "layers" ? "is the layer list: name a layer and a field (layers.<name>.<field>)"
+                                        : "is not an object"));
+  return *node;
+}
+
+AxisKind kind_of(const nlohmann::json& value) {
+  if (value.is_number_integer()) return AxisKind::kInteger;
+  if (value.is_number()) return AxisKind::kNumber;
+  if (value.is_string()) return AxisKind::kText;
+  return AxisKind::kJson;
+}
+
+// One kind for all values of a field: integers and numbers mix (as numbers); nothing else does.
+AxisKind common_kind(const std::vector<nlohmann::json>& values, const std::string& origin, const std::string& field) {
+  AxisKind kind = kind_of(values.front());
+  for (const auto& v : values) {
+    const AxisKind k = kind_of(v);
+    const bool numeric = (k == AxisKind::kInteger || k == AxisKind::kNumber) &&
+                         (kind == AxisKind::kInteger || kind == AxisKind::kNumber);
+    if (numeric) kind = (k == AxisKind::kNumber || kind == AxisKind::kNumber) ? AxisKind::kNumber : AxisKind::kInteger;
+    else if (k != kind)
+      fail(origin, "field \"" + field + "\": values mix kinds (" + describe_json(values.front()) + " and " +
+                      describe_json(v) + "); a swept field takes numbers, or text, or other JSON");
+  }
+  return kind;
+}
+
+struct Axis {
+  std::string field;
+  std::vector<nlohmann::json> values;  // grid: the values; list: one per listed point
+};
+
+}  // namespace
+
+SweepSource read_sweep_source(const std::string& path) {
+  SweepSource source;
+  source.origin = path;
+  source.text = read_text_file(path, "sweep file");
+  // Only "base" is looked at here; parse_sweep reports everything else (and a bad base type).
+  nlohmann::json json = parse_json_text(source.text, path);
+  if (json.is_object() && json.contains("base") && json["base"].is_string()) {
+    const std::filesystem::path base = json["base"].get<std::string>();
+    const auto resolved = base.is_absolute() ? base : std::filesystem::path(path).parent_path() / base;
+    source.base_origin = resolved.string();
+    source.base_text = read_text_file(resolved, "base config (\"base\" of " + path + ")");
+  }
+  return source;
+}
+
+std::string describe_settings(const std::vector<SweepSetting>& settings) {
+  std::string out;
+  for (const auto& s : settings) out += (out.empty() ? "" : " ") + s.field + "=" + describe_json(s.value);
+  return out;
+}
+
+SweepSpec parse_sweep(const SweepSource& source) {
+  const nlohmann::json json = parse_json_text(source.text, source.origin);
+  const ValueReader root(json, "", source.origin);
+  const ObjectReader top(root);
+  top.only_keys({"sweep_version", "base", "grid", "points", "repetitions"});
+  top.integer_or("sweep_version", kSweepVersion, IntRange::between(kSweepVersion, kSweepVersion));
+
+  SweepSpec spec;
+  nlohmann::json base_json;
+  std::string base_origin;
+  if (const auto base = top.optional("base")) {
+    if (base->json().is_string()) {
+      base_json = parse_json_text(source.base_text, source.base_origin);
+      base_origin = source.base_origin;
+    } else if (base->json().is_object()) {
+      base_json = base->json();
+      base_origin = source.origin + ": base";
+    } else {
+      base->fail("a config file path (relative to the sweep file) or a config object");
+    }
+  } else {
+    base_json = parse_json_text(default_config_text(), kEmbeddedOrigin);
+    base_origin = kEmbeddedOrigin;
+  }
+  spec.base = parse_config(base_json, base_origin);
+  spec.repetitions = top.integer_or("repetitions", 1, IntRange::between(1, 1000000));
+
+  // The axes: the list's fields (in the first point's order), then the grid's (in file order:
+  // JSON objects are unordered, so the grid's key order is read with an order-keeping parser).
+  std::vector<Axis> list_axes, grid_axes;
+  std::size_t list_size = 1;
+  const auto ordered = nlohmann::ordered_json::parse(source.text);  // valid: parsed above
+  if (const auto points = top.optional("points")) {
+    const auto entries = points->array(1, "a non-empty array of objects {\"<field>\": value, ...}");
+    list_size = entries.size();
+    entries.front().object();
+    for (const auto& [field, value] : ordered["points"][0].items()) list_axes.push_back({field, {}});
+    for (const auto& entry : entries) {
+      entry.object();  // throws unless it is an object
+      std::set<std::string> keys;
+      for (const auto& [field, value] : entry.json().items()) keys.insert(field);
+      std::set<std::string> expected;
+      for (const auto& axis : list_axes) expected.insert(axis.field);
+      if (keys != expected)
+        entry.fail_with("sets the fields {" + join_names({keys.begin(), keys.end()}) + "}, the first point sets {" +
+                        join_names({expected.begin(), expected.end()}) + "}; every listed point sets the same fields");
+      for (auto& axis : list_axes) axis.values.push_back(entry.json().at(axis.field));
+    }
+  }
+  if (const auto grid = top.optional("grid")) {
+    grid->object();
+    for (const auto& [field, values] : ordered["grid"].items()) {
+      const ObjectReader g = grid->object();
+      const auto entries = g.required(field, "").array(1, "a non-empty array of values");
+      Axis axis{field, {}};
+      for (const auto& e : entries) axis.values.push_back(e.json());
+      grid_axes.push_back(std::move(axis));
+    }
+  }
+
+  std::vector<Axis> axes = list_axes;
+  axes.insert(axes.end(), grid_axes.begin(), grid_axes.end());
+  std::set<std::string> seen;
+  for (const auto& axis : axes) {
+    if (!seen.insert(axis.field).second)
+      fail(source.origin, "field \"" + axis.field + "\" is both in \"points\" and in \"grid\"");
+    if (axis.field == kRanksField) {
+      for (const auto& v : axis.values)
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > (1 << 24))
+          fail(source.origin, "field \"ranks\": expected integers >= 1, got " + describe_json(v));
+    } else {
+      nlohmann::json probe = base_json;
+      parent_of(probe, axis.field, source.origin);
+    }
+    spec.axes.push_back(axis.field);
+    spec.axis_kinds.push_back(common_kind(axis.values, source.origin, axis.field));
+  }
+
+  // Expand: the listed points outermost, then the grid fields, the last one fastest.
+  std::size_t grid_size = 1;
+  for (const auto& axis : grid_axes) grid_size *= axis.values.size();
+  nlohmann::json digest_input = nlohmann::json::array();
+  for (std::size_t l = 0; l < list_size; ++l) {
+    for (std::size_t g = 0; g < grid_size; ++g) {
+      SweepPoint point;
+      point.index = static_cast<std::int64_t>(spec.points.size());
+      for (const auto& axis : list_axes) point.settings.push_back({axis.field, axis.values[l]});
+      std::size_t rest = g;
+      std::vector<SweepSetting> grid_settings(grid_axes.size());
+      for (std::size_t a = grid_axes.size(); a-- > 0;) {
+        grid_settings[a] = {grid_axes[a].field, grid_axes[a].values[rest % grid_axes[a].values.size()]};
+        rest /= grid_axes[a].values.size();
+      }
+      point.settings.insert(point.settings.end(), grid_settings.begin(), grid_settings.end());
+
+      nlohmann::json config = base_json;
+      for (const auto& s : point.settings) {
+        if (s.field == kRanksField) point.ranks = s.value.get<int>();
+        else parent_of(config, s.field, source.origin)[split_path(s.field).back()] = s.value;
+      }
+      const std::string where = source.origin + ": point " + std::to_string(point.index) + " (" +
+                                describe_settings(point.settings) + ")";
+      point.config = parse_config(config, where);  // its errors read "<where>: <path>: ..."
+      digest_input.push_back({{"config", config}, {"ranks", point.ranks}});
+      spec.points.push_back(std::move(point));
+    }
+  }
+  digest_input.push_back({{"repetitions", spec.repetitions}});
+  const std::string canonical = digest_input.dump();
+  spec.digest = fnv1a64(reinterpret_cast<const unsigned char*>(canonical.data()), canonical.size());
+  return spec;
+}
+
+}  // namespace embscale::config

@@ -1,0 +1,109 @@
+#include "report/merge.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "core/temp_files.hpp"
+#include "report/hdf5_handles.hpp"
+#include "report/layout.hpp"
+#include "report/reader.hpp"
+
+namespace embscale::report {
+namespace {
+
+std::string column_names(const SummaryRow& row) {
+  std::string names;
+  for (const auto& field : row) names += (names.empty() ? "" : ", ") + field.name;
+  return names;
+}
+
+bool same_columns(const SummaryRow& a, const SummaryRow& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].name != b[i].name || a[i].value.index() != b[i].value.index()) return false;
+  return true;
+}
+
+// What the inputs hold, checked before anything is written: run ids unique over all inputs,
+// summary rows of one shape.
+std::vector<SummaryRow> check_inputs(const std::vector<std::filesystem::path>& inputs,
+                                     const std::vector<ReportData>& reports) {
+  std::map<std::string, std::size_t> owner;  // run id -> input index
+  std::vector<SummaryRow> rows;
+  std::size_t first_with_rows = 0;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    for (const auto& run : reports[i].runs) {
+      const auto [at, fresh] = owner.emplace(run.id, i);
+      if (!fresh)
+        throw InputError(inputs[i].string() + ": run " + run.id + " is also in " + inputs[at->second].string() +
+                         "; run ids must be unique across the merged reports");
+    }
+    for (const auto& row : reports[i].summary) {
+      if (rows.empty()) first_with_rows = i;
+      else if (!same_columns(rows.front(), row))
+        throw InputError(inputs[i].string() + ": /summary columns (" + column_names(row) + ") differ from those of " +
+                         inputs[first_with_rows].string() + " (" + column_names(rows.front()) + ")");
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+void copy_runs(const std::filesystem::path& input, const ReportData& report, hid_t runs) {
+  PropertyList access = property_list(H5P_FILE_ACCESS, "file access properties");
+  check(H5Pset_file_locking(access, true, true), "H5Pset_file_locking");
+  const File source(H5Fopen(input.c_str(), H5F_ACC_RDONLY, access), "open " + input.string());
+  for (const auto& run : report.runs) {
+    const std::string from = "runs/" + run.id;
+    const std::string where = "/runs/" + run.id;
+    check(H5Ocopy(source, from.c_str(), runs, run.id.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+          "copy " + where + " from " + input.string());
+    if (!run.metadata.empty()) continue;  // a merged input: the run keeps its own provenance
+    const Group group(H5Gopen2(runs, run.id.c_str(), H5P_DEFAULT), "open group " + where);
+    const Group metadata = create_group(group, "metadata", where + "/metadata");
+    for (const auto& [name, value] : report.attributes) write_attribute(metadata, name, value, where + "/metadata");
+  }
+}
+
+}  // namespace
+
+void merge_reports(const std::vector<std::filesystem::path>& inputs, const std::filesystem::path& output,
+                   const std::map<std::string, SummaryValue>& attributes) {
+  silence_hdf5_errors();
+  std::vector<ReportData> reports;
+  for (const auto& input : inputs) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(input, output, ec))
+      throw InputError(output.string() + ": the merged report cannot also be an input");
+    reports.push_back(read_report(input));
+  }
+  const std::vector<SummaryRow> rows = check_inputs(inputs, reports);
+  const SummaryTable table(rows);
+  if (!table.problem().empty()) throw InputError(output.string() + ": summary: " + table.problem());
+  if (const auto problem = why_file_cannot_be_created(output); !problem.empty())
+    throw InputError(output.string() + ": cannot create report: " + problem);
+
+  const auto temp = temporary_path_for(output);
+  register_temp_file(temp);
+  try {
+    {
+      PropertyList access = property_list(H5P_FILE_ACCESS, "file access properties");
+      check(H5Pset_libver_bounds(access, H5F_LIBVER_V18, H5F_LIBVER_V18), "H5Pset_libver_bounds");
+      File file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access), "create " + temp.string());
+      for (const auto& [name, value] : attributes) write_attribute(file, name, value, "/");
+      Group runs = create_group(file, "runs", "/runs");
+      for (std::size_t i = 0; i < inputs.size(); ++i) copy_runs(inputs[i], reports[i], runs);
+      if (!rows.empty()) table.write(file, "summary", true, H5P_DEFAULT);
+      runs.close_checked("close /runs");
+      file.close_checked("close " + temp.string());
+    }
+    commit_temp_file(temp, output);
+  } catch (const Error& e) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    unregister_temp_file(temp);
+    throw Error(output.string() + ": " + e.what());  // an I/O failure, not bad input
+  }
+}
+
+}  // namespace embscale::report

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# End-to-end tests of `embscale sweep` and `embscale merge`: sweep_test.sh EMBSCALE MPIEXEC CASE
+# Each case exits non-zero with a message naming what went wrong.
+set -uo pipefail
+embscale=$1
+mpiexec=$2
+case_name=$3
+here=$(cd "$(dirname "$0")" && pwd)
+default_config="$here/../../bench/configs/default.json"
+work=$(mktemp -d "${TMPDIR:-/tmp}/embscale_sweep_${case_name}.XXXXXX")
+[ -n "${KEEP_WORK:-}" ] || trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/out"
+
+fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+
+# sweep RANKS ARGS...: output in $work/out.txt, stderr in $work/err.txt, exit code in $rc.
+sweep() {
+  local ranks=$1; shift
+  "$mpiexec" -n "$ranks" --oversubscribe "$embscale" sweep "$@" >"$work/out.txt" 2>"$work/err.txt"
+  rc=$?
+}
+
+# A sweep file over the default config: write_sweep NAME GRID_JSON [REPETITIONS]
+write_sweep() {
+  cat >"$work/$1.json" <<JSON
+{"sweep_version": 1, "base": "$default_config", "grid": $2, "repetitions": ${3:-1}}
+JSON
+  echo "$work/$1.json"
+}
+
+# The run ids of a report's /runs, sorted, one per line.
+run_ids() { h5ls "$1/runs" | awk '{print $1}' | sort; }
+
+# Checks that REPORT holds exactly the runs p<point>.r<rep> for POINTS x REPS, each once.
+expect_every_run_once() {  # REPORT POINTS REPS
+  local expected=""
+  for ((r = 0; r < $3; r++)); do for ((p = 0; p < $2; p++)); do expected+="p$p.r$r"$'\n'; done; done
+  expected=$(printf '%s' "$expected" | sort)
+  [ "$(run_ids "$1")" = "$expected" ] || fail "runs of $1: $(run_ids "$1" | tr '\n' ' '), expected $(echo $expected)"
+  local rows
+  rows=$(h5dump -H -d /summary "$1" | grep -oE 'DATASPACE +SIMPLE \{ \( [0-9]+' | grep -oE '[0-9]+$')
+  [ "$rows" = "$(($2 * $3))" ] || fail "/summary has $rows rows, expected $(($2 * $3))"
+}
+
+case "$case_name" in
+  sweep_grid)
+    # 2 x 2 points (one field, and ranks 1 and 2 inside a 2-rank job) x 2 repetitions.
+    s=$(write_sweep grid '{"layers.emb1.sparse_embedding_hparam.embedding_vec_size": [8, 16], "ranks": [1, 2], "solver.max_iter": [5]}' 2)
+    sweep 2 "$s" -o "$work/out/grid.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "sweep failed ($rc): $(cat "$work/err.txt")"
+    expect_every_run_once "$work/out/grid.h5" 4 2
+    grep -q "sweep: run 8/8 p3.r1 on 2 ranks" "$work/out.txt" || fail "no progress line for run 8/8: $(cat "$work/out.txt")"
+    grep -q "ETA" "$work/out.txt" || fail "no ETA in the progress lines"
+    # (listings go to files first: `grep -q` in a pipe would end h5ls early, and pipefail fail it)
+    h5ls -r "$work/out/grid.h5" >"$work/h5ls.txt"
+    grep -qE "^/runs/p0.r0/timings/lookup[[:space:]]+Dataset \{5, 1\}" "$work/h5ls.txt" ||
+      fail "point 0 ran on 1 rank: expected timings [5, 1]"
+    grep -qE "^/runs/p1.r1/timings/lookup[[:space:]]+Dataset \{5, 2\}" "$work/h5ls.txt" ||
+      fail "point 1 ran on 2 ranks: expected timings [5, 2]"
+    h5dump -A -g /runs/p2.r0/metadata "$work/out/grid.h5" >"$work/meta.txt"
+    grep -q 'ATTRIBUTE "config_json"' "$work/meta.txt" ||
+      fail "run p2.r0 lacks its provenance (metadata/config_json)"
+    "$embscale" report "$work/out/grid.h5" >"$work/report.txt" || fail "embscale report failed"
+    grep -q "sweep_axes: layers.emb1.sparse_embedding_hparam.embedding_vec_size,ranks,solver.max_iter" "$work/report.txt" ||
+      fail "report lacks sweep_axes: $(cat "$work/report.txt")"
+    [ "$(grep -c '"run_id"' "$work/out/grid.points/manifest.json")" -eq 8 ] || fail "the manifest does not list 8 runs"
+    # The 16-wide point differs from the 8-wide one in its column, and repetitions share it.
+    "$embscale" compare "$work/out/grid.h5" "$work/out/grid.h5" >"$work/cmp.txt" || fail "compare of the sweep failed"
+    grep -q "over 4 matched run(s)" "$work/cmp.txt" || fail "compare should match 4 points: $(tail -3 "$work/cmp.txt")"
+    grep -q "repetitions (2 vs 2)" "$work/cmp.txt" || fail "compare should use the repetitions: $(head -5 "$work/cmp.txt")"
+    ;;
+  sweep_stop_resume)
+    # SIGUSR1 (what Slurm sends before a time limit) in the middle: exit 3, finished runs kept
+    # byte for byte; --resume runs the rest; the merged report has every run exactly once.
+    s=$(write_sweep stop '{"layers.data.synthetic.zipf_alpha": [0.8, 1.0, 1.1, 1.2], "solver.max_iter": [80]}')
+    "$mpiexec" -n 2 --oversubscribe "$embscale" sweep "$s" -o "$work/out/s.h5" --quiet >"$work/out.txt" 2>"$work/err.txt" &
+    launcher=$!
+    manifest="$work/out/s.points/manifest.json"
+    for _ in $(seq 600); do
+      grep -q '"run_id"' "$manifest" 2>/dev/null && break
+      sleep 0.1
+    done
+    grep -q '"run_id"' "$manifest" 2>/dev/null || { kill "$launcher"; fail "no run finished within 60 s"; }
+    kill -USR1 "$launcher"  # mpiexec forwards SIGUSR1 to every rank
+    wait "$launcher"
+    rc=$?
+    [ "$rc" -eq 3 ] || fail "a stopped sweep exits 3, got $rc: $(cat "$work/err.txt")"
+    grep -q "stopped by SIGUSR1" "$work/err.txt" || fail "the stop is not explained: $(cat "$work/err.txt")"
+    [ ! -e "$work/out/s.h5" ] || fail "a stopped sweep must not write the merged report"
+    done_before=$(grep -c '"run_id"' "$manifest")
+    [ "$done_before" -ge 1 ] && [ "$done_before" -lt 4 ] || fail "$done_before runs done before the stop"
+    ls -A "$work/out/s.points" | grep -q '\.tmp\.' && fail "temporary files left: $(ls -A "$work/out/s.points")"
+    (cd "$work/out/s.points" && md5sum p*.h5 >"$work/before.md5")
+    sweep 2 "$s" -o "$work/out/s.h5" --quiet --resume
+    [ "$rc" -eq 0 ] || fail "resume failed ($rc): $(cat "$work/err.txt")"
+    grep -q "$done_before done before (resumed)" "$work/out.txt" || fail "resume did not skip: $(head -3 "$work/out.txt")"
+    (cd "$work/out/s.points" && md5sum -c --quiet "$work/before.md5") || fail "a finished run was rewritten"
+    expect_every_run_once "$work/out/s.h5" 4 1
+    ;;
+  sweep_bad_field)
+    s=$(write_sweep bad '{"layers.emb1.sparse_embedding_hparam.embedding_vec_sise": [8]}')
+    sweep 2 "$s" -o "$work/out/bad.h5"
+    [ "$rc" -eq 2 ] || fail "exit $rc, expected 2"
+    grep -qF 'bad.json: point 0 (layers.emb1.sparse_embedding_hparam.embedding_vec_sise=8): layers[emb1].sparse_embedding_hparam.embedding_vec_sise: unknown key; did you mean "embedding_vec_size"?' "$work/err.txt" ||
+      fail "message: $(cat "$work/err.txt")"
+    s=$(write_sweep bad2 '{"layers.emb9.sparse_embedding_hparam.embedding_vec_size": [8]}')
+    sweep 2 "$s" -o "$work/out/bad.h5"
+    [ "$rc" -eq 2 ] || fail "exit $rc, expected 2"
+    grep -qF 'the config has no layer named "emb9"' "$work/err.txt" || fail "message: $(cat "$work/err.txt")"
+    s=$(write_sweep bad3 '{"ranks": [4]}')
+    sweep 2 "$s" -o "$work/out/bad.h5"
+    [ "$rc" -eq 2 ] || fail "exit $rc, expected 2"
+    grep -qF 'bad3.json: point 0 asks for 4 ranks; the job has 2' "$work/err.txt" || fail "message: $(cat "$work/err.txt")"
+    [ -z "$(ls -A "$work/out")" ] || fail "files left behind: $(ls -A "$work/out")"
+    ;;
+  sweep_manifest_mismatch)
+    s=$(write_sweep m '{"solver.max_iter": [3, 4]}')
+    sweep 2 "$s" -o "$work/out/m.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "sweep failed: $(cat "$work/err.txt")"
+    sweep 2 "$s" -o "$work/out/m.h5" --quiet
+    [ "$rc" -eq 2 ] && grep -q "holds a sweep already; pass --resume" "$work/err.txt" ||
+      fail "a second sweep into the same output must be refused ($rc): $(cat "$work/err.txt")"
+    rm "$work/out/m.points/p1.r0.h5"
+    sweep 2 "$s" -o "$work/out/m.h5" --quiet --resume
+    [ "$rc" -eq 2 ] || fail "exit $rc, expected 2"
+    grep -qF "manifest.json: lists run p1.r0 as done, but its report does not match: $work/out/m.points/p1.r0.h5: no such report file" "$work/err.txt" ||
+      fail "message: $(cat "$work/err.txt")"
+    s=$(write_sweep m '{"solver.max_iter": [3, 5]}')
+    sweep 2 "$s" -o "$work/out/m.h5" --quiet --resume
+    [ "$rc" -eq 2 ] && grep -q "manifest.json: written for another sweep" "$work/err.txt" ||
+      fail "a changed sweep file must be refused ($rc): $(cat "$work/err.txt")"
+    ;;
+  merge_runs)
+    # Separate launches (as a scaling study's srun steps), merged: run ids must be unique.
+    sed 's/"max_iter": 100/"max_iter": 4/' "$default_config" >"$work/short.json"
+    for n in 1 2; do
+      "$mpiexec" -n $n --oversubscribe "$embscale" run "$work/short.json" --id ranks$n -o "$work/out/r$n.h5" --quiet \
+        >/dev/null 2>"$work/err.txt" || fail "run on $n ranks failed: $(cat "$work/err.txt")"
+    done
+    "$embscale" merge "$work/out/r1.h5" "$work/out/r2.h5" -o "$work/out/all.h5" >"$work/out.txt" 2>&1 ||
+      fail "merge failed: $(cat "$work/out.txt")"
+    [ "$(run_ids "$work/out/all.h5" | tr '\n' ' ')" = "ranks1 ranks2 " ] || fail "runs: $(run_ids "$work/out/all.h5")"
+    grep -q "2 runs from 2 files" "$work/out.txt" || fail "$(cat "$work/out.txt")"
+    "$embscale" merge "$work/out/r1.h5" "$work/out/r1.h5" -o "$work/out/dup.h5" >"$work/out.txt" 2>&1
+    code=$?
+    [ "$code" -eq 2 ] || fail "duplicate ids: exit $code, expected 2"
+    grep -qF "r1.h5: run ranks1 is also in $work/out/r1.h5" "$work/out.txt" || fail "$(cat "$work/out.txt")"
+    [ ! -e "$work/out/dup.h5" ] || fail "a failed merge left its output"
+    ;;
+  run_stop)
+    # A signal stops a single run at an iteration boundary: exit 3 on every rank, no report.
+    sed 's/"max_iter": 100/"max_iter": 100000/' "$default_config" >"$work/long.json"
+    "$mpiexec" -n 2 --oversubscribe "$embscale" run "$work/long.json" -o "$work/out/r.h5" >"$work/out.txt" 2>"$work/err.txt" &
+    launcher=$!
+    for _ in $(seq 600); do grep -q '^iteration ' "$work/out.txt" && break; sleep 0.1; done
+    # SIGTERM to the ranks themselves, as slurmstepd sends it at a time limit (mpiexec would
+    # turn a SIGTERM of its own into a kill of the job).
+    ranks=$(pgrep -P "$launcher")
+    [ -n "$ranks" ] || fail "no rank processes under mpiexec $launcher"
+    kill -TERM $ranks
+    wait "$launcher"
+    rc=$?
+    [ "$rc" -eq 3 ] || fail "exit $rc, expected 3: $(cat "$work/err.txt")"
+    grep -qE "stopped by SIG(TERM|USR1|INT) before iteration" "$work/err.txt" || fail "$(cat "$work/err.txt")"
+    [ -z "$(ls -A "$work/out")" ] || fail "files left behind: $(ls -A "$work/out")"
+    ;;
+  *)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS [$case_name]"

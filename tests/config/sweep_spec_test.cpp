@@ -1,0 +1,150 @@
+// The sweep file: expansion (order, grid x list, repetitions, ranks), the recorded kinds, the
+// digest, and every rejected input with its whole message. The reference for the expansion is
+// written out by hand: an independent enumeration of the expected points.
+#include <gtest/gtest.h>
+
+#include "config/sweep_spec.hpp"
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config_test_support.hpp"
+
+namespace embscale::config {
+namespace {
+
+// A sweep over the embedded default, from sweep text with origin "s.json".
+SweepSpec parse(const std::string& text) { return parse_sweep({"s.json", text, "", ""}); }
+
+std::string error_of_sweep(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SweepSpec, GridIsTheProductWithTheFirstFieldOutermost) {
+  const auto spec = parse(R"({"grid": {
+      "layers.emb1.sparse_embedding_hparam.embedding_vec_size": [16, 64, 128],
+      "layers.data.synthetic.zipf_alpha": [0.8, 1.2]}, "repetitions": 3})");
+  ASSERT_EQ(spec.points.size(), 6u);
+  EXPECT_EQ(spec.repetitions, 3);
+  EXPECT_EQ(spec.axes, (std::vector<std::string>{"layers.emb1.sparse_embedding_hparam.embedding_vec_size",
+                                                 "layers.data.synthetic.zipf_alpha"}));
+  EXPECT_EQ(spec.axis_kinds, (std::vector<AxisKind>{AxisKind::kInteger, AxisKind::kNumber}));
+  const std::vector<std::pair<int, double>> expected{{16, 0.8}, {16, 1.2}, {64, 0.8}, {64, 1.2}, {128, 0.8}, {128, 1.2}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto& p = spec.points[i];
+    EXPECT_EQ(p.index, static_cast<std::int64_t>(i));
+    EXPECT_EQ(p.config.embeddings.front().embedding_vec_size, expected[i].first) << i;
+    EXPECT_DOUBLE_EQ(p.config.data.synthetic.zipf_alpha, expected[i].second) << i;
+    EXPECT_EQ(p.settings[0].value, expected[i].first);
+    EXPECT_EQ(p.ranks, 0);  // every rank of the job
+  }
+  // Everything not swept stays as in the base.
+  EXPECT_EQ(spec.points[3].config.solver.batchsize, default_config().solver.batchsize);
+}
+
+TEST(SweepSpec, ListedPointsAreCrossedWithTheGridAndRanksAreRecorded) {
+  const auto spec = parse(R"({"points": [{"solver.batchsize": 1024, "solver.max_iter": 5},
+                                          {"solver.batchsize": 2048, "solver.max_iter": 7}],
+                              "grid": {"ranks": [1, 2]}})");
+  ASSERT_EQ(spec.points.size(), 4u);
+  EXPECT_EQ(spec.axes, (std::vector<std::string>{"solver.batchsize", "solver.max_iter", "ranks"}));
+  const std::vector<std::tuple<std::int64_t, std::int64_t, int>> expected{
+      {1024, 5, 1}, {1024, 5, 2}, {2048, 7, 1}, {2048, 7, 2}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(spec.points[i].config.solver.batchsize, std::get<0>(expected[i])) << i;
+    EXPECT_EQ(spec.points[i].config.solver.max_iter, std::get<1>(expected[i])) << i;
+    EXPECT_EQ(spec.points[i].ranks, std::get<2>(expected[i])) << i;
+  }
+  EXPECT_EQ(describe_settings(spec.points[1].settings), "solver.batchsize=1024 solver.max_iter=5 ranks=2");
+}
+
+TEST(SweepSpec, NoFieldsIsOnePointOfTheBase) {
+  const auto spec = parse(R"({"repetitions": 2})");
+  ASSERT_EQ(spec.points.size(), 1u);
+  EXPECT_TRUE(spec.axes.empty());
+  EXPECT_EQ(spec.points[0].config.solver.max_iter, default_config().solver.max_iter);
+}
+
+TEST(SweepSpec, InlineBaseAndTextAndJsonKinds) {
+  auto base = testing::default_json();
+  base["solver"]["max_iter"] = 3;
+  const std::string text = R"({"base": )" + base.dump() + R"(, "grid": {
+      "layers.emb1.sparse_embedding_hparam.combiner": ["sum", "mean"],
+      "layers.data.slot_size_array": [[100000, 100000, 100000, 100000, 100000, 100000, 100000, 100000]]}})";
+  const auto spec = parse(text);
+  ASSERT_EQ(spec.points.size(), 2u);
+  EXPECT_EQ(spec.points[1].config.embeddings.front().combiner, Combiner::kMean);
+  EXPECT_EQ(spec.points[1].config.solver.max_iter, 3);
+  EXPECT_EQ(spec.axis_kinds, (std::vector<AxisKind>{AxisKind::kText, AxisKind::kJson}));
+}
+
+TEST(SweepSpec, DigestFollowsWhatRuns) {
+  const auto a = parse(R"({"grid": {"solver.max_iter": [5, 6]}})");
+  EXPECT_EQ(a.digest, parse(R"({"grid": {"solver.max_iter": [5, 6]}, "sweep_version": 1})").digest);
+  EXPECT_NE(a.digest, parse(R"({"grid": {"solver.max_iter": [5, 7]}})").digest);
+  EXPECT_NE(a.digest, parse(R"({"grid": {"solver.max_iter": [5, 6]}, "repetitions": 2})").digest);
+  EXPECT_NE(a.digest, parse(R"({"grid": {"solver.max_iter": [5, 6], "ranks": [1]}})").digest);
+}
+
+TEST(SweepSpec, RejectsWhatCannotRunWithMessagesNamingTheField) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {R"({"grid": {"solver.batchsze": [1]}})",
+       "s.json: point 0 (solver.batchsze=1): solver.batchsze: unknown key; did you mean \"batchsize\"?"},
+      {R"({"grid": {"solvr.batchsize": [1]}})",
+       "s.json: field \"solvr.batchsize\": the config has no \"solvr\"; did you mean \"solver\"?"},
+      {R"({"grid": {"layers.emb2.sparse_embedding_hparam.embedding_vec_size": [8]}})",
+       "s.json: field \"layers.emb2.sparse_embedding_hparam.embedding_vec_size\": the config has no layer named "
+       "\"emb2\" (layers: data, emb1); did you mean \"emb1\"?"},
+      {R"({"grid": {"layers.emb1": [8]}})",
+       "s.json: field \"layers.emb1\": \"layers\" is the layer list: name a layer and a field (layers.<name>.<field>)"},
+      {R"({"grid": {"solver.max_iter": [5, "ten"]}})",
+       "s.json: field \"solver.max_iter\": values mix kinds (5 and \"ten\"); a swept field takes numbers, or text, "
+       "or other JSON"},
+      {R"({"grid": {"solver.max_iter": [5, -1]}})",
+       "s.json: point 1 (solver.max_iter=-1): solver.max_iter: expected an integer >= 1, got -1"},
+      {R"({"grid": {"solver.max_iter": []}})", "s.json: grid.solver.max_iter: expected a non-empty array of values, got []"},
+      {R"({"grid": {"ranks": [0]}})", "s.json: field \"ranks\": expected integers >= 1, got 0"},
+      {R"({"points": [{"solver.max_iter": 5}, {"solver.batchsize": 64}]})",
+       "s.json: points[1]: sets the fields {solver.batchsize}, the first point sets {solver.max_iter}; every listed "
+       "point sets the same fields"},
+      {R"({"points": [{"solver.max_iter": 5}], "grid": {"solver.max_iter": [6]}})",
+       "s.json: field \"solver.max_iter\" is both in \"points\" and in \"grid\""},
+      {R"({"gird": {}})", "s.json: gird: unknown key; did you mean \"grid\"?"},
+      {R"({"sweep_version": 2})", "s.json: sweep_version: expected an integer in [1, 1], got 2"},
+      {R"({"base": 7})", "s.json: base: expected a config file path (relative to the sweep file) or a config object, got 7"},
+      {"{\"grid\": {\n  \"solver.max_iter\": [5,]}}", "s.json:2:25: invalid JSON"},
+  };
+  for (const auto& [text, message] : cases) {
+    const std::string error = error_of_sweep(text);
+    EXPECT_EQ(error.substr(0, message.size()), message) << text << "\n  got: " << error;
+  }
+}
+
+TEST(SweepSpec, ReadsTheBaseRelativeToTheSweepFile) {
+  const auto dir = std::filesystem::temp_directory_path() / ("sweep_spec_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "configs");
+  {
+    std::ofstream(dir / "configs" / "base.json") << default_config_text();
+    std::ofstream(dir / "s.json") << R"({"base": "configs/base.json", "grid": {"solver.max_iter": [4]}})";
+    std::ofstream(dir / "missing.json") << R"({"base": "nope.json"})";
+  }
+  const auto source = read_sweep_source((dir / "s.json").string());
+  EXPECT_EQ(source.base_origin, (dir / "configs" / "base.json").string());
+  EXPECT_EQ(parse_sweep(source).points.front().config.solver.max_iter, 4);
+  try {
+    read_sweep_source((dir / "missing.json").string());
+    ADD_FAILURE() << "a missing base must fail";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nope.json: cannot open base config"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace embscale::config

@@ -1,0 +1,141 @@
+// merge_reports on reports written by every rank (1, 2, 4): the merged file holds each input's
+// runs exactly as the input does (read back and compared field by field), their provenance under
+// /runs/<id>/metadata, and the /summary rows in input order; conflicting inputs are refused.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "comm/mpi_communicator.hpp"
+#include "core/error.hpp"
+#include "report/merge.hpp"
+#include "report/metadata.hpp"
+#include "report/reader.hpp"
+#include "report/writer.hpp"
+
+namespace embscale::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+class MergeMpi : public testing::Test {
+ protected:
+  MergeMpi() : world(MPI_COMM_WORLD) {
+    std::int64_t pid = world.rank() == 0 ? getpid() : 0;
+    world.bcast(std::span<std::int64_t>(&pid, 1), 0);
+    dir = fs::temp_directory_path() / ("embscale_merge_mpi_" + std::to_string(pid));
+    if (world.rank() == 0) fs::create_directories(dir);
+    world.barrier();
+  }
+  ~MergeMpi() override {
+    world.barrier();
+    if (world.rank() == 0) fs::remove_all(dir);
+  }
+
+  // A report of one run `id` (point/repetition set), values depending on the rank and `seed`.
+  fs::path write(const std::string& file, const std::string& id, int seed, const std::string& extra_column = "") {
+    RunRecord run;
+    run.id = id;
+    run.parameters = {{"seed", std::int64_t{seed}}, {"alpha", 0.5 * seed}};
+    run.phase_names = {"x", "y"};
+    run.point = seed;
+    run.repetition = 0;
+    for (int i = 0; i < 6; ++i) {
+      run.timings["x"].push_back(seed + i + 0.01 * world.rank());
+      run.timings["y"].push_back(2.0 * seed + i);
+      run.counters["keys"].push_back(100 * seed + 10 * i + world.rank());
+      run.series["step_time"].push_back(0.1 * seed + i);
+    }
+    SummaryRow row{{"run_id", id}, {"seed", std::int64_t{seed}}, {"step_s", 0.25 * seed}};
+    if (!extra_column.empty()) row.push_back({extra_column, 1.0});
+    const auto path = dir / file;
+    ReportWriter writer(world, path, collect_run_metadata(world, "writer " + id, "{\"seed\": " + std::to_string(seed) + "}"));
+    writer.write_run(run);
+    writer.write_summary({row});
+    writer.commit();
+    return path;
+  }
+
+  std::string merge_error(const std::vector<fs::path>& inputs) const {
+    try {
+      merge_reports(inputs, dir / "bad.h5", {{"schema_version", kReportSchemaVersion}});
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  comm::MpiCommunicator world;
+  fs::path dir;
+};
+
+void expect_same_run(const ReportData::Run& a, const ReportData::Run& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.phase_names, b.phase_names);
+  EXPECT_EQ(a.point, b.point);
+  EXPECT_EQ(a.repetition, b.repetition);
+  ASSERT_EQ(a.parameters.size(), b.parameters.size());
+  for (std::size_t i = 0; i < a.parameters.size(); ++i) {
+    EXPECT_EQ(a.parameters[i].name, b.parameters[i].name);
+    EXPECT_EQ(a.parameters[i].value, b.parameters[i].value);
+  }
+  for (const auto& [name, m] : a.timings) EXPECT_EQ(m.values, b.timings.at(name).values) << name;
+  for (const auto& [name, m] : a.counters) EXPECT_EQ(m.values, b.counters.at(name).values) << name;
+  EXPECT_EQ(a.series, b.series);
+  EXPECT_EQ(a.timings.size(), b.timings.size());
+  EXPECT_EQ(a.counters.size(), b.counters.size());
+}
+
+TEST_F(MergeMpi, CopiesEveryRunWithItsProvenanceAndConcatenatesTheSummary) {
+  const auto first = write("first.h5", "p0.r0", 1);
+  const auto second = write("second.h5", "p1.r0", 2);
+  if (world.rank() != 0) return;
+  const auto merged_path = dir / "merged.h5";
+  merge_reports({first, second}, merged_path, {{"schema_version", kReportSchemaVersion}, {"sweep_axes", std::string("seed")}});
+  const auto merged = read_report(merged_path);
+  const auto a = read_report(first);
+  const auto b = read_report(second);
+  EXPECT_EQ(std::get<std::string>(merged.attributes.at("sweep_axes")), "seed");
+  ASSERT_EQ(merged.runs.size(), 2u);
+  expect_same_run(merged.runs[0], a.runs[0]);
+  expect_same_run(merged.runs[1], b.runs[0]);
+  EXPECT_EQ(merged.runs[1].timings.at("x").cols, static_cast<std::size_t>(world.size()));
+  EXPECT_EQ(merged.runs[0].metadata, a.attributes) << "the input's root attributes, as its provenance";
+  EXPECT_EQ(std::get<std::string>(merged.runs[1].metadata.at("command_line")), "writer p1.r0");
+  ASSERT_EQ(merged.summary.size(), 2u);
+  EXPECT_EQ(merged.summary[0], a.summary[0]);
+  EXPECT_EQ(merged.summary[1], b.summary[0]);
+
+  // A merged report merges again; its runs keep their first provenance.
+  const auto third = dir / "third.h5";
+  fs::copy_file(first, dir / "copy.h5");
+  EXPECT_NE(merge_error({merged_path, dir / "copy.h5"}).find("run p0.r0 is also in " + merged_path.string()),
+            std::string::npos);
+  merge_reports({merged_path}, third, {{"schema_version", kReportSchemaVersion}});
+  EXPECT_EQ(read_report(third).runs[1].metadata, b.attributes);
+  const auto files = std::distance(fs::directory_iterator(dir), fs::directory_iterator());
+  EXPECT_EQ(files, 5) << "first, second, merged, copy, third: no temporary file left by the failed merge";
+}
+
+TEST_F(MergeMpi, RefusesConflictingInputs) {
+  const auto one = write("one.h5", "same", 1);
+  const auto two = write("two.h5", "same", 2);
+  const auto other = write("other.h5", "other", 3, "extra");
+  if (world.rank() != 0) return;
+  EXPECT_EQ(merge_error({one, two}), two.string() + ": run same is also in " + one.string() +
+                                         "; run ids must be unique across the merged reports");
+  EXPECT_EQ(merge_error({one, other}), other.string() + ": /summary columns (run_id, seed, step_s, extra) differ from "
+                                           "those of " + one.string() + " (run_id, seed, step_s)");
+  EXPECT_EQ(merge_error({one, dir / "missing.h5"}), (dir / "missing.h5").string() + ": no such report file");
+  EXPECT_FALSE(fs::exists(dir / "bad.h5"));
+  try {
+    merge_reports({one}, one, {});
+    ADD_FAILURE() << "the output cannot be an input";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), one.string() + ": the merged report cannot also be an input");
+  }
+}
+
+}  // namespace
+}  // namespace embscale::report
