@@ -16,6 +16,7 @@ struct RunOptions {
   std::string command_line;
   bool quiet = false;                      // no progress lines
   std::string run_id = "run0";             // the run's group under /runs
+  std::vector<std::string> settings;       // FIELD=VALUE overrides of the config (--set)
 };
 
 struct SweepOptions {

@@ -69,6 +69,9 @@ int main(int argc, char** argv) {
   run->add_option("-o,--output", output_arg, "report path (default: results/runs/<UTC timestamp>.h5)");
   run->add_flag("-q,--quiet", run_options.quiet, "no progress lines");
   run->add_option("--id", run_options.run_id, "the run's name in the report (/runs/<id>)")->capture_default_str();
+  run->add_option("--set", run_options.settings,
+                  "FIELD=VALUE: override a config field, addressed as in sweeps (solver.batchsize=8192, "
+                  "layers.emb1.sparse_embedding_hparam.combiner=mean); repeatable");
 
   embscale::cli::SweepOptions sweep_options;
   auto* sweep = app.add_subcommand(

@@ -10,6 +10,7 @@
 #include "bench/cli/run_report.hpp"
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
+#include "config/sweep_spec.hpp"
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
 #include "core/timer.hpp"
@@ -46,7 +47,8 @@ int run_command(const RunOptions& options) {
   text = comm::broadcast_strings(world, {text})[0];
   std::optional<config::Config> config;
   comm::run_agreed(world, [&] {
-    config = options.config_path ? config::parse_config_text(text, *options.config_path) : config::default_config();
+    config = config::parse_config_with_settings(options.config_path ? text : config::default_config_text(),
+                                                options.config_path.value_or("<embedded default>"), options.settings);
     embedding::check_config_for_ranks(*config, world.size());
     embedding::check_run_environment();
   });

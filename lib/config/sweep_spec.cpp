@@ -132,6 +132,26 @@ SweepSource read_sweep_source(const std::string& path) {
   return source;
 }
 
+Config parse_config_with_settings(const std::string& text, const std::string& origin,
+                                  const std::vector<std::string>& settings) {
+  nlohmann::json config = parse_json_text(text, origin);
+  if (settings.empty()) return parse_config(config, origin);
+  std::string described;
+  for (const auto& setting : settings) {
+    const auto equals = setting.find('=');
+    const std::string where = "--set " + setting;
+    if (equals == std::string::npos || equals == 0) fail(where, "expected FIELD=VALUE");
+    const std::string field = setting.substr(0, equals);
+    const std::string value_text = setting.substr(equals + 1);
+    if (field == kRanksField) fail(where, "the rank count is the launcher's (mpiexec -n, srun -n)");
+    nlohmann::json value = nlohmann::json::parse(value_text, nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded()) value = value_text;
+    parent_of(config, field, where)[split_path(field).back()] = value;
+    described += (described.empty() ? "" : " ") + field + "=" + describe_json(value);
+  }
+  return parse_config(config, origin + " with " + described);
+}
+
 std::string describe_settings(const std::vector<SweepSetting>& settings) {
   std::string out;
   for (const auto& s : settings) out += (out.empty() ? "" : " ") + s.field + "=" + describe_json(s.value);

@@ -78,6 +78,12 @@ SweepSource read_sweep_source(const std::string& path);
 // point whose config is invalid.
 SweepSpec parse_sweep(const SweepSource& source);
 
+// A config with fields set from the command line (`embscale run --set FIELD=VALUE`), fields
+// addressed as in a sweep. VALUE is JSON when it parses as JSON (64, 1.05, [1,2], "x"), else
+// text (sum). Throws InputError naming the setting and the field.
+Config parse_config_with_settings(const std::string& text, const std::string& origin,
+                                  const std::vector<std::string>& settings);
+
 // "layers.emb1.sparse_embedding_hparam.embedding_vec_size=64 ranks=2" for progress lines.
 std::string describe_settings(const std::vector<SweepSetting>& settings);
 

@@ -148,3 +148,32 @@ TEST(SweepSpec, ReadsTheBaseRelativeToTheSweepFile) {
 
 }  // namespace
 }  // namespace embscale::config
+
+namespace embscale::config {
+namespace {
+
+TEST(ConfigSettings, SetFieldsByPathWithJsonOrTextValues) {
+  const auto c = parse_config_with_settings(default_config_text(), "d.json",
+                                            {"solver.batchsize=512", "layers.emb1.sparse_embedding_hparam.combiner=mean",
+                                             "layers.data.synthetic.zipf_alpha=0.9"});
+  EXPECT_EQ(c.solver.batchsize, 512);
+  EXPECT_EQ(c.embeddings.front().combiner, Combiner::kMean);
+  EXPECT_DOUBLE_EQ(c.data.synthetic.zipf_alpha, 0.9);
+  EXPECT_EQ(parse_config_with_settings(default_config_text(), "d.json", {}).solver.batchsize,
+            default_config().solver.batchsize);
+  const auto error_of = [](const std::string& setting) {
+    try {
+      parse_config_with_settings(default_config_text(), "d.json", {setting});
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error_of("solver.batchsize"), "--set solver.batchsize: expected FIELD=VALUE");
+  EXPECT_EQ(error_of("ranks=4"), "--set ranks=4: the rank count is the launcher's (mpiexec -n, srun -n)");
+  EXPECT_EQ(error_of("solver.batchsize=-4"), "d.json with solver.batchsize=-4: solver.batchsize: expected an integer >= 1, got -4");
+  EXPECT_EQ(error_of("solvr.batchsize=4"), "--set solvr.batchsize=4: field \"solvr.batchsize\": the config has no \"solvr\"; did you mean \"solver\"?");
+}
+
+}  // namespace
+}  // namespace embscale::config

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests of the sbatch templates on the one-host cluster of scripts/slurm-cluster:
 #   slurm_test.sh EMBSCALE SLURM_DIR CASE
-# CASE: start | stop | single_run
+# CASE: start | stop | single_run | scaling_study | requeue_sweep
 set -uo pipefail
 embscale=$1
 slurm_dir=$2
@@ -41,6 +41,71 @@ case $case_name in
     grep -q "ranks: 2" "$work/report.txt" || fail "expected 2 ranks: $(cat "$work/report.txt")"
     h5ls -r "$report" | grep -qE "^/runs/run0/timings/lookup[[:space:]]+Dataset \{10, 2\}" ||
       fail "timings are not [10 iterations, 2 ranks]"
+    ;;
+  scaling_study)
+    # Weak scaling at 1 and 2 ranks as srun steps of one job, merged into one report.
+    work=$(mktemp -d "${TMPDIR:-/tmp}/embscale_slurm_scaling.XXXXXX")
+    trap 'rm -rf "$work"' EXIT
+    sed 's/"max_iter": 100/"max_iter": 10/' "$root/bench/configs/default.json" >"$work/short.json"
+    cd "$work" || fail "no work directory"
+    timeout 240 sbatch --wait --quiet --time=5 --ntasks=2 \
+      --export=ALL,EMBSCALE="$embscale",EMBSCALE_RESULTS="$work/reports",EMBSCALE_WEAK_BATCH_PER_RANK=1024 \
+      "$root/slurm/scaling.sbatch" "$work/short.json" >"$work/sbatch.txt" 2>&1 ||
+      fail "job failed: $(cat "$work/sbatch.txt" "$work"/embscale-scaling-*.out 2>/dev/null)"
+    out=$(ls "$work"/embscale-scaling-*.out | head -n 1)
+    job=${out##*embscale-scaling-}
+    job=${job%.out}
+    report="$work/reports/scaling-$job.h5"
+    [ -f "$report" ] || fail "no report $report; job output: $(cat "$out")"
+    h5ls -r "$report" >"$work/h5ls.txt"
+    grep -qE "^/runs/ranks1/timings/lookup[[:space:]]+Dataset \{10, 1\}" "$work/h5ls.txt" || fail "no 1-rank run: $(cat "$work/h5ls.txt")"
+    grep -qE "^/runs/ranks2/timings/lookup[[:space:]]+Dataset \{10, 2\}" "$work/h5ls.txt" || fail "no 2-rank run"
+    for n in 1 2; do  # weak scaling: 1024 samples per rank
+      h5dump -a "/runs/ranks$n/batchsize" "$report" >"$work/batch.txt"
+      grep -qE "\(0\): $((1024 * n))\$" "$work/batch.txt" ||
+        fail "expected batchsize $((1024 * n)) at $n ranks: $(cat "$work/batch.txt")"
+    done
+    h5dump -A -g /runs/ranks2/metadata "$report" >"$work/meta.txt"
+    grep -qF "\"$job\"" "$work/meta.txt" || fail "the step report lacks slurm_job_id $job"
+    ;;
+  requeue_sweep)
+    # SIGUSR1 to the batch shell in the middle of a sweep (what --signal=B:USR1@120 does before a
+    # time limit): the ranks stop, the job requeues itself, starts again, resumes, and the final
+    # report has every run exactly once.
+    work=$(mktemp -d "${TMPDIR:-/tmp}/embscale_slurm_requeue.XXXXXX")
+    trap 'rm -rf "$work"' EXIT
+    cat >"$work/sweep.json" <<JSON
+{"base": "$root/bench/configs/default.json",
+ "grid": {"layers.data.synthetic.zipf_alpha": [0.8, 1.0, 1.1, 1.2], "solver.max_iter": [100]}}
+JSON
+    cd "$work" || fail "no work directory"
+    job=$(sbatch --parsable --time=10 --export=ALL,EMBSCALE="$embscale",EMBSCALE_RESULTS="$work/reports" \
+          "$root/slurm/sweep.sbatch" "$work/sweep.json" "$work/reports/sweep.h5") || fail "sbatch failed: $job"
+    manifest="$work/reports/sweep.points/manifest.json"
+    for _ in $(seq 1200); do
+      grep -q '"run_id"' "$manifest" 2>/dev/null && break
+      sleep 0.1
+    done
+    grep -q '"run_id"' "$manifest" 2>/dev/null || { scancel "$job"; fail "no run finished within 120 s: $(cat "$work"/embscale-sweep-*.out 2>/dev/null; squeue 2>&1)"; }
+    scancel --batch --signal=USR1 "$job" || fail "scancel --signal failed"
+    state=""
+    for _ in $(seq 240); do
+      state=$(scontrol show job -o "$job" | grep -oE 'JobState=[A-Z_]+' | cut -d= -f2)
+      case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL) break ;; esac
+      sleep 1
+    done
+    out="$work/embscale-sweep-$job.out"
+    [ "$state" = COMPLETED ] || { scancel "$job"; fail "job $job ended $state: $(cat "$out")"; }
+    restarts=$(scontrol show job -o "$job" | grep -oE 'Restarts=[0-9]+' | cut -d= -f2)
+    [ "${restarts:-0}" -ge 1 ] || fail "the job was not requeued (Restarts=$restarts): $(cat "$out")"
+    grep -q "stopped by SIGUSR1" "$out" || fail "the ranks did not report the stop: $(cat "$out")"
+    grep -q "requeueing job $job" "$out" || fail "the script did not requeue: $(cat "$out")"
+    grep -qE "[1-3] done before \(resumed\)" "$out" || fail "the second start did not resume: $(cat "$out")"
+    h5ls "$work/reports/sweep.h5/runs" | awk '{print $1}' >"$work/runs.txt" || fail "no merged report: $(cat "$out")"
+    [ "$(sort "$work/runs.txt" | tr '\n' ' ')" = "p0.r0 p1.r0 p2.r0 p3.r0 " ] ||
+      fail "runs in the report: $(tr '\n' ' ' <"$work/runs.txt")"
+    h5dump -H -d /summary "$work/reports/sweep.h5" | grep -qE 'DATASPACE +SIMPLE \{ \( 4 \)' ||
+      fail "/summary must have 4 rows"
     ;;
   *)
     fail "unknown case"
