@@ -124,17 +124,11 @@ int signal_that_stopped_the_run(comm::Communicator& world, int stopped_by, bool 
   return any;
 }
 
-}  // namespace
-
-int sweep_command(const SweepOptions& options) {
-  install_stop_signal_handlers();
-  comm::MpiCommunicator world(MPI_COMM_WORLD);
-  const bool root = world.rank() == 0;
-
-  // Rank 0 reads the files; every rank parses the same bytes.
-  config::SweepSource source;
+// Collective: rank 0 reads the files, every rank parses the same bytes and checks every point
+// (its config, its rank count) before anything runs.
+config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& options, config::SweepSource& source) {
   comm::run_agreed(world, [&] {
-    if (root) source = config::read_sweep_source(options.sweep_path);
+    if (world.rank() == 0) source = config::read_sweep_source(options.sweep_path);
   });
   auto texts = comm::broadcast_strings(world, {source.origin, source.text, source.base_origin, source.base_text});
   source = {texts[0], texts[1], texts[2], texts[3]};
@@ -156,16 +150,18 @@ int sweep_command(const SweepOptions& options) {
     }
     embedding::check_run_environment();
   });
-  const auto planned = plan_runs(spec);
-  const auto total = static_cast<std::int64_t>(planned.size());
+  return spec;
+}
 
-  // The points directory and its manifest (rank 0), and which runs are done (every rank).
+// Collective: creates or (with --resume) loads the manifest on rank 0; every rank returns the
+// ids of the finished runs, one per line.
+std::string open_manifest(comm::Communicator& world, const SweepOptions& options, const config::SweepSpec& spec,
+                          std::int64_t total, std::optional<sweep::Manifest>& manifest) {
   const std::filesystem::path output = options.output_path;
   const auto directory = points_directory(output);
-  std::optional<sweep::Manifest> manifest;
   std::string done_ids;
   comm::run_agreed(world, [&] {
-    if (!root) return;
+    if (world.rank() != 0) return;
     if (const auto problem = why_file_cannot_be_created(output); !problem.empty())
       throw InputError(output.string() + ": cannot create report: " + problem);
     const bool exists = std::filesystem::exists(sweep::Manifest::path_in(directory));
@@ -176,11 +172,66 @@ int sweep_command(const SweepOptions& options) {
                       : sweep::Manifest::create(directory, spec.digest, total);
     for (const auto& entry : manifest->done()) done_ids += entry.run_id + "\n";
   });
-  done_ids = comm::broadcast_strings(world, {done_ids})[0];
+  return comm::broadcast_strings(world, {done_ids})[0];
+}
+
+// Collective: one run on the first `ranks` ranks of the world (the others wait without
+// spinning). Throws StopRequested on every rank when a signal stopped it.
+void run_on_first_ranks(comm::Communicator& world, int ranks, const config::SweepSpec& spec, const PlannedRun& run,
+                        const std::filesystem::path& file, const SweepOptions& options,
+                        std::int64_t finished, std::int64_t total) {
+  const bool member = world.rank() < ranks;
+  // Every rank takes part in the split; ranks beyond the point's count get their own group.
+  auto point_comm = world.split(member ? 0 : 1, world.rank());
+  int stopped_by = 0;
+  if (member) {
+    try {
+      run_point(*point_comm, spec, run, file, options, "  " + run.id + " ");
+    } catch (const StopRequested&) {
+      stopped_by = std::max(stop_signal(), 1);  // every member agreed; the others learn it below
+    }
+  }
+  if (const int signal = signal_that_stopped_the_run(world, stopped_by, member))
+    throw StopRequested("stopped by " + signal_name(signal) + " during run " + run.id + "; " +
+                        std::to_string(finished) + " of " + std::to_string(total) +
+                        " runs are done; resume with --resume");
+}
+
+// Collective: rank 0 merges every run's report, in plan order, into the output.
+void merge_sweep(comm::Communicator& world, const SweepOptions& options, const config::SweepSource& source,
+                 const config::SweepSpec& spec, const std::vector<PlannedRun>& planned) {
+  auto metadata = report::collect_run_metadata(world, options.command_line, spec.base.source.dump()).attributes;
+  metadata["sweep_json"] = source.text;
+  std::string axes;
+  for (const auto& axis : spec.axes) axes += (axes.empty() ? "" : ",") + axis;
+  metadata["sweep_axes"] = axes;
+  metadata["sweep_repetitions"] = spec.repetitions;
+  const auto directory = points_directory(options.output_path);
+  std::vector<std::filesystem::path> inputs;
+  for (const auto& run : planned) inputs.push_back(directory / (run.id + ".h5"));
+  comm::run_agreed(world, [&] {
+    if (world.rank() == 0) report::merge_reports(inputs, options.output_path, metadata);
+  });
+}
+
+}  // namespace
+
+int sweep_command(const SweepOptions& options) {
+  install_stop_signal_handlers();
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  const bool root = world.rank() == 0;
+
+  config::SweepSource source;
+  const config::SweepSpec spec = load_sweep(world, options, source);
+  const auto planned = plan_runs(spec);
+  const auto total = static_cast<std::int64_t>(planned.size());
+  std::optional<sweep::Manifest> manifest;  // rank 0's
+  const std::string done_ids = open_manifest(world, options, spec, total, manifest);
   const auto is_done = [&](const std::string& id) { return done_ids.find(id + "\n") != std::string::npos; };
   std::int64_t already = 0;
   for (const auto& run : planned) already += is_done(run.id) ? 1 : 0;
 
+  const auto directory = points_directory(options.output_path);
   if (root)
     std::cout << "embscale sweep: " << spec.points.size() << " points x " << spec.repetitions << " repetitions = "
               << total << " runs on up to " << world.size() << " ranks" << (already ? ", " : "")
@@ -195,30 +246,16 @@ int sweep_command(const SweepOptions& options) {
     if (const int signal = comm::any_rank_stopping(world))
       throw StopRequested("stopped by " + signal_name(signal) + " before run " + run.id);
     const int ranks = run.point->ranks ? run.point->ranks : world.size();
-    const std::int64_t remaining = total - already - finished_now;
     if (root) {
-      std::string eta = finished_now ? ", ETA " + format_duration(elapsed.seconds() / static_cast<double>(finished_now) *
-                                                                  static_cast<double>(remaining))
-                                     : "";
-      std::cout << "sweep: run " << (i + 1) << "/" << total << " " << run.id << " on " << ranks << " ranks: "
-                << config::describe_settings(run.point->settings) << eta << std::endl;
+      const auto remaining = static_cast<double>(total - already - finished_now);
+      const std::string eta =
+          finished_now ? ", ETA " + format_duration(elapsed.seconds() / static_cast<double>(finished_now) * remaining) : "";
+      std::cout << "sweep: run " << (i + 1) << "/" << total << " " << run.id << " on " << ranks
+                << (ranks == 1 ? " rank: " : " ranks: ") << config::describe_settings(run.point->settings) << eta
+                << std::endl;
     }
-    const bool member = world.rank() < ranks;
-    // Every rank takes part in the split; ranks beyond the point's count get their own group.
-    auto point_comm = world.split(member ? 0 : 1, world.rank());
     const auto file = directory / (run.id + ".h5");
-    int stopped_by = 0;
-    if (member) {
-      try {
-        run_point(*point_comm, spec, run, file, options, "  " + run.id + " ");
-      } catch (const StopRequested&) {
-        stopped_by = std::max(stop_signal(), 1);  // every member agreed; the others learn it below
-      }
-    }
-    if (const int signal = signal_that_stopped_the_run(world, stopped_by, member))
-      throw StopRequested("stopped by " + signal_name(signal) + " during run " + run.id + "; " +
-                          std::to_string(already + finished_now) + " of " + std::to_string(total) +
-                          " runs are done; resume with --resume");
+    run_on_first_ranks(world, ranks, spec, run, file, options, already + finished_now, total);
     comm::run_agreed(world, [&] {
       if (root)
         manifest->mark_done({run.id, file.filename().string(), utc_timestamp("%Y-%m-%dT%H:%M:%SZ"),
@@ -227,21 +264,10 @@ int sweep_command(const SweepOptions& options) {
     ++finished_now;
   }
 
-  // Merge on rank 0, in plan order (repetition-major, as run).
-  auto metadata = report::collect_run_metadata(world, options.command_line, spec.base.source.dump()).attributes;
-  metadata["sweep_json"] = source.text;
-  std::string axes;
-  for (const auto& axis : spec.axes) axes += (axes.empty() ? "" : ",") + axis;
-  metadata["sweep_axes"] = axes;
-  metadata["sweep_repetitions"] = spec.repetitions;
-  std::vector<std::filesystem::path> inputs;
-  for (const auto& run : planned) inputs.push_back(directory / (run.id + ".h5"));
-  comm::run_agreed(world, [&] {
-    if (root) report::merge_reports(inputs, output, metadata);
-  });
+  merge_sweep(world, options, source, spec, planned);
   if (root) {
-    const auto merged = report::read_report(output);
-    std::cout << '\n' << report::format_summary_table(merged.summary) << "\nreport: " << output.string() << '\n';
+    const auto merged = report::read_report(options.output_path);
+    std::cout << '\n' << report::format_summary_table(merged.summary) << "\nreport: " << options.output_path << '\n';
   }
   return 0;
 }
