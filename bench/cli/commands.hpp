@@ -24,6 +24,7 @@ struct SweepOptions {
   std::string output_path;                 // the merged report; points go to <stem>.points/
   std::string command_line;
   bool resume = false;                     // go on with the runs the manifest lacks
+  bool dry_run = false;                    // check every point and print the plan; run nothing
   bool quiet = false;
 };
 

@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
       ->required();
   sweep->add_flag("--resume", sweep_options.resume, "go on with the runs the manifest lacks (after a stop or a requeue)");
   sweep->add_flag("-q,--quiet", sweep_options.quiet, "no per-iteration progress lines");
+  sweep->add_flag("--dry-run", sweep_options.dry_run, "check every point and print the plan; run and write nothing");
   sweep->footer("Exit codes: 0 done, 1 failure, 2 bad input, 3 stopped by SIGTERM/SIGUSR1 (resume with --resume).");
 
   embscale::cli::MergeOptions merge_options;

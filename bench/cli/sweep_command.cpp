@@ -225,6 +225,16 @@ int sweep_command(const SweepOptions& options) {
   const config::SweepSpec spec = load_sweep(world, options, source);
   const auto planned = plan_runs(spec);
   const auto total = static_cast<std::int64_t>(planned.size());
+  if (options.dry_run) {  // checked above like a real sweep; nothing is written
+    if (root) {
+      std::cout << source.origin << ": " << spec.points.size() << " points x " << spec.repetitions
+                << " repetitions = " << total << " runs\n";
+      for (const auto& point : spec.points)
+        std::cout << "  point " << point.index << " on " << (point.ranks ? point.ranks : world.size()) << " ranks: "
+                  << config::describe_settings(point.settings) << '\n';
+    }
+    return 0;
+  }
   std::optional<sweep::Manifest> manifest;  // rank 0's
   const std::string done_ids = open_manifest(world, options, spec, total, manifest);
   const auto is_done = [&](const std::string& id) { return done_ids.find(id + "\n") != std::string::npos; };

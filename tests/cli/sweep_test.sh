@@ -147,6 +147,15 @@ case "$case_name" in
     grep -qF "r1.h5: run ranks1 is also in $work/out/r1.h5" "$work/out.txt" || fail "$(cat "$work/out.txt")"
     [ ! -e "$work/out/dup.h5" ] || fail "a failed merge left its output"
     ;;
+  shipped_sweeps)
+    # The sweep files in bench/sweeps/ stay valid: every point checked, nothing written.
+    for f in "$here"/../../bench/sweeps/*.json; do
+      (cd "$work/out" && "$mpiexec" -n 4 --oversubscribe "$embscale" sweep "$f" -o plan.h5 --dry-run) \
+        >"$work/out.txt" 2>"$work/err.txt" || fail "$f: $(cat "$work/err.txt")"
+      grep -qE "^  point 0 on [0-9]+ ranks: " "$work/out.txt" || fail "$f: no plan printed: $(cat "$work/out.txt")"
+    done
+    [ -z "$(ls -A "$work/out")" ] || fail "--dry-run wrote files: $(ls -A "$work/out")"
+    ;;
   run_stop)
     # A signal stops a single run at an iteration boundary: exit 3 on every rank, no report.
     sed 's/"max_iter": 100/"max_iter": 100000/' "$default_config" >"$work/long.json"
