@@ -20,7 +20,8 @@ Each PNG is written only when the report holds what it needs, and named on stdou
   loss.png, step_time.png  the objective (relative to its first iteration) and the step time per
                          iteration, for the first repetition of each point.
   eviction_<run>.png     every dataset under /runs/<run>/eviction/ (written by the KV-table work):
-                         1-D against its index, 2-D as columns against the first column.
+                         1-D against its index, 2-D as columns against the first column (named
+                         by the dataset's "columns" attribute, comma-separated, when present).
 
 Runs with the same parameters (all /summary columns but run_id, point, repetition and the figures)
 are repetitions of one point. Exit codes: 0 written, 2 bad input (missing file, not an embscale
@@ -320,9 +321,12 @@ def eviction(report, outdir):
                 ax.plot(data)
                 ax.set_xlabel("index")
             elif data.ndim == 2 and data.shape[1] > 1:
+                # An optional "columns" attribute names the columns ("capacity,lru,lfu").
+                names = text(group[name].attrs.get("columns", b"")).split(",")
+                names = names if len(names) == data.shape[1] else [f"column {c}" for c in range(data.shape[1])]
                 for c in range(1, data.shape[1]):
-                    ax.plot(data[:, 0], data[:, c], label=f"column {c}")
-                ax.set_xlabel("column 0")
+                    ax.plot(data[:, 0], data[:, c], label=names[c])
+                ax.set_xlabel(names[0])
                 ax.legend(fontsize="small")
             ax.set_title(f"{run_id}: eviction/{name}")
             ax.grid(alpha=0.3)
