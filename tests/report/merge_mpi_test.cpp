@@ -13,25 +13,16 @@
 #include "report/metadata.hpp"
 #include "report/reader.hpp"
 #include "report/writer.hpp"
+#include "shared_directory.hpp"
 
 namespace embscale::report {
 namespace {
 
 namespace fs = std::filesystem;
 
-class MergeMpi : public testing::Test {
+class MergeMpi : public testing::SharedDirectoryTest {
  protected:
-  MergeMpi() : world(MPI_COMM_WORLD) {
-    std::int64_t pid = world.rank() == 0 ? getpid() : 0;
-    world.bcast(std::span<std::int64_t>(&pid, 1), 0);
-    dir = fs::temp_directory_path() / ("embscale_merge_mpi_" + std::to_string(pid));
-    if (world.rank() == 0) fs::create_directories(dir);
-    world.barrier();
-  }
-  ~MergeMpi() override {
-    world.barrier();
-    if (world.rank() == 0) fs::remove_all(dir);
-  }
+  MergeMpi() : SharedDirectoryTest("embscale_merge_mpi_") {}
 
   // A report of one run `id` (point/repetition set), values depending on the rank and `seed`.
   fs::path write(const std::string& file, const std::string& id, int seed, const std::string& extra_column = "") {
@@ -65,9 +56,6 @@ class MergeMpi : public testing::Test {
     }
     return "";
   }
-
-  comm::MpiCommunicator world;
-  fs::path dir;
 };
 
 void expect_same_run(const ReportData::Run& a, const ReportData::Run& b) {

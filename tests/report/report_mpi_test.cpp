@@ -13,33 +13,17 @@
 #include "report/metadata.hpp"
 #include "report/reader.hpp"
 #include "report/writer.hpp"
+#include "shared_directory.hpp"
 
 namespace embscale::report {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A directory every rank agrees on (named by rank 0's pid), removed at the end.
-class ReportMpi : public testing::Test {
+class ReportMpi : public testing::SharedDirectoryTest {
  protected:
-  ReportMpi() : world(MPI_COMM_WORLD) {
-    std::int64_t pid = world.rank() == 0 ? getpid() : 0;
-    world.bcast(std::span<std::int64_t>(&pid, 1), 0);
-    dir = fs::temp_directory_path() / ("embscale_report_mpi_" + std::to_string(pid));
-    if (world.rank() == 0) fs::create_directories(dir);
-    world.barrier();
-  }
-  ~ReportMpi() override {
-    world.barrier();
-    if (world.rank() == 0) fs::remove_all(dir);
-  }
-  std::size_t files_in_dir() const {
-    return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
-  }
+  ReportMpi() : SharedDirectoryTest("embscale_report_mpi_") {}
   RunMetadata minimal_metadata() const { return {{{"schema_version", kReportSchemaVersion}}}; }
-
-  comm::MpiCommunicator world;
-  fs::path dir;
 };
 
 // timing[i][r] = i + 0.001 r (+ 0.5 for phase b), keys[i][r] = 10 i + r.
