@@ -189,6 +189,14 @@ void run_on_first_ranks(comm::Communicator& world, int ranks, const config::Swee
       run_point(*point_comm, spec, run, file, options, "  " + run.id + " ");
     } catch (const StopRequested&) {
       stopped_by = std::max(stop_signal(), 1);  // every member agreed; the others learn it below
+    } catch (const comm::AgreedFailure& failure) {
+      // Agreed (and printed) among this run's ranks only: the ranks outside it wait below and
+      // would never hear of it, so end the whole job here instead of returning.
+      if (ranks < world.size()) {
+        remove_registered_temp_files();
+        MPI_Abort(MPI_COMM_WORLD, failure.exit_code);
+      }
+      throw;
     }
   }
   if (const int signal = signal_that_stopped_the_run(world, stopped_by, member))

@@ -1,11 +1,8 @@
 #include "report/writer.hpp"
 
 #include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <exception>
 
 #include "core/error.hpp"
