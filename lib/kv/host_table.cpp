@@ -1,0 +1,522 @@
+#include "kv/host_table.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <iostream>
+
+#include "core/error.hpp"
+#include "core/hash.hpp"
+#include "kv/initializer.hpp"
+
+namespace embscale::kv {
+namespace {
+
+constexpr std::uint64_t kLow32 = 0xFFFFFFFFULL;
+
+std::uint8_t digest_of(std::uint64_t hash) noexcept { return static_cast<std::uint8_t>(hash >> 56); }
+
+// Calls `visit(i)` for the slots i < n whose digest may equal `digest`: exact per byte, eight
+// at a time (SWAR: a zero byte of digests ^ broadcast marks a candidate; the borrow trick may
+// flag a few extra bytes, which the key compare rejects).
+template <class Visit>
+bool for_each_candidate(const std::uint8_t* digests, std::uint32_t n, std::uint8_t digest, Visit&& visit) {
+  const std::uint64_t pattern = 0x0101010101010101ULL * digest;
+  std::uint32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, digests + i, 8);
+    const std::uint64_t x = word ^ pattern;
+    std::uint64_t zero = (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL;
+    while (zero) {
+      const auto byte = static_cast<std::uint32_t>(std::countr_zero(zero) / 8);
+      if (visit(i + byte)) return true;
+      zero &= zero - 1;
+    }
+  }
+  for (; i < n; ++i)
+    if (digests[i] == digest && visit(i)) return true;
+  return false;
+}
+
+std::int64_t ceil_pow2(std::int64_t x) {
+  std::int64_t p = 1;
+  while (p < x) p <<= 1;
+  return p;
+}
+
+}  // namespace
+
+// The scores one call gives: fixed per call (the clock and the step are read once), per key
+// only for CUSTOMIZED and for the counting strategies.
+class HostTable::CallScores {
+ public:
+  CallScores(HostTable& table, std::span<const std::uint64_t> custom) : table_(table), custom_(custom) {
+    const auto strategy = table.options_.score_strategy;
+    if (strategy == ScoreStrategy::kStep) call_score_ = ++table.step_;
+    else if (strategy == ScoreStrategy::kTimestamp) call_score_ = table.now();
+    else if (strategy == ScoreStrategy::kEpochLru)
+      call_score_ = (std::uint64_t{table.epoch_} << 32) | (table.now() & kLow32);
+    else if (strategy == ScoreStrategy::kCustomized) call_score_ = table.custom_score_;
+  }
+  // The score of key i when it is new.
+  std::uint64_t fresh(std::size_t i) const noexcept {
+    switch (table_.options_.score_strategy) {
+      case ScoreStrategy::kCustomized: return custom_.empty() ? call_score_ : custom_[i];
+      case ScoreStrategy::kLfu: return 1;
+      case ScoreStrategy::kEpochLfu: return (std::uint64_t{table_.epoch_} << 32) | 1;
+      default: return call_score_;
+    }
+  }
+  // The score of key i when it was present with `old`.
+  std::uint64_t touched(std::size_t i, std::uint64_t old) const noexcept {
+    switch (table_.options_.score_strategy) {
+      case ScoreStrategy::kLfu: return old == ~std::uint64_t{0} ? old : old + 1;
+      case ScoreStrategy::kEpochLfu: {
+        const std::uint64_t epoch = std::uint64_t{table_.epoch_} << 32;
+        if ((old & ~kLow32) != epoch) return epoch | 1;
+        return (old & kLow32) == kLow32 ? old : old + 1;
+      }
+      default: return fresh(i);
+    }
+  }
+
+ private:
+  HostTable& table_;
+  std::span<const std::uint64_t> custom_;
+  std::uint64_t call_score_ = 0;
+};
+
+HostTable::HostTable(TableOptions options) : options_(std::move(options)) {
+  check_options(options_);
+  row_width_ = options_.dim + (options_.training ? options_.optimizer_state_width : 0);
+  bucket_capacity_ = options_.bucket_capacity;
+  const std::int64_t initial = options_.init_capacity ? options_.init_capacity : options_.max_capacity;
+  buckets_ = ceil_pow2(std::max<std::int64_t>(1, (initial + bucket_capacity_ - 1) / bucket_capacity_));
+  if (options_.num_embeddings == 0) options_.num_embeddings = options_.max_capacity;
+  rehash(buckets_);
+}
+
+std::uint64_t HostTable::now() const {
+  if (options_.clock) return options_.clock();
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+std::uint64_t HostTable::get_score() const {
+  switch (options_.score_strategy) {
+    case ScoreStrategy::kStep: return step_ + 1;
+    case ScoreStrategy::kCustomized: return custom_score_;
+    case ScoreStrategy::kEpochLru: return (std::uint64_t{epoch_} << 32) | (now() & kLow32);
+    case ScoreStrategy::kEpochLfu: return (std::uint64_t{epoch_} << 32) | 1;
+    case ScoreStrategy::kLfu: return 1;
+    default: return now();
+  }
+}
+
+void HostTable::check_keys(std::span<const std::uint64_t> keys) const {
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] >= kFirstReservedKey)
+      throw InputError("key " + std::to_string(static_cast<std::int64_t>(keys[i])) + " (position " +
+                       std::to_string(i) + "): the keys 2^64-3 .. 2^64-1 (int64 -3 .. -1) are reserved");
+}
+
+void HostTable::rehash(std::int64_t new_buckets) {
+  // Moves every entry into a table of new_buckets buckets (a power of two, at least the old
+  // count): bucket b's keys go to b or b + old count, so no bucket overflows.
+  std::vector<std::uint8_t> digests(static_cast<std::size_t>(new_buckets * bucket_capacity_));
+  std::vector<std::uint64_t> keys(digests.size());
+  std::vector<std::uint64_t> scores(digests.size());
+  std::vector<std::uint32_t> occupied(static_cast<std::size_t>(new_buckets), 0);
+  const std::size_t row_bytes = static_cast<std::size_t>(row_width_) * value_bytes(options_.value_type);
+  std::vector<std::byte> rows(digests.size() * row_bytes);
+  for (std::int64_t b = 0; b < static_cast<std::int64_t>(occupied_.size()); ++b)
+    for (std::uint32_t i = 0; i < occupied_[static_cast<std::size_t>(b)]; ++i) {
+      const auto from = static_cast<std::size_t>(b * bucket_capacity_ + i);
+      const std::uint64_t hash = mix64(keys_[from]);
+      const auto nb = static_cast<std::size_t>(hash & static_cast<std::uint64_t>(new_buckets - 1));
+      const auto to = nb * static_cast<std::size_t>(bucket_capacity_) + occupied[nb]++;
+      digests[to] = digests_[from];
+      keys[to] = keys_[from];
+      scores[to] = scores_[from];
+      std::memcpy(rows.data() + to * row_bytes, rows_.data() + from * row_bytes, row_bytes);
+    }
+  digests_ = std::move(digests);
+  keys_ = std::move(keys);
+  scores_ = std::move(scores);
+  occupied_ = std::move(occupied);
+  rows_ = std::move(rows);
+  buckets_ = new_buckets;
+}
+
+void HostTable::grow_for(std::int64_t incoming) {
+  std::int64_t target = buckets_;
+  const auto fits = [&](std::int64_t b) {
+    return static_cast<double>(size_ + incoming) <= options_.max_load_factor * static_cast<double>(b * bucket_capacity_);
+  };
+  while (!fits(target) && target * 2 * bucket_capacity_ <= options_.max_capacity) target *= 2;
+  if (target != buckets_) rehash(target);
+}
+
+void HostTable::reserve(std::int64_t capacity) {
+  std::int64_t target = buckets_;
+  while (target * bucket_capacity_ < capacity && target * 2 * bucket_capacity_ <= options_.max_capacity) target *= 2;
+  if (target != buckets_) rehash(target);
+}
+
+void HostTable::clear() {
+  std::fill(occupied_.begin(), occupied_.end(), 0u);
+  size_ = 0;
+}
+
+HostTable::Slot HostTable::locate(std::uint64_t key) const noexcept {
+  const std::uint64_t hash = mix64(key);
+  const auto bucket = static_cast<std::int64_t>(hash & static_cast<std::uint64_t>(buckets_ - 1));
+  const std::size_t base = static_cast<std::size_t>(bucket * bucket_capacity_);
+  std::int64_t found = -1;
+  for_each_candidate(digests_.data() + base, occupied_[static_cast<std::size_t>(bucket)], digest_of(hash),
+                     [&](std::uint32_t i) {
+                       if (keys_[base + i] != key) return false;
+                       found = i;
+                       return true;
+                     });
+  return {bucket, found};
+}
+
+HostTable::Slot HostTable::insert_new(std::uint64_t key, std::uint64_t score, CallStats& stats, Evicted* evicted) {
+  const std::uint64_t hash = mix64(key);
+  const auto bucket = static_cast<std::int64_t>(hash & static_cast<std::uint64_t>(buckets_ - 1));
+  const std::size_t base = static_cast<std::size_t>(bucket * bucket_capacity_);
+  auto& occupied = occupied_[static_cast<std::size_t>(bucket)];
+  std::int64_t index;
+  if (occupied < static_cast<std::uint32_t>(bucket_capacity_)) {
+    index = occupied++;
+    ++size_;
+  } else {
+    // The victim: the lowest score, ties broken by the smallest key (independent of slot order).
+    std::size_t victim = base;
+    for (std::size_t s = base + 1; s < base + static_cast<std::size_t>(bucket_capacity_); ++s)
+      if (scores_[s] < scores_[victim] || (scores_[s] == scores_[victim] && keys_[s] < keys_[victim])) victim = s;
+    if (score < scores_[victim]) {
+      ++stats.refused;
+      return {bucket, -1};
+    }
+    index = static_cast<std::int64_t>(victim - base);
+    ++stats.evicted;
+    if (evicted) {
+      evicted->keys.push_back(keys_[victim]);
+      evicted->scores.push_back(scores_[victim]);
+      const auto at = evicted->values.size();
+      evicted->values.resize(at + static_cast<std::size_t>(row_width_));
+      read_row(static_cast<std::int64_t>(victim), std::span<float>(evicted->values).subspan(at));
+    }
+  }
+  const std::size_t slot = base + static_cast<std::size_t>(index);
+  digests_[slot] = digest_of(hash);
+  keys_[slot] = key;
+  scores_[slot] = score;
+  ++stats.inserted;
+  return {bucket, index};
+}
+
+void HostTable::remove(Slot slot) noexcept {
+  auto& occupied = occupied_[static_cast<std::size_t>(slot.bucket)];
+  const std::int64_t last = occupied - 1;
+  if (slot.index != last) {  // keep the occupied slots first: the last one fills the hole
+    const auto to = static_cast<std::size_t>(flat(slot));
+    const auto from = static_cast<std::size_t>(slot.bucket * bucket_capacity_ + last);
+    digests_[to] = digests_[from];
+    keys_[to] = keys_[from];
+    scores_[to] = scores_[from];
+    const std::size_t row_bytes = static_cast<std::size_t>(row_width_) * value_bytes(options_.value_type);
+    std::memcpy(rows_.data() + to * row_bytes, rows_.data() + from * row_bytes, row_bytes);
+  }
+  --occupied;
+  --size_;
+}
+
+void HostTable::read_row(std::int64_t flat_slot, std::span<float> out) const noexcept {
+  const auto n = static_cast<std::size_t>(row_width_);
+  const std::byte* row = rows_.data() + static_cast<std::size_t>(flat_slot) * n * value_bytes(options_.value_type);
+  switch (options_.value_type) {
+    case ValueType::kFloat32: std::memcpy(out.data(), row, n * sizeof(float)); break;
+    case ValueType::kFloat16:
+      for (std::size_t d = 0; d < n; ++d) {
+        std::uint16_t h;
+        std::memcpy(&h, row + 2 * d, 2);
+        out[d] = fp16_to_float(h);
+      }
+      break;
+    case ValueType::kBFloat16:
+      for (std::size_t d = 0; d < n; ++d) {
+        std::uint16_t h;
+        std::memcpy(&h, row + 2 * d, 2);
+        out[d] = bf16_to_float(h);
+      }
+      break;
+  }
+}
+
+void HostTable::write_row(std::int64_t flat_slot, std::span<const float> in) noexcept {
+  const auto n = static_cast<std::size_t>(row_width_);
+  std::byte* row = rows_.data() + static_cast<std::size_t>(flat_slot) * n * value_bytes(options_.value_type);
+  switch (options_.value_type) {
+    case ValueType::kFloat32: std::memcpy(row, in.data(), n * sizeof(float)); break;
+    case ValueType::kFloat16:
+      for (std::size_t d = 0; d < n; ++d) {
+        const std::uint16_t h = float_to_fp16(in[d]);
+        std::memcpy(row + 2 * d, &h, 2);
+      }
+      break;
+    case ValueType::kBFloat16:
+      for (std::size_t d = 0; d < n; ++d) {
+        const std::uint16_t h = float_to_bf16(in[d]);
+        std::memcpy(row + 2 * d, &h, 2);
+      }
+      break;
+  }
+}
+
+void HostTable::add_to_row(std::int64_t flat_slot, std::span<const float> delta) noexcept {
+  std::vector<float> row(static_cast<std::size_t>(row_width_));
+  read_row(flat_slot, row);
+  for (std::size_t d = 0; d < row.size(); ++d) row[d] += delta[d];  // in float, then stored
+  write_row(flat_slot, row);
+}
+
+CallStats HostTable::find(std::span<const std::uint64_t> keys, std::span<float> values, std::span<std::uint8_t> founds,
+                          std::span<std::uint64_t> scores) const {
+  check_keys(keys);
+  CallStats stats;
+  const auto w = static_cast<std::size_t>(row_width_);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const Slot s = locate(keys[i]);
+    founds[i] = s.index >= 0;
+    if (s.index < 0) continue;
+    ++stats.found;
+    read_row(flat(s), values.subspan(i * w, w));
+    if (!scores.empty()) scores[i] = scores_[static_cast<std::size_t>(flat(s))];
+  }
+  return stats;
+}
+
+CallStats HostTable::find_and_update(std::span<const std::uint64_t> keys, std::span<float> values,
+                                     std::span<std::uint8_t> founds) {
+  check_keys(keys);
+  const CallScores score(*this, {});
+  CallStats stats;
+  const auto w = static_cast<std::size_t>(row_width_);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const Slot s = locate(keys[i]);
+    founds[i] = s.index >= 0;
+    if (s.index < 0) continue;
+    ++stats.found;
+    read_row(flat(s), values.subspan(i * w, w));
+    auto& stored = scores_[static_cast<std::size_t>(flat(s))];
+    stored = score.touched(i, stored);
+  }
+  return stats;
+}
+
+void HostTable::contains(std::span<const std::uint64_t> keys, std::span<std::uint8_t> founds) const {
+  check_keys(keys);
+  for (std::size_t i = 0; i < keys.size(); ++i) founds[i] = locate(keys[i]).index >= 0;
+}
+
+CallStats HostTable::upsert(std::span<const std::uint64_t> keys, std::span<const float> values,
+                            std::span<const std::uint64_t> scores, Evicted* evicted) {
+  check_keys(keys);
+  grow_for(static_cast<std::int64_t>(keys.size()));
+  const CallScores score(*this, scores);
+  CallStats stats;
+  const auto w = static_cast<std::size_t>(row_width_);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    Slot s = locate(keys[i]);
+    if (s.index >= 0) {
+      ++stats.found;
+      auto& stored = scores_[static_cast<std::size_t>(flat(s))];
+      stored = score.touched(i, stored);
+    } else {
+      s = insert_new(keys[i], score.fresh(i), stats, evicted);
+      if (s.index < 0) continue;
+    }
+    write_row(flat(s), values.subspan(i * w, w));
+  }
+  return stats;
+}
+
+CallStats HostTable::insert_or_assign(std::span<const std::uint64_t> keys, std::span<const float> values,
+                                      std::span<const std::uint64_t> scores) {
+  return upsert(keys, values, scores, nullptr);
+}
+
+CallStats HostTable::insert_and_evict(std::span<const std::uint64_t> keys, std::span<const float> values,
+                                      std::span<const std::uint64_t> scores, Evicted& evicted) {
+  return upsert(keys, values, scores, &evicted);
+}
+
+CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::span<float> values,
+                                    std::span<std::uint8_t> founds, std::span<const std::uint64_t> scores) {
+  check_keys(keys);
+  CallStats stats;
+  const auto w = static_cast<std::size_t>(row_width_);
+  if (!options_.training) {  // evaluation: read, never insert, never touch a score
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const Slot s = locate(keys[i]);
+      if (!founds.empty()) founds[i] = s.index >= 0;
+      if (s.index >= 0) {
+        ++stats.found;
+        read_row(flat(s), values.subspan(i * w, w));
+      } else {
+        initial_row(options_.eval_initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim,
+                    values.subspan(i * w, w));
+      }
+    }
+    return stats;
+  }
+  grow_for(static_cast<std::int64_t>(keys.size()));
+  const CallScores score(*this, scores);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const auto row = values.subspan(i * w, w);
+    Slot s = locate(keys[i]);
+    if (!founds.empty()) founds[i] = s.index >= 0;
+    if (s.index >= 0) {
+      ++stats.found;
+      auto& stored = scores_[static_cast<std::size_t>(flat(s))];
+      stored = score.touched(i, stored);
+      read_row(flat(s), row);
+      continue;
+    }
+    s = insert_new(keys[i], score.fresh(i), stats, nullptr);
+    if (s.index < 0) {
+      std::fill(row.begin(), row.end(), 0.0f);  // refused: reads as zeros (SafeCheck)
+      continue;
+    }
+    initial_row(options_.initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim, row);
+    write_row(flat(s), row);
+    read_row(flat(s), row);  // what is stored (fp16/bf16 round the initial values)
+  }
+  if (stats.refused > 0 && options_.safe_check == SafeCheck::kWarning)
+    std::cerr << "embscale: warning: find_or_insert could not insert " << stats.refused << " of " << keys.size()
+              << " keys (full buckets of higher scores); their rows read as zeros\n";
+  if (stats.refused > 0 && options_.safe_check == SafeCheck::kError)
+    throw Error("find_or_insert could not insert " + std::to_string(stats.refused) + " of " +
+                std::to_string(keys.size()) + " keys (full buckets of higher scores; safe_check_mode ERROR): "
+                "raise the capacity or the bucket capacity");
+  return stats;
+}
+
+CallStats HostTable::assign(std::span<const std::uint64_t> keys, std::span<const float> values) {
+  check_keys(keys);
+  CallStats stats;
+  const auto w = static_cast<std::size_t>(row_width_);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const Slot s = locate(keys[i]);
+    if (s.index < 0) continue;
+    ++stats.found;
+    write_row(flat(s), values.subspan(i * w, w));
+  }
+  return stats;
+}
+
+CallStats HostTable::assign_scores(std::span<const std::uint64_t> keys, std::span<const std::uint64_t> scores) {
+  check_keys(keys);
+  const CallScores score(*this, scores);
+  CallStats stats;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const Slot s = locate(keys[i]);
+    if (s.index < 0) continue;
+    ++stats.found;
+    auto& stored = scores_[static_cast<std::size_t>(flat(s))];
+    stored = score.touched(i, stored);
+  }
+  return stats;
+}
+
+CallStats HostTable::accum_or_assign(std::span<const std::uint64_t> keys, std::span<const float> values,
+                                     std::span<const std::uint8_t> accumulate, std::span<const std::uint64_t> scores) {
+  check_keys(keys);
+  grow_for(static_cast<std::int64_t>(std::count(accumulate.begin(), accumulate.end(), std::uint8_t{0})));
+  const CallScores score(*this, scores);
+  CallStats stats;
+  const auto w = static_cast<std::size_t>(row_width_);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    Slot s = locate(keys[i]);
+    if (s.index >= 0) {
+      ++stats.found;
+      if (!accumulate[i]) continue;
+      auto& stored = scores_[static_cast<std::size_t>(flat(s))];
+      stored = score.touched(i, stored);
+      add_to_row(flat(s), values.subspan(i * w, w));
+    } else if (!accumulate[i]) {
+      s = insert_new(keys[i], score.fresh(i), stats, nullptr);
+      if (s.index >= 0) write_row(flat(s), values.subspan(i * w, w));
+    }
+  }
+  return stats;
+}
+
+CallStats HostTable::erase(std::span<const std::uint64_t> keys) {
+  check_keys(keys);
+  CallStats stats;
+  for (const std::uint64_t key : keys) {
+    const Slot s = locate(key);
+    if (s.index < 0) continue;
+    ++stats.found;
+    remove(s);
+  }
+  return stats;
+}
+
+std::int64_t HostTable::erase_if(const std::function<bool(std::uint64_t, std::uint64_t)>& predicate) {
+  std::int64_t erased = 0;
+  for (std::int64_t b = 0; b < buckets_; ++b)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(occupied_[static_cast<std::size_t>(b)]);) {
+      const auto slot = static_cast<std::size_t>(b * bucket_capacity_ + i);
+      if (predicate(keys_[slot], scores_[slot])) {
+        remove({b, i});  // the last entry moves here: look at slot i again
+        ++erased;
+      } else {
+        ++i;
+      }
+    }
+  return erased;
+}
+
+std::int64_t HostTable::export_batch(std::int64_t offset, std::int64_t count, std::vector<std::uint64_t>& keys,
+                                     std::vector<float>& values, std::vector<std::uint64_t>& scores) const {
+  keys.clear();
+  values.clear();
+  scores.clear();
+  const std::int64_t end = std::min(offset + count, capacity());
+  for (std::int64_t slot = std::max<std::int64_t>(offset, 0); slot < end; ++slot) {
+    const std::int64_t b = slot / bucket_capacity_;
+    if (slot % bucket_capacity_ >= static_cast<std::int64_t>(occupied_[static_cast<std::size_t>(b)])) continue;
+    keys.push_back(keys_[static_cast<std::size_t>(slot)]);
+    scores.push_back(scores_[static_cast<std::size_t>(slot)]);
+    values.resize(values.size() + static_cast<std::size_t>(row_width_));
+    read_row(slot, std::span<float>(values).last(static_cast<std::size_t>(row_width_)));
+  }
+  return static_cast<std::int64_t>(keys.size());
+}
+
+std::int64_t HostTable::export_batch_if(std::uint64_t threshold, std::vector<std::uint64_t>& keys,
+                                        std::vector<float>& values, std::vector<std::uint64_t>& scores) const {
+  keys.clear();
+  values.clear();
+  scores.clear();
+  for (std::int64_t b = 0; b < buckets_; ++b)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(occupied_[static_cast<std::size_t>(b)]); ++i) {
+      const std::int64_t slot = b * bucket_capacity_ + i;
+      if (scores_[static_cast<std::size_t>(slot)] < threshold) continue;
+      keys.push_back(keys_[static_cast<std::size_t>(slot)]);
+      scores.push_back(scores_[static_cast<std::size_t>(slot)]);
+      values.resize(values.size() + static_cast<std::size_t>(row_width_));
+      read_row(slot, std::span<float>(values).last(static_cast<std::size_t>(row_width_)));
+    }
+  return static_cast<std::int64_t>(keys.size());
+}
+
+}  // namespace embscale::kv

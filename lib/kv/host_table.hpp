@@ -1,0 +1,158 @@
+// HostTable: a dynamic key-value table with bucketed, score-based eviction, in host memory
+// (the HierarchicalKV / dynamicemb design, on a CPU).
+//
+// Layout. The table is `buckets` buckets (a power of two) of `bucket_capacity` slots. A key maps
+// to exactly one bucket: h = mix64(key), bucket = h & (buckets - 1), digest = h >> 56. Per slot
+// the bucket holds a one-byte digest, the key and its uint64 score, each in its own array, so a
+// probe reads one cache line of digests for 64 slots; rows (dim embedding values, then the
+// optimizer state) live in a separate array, slot-aligned, in the table's value type. The
+// occupied slots of a bucket are always its first `size` slots (erase moves the last one into
+// the hole), so a probe compares `size` digests and a free slot is found in O(1).
+//
+// False positives. A probe compares the key of every slot whose digest matches: with 8-bit
+// digests of a mixed hash, a lookup in a bucket of n occupied slots makes n/256 key compares
+// on average beyond the right one (0.5 in a full 128-slot bucket).
+//
+// Semantics (also the reference model's, tests/kv/reference_table.hpp):
+// * A batch call behaves exactly as if its keys were applied one by one in input order.
+// * Scores: see ScoreStrategy. Score-setting calls: insert_or_assign, insert_and_evict,
+//   find_or_insert, accum_or_assign, assign_scores, find_and_update. find and contains never
+//   change a score; assign changes values only. STEP advances once per score-setting call.
+// * Admission: a new key takes a free slot of its bucket; in a full bucket it replaces the slot
+//   of lowest score (ties: the smallest key) when its own score is not lower, else it is refused.
+// * Growth: before a call that may insert n keys, while size + n > max_load_factor * capacity
+//   and capacity < max_capacity, the table doubles (each bucket splits in two; nothing is lost).
+// * Keys 2^64-3 .. 2^64-1 (as int64: -3 .. -1) are reserved and rejected with InputError.
+//
+// Thread safety: none yet; callers serialise.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "kv/table_options.hpp"
+
+namespace embscale::kv {
+
+inline constexpr std::uint64_t kFirstReservedKey = 0xFFFFFFFFFFFFFFFDULL;
+
+// What a call did, for counters and the safe-check modes.
+struct CallStats {
+  std::int64_t found = 0;     // keys that were present
+  std::int64_t inserted = 0;  // keys added
+  std::int64_t evicted = 0;   // keys removed to make room
+  std::int64_t refused = 0;   // keys that could not be inserted (a full bucket of higher scores)
+};
+
+// Evicted entries of insert_and_evict, in eviction order.
+struct Evicted {
+  std::vector<std::uint64_t> keys;
+  std::vector<float> values;  // keys.size() x row_width
+  std::vector<std::uint64_t> scores;
+};
+
+class HostTable {
+ public:
+  explicit HostTable(TableOptions options);
+
+  const TableOptions& options() const noexcept { return options_; }
+  // Values per stored row: dim, plus the optimizer state in training mode.
+  std::int64_t row_width() const noexcept { return row_width_; }
+  std::int64_t size() const noexcept { return size_; }
+  std::int64_t capacity() const noexcept { return buckets_ * bucket_capacity_; }
+  double load_factor() const noexcept { return static_cast<double>(size_) / static_cast<double>(capacity()); }
+  std::int64_t buckets() const noexcept { return buckets_; }
+
+  // Grows to at least `capacity` slots (doubling; at most max_capacity). Never shrinks.
+  void reserve(std::int64_t capacity);
+  void clear();
+
+  // values: keys.size() x row_width, written for found keys (others untouched); founds: one
+  // per key (1 found); scores (optional): the found keys' scores.
+  CallStats find(std::span<const std::uint64_t> keys, std::span<float> values, std::span<std::uint8_t> founds,
+                 std::span<std::uint64_t> scores = {}) const;
+  // find that also refreshes the found keys' scores (LRU/LFU lookups).
+  CallStats find_and_update(std::span<const std::uint64_t> keys, std::span<float> values,
+                            std::span<std::uint8_t> founds);
+  void contains(std::span<const std::uint64_t> keys, std::span<std::uint8_t> founds) const;
+
+  // scores: one per key under CUSTOMIZED (empty: the set_score value), ignored otherwise.
+  CallStats insert_or_assign(std::span<const std::uint64_t> keys, std::span<const float> values,
+                             std::span<const std::uint64_t> scores = {});
+  CallStats insert_and_evict(std::span<const std::uint64_t> keys, std::span<const float> values,
+                             std::span<const std::uint64_t> scores, Evicted& evicted);
+  // Missing keys are inserted with the initializer's row (training) and returned; in eval mode
+  // they read the eval initializer and are not inserted. Refused keys read zeros (SafeCheck).
+  CallStats find_or_insert(std::span<const std::uint64_t> keys, std::span<float> values,
+                           std::span<std::uint8_t> founds = {}, std::span<const std::uint64_t> scores = {});
+  // Existing keys only; values change, scores do not.
+  CallStats assign(std::span<const std::uint64_t> keys, std::span<const float> values);
+  // Existing keys only: CUSTOMIZED takes `scores`; other strategies refresh as on a hit.
+  CallStats assign_scores(std::span<const std::uint64_t> keys, std::span<const std::uint64_t> scores);
+  // Per key: accumulate[i] = 1 adds values to an existing key (a missing one is skipped);
+  // accumulate[i] = 0 inserts a missing key with values (an existing one is skipped). As
+  // HierarchicalKV's accum_or_assign.
+  CallStats accum_or_assign(std::span<const std::uint64_t> keys, std::span<const float> values,
+                            std::span<const std::uint8_t> accumulate, std::span<const std::uint64_t> scores = {});
+  CallStats erase(std::span<const std::uint64_t> keys);
+  std::int64_t erase_if(const std::function<bool(std::uint64_t key, std::uint64_t score)>& predicate);
+
+  // Entries of the slots [offset, offset + count) of the table, in slot order (a full pass:
+  // offsets 0, count, 2 count, ... up to capacity()). Returns how many were occupied.
+  std::int64_t export_batch(std::int64_t offset, std::int64_t count, std::vector<std::uint64_t>& keys,
+                            std::vector<float>& values, std::vector<std::uint64_t>& scores) const;
+  // Every entry whose score is >= threshold (an incremental dump).
+  std::int64_t export_batch_if(std::uint64_t threshold, std::vector<std::uint64_t>& keys, std::vector<float>& values,
+                               std::vector<std::uint64_t>& scores) const;
+
+  // The score the next score-setting call would give a touched key (dynamicemb's get_score):
+  // the clock now, the next step, or the set_score value.
+  std::uint64_t get_score() const;
+  // CUSTOMIZED: the score of calls that pass no per-key scores.
+  void set_score(std::uint64_t score) noexcept { custom_score_ = score; }
+  void set_epoch(std::uint32_t epoch) noexcept { epoch_ = epoch; }
+
+ private:
+  struct Slot {
+    std::int64_t bucket;
+    std::int64_t index;  // within the bucket, or -1
+  };
+  class CallScores;
+
+  void check_keys(std::span<const std::uint64_t> keys) const;
+  // insert_or_assign, and insert_and_evict when `evicted` is given.
+  CallStats upsert(std::span<const std::uint64_t> keys, std::span<const float> values,
+                   std::span<const std::uint64_t> scores, Evicted* evicted);
+  void grow_for(std::int64_t incoming);
+  void rehash(std::int64_t new_buckets);
+  Slot locate(std::uint64_t key) const noexcept;
+  // Inserts `key` (absent) into its bucket; returns the slot, or index -1 when refused. An
+  // evicted entry goes to `evicted` when given.
+  Slot insert_new(std::uint64_t key, std::uint64_t score, CallStats& stats, Evicted* evicted);
+  void remove(Slot slot) noexcept;
+
+  std::int64_t flat(Slot s) const noexcept { return s.bucket * bucket_capacity_ + s.index; }
+  void read_row(std::int64_t flat_slot, std::span<float> out) const noexcept;
+  void write_row(std::int64_t flat_slot, std::span<const float> in) noexcept;
+  void add_to_row(std::int64_t flat_slot, std::span<const float> delta) noexcept;
+  std::uint64_t now() const;
+
+  TableOptions options_;
+  std::int64_t row_width_ = 0;
+  std::int64_t bucket_capacity_ = 0;
+  std::int64_t buckets_ = 0;
+  std::int64_t size_ = 0;
+  std::vector<std::uint8_t> digests_;     // buckets x bucket_capacity
+  std::vector<std::uint64_t> keys_;       // buckets x bucket_capacity
+  std::vector<std::uint64_t> scores_;     // buckets x bucket_capacity
+  std::vector<std::uint32_t> occupied_;   // per bucket: its first occupied_[b] slots hold keys
+  std::vector<std::byte> rows_;           // buckets x bucket_capacity x row_width, value_type
+  std::uint64_t step_ = 0;
+  std::uint64_t custom_score_ = 0;
+  std::uint32_t epoch_ = 0;
+};
+
+}  // namespace embscale::kv

@@ -1,0 +1,17 @@
+// Initial rows of a dynamic table: a pure function of (seed, key), so a key's first row is the
+// same on any rank, with any number of threads, in any table that shares the seed.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "kv/table_options.hpp"
+
+namespace embscale::kv {
+
+// Fills `row` (its first `dim` values from `args`, the rest, the optimizer state, with zeros).
+// Default UNIFORM / TRUNCATED_NORMAL bounds (lower = upper = 0): -+1/sqrt(num_embeddings).
+void initial_row(const InitializerArgs& args, std::uint64_t seed, std::int64_t num_embeddings, std::uint64_t key,
+                 std::int64_t dim, std::span<float> row) noexcept;
+
+}  // namespace embscale::kv

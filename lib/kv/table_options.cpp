@@ -1,0 +1,44 @@
+#include "kv/table_options.hpp"
+
+#include "core/error.hpp"
+
+namespace embscale::kv {
+
+std::string to_string(ValueType t) {
+  switch (t) {
+    case ValueType::kFloat32: return "float32";
+    case ValueType::kFloat16: return "float16";
+    case ValueType::kBFloat16: return "bfloat16";
+  }
+  return "?";
+}
+
+std::string to_string(ScoreStrategy s) {
+  switch (s) {
+    case ScoreStrategy::kTimestamp: return "TIMESTAMP";
+    case ScoreStrategy::kStep: return "STEP";
+    case ScoreStrategy::kCustomized: return "CUSTOMIZED";
+    case ScoreStrategy::kLfu: return "LFU";
+    case ScoreStrategy::kEpochLru: return "EPOCH_LRU";
+    case ScoreStrategy::kEpochLfu: return "EPOCH_LFU";
+  }
+  return "?";
+}
+
+void check_options(const TableOptions& o) {
+  const auto fail = [](const std::string& field, const std::string& expected, const std::string& got) {
+    throw InputError("table options: " + field + ": expected " + expected + ", got " + got);
+  };
+  if (o.dim < 1) fail("dim", "an integer >= 1", std::to_string(o.dim));
+  if (o.optimizer_state_width < 0) fail("optimizer_state_width", "an integer >= 0", std::to_string(o.optimizer_state_width));
+  const auto b = o.bucket_capacity;
+  if (b < 16 || b > 1024 || (b & (b - 1)) != 0) fail("bucket_capacity", "a power of two in [16, 1024]", std::to_string(b));
+  if (o.max_capacity < b) fail("max_capacity", "at least bucket_capacity (" + std::to_string(b) + ")", std::to_string(o.max_capacity));
+  if (o.init_capacity < 0 || o.init_capacity > o.max_capacity)
+    fail("init_capacity", "0 (= max_capacity) or in [1, max_capacity]", std::to_string(o.init_capacity));
+  if (!(o.max_load_factor > 0.0 && o.max_load_factor <= 1.0))
+    fail("max_load_factor", "a number in (0, 1]", std::to_string(o.max_load_factor));
+  if (o.num_embeddings < 0) fail("num_embeddings", "an integer >= 0", std::to_string(o.num_embeddings));
+}
+
+}  // namespace embscale::kv

@@ -1,0 +1,71 @@
+// How a dynamic table is configured (dynamicemb's DynamicEmbTableOptions, on the HierarchicalKV
+// design) and the enums of its behaviour.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "kv/value_types.hpp"
+
+namespace embscale::kv {
+
+// Who sets a key's uint64 score, and how. A smaller score is evicted first.
+enum class ScoreStrategy {
+  kTimestamp,   // a monotonic clock (ns) read once per call (HierarchicalKV's LRU)
+  kStep,        // a counter that advances once per score-setting call
+  kCustomized,  // the caller's scores, one per key
+  kLfu,         // the number of occurrences: +1 per occurrence of the key in score-setting calls
+  kEpochLru,    // epoch << 32 | low 32 bits of the clock (ns)
+  kEpochLfu,    // epoch << 32 | occurrences within the epoch (saturating at 2^32 - 1)
+};
+
+// What happens to keys find_or_insert cannot insert (their bucket is full of higher scores).
+enum class SafeCheck {
+  kError,    // the call fails with the count (after applying the rest of the batch)
+  kWarning,  // the count is reported (CallStats::refused, and a line on stderr); rows read as zeros
+  kIgnore,   // rows read as zeros, counted in CallStats::refused only
+};
+
+enum class InitializerMode { kUniform, kNormal, kTruncatedNormal, kConstant, kDebug };
+
+// A key's initial row is a pure function of (table seed, key): the same on any rank and with any
+// number of threads. UNIFORM draws from [lower, upper); NORMAL from N(mean, std_dev);
+// TRUNCATED_NORMAL from N(mean, std_dev) redrawn outside [lower, upper]; CONSTANT is `value`;
+// DEBUG is key + d / 1000 for value d (readable in tests). When lower and upper are both 0 for
+// UNIFORM and TRUNCATED_NORMAL, they default to -+1/sqrt(num_embeddings), as in dynamicemb.
+struct InitializerArgs {
+  InitializerMode mode = InitializerMode::kUniform;
+  double mean = 0.0;
+  double std_dev = 1.0;
+  double lower = 0.0;
+  double upper = 0.0;
+  double value = 0.0;
+};
+
+struct TableOptions {
+  std::int64_t dim = 0;                     // embedding values per key
+  std::int64_t optimizer_state_width = 0;   // values stored after the embedding (training only)
+  ValueType value_type = ValueType::kFloat32;
+  std::int64_t init_capacity = 0;           // 0: max_capacity. Rounded up to a power-of-two
+                                            // number of buckets
+  std::int64_t max_capacity = 0;            // slots the table may grow to
+  double max_load_factor = 0.5;             // past it the table doubles, up to max_capacity
+  std::int64_t bucket_capacity = 128;       // slots per bucket, a power of two in [16, 1024]
+  ScoreStrategy score_strategy = ScoreStrategy::kTimestamp;
+  SafeCheck safe_check = SafeCheck::kIgnore;
+  bool training = true;                     // false: no optimizer state; missing keys read the
+                                            // eval initializer and are not inserted
+  InitializerArgs initializer;              // training
+  InitializerArgs eval_initializer{InitializerMode::kConstant, 0.0, 1.0, 0.0, 0.0, 0.0};
+  std::int64_t num_embeddings = 0;          // for the default uniform bounds; 0: max_capacity
+  std::uint64_t seed = 0;
+  std::function<std::uint64_t()> clock;     // ns, monotonic; empty: std::chrono::steady_clock
+};
+
+// Throws InputError naming the option when the options cannot make a table.
+void check_options(const TableOptions& options);
+
+std::string to_string(ScoreStrategy s);
+
+}  // namespace embscale::kv
