@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "kv/bucket_partition.hpp"
 #include "kv/initializer.hpp"
 
 namespace embscale::kv {
@@ -193,7 +194,6 @@ HostTable::Slot HostTable::insert_new(std::uint64_t key, std::uint64_t score, Ca
   std::int64_t index;
   if (occupied < static_cast<std::uint32_t>(bucket_capacity_)) {
     index = occupied++;
-    ++size_;
   } else {
     // The victim: the lowest score, ties broken by the smallest key (independent of slot order).
     std::size_t victim = base;
@@ -234,7 +234,6 @@ void HostTable::remove(Slot slot) noexcept {
     std::memcpy(rows_.data() + to * row_bytes, rows_.data() + from * row_bytes, row_bytes);
   }
   --occupied;
-  --size_;
 }
 
 void HostTable::read_row(std::int64_t flat_slot, std::span<float> out) const noexcept {
@@ -286,43 +285,85 @@ void HostTable::add_to_row(std::int64_t flat_slot, std::span<const float> delta)
   write_row(flat_slot, row);
 }
 
+CallStats HostTable::for_each_key(std::span<const std::uint64_t> keys, const PerKey& per_key, Evicted* evicted) const {
+  const std::size_t threads = static_cast<std::size_t>(std::max(1, context_.threads));
+  if (threads == 1 || static_cast<std::int64_t>(keys.size()) < context_.min_keys_for_threads) {
+    CallStats stats;
+    for (std::size_t i = 0; i < keys.size(); ++i) per_key(i, stats, evicted);
+    return stats;
+  }
+  // Several groups per thread, so that a thread with heavy buckets does not hold up the rest.
+  const BucketPartition partition = partition_by_bucket(keys, buckets_, std::min<std::size_t>(4 * threads, 4096));
+  const std::size_t groups = partition.groups();
+  std::vector<CallStats> stats(groups);
+  std::vector<Evicted> group_evicted(evicted ? groups : 0);
+  std::vector<std::vector<std::uint32_t>> evicted_by(evicted ? groups : 0);  // the evicting key's index
+#pragma omp parallel for schedule(dynamic, 1) num_threads(static_cast<int>(threads))
+  for (std::size_t g = 0; g < groups; ++g) {
+    Evicted* mine = evicted ? &group_evicted[g] : nullptr;
+    for (std::size_t at = partition.starts[g]; at < partition.starts[g + 1]; ++at) {
+      const std::size_t before = mine ? mine->keys.size() : 0;
+      per_key(partition.order[at], stats[g], mine);
+      if (mine && mine->keys.size() > before) evicted_by[g].push_back(partition.order[at]);
+    }
+  }
+  CallStats total;
+  for (const auto& st : stats) {
+    total.found += st.found;
+    total.inserted += st.inserted;
+    total.evicted += st.evicted;
+    total.refused += st.refused;
+  }
+  if (evicted) {  // in input order, as one key at a time would have produced them
+    std::vector<std::pair<std::uint32_t, std::pair<std::size_t, std::size_t>>> order;
+    for (std::size_t g = 0; g < groups; ++g)
+      for (std::size_t e = 0; e < evicted_by[g].size(); ++e) order.push_back({evicted_by[g][e], {g, e}});
+    std::sort(order.begin(), order.end());
+    const auto w = static_cast<std::size_t>(row_width_);
+    for (const auto& [index, where] : order) {
+      const auto& from = group_evicted[where.first];
+      evicted->keys.push_back(from.keys[where.second]);
+      evicted->scores.push_back(from.scores[where.second]);
+      const auto row = from.values.begin() + static_cast<long>(where.second * w);
+      evicted->values.insert(evicted->values.end(), row, row + static_cast<long>(w));
+    }
+  }
+  return total;
+}
+
 CallStats HostTable::find(std::span<const std::uint64_t> keys, std::span<float> values, std::span<std::uint8_t> founds,
                           std::span<std::uint64_t> scores) const {
   check_keys(keys);
-  CallStats stats;
   const auto w = static_cast<std::size_t>(row_width_);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
+  return for_each_key(keys, [&](std::size_t i, CallStats& stats, Evicted*) {
     const Slot s = locate(keys[i]);
     founds[i] = s.index >= 0;
-    if (s.index < 0) continue;
+    if (s.index < 0) return;
     ++stats.found;
     read_row(flat(s), values.subspan(i * w, w));
     if (!scores.empty()) scores[i] = scores_[static_cast<std::size_t>(flat(s))];
-  }
-  return stats;
+  });
 }
 
 CallStats HostTable::find_and_update(std::span<const std::uint64_t> keys, std::span<float> values,
                                      std::span<std::uint8_t> founds) {
   check_keys(keys);
   const CallScores score(*this, {});
-  CallStats stats;
   const auto w = static_cast<std::size_t>(row_width_);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
+  return for_each_key(keys, [&](std::size_t i, CallStats& stats, Evicted*) {
     const Slot s = locate(keys[i]);
     founds[i] = s.index >= 0;
-    if (s.index < 0) continue;
+    if (s.index < 0) return;
     ++stats.found;
     read_row(flat(s), values.subspan(i * w, w));
     auto& stored = scores_[static_cast<std::size_t>(flat(s))];
     stored = score.touched(i, stored);
-  }
-  return stats;
+  });
 }
 
 void HostTable::contains(std::span<const std::uint64_t> keys, std::span<std::uint8_t> founds) const {
   check_keys(keys);
-  for (std::size_t i = 0; i < keys.size(); ++i) founds[i] = locate(keys[i]).index >= 0;
+  for_each_key(keys, [&](std::size_t i, CallStats&, Evicted*) { founds[i] = locate(keys[i]).index >= 0; });
 }
 
 CallStats HostTable::upsert(std::span<const std::uint64_t> keys, std::span<const float> values,
@@ -330,20 +371,20 @@ CallStats HostTable::upsert(std::span<const std::uint64_t> keys, std::span<const
   check_keys(keys);
   grow_for(static_cast<std::int64_t>(keys.size()));
   const CallScores score(*this, scores);
-  CallStats stats;
   const auto w = static_cast<std::size_t>(row_width_);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
+  const CallStats stats = for_each_key(keys, [&](std::size_t i, CallStats& st, Evicted* ev) {
     Slot s = locate(keys[i]);
     if (s.index >= 0) {
-      ++stats.found;
+      ++st.found;
       auto& stored = scores_[static_cast<std::size_t>(flat(s))];
       stored = score.touched(i, stored);
     } else {
-      s = insert_new(keys[i], score.fresh(i), stats, evicted);
-      if (s.index < 0) continue;
+      s = insert_new(keys[i], score.fresh(i), st, ev);
+      if (s.index < 0) return;
     }
     write_row(flat(s), values.subspan(i * w, w));
-  }
+  }, evicted);
+  size_ += stats.inserted - stats.evicted;
   return stats;
 }
 
@@ -360,10 +401,9 @@ CallStats HostTable::insert_and_evict(std::span<const std::uint64_t> keys, std::
 CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::span<float> values,
                                     std::span<std::uint8_t> founds, std::span<const std::uint64_t> scores) {
   check_keys(keys);
-  CallStats stats;
   const auto w = static_cast<std::size_t>(row_width_);
   if (!options_.training) {  // evaluation: read, never insert, never touch a score
-    for (std::size_t i = 0; i < keys.size(); ++i) {
+    return for_each_key(keys, [&](std::size_t i, CallStats& stats, Evicted*) {
       const Slot s = locate(keys[i]);
       if (!founds.empty()) founds[i] = s.index >= 0;
       if (s.index >= 0) {
@@ -373,31 +413,31 @@ CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::sp
         initial_row(options_.eval_initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim,
                     values.subspan(i * w, w));
       }
-    }
-    return stats;
+    });
   }
   grow_for(static_cast<std::int64_t>(keys.size()));
   const CallScores score(*this, scores);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
+  const CallStats stats = for_each_key(keys, [&](std::size_t i, CallStats& st, Evicted*) {
     const auto row = values.subspan(i * w, w);
     Slot s = locate(keys[i]);
     if (!founds.empty()) founds[i] = s.index >= 0;
     if (s.index >= 0) {
-      ++stats.found;
+      ++st.found;
       auto& stored = scores_[static_cast<std::size_t>(flat(s))];
       stored = score.touched(i, stored);
       read_row(flat(s), row);
-      continue;
+      return;
     }
-    s = insert_new(keys[i], score.fresh(i), stats, nullptr);
+    s = insert_new(keys[i], score.fresh(i), st, nullptr);
     if (s.index < 0) {
       std::fill(row.begin(), row.end(), 0.0f);  // refused: reads as zeros (SafeCheck)
-      continue;
+      return;
     }
     initial_row(options_.initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim, row);
     write_row(flat(s), row);
     read_row(flat(s), row);  // what is stored (fp16/bf16 round the initial values)
-  }
+  });
+  size_ += stats.inserted - stats.evicted;
   if (stats.refused > 0 && options_.safe_check == SafeCheck::kWarning)
     std::cerr << "embscale: warning: find_or_insert could not insert " << stats.refused << " of " << keys.size()
               << " keys (full buckets of higher scores); their rows read as zeros\n";
@@ -410,29 +450,25 @@ CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::sp
 
 CallStats HostTable::assign(std::span<const std::uint64_t> keys, std::span<const float> values) {
   check_keys(keys);
-  CallStats stats;
   const auto w = static_cast<std::size_t>(row_width_);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
+  return for_each_key(keys, [&](std::size_t i, CallStats& stats, Evicted*) {
     const Slot s = locate(keys[i]);
-    if (s.index < 0) continue;
+    if (s.index < 0) return;
     ++stats.found;
     write_row(flat(s), values.subspan(i * w, w));
-  }
-  return stats;
+  });
 }
 
 CallStats HostTable::assign_scores(std::span<const std::uint64_t> keys, std::span<const std::uint64_t> scores) {
   check_keys(keys);
   const CallScores score(*this, scores);
-  CallStats stats;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
+  return for_each_key(keys, [&](std::size_t i, CallStats& stats, Evicted*) {
     const Slot s = locate(keys[i]);
-    if (s.index < 0) continue;
+    if (s.index < 0) return;
     ++stats.found;
     auto& stored = scores_[static_cast<std::size_t>(flat(s))];
     stored = score.touched(i, stored);
-  }
-  return stats;
+  });
 }
 
 CallStats HostTable::accum_or_assign(std::span<const std::uint64_t> keys, std::span<const float> values,
@@ -440,33 +476,33 @@ CallStats HostTable::accum_or_assign(std::span<const std::uint64_t> keys, std::s
   check_keys(keys);
   grow_for(static_cast<std::int64_t>(std::count(accumulate.begin(), accumulate.end(), std::uint8_t{0})));
   const CallScores score(*this, scores);
-  CallStats stats;
   const auto w = static_cast<std::size_t>(row_width_);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
+  const CallStats stats = for_each_key(keys, [&](std::size_t i, CallStats& st, Evicted*) {
     Slot s = locate(keys[i]);
     if (s.index >= 0) {
-      ++stats.found;
-      if (!accumulate[i]) continue;
+      ++st.found;
+      if (!accumulate[i]) return;
       auto& stored = scores_[static_cast<std::size_t>(flat(s))];
       stored = score.touched(i, stored);
       add_to_row(flat(s), values.subspan(i * w, w));
     } else if (!accumulate[i]) {
-      s = insert_new(keys[i], score.fresh(i), stats, nullptr);
+      s = insert_new(keys[i], score.fresh(i), st, nullptr);
       if (s.index >= 0) write_row(flat(s), values.subspan(i * w, w));
     }
-  }
+  });
+  size_ += stats.inserted - stats.evicted;
   return stats;
 }
 
 CallStats HostTable::erase(std::span<const std::uint64_t> keys) {
   check_keys(keys);
-  CallStats stats;
-  for (const std::uint64_t key : keys) {
-    const Slot s = locate(key);
-    if (s.index < 0) continue;
-    ++stats.found;
+  const CallStats stats = for_each_key(keys, [&](std::size_t i, CallStats& st, Evicted*) {
+    const Slot s = locate(keys[i]);
+    if (s.index < 0) return;
+    ++st.found;
     remove(s);
-  }
+  });
+  size_ -= stats.found;
   return stats;
 }
 
@@ -478,6 +514,7 @@ std::int64_t HostTable::erase_if(const std::function<bool(std::uint64_t, std::ui
       if (predicate(keys_[slot], scores_[slot])) {
         remove({b, i});  // the last entry moves here: look at slot i again
         ++erased;
+        --size_;
       } else {
         ++i;
       }

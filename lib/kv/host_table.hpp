@@ -24,7 +24,10 @@
 //   and capacity < max_capacity, the table doubles (each bucket splits in two; nothing is lost).
 // * Keys 2^64-3 .. 2^64-1 (as int64: -3 .. -1) are reserved and rejected with InputError.
 //
-// Thread safety: none yet; callers serialise.
+// Threads: a call runs its keys on ExecutionContext::threads threads (OpenMP), partitioned by
+// bucket group with input order kept inside a group (kv/bucket_partition.hpp), which gives the
+// one-key-at-a-time result exactly. Calls themselves are not yet safe to make concurrently:
+// callers serialise them.
 #pragma once
 
 #include <cstddef>
@@ -38,6 +41,13 @@
 namespace embscale::kv {
 
 inline constexpr std::uint64_t kFirstReservedKey = 0xFFFFFFFFFFFFFFFDULL;
+
+// Where a call runs: host threads. Batches below min_keys_for_threads keys run on the caller's
+// thread (a parallel region costs a few microseconds).
+struct ExecutionContext {
+  int threads = 1;
+  std::int64_t min_keys_for_threads = 4096;
+};
 
 // What a call did, for counters and the safe-check modes.
 struct CallStats {
@@ -114,6 +124,8 @@ class HostTable {
   // CUSTOMIZED: the score of calls that pass no per-key scores.
   void set_score(std::uint64_t score) noexcept { custom_score_ = score; }
   void set_epoch(std::uint32_t epoch) noexcept { epoch_ = epoch; }
+  void set_execution_context(ExecutionContext context) noexcept { context_ = context; }
+  const ExecutionContext& execution_context() const noexcept { return context_; }
 
  private:
   struct Slot {
@@ -121,6 +133,10 @@ class HostTable {
     std::int64_t index;  // within the bucket, or -1
   };
   class CallScores;
+  // The body of a call for key i: it updates `stats`, and appends to `evicted` when given.
+  using PerKey = std::function<void(std::size_t i, CallStats& stats, Evicted* evicted)>;
+  // Runs per_key for every key, as if one by one in input order (see ExecutionContext).
+  CallStats for_each_key(std::span<const std::uint64_t> keys, const PerKey& per_key, Evicted* evicted = nullptr) const;
 
   void check_keys(std::span<const std::uint64_t> keys) const;
   // insert_or_assign, and insert_and_evict when `evicted` is given.
@@ -153,6 +169,7 @@ class HostTable {
   std::uint64_t step_ = 0;
   std::uint64_t custom_score_ = 0;
   std::uint32_t epoch_ = 0;
+  ExecutionContext context_;
 };
 
 }  // namespace embscale::kv

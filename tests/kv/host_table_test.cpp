@@ -57,13 +57,16 @@ void expect_same_contents(const HostTable& table, const ReferenceTable& referenc
   }
 }
 
-class Conformance : public ::testing::TestWithParam<std::tuple<ScoreStrategy, ValueType>> {};
+// (strategy, value type, threads): with threads > 1 every call takes the partitioned parallel
+// path (min_keys_for_threads = 1), which must give the one-key-at-a-time result exactly.
+class Conformance : public ::testing::TestWithParam<std::tuple<ScoreStrategy, ValueType, int>> {};
 
 TEST_P(Conformance, RandomCallsMatchTheReference) {
-  const auto [strategy, type] = GetParam();
+  const auto [strategy, type, threads] = GetParam();
   TableOptions options = small_options(strategy, type);
   options.clock = ticking_clock();
   HostTable table(options);
+  table.set_execution_context({threads, 1});
   options.clock = ticking_clock();
   ReferenceTable reference(options);
   const auto w = static_cast<std::size_t>(table.row_width());
@@ -197,8 +200,12 @@ INSTANTIATE_TEST_SUITE_P(
     StrategiesAndTypes, Conformance,
     ::testing::Combine(::testing::Values(ScoreStrategy::kTimestamp, ScoreStrategy::kStep, ScoreStrategy::kCustomized,
                                          ScoreStrategy::kLfu, ScoreStrategy::kEpochLru, ScoreStrategy::kEpochLfu),
-                       ::testing::Values(ValueType::kFloat32, ValueType::kFloat16, ValueType::kBFloat16)),
-    [](const auto& test) { return to_string(std::get<0>(test.param)) + "_" + to_string(std::get<1>(test.param)); });
+                       ::testing::Values(ValueType::kFloat32, ValueType::kFloat16, ValueType::kBFloat16),
+                       ::testing::Values(1, 3)),
+    [](const auto& test) {
+      return to_string(std::get<0>(test.param)) + "_" + to_string(std::get<1>(test.param)) + "_threads" +
+             std::to_string(std::get<2>(test.param));
+    });
 
 }  // namespace
 }  // namespace embscale::kv
