@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "kv/bucket_partition.hpp"
+#include "kv/digest_match.hpp"
 #include "kv/initializer.hpp"
 
 namespace embscale::kv {
@@ -18,29 +19,6 @@ namespace {
 constexpr std::uint64_t kLow32 = 0xFFFFFFFFULL;
 
 std::uint8_t digest_of(std::uint64_t hash) noexcept { return static_cast<std::uint8_t>(hash >> 56); }
-
-// Calls `visit(i)` for the slots i < n whose digest may equal `digest`: exact per byte, eight
-// at a time (SWAR: a zero byte of digests ^ broadcast marks a candidate; the borrow trick may
-// flag a few extra bytes, which the key compare rejects).
-template <class Visit>
-bool for_each_candidate(const std::uint8_t* digests, std::uint32_t n, std::uint8_t digest, Visit&& visit) {
-  const std::uint64_t pattern = 0x0101010101010101ULL * digest;
-  std::uint32_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, digests + i, 8);
-    const std::uint64_t x = word ^ pattern;
-    std::uint64_t zero = (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL;
-    while (zero) {
-      const auto byte = static_cast<std::uint32_t>(std::countr_zero(zero) / 8);
-      if (visit(i + byte)) return true;
-      zero &= zero - 1;
-    }
-  }
-  for (; i < n; ++i)
-    if (digests[i] == digest && visit(i)) return true;
-  return false;
-}
 
 std::int64_t ceil_pow2(std::int64_t x) {
   std::int64_t p = 1;
@@ -90,7 +68,7 @@ class HostTable::CallScores {
   std::uint64_t call_score_ = 0;
 };
 
-HostTable::HostTable(TableOptions options) : options_(std::move(options)) {
+HostTable::HostTable(TableOptions options) : options_(std::move(options)), match_(best_digest_matcher()) {
   check_options(options_);
   row_width_ = options_.dim + (options_.training ? options_.optimizer_state_width : 0);
   bucket_capacity_ = options_.bucket_capacity;
@@ -127,12 +105,13 @@ void HostTable::check_keys(std::span<const std::uint64_t> keys) const {
 void HostTable::rehash(std::int64_t new_buckets) {
   // Moves every entry into a table of new_buckets buckets (a power of two, at least the old
   // count): bucket b's keys go to b or b + old count, so no bucket overflows.
-  std::vector<std::uint8_t> digests(static_cast<std::size_t>(new_buckets * bucket_capacity_));
-  std::vector<std::uint64_t> keys(digests.size());
-  std::vector<std::uint64_t> scores(digests.size());
+  const auto slots = static_cast<std::size_t>(new_buckets * bucket_capacity_);
+  std::vector<std::uint8_t> digests(slots + kDigestReadBytes);  // the matcher reads 64 bytes
+  std::vector<std::uint64_t> keys(slots);
+  std::vector<std::uint64_t> scores(slots);
   std::vector<std::uint32_t> occupied(static_cast<std::size_t>(new_buckets), 0);
   const std::size_t row_bytes = static_cast<std::size_t>(row_width_) * value_bytes(options_.value_type);
-  std::vector<std::byte> rows(digests.size() * row_bytes);
+  std::vector<std::byte> rows(slots * row_bytes);
   for (std::int64_t b = 0; b < static_cast<std::int64_t>(occupied_.size()); ++b)
     for (std::uint32_t i = 0; i < occupied_[static_cast<std::size_t>(b)]; ++i) {
       const auto from = static_cast<std::size_t>(b * bucket_capacity_ + i);
@@ -176,14 +155,17 @@ HostTable::Slot HostTable::locate(std::uint64_t key) const noexcept {
   const std::uint64_t hash = mix64(key);
   const auto bucket = static_cast<std::int64_t>(hash & static_cast<std::uint64_t>(buckets_ - 1));
   const std::size_t base = static_cast<std::size_t>(bucket * bucket_capacity_);
-  std::int64_t found = -1;
-  for_each_candidate(digests_.data() + base, occupied_[static_cast<std::size_t>(bucket)], digest_of(hash),
-                     [&](std::uint32_t i) {
-                       if (keys_[base + i] != key) return false;
-                       found = i;
-                       return true;
-                     });
-  return {bucket, found};
+  const std::uint32_t occupied = occupied_[static_cast<std::size_t>(bucket)];
+  const std::uint8_t digest = digest_of(hash);
+  for (std::uint32_t chunk = 0; chunk < occupied; chunk += 64) {
+    std::uint64_t candidates = match_(digests_.data() + base + chunk, std::min(occupied - chunk, 64u), digest);
+    while (candidates) {  // a digest match is a candidate: the key decides
+      const auto i = chunk + static_cast<std::uint32_t>(std::countr_zero(candidates));
+      if (keys_[base + i] == key) return {bucket, static_cast<std::int64_t>(i)};
+      candidates &= candidates - 1;
+    }
+  }
+  return {bucket, -1};
 }
 
 HostTable::Slot HostTable::insert_new(std::uint64_t key, std::uint64_t score, CallStats& stats, Evicted* evicted) {

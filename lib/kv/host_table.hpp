@@ -7,7 +7,8 @@
 // probe reads one cache line of digests for 64 slots; rows (dim embedding values, then the
 // optimizer state) live in a separate array, slot-aligned, in the table's value type. The
 // occupied slots of a bucket are always its first `size` slots (erase moves the last one into
-// the hole), so a probe compares `size` digests and a free slot is found in O(1).
+// the hole), so a probe compares `size` digests, 64 per instruction sequence (AVX-512BW, AVX2
+// or portable, chosen at run time: kv/digest_match.hpp), and a free slot is found in O(1).
 //
 // False positives. A probe compares the key of every slot whose digest matches: with 8-bit
 // digests of a mixed hash, a lookup in a bucket of n occupied slots makes n/256 key compares
@@ -170,6 +171,7 @@ class HostTable {
   std::uint64_t custom_score_ = 0;
   std::uint32_t epoch_ = 0;
   ExecutionContext context_;
+  std::uint64_t (*match_)(const std::uint8_t*, std::uint32_t, std::uint8_t);  // kv/digest_match.hpp
 };
 
 }  // namespace embscale::kv
