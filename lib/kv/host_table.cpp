@@ -20,6 +20,25 @@ constexpr std::uint64_t kLow32 = 0xFFFFFFFFULL;
 
 std::uint8_t digest_of(std::uint64_t hash) noexcept { return static_cast<std::uint8_t>(hash >> 56); }
 
+// 16-bit storage (fp16, bf16) to float and back; memcpy because rows need not be 2-byte aligned
+// in the byte array's view of them.
+template <float (*Decode)(std::uint16_t)>
+void decode_halves(const std::byte* row, std::span<float> out) noexcept {
+  for (std::size_t d = 0; d < out.size(); ++d) {
+    std::uint16_t h;
+    std::memcpy(&h, row + 2 * d, 2);
+    out[d] = Decode(h);
+  }
+}
+
+template <std::uint16_t (*Encode)(float)>
+void encode_halves(std::span<const float> in, std::byte* row) noexcept {
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    const std::uint16_t h = Encode(in[d]);
+    std::memcpy(row + 2 * d, &h, 2);
+  }
+}
+
 std::int64_t ceil_pow2(std::int64_t x) {
   std::int64_t p = 1;
   while (p < x) p <<= 1;
@@ -223,20 +242,8 @@ void HostTable::read_row(std::int64_t flat_slot, std::span<float> out) const noe
   const std::byte* row = rows_.data() + static_cast<std::size_t>(flat_slot) * n * value_bytes(options_.value_type);
   switch (options_.value_type) {
     case ValueType::kFloat32: std::memcpy(out.data(), row, n * sizeof(float)); break;
-    case ValueType::kFloat16:
-      for (std::size_t d = 0; d < n; ++d) {
-        std::uint16_t h;
-        std::memcpy(&h, row + 2 * d, 2);
-        out[d] = fp16_to_float(h);
-      }
-      break;
-    case ValueType::kBFloat16:
-      for (std::size_t d = 0; d < n; ++d) {
-        std::uint16_t h;
-        std::memcpy(&h, row + 2 * d, 2);
-        out[d] = bf16_to_float(h);
-      }
-      break;
+    case ValueType::kFloat16: decode_halves<fp16_to_float>(row, out.first(n)); break;
+    case ValueType::kBFloat16: decode_halves<bf16_to_float>(row, out.first(n)); break;
   }
 }
 
@@ -245,18 +252,8 @@ void HostTable::write_row(std::int64_t flat_slot, std::span<const float> in) noe
   std::byte* row = rows_.data() + static_cast<std::size_t>(flat_slot) * n * value_bytes(options_.value_type);
   switch (options_.value_type) {
     case ValueType::kFloat32: std::memcpy(row, in.data(), n * sizeof(float)); break;
-    case ValueType::kFloat16:
-      for (std::size_t d = 0; d < n; ++d) {
-        const std::uint16_t h = float_to_fp16(in[d]);
-        std::memcpy(row + 2 * d, &h, 2);
-      }
-      break;
-    case ValueType::kBFloat16:
-      for (std::size_t d = 0; d < n; ++d) {
-        const std::uint16_t h = float_to_bf16(in[d]);
-        std::memcpy(row + 2 * d, &h, 2);
-      }
-      break;
+    case ValueType::kFloat16: encode_halves<float_to_fp16>(in.first(n), row); break;
+    case ValueType::kBFloat16: encode_halves<float_to_bf16>(in.first(n), row); break;
   }
 }
 
