@@ -473,6 +473,26 @@ CallStats HostTable::accum_or_assign(std::span<const std::uint64_t> keys, std::s
   return stats;
 }
 
+CallStats HostTable::restore(std::span<const std::uint64_t> keys, std::span<const float> values,
+                             std::span<const std::uint64_t> scores, Evicted* evicted) {
+  check_keys(keys);
+  grow_for(static_cast<std::int64_t>(keys.size()));
+  const auto w = static_cast<std::size_t>(row_width_);
+  const CallStats stats = for_each_key(keys, [&](std::size_t i, CallStats& st, Evicted* ev) {
+    Slot s = locate(keys[i]);
+    if (s.index >= 0) {
+      ++st.found;
+      scores_[static_cast<std::size_t>(flat(s))] = scores[i];
+    } else {
+      s = insert_new(keys[i], scores[i], st, ev);
+      if (s.index < 0) return;
+    }
+    write_row(flat(s), values.subspan(i * w, w));
+  }, evicted);
+  size_ += stats.inserted - stats.evicted;
+  return stats;
+}
+
 CallStats HostTable::erase(std::span<const std::uint64_t> keys) {
   check_keys(keys);
   const CallStats stats = for_each_key(keys, [&](std::size_t i, CallStats& st, Evicted*) {

@@ -108,6 +108,10 @@ class HostTable {
   // HierarchicalKV's accum_or_assign.
   CallStats accum_or_assign(std::span<const std::uint64_t> keys, std::span<const float> values,
                             std::span<const std::uint8_t> accumulate, std::span<const std::uint64_t> scores = {});
+  // Puts entries back as they were (load, a tier's promotion): each key gets its row and exactly
+  // the given score, whatever the strategy; admission, eviction and growth as for an insert.
+  CallStats restore(std::span<const std::uint64_t> keys, std::span<const float> values,
+                    std::span<const std::uint64_t> scores, Evicted* evicted = nullptr);
   CallStats erase(std::span<const std::uint64_t> keys);
   std::int64_t erase_if(const std::function<bool(std::uint64_t key, std::uint64_t score)>& predicate);
 

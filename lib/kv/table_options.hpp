@@ -27,6 +27,10 @@ enum class SafeCheck {
   kIgnore,   // rows read as zeros, counted in CallStats::refused only
 };
 
+// The key type a table was made for (its dump files record it). Keys are stored as uint64; an
+// int64 key is its two's-complement bit pattern.
+enum class KeyType { kInt64, kUint64 };
+
 enum class InitializerMode { kUniform, kNormal, kTruncatedNormal, kConstant, kDebug };
 
 // A key's initial row is a pure function of (table seed, key): the same on any rank and with any

@@ -170,6 +170,24 @@ class ReferenceTable {
     return st;
   }
 
+  CallStats restore(std::span<const std::uint64_t> keys, std::span<const float> values,
+                    std::span<const std::uint64_t> scores, Evicted* evicted) {
+    grow(static_cast<std::int64_t>(keys.size()));
+    CallStats st;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      Entry* e = find_entry(keys[i]);
+      if (e) {
+        ++st.found;
+        e->score = scores[i];
+      } else {
+        e = admit(keys[i], scores[i], st, evicted);
+        if (!e) continue;
+      }
+      e->row = stored(values.subspan(i * w(), w()));
+    }
+    return st;
+  }
+
   CallStats erase(std::span<const std::uint64_t> keys) {
     CallStats st;
     for (const auto k : keys) st.found += static_cast<std::int64_t>(bucket(k).erase(k));
