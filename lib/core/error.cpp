@@ -4,11 +4,9 @@
 
 namespace embscale::detail {
 
-void throw_expects_failure(const char* condition, const std::string& message,
-                           std::source_location where) {
-  const auto file = std::filesystem::path(where.file_name()).filename().string();
-  throw Error(message + " (expected " + condition + " at " + file + ":" +
-              std::to_string(where.line()) + ")");
+void throw_expects_failure(const char* condition, const std::string& message, const char* file, int line) {
+  const auto name = std::filesystem::path(file).filename().string();
+  throw Error(message + " (expected " + condition + " at " + name + ":" + std::to_string(line) + ")");
 }
 
 }  // namespace embscale::detail

@@ -7,7 +7,6 @@
 //   * Error: anything else (a broken invariant, an MPI or HDF5 failure). Exit code 1.
 #pragma once
 
-#include <source_location>
 #include <stdexcept>
 #include <string>
 
@@ -29,8 +28,10 @@ class InputError : public Error {
 };
 
 namespace detail {
-[[noreturn]] void throw_expects_failure(const char* condition, const std::string& message,
-                                        std::source_location where);
+// file and line rather than std::source_location: clang 14 (the sanitizer and fuzzer trees)
+// cannot compile libstdc++ 12's std::source_location.
+[[noreturn]] void throw_expects_failure(const char* condition, const std::string& message, const char* file,
+                                        int line);
 }  // namespace detail
 
 }  // namespace embscale
@@ -40,5 +41,5 @@ namespace detail {
 #define EMBSCALE_EXPECTS(cond, msg)                                                       \
   do {                                                                                    \
     if (!(cond)) [[unlikely]]                                                             \
-      ::embscale::detail::throw_expects_failure(#cond, (msg), std::source_location::current()); \
+      ::embscale::detail::throw_expects_failure(#cond, (msg), __FILE__, __LINE__);          \
   } while (false)

@@ -53,18 +53,18 @@ class HostTable::CallScores {
  public:
   CallScores(HostTable& table, std::span<const std::uint64_t> custom) : table_(table), custom_(custom) {
     const auto strategy = table.options_.score_strategy;
-    if (strategy == ScoreStrategy::kStep) call_score_ = ++table.step_;
+    epoch_ = std::uint64_t{table.epoch_.load(std::memory_order_relaxed)} << 32;
+    if (strategy == ScoreStrategy::kStep) call_score_ = table.step_.fetch_add(1, std::memory_order_relaxed) + 1;
     else if (strategy == ScoreStrategy::kTimestamp) call_score_ = table.now();
-    else if (strategy == ScoreStrategy::kEpochLru)
-      call_score_ = (std::uint64_t{table.epoch_} << 32) | (table.now() & kLow32);
-    else if (strategy == ScoreStrategy::kCustomized) call_score_ = table.custom_score_;
+    else if (strategy == ScoreStrategy::kEpochLru) call_score_ = epoch_ | (table.now() & kLow32);
+    else if (strategy == ScoreStrategy::kCustomized) call_score_ = table.custom_score_.load(std::memory_order_relaxed);
   }
   // The score of key i when it is new.
   std::uint64_t fresh(std::size_t i) const noexcept {
     switch (table_.options_.score_strategy) {
       case ScoreStrategy::kCustomized: return custom_.empty() ? call_score_ : custom_[i];
       case ScoreStrategy::kLfu: return 1;
-      case ScoreStrategy::kEpochLfu: return (std::uint64_t{table_.epoch_} << 32) | 1;
+      case ScoreStrategy::kEpochLfu: return epoch_ | 1;
       default: return call_score_;
     }
   }
@@ -73,8 +73,7 @@ class HostTable::CallScores {
     switch (table_.options_.score_strategy) {
       case ScoreStrategy::kLfu: return old == ~std::uint64_t{0} ? old : old + 1;
       case ScoreStrategy::kEpochLfu: {
-        const std::uint64_t epoch = std::uint64_t{table_.epoch_} << 32;
-        if ((old & ~kLow32) != epoch) return epoch | 1;
+        if ((old & ~kLow32) != epoch_) return epoch_ | 1;
         return (old & kLow32) == kLow32 ? old : old + 1;
       }
       default: return fresh(i);
@@ -84,7 +83,24 @@ class HostTable::CallScores {
  private:
   HostTable& table_;
   std::span<const std::uint64_t> custom_;
+  std::uint64_t epoch_ = 0;  // the epoch, in the high 32 bits, read once per call
   std::uint64_t call_score_ = 0;
+};
+
+class HostTable::BucketLock {
+ public:
+  BucketLock(const HostTable& table, std::int64_t bucket) noexcept
+      : flag_(table.bucket_locks_[static_cast<std::size_t>(bucket)]) {
+    while (flag_.exchange(1, std::memory_order_acquire))
+      while (flag_.load(std::memory_order_relaxed)) {
+      }
+  }
+  ~BucketLock() { flag_.store(0, std::memory_order_release); }
+  BucketLock(const BucketLock&) = delete;
+  BucketLock& operator=(const BucketLock&) = delete;
+
+ private:
+  std::atomic<std::uint8_t>& flag_;
 };
 
 HostTable::HostTable(TableOptions options) : options_(std::move(options)), match_(best_digest_matcher()) {
@@ -103,12 +119,33 @@ std::uint64_t HostTable::now() const {
       std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
+std::int64_t HostTable::size() const {
+  const GroupLock lock(calls_, Access::kRead);
+  return size_;
+}
+
+std::int64_t HostTable::capacity() const {
+  const GroupLock lock(calls_, Access::kRead);
+  return slots();
+}
+
+double HostTable::load_factor() const {
+  const GroupLock lock(calls_, Access::kRead);
+  return static_cast<double>(size_) / static_cast<double>(slots());
+}
+
+std::int64_t HostTable::buckets() const {
+  const GroupLock lock(calls_, Access::kRead);
+  return buckets_;
+}
+
 std::uint64_t HostTable::get_score() const {
+  const std::uint64_t epoch = std::uint64_t{epoch_.load(std::memory_order_relaxed)} << 32;
   switch (options_.score_strategy) {
-    case ScoreStrategy::kStep: return step_ + 1;
-    case ScoreStrategy::kCustomized: return custom_score_;
-    case ScoreStrategy::kEpochLru: return (std::uint64_t{epoch_} << 32) | (now() & kLow32);
-    case ScoreStrategy::kEpochLfu: return (std::uint64_t{epoch_} << 32) | 1;
+    case ScoreStrategy::kStep: return step_.load(std::memory_order_relaxed) + 1;
+    case ScoreStrategy::kCustomized: return custom_score_.load(std::memory_order_relaxed);
+    case ScoreStrategy::kEpochLru: return epoch | (now() & kLow32);
+    case ScoreStrategy::kEpochLfu: return epoch | 1;
     case ScoreStrategy::kLfu: return 1;
     default: return now();
   }
@@ -148,6 +185,7 @@ void HostTable::rehash(std::int64_t new_buckets) {
   occupied_ = std::move(occupied);
   rows_ = std::move(rows);
   buckets_ = new_buckets;
+  bucket_locks_ = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(new_buckets));
 }
 
 void HostTable::grow_for(std::int64_t incoming) {
@@ -160,12 +198,14 @@ void HostTable::grow_for(std::int64_t incoming) {
 }
 
 void HostTable::reserve(std::int64_t capacity) {
+  const GroupLock lock(calls_, Access::kExclusive);
   std::int64_t target = buckets_;
   while (target * bucket_capacity_ < capacity && target * 2 * bucket_capacity_ <= options_.max_capacity) target *= 2;
   if (target != buckets_) rehash(target);
 }
 
 void HostTable::clear() {
+  const GroupLock lock(calls_, Access::kExclusive);
   std::fill(occupied_.begin(), occupied_.end(), 0u);
   size_ = 0;
 }
@@ -287,12 +327,7 @@ CallStats HostTable::for_each_key(std::span<const std::uint64_t> keys, const Per
     }
   }
   CallStats total;
-  for (const auto& st : stats) {
-    total.found += st.found;
-    total.inserted += st.inserted;
-    total.evicted += st.evicted;
-    total.refused += st.refused;
-  }
+  for (const auto& st : stats) total += st;
   if (evicted) {  // in input order, as one key at a time would have produced them
     std::vector<std::pair<std::uint32_t, std::pair<std::size_t, std::size_t>>> order;
     for (std::size_t g = 0; g < groups; ++g)
@@ -312,6 +347,7 @@ CallStats HostTable::for_each_key(std::span<const std::uint64_t> keys, const Per
 
 CallStats HostTable::find(std::span<const std::uint64_t> keys, std::span<float> values, std::span<std::uint8_t> founds,
                           std::span<std::uint64_t> scores) const {
+  const GroupLock lock(calls_, Access::kRead);
   check_keys(keys);
   const auto w = static_cast<std::size_t>(row_width_);
   return for_each_key(keys, [&](std::size_t i, CallStats& stats, Evicted*) {
@@ -326,6 +362,7 @@ CallStats HostTable::find(std::span<const std::uint64_t> keys, std::span<float> 
 
 CallStats HostTable::find_and_update(std::span<const std::uint64_t> keys, std::span<float> values,
                                      std::span<std::uint8_t> founds) {
+  const GroupLock lock(calls_, Access::kUpdate);
   check_keys(keys);
   const CallScores score(*this, {});
   const auto w = static_cast<std::size_t>(row_width_);
@@ -334,6 +371,7 @@ CallStats HostTable::find_and_update(std::span<const std::uint64_t> keys, std::s
     founds[i] = s.index >= 0;
     if (s.index < 0) return;
     ++stats.found;
+    const BucketLock bucket(*this, s.bucket);
     read_row(flat(s), values.subspan(i * w, w));
     auto& stored = scores_[static_cast<std::size_t>(flat(s))];
     stored = score.touched(i, stored);
@@ -341,6 +379,7 @@ CallStats HostTable::find_and_update(std::span<const std::uint64_t> keys, std::s
 }
 
 void HostTable::contains(std::span<const std::uint64_t> keys, std::span<std::uint8_t> founds) const {
+  const GroupLock lock(calls_, Access::kRead);
   check_keys(keys);
   for_each_key(keys, [&](std::size_t i, CallStats&, Evicted*) { founds[i] = locate(keys[i]).index >= 0; });
 }
@@ -369,16 +408,19 @@ CallStats HostTable::upsert(std::span<const std::uint64_t> keys, std::span<const
 
 CallStats HostTable::insert_or_assign(std::span<const std::uint64_t> keys, std::span<const float> values,
                                       std::span<const std::uint64_t> scores) {
+  const GroupLock lock(calls_, Access::kExclusive);
   return upsert(keys, values, scores, nullptr);
 }
 
 CallStats HostTable::insert_and_evict(std::span<const std::uint64_t> keys, std::span<const float> values,
                                       std::span<const std::uint64_t> scores, Evicted& evicted) {
+  const GroupLock lock(calls_, Access::kExclusive);
   return upsert(keys, values, scores, &evicted);
 }
 
 CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::span<float> values,
                                     std::span<std::uint8_t> founds, std::span<const std::uint64_t> scores) {
+  const GroupLock lock(calls_, Access::kExclusive);
   check_keys(keys);
   const auto w = static_cast<std::size_t>(row_width_);
   if (!options_.training) {  // evaluation: read, never insert, never touch a score
@@ -428,23 +470,27 @@ CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::sp
 }
 
 CallStats HostTable::assign(std::span<const std::uint64_t> keys, std::span<const float> values) {
+  const GroupLock lock(calls_, Access::kUpdate);
   check_keys(keys);
   const auto w = static_cast<std::size_t>(row_width_);
   return for_each_key(keys, [&](std::size_t i, CallStats& stats, Evicted*) {
     const Slot s = locate(keys[i]);
     if (s.index < 0) return;
     ++stats.found;
+    const BucketLock bucket(*this, s.bucket);
     write_row(flat(s), values.subspan(i * w, w));
   });
 }
 
 CallStats HostTable::assign_scores(std::span<const std::uint64_t> keys, std::span<const std::uint64_t> scores) {
+  const GroupLock lock(calls_, Access::kUpdate);
   check_keys(keys);
   const CallScores score(*this, scores);
   return for_each_key(keys, [&](std::size_t i, CallStats& stats, Evicted*) {
     const Slot s = locate(keys[i]);
     if (s.index < 0) return;
     ++stats.found;
+    const BucketLock bucket(*this, s.bucket);
     auto& stored = scores_[static_cast<std::size_t>(flat(s))];
     stored = score.touched(i, stored);
   });
@@ -452,6 +498,7 @@ CallStats HostTable::assign_scores(std::span<const std::uint64_t> keys, std::spa
 
 CallStats HostTable::accum_or_assign(std::span<const std::uint64_t> keys, std::span<const float> values,
                                      std::span<const std::uint8_t> accumulate, std::span<const std::uint64_t> scores) {
+  const GroupLock lock(calls_, Access::kExclusive);
   check_keys(keys);
   grow_for(static_cast<std::int64_t>(std::count(accumulate.begin(), accumulate.end(), std::uint8_t{0})));
   const CallScores score(*this, scores);
@@ -475,6 +522,7 @@ CallStats HostTable::accum_or_assign(std::span<const std::uint64_t> keys, std::s
 
 CallStats HostTable::restore(std::span<const std::uint64_t> keys, std::span<const float> values,
                              std::span<const std::uint64_t> scores, Evicted* evicted) {
+  const GroupLock lock(calls_, Access::kExclusive);
   check_keys(keys);
   grow_for(static_cast<std::int64_t>(keys.size()));
   const auto w = static_cast<std::size_t>(row_width_);
@@ -494,6 +542,7 @@ CallStats HostTable::restore(std::span<const std::uint64_t> keys, std::span<cons
 }
 
 CallStats HostTable::erase(std::span<const std::uint64_t> keys) {
+  const GroupLock lock(calls_, Access::kExclusive);
   check_keys(keys);
   const CallStats stats = for_each_key(keys, [&](std::size_t i, CallStats& st, Evicted*) {
     const Slot s = locate(keys[i]);
@@ -506,6 +555,7 @@ CallStats HostTable::erase(std::span<const std::uint64_t> keys) {
 }
 
 std::int64_t HostTable::erase_if(const std::function<bool(std::uint64_t, std::uint64_t)>& predicate) {
+  const GroupLock lock(calls_, Access::kExclusive);
   std::int64_t erased = 0;
   for (std::int64_t b = 0; b < buckets_; ++b)
     for (std::int64_t i = 0; i < static_cast<std::int64_t>(occupied_[static_cast<std::size_t>(b)]);) {
@@ -523,10 +573,11 @@ std::int64_t HostTable::erase_if(const std::function<bool(std::uint64_t, std::ui
 
 std::int64_t HostTable::export_batch(std::int64_t offset, std::int64_t count, std::vector<std::uint64_t>& keys,
                                      std::vector<float>& values, std::vector<std::uint64_t>& scores) const {
+  const GroupLock lock(calls_, Access::kRead);
   keys.clear();
   values.clear();
   scores.clear();
-  const std::int64_t end = std::min(offset + count, capacity());
+  const std::int64_t end = std::min(offset + count, slots());
   for (std::int64_t slot = std::max<std::int64_t>(offset, 0); slot < end; ++slot) {
     const std::int64_t b = slot / bucket_capacity_;
     if (slot % bucket_capacity_ >= static_cast<std::int64_t>(occupied_[static_cast<std::size_t>(b)])) continue;
@@ -540,6 +591,7 @@ std::int64_t HostTable::export_batch(std::int64_t offset, std::int64_t count, st
 
 std::int64_t HostTable::export_batch_if(std::uint64_t threshold, std::vector<std::uint64_t>& keys,
                                         std::vector<float>& values, std::vector<std::uint64_t>& scores) const {
+  const GroupLock lock(calls_, Access::kRead);
   keys.clear();
   values.clear();
   scores.clear();

@@ -27,43 +27,29 @@
 //
 // Threads: a call runs its keys on ExecutionContext::threads threads (OpenMP), partitioned by
 // bucket group with input order kept inside a group (kv/bucket_partition.hpp), which gives the
-// one-key-at-a-time result exactly. Calls themselves are not yet safe to make concurrently:
-// callers serialise them.
+// one-key-at-a-time result exactly. Calls from several threads at once follow HierarchicalKV's
+// groups (kv/group_mutex.hpp): finds and exports run together, assigns run together (a
+// per-bucket spin lock orders their writes), inserts, erases, rehash and clear run alone.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
+#include "kv/group_mutex.hpp"
+#include "kv/kv_table.hpp"
 #include "kv/table_options.hpp"
 
 namespace embscale::kv {
 
 inline constexpr std::uint64_t kFirstReservedKey = 0xFFFFFFFFFFFFFFFDULL;
 
-// Where a call runs: host threads. Batches below min_keys_for_threads keys run on the caller's
-// thread (a parallel region costs a few microseconds).
-struct ExecutionContext {
-  int threads = 1;
-  std::int64_t min_keys_for_threads = 4096;
-};
-
-// What a call did, for counters and the safe-check modes.
-struct CallStats {
-  std::int64_t found = 0;     // keys that were present
-  std::int64_t inserted = 0;  // keys added
-  std::int64_t evicted = 0;   // keys removed to make room
-  std::int64_t refused = 0;   // keys that could not be inserted (a full bucket of higher scores)
-};
-
 // Evicted entries of insert_and_evict, in eviction order.
-struct Evicted {
-  std::vector<std::uint64_t> keys;
-  std::vector<float> values;  // keys.size() x row_width
-  std::vector<std::uint64_t> scores;
-};
+using Evicted = Entries<std::uint64_t>;
 
 class HostTable {
  public:
@@ -72,10 +58,11 @@ class HostTable {
   const TableOptions& options() const noexcept { return options_; }
   // Values per stored row: dim, plus the optimizer state in training mode.
   std::int64_t row_width() const noexcept { return row_width_; }
-  std::int64_t size() const noexcept { return size_; }
-  std::int64_t capacity() const noexcept { return buckets_ * bucket_capacity_; }
-  double load_factor() const noexcept { return static_cast<double>(size_) / static_cast<double>(capacity()); }
-  std::int64_t buckets() const noexcept { return buckets_; }
+  // Each a read call: consistent with the calls before and after it.
+  std::int64_t size() const;
+  std::int64_t capacity() const;
+  double load_factor() const;
+  std::int64_t buckets() const;
 
   // Grows to at least `capacity` slots (doubling; at most max_capacity). Never shrinks.
   void reserve(std::int64_t capacity);
@@ -127,8 +114,9 @@ class HostTable {
   // the clock now, the next step, or the set_score value.
   std::uint64_t get_score() const;
   // CUSTOMIZED: the score of calls that pass no per-key scores.
-  void set_score(std::uint64_t score) noexcept { custom_score_ = score; }
-  void set_epoch(std::uint32_t epoch) noexcept { epoch_ = epoch; }
+  void set_score(std::uint64_t score) noexcept { custom_score_.store(score, std::memory_order_relaxed); }
+  void set_epoch(std::uint32_t epoch) noexcept { epoch_.store(epoch, std::memory_order_relaxed); }
+  // Not a call: set it before sharing the table between threads.
   void set_execution_context(ExecutionContext context) noexcept { context_ = context; }
   const ExecutionContext& execution_context() const noexcept { return context_; }
 
@@ -155,6 +143,11 @@ class HostTable {
   Slot insert_new(std::uint64_t key, std::uint64_t score, CallStats& stats, Evicted* evicted);
   void remove(Slot slot) noexcept;
 
+  std::int64_t slots() const noexcept { return buckets_ * bucket_capacity_; }
+  // Spin lock of one bucket, for the update group (calls of that group may touch one bucket at
+  // once; readers and writers of the other groups never overlap them).
+  class BucketLock;
+
   std::int64_t flat(Slot s) const noexcept { return s.bucket * bucket_capacity_ + s.index; }
   void read_row(std::int64_t flat_slot, std::span<float> out) const noexcept;
   void write_row(std::int64_t flat_slot, std::span<const float> in) noexcept;
@@ -171,10 +164,12 @@ class HostTable {
   std::vector<std::uint64_t> scores_;     // buckets x bucket_capacity
   std::vector<std::uint32_t> occupied_;   // per bucket: its first occupied_[b] slots hold keys
   std::vector<std::byte> rows_;           // buckets x bucket_capacity x row_width, value_type
-  std::uint64_t step_ = 0;
-  std::uint64_t custom_score_ = 0;
-  std::uint32_t epoch_ = 0;
+  std::unique_ptr<std::atomic<std::uint8_t>[]> bucket_locks_;  // per bucket, 1 while held
+  std::atomic<std::uint64_t> step_ = 0;          // advanced by update calls running together
+  std::atomic<std::uint64_t> custom_score_ = 0;
+  std::atomic<std::uint32_t> epoch_ = 0;
   ExecutionContext context_;
+  mutable GroupMutex calls_;
   std::uint64_t (*match_)(const std::uint8_t*, std::uint32_t, std::uint8_t);  // kv/digest_match.hpp
 };
 

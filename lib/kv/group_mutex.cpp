@@ -1,0 +1,35 @@
+#include "kv/group_mutex.hpp"
+
+namespace embscale::kv {
+namespace {
+
+int index_of(Access a) noexcept { return static_cast<int>(a); }
+
+}  // namespace
+
+bool GroupMutex::may_enter(Access access) const noexcept {
+  if (holders_ == 0) return true;  // nobody inside: any kind may start
+  if (access == Access::kExclusive || active_ == Access::kExclusive || active_ != access) return false;
+  // Joining the running shared group: not while an exclusive call or the other group waits.
+  const Access other = access == Access::kRead ? Access::kUpdate : Access::kRead;
+  return waiting_[index_of(Access::kExclusive)] == 0 && waiting_[index_of(other)] == 0;
+}
+
+void GroupMutex::lock(Access access) {
+  std::unique_lock guard(mutex_);
+  ++waiting_[index_of(access)];
+  changed_.wait(guard, [&] { return may_enter(access); });
+  --waiting_[index_of(access)];
+  active_ = access;
+  ++holders_;
+}
+
+void GroupMutex::unlock(Access) {
+  {
+    std::lock_guard guard(mutex_);
+    --holders_;
+  }
+  changed_.notify_all();
+}
+
+}  // namespace embscale::kv
