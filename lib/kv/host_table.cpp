@@ -167,7 +167,7 @@ void HostTable::rehash(std::int64_t new_buckets) {
   std::vector<std::uint64_t> scores(slots);
   std::vector<std::uint32_t> occupied(static_cast<std::size_t>(new_buckets), 0);
   const std::size_t row_bytes = static_cast<std::size_t>(row_width_) * value_bytes(options_.value_type);
-  std::vector<std::byte> rows(slots * row_bytes);
+  MappedArray rows(slots * row_bytes, options_.rows_directory);
   for (std::int64_t b = 0; b < static_cast<std::int64_t>(occupied_.size()); ++b)
     for (std::uint32_t i = 0; i < occupied_[static_cast<std::size_t>(b)]; ++i) {
       const auto from = static_cast<std::size_t>(b * bucket_capacity_ + i);
@@ -419,7 +419,8 @@ CallStats HostTable::insert_and_evict(std::span<const std::uint64_t> keys, std::
 }
 
 CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::span<float> values,
-                                    std::span<std::uint8_t> founds, std::span<const std::uint64_t> scores) {
+                                    std::span<std::uint8_t> founds, std::span<const std::uint64_t> scores,
+                                    Evicted* evicted) {
   const GroupLock lock(calls_, Access::kExclusive);
   check_keys(keys);
   const auto w = static_cast<std::size_t>(row_width_);
@@ -438,7 +439,7 @@ CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::sp
   }
   grow_for(static_cast<std::int64_t>(keys.size()));
   const CallScores score(*this, scores);
-  const CallStats stats = for_each_key(keys, [&](std::size_t i, CallStats& st, Evicted*) {
+  const CallStats stats = for_each_key(keys, [&](std::size_t i, CallStats& st, Evicted* ev) {
     const auto row = values.subspan(i * w, w);
     Slot s = locate(keys[i]);
     if (!founds.empty()) founds[i] = s.index >= 0;
@@ -449,7 +450,7 @@ CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::sp
       read_row(flat(s), row);
       return;
     }
-    s = insert_new(keys[i], score.fresh(i), st, nullptr);
+    s = insert_new(keys[i], score.fresh(i), st, ev);
     if (s.index < 0) {
       std::fill(row.begin(), row.end(), 0.0f);  // refused: reads as zeros (SafeCheck)
       return;
@@ -457,7 +458,7 @@ CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::sp
     initial_row(options_.initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim, row);
     write_row(flat(s), row);
     read_row(flat(s), row);  // what is stored (fp16/bf16 round the initial values)
-  });
+  }, evicted);
   size_ += stats.inserted - stats.evicted;
   if (stats.refused > 0 && options_.safe_check == SafeCheck::kWarning)
     std::cerr << "embscale: warning: find_or_insert could not insert " << stats.refused << " of " << keys.size()

@@ -42,6 +42,7 @@
 
 #include "kv/group_mutex.hpp"
 #include "kv/kv_table.hpp"
+#include "kv/mapped_array.hpp"
 #include "kv/table_options.hpp"
 
 namespace embscale::kv {
@@ -84,8 +85,10 @@ class HostTable {
                              std::span<const std::uint64_t> scores, Evicted& evicted);
   // Missing keys are inserted with the initializer's row (training) and returned; in eval mode
   // they read the eval initializer and are not inserted. Refused keys read zeros (SafeCheck).
+  // Entries evicted to make room are appended to `evicted` when given (a tier's demotions).
   CallStats find_or_insert(std::span<const std::uint64_t> keys, std::span<float> values,
-                           std::span<std::uint8_t> founds = {}, std::span<const std::uint64_t> scores = {});
+                           std::span<std::uint8_t> founds = {}, std::span<const std::uint64_t> scores = {},
+                           Evicted* evicted = nullptr);
   // Existing keys only; values change, scores do not.
   CallStats assign(std::span<const std::uint64_t> keys, std::span<const float> values);
   // Existing keys only: CUSTOMIZED takes `scores`; other strategies refresh as on a hit.
@@ -163,7 +166,8 @@ class HostTable {
   std::vector<std::uint64_t> keys_;       // buckets x bucket_capacity
   std::vector<std::uint64_t> scores_;     // buckets x bucket_capacity
   std::vector<std::uint32_t> occupied_;   // per bucket: its first occupied_[b] slots hold keys
-  std::vector<std::byte> rows_;           // buckets x bucket_capacity x row_width, value_type
+  MappedArray rows_;                      // buckets x bucket_capacity x row_width, value_type
+                                          // (memory, or a file in options_.rows_directory)
   std::unique_ptr<std::atomic<std::uint8_t>[]> bucket_locks_;  // per bucket, 1 while held
   std::atomic<std::uint64_t> step_ = 0;          // advanced by update calls running together
   std::atomic<std::uint64_t> custom_score_ = 0;

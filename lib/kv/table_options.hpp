@@ -65,6 +65,8 @@ struct TableOptions {
   std::int64_t num_embeddings = 0;          // for the default uniform bounds; 0: max_capacity
   std::uint64_t seed = 0;
   std::function<std::uint64_t()> clock;     // ns, monotonic; empty: std::chrono::steady_clock
+  std::string rows_directory;               // empty: rows in memory; else in an unnamed file
+                                            // there (kv/mapped_array.hpp): a slow tier
 };
 
 // Throws InputError naming the option when the options cannot make a table.
