@@ -1,6 +1,7 @@
 // CachingTable: a small fast tier in front of an ample slow tier must behave as one dictionary
 // that never loses a key: checked against a std::map on randomized batches with fixed seeds,
-// with the slow tier a real memory-mapped file (MappedStorage). The tiers must really be used:
+// with the slow tier a real memory-mapped file (MappedStorage) or a real RocksDB database
+// (RocksDbStorage) in a scratch directory. The tiers must really be used:
 // demotions, promotions and refused newcomers all happen.
 #include <gtest/gtest.h>
 
@@ -8,10 +9,12 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "kv/caching_table.hpp"
 #include "kv/initializer.hpp"
 #include "kv/mapped_storage.hpp"
+#include "kv/rocksdb_storage.hpp"
 
 namespace embscale::kv {
 namespace {
@@ -41,15 +44,23 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
-class CachingTableVsDictionary : public ::testing::TestWithParam<ScoreStrategy> {};
+enum class SlowTier { kMapped, kRocksDb };
+
+std::unique_ptr<Storage> make_slow_tier(SlowTier kind, const ScratchDir& dir) {
+  if (kind == SlowTier::kMapped) return std::make_unique<MappedStorage>(kDim, 1 << 13, dir.str(), 16);
+  return std::make_unique<RocksDbStorage>(std::filesystem::path(dir.str()) / "slow", kDim);
+}
+
+class CachingTableVsDictionary : public ::testing::TestWithParam<std::tuple<ScoreStrategy, SlowTier>> {};
 
 TEST_P(CachingTableVsDictionary, NeverLosesAKeyAndReadsTheLatestRow) {
   const ScratchDir dir;
-  TableOptions options = fast_options(GetParam());
-  CachingTable table(options, std::make_unique<MappedStorage>(kDim, 1 << 13, dir.str(), 16));
+  const auto [strategy, slow_kind] = GetParam();
+  TableOptions options = fast_options(strategy);
+  CachingTable table(options, make_slow_tier(slow_kind, dir));
   const TableOptions& o = table.fast().options();  // num_embeddings resolved
   std::map<std::uint64_t, std::vector<float>> oracle;
-  std::mt19937_64 rng(99 + static_cast<int>(GetParam()));
+  std::mt19937_64 rng(99 + static_cast<int>(strategy));
   const auto w = static_cast<std::size_t>(kDim);
 
   for (int call = 0; call < 300; ++call) {
@@ -115,14 +126,18 @@ TEST_P(CachingTableVsDictionary, NeverLosesAKeyAndReadsTheLatestRow) {
   EXPECT_GT(c.slow_hits, 0);
   EXPECT_EQ(c.slow_dropped, 0) << "the slow tier is ample";
   EXPECT_GT(table.slow().size(), table.fast().size()) << "most keys should live in the slow tier";
-  if (GetParam() == ScoreStrategy::kLfu) {
+  if (strategy == ScoreStrategy::kLfu) {
     EXPECT_GT(c.slow_writes, 0) << "warm buckets refuse LFU newcomers";
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Strategies, CachingTableVsDictionary,
-                         ::testing::Values(ScoreStrategy::kStep, ScoreStrategy::kLfu, ScoreStrategy::kTimestamp),
-                         [](const auto& p) { return to_string(p.param); });
+INSTANTIATE_TEST_SUITE_P(
+    StrategiesAndSlowTiers, CachingTableVsDictionary,
+    ::testing::Combine(::testing::Values(ScoreStrategy::kStep, ScoreStrategy::kLfu, ScoreStrategy::kTimestamp),
+                       ::testing::Values(SlowTier::kMapped, SlowTier::kRocksDb)),
+    [](const auto& p) {
+      return to_string(std::get<0>(p.param)) + (std::get<1>(p.param) == SlowTier::kMapped ? "_mapped" : "_rocksdb");
+    });
 
 TEST(CachingTable, ADemotedKeyKeepsItsScore) {
   const ScratchDir dir;
