@@ -345,19 +345,101 @@ CallStats HostTable::for_each_key(std::span<const std::uint64_t> keys, const Per
   return total;
 }
 
+void HostTable::locate_batch(const std::uint64_t* keys, std::size_t n, std::int64_t* slots) const noexcept {
+  constexpr std::size_t kGroup = 16;  // keys whose misses overlap
+  std::uint64_t hash[kGroup];
+  std::uint64_t candidates[kGroup];
+  const auto bucket_mask = static_cast<std::uint64_t>(buckets_ - 1);
+  const auto bc = static_cast<std::size_t>(bucket_capacity_);
+  for (std::size_t at = 0; at < n; at += kGroup) {
+    const std::size_t m = std::min(kGroup, n - at);
+    // Stage 1: the buckets' digests (two lines cover 128 slots) and occupancy.
+    for (std::size_t j = 0; j < m; ++j) {
+      hash[j] = mix64(keys[at + j]);
+      const std::size_t base = static_cast<std::size_t>(hash[j] & bucket_mask) * bc;
+      __builtin_prefetch(digests_.data() + base);
+      if (bc > 64) __builtin_prefetch(digests_.data() + base + 64);
+      __builtin_prefetch(occupied_.data() + (hash[j] & bucket_mask));
+    }
+    // Stage 2: digest matches of the first 64 slots; prefetch the first candidate's key.
+    for (std::size_t j = 0; j < m; ++j) {
+      const auto bucket = static_cast<std::size_t>(hash[j] & bucket_mask);
+      const std::size_t base = bucket * bc;
+      const std::uint32_t occupied = occupied_[bucket];
+      candidates[j] = match_(digests_.data() + base, std::min(occupied, 64u), digest_of(hash[j]));
+      if (candidates[j]) __builtin_prefetch(keys_.data() + base + static_cast<std::size_t>(std::countr_zero(candidates[j])));
+    }
+    // Stage 3: compare keys (a bucket past 64 slots continues with the one-key path).
+    for (std::size_t j = 0; j < m; ++j) {
+      const auto bucket = static_cast<std::size_t>(hash[j] & bucket_mask);
+      const std::size_t base = bucket * bc;
+      std::int64_t slot = -1;
+      for (std::uint64_t c = candidates[j]; c; c &= c - 1) {
+        const std::size_t i = base + static_cast<std::size_t>(std::countr_zero(c));
+        if (keys_[i] == keys[at + j]) {
+          slot = static_cast<std::int64_t>(i);
+          break;
+        }
+      }
+      if (slot < 0 && occupied_[bucket] > 64) {
+        const Slot s = locate(keys[at + j]);
+        if (s.index >= 0) slot = flat(s);
+      }
+      slots[at + j] = slot;
+    }
+  }
+}
+
+std::int64_t HostTable::find_range(std::span<const std::uint64_t> keys, std::size_t begin, std::size_t end,
+                                   std::span<float> values, std::span<std::uint8_t> founds,
+                                   std::span<std::uint64_t> scores) const noexcept {
+  constexpr std::size_t kChunk = 256;   // slots resolved at a time (on the stack)
+  constexpr std::size_t kAhead = 8;     // rows prefetched ahead of the copy
+  std::int64_t slots[kChunk];
+  const auto w = static_cast<std::size_t>(row_width_);
+  const std::size_t row_bytes = w * value_bytes(options_.value_type);
+  std::int64_t found = 0;
+  for (std::size_t at = begin; at < end; at += kChunk) {
+    const std::size_t m = std::min(kChunk, end - at);
+    locate_batch(keys.data() + at, m, slots);
+    for (std::size_t j = 0; j < std::min(kAhead, m); ++j)
+      if (slots[j] >= 0) __builtin_prefetch(rows_.data() + static_cast<std::size_t>(slots[j]) * row_bytes);
+    for (std::size_t j = 0; j < m; ++j) {
+      if (j + kAhead < m && slots[j + kAhead] >= 0) {
+        const std::byte* ahead = rows_.data() + static_cast<std::size_t>(slots[j + kAhead]) * row_bytes;
+        for (std::size_t line = 0; line < row_bytes; line += 64) __builtin_prefetch(ahead + line);
+      }
+      const std::size_t i = at + j;
+      founds[i] = slots[j] >= 0;
+      if (slots[j] < 0) continue;
+      ++found;
+      read_row(slots[j], values.subspan(i * w, w));
+      if (!scores.empty()) scores[i] = scores_[static_cast<std::size_t>(slots[j])];
+    }
+  }
+  return found;
+}
+
 CallStats HostTable::find(std::span<const std::uint64_t> keys, std::span<float> values, std::span<std::uint8_t> founds,
                           std::span<std::uint64_t> scores) const {
   const GroupLock lock(calls_, Access::kRead);
   check_keys(keys);
-  const auto w = static_cast<std::size_t>(row_width_);
-  return for_each_key(keys, [&](std::size_t i, CallStats& stats, Evicted*) {
-    const Slot s = locate(keys[i]);
-    founds[i] = s.index >= 0;
-    if (s.index < 0) return;
-    ++stats.found;
-    read_row(flat(s), values.subspan(i * w, w));
-    if (!scores.empty()) scores[i] = scores_[static_cast<std::size_t>(flat(s))];
-  });
+  CallStats stats;
+  const int threads = std::max(1, context_.threads);
+  if (threads == 1 || static_cast<std::int64_t>(keys.size()) < context_.min_keys_for_threads) {
+    stats.found = find_range(keys, 0, keys.size(), values, founds, scores);
+    return stats;
+  }
+  // Reads commute: contiguous ranges, one per thread, give the one-by-one result.
+  std::int64_t found = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : found)
+  for (int t = 0; t < threads; ++t) {
+    const std::size_t begin = keys.size() * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
+    const std::size_t end = keys.size() * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
+    found += find_range(keys, begin, end, values, founds, scores);
+  }
+  stats.found = found;
+  return stats;
 }
 
 CallStats HostTable::find_and_update(std::span<const std::uint64_t> keys, std::span<float> values,
