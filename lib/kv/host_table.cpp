@@ -304,11 +304,35 @@ void HostTable::add_to_row(std::int64_t flat_slot, std::span<const float> delta)
   write_row(flat_slot, row);
 }
 
+void HostTable::prefetch_bucket(std::uint64_t key) const noexcept {
+  const auto bucket = static_cast<std::size_t>(mix64(key) & static_cast<std::uint64_t>(buckets_ - 1));
+  const std::size_t base = bucket * static_cast<std::size_t>(bucket_capacity_);
+  __builtin_prefetch(digests_.data() + base);
+  if (bucket_capacity_ > 64) __builtin_prefetch(digests_.data() + base + 64);
+  __builtin_prefetch(occupied_.data() + bucket);
+}
+
+void HostTable::prefetch_free_row(std::uint64_t key) const noexcept {
+  const auto bucket = static_cast<std::size_t>(mix64(key) & static_cast<std::uint64_t>(buckets_ - 1));
+  const std::uint32_t occupied = occupied_[bucket];  // prefetched by prefetch_bucket
+  if (occupied >= static_cast<std::uint32_t>(bucket_capacity_)) return;
+  const std::size_t row_bytes = static_cast<std::size_t>(row_width_) * value_bytes(options_.value_type);
+  const std::size_t slot = bucket * static_cast<std::size_t>(bucket_capacity_) + occupied;
+  __builtin_prefetch(keys_.data() + slot, 1);
+  __builtin_prefetch(scores_.data() + slot, 1);
+  const std::byte* row = rows_.data() + slot * row_bytes;
+  for (std::size_t line = 0; line < row_bytes; line += 64) __builtin_prefetch(row + line, 1);
+}
+
 CallStats HostTable::for_each_key(std::span<const std::uint64_t> keys, const PerKey& per_key, Evicted* evicted) const {
   const std::size_t threads = static_cast<std::size_t>(std::max(1, context_.threads));
   if (threads == 1 || static_cast<std::int64_t>(keys.size()) < context_.min_keys_for_threads) {
     CallStats stats;
-    for (std::size_t i = 0; i < keys.size(); ++i) per_key(i, stats, evicted);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (i + kPrefetchAhead < keys.size()) prefetch_bucket(keys[i + kPrefetchAhead]);
+      if (i + kPrefetchAhead / 2 < keys.size()) prefetch_free_row(keys[i + kPrefetchAhead / 2]);
+      per_key(i, stats, evicted);
+    }
     return stats;
   }
   // Several groups per thread, so that a thread with heavy buckets does not hold up the rest.
@@ -321,6 +345,8 @@ CallStats HostTable::for_each_key(std::span<const std::uint64_t> keys, const Per
   for (std::size_t g = 0; g < groups; ++g) {
     Evicted* mine = evicted ? &group_evicted[g] : nullptr;
     for (std::size_t at = partition.starts[g]; at < partition.starts[g + 1]; ++at) {
+      if (at + kPrefetchAhead < partition.starts[g + 1]) prefetch_bucket(keys[partition.order[at + kPrefetchAhead]]);
+      if (at + kPrefetchAhead / 2 < partition.starts[g + 1]) prefetch_free_row(keys[partition.order[at + kPrefetchAhead / 2]]);
       const std::size_t before = mine ? mine->keys.size() : 0;
       per_key(partition.order[at], stats[g], mine);
       if (mine && mine->keys.size() > before) evicted_by[g].push_back(partition.order[at]);

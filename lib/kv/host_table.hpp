@@ -131,6 +131,13 @@ class HostTable {
   class CallScores;
   // The body of a call for key i: it updates `stats`, and appends to `evicted` when given.
   using PerKey = std::function<void(std::size_t i, CallStats& stats, Evicted* evicted)>;
+  // How far ahead of the key being applied for_each_key prefetches a key's bucket (digests and
+  // occupancy), so that the bucket misses of consecutive keys overlap.
+  static constexpr std::size_t kPrefetchAhead = 8;
+  void prefetch_bucket(std::uint64_t key) const noexcept;
+  // Half as far ahead: the key, score and row a new key would take (the bucket's next free
+  // slot), for writing.
+  void prefetch_free_row(std::uint64_t key) const noexcept;
   // Runs per_key for every key, as if one by one in input order (see ExecutionContext).
   CallStats for_each_key(std::span<const std::uint64_t> keys, const PerKey& per_key, Evicted* evicted = nullptr) const;
 

@@ -37,6 +37,15 @@ MappedArray::MappedArray(std::size_t bytes, const std::string& directory) : byte
     throw Error("mmap of " + std::to_string(bytes) + " bytes failed: " + std::strerror(err));
   }
   data_ = static_cast<std::byte*>(p);
+  if (fd_ < 0) {
+    // Rows are read and written at random: 2 MiB pages (where transparent huge pages are
+    // "madvise") spare most TLB misses. The pages are then touched at once, as a
+    // zero-initialised vector's would be, so page faults fall on the allocation (construction,
+    // rehash), not on the first calls that write rows.
+    ::madvise(p, bytes, MADV_HUGEPAGE);  // advice: failure (no THP) changes nothing
+    constexpr std::size_t kPage = 4096;
+    for (std::size_t at = 0; at < bytes; at += kPage) data_[at] = std::byte{0};
+  }
 }
 
 MappedArray::~MappedArray() { release(); }
