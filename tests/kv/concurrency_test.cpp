@@ -98,6 +98,27 @@ TEST(KvConcurrency, ReadersNeverSeeTornRowsWhileAssignsInsertsAndRehashesRun) {
   for (std::size_t i = 0; i < base.size(); ++i) EXPECT_TRUE(whole(std::span<const float>(out).subspan(i * kDim, kDim)));
 }
 
+TEST(KvConcurrency, ConcurrentAssignsOfTheSameKeysLeaveWholeRows) {
+  // Four assigners write different tags to the same keys at once (the update group admits them
+  // together): each row must end up whole, one writer's tag, never a mix.
+  HostTable table(concurrent_options(ScoreStrategy::kStep));
+  table.set_execution_context({2, 64});
+  std::vector<std::uint64_t> keys(400);
+  for (std::uint64_t k = 0; k < keys.size(); ++k) keys[k] = k * 31;
+  table.insert_or_assign(keys, rows_of(keys.size(), -1.0f));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 40; ++r) table.assign(keys, rows_of(keys.size(), static_cast<float>(t * 100 + r)));
+    });
+  for (auto& t : threads) t.join();
+  std::vector<float> out(keys.size() * kDim);
+  std::vector<std::uint8_t> founds(keys.size());
+  table.find(keys, out, founds);
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    EXPECT_TRUE(whole(std::span<const float>(out).subspan(i * kDim, kDim))) << "key " << keys[i];
+}
+
 TEST(KvConcurrency, ConcurrentUpdatesLoseNoScoreIncrement) {
   // LFU: each find_and_update hit adds 1. Four threads hit the same keys at once (the same
   // buckets): the per-bucket locks must make every increment count.
