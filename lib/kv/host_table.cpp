@@ -11,6 +11,7 @@
 #include "core/hash.hpp"
 #include "kv/bucket_partition.hpp"
 #include "kv/digest_match.hpp"
+#include "kv/victim_search.hpp"
 #include "kv/initializer.hpp"
 
 namespace embscale::kv {
@@ -103,7 +104,7 @@ class HostTable::BucketLock {
   std::atomic<std::uint8_t>& flag_;
 };
 
-HostTable::HostTable(TableOptions options) : options_(std::move(options)), match_(best_digest_matcher()) {
+HostTable::HostTable(TableOptions options) : options_(std::move(options)), match_(best_digest_matcher()), find_victim_(best_victim_search()) {
   check_options(options_);
   row_width_ = options_.dim + (options_.training ? options_.optimizer_state_width : 0);
   bucket_capacity_ = options_.bucket_capacity;
@@ -237,9 +238,8 @@ HostTable::Slot HostTable::insert_new(std::uint64_t key, std::uint64_t score, Ca
     index = occupied++;
   } else {
     // The victim: the lowest score, ties broken by the smallest key (independent of slot order).
-    std::size_t victim = base;
-    for (std::size_t s = base + 1; s < base + static_cast<std::size_t>(bucket_capacity_); ++s)
-      if (scores_[s] < scores_[victim] || (scores_[s] == scores_[victim] && keys_[s] < keys_[victim])) victim = s;
+    const std::size_t victim =
+        base + find_victim_(scores_.data() + base, keys_.data() + base, static_cast<std::uint32_t>(bucket_capacity_));
     if (score < scores_[victim]) {
       ++stats.refused;
       return {bucket, -1};

@@ -191,6 +191,7 @@ class HostTable {
   ExecutionContext context_;
   mutable GroupMutex calls_;
   std::uint64_t (*match_)(const std::uint8_t*, std::uint32_t, std::uint8_t);  // kv/digest_match.hpp
+  std::uint32_t (*find_victim_)(const std::uint64_t*, const std::uint64_t*, std::uint32_t);  // kv/victim_search.hpp
 };
 
 }  // namespace embscale::kv
