@@ -140,6 +140,16 @@ std::int64_t HostTable::buckets() const {
   return buckets_;
 }
 
+int HostTable::admission_estimate(std::uint64_t key) const {
+  const GroupLock lock(calls_, Access::kRead);
+  return admission_.estimate(key);
+}
+
+std::size_t HostTable::admission_memory_bytes() const {
+  const GroupLock lock(calls_, Access::kRead);
+  return admission_.memory_bytes();
+}
+
 std::uint64_t HostTable::get_score() const {
   const std::uint64_t epoch = std::uint64_t{epoch_.load(std::memory_order_relaxed)} << 32;
   switch (options_.score_strategy) {

@@ -130,6 +130,9 @@ class HostTable {
   // CUSTOMIZED: the score of calls that pass no per-key scores.
   void set_score(std::uint64_t score) noexcept { custom_score_.store(score, std::memory_order_relaxed); }
   void set_epoch(std::uint32_t epoch) noexcept { epoch_.store(epoch, std::memory_order_relaxed); }
+  // The admission filter's estimate of a key's sightings (0 without a filter); a read call.
+  int admission_estimate(std::uint64_t key) const;
+  std::size_t admission_memory_bytes() const;
   // Not a call: set it before sharing the table between threads.
   void set_execution_context(ExecutionContext context) noexcept { context_ = context; }
   const ExecutionContext& execution_context() const noexcept { return context_; }
