@@ -151,7 +151,7 @@ AdmissionFilter::AdmissionFilter(const AdmissionOptions& o, std::int64_t bucket_
   else if (o.kind == AdmissionOptions::Kind::kTinyLfu) filter_.emplace<TinyLfuAdmission>(o, bucket_capacity, buckets);
 }
 
-void AdmissionFilter::record_hit(std::uint64_t key) noexcept {
+void AdmissionFilter::record(std::uint64_t key) noexcept {
   if (auto* k = std::get_if<KCountAdmission>(&filter_)) k->record_hit(key);
   else if (auto* t = std::get_if<TinyLfuAdmission>(&filter_)) t->record_hit(key);
 }

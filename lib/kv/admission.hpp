@@ -135,8 +135,11 @@ class AdmissionFilter {
   AdmissionFilter(const AdmissionOptions& options, std::int64_t bucket_capacity, std::int64_t buckets);
 
   bool enabled() const noexcept { return !std::holds_alternative<std::monostate>(filter_); }
-  // A present key's score was touched (a hit): one sighting.
-  void record_hit(std::uint64_t key) noexcept;
+  // A present key's score was touched (a hit): one sighting. Inline, so that a table without a
+  // filter pays one predictable branch per hit.
+  void record_hit(std::uint64_t key) noexcept {
+    if (enabled()) record(key);
+  }
   // A newcomer (absent key) and where it would go; records the sighting. Whether it may enter:
   // always false for kRefused, always true without a filter. `victim` matters for kEvict only.
   bool admit(std::uint64_t key, Placement placement, std::uint64_t victim) noexcept;
@@ -148,6 +151,8 @@ class AdmissionFilter {
   int estimate(std::uint64_t key) const noexcept;
 
  private:
+  void record(std::uint64_t key) noexcept;
+
   std::variant<std::monostate, KCountAdmission, TinyLfuAdmission> filter_;
 };
 

@@ -95,7 +95,8 @@ class HostTable {
   CallStats insert_and_evict(std::span<const std::uint64_t> keys, std::span<const float> values,
                              std::span<const std::uint64_t> scores, Evicted& evicted);
   // Missing keys are inserted with the initializer's row (training) and returned; in eval mode
-  // they read the eval initializer and are not inserted. Refused keys read zeros (SafeCheck).
+  // they read the eval initializer and are not inserted. Refused keys read zeros (SafeCheck);
+  // keys the admission filter keeps out read the initializer's row, found 0.
   // Entries evicted to make room are appended to `evicted` when given (a tier's demotions).
   CallStats find_or_insert(std::span<const std::uint64_t> keys, std::span<float> values,
                            std::span<std::uint8_t> founds = {}, std::span<const std::uint64_t> scores = {},

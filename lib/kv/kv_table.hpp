@@ -99,7 +99,8 @@ class KvTable {
   virtual CallStats insert_and_evict(KeySpan keys, std::span<const float> values, ScoreSpan scores,
                                      Entries<Key>& evicted) = 0;
   // Missing keys are inserted with the initializer's row (training) and their rows returned; in
-  // evaluation mode they read the eval initializer and are not inserted.
+  // evaluation mode they read the eval initializer and are not inserted. A key the admission
+  // filter keeps out reads the initializer's row and is not found.
   virtual CallStats find_or_insert(KeySpan keys, std::span<float> values, std::span<std::uint8_t> founds = {},
                                    ScoreSpan scores = {}) = 0;
   // Present keys only: rows change, scores do not.
