@@ -37,8 +37,9 @@ void CachingTable::demote(const Evicted& evicted) {
 }
 
 void CachingTable::write_refused_to_slow(SubBatch& batch, std::uint64_t call_score) {
-  // A new key the fast tier refused (its bucket holds only higher scores) keeps its initial row
-  // in the slow tier, and the caller reads that row rather than zeros.
+  // A new key the fast tier refused (its bucket holds only higher scores) or did not admit (its
+  // admission filter) keeps its initial row in the slow tier, and the caller reads that row
+  // rather than zeros.
   const auto w = static_cast<std::size_t>(row_width());
   std::vector<std::uint8_t> in_fast(batch.size());
   fast_.contains(batch.keys, in_fast);
@@ -151,7 +152,7 @@ CallStats CachingTable::find_or_insert(std::span<const std::uint64_t> batch_keys
     const CallStats inserted = fast_.find_or_insert(fresh.keys, fresh.rows, found, {}, &evicted);
     stats += inserted;
     demote(evicted);
-    if (inserted.refused > 0) write_refused_to_slow(fresh, call_score);
+    if (inserted.refused + inserted.not_admitted > 0) write_refused_to_slow(fresh, call_score);
     fresh.scatter_rows(rows, w);
   }
   if (from_slow.size() > 0) {
@@ -205,7 +206,7 @@ CallStats CachingTable::insert_or_assign(std::span<const std::uint64_t> batch_ke
     stats += fast_.insert_and_evict(part.keys, part.rows, part_scores, evicted);
   }
   demote(evicted);
-  if (stats.refused > 0) {
+  if (stats.refused + stats.not_admitted > 0) {
     std::vector<std::uint8_t> in_fast(writes.size());
     fast_.contains(writes.keys, in_fast);
     Evicted refused;

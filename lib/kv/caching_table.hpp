@@ -30,7 +30,7 @@ struct TierCounters {
   std::int64_t slow_hits = 0;    // find_or_insert keys found in the slow tier
   std::int64_t promoted = 0;     // slow -> fast
   std::int64_t demoted = 0;      // fast -> slow (evictions)
-  std::int64_t slow_writes = 0;  // new keys the fast tier refused, written to the slow tier
+  std::int64_t slow_writes = 0;  // new keys the fast tier refused or did not admit, written to the slow tier
   std::int64_t slow_dropped = 0; // entries a bounded slow tier dropped
 };
 

@@ -111,6 +111,7 @@ HostTable::HostTable(TableOptions options) : options_(std::move(options)), match
   const std::int64_t initial = options_.init_capacity ? options_.init_capacity : options_.max_capacity;
   buckets_ = ceil_pow2(std::max<std::int64_t>(1, (initial + bucket_capacity_ - 1) / bucket_capacity_));
   if (options_.num_embeddings == 0) options_.num_embeddings = options_.max_capacity;
+  admission_ = AdmissionFilter(options_.admission, bucket_capacity_, buckets_);
   rehash(buckets_);
 }
 
@@ -138,6 +139,16 @@ double HostTable::load_factor() const {
 std::int64_t HostTable::buckets() const {
   const GroupLock lock(calls_, Access::kRead);
   return buckets_;
+}
+
+int HostTable::admission_estimate(std::uint64_t key) const {
+  const GroupLock lock(calls_, Access::kRead);
+  return admission_.estimate(key);
+}
+
+std::size_t HostTable::admission_memory_bytes() const {
+  const GroupLock lock(calls_, Access::kRead);
+  return admission_.memory_bytes();
 }
 
 std::uint64_t HostTable::get_score() const {
@@ -186,6 +197,7 @@ void HostTable::rehash(std::int64_t new_buckets) {
   occupied_ = std::move(occupied);
   rows_ = std::move(rows);
   buckets_ = new_buckets;
+  admission_.resize(new_buckets);  // each new bucket's bank copies its parent's
   bucket_locks_ = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(new_buckets));
 }
 
@@ -209,6 +221,7 @@ void HostTable::clear() {
   const GroupLock lock(calls_, Access::kExclusive);
   std::fill(occupied_.begin(), occupied_.end(), 0u);
   size_ = 0;
+  admission_.clear();
 }
 
 HostTable::Slot HostTable::locate(std::uint64_t key) const noexcept {
@@ -228,21 +241,32 @@ HostTable::Slot HostTable::locate(std::uint64_t key) const noexcept {
   return {bucket, -1};
 }
 
-HostTable::Slot HostTable::insert_new(std::uint64_t key, std::uint64_t score, CallStats& stats, Evicted* evicted) {
+HostTable::Slot HostTable::insert_new(std::uint64_t key, std::uint64_t score, CallStats& stats, Evicted* evicted,
+                                      bool filtered) {
   const std::uint64_t hash = mix64(key);
   const auto bucket = static_cast<std::int64_t>(hash & static_cast<std::uint64_t>(buckets_ - 1));
   const std::size_t base = static_cast<std::size_t>(bucket * bucket_capacity_);
   auto& occupied = occupied_[static_cast<std::size_t>(bucket)];
+  filtered = filtered && admission_.enabled();
   std::int64_t index;
   if (occupied < static_cast<std::uint32_t>(bucket_capacity_)) {
+    if (filtered && !admission_.admit(key, Placement::kFreeSlot, 0)) {
+      ++stats.not_admitted;
+      return {bucket, kNotAdmittedIndex};
+    }
     index = occupied++;
   } else {
     // The victim: the lowest score, ties broken by the smallest key (independent of slot order).
     const std::size_t victim =
         base + find_victim_(scores_.data() + base, keys_.data() + base, static_cast<std::uint32_t>(bucket_capacity_));
     if (score < scores_[victim]) {
+      if (filtered) admission_.admit(key, Placement::kRefused, keys_[victim]);  // a sighting
       ++stats.refused;
-      return {bucket, -1};
+      return {bucket, kRefusedIndex};
+    }
+    if (filtered && !admission_.admit(key, Placement::kEvict, keys_[victim])) {
+      ++stats.not_admitted;
+      return {bucket, kNotAdmittedIndex};
     }
     index = static_cast<std::int64_t>(victim - base);
     ++stats.evicted;
@@ -483,6 +507,7 @@ CallStats HostTable::find_and_update(std::span<const std::uint64_t> keys, std::s
     read_row(flat(s), values.subspan(i * w, w));
     auto& stored = scores_[static_cast<std::size_t>(flat(s))];
     stored = score.touched(i, stored);
+    admission_.record_hit(keys[i]);  // the bucket's bank: under its lock
   });
 }
 
@@ -504,9 +529,10 @@ CallStats HostTable::upsert(std::span<const std::uint64_t> keys, std::span<const
       ++st.found;
       auto& stored = scores_[static_cast<std::size_t>(flat(s))];
       stored = score.touched(i, stored);
+      admission_.record_hit(keys[i]);
     } else {
       s = insert_new(keys[i], score.fresh(i), st, ev);
-      if (s.index < 0) return;
+      if (s.index < 0) return;  // refused or not admitted: the value is dropped
     }
     write_row(flat(s), values.subspan(i * w, w));
   }, evicted);
@@ -555,10 +581,15 @@ CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::sp
       ++st.found;
       auto& stored = scores_[static_cast<std::size_t>(flat(s))];
       stored = score.touched(i, stored);
+      admission_.record_hit(keys[i]);
       read_row(flat(s), row);
       return;
     }
     s = insert_new(keys[i], score.fresh(i), st, ev);
+    if (s.index == kNotAdmittedIndex) {  // not stored: the initializer's row as computed
+      initial_row(options_.initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim, row);
+      return;
+    }
     if (s.index < 0) {
       std::fill(row.begin(), row.end(), 0.0f);  // refused: reads as zeros (SafeCheck)
       return;
@@ -602,6 +633,7 @@ CallStats HostTable::assign_scores(std::span<const std::uint64_t> keys, std::spa
     const BucketLock bucket(*this, s.bucket);
     auto& stored = scores_[static_cast<std::size_t>(flat(s))];
     stored = score.touched(i, stored);
+    admission_.record_hit(keys[i]);  // the bucket's bank: under its lock
   });
 }
 
@@ -619,6 +651,7 @@ CallStats HostTable::accum_or_assign(std::span<const std::uint64_t> keys, std::s
       if (!accumulate[i]) return;
       auto& stored = scores_[static_cast<std::size_t>(flat(s))];
       stored = score.touched(i, stored);
+      admission_.record_hit(keys[i]);
       add_to_row(flat(s), values.subspan(i * w, w));
     } else if (!accumulate[i]) {
       s = insert_new(keys[i], score.fresh(i), st, nullptr);
@@ -641,7 +674,7 @@ CallStats HostTable::restore(std::span<const std::uint64_t> keys, std::span<cons
       ++st.found;
       scores_[static_cast<std::size_t>(flat(s))] = scores[i];
     } else {
-      s = insert_new(keys[i], scores[i], st, ev);
+      s = insert_new(keys[i], scores[i], st, ev, /*filtered=*/false);  // entries put back: no filter
       if (s.index < 0) return;
     }
     write_row(flat(s), values.subspan(i * w, w));

@@ -19,8 +19,18 @@
 // * Scores: see ScoreStrategy. Score-setting calls: insert_or_assign, insert_and_evict,
 //   find_or_insert, accum_or_assign, assign_scores, find_and_update. find and contains never
 //   change a score; assign changes values only. STEP advances once per score-setting call.
-// * Admission: a new key takes a free slot of its bucket; in a full bucket it replaces the slot
-//   of lowest score (ties: the smallest key) when its own score is not lower, else it is refused.
+// * Placement: a new key takes a free slot of its bucket; in a full bucket it replaces the slot
+//   of lowest score (ties: the smallest key) when its own score is not lower, else it is refused
+//   (CallStats::refused).
+// * Admission filter (TableOptions::admission, kv/admission.hpp): every newcomer of an inserting
+//   call (not restore) is shown to the filter with its placement (free slot, evict with the
+//   victim's key, refused), which records the sighting; a newcomer with a place that the filter
+//   turns down is not inserted and counted in CallStats::not_admitted (find_or_insert returns
+//   the initializer's row, unrounded, with found 0; upserts drop the value). A hit that touches
+//   a key's score (insert_or_assign, insert_and_evict, find_or_insert in training, accumulating
+//   accum_or_assign, assign_scores, find_and_update) records a sighting of that key. The filter
+//   keeps one bank of counters per bucket, so it follows the bucket partition below; on growth
+//   each new bucket's bank is a copy of its parent's; clear() zeroes it. restore bypasses it.
 // * Growth: before a call that may insert n keys, while size + n > max_load_factor * capacity
 //   and capacity < max_capacity, the table doubles (each bucket splits in two; nothing is lost).
 // * Keys 2^64-3 .. 2^64-1 (as int64: -3 .. -1) are reserved and rejected with InputError.
@@ -40,6 +50,7 @@
 #include <span>
 #include <vector>
 
+#include "kv/admission.hpp"
 #include "kv/group_mutex.hpp"
 #include "kv/kv_table.hpp"
 #include "kv/mapped_array.hpp"
@@ -84,7 +95,8 @@ class HostTable {
   CallStats insert_and_evict(std::span<const std::uint64_t> keys, std::span<const float> values,
                              std::span<const std::uint64_t> scores, Evicted& evicted);
   // Missing keys are inserted with the initializer's row (training) and returned; in eval mode
-  // they read the eval initializer and are not inserted. Refused keys read zeros (SafeCheck).
+  // they read the eval initializer and are not inserted. Refused keys read zeros (SafeCheck);
+  // keys the admission filter keeps out read the initializer's row, found 0.
   // Entries evicted to make room are appended to `evicted` when given (a tier's demotions).
   CallStats find_or_insert(std::span<const std::uint64_t> keys, std::span<float> values,
                            std::span<std::uint8_t> founds = {}, std::span<const std::uint64_t> scores = {},
@@ -119,6 +131,9 @@ class HostTable {
   // CUSTOMIZED: the score of calls that pass no per-key scores.
   void set_score(std::uint64_t score) noexcept { custom_score_.store(score, std::memory_order_relaxed); }
   void set_epoch(std::uint32_t epoch) noexcept { epoch_.store(epoch, std::memory_order_relaxed); }
+  // The admission filter's estimate of a key's sightings (0 without a filter); a read call.
+  int admission_estimate(std::uint64_t key) const;
+  std::size_t admission_memory_bytes() const;
   // Not a call: set it before sharing the table between threads.
   void set_execution_context(ExecutionContext context) noexcept { context_ = context; }
   const ExecutionContext& execution_context() const noexcept { return context_; }
@@ -157,9 +172,12 @@ class HostTable {
   std::int64_t find_range(std::span<const std::uint64_t> keys, std::size_t begin, std::size_t end,
                           std::span<float> values, std::span<std::uint8_t> founds,
                           std::span<std::uint64_t> scores) const noexcept;
-  // Inserts `key` (absent) into its bucket; returns the slot, or index -1 when refused. An
-  // evicted entry goes to `evicted` when given.
-  Slot insert_new(std::uint64_t key, std::uint64_t score, CallStats& stats, Evicted* evicted);
+  // Inserts `key` (absent) into its bucket; returns the slot, or index kRefusedIndex when its
+  // score is too low, kNotAdmittedIndex when the admission filter kept it out (`filtered`: ask
+  // the filter; restore does not). An evicted entry goes to `evicted` when given.
+  static constexpr std::int64_t kRefusedIndex = -1;
+  static constexpr std::int64_t kNotAdmittedIndex = -2;
+  Slot insert_new(std::uint64_t key, std::uint64_t score, CallStats& stats, Evicted* evicted, bool filtered = true);
   void remove(Slot slot) noexcept;
 
   std::int64_t slots() const noexcept { return buckets_ * bucket_capacity_; }
@@ -184,6 +202,8 @@ class HostTable {
   std::vector<std::uint32_t> occupied_;   // per bucket: its first occupied_[b] slots hold keys
   MappedArray rows_;                      // buckets x bucket_capacity x row_width, value_type
                                           // (memory, or a file in options_.rows_directory)
+  AdmissionFilter admission_;             // one bank per bucket: touched under the same rules
+                                          // as the bucket (exclusive call or bucket lock)
   std::unique_ptr<std::atomic<std::uint8_t>[]> bucket_locks_;  // per bucket, 1 while held
   std::atomic<std::uint64_t> step_ = 0;          // advanced by update calls running together
   std::atomic<std::uint64_t> custom_score_ = 0;

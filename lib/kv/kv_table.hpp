@@ -6,7 +6,8 @@
 //
 // The semantics of every call are HostTable's (kv/host_table.hpp): a batch behaves as if its
 // keys were applied one by one in input order; the score rules are TableOptions::score_strategy's;
-// a new key enters its bucket's free slot or replaces the lowest score when its own is not lower.
+// a new key enters its bucket's free slot or replaces the lowest score when its own is not lower,
+// if the admission filter (TableOptions::admission) lets it in.
 // Keys are int64 or uint64; the three largest uint64 values (int64 -3 .. -1) are reserved.
 #pragma once
 
@@ -39,12 +40,15 @@ struct CallStats {
   std::int64_t inserted = 0;  // keys added
   std::int64_t evicted = 0;   // keys removed to make room
   std::int64_t refused = 0;   // keys that could not be inserted (a full bucket of higher scores)
+  std::int64_t not_admitted = 0;  // new keys with a place that the admission filter kept out
+                                  // (TableOptions::admission; kv/admission.hpp)
 
   CallStats& operator+=(const CallStats& o) noexcept {
     found += o.found;
     inserted += o.inserted;
     evicted += o.evicted;
     refused += o.refused;
+    not_admitted += o.not_admitted;
     return *this;
   }
 };
@@ -95,7 +99,8 @@ class KvTable {
   virtual CallStats insert_and_evict(KeySpan keys, std::span<const float> values, ScoreSpan scores,
                                      Entries<Key>& evicted) = 0;
   // Missing keys are inserted with the initializer's row (training) and their rows returned; in
-  // evaluation mode they read the eval initializer and are not inserted.
+  // evaluation mode they read the eval initializer and are not inserted. A key the admission
+  // filter keeps out reads the initializer's row and is not found.
   virtual CallStats find_or_insert(KeySpan keys, std::span<float> values, std::span<std::uint8_t> founds = {},
                                    ScoreSpan scores = {}) = 0;
   // Present keys only: rows change, scores do not.

@@ -33,7 +33,7 @@ void MappedStorage::find(std::span<const std::uint64_t> keys, std::span<float> v
 std::int64_t MappedStorage::insert(std::span<const std::uint64_t> keys, std::span<const float> values,
                                    std::span<const std::uint64_t> scores) {
   const CallStats stats = table_.restore(keys, values, scores);
-  return stats.evicted + stats.refused;
+  return stats.evicted + stats.refused + stats.not_admitted;  // restore bypasses admission: 0
 }
 
 std::int64_t MappedStorage::erase(std::span<const std::uint64_t> keys) { return table_.erase(keys).found; }

@@ -39,6 +39,7 @@ void check_options(const TableOptions& o) {
   if (!(o.max_load_factor > 0.0 && o.max_load_factor <= 1.0))
     fail("max_load_factor", "a number in (0, 1]", std::to_string(o.max_load_factor));
   if (o.num_embeddings < 0) fail("num_embeddings", "an integer >= 0", std::to_string(o.num_embeddings));
+  check_admission_options(o.admission);
 }
 
 }  // namespace embscale::kv

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "kv/admission.hpp"
 #include "kv/value_types.hpp"
 
 namespace embscale::kv {
@@ -67,6 +68,8 @@ struct TableOptions {
   std::function<std::uint64_t()> clock;     // ns, monotonic; empty: std::chrono::steady_clock
   std::string rows_directory;               // empty: rows in memory; else in an unnamed file
                                             // there (kv/mapped_array.hpp): a slow tier
+  AdmissionOptions admission;               // which newcomers may enter (kv/admission.hpp);
+                                            // default: all
 };
 
 // Throws InputError naming the option when the options cannot make a table.

@@ -2,7 +2,8 @@
 // that never loses a key: checked against a std::map on randomized batches with fixed seeds,
 // with the slow tier a real memory-mapped file (MappedStorage) or a real RocksDB database
 // (RocksDbStorage) in a scratch directory. The tiers must really be used:
-// demotions, promotions and refused newcomers all happen.
+// demotions, promotions and refused newcomers all happen; with an admission filter, newcomers
+// the fast tier keeps out go to the slow tier and are not lost either.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -51,12 +52,14 @@ std::unique_ptr<Storage> make_slow_tier(SlowTier kind, const ScratchDir& dir) {
   return std::make_unique<RocksDbStorage>(std::filesystem::path(dir.str()) / "slow", kDim);
 }
 
-class CachingTableVsDictionary : public ::testing::TestWithParam<std::tuple<ScoreStrategy, SlowTier>> {};
+class CachingTableVsDictionary
+    : public ::testing::TestWithParam<std::tuple<ScoreStrategy, SlowTier, AdmissionOptions::Kind>> {};
 
 TEST_P(CachingTableVsDictionary, NeverLosesAKeyAndReadsTheLatestRow) {
   const ScratchDir dir;
-  const auto [strategy, slow_kind] = GetParam();
+  const auto [strategy, slow_kind, admission] = GetParam();
   TableOptions options = fast_options(strategy);
+  options.admission.kind = admission;
   CachingTable table(options, make_slow_tier(slow_kind, dir));
   const TableOptions& o = table.fast().options();  // num_embeddings resolved
   std::map<std::uint64_t, std::vector<float>> oracle;
@@ -129,14 +132,23 @@ TEST_P(CachingTableVsDictionary, NeverLosesAKeyAndReadsTheLatestRow) {
   if (strategy == ScoreStrategy::kLfu) {
     EXPECT_GT(c.slow_writes, 0) << "warm buckets refuse LFU newcomers";
   }
+  if (admission != AdmissionOptions::Kind::kNone) {
+    EXPECT_GT(c.slow_writes, 0) << "newcomers the filter keeps out are written to the slow tier";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     StrategiesAndSlowTiers, CachingTableVsDictionary,
     ::testing::Combine(::testing::Values(ScoreStrategy::kStep, ScoreStrategy::kLfu, ScoreStrategy::kTimestamp),
-                       ::testing::Values(SlowTier::kMapped, SlowTier::kRocksDb)),
+                       ::testing::Values(SlowTier::kMapped, SlowTier::kRocksDb),
+                       ::testing::Values(AdmissionOptions::Kind::kNone, AdmissionOptions::Kind::kKCount,
+                                         AdmissionOptions::Kind::kTinyLfu)),
     [](const auto& p) {
-      return to_string(std::get<0>(p.param)) + (std::get<1>(p.param) == SlowTier::kMapped ? "_mapped" : "_rocksdb");
+      const std::string admission = std::get<2>(p.param) == AdmissionOptions::Kind::kNone
+                                        ? ""
+                                        : "_" + to_string(std::get<2>(p.param));
+      return to_string(std::get<0>(p.param)) + (std::get<1>(p.param) == SlowTier::kMapped ? "_mapped" : "_rocksdb") +
+             admission;
     });
 
 TEST(CachingTable, ADemotedKeyKeepsItsScore) {

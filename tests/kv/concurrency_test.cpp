@@ -146,5 +146,34 @@ TEST(KvConcurrency, ConcurrentUpdatesLoseNoScoreIncrement) {
   for (std::size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(scores[i], 1u + kThreads * kRounds) << keys[i];
 }
 
+TEST(KvConcurrency, ConcurrentHitsLoseNoSightingOfTheAdmissionSketch) {
+  // find_and_update and assign_scores record a sighting in the key's bucket bank, under the
+  // bucket's lock: four threads hitting the same keys must leave every count exact.
+  TableOptions o = concurrent_options(ScoreStrategy::kLfu);
+  o.admission.kind = AdmissionOptions::Kind::kTinyLfu;
+  o.admission.max_count = 255;
+  o.admission.aging_factor = 0.0;
+  o.admission.cells_per_slot = 64.0;  // 2048 cells a row: no key shares all four of its cells
+  HostTable table(o);
+  table.set_execution_context({2, 64});
+  std::vector<std::uint64_t> keys(300);
+  for (std::uint64_t k = 0; k < keys.size(); ++k) keys[k] = k * 17;
+  table.insert_or_assign(keys, rows_of(keys.size(), 1.0f));  // free slots: one sighting each
+  constexpr int kThreads = 4, kRounds = 20;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&] {
+      std::vector<float> out(keys.size() * kDim);
+      std::vector<std::uint8_t> founds(keys.size());
+      const std::vector<std::uint64_t> scores(keys.size(), 0);
+      for (int r = 0; r < kRounds; ++r) {
+        table.find_and_update(keys, out, founds);
+        table.assign_scores(keys, scores);
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const auto key : keys) EXPECT_EQ(table.admission_estimate(key), 1 + 2 * kThreads * kRounds) << key;
+}
+
 }  // namespace
 }  // namespace embscale::kv

@@ -1,6 +1,6 @@
 // The typed conformance suite (kv_conformance.hpp) on HostKvTable, int64 and uint64 keys: every
-// call of the interface, every score strategy and value type, on 1 and 3 threads, with small
-// buckets so that growth, eviction and refusal all happen.
+// call of the interface, every score strategy and value type, and every admission filter, on 1
+// and 3 threads, with small buckets so that growth, eviction, refusal and admission all happen.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -49,6 +49,43 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(ScoreStrategy::kTimestamp, ScoreStrategy::kStep, ScoreStrategy::kCustomized,
                                          ScoreStrategy::kLfu, ScoreStrategy::kEpochLru, ScoreStrategy::kEpochLfu),
                        ::testing::Values(ValueType::kFloat32, ValueType::kFloat16, ValueType::kBFloat16),
+                       ::testing::Values(1, 3)),
+    [](const auto& test) {
+      return std::string(std::get<0>(test.param) == KeyType::kInt64 ? "int64_" : "uint64_") +
+             to_string(std::get<1>(test.param)) + "_" + to_string(std::get<2>(test.param)) + "_threads" +
+             std::to_string(std::get<3>(test.param));
+    });
+
+// (key type, strategy, admission filter, threads): the filters over every score strategy, against
+// the reference's independent model of them (admission_reference.hpp), float32 rows.
+class AdmissionConformance
+    : public ::testing::TestWithParam<std::tuple<KeyType, ScoreStrategy, AdmissionOptions::Kind, int>> {};
+
+TEST_P(AdmissionConformance, RandomCallsMatchTheReference) {
+  const auto [key_type, strategy, kind, threads] = GetParam();
+  TableOptions options = small_options(strategy, ValueType::kFloat32);
+  options.admission = testing::small_admission(kind);
+  options.clock = ticking_clock();
+  ReferenceTable reference(options);
+  options.clock = ticking_clock();
+  const std::uint64_t seed = 20261123 + static_cast<std::uint64_t>(strategy) * 10 + static_cast<std::uint64_t>(kind);
+  if (key_type == KeyType::kInt64) {
+    HostKvTable<std::int64_t> table(options);
+    table.set_execution_context({threads, 1});
+    run_conformance<std::int64_t>(table, reference, strategy, seed);
+  } else {
+    HostKvTable<std::uint64_t> table(options);
+    table.set_execution_context({threads, 1});
+    run_conformance<std::uint64_t>(table, reference, strategy, seed);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    KeysStrategiesAndFilters, AdmissionConformance,
+    ::testing::Combine(::testing::Values(KeyType::kInt64, KeyType::kUint64),
+                       ::testing::Values(ScoreStrategy::kTimestamp, ScoreStrategy::kStep, ScoreStrategy::kCustomized,
+                                         ScoreStrategy::kLfu, ScoreStrategy::kEpochLru, ScoreStrategy::kEpochLfu),
+                       ::testing::Values(AdmissionOptions::Kind::kKCount, AdmissionOptions::Kind::kTinyLfu),
                        ::testing::Values(1, 3)),
     [](const auto& test) {
       return std::string(std::get<0>(test.param) == KeyType::kInt64 ? "int64_" : "uint64_") +

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "reference_table.hpp"
@@ -36,14 +37,19 @@ HybridOptions quarter_in_memory() {
   return {128 * 4 * 4, std::filesystem::temp_directory_path().string()};
 }
 
-class HybridVsReferences : public ::testing::TestWithParam<ScoreStrategy> {};
+// (strategy, admission filter): each tier has its own filter, as its own HostTable would.
+class HybridVsReferences
+    : public ::testing::TestWithParam<std::tuple<ScoreStrategy, AdmissionOptions::Kind>> {};
 
 TEST_P(HybridVsReferences, EachTierIsItsOwnTableFedItsKeysInOrder) {
-  HybridTable table(table_options(GetParam()), quarter_in_memory());
+  const auto [strategy, kind] = GetParam();
+  TableOptions options = table_options(strategy);
+  options.admission.kind = kind;
+  HybridTable table(options, quarter_in_memory());
   EXPECT_DOUBLE_EQ(table.fast_share(), 0.25);
   EXPECT_LE(table.fast().options().max_capacity * table.row_width() * 4, quarter_in_memory().fast_row_bytes);
   ReferenceTable fast_ref(table.fast().options()), slow_ref(table.slow().options());
-  std::mt19937_64 rng(17 + static_cast<int>(GetParam()));
+  std::mt19937_64 rng(17 + static_cast<int>(strategy));
   const auto w = static_cast<std::size_t>(table.row_width());
   CallStats seen;
   for (int call = 0; call < 300; ++call) {
@@ -63,7 +69,7 @@ TEST_P(HybridVsReferences, EachTierIsItsOwnTableFedItsKeysInOrder) {
       (fast ? fv : sv).insert((fast ? fv : sv).end(), values.begin() + static_cast<long>(i * w),
                               values.begin() + static_cast<long>((i + 1) * w));
     }
-    const bool custom = GetParam() == ScoreStrategy::kCustomized;
+    const bool custom = strategy == ScoreStrategy::kCustomized;
     CallStats got, want;
     switch (rng() % 3) {
       case 0:
@@ -98,11 +104,15 @@ TEST_P(HybridVsReferences, EachTierIsItsOwnTableFedItsKeysInOrder) {
     ASSERT_EQ(got.inserted, want.inserted) << "call " << call;
     ASSERT_EQ(got.evicted, want.evicted) << "call " << call;
     ASSERT_EQ(got.refused, want.refused) << "call " << call;
+    ASSERT_EQ(got.not_admitted, want.not_admitted) << "call " << call;
     ASSERT_EQ(table.fast().size(), fast_ref.size());
     ASSERT_EQ(table.slow().size(), slow_ref.size());
     seen += got;
   }
   EXPECT_GT(seen.evicted, 0) << "no tier ever evicted";
+  if (kind != AdmissionOptions::Kind::kNone) {
+    EXPECT_GT(seen.not_admitted, 0) << "the filters never kept a key out";
+  }
   // Contents: every key of the space, with its score.
   std::vector<std::uint64_t> all(2000), scores(2000);
   for (std::uint64_t k = 0; k < all.size(); ++k) all[k] = k;
@@ -124,9 +134,12 @@ TEST_P(HybridVsReferences, EachTierIsItsOwnTableFedItsKeysInOrder) {
   EXPECT_NEAR(static_cast<double>(in_fast), 500.0, 5 * sd);
 }
 
-INSTANTIATE_TEST_SUITE_P(Strategies, HybridVsReferences,
-                         ::testing::Values(ScoreStrategy::kStep, ScoreStrategy::kLfu, ScoreStrategy::kCustomized),
-                         [](const auto& p) { return to_string(p.param); });
+INSTANTIATE_TEST_SUITE_P(
+    StrategiesAndFilters, HybridVsReferences,
+    ::testing::Combine(::testing::Values(ScoreStrategy::kStep, ScoreStrategy::kLfu, ScoreStrategy::kCustomized),
+                       ::testing::Values(AdmissionOptions::Kind::kNone, AdmissionOptions::Kind::kKCount,
+                                         AdmissionOptions::Kind::kTinyLfu)),
+    [](const auto& p) { return to_string(std::get<0>(p.param)) + "_" + to_string(std::get<1>(p.param)); });
 
 TEST(HybridTable, ABudgetBelowOneBucketOrWithoutASlowDirectoryIsRefused) {
   EXPECT_THROW(HybridTable(table_options(ScoreStrategy::kStep), {4 * 4 * 8, "/tmp"}), InputError);

@@ -22,6 +22,27 @@ inline std::function<std::uint64_t()> ticking_clock() {
   return [t] { return *t += 7; };
 }
 
+// Admission filters for the conformance runs: small counters and short aging periods, so that
+// saturation, halving and growth of the sketch's banks all happen within one run.
+inline AdmissionOptions small_admission(AdmissionOptions::Kind kind) {
+  AdmissionOptions a;
+  a.kind = kind;
+  a.seed = 7;
+  if (kind == AdmissionOptions::Kind::kKCount) {
+    a.threshold_k = 2;
+    a.max_count = 3;
+    a.depth = 2;
+    a.cells_per_slot = 1.0;
+    a.aging_factor = 4.0;  // a bank halves after 64 sightings (bucket_capacity 16)
+  } else {
+    a.max_count = 15;
+    a.depth = 4;
+    a.cells_per_slot = 2.0;
+    a.aging_factor = 3.0;
+  }
+  return a;
+}
+
 inline TableOptions small_options(ScoreStrategy strategy, ValueType type) {
   TableOptions o;
   o.dim = 3;
@@ -215,6 +236,7 @@ void run_conformance(KvTable<Key>& table, ReferenceTable& reference, ScoreStrate
     ASSERT_EQ(got.inserted, want.inserted);
     ASSERT_EQ(got.evicted, want.evicted);
     ASSERT_EQ(got.refused, want.refused);
+    ASSERT_EQ(got.not_admitted, want.not_admitted);
     ASSERT_EQ(table.size(), reference.size());
     ASSERT_EQ(table.capacity(), reference.capacity());
     seen += got;
@@ -228,6 +250,11 @@ void run_conformance(KvTable<Key>& table, ReferenceTable& reference, ScoreStrate
   for (int op = 0; op < 10; ++op) EXPECT_GT(ops_seen[static_cast<std::size_t>(op)], 0) << "op " << op << " never ran";
   if (strategy == ScoreStrategy::kCustomized || strategy == ScoreStrategy::kLfu) {
     EXPECT_GT(seen.refused, 0) << "no newcomer was refused";  // a warm bucket refuses score-1 keys
+  }
+  if (table.options().admission.kind != AdmissionOptions::Kind::kNone) {
+    EXPECT_GT(seen.not_admitted, 0) << "the admission filter never kept a newcomer out";
+  } else {
+    EXPECT_EQ(seen.not_admitted, 0);
   }
   // find and contains agree with the contents on every key of the space, present or not.
   std::vector<float> out(space.size() * w);

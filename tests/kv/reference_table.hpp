@@ -2,7 +2,9 @@
 // plainly as possible (a std::map per bucket, one key at a time), for the conformance tests.
 // It shares with the table only what the semantics define: the bucket of a key
 // (mix64(key) & (buckets - 1)), the initial rows (kv/initializer.hpp, tested on its own) and
-// the options. Rounding to fp16 uses the compiler's _Float16, to bf16 frexp/ldexp, not the
+// the options; admission is tests/kv/admission_reference.hpp, called at the points the table's
+// header names (newcomers with their placement, hits that touch a score; restore bypasses it).
+// Rounding to fp16 uses the compiler's _Float16, to bf16 frexp/ldexp, not the
 // table's conversions.
 #pragma once
 
@@ -13,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "admission_reference.hpp"
 #include "core/hash.hpp"
 #include "kv/host_table.hpp"
 #include "kv/initializer.hpp"
@@ -26,13 +29,14 @@ class ReferenceTable {
     std::vector<float> row;
   };
 
-  explicit ReferenceTable(TableOptions o) : o_(std::move(o)) {
+  explicit ReferenceTable(TableOptions o) : o_(std::move(o)), admission_(o_.admission, o_.bucket_capacity, 1) {
     if (o_.num_embeddings == 0) o_.num_embeddings = o_.max_capacity;
     width_ = o_.dim + (o_.training ? o_.optimizer_state_width : 0);
     const std::int64_t initial = o_.init_capacity ? o_.init_capacity : o_.max_capacity;
     nb_ = 1;
     while (nb_ * o_.bucket_capacity < initial) nb_ *= 2;
     buckets_.resize(static_cast<std::size_t>(nb_));
+    admission_ = ReferenceAdmission(o_.admission, o_.bucket_capacity, nb_);
   }
 
   std::int64_t size() const {
@@ -67,6 +71,7 @@ class ReferenceTable {
       if (e) {
         ++st.found;
         e->score = touched(i, e->score, custom);
+        admission_.record_hit(keys[i]);
       } else {
         e = admit(keys[i], fresh(i, custom), st, evicted);
         if (!e) continue;
@@ -104,8 +109,15 @@ class ReferenceTable {
       if (e) {
         ++st.found;
         e->score = touched(i, e->score, custom);
+        admission_.record_hit(keys[i]);
       } else {
+        const std::int64_t not_admitted = st.not_admitted;
         e = admit(keys[i], fresh(i, custom), st, nullptr);
+        if (!e && st.not_admitted > not_admitted) {  // kept out: the initializer's row, not stored
+          std::vector<float> row(w());
+          initial_row(o_.initializer, o_.seed, o_.num_embeddings, keys[i], o_.dim, row);
+          std::copy(row.begin(), row.end(), out.begin() + static_cast<long>(i * w()));
+        }
         if (!e) continue;  // refused: zeros
         std::vector<float> row(w());
         initial_row(o_.initializer, o_.seed, o_.num_embeddings, keys[i], o_.dim, row);
@@ -123,6 +135,7 @@ class ReferenceTable {
       if (Entry* e = find_entry(keys[i])) {
         ++st.found;
         e->score = touched(i, e->score, {});
+        admission_.record_hit(keys[i]);
       }
     return st;
   }
@@ -144,6 +157,7 @@ class ReferenceTable {
       if (Entry* e = find_entry(keys[i])) {
         ++st.found;
         e->score = touched(i, e->score, custom);
+        admission_.record_hit(keys[i]);
       }
     return st;
   }
@@ -160,6 +174,7 @@ class ReferenceTable {
         ++st.found;
         if (!accumulate[i]) continue;
         e->score = touched(i, e->score, custom);
+        admission_.record_hit(keys[i]);
         std::vector<float> sum(e->row);
         for (std::size_t d = 0; d < sum.size(); ++d) sum[d] += v[d];
         e->row = stored(sum);
@@ -180,7 +195,7 @@ class ReferenceTable {
         ++st.found;
         e->score = scores[i];
       } else {
-        e = admit(keys[i], scores[i], st, evicted);
+        e = admit(keys[i], scores[i], st, evicted, /*filtered=*/false);
         if (!e) continue;
       }
       e->row = stored(values.subspan(i * w(), w()));
@@ -216,21 +231,33 @@ class ReferenceTable {
       nb *= 2;
     if (nb == nb_) return;
     const auto all = entries();
+    admission_.grow(nb);
     nb_ = nb;
     buckets_.assign(static_cast<std::size_t>(nb_), {});
     for (const auto& [k, e] : all) bucket(k)[k] = e;
   }
 
   // Admission into the key's bucket: a free slot, else replace the lowest (score, key) entry
-  // when the newcomer's score is not lower.
-  Entry* admit(std::uint64_t key, std::uint64_t score, CallStats& st, Evicted* evicted) {
+  // when the newcomer's score is not lower; either way only if the filter (when `filtered`)
+  // lets it in. The filter sees every newcomer, refused ones too.
+  Entry* admit(std::uint64_t key, std::uint64_t score, CallStats& st, Evicted* evicted, bool filtered = true) {
     auto& b = bucket(key);
-    if (static_cast<std::int64_t>(b.size()) == o_.bucket_capacity) {
+    if (static_cast<std::int64_t>(b.size()) < o_.bucket_capacity) {
+      if (filtered && !admission_.admit(key, Placement::kFreeSlot, 0)) {
+        ++st.not_admitted;
+        return nullptr;
+      }
+    } else {
       auto victim = b.begin();
       for (auto it = b.begin(); it != b.end(); ++it)
         if (it->second.score < victim->second.score) victim = it;  // map order: ties keep the smaller key
       if (score < victim->second.score) {
+        if (filtered) admission_.admit(key, Placement::kRefused, victim->first);
         ++st.refused;
+        return nullptr;
+      }
+      if (filtered && !admission_.admit(key, Placement::kEvict, victim->first)) {
+        ++st.not_admitted;
         return nullptr;
       }
       ++st.evicted;
@@ -294,6 +321,7 @@ class ReferenceTable {
   std::int64_t width_ = 0;
   std::int64_t nb_ = 1;
   std::vector<std::map<std::uint64_t, Entry>> buckets_;
+  ReferenceAdmission admission_;
   std::uint64_t step_ = 0, custom_ = 0, call_ = 0;
   std::uint32_t epoch_ = 0;
 };
