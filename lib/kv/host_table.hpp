@@ -111,7 +111,8 @@ class HostTable {
   CallStats accum_or_assign(std::span<const std::uint64_t> keys, std::span<const float> values,
                             std::span<const std::uint8_t> accumulate, std::span<const std::uint64_t> scores = {});
   // Puts entries back as they were (load, a tier's promotion): each key gets its row and exactly
-  // the given score, whatever the strategy; admission, eviction and growth as for an insert.
+  // the given score, whatever the strategy; placement, eviction and growth as for an insert; the
+  // admission filter is not consulted (these keys were admitted once).
   CallStats restore(std::span<const std::uint64_t> keys, std::span<const float> values,
                     std::span<const std::uint64_t> scores, Evicted* evicted = nullptr);
   CallStats erase(std::span<const std::uint64_t> keys);
