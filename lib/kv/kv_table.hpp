@@ -1,6 +1,7 @@
 // KvTable<Key>: the interface of a dynamic embedding table (the HierarchicalKV / dynamicemb API),
-// implemented on the host by HostKvTable (kv/host_kv_table.hpp) and by the tiered tables
-// (kv/tiered_table.hpp), and later by a GPU table. Every call takes a batch: spans of keys, of
+// implemented on the host by HostKvTable (kv/host_kv_table.hpp), and later by a GPU table. (The
+// tiered tables, kv/caching_table.hpp and kv/hybrid_table.hpp, offer the subset of calls an
+// embedding layer makes: find, find_or_insert, insert_or_assign, erase.) Every call takes a batch: spans of keys, of
 // rows (keys.size() x row_width floats, whatever the stored value type) and of per-key flags or
 // scores, and runs where the ExecutionContext says.
 //
