@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -99,7 +100,10 @@ std::uint64_t write_dump(const HostTable& table, KeyType key_type, const std::fi
                              ? std::min(options.chunk_entries, kTableFileMaxChunkEntries)
                              : std::clamp<std::int64_t>(kChunkTargetBytes / entry_bytes, 1, std::int64_t{1} << 20);
 
-  const std::filesystem::path temp = temporary_path_for(path);
+  // ".<name>.tmp.<pid>.<n>": unique per dump, so two threads dumping to one path do not share it.
+  static std::atomic<std::uint64_t> dumps{0};
+  std::filesystem::path temp = temporary_path_for(path);
+  temp += "." + std::to_string(dumps.fetch_add(1));
   std::optional<OutFile> out;
   register_temp_file(temp);  // before the file exists: the fatal path may remove it at any time
   try {
