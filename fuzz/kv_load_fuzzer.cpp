@@ -61,12 +61,21 @@ void fill(KvTable<Key>& table, int n, std::uint64_t seed) {
   table.insert_or_assign(keys, rows, scores);
 }
 
+// Every entry: keys, scores and rows (bit patterns, so that NaN rows compare equal).
 template <typename Key>
-std::vector<std::pair<std::uint64_t, std::uint64_t>> contents(const KvTable<Key>& table) {
+std::vector<std::uint64_t> contents(const KvTable<Key>& table) {
   Entries<Key> all;
   table.export_batch_if(0, all);
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
-  for (std::size_t i = 0; i < all.size(); ++i) out.emplace_back(static_cast<std::uint64_t>(all.keys[i]), all.scores[i]);
+  std::vector<std::uint64_t> out;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    out.push_back(static_cast<std::uint64_t>(all.keys[i]));
+    out.push_back(all.scores[i]);
+  }
+  for (const float v : all.values) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    out.push_back(bits);
+  }
   return out;
 }
 
@@ -75,10 +84,11 @@ void load_one(std::uint8_t selector, const std::byte* file, std::size_t size) {
   HostKvTable<Key> table(fuzz_options(selector));
   fill(table, 5, 1);
   const auto before = contents(table);
+  const std::int64_t size_before = table.size();
   try {
     const LoadStats stats = load_bytes(table.host_table(), key_type_of<Key>, {file, size}, "fuzz-input");
     if (stats.inserted + stats.refused + stats.replaced != stats.entries) std::abort();
-    if (table.size() != static_cast<std::int64_t>(before.size()) + stats.inserted - stats.evicted) std::abort();
+    if (table.size() != size_before + stats.inserted - stats.evicted) std::abort();
     if (table.size() > table.capacity()) std::abort();
   } catch (const embscale::InputError&) {
     if (contents(table) != before) std::abort();  // a refused file must leave the table as it was
@@ -91,7 +101,7 @@ void write_seeds(const std::filesystem::path& dir) {
   for (std::uint8_t selector = 0; selector < 24; ++selector) {
     if (selector & 2) continue;  // bit 1 unused
     for (const int entries : {0, 1, 9, 40}) {
-      const auto write_one = [&](auto& table) {
+      const auto write_one = [&]<typename Key>(HostKvTable<Key>& table) {
         fill(table, entries, selector + 1u);
         const auto file = dir / ("dump_" + std::to_string(written));
         const DumpOptions options{1 + (written % 16), {}};
@@ -105,6 +115,12 @@ void write_seeds(const std::filesystem::path& dir) {
         std::FILE* out = std::fopen(file.c_str(), "wb");
         std::fwrite(bytes.data(), 1, bytes.size(), out);
         std::fclose(out);
+        // A seed must load, or the corpus teaches the fuzzer nothing beyond the first error.
+        HostKvTable<Key> check(fuzz_options(selector));
+        const LoadStats stats = load_bytes(check.host_table(), fuzz_key_type(selector),
+                                           {reinterpret_cast<const std::byte*>(bytes.data()) + 1, bytes.size() - 1},
+                                           file.string());
+        if (written % 3 != 0 && stats.entries != table.size()) std::abort();  // a full dump: every entry
         ++written;
       };
       if (fuzz_key_type(selector) == KeyType::kInt64) {
