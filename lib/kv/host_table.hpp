@@ -116,10 +116,10 @@ class HostTable {
   // For dump (kv/table_file.hpp): one read call over every entry whose score is >= threshold, so
   // the entries form a consistent snapshot even while other threads wait to change the table.
   // Under the read lock it calls begin() once with what follows (ExportSummary), then chunk()
-  // with at most chunk_entries entries at a
-  // time (every chunk full but the last), in slot order. Rows are in the stored form: row_width
-  // values of options().value_type each, packed. Callbacks must not call the table (the lock is
-  // held); an exception from one ends the call and releases the lock.
+  // with at most chunk_entries entries at a time (every chunk full but the last), in slot order.
+  // Rows are in the stored form: row_width values of options().value_type each, packed.
+  // Callbacks must not call the table (the lock is held); an exception from one ends the call
+  // and releases the lock. (Added for dump; nothing else of HostTable changed.)
   struct ExportSummary {
     std::int64_t count = 0;        // entries with score >= threshold
     std::uint64_t max_score = 0;   // their largest score (0 when count is 0)

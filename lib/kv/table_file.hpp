@@ -25,7 +25,7 @@
 // evaluation table or back), another score strategy (scores of one strategy mean nothing to
 // another). Accepted: any capacity, bucket size or load factor, and any value type: rows are
 // converted through float (float16 / bfloat16 -> float32 exactly; float32 -> 16-bit rounds to
-// nearest even, as an insert of those values would).
+// nearest even, as an insert of those values would; a 16-bit signalling NaN comes back quiet).
 //
 // Incremental dumps write the entries whose score is >= threshold and return the threshold for
 // the next one, by the strategy:
