@@ -1,11 +1,12 @@
 // GroupMutex: the concurrency contract between calls of a dynamic table (HierarchicalKV's
 // groups). Three kinds of call:
-//   kRead       find, contains, export, size: any number run together;
+//   kRead       find, contains, export, dump (one read call: a snapshot), size: any number run
+//               together;
 //   kUpdate     assign, assign_scores, find_and_update: any number run together (they change
 //               rows and scores of present keys in place, under a per-bucket lock, never the
 //               set of keys);
 //   kExclusive  insert_or_assign, insert_and_evict, find_or_insert, accum_or_assign, restore,
-//               erase, erase_if, clear, reserve (rehash), dump, load: alone.
+//               erase, erase_if, clear, reserve (rehash), load (one restore): alone.
 // Reads and updates never overlap, so a read sees whole rows. Fairness: a waiting exclusive call
 // stops new shared calls from entering, and a shared call of the other group waiting stops new
 // calls of the running group, so no kind starves.

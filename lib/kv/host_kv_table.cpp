@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "kv/table_file.hpp"
+
 namespace embscale::kv {
 
 template <TableKey Key>
@@ -109,6 +111,21 @@ std::int64_t HostKvTable<Key>::export_batch_if(std::uint64_t threshold, Entries<
   out.clear();
   append_entries(std::move(stored), out);
   return static_cast<std::int64_t>(out.size());
+}
+
+template <TableKey Key>
+void HostKvTable<Key>::dump(const std::filesystem::path& path) const {
+  kv::dump(table_, key_type_of<Key>, path);
+}
+
+template <TableKey Key>
+std::uint64_t HostKvTable<Key>::dump_incremental(const std::filesystem::path& path, std::uint64_t threshold) const {
+  return kv::dump_incremental(table_, key_type_of<Key>, path, threshold);
+}
+
+template <TableKey Key>
+LoadStats HostKvTable<Key>::load(const std::filesystem::path& path) {
+  return kv::load(table_, key_type_of<Key>, path);
 }
 
 template class HostKvTable<std::int64_t>;

@@ -47,6 +47,10 @@ class HostKvTable final : public KvTable<Key> {
   std::int64_t export_batch(std::int64_t offset, std::int64_t count, Entries<Key>& out) const override;
   std::int64_t export_batch_if(std::uint64_t threshold, Entries<Key>& out) const override;
 
+  void dump(const std::filesystem::path& path) const override;
+  std::uint64_t dump_incremental(const std::filesystem::path& path, std::uint64_t threshold) const override;
+  LoadStats load(const std::filesystem::path& path) override;
+
   std::uint64_t get_score() const override { return table_.get_score(); }
   void set_score(std::uint64_t score) override { table_.set_score(score); }
   void set_epoch(std::uint32_t epoch) override { table_.set_epoch(epoch); }

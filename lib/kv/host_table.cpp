@@ -750,3 +750,56 @@ std::int64_t HostTable::export_batch_if(std::uint64_t threshold, std::vector<std
 }
 
 }  // namespace embscale::kv
+
+namespace embscale::kv {
+
+// Added for dump/load (kv/table_file.hpp); reads only, like export_batch_if.
+std::int64_t HostTable::export_stored(std::uint64_t threshold, std::int64_t chunk_entries,
+                                      const std::function<void(const ExportSummary&)>& begin,
+                                      const std::function<void(const StoredEntries&)>& chunk) const {
+  EMBSCALE_EXPECTS(chunk_entries >= 1, "export_stored: chunk_entries must be >= 1");
+  const GroupLock lock(calls_, Access::kRead);
+  ExportSummary summary;
+  for (std::int64_t b = 0; b < buckets_; ++b) {
+    const auto base = static_cast<std::size_t>(b * bucket_capacity_);
+    for (std::uint32_t i = 0; i < occupied_[static_cast<std::size_t>(b)]; ++i) {
+      const std::uint64_t score = scores_[base + i];
+      if (score < threshold) continue;
+      ++summary.count;
+      summary.max_score = std::max(summary.max_score, score);
+    }
+  }
+  summary.score_now = get_score();
+  begin(summary);
+  const std::int64_t count = summary.count;
+  const std::size_t row_bytes = static_cast<std::size_t>(row_width_) * value_bytes(options_.value_type);
+  const auto cap = static_cast<std::size_t>(std::min(chunk_entries, std::max<std::int64_t>(count, 1)));
+  std::vector<std::uint64_t> keys;
+  std::vector<std::uint64_t> scores;
+  std::vector<std::byte> rows;
+  keys.reserve(cap);
+  scores.reserve(cap);
+  rows.reserve(cap * row_bytes);
+  const auto flush = [&] {
+    chunk({keys, scores, rows});
+    keys.clear();
+    scores.clear();
+    rows.clear();
+  };
+  for (std::int64_t b = 0; b < buckets_; ++b) {
+    const auto base = static_cast<std::size_t>(b * bucket_capacity_);
+    for (std::uint32_t i = 0; i < occupied_[static_cast<std::size_t>(b)]; ++i) {
+      const std::size_t slot = base + i;
+      if (scores_[slot] < threshold) continue;
+      keys.push_back(keys_[slot]);
+      scores.push_back(scores_[slot]);
+      const std::byte* row = rows_.data() + slot * row_bytes;
+      rows.insert(rows.end(), row, row + row_bytes);
+      if (keys.size() == cap) flush();
+    }
+  }
+  if (!keys.empty()) flush();
+  return count;
+}
+
+}  // namespace embscale::kv

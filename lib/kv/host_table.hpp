@@ -126,6 +126,27 @@ class HostTable {
   std::int64_t export_batch_if(std::uint64_t threshold, std::vector<std::uint64_t>& keys, std::vector<float>& values,
                                std::vector<std::uint64_t>& scores) const;
 
+  // For dump (kv/table_file.hpp): one read call over every entry whose score is >= threshold, so
+  // the entries form a consistent snapshot even while other threads wait to change the table.
+  // Under the read lock it calls begin() once with what follows (ExportSummary), then chunk()
+  // with at most chunk_entries entries at a time (every chunk full but the last), in slot order.
+  // Rows are in the stored form: row_width values of options().value_type each, packed.
+  // Callbacks must not call the table (the lock is held); an exception from one ends the call
+  // and releases the lock. (Added for dump; nothing else of HostTable changed.)
+  struct ExportSummary {
+    std::int64_t count = 0;        // entries with score >= threshold
+    std::uint64_t max_score = 0;   // their largest score (0 when count is 0)
+    std::uint64_t score_now = 0;   // get_score() under the lock
+  };
+  struct StoredEntries {
+    std::span<const std::uint64_t> keys;
+    std::span<const std::uint64_t> scores;
+    std::span<const std::byte> rows;
+  };
+  std::int64_t export_stored(std::uint64_t threshold, std::int64_t chunk_entries,
+                             const std::function<void(const ExportSummary&)>& begin,
+                             const std::function<void(const StoredEntries&)>& chunk) const;
+
   // The score the next score-setting call would give a touched key (dynamicemb's get_score):
   // the clock now, the next step, or the set_score value.
   std::uint64_t get_score() const;

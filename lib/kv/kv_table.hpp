@@ -14,6 +14,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <span>
 #include <vector>
@@ -70,6 +71,18 @@ struct Entries {
   }
 };
 
+// What load() did (kv/table_file.hpp).
+struct LoadStats {
+  std::int64_t entries = 0;   // entries in the file
+  std::int64_t inserted = 0;  // keys the table did not hold
+  std::int64_t replaced = 0;  // keys it held: row and score now the file's
+  std::int64_t evicted = 0;   // entries removed to make room (the table's, or the file's own)
+  std::int64_t refused = 0;   // file entries not inserted (their bucket full of higher scores)
+  bool incremental = false;   // the file's header: an incremental dump, its threshold and
+  std::uint64_t threshold = 0;       // next threshold
+  std::uint64_t next_threshold = 0;
+};
+
 template <TableKey Key>
 class KvTable {
  public:
@@ -123,6 +136,16 @@ class KvTable {
   virtual std::int64_t export_batch(std::int64_t offset, std::int64_t count, Entries<Key>& out) const = 0;
   // Every entry whose score is >= threshold; `out` is replaced.
   virtual std::int64_t export_batch_if(std::uint64_t threshold, Entries<Key>& out) const = 0;
+
+  // Dump and load (kv/table_file.hpp: the format, atomicity and compatibility rules). dump writes
+  // every entry as one consistent snapshot, atomically (a temporary file renamed over `path`);
+  // dump_incremental the entries whose score is >= threshold, returning the threshold for the
+  // next incremental dump; load validates the whole file, refuses an incompatible one (the table
+  // unchanged) and restores its entries with their scores (admission, eviction and growth as
+  // for an insert: a dump loads into a table of any capacity).
+  virtual void dump(const std::filesystem::path& path) const = 0;
+  virtual std::uint64_t dump_incremental(const std::filesystem::path& path, std::uint64_t threshold) const = 0;
+  virtual LoadStats load(const std::filesystem::path& path) = 0;
 
   // The score the next score-setting call would give a touched key.
   virtual std::uint64_t get_score() const = 0;

@@ -5,13 +5,18 @@
 // the groups are kept: no reader sees a torn row, and no concurrent score update is lost.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <filesystem>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "kv/host_table.hpp"
+#include "kv/table_file.hpp"
 
 namespace embscale::kv {
 namespace {
@@ -173,6 +178,53 @@ TEST(KvConcurrency, ConcurrentHitsLoseNoSightingOfTheAdmissionSketch) {
     });
   for (auto& t : threads) t.join();
   for (const auto key : keys) EXPECT_EQ(table.admission_estimate(key), 1 + 2 * kThreads * kRounds) << key;
+}
+
+// A dump is one read call: while inserts of whole batches and assigns of whole rows run, every
+// dump holds whole batches only (a prefix of them) and whole rows.
+TEST(KvConcurrency, ADumpIsASnapshotWhileInsertsAndAssignsRun) {
+  const auto dir = std::filesystem::temp_directory_path() / ("embscale_kv_dump_snapshot_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  TableOptions options = concurrent_options(ScoreStrategy::kStep);
+  options.max_capacity = 1 << 16;  // room for every batch: nothing is evicted
+  HostTable table(options);
+  constexpr std::uint64_t kBatch = 64;
+  constexpr int kBatches = 200;
+  std::atomic<int> inserted = 0;
+  std::thread inserter([&] {
+    for (int b = 0; b < kBatches; ++b) {
+      std::vector<std::uint64_t> keys(kBatch);
+      for (std::uint64_t i = 0; i < kBatch; ++i) keys[i] = static_cast<std::uint64_t>(b) * kBatch + i;
+      table.insert_or_assign(keys, rows_of(kBatch, static_cast<float>(b)));
+      inserted = b + 1;
+      std::this_thread::sleep_for(std::chrono::microseconds(500));  // several dumps meet the inserts
+    }
+  });
+  std::thread assigner([&] {
+    std::vector<std::uint64_t> first(kBatch);
+    for (std::uint64_t i = 0; i < kBatch; ++i) first[i] = i;
+    for (int r = 0; r < 200 && inserted.load() < kBatches; ++r) table.assign(first, rows_of(kBatch, static_cast<float>(1000 + r)));
+  });
+  int dumps = 0;
+  do {
+    dump(table, KeyType::kUint64, dir / "snapshot");
+    ++dumps;
+    HostTable copy(options);
+    load(copy, KeyType::kUint64, dir / "snapshot");
+    const std::int64_t n = copy.size();
+    EXPECT_EQ(n % static_cast<std::int64_t>(kBatch), 0) << "a dump holds part of an insert call";
+    std::vector<std::uint64_t> keys(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = i;
+    std::vector<float> out(keys.size() * kDim);
+    std::vector<std::uint8_t> founds(keys.size());
+    EXPECT_EQ(copy.find(keys, out, founds).found, n) << "the dumped keys are not a prefix of the batches";
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      EXPECT_TRUE(whole(std::span<const float>(out).subspan(i * kDim, kDim))) << "torn row of key " << i;
+  } while (inserted.load() < kBatches);
+  inserter.join();
+  assigner.join();
+  EXPECT_GT(dumps, 1);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,0 +1,221 @@
+#include "kv/table_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/temp_files.hpp"
+
+namespace embscale::kv {
+namespace {
+
+constexpr std::uint64_t kLow32 = 0xFFFFFFFFULL;
+constexpr std::int64_t kChunkTargetBytes = std::int64_t{4} << 20;
+
+std::string errno_text() { return std::strerror(errno); }
+
+// A file descriptor being written; closed on destruction.
+class OutFile {
+ public:
+  explicit OutFile(const std::filesystem::path& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw InputError("cannot create " + path.string() + ": " + errno_text());
+  }
+  ~OutFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  OutFile(const OutFile&) = delete;
+  OutFile& operator=(const OutFile&) = delete;
+
+  void write(std::span<const std::byte> bytes) {
+    const std::byte* p = bytes.data();
+    std::size_t left = bytes.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw Error("cannot write " + path_.string() + ": " + errno_text());
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+  // fsync, then close: the data is on disk before the rename makes it the dump.
+  void sync_and_close() {
+    if (::fsync(fd_) != 0) throw Error("cannot fsync " + path_.string() + ": " + errno_text());
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) throw Error("cannot close " + path_.string() + ": " + errno_text());
+  }
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
+// The rename is durable once the directory is synced; a failure here is not fatal to the dump
+// (the file is complete and in place), so it is ignored.
+void sync_directory(const std::filesystem::path& dir) noexcept {
+  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
+std::uint64_t next_threshold_for(ScoreStrategy strategy, std::uint64_t threshold,
+                                 const HostTable::ExportSummary& s) noexcept {
+  switch (strategy) {
+    case ScoreStrategy::kStep:
+    case ScoreStrategy::kTimestamp: return s.score_now;
+    case ScoreStrategy::kEpochLru:
+    case ScoreStrategy::kEpochLfu: return s.score_now & ~kLow32;
+    case ScoreStrategy::kCustomized:
+    case ScoreStrategy::kLfu: break;
+  }
+  if (s.count == 0) return threshold;
+  return s.max_score == ~std::uint64_t{0} ? s.max_score : s.max_score + 1;
+}
+
+std::uint64_t write_dump(const HostTable& table, KeyType key_type, const std::filesystem::path& path,
+                         bool incremental, std::uint64_t threshold, const DumpOptions& options) {
+  if (const std::string why = why_file_cannot_be_created(path); !why.empty())
+    throw InputError("cannot dump the table to " + path.string() + ": " + why);
+  const TableOptions& o = table.options();
+  TableFileHeader header;
+  header.key_type = key_type;
+  header.value_type = o.value_type;
+  header.score_strategy = o.score_strategy;
+  header.incremental = incremental;
+  header.threshold = incremental ? threshold : 0;
+  header.dim = o.dim;
+  header.optimizer_width = table.row_width() - o.dim;
+  const std::int64_t entry_bytes = 16 + table.row_width() * static_cast<std::int64_t>(value_bytes(o.value_type));
+  header.chunk_entries = options.chunk_entries > 0
+                             ? std::min(options.chunk_entries, kTableFileMaxChunkEntries)
+                             : std::clamp<std::int64_t>(kChunkTargetBytes / entry_bytes, 1, std::int64_t{1} << 20);
+
+  // ".<name>.tmp.<pid>.<n>": unique per dump, so two threads dumping to one path do not share it.
+  static std::atomic<std::uint64_t> dumps{0};
+  std::filesystem::path temp = temporary_path_for(path);
+  temp += "." + std::to_string(dumps.fetch_add(1));
+  std::optional<OutFile> out;
+  register_temp_file(temp);  // before the file exists: the fatal path may remove it at any time
+  try {
+    out.emplace(temp);
+    std::optional<TableFileEncoder> encoder;
+    std::int64_t chunks = 0;
+    table.export_stored(
+        incremental ? threshold : 0, header.chunk_entries,
+        [&](const HostTable::ExportSummary& summary) {
+          header.entry_count = summary.count;
+          header.next_threshold = next_threshold_for(o.score_strategy, header.threshold, summary);
+          encoder.emplace(header);
+          out->write(encoder->header());
+        },
+        [&](const HostTable::StoredEntries& entries) {
+          out->write(encoder->chunk(entries.keys, entries.scores, entries.rows));
+          ++chunks;
+          if (options.after_chunk) options.after_chunk(chunks);
+        });
+    out->write(encoder->trailer());
+    out->sync_and_close();
+    commit_temp_file(temp, path);
+  } catch (...) {
+    out.reset();
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    unregister_temp_file(temp);
+    throw;
+  }
+  sync_directory(path.parent_path());
+  return header.next_threshold;
+}
+
+std::vector<std::byte> read_whole_file(const std::filesystem::path& path) {
+  const std::string what = "cannot load a table dump from " + path.string() + ": ";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) throw InputError(what + "no such file");
+    throw InputError(what + errno_text());
+  }
+  struct stat st {};
+  std::vector<std::byte> bytes;
+  try {
+    if (::fstat(fd, &st) != 0) throw InputError(what + errno_text());
+    if (S_ISDIR(st.st_mode)) throw InputError(what + "it is a directory (expected a file written by dump)");
+    if (!S_ISREG(st.st_mode)) throw InputError(what + "not a regular file");
+    bytes.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw InputError(what + errno_text());
+      if (n == 0) break;  // shrank while being read: the parser reports the truncation
+      done += static_cast<std::size_t>(n);
+    }
+    bytes.resize(done);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return bytes;
+}
+
+}  // namespace
+
+void dump(const HostTable& table, KeyType key_type, const std::filesystem::path& path, const DumpOptions& options) {
+  write_dump(table, key_type, path, false, 0, options);
+}
+
+std::uint64_t dump_incremental(const HostTable& table, KeyType key_type, const std::filesystem::path& path,
+                               std::uint64_t threshold, const DumpOptions& options) {
+  return write_dump(table, key_type, path, true, threshold, options);
+}
+
+void check_compatible(const TableFileHeader& h, const HostTable& table, KeyType key_type, const std::string& name) {
+  const TableOptions& o = table.options();
+  const auto refuse = [&](const std::string& field, const std::string& file, const std::string& mine) {
+    throw InputError(name + ": cannot load into this table: " + field + ": the file has " + file + ", the table " +
+                     mine);
+  };
+  if (h.key_type != key_type) refuse("key type (header byte 16)", to_string(h.key_type), to_string(key_type));
+  if (h.dim != o.dim) refuse("dim (header byte 24)", std::to_string(h.dim), std::to_string(o.dim));
+  const std::int64_t width = table.row_width() - o.dim;
+  if (h.optimizer_width != width)
+    refuse("optimizer state width (header byte 32)", std::to_string(h.optimizer_width),
+           std::to_string(width) + (o.training ? " (training)" : " (evaluation: no optimizer state)"));
+  if (h.score_strategy != o.score_strategy)
+    refuse("score strategy (header byte 18)", to_string(h.score_strategy), to_string(o.score_strategy));
+}
+
+LoadStats load_bytes(HostTable& table, KeyType key_type, std::span<const std::byte> bytes, const std::string& name) {
+  TableFileContents contents = parse_table_file(bytes, name);
+  check_compatible(contents.header, table, key_type, name);
+  // Nothing above changed the table; restore is the only call that does, and it checks its keys
+  // (the parser refused reserved ones) before changing anything.
+  const CallStats stats = table.restore(contents.keys, contents.values, contents.scores);
+  LoadStats out;
+  out.entries = static_cast<std::int64_t>(contents.keys.size());
+  out.inserted = stats.inserted;
+  out.replaced = stats.found;
+  out.evicted = stats.evicted;
+  out.refused = stats.refused;
+  out.incremental = contents.header.incremental;
+  out.threshold = contents.header.threshold;
+  out.next_threshold = contents.header.next_threshold;
+  return out;
+}
+
+LoadStats load(HostTable& table, KeyType key_type, const std::filesystem::path& path) {
+  const std::vector<std::byte> bytes = read_whole_file(path);
+  return load_bytes(table, key_type, bytes, path.string());
+}
+
+}  // namespace embscale::kv
