@@ -24,6 +24,11 @@ void GroupMutex::lock(Access access) {
   ++holders_;
 }
 
+int GroupMutex::waiting(Access access) const {
+  std::lock_guard guard(mutex_);
+  return waiting_[index_of(access)];
+}
+
 void GroupMutex::unlock(Access) {
   {
     std::lock_guard guard(mutex_);

@@ -23,11 +23,13 @@ class GroupMutex {
  public:
   void lock(Access access);
   void unlock(Access access);
+  // Calls of this kind waiting to enter now (diagnostics; tests wait on it instead of sleeping).
+  int waiting(Access access) const;
 
  private:
   bool may_enter(Access access) const noexcept;
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable changed_;
   int holders_ = 0;              // calls inside now (of active_)
   Access active_ = Access::kRead;

@@ -23,6 +23,16 @@ bool becomes_true(const std::atomic<bool>& flag, std::chrono::milliseconds withi
   return true;
 }
 
+// Whether a call of kind `access` is waiting on `mutex` within the time given.
+bool becomes_waiting(const GroupMutex& mutex, Access access, std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  while (mutex.waiting(access) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
 // Holds `held`, starts a thread that locks `wanted`, and says whether it got in within `wait`
 // while `held` was still held. Then releases and checks the thread always gets in eventually.
 bool enters_while_held(Access held, Access wanted, std::chrono::milliseconds wait) {
@@ -62,12 +72,13 @@ TEST(GroupMutex, AWaitingExclusiveCallStopsNewReaders) {
     writer_in = true;
     EXPECT_FALSE(late_reader_in.load()) << "a reader entered while the exclusive call was inside";
   });
-  std::this_thread::sleep_for(50ms);  // the writer is now waiting
+  ASSERT_TRUE(becomes_waiting(mutex, Access::kExclusive, 10000ms)) << "the writer never waited";
   std::thread late_reader([&] {
     const GroupLock lock(mutex, Access::kRead);
     late_reader_in = true;
   });
-  std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(becomes_waiting(mutex, Access::kRead, 10000ms)) << "the late reader neither waited nor entered";
+  std::this_thread::sleep_for(50ms);  // a broken mutex would let the waiting reader in by now
   EXPECT_FALSE(late_reader_in.load()) << "a new reader overtook the waiting exclusive call";
   mutex.unlock(Access::kRead);
   writer.join();
