@@ -125,15 +125,12 @@ std::size_t BankedSketch::memory_bytes() const noexcept {
 }  // namespace detail
 
 KCountAdmission::KCountAdmission(const AdmissionOptions& o, std::int64_t bucket_capacity, std::int64_t buckets)
-    : sketch_(o, bucket_capacity, buckets), k_(o.threshold_k) {}
+    : SketchAdmission(o, bucket_capacity, buckets), k_(o.threshold_k) {}
 
 bool KCountAdmission::admit(std::uint64_t key, Placement placement, std::uint64_t) noexcept {
   sketch_.record(key);
   return placement != Placement::kRefused && sketch_.estimate(key) >= k_;
 }
-
-TinyLfuAdmission::TinyLfuAdmission(const AdmissionOptions& o, std::int64_t bucket_capacity, std::int64_t buckets)
-    : sketch_(o, bucket_capacity, buckets) {}
 
 bool TinyLfuAdmission::admit(std::uint64_t key, Placement placement, std::uint64_t victim) noexcept {
   sketch_.record(key);

@@ -100,32 +100,36 @@ class BankedSketch {
 
 }  // namespace detail
 
-// Admitted on the k-th sighting (this one included).
-class KCountAdmission {
+// What both filters share: the banked sketch of sightings, which hits feed.
+class SketchAdmission {
  public:
-  KCountAdmission(const AdmissionOptions& options, std::int64_t bucket_capacity, std::int64_t buckets);
   void record_hit(std::uint64_t key) noexcept { sketch_.record(key); }
-  bool admit(std::uint64_t key, Placement placement, std::uint64_t victim) noexcept;
   detail::BankedSketch& sketch() noexcept { return sketch_; }
   const detail::BankedSketch& sketch() const noexcept { return sketch_; }
 
- private:
+ protected:
+  SketchAdmission(const AdmissionOptions& options, std::int64_t bucket_capacity, std::int64_t buckets)
+      : sketch_(options, bucket_capacity, buckets) {}
   detail::BankedSketch sketch_;
+};
+
+// Admitted on the k-th sighting (this one included).
+class KCountAdmission : public SketchAdmission {
+ public:
+  KCountAdmission(const AdmissionOptions& options, std::int64_t bucket_capacity, std::int64_t buckets);
+  bool admit(std::uint64_t key, Placement placement, std::uint64_t victim) noexcept;
+
+ private:
   int k_ = 2;
 };
 
 // Free slot: admitted; evict: admitted iff estimate(key) > estimate(victim), after recording
 // this sighting; refused: recorded only.
-class TinyLfuAdmission {
+class TinyLfuAdmission : public SketchAdmission {
  public:
-  TinyLfuAdmission(const AdmissionOptions& options, std::int64_t bucket_capacity, std::int64_t buckets);
-  void record_hit(std::uint64_t key) noexcept { sketch_.record(key); }
+  TinyLfuAdmission(const AdmissionOptions& options, std::int64_t bucket_capacity, std::int64_t buckets)
+      : SketchAdmission(options, bucket_capacity, buckets) {}
   bool admit(std::uint64_t key, Placement placement, std::uint64_t victim) noexcept;
-  detail::BankedSketch& sketch() noexcept { return sketch_; }
-  const detail::BankedSketch& sketch() const noexcept { return sketch_; }
-
- private:
-  detail::BankedSketch sketch_;
 };
 
 // The table's filter: none, k-count or TinyLFU, chosen by AdmissionOptions::kind.

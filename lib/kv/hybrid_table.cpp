@@ -76,60 +76,64 @@ std::array<SubBatch, 2> HybridTable::split(std::span<const std::uint64_t> keys) 
   return parts;
 }
 
+namespace {
+
+// Runs `call(tier, part)` on each tier's non-empty part of the batch, fast tier first, and sums
+// what the calls did.
+template <typename Tier, typename Call>
+CallStats on_each_tier(std::array<SubBatch, 2>& parts, Tier& fast, Tier& slow, Call call) {
+  CallStats stats;
+  for (std::size_t t = 0; t < 2; ++t)
+    if (parts[t].size() != 0) stats += call(t == 0 ? fast : slow, parts[t]);
+  return stats;
+}
+
+}  // namespace
+
 CallStats HybridTable::find(std::span<const std::uint64_t> keys, std::span<float> values,
                             std::span<std::uint8_t> founds, std::span<std::uint64_t> scores) const {
   const auto w = static_cast<std::size_t>(row_width());
   auto parts = split(keys);
-  CallStats stats;
-  for (int t = 0; t < 2; ++t) {
-    SubBatch& part = parts[static_cast<std::size_t>(t)];
-    if (part.size() == 0) continue;
+  return on_each_tier(parts, fast_, slow_, [&](const HostTable& tier, SubBatch& part) {
     part.rows.resize(part.size() * w);
     std::vector<std::uint8_t> found(part.size());
     std::vector<std::uint64_t> part_scores(scores.empty() ? 0 : part.size());
-    stats += (t == 0 ? fast_ : slow_).find(part.keys, part.rows, found, part_scores);
+    const CallStats stats = tier.find(part.keys, part.rows, found, part_scores);
     part.scatter_rows(values, w, found);
     for (std::size_t j = 0; j < part.size(); ++j) {
       founds[part.positions[j]] = found[j];
       if (!scores.empty() && found[j]) scores[part.positions[j]] = part_scores[j];
     }
-  }
-  return stats;
+    return stats;
+  });
 }
 
 CallStats HybridTable::find_or_insert(std::span<const std::uint64_t> keys, std::span<float> values,
                                       std::span<std::uint8_t> founds) {
   const auto w = static_cast<std::size_t>(row_width());
   auto parts = split(keys);
-  CallStats stats;
-  for (int t = 0; t < 2; ++t) {
-    SubBatch& part = parts[static_cast<std::size_t>(t)];
-    if (part.size() == 0) continue;
+  return on_each_tier(parts, fast_, slow_, [&](HostTable& tier, SubBatch& part) {
     part.rows.resize(part.size() * w);
     std::vector<std::uint8_t> found(part.size());
-    stats += (t == 0 ? fast_ : slow_).find_or_insert(part.keys, part.rows, found);
+    const CallStats stats = tier.find_or_insert(part.keys, part.rows, found);
     part.scatter_rows(values, w);
     if (!founds.empty())
       for (std::size_t j = 0; j < part.size(); ++j) founds[part.positions[j]] = found[j];
-  }
-  return stats;
+    return stats;
+  });
 }
 
 CallStats HybridTable::insert_or_assign(std::span<const std::uint64_t> keys, std::span<const float> values,
                                         std::span<const std::uint64_t> scores) {
   const auto w = static_cast<std::size_t>(row_width());
   auto parts = split(keys);
-  CallStats stats;
-  for (int t = 0; t < 2; ++t) {
-    SubBatch& part = parts[static_cast<std::size_t>(t)];
-    if (part.size() == 0) continue;
+  return on_each_tier(parts, fast_, slow_, [&](HostTable& tier, SubBatch& part) {
     part.gather_rows(values, w);
     std::vector<std::uint64_t> part_scores;
     if (!scores.empty())
       for (const auto p : part.positions) part_scores.push_back(scores[p]);
-    stats += (t == 0 ? fast_ : slow_).insert_or_assign(part.keys, part.rows, part_scores);
-  }
-  return stats;
+    return tier.insert_or_assign(part.keys, part.rows, part_scores);
+  });
 }
 
 CallStats HybridTable::erase(std::span<const std::uint64_t> keys) {

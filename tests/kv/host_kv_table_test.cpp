@@ -20,6 +20,24 @@ using testing::run_conformance;
 using testing::small_options;
 using testing::ticking_clock;
 
+// The suite on a HostKvTable of `key_type` keys: with threads > 1 every call takes the
+// partitioned parallel path (min_keys_for_threads = 1).
+template <TableKey Key>
+void run_on_host_table(const TableOptions& options, ReferenceTable& reference, ScoreStrategy strategy,
+                       std::uint64_t seed, int threads) {
+  HostKvTable<Key> table(options);
+  table.set_execution_context({threads, 1});
+  run_conformance<Key>(table, reference, strategy, seed);
+}
+
+void run_on_host_table(KeyType key_type, const TableOptions& options, ReferenceTable& reference,
+                       ScoreStrategy strategy, std::uint64_t seed, int threads) {
+  if (key_type == KeyType::kInt64)
+    run_on_host_table<std::int64_t>(options, reference, strategy, seed, threads);
+  else
+    run_on_host_table<std::uint64_t>(options, reference, strategy, seed, threads);
+}
+
 // (key type, strategy, value type, threads): with threads > 1 every call takes the partitioned
 // parallel path (min_keys_for_threads = 1), which must give the one-key-at-a-time result exactly.
 class Conformance
@@ -32,15 +50,7 @@ TEST_P(Conformance, RandomCallsMatchTheReference) {
   ReferenceTable reference(options);
   options.clock = ticking_clock();
   const std::uint64_t seed = 20261122 + static_cast<std::uint64_t>(strategy) * 10 + static_cast<std::uint64_t>(type);
-  if (key_type == KeyType::kInt64) {
-    HostKvTable<std::int64_t> table(options);
-    table.set_execution_context({threads, 1});
-    run_conformance<std::int64_t>(table, reference, strategy, seed);
-  } else {
-    HostKvTable<std::uint64_t> table(options);
-    table.set_execution_context({threads, 1});
-    run_conformance<std::uint64_t>(table, reference, strategy, seed);
-  }
+  run_on_host_table(key_type, options, reference, strategy, seed, threads);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -69,15 +79,7 @@ TEST_P(AdmissionConformance, RandomCallsMatchTheReference) {
   ReferenceTable reference(options);
   options.clock = ticking_clock();
   const std::uint64_t seed = 20261123 + static_cast<std::uint64_t>(strategy) * 10 + static_cast<std::uint64_t>(kind);
-  if (key_type == KeyType::kInt64) {
-    HostKvTable<std::int64_t> table(options);
-    table.set_execution_context({threads, 1});
-    run_conformance<std::int64_t>(table, reference, strategy, seed);
-  } else {
-    HostKvTable<std::uint64_t> table(options);
-    table.set_execution_context({threads, 1});
-    run_conformance<std::uint64_t>(table, reference, strategy, seed);
-  }
+  run_on_host_table(key_type, options, reference, strategy, seed, threads);
 }
 
 INSTANTIATE_TEST_SUITE_P(
