@@ -15,7 +15,8 @@
 //        --benchmark_display_aggregates_only=true --benchmark_out=kv.json --benchmark_out_format=json
 //      bench/micro/kv_ratios.py kv.json
 // --kv_log2_batch=N scales everything down (batches of 2^N keys, tables of 2^(N+2) slots): the
-// smoke test runs N = 12. --benchmark_min_time defaults to kDefaultMinTime (below). Not with
+// smoke test runs N = 12. --kv_bucket_capacity=N (a power of two in [16, 1024]; default 128, as
+// HierarchicalKV) changes embscale's buckets, for diagnosis only. --benchmark_min_time defaults to kDefaultMinTime (below). Not with
 // --benchmark_enable_random_interleaving: one (dim, load factor) is set up at a time (seconds,
 // and up to ~4 GB at dim 64), in registration order.
 //
@@ -285,6 +286,10 @@ int main(int argc, char** argv) {
         return 2;
       }
       g_scale.batch = std::size_t{1} << log2;
+      continue;
+    }
+    if (arg.rfind("--kv_bucket_capacity=", 0) == 0) {  // a diagnostic: the names do not change
+      g_scale.bucket_capacity = std::atoi(arg.c_str() + std::strlen("--kv_bucket_capacity="));
       continue;
     }
     if (arg.rfind("--benchmark_min_time", 0) == 0) min_time = true;

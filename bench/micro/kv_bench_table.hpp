@@ -28,7 +28,7 @@ inline kv::TableOptions table_options(std::size_t dim, Scale scale) {
   o.dim = static_cast<std::int64_t>(dim);
   o.max_capacity = static_cast<std::int64_t>(scale.capacity());
   o.init_capacity = o.max_capacity;  // no growth: the load factor is the content's
-  o.bucket_capacity = 128;
+  o.bucket_capacity = scale.bucket_capacity;
   o.score_strategy = kv::ScoreStrategy::kTimestamp;  // HierarchicalKV's benchmark: LRU
   o.training = true;  // find_or_insert inserts; optimizer_state_width 0: a row is dim values
   // New keys of find_or_insert take a constant row (the peers call the same initial_row).

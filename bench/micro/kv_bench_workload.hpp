@@ -43,6 +43,7 @@ inline constexpr double kHitRate = 0.6;
 
 struct Scale {
   std::size_t batch = std::size_t{1} << 20;  // keys per call
+  std::int64_t bucket_capacity = 128;         // embscale's slots per bucket (HierarchicalKV's)
   std::size_t capacity() const noexcept { return 4 * batch; }  // slots of the table
 };
 
