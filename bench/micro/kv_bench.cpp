@@ -16,9 +16,9 @@
 //      bench/micro/kv_ratios.py kv.json
 // --kv_log2_batch=N scales everything down (batches of 2^N keys, tables of 2^(N+2) slots): the
 // smoke test runs N = 12. --kv_bucket_capacity=N (a power of two in [16, 1024]; default 128, as
-// HierarchicalKV) changes embscale's buckets, for diagnosis only. --benchmark_min_time defaults to kDefaultMinTime (below). Not with
-// --benchmark_enable_random_interleaving: one (dim, load factor) is set up at a time (seconds,
-// and up to ~4 GB at dim 64), in registration order.
+// HierarchicalKV) changes embscale's buckets, for diagnosis only. --benchmark_min_time defaults
+// to kDefaultMinTime (below). Not with --benchmark_enable_random_interleaving: one (dim, load
+// factor) is set up at a time (seconds, and up to ~5 GB resident at dim 64), in registration order.
 //
 // What one timed iteration is: one call with the whole batch (embscale: one batch call on
 // ExecutionContext{threads}; peers: a loop over the keys, one at a time). A write is then undone
@@ -47,8 +47,8 @@ using namespace embscale::kv_bench;
 namespace kv = embscale::kv;
 
 // Seconds of timed work per benchmark unless --benchmark_min_time is given: the whole suite
-// (174 benchmarks, 3 repetitions) then takes about 10 minutes on the 2-core development VM.
-constexpr const char* kDefaultMinTime = "--benchmark_min_time=0.2";
+// (174 benchmarks, 3 repetitions) then takes about 7-9 minutes on the 2-core development VM.
+constexpr const char* kDefaultMinTime = "--benchmark_min_time=0.5";
 
 enum class Op { kFind, kInsertOrAssign, kFindOrInsert, kInsertAndEvict };
 enum class Impl { kEmbscale, kAbsl, kCuckoo, kLimit };
