@@ -1,0 +1,308 @@
+// The KV table micro-benchmarks of issue 4: HierarchicalKV's benchmark shapes (batches of 2^20
+// keys, dim 8 and 64, load factors 0.5 / 0.75 / 1.0; find, insert_or_assign, find_or_insert,
+// insert_and_evict; 1 and 2 threads) on embscale's HostTable, and in the same binary and run the
+// peers a CPU user would pick instead (absl::flat_hash_map, libcuckoo: kv_bench_peers.hpp) and
+// the machine's limit (a random gather or scatter of as many rows: kv_bench_limit.hpp), with the
+// same keys and rows (kv_bench_workload.hpp).
+//
+// Names: kv_<op>/<implementation>/dim:<D>/lf:<L>/threads:<T>, implementation one of embscale,
+// absl, libcuckoo, gather_limit; items_per_second = keys per second (bytes_per_second: the keys
+// and the rows, 8 + 4 D bytes per key). bench/micro/kv_ratios.py pairs them and checks the
+// issue's targets. absl's writes run on 1 thread only (the map is not safe for concurrent
+// writers); gather_limit gathers for find and find_or_insert and scatters for the inserts.
+//
+// Run: build/bench/micro/embscale_micro_kv --benchmark_repetitions=3
+//        --benchmark_display_aggregates_only=true --benchmark_out=kv.json --benchmark_out_format=json
+//      bench/micro/kv_ratios.py kv.json
+// --kv_log2_batch=N scales everything down (batches of 2^N keys, tables of 2^(N+2) slots): the
+// smoke test runs N = 12. --kv_bucket_capacity=N (a power of two in [16, 1024]; default 128, as
+// HierarchicalKV) changes embscale's buckets, for diagnosis only. --benchmark_min_time defaults
+// to kDefaultMinTime (below). Not with --benchmark_enable_random_interleaving: one (dim, load
+// factor) is set up at a time (seconds, and up to ~5 GB resident at dim 64), in registration order.
+//
+// What one timed iteration is: one call with the whole batch (embscale: one batch call on
+// ExecutionContext{threads}; peers: a loop over the keys, one at a time). A write is then undone
+// with the timer paused (new keys erased, evicted or erased-victim keys put back: TableSide /
+// Peer::restore), so every iteration starts from the same content at the same load factor, and
+// checked (hits, inserts, evictions, a checksum of the rows read); a failed check reports an
+// error instead of a time.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kv_bench_limit.hpp"
+#include "kv_bench_peers.hpp"
+#include "kv_bench_table.hpp"
+#include "kv_bench_workload.hpp"
+
+namespace {
+
+using namespace embscale::kv_bench;
+namespace kv = embscale::kv;
+
+// Seconds of timed work per benchmark unless --benchmark_min_time is given: the whole suite
+// (174 benchmarks, 3 repetitions) then takes 9.5 minutes on the 2-core development VM.
+constexpr const char* kDefaultMinTime = "--benchmark_min_time=0.5";
+
+enum class Op { kFind, kInsertOrAssign, kFindOrInsert, kInsertAndEvict };
+enum class Impl { kEmbscale, kAbsl, kCuckoo, kLimit };
+
+const char* name_of(Op op) {
+  switch (op) {
+    case Op::kFind: return "find";
+    case Op::kInsertOrAssign: return "insert_or_assign";
+    case Op::kFindOrInsert: return "find_or_insert";
+    case Op::kInsertAndEvict: return "insert_and_evict";
+  }
+  return "?";
+}
+
+const char* name_of(Impl impl) {
+  switch (impl) {
+    case Impl::kEmbscale: return "embscale";
+    case Impl::kAbsl: return "absl";
+    case Impl::kCuckoo: return "libcuckoo";
+    case Impl::kLimit: return "gather_limit";
+  }
+  return "?";
+}
+
+// Everything of one (dim, load factor): the table, the workload, and lazily the peers and the
+// limit; output buffers shared by all.
+struct Fixture {
+  std::size_t dim;
+  double load_factor;
+  TableSide table;
+  Workload work;
+  std::vector<float> out;
+  std::vector<std::uint8_t> founds;
+  kv::Evicted evicted;
+  PeerEvicted peer_evicted;
+  std::unique_ptr<PeerRows> peer_rows;
+  std::unique_ptr<AbslPeer> absl;
+  std::unique_ptr<CuckooPeer> cuckoo;
+  std::unique_ptr<GatherLimit> limit;
+
+  Fixture(std::size_t d, double lf, Scale scale)
+      : dim(d), load_factor(lf), table(d, lf, scale),
+        work(make_workload(table.export_keys(), d, lf, scale, table.offered())),
+        out(scale.batch * d), founds(scale.batch) {
+    table.touch_hits(work);
+    evicted.keys.reserve(scale.batch);
+    evicted.scores.reserve(scale.batch);
+    evicted.values.reserve(scale.batch * d);
+    peer_evicted.keys.resize(scale.batch);
+    peer_evicted.rows.resize(scale.batch * d);
+  }
+
+  PeerRows& rows() {
+    if (!peer_rows) peer_rows = std::make_unique<PeerRows>(work);
+    return *peer_rows;
+  }
+  AbslPeer& absl_peer() {
+    if (!absl) absl = std::make_unique<AbslPeer>(work, rows());
+    return *absl;
+  }
+  CuckooPeer& cuckoo_peer() {
+    if (!cuckoo) cuckoo = std::make_unique<CuckooPeer>(work, rows());
+    return *cuckoo;
+  }
+  GatherLimit& gather_limit() {
+    if (!limit) limit = std::make_unique<GatherLimit>(dim, work.scale);
+    return *limit;
+  }
+};
+
+Scale g_scale;
+std::unique_ptr<Fixture> g_fixture;
+
+Fixture& fixture(std::size_t dim, double load_factor) {
+  if (!g_fixture || g_fixture->dim != dim || g_fixture->load_factor != load_factor) {
+    g_fixture.reset();  // free the previous one first: both would not fit at dim 64
+    g_fixture = std::make_unique<Fixture>(dim, load_factor, g_scale);
+  }
+  return *g_fixture;
+}
+
+void expect(bool ok, const std::string& what) {
+  if (!ok) throw std::runtime_error(what);
+}
+
+std::string counts(const kv::CallStats& s) {
+  return "found " + std::to_string(s.found) + ", inserted " + std::to_string(s.inserted) + ", evicted " +
+         std::to_string(s.evicted) + ", refused/mismatched " + std::to_string(s.refused);
+}
+
+// A write's counts against the workload: every present key found, every new key inserted.
+void check_write(const kv::CallStats& s, const Workload& w, Op op, Impl impl) {
+  const auto n_new = static_cast<std::int64_t>(w.new_keys.size());
+  bool ok = s.found == static_cast<std::int64_t>(w.hits) && s.inserted == n_new && s.refused == 0;
+  if (impl != Impl::kEmbscale && op == Op::kInsertAndEvict) ok = ok && s.evicted == static_cast<std::int64_t>(w.evicting);
+  expect(ok, std::string(name_of(op)) + "/" + name_of(impl) + ": " + counts(s) + "; expected found " +
+                 std::to_string(w.hits) + ", inserted " + std::to_string(n_new));
+}
+
+// The checksum of a read batch: find's rows, or find_or_insert's (hits, then 0.5 per new value).
+void check_rows(const Fixture& f, Op op, const char* who) {
+  const Workload& w = f.work;
+  const double expected = op == Op::kFind ? w.find_checksum
+                                          : w.write_hit_checksum + 0.5 * static_cast<double>(w.new_keys.size() * w.dim);
+  const double got = sum_of(f.out);
+  expect(got == expected, std::string(name_of(op)) + "/" + who + ": the rows read sum to " + std::to_string(got) +
+                              ", expected " + std::to_string(expected));
+}
+
+void run_embscale(benchmark::State& state, Fixture& f, Op op, int threads) {
+  kv::HostTable& t = f.table.table();
+  const Workload& w = f.work;
+  t.set_execution_context({threads, kMinKeysForThreads});
+  std::fill(f.out.begin(), f.out.end(), 0.0f);
+  if (op == Op::kFind) {
+    kv::CallStats s;
+    for (auto _ : state) s = t.find(w.find_keys, f.out, f.founds);
+    expect(s.found == static_cast<std::int64_t>(w.find_keys.size()), "find/embscale: " + counts(s));
+    check_rows(f, op, "embscale");
+    return;
+  }
+  std::int64_t evicted = 0;
+  for (auto _ : state) {
+    kv::CallStats s;
+    if (op == Op::kInsertOrAssign) s = t.insert_or_assign(w.write_keys, w.write_values);
+    else if (op == Op::kFindOrInsert) s = t.find_or_insert(w.write_keys, f.out);
+    else s = t.insert_and_evict(w.write_keys, w.write_values, {}, f.evicted);
+    state.PauseTiming();
+    check_write(s, w, op, Impl::kEmbscale);
+    if (op == Op::kInsertAndEvict)
+      expect(f.evicted.size() == static_cast<std::size_t>(s.evicted), "insert_and_evict/embscale: " +
+                                                                           std::to_string(f.evicted.size()) +
+                                                                           " entries returned, " + counts(s));
+    evicted = s.evicted;
+    f.table.restore(w, s.evicted);
+    f.evicted.clear();
+    state.ResumeTiming();
+  }
+  if (op == Op::kFindOrInsert) check_rows(f, op, "embscale");
+  state.counters["evicted_per_call"] = static_cast<double>(evicted);
+}
+
+template <typename P>
+void run_peer(benchmark::State& state, Fixture& f, P& peer, Op op, Impl impl, int threads) {
+  const Workload& w = f.work;
+  std::fill(f.out.begin(), f.out.end(), 0.0f);
+  if (op == Op::kFind) {
+    kv::CallStats s;
+    for (auto _ : state) s = peer.find(w.find_keys, f.out, f.founds, threads);
+    expect(s.found == static_cast<std::int64_t>(w.find_keys.size()), std::string("find/") + name_of(impl) + ": " + counts(s));
+    check_rows(f, op, name_of(impl));
+    return;
+  }
+  std::int64_t evicted = 0;
+  for (auto _ : state) {
+    kv::CallStats s;
+    if (op == Op::kInsertOrAssign) s = peer.insert_or_assign(w, threads);
+    else if (op == Op::kFindOrInsert) s = peer.find_or_insert(w, f.out, threads);
+    else s = peer.insert_and_evict(w, f.peer_evicted, threads);
+    state.PauseTiming();
+    check_write(s, w, op, impl);
+    evicted = s.evicted;
+    peer.restore(w, op == Op::kInsertAndEvict);
+    state.ResumeTiming();
+  }
+  if (op == Op::kFindOrInsert) check_rows(f, op, name_of(impl));
+  state.counters["evicted_per_call"] = static_cast<double>(evicted);
+}
+
+void run_limit(benchmark::State& state, Fixture& f, Op op, int threads) {
+  GatherLimit& limit = f.gather_limit();
+  std::fill(f.out.begin(), f.out.end(), 0.0f);
+  if (op == Op::kFind || op == Op::kFindOrInsert) {
+    for (auto _ : state) limit.gather(f.out, threads);
+  } else {
+    limit.gather(f.out, threads);  // the rows the scatter writes back where they were
+    for (auto _ : state) limit.scatter(f.out, threads);
+    std::fill(f.out.begin(), f.out.end(), 0.0f);
+    limit.gather(f.out, threads);
+  }
+  const double got = sum_of(f.out);
+  expect(got == limit.checksum(), std::string(name_of(op)) + "/gather_limit: the rows sum to " + std::to_string(got) +
+                                      ", expected " + std::to_string(limit.checksum()));
+}
+
+void run(benchmark::State& state, Op op, Impl impl, std::size_t dim, double load_factor, int threads) {
+  try {
+    Fixture& f = fixture(dim, load_factor);
+    switch (impl) {
+      case Impl::kEmbscale: run_embscale(state, f, op, threads); break;
+      case Impl::kAbsl: run_peer(state, f, f.absl_peer(), op, impl, threads); break;
+      case Impl::kCuckoo: run_peer(state, f, f.cuckoo_peer(), op, impl, threads); break;
+      case Impl::kLimit: run_limit(state, f, op, threads); break;
+    }
+  } catch (const std::exception& e) {
+    g_fixture.reset();  // a failed write may have left its keys behind: the next one starts afresh
+    state.SkipWithError(e.what());
+    return;
+  }
+  const auto keys = static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(g_scale.batch);
+  state.SetItemsProcessed(keys);
+  state.SetBytesProcessed(keys * static_cast<std::int64_t>(8 + 4 * dim));
+}
+
+void register_all() {
+  const Op ops[] = {Op::kFind, Op::kInsertOrAssign, Op::kFindOrInsert, Op::kInsertAndEvict};
+  const Impl impls[] = {Impl::kEmbscale, Impl::kAbsl, Impl::kCuckoo, Impl::kLimit};
+  for (const std::size_t dim : {8, 64})
+    for (const double lf : {0.5, 0.75, 1.0})
+      for (const Op op : ops)
+        for (const Impl impl : impls)
+          for (const int threads : {1, 2}) {
+            if (impl == Impl::kAbsl && op != Op::kFind && threads > 1) continue;  // not thread-safe
+            char name[128];
+            std::snprintf(name, sizeof name, "kv_%s/%s/dim:%zu/lf:%.2f/threads:%d", name_of(op), name_of(impl), dim, lf,
+                          threads);
+            benchmark::RegisterBenchmark(name, [=](benchmark::State& s) { run(s, op, impl, dim, lf, threads); })
+                ->Unit(benchmark::kMillisecond)
+                ->UseRealTime();
+          }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Our flags first (removed), then a default min_time unless one is given.
+  std::vector<char*> args;
+  bool min_time = false;
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--kv_log2_batch=", 0) == 0) {
+      const int log2 = std::atoi(arg.c_str() + std::strlen("--kv_log2_batch="));
+      if (log2 < 8 || log2 > 24) {
+        std::fprintf(stderr, "embscale_micro_kv: --kv_log2_batch=%d: expected 8 .. 24\n", log2);
+        return 2;
+      }
+      g_scale.batch = std::size_t{1} << log2;
+      continue;
+    }
+    if (arg.rfind("--kv_bucket_capacity=", 0) == 0) {  // a diagnostic: the names do not change
+      g_scale.bucket_capacity = std::atoi(arg.c_str() + std::strlen("--kv_bucket_capacity="));
+      continue;
+    }
+    if (arg.rfind("--benchmark_min_time", 0) == 0) min_time = true;
+    args.push_back(argv[i]);
+  }
+  std::string default_min_time = kDefaultMinTime;
+  if (!min_time) args.push_back(default_min_time.data());
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  g_fixture.reset();
+  return 0;
+}
