@@ -395,77 +395,92 @@ CallStats HostTable::for_each_key(std::span<const std::uint64_t> keys, const Per
   return total;
 }
 
-void HostTable::locate_batch(const std::uint64_t* keys, std::size_t n, std::int64_t* slots) const noexcept {
-  constexpr std::size_t kGroup = 16;  // keys whose misses overlap
-  std::uint64_t hash[kGroup];
-  std::uint64_t candidates[kGroup];
-  const auto bucket_mask = static_cast<std::uint64_t>(buckets_ - 1);
-  const auto bc = static_cast<std::size_t>(bucket_capacity_);
-  for (std::size_t at = 0; at < n; at += kGroup) {
-    const std::size_t m = std::min(kGroup, n - at);
-    // Stage 1: the buckets' digests (two lines cover 128 slots) and occupancy.
-    for (std::size_t j = 0; j < m; ++j) {
-      hash[j] = mix64(keys[at + j]);
-      const std::size_t base = static_cast<std::size_t>(hash[j] & bucket_mask) * bc;
-      __builtin_prefetch(digests_.data() + base);
-      if (bc > 64) __builtin_prefetch(digests_.data() + base + 64);
-      __builtin_prefetch(occupied_.data() + (hash[j] & bucket_mask));
-    }
-    // Stage 2: digest matches of the first 64 slots; prefetch the first candidate's key.
-    for (std::size_t j = 0; j < m; ++j) {
-      const auto bucket = static_cast<std::size_t>(hash[j] & bucket_mask);
-      const std::size_t base = bucket * bc;
-      const std::uint32_t occupied = occupied_[bucket];
-      candidates[j] = match_(digests_.data() + base, std::min(occupied, 64u), digest_of(hash[j]));
-      if (candidates[j]) __builtin_prefetch(keys_.data() + base + static_cast<std::size_t>(std::countr_zero(candidates[j])));
-    }
-    // Stage 3: compare keys (a bucket past 64 slots continues with the one-key path).
-    for (std::size_t j = 0; j < m; ++j) {
-      const auto bucket = static_cast<std::size_t>(hash[j] & bucket_mask);
-      const std::size_t base = bucket * bc;
-      std::int64_t slot = -1;
-      for (std::uint64_t c = candidates[j]; c; c &= c - 1) {
-        const std::size_t i = base + static_cast<std::size_t>(std::countr_zero(c));
-        if (keys_[i] == keys[at + j]) {
-          slot = static_cast<std::int64_t>(i);
-          break;
-        }
-      }
-      if (slot < 0 && occupied_[bucket] > 64) {
-        const Slot s = locate(keys[at + j]);
-        if (s.index >= 0) slot = flat(s);
-      }
-      slots[at + j] = slot;
-    }
-  }
-}
-
 std::int64_t HostTable::find_range(std::span<const std::uint64_t> keys, std::size_t begin, std::size_t end,
                                    std::span<float> values, std::span<std::uint8_t> founds,
                                    std::span<std::uint64_t> scores) const noexcept {
-  constexpr std::size_t kChunk = 256;   // slots resolved at a time (on the stack)
-  constexpr std::size_t kAhead = 8;     // rows prefetched ahead of the copy
-  std::int64_t slots[kChunk];
+  // A rolling software pipeline, one key per step: at step i the digests of key i + kDigestsAhead
+  // are prefetched, the digests of key i + kKeysAhead are matched (its candidate
+  // keys prefetched), the candidates of key i + kRowAhead are compared (its row prefetched), and
+  // key i's row is copied. Every stage's miss has a fixed number of steps to arrive, so the misses
+  // of about kDigestsAhead keys overlap (a one-key-at-a-time lookup waits for each in turn).
+  constexpr std::size_t kDigestsAhead = 48, kKeysAhead = 24, kRowAhead = 12;
+  constexpr std::size_t kRing = 64;  // > kDigestsAhead, a power of two
+  constexpr int kCandidates = 2;     // kept per key; more (rare: n/256 false ones expected) -> locate()
+  struct InFlight {
+    std::uint64_t hash;
+    std::int64_t slot;                     // flat slot, -1 absent; set at the key-compare stage
+    std::int64_t candidates[kCandidates];  // flat slots whose digest matched
+    int count;                             // of candidates; kCandidates + 1: too many, use locate()
+  };
+  InFlight ring[kRing];
+  const auto bucket_mask = static_cast<std::uint64_t>(buckets_ - 1);
+  const auto bc = static_cast<std::size_t>(bucket_capacity_);
+  constexpr std::size_t kMaxDigestLines = 2;  // prefetched per key: 128 slots; larger buckets' rest miss
   const auto w = static_cast<std::size_t>(row_width_);
   const std::size_t row_bytes = w * value_bytes(options_.value_type);
-  std::int64_t found = 0;
-  for (std::size_t at = begin; at < end; at += kChunk) {
-    const std::size_t m = std::min(kChunk, end - at);
-    locate_batch(keys.data() + at, m, slots);
-    for (std::size_t j = 0; j < std::min(kAhead, m); ++j)
-      if (slots[j] >= 0) __builtin_prefetch(rows_.data() + static_cast<std::size_t>(slots[j]) * row_bytes);
-    for (std::size_t j = 0; j < m; ++j) {
-      if (j + kAhead < m && slots[j + kAhead] >= 0) {
-        const std::byte* ahead = rows_.data() + static_cast<std::size_t>(slots[j + kAhead]) * row_bytes;
-        for (std::size_t line = 0; line < row_bytes; line += 64) __builtin_prefetch(ahead + line);
+
+  const auto prefetch_digests = [&](std::size_t i) {
+    InFlight& f = ring[i % kRing];
+    f.hash = mix64(keys[i]);
+    const auto bucket = static_cast<std::size_t>(f.hash & bucket_mask);
+    // Only the digest lines that hold occupied slots (occupied_, 4 bytes a bucket, stays in cache).
+    const std::size_t lines = std::min<std::size_t>(kMaxDigestLines, (occupied_[bucket] + 63) / 64);
+    for (std::size_t line = 0; line < lines; ++line) __builtin_prefetch(digests_.data() + bucket * bc + 64 * line);
+  };
+  const auto match = [&](std::size_t i) {
+    InFlight& f = ring[i % kRing];
+    const auto bucket = static_cast<std::size_t>(f.hash & bucket_mask);
+    const std::size_t base = bucket * bc;
+    const std::uint32_t occupied = occupied_[bucket];
+    f.count = 0;
+    for (std::uint32_t chunk = 0; chunk < occupied; chunk += 64) {
+      for (std::uint64_t c = match_(digests_.data() + base + chunk, std::min(occupied - chunk, 64u), digest_of(f.hash));
+           c; c &= c - 1) {
+        if (f.count == kCandidates) {
+          f.count = kCandidates + 1;
+          return;
+        }
+        const std::size_t slot = base + chunk + static_cast<std::size_t>(std::countr_zero(c));
+        f.candidates[f.count++] = static_cast<std::int64_t>(slot);
+        __builtin_prefetch(keys_.data() + slot);
       }
-      const std::size_t i = at + j;
-      founds[i] = slots[j] >= 0;
-      if (slots[j] < 0) continue;
-      ++found;
-      read_row(slots[j], values.subspan(i * w, w));
-      if (!scores.empty()) scores[i] = scores_[static_cast<std::size_t>(slots[j])];
     }
+  };
+  const auto compare = [&](std::size_t i) {
+    InFlight& f = ring[i % kRing];
+    f.slot = -1;
+    if (f.count > kCandidates) {
+      if (const Slot s = locate(keys[i]); s.index >= 0) f.slot = flat(s);
+    } else {
+      for (int c = 0; c < f.count; ++c)
+        if (keys_[static_cast<std::size_t>(f.candidates[c])] == keys[i]) {
+          f.slot = f.candidates[c];
+          break;
+        }
+    }
+    if (f.slot >= 0) {
+      const std::byte* row = rows_.data() + static_cast<std::size_t>(f.slot) * row_bytes;
+      for (std::size_t line = 0; line < row_bytes; line += 64) __builtin_prefetch(row + line);
+    }
+  };
+
+  // Fill the pipeline: keys [begin, begin + kDigestsAhead) enter their first stages.
+  for (std::size_t i = begin; i < std::min(end, begin + kDigestsAhead); ++i) {
+    prefetch_digests(i);
+    if (i < begin + kKeysAhead) match(i);
+    if (i < begin + kRowAhead) compare(i);
+  }
+  std::int64_t found = 0;
+  for (std::size_t i = begin; i < end; ++i) {
+    if (i + kDigestsAhead < end) prefetch_digests(i + kDigestsAhead);
+    if (i + kKeysAhead < end) match(i + kKeysAhead);
+    if (i + kRowAhead < end) compare(i + kRowAhead);
+    const std::int64_t slot = ring[i % kRing].slot;
+    founds[i] = slot >= 0;
+    if (slot < 0) continue;
+    ++found;
+    read_row(slot, values.subspan(i * w, w));
+    if (!scores.empty()) scores[i] = scores_[static_cast<std::size_t>(slot)];
   }
   return found;
 }

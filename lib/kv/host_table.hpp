@@ -185,10 +185,6 @@ class HostTable {
   void grow_for(std::int64_t incoming);
   void rehash(std::int64_t new_buckets);
   Slot locate(std::uint64_t key) const noexcept;
-  // locate() for keys[0, n): flat slot indices, or -1 for absent keys. Software-pipelined: the
-  // digests of a group of keys are prefetched together, then their candidate keys, so the
-  // cache misses of many keys overlap (a one-key-at-a-time lookup waits for each in turn).
-  void locate_batch(const std::uint64_t* keys, std::size_t n, std::int64_t* slots) const noexcept;
   // Reads rows and scores of found keys for keys[begin, end) (a read-only call: any split of the
   // batch between threads gives the same result).
   std::int64_t find_range(std::span<const std::uint64_t> keys, std::size_t begin, std::size_t end,
