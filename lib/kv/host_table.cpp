@@ -336,14 +336,35 @@ void HostTable::prefetch_bucket(std::uint64_t key) const noexcept {
   __builtin_prefetch(occupied_.data() + bucket);
 }
 
-void HostTable::prefetch_free_row(std::uint64_t key) const noexcept {
-  const auto bucket = static_cast<std::size_t>(mix64(key) & static_cast<std::uint64_t>(buckets_ - 1));
+void HostTable::prefetch_slot(std::uint64_t key) const noexcept {
+  const std::uint64_t hash = mix64(key);
+  const auto bucket = static_cast<std::size_t>(hash & static_cast<std::uint64_t>(buckets_ - 1));
+  const std::size_t base = bucket * static_cast<std::size_t>(bucket_capacity_);
   const std::uint32_t occupied = occupied_[bucket];  // prefetched by prefetch_bucket
-  if (occupied >= static_cast<std::uint32_t>(bucket_capacity_)) return;
-  const std::size_t row_bytes = static_cast<std::size_t>(row_width_) * value_bytes(options_.value_type);
-  const std::size_t slot = bucket * static_cast<std::size_t>(bucket_capacity_) + occupied;
-  __builtin_prefetch(keys_.data() + slot, 1);
+  int candidates = 0;
+  for (std::uint32_t chunk = 0; chunk < occupied && candidates < 2; chunk += 64)
+    for (std::uint64_t c = match_(digests_.data() + base + chunk, std::min(occupied - chunk, 64u), digest_of(hash));
+         c && candidates < 2; c &= c - 1, ++candidates)
+      __builtin_prefetch(keys_.data() + base + chunk + static_cast<std::size_t>(std::countr_zero(c)));
+  if (candidates > 0) return;  // most likely present: prefetch_present_row follows
+  if (occupied < static_cast<std::uint32_t>(bucket_capacity_)) {  // the free slot a new key takes
+    const std::size_t slot = base + occupied;
+    __builtin_prefetch(keys_.data() + slot, 1);
+    __builtin_prefetch(scores_.data() + slot, 1);
+    const std::size_t row_bytes = static_cast<std::size_t>(row_width_) * value_bytes(options_.value_type);
+    const std::byte* row = rows_.data() + slot * row_bytes;
+    for (std::size_t line = 0; line < row_bytes; line += 64) __builtin_prefetch(row + line, 1);
+  } else {  // a full bucket: the scores the victim search reads
+    for (std::size_t at = 0; at < static_cast<std::size_t>(bucket_capacity_); at += 8) __builtin_prefetch(scores_.data() + base + at);
+  }
+}
+
+void HostTable::prefetch_present_row(std::uint64_t key) const noexcept {
+  const Slot s = locate(key);  // its digests and candidate keys prefetched by the stages before
+  if (s.index < 0) return;
+  const auto slot = static_cast<std::size_t>(flat(s));
   __builtin_prefetch(scores_.data() + slot, 1);
+  const std::size_t row_bytes = static_cast<std::size_t>(row_width_) * value_bytes(options_.value_type);
   const std::byte* row = rows_.data() + slot * row_bytes;
   for (std::size_t line = 0; line < row_bytes; line += 64) __builtin_prefetch(row + line, 1);
 }
@@ -354,7 +375,8 @@ CallStats HostTable::for_each_key(std::span<const std::uint64_t> keys, const Per
     CallStats stats;
     for (std::size_t i = 0; i < keys.size(); ++i) {
       if (i + kPrefetchAhead < keys.size()) prefetch_bucket(keys[i + kPrefetchAhead]);
-      if (i + kPrefetchAhead / 2 < keys.size()) prefetch_free_row(keys[i + kPrefetchAhead / 2]);
+      if (i + kPrefetchAhead / 2 < keys.size()) prefetch_slot(keys[i + kPrefetchAhead / 2]);
+      if (i + kPrefetchAhead / 4 < keys.size()) prefetch_present_row(keys[i + kPrefetchAhead / 4]);
       per_key(i, stats, evicted);
     }
     return stats;
@@ -370,7 +392,8 @@ CallStats HostTable::for_each_key(std::span<const std::uint64_t> keys, const Per
     Evicted* mine = evicted ? &group_evicted[g] : nullptr;
     for (std::size_t at = partition.starts[g]; at < partition.starts[g + 1]; ++at) {
       if (at + kPrefetchAhead < partition.starts[g + 1]) prefetch_bucket(keys[partition.order[at + kPrefetchAhead]]);
-      if (at + kPrefetchAhead / 2 < partition.starts[g + 1]) prefetch_free_row(keys[partition.order[at + kPrefetchAhead / 2]]);
+      if (at + kPrefetchAhead / 2 < partition.starts[g + 1]) prefetch_slot(keys[partition.order[at + kPrefetchAhead / 2]]);
+      if (at + kPrefetchAhead / 4 < partition.starts[g + 1]) prefetch_present_row(keys[partition.order[at + kPrefetchAhead / 4]]);
       const std::size_t before = mine ? mine->keys.size() : 0;
       per_key(partition.order[at], stats[g], mine);
       if (mine && mine->keys.size() > before) evicted_by[g].push_back(partition.order[at]);

@@ -168,13 +168,15 @@ class HostTable {
   class CallScores;
   // The body of a call for key i: it updates `stats`, and appends to `evicted` when given.
   using PerKey = std::function<void(std::size_t i, CallStats& stats, Evicted* evicted)>;
-  // How far ahead of the key being applied for_each_key prefetches a key's bucket (digests and
-  // occupancy), so that the bucket misses of consecutive keys overlap.
-  static constexpr std::size_t kPrefetchAhead = 8;
+  // for_each_key prefetches in three stages, so that the misses of consecutive keys overlap:
+  // kPrefetchAhead keys ahead a key's bucket (digests, occupancy: prefetch_bucket); half as far
+  // its candidate keys, or the free slot a new key would take, or a full bucket's scores
+  // (prefetch_slot); a quarter as far a present key's score and row (prefetch_present_row).
+  // Prefetches are hints only: the keys before may still change the bucket.
+  static constexpr std::size_t kPrefetchAhead = 24;
   void prefetch_bucket(std::uint64_t key) const noexcept;
-  // Half as far ahead: the key, score and row a new key would take (the bucket's next free
-  // slot), for writing.
-  void prefetch_free_row(std::uint64_t key) const noexcept;
+  void prefetch_slot(std::uint64_t key) const noexcept;
+  void prefetch_present_row(std::uint64_t key) const noexcept;
   // Runs per_key for every key, as if one by one in input order (see ExecutionContext).
   CallStats for_each_key(std::span<const std::uint64_t> keys, const PerKey& per_key, Evicted* evicted = nullptr) const;
 
