@@ -104,7 +104,7 @@ class HostTable::BucketLock {
   std::atomic<std::uint8_t>& flag_;
 };
 
-HostTable::HostTable(TableOptions options) : options_(std::move(options)), match_(best_digest_matcher()), find_victim_(best_victim_search()) {
+HostTable::HostTable(TableOptions options) : options_(std::move(options)), match_(best_digest_matcher()), scan_shortlist_(best_shortlist_scan()) {
   check_options(options_);
   row_width_ = options_.dim + (options_.training ? options_.optimizer_state_width : 0);
   bucket_capacity_ = options_.bucket_capacity;
@@ -198,6 +198,7 @@ void HostTable::rehash(std::int64_t new_buckets) {
   rows_ = std::move(rows);
   buckets_ = new_buckets;
   admission_.resize(new_buckets);  // each new bucket's bank copies its parent's
+  shortlists_.assign(static_cast<std::size_t>(new_buckets), VictimShortlist{});
   bucket_locks_ = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(new_buckets));
 }
 
@@ -220,6 +221,7 @@ void HostTable::reserve(std::int64_t capacity) {
 void HostTable::clear() {
   const GroupLock lock(calls_, Access::kExclusive);
   std::fill(occupied_.begin(), occupied_.end(), 0u);
+  std::fill(shortlists_.begin(), shortlists_.end(), VictimShortlist{});
   size_ = 0;
   admission_.clear();
 }
@@ -256,9 +258,12 @@ HostTable::Slot HostTable::insert_new(std::uint64_t key, std::uint64_t score, Ca
     }
     index = occupied++;
   } else {
-    // The victim: the lowest score, ties broken by the smallest key (independent of slot order).
-    const std::size_t victim =
-        base + find_victim_(scores_.data() + base, keys_.data() + base, static_cast<std::uint32_t>(bucket_capacity_));
+    // The victim: the lowest score, ties broken by the smallest key (independent of slot order),
+    // the first of the bucket's shortlist (kv/victim_search.hpp), which one scan refills.
+    VictimShortlist& shortlist = shortlists_[static_cast<std::size_t>(bucket)];
+    if (shortlist.count == 0)
+      scan_shortlist_(scores_.data() + base, keys_.data() + base, static_cast<std::uint32_t>(bucket_capacity_), shortlist);
+    const std::size_t victim = base + shortlist.slots[0];
     if (score < scores_[victim]) {
       if (filtered) admission_.admit(key, Placement::kRefused, keys_[victim]);  // a sighting
       ++stats.refused;
@@ -277,6 +282,13 @@ HostTable::Slot HostTable::insert_new(std::uint64_t key, std::uint64_t score, Ca
       evicted->values.resize(at + static_cast<std::size_t>(row_width_));
       read_row(static_cast<std::int64_t>(victim), std::span<float>(evicted->values).subspan(at));
     }
+    shortlist.pop_front();
+    // The newcomer takes the victim's slot: the shortlist stays true when it orders after the
+    // shortlist's last entry (under TIMESTAMP and STEP it does: its score is the newest).
+    if (shortlist.count > 0) {
+      const std::size_t last = base + shortlist.slots[shortlist.count - 1];
+      if (score < scores_[last] || (score == scores_[last] && key < keys_[last])) shortlist.count = 0;
+    }
   }
   const std::size_t slot = base + static_cast<std::size_t>(index);
   digests_[slot] = digest_of(hash);
@@ -284,6 +296,12 @@ HostTable::Slot HostTable::insert_new(std::uint64_t key, std::uint64_t score, Ca
   scores_[slot] = score;
   ++stats.inserted;
   return {bucket, index};
+}
+
+void HostTable::rescore(Slot slot, std::uint64_t score) noexcept {
+  auto& stored = scores_[static_cast<std::size_t>(flat(slot))];
+  shortlists_[static_cast<std::size_t>(slot.bucket)].score_changed(static_cast<std::uint32_t>(slot.index), stored, score);
+  stored = score;
 }
 
 void HostTable::remove(Slot slot) noexcept {
@@ -299,6 +317,7 @@ void HostTable::remove(Slot slot) noexcept {
     std::memcpy(rows_.data() + to * row_bytes, rows_.data() + from * row_bytes, row_bytes);
   }
   --occupied;
+  shortlists_[static_cast<std::size_t>(slot.bucket)].count = 0;  // kept for full buckets only
 }
 
 void HostTable::read_row(std::int64_t flat_slot, std::span<float> out) const noexcept {
@@ -543,8 +562,7 @@ CallStats HostTable::find_and_update(std::span<const std::uint64_t> keys, std::s
     ++stats.found;
     const BucketLock bucket(*this, s.bucket);
     read_row(flat(s), values.subspan(i * w, w));
-    auto& stored = scores_[static_cast<std::size_t>(flat(s))];
-    stored = score.touched(i, stored);
+    rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
     admission_.record_hit(keys[i]);  // the bucket's bank: under its lock
   });
 }
@@ -565,8 +583,7 @@ CallStats HostTable::upsert(std::span<const std::uint64_t> keys, std::span<const
     Slot s = locate(keys[i]);
     if (s.index >= 0) {
       ++st.found;
-      auto& stored = scores_[static_cast<std::size_t>(flat(s))];
-      stored = score.touched(i, stored);
+      rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
       admission_.record_hit(keys[i]);
     } else {
       s = insert_new(keys[i], score.fresh(i), st, ev);
@@ -617,8 +634,7 @@ CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::sp
     if (!founds.empty()) founds[i] = s.index >= 0;
     if (s.index >= 0) {
       ++st.found;
-      auto& stored = scores_[static_cast<std::size_t>(flat(s))];
-      stored = score.touched(i, stored);
+      rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
       admission_.record_hit(keys[i]);
       read_row(flat(s), row);
       return;
@@ -669,8 +685,7 @@ CallStats HostTable::assign_scores(std::span<const std::uint64_t> keys, std::spa
     if (s.index < 0) return;
     ++stats.found;
     const BucketLock bucket(*this, s.bucket);
-    auto& stored = scores_[static_cast<std::size_t>(flat(s))];
-    stored = score.touched(i, stored);
+    rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
     admission_.record_hit(keys[i]);  // the bucket's bank: under its lock
   });
 }
@@ -687,8 +702,7 @@ CallStats HostTable::accum_or_assign(std::span<const std::uint64_t> keys, std::s
     if (s.index >= 0) {
       ++st.found;
       if (!accumulate[i]) return;
-      auto& stored = scores_[static_cast<std::size_t>(flat(s))];
-      stored = score.touched(i, stored);
+      rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
       admission_.record_hit(keys[i]);
       add_to_row(flat(s), values.subspan(i * w, w));
     } else if (!accumulate[i]) {
@@ -710,7 +724,7 @@ CallStats HostTable::restore(std::span<const std::uint64_t> keys, std::span<cons
     Slot s = locate(keys[i]);
     if (s.index >= 0) {
       ++st.found;
-      scores_[static_cast<std::size_t>(flat(s))] = scores[i];
+      rescore(s, scores[i]);
     } else {
       s = insert_new(keys[i], scores[i], st, ev, /*filtered=*/false);  // entries put back: no filter
       if (s.index < 0) return;

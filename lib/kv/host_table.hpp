@@ -55,6 +55,7 @@
 #include "kv/kv_table.hpp"
 #include "kv/mapped_array.hpp"
 #include "kv/table_options.hpp"
+#include "kv/victim_search.hpp"
 
 namespace embscale::kv {
 
@@ -198,6 +199,9 @@ class HostTable {
   static constexpr std::int64_t kRefusedIndex = -1;
   static constexpr std::int64_t kNotAdmittedIndex = -2;
   Slot insert_new(std::uint64_t key, std::uint64_t score, CallStats& stats, Evicted* evicted, bool filtered = true);
+  // Sets a present key's score (every score change of a present key goes through here, which
+  // keeps the bucket's victim shortlist true).
+  void rescore(Slot slot, std::uint64_t score) noexcept;
   void remove(Slot slot) noexcept;
 
   std::int64_t slots() const noexcept { return buckets_ * bucket_capacity_; }
@@ -220,6 +224,7 @@ class HostTable {
   std::vector<std::uint64_t> keys_;       // buckets x bucket_capacity
   std::vector<std::uint64_t> scores_;     // buckets x bucket_capacity
   std::vector<std::uint32_t> occupied_;   // per bucket: its first occupied_[b] slots hold keys
+  std::vector<VictimShortlist> shortlists_;  // per bucket: its next victims, while it is full
   MappedArray rows_;                      // buckets x bucket_capacity x row_width, value_type
                                           // (memory, or a file in options_.rows_directory)
   AdmissionFilter admission_;             // one bank per bucket: touched under the same rules
@@ -231,7 +236,7 @@ class HostTable {
   ExecutionContext context_;
   mutable GroupMutex calls_;
   std::uint64_t (*match_)(const std::uint8_t*, std::uint32_t, std::uint8_t);  // kv/digest_match.hpp
-  std::uint32_t (*find_victim_)(const std::uint64_t*, const std::uint64_t*, std::uint32_t);  // kv/victim_search.hpp
+  ShortlistScan scan_shortlist_;                       // kv/victim_search.hpp
 };
 
 }  // namespace embscale::kv

@@ -1,6 +1,6 @@
 #include "kv/victim_search.hpp"
 
-#include <algorithm>
+#include <bit>
 #include <limits>
 
 #include "kv/digest_match.hpp"  // cpu_supports_avx2 / cpu_supports_avx512
@@ -12,126 +12,113 @@
 namespace embscale::kv {
 namespace {
 
-constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
+constexpr int kShortlist = VictimShortlist::kShortlist;
+constexpr std::uint64_t kNoBound = std::numeric_limits<std::uint64_t>::max();
 
-// The smallest (key, index) among the lanes' candidates and the scalar tail [from, count):
-// lanes hold kNone where they saw no slot of the lowest score.
-std::uint32_t finish(const std::uint64_t* lane_keys, const std::uint64_t* lane_index, int lanes,
-                     const std::uint64_t* scores, const std::uint64_t* keys, std::uint32_t from, std::uint32_t count,
-                     std::uint64_t low) {
-  std::uint64_t best_key = kNone;
-  std::uint32_t best = count;
-  for (int l = 0; l < lanes; ++l)
-    if (lane_index[l] != kNone && (best == count || lane_keys[l] < best_key)) {
-      best_key = lane_keys[l];
-      best = static_cast<std::uint32_t>(lane_index[l]);
+// The smallest pairs seen so far, ascending, while a scan runs.
+class Smallest {
+ public:
+  // Slots of a higher score cannot enter: the scans skip them without reading their keys.
+  std::uint64_t bound() const noexcept { return n_ < kShortlist ? kNoBound : score_[kShortlist - 1]; }
+
+  void offer(std::uint64_t score, std::uint64_t key, std::uint32_t slot) noexcept {
+    if (n_ == kShortlist && !less(score, key, kShortlist - 1)) return;
+    int p = n_ < kShortlist ? n_++ : kShortlist - 1;
+    for (; p > 0 && less(score, key, p - 1); --p) {
+      score_[p] = score_[p - 1];
+      key_[p] = key_[p - 1];
+      slot_[p] = slot_[p - 1];
     }
+    score_[p] = score;
+    key_[p] = key;
+    slot_[p] = static_cast<std::uint16_t>(slot);
+  }
+
+  void write(VictimShortlist& out) const noexcept {
+    for (int p = 0; p < n_; ++p) out.slots[p] = slot_[p];
+    out.count = static_cast<std::uint8_t>(n_);
+  }
+
+ private:
+  bool less(std::uint64_t score, std::uint64_t key, int p) const noexcept {
+    return score < score_[p] || (score == score_[p] && key < key_[p]);
+  }
+
+  std::uint64_t score_[kShortlist];
+  std::uint64_t key_[kShortlist];
+  std::uint16_t slot_[kShortlist];
+  int n_ = 0;
+};
+
+void scan_tail(const std::uint64_t* scores, const std::uint64_t* keys, std::uint32_t from, std::uint32_t count,
+               Smallest& smallest) noexcept {
   for (std::uint32_t i = from; i < count; ++i)
-    if (scores[i] == low && (best == count || keys[i] < best_key)) {
-      best_key = keys[i];
-      best = i;
-    }
-  return best;
+    if (scores[i] <= smallest.bound()) smallest.offer(scores[i], keys[i], i);
 }
 
 }  // namespace
 
-std::uint32_t find_victim_portable(const std::uint64_t* scores, const std::uint64_t* keys, std::uint32_t count) {
-  std::uint32_t victim = 0;
-  for (std::uint32_t i = 1; i < count; ++i)
-    if (scores[i] < scores[victim] || (scores[i] == scores[victim] && keys[i] < keys[victim])) victim = i;
-  return victim;
+void scan_shortlist_portable(const std::uint64_t* scores, const std::uint64_t* keys, std::uint32_t count,
+                             VictimShortlist& out) {
+  Smallest smallest;
+  scan_tail(scores, keys, 0, count, smallest);
+  smallest.write(out);
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx512f"))) std::uint32_t find_victim_avx512(const std::uint64_t* scores,
-                                                                    const std::uint64_t* keys, std::uint32_t count) {
+__attribute__((target("avx512f"))) void scan_shortlist_avx512(const std::uint64_t* scores, const std::uint64_t* keys,
+                                                              std::uint32_t count, VictimShortlist& out) {
+  Smallest smallest;
   const std::uint32_t whole = count & ~7U;
-  __m512i low_lanes = _mm512_set1_epi64(static_cast<long long>(kNone));
-  // The masked form with every lane set is _mm512_min_epu64 without GCC 12's false
-  // -Wmaybe-uninitialized on the latter's _mm512_undefined_epi32 operand.
-  for (std::uint32_t i = 0; i < whole; i += 8)
-    low_lanes = _mm512_mask_min_epu64(low_lanes, 0xFF, low_lanes, _mm512_loadu_si512(scores + i));
-  alignas(64) std::uint64_t lanes[8];
-  _mm512_store_si512(lanes, low_lanes);
-  std::uint64_t low = *std::min_element(lanes, lanes + 8);
-  for (std::uint32_t i = whole; i < count; ++i) low = std::min(low, scores[i]);
-
-  const __m512i low_all = _mm512_set1_epi64(static_cast<long long>(low));
-  __m512i best_keys = _mm512_set1_epi64(static_cast<long long>(kNone));
-  __m512i best_index = _mm512_set1_epi64(static_cast<long long>(kNone));
-  __m512i index = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m512i step = _mm512_set1_epi64(8);
-  for (std::uint32_t i = 0; i < whole; i += 8, index = _mm512_add_epi64(index, step)) {
-    const __mmask8 tie = _mm512_cmpeq_epu64_mask(_mm512_loadu_si512(scores + i), low_all);
-    if (tie == 0) continue;  // keys of this chunk stay unread
-    const __m512i k = _mm512_loadu_si512(keys + i);
-    // Every stored key is below kNone (reserved), so a lane's first candidate always wins.
-    const __mmask8 better = tie & _mm512_cmplt_epu64_mask(k, best_keys);
-    best_keys = _mm512_mask_mov_epi64(best_keys, better, k);
-    best_index = _mm512_mask_mov_epi64(best_index, better, index);
+  for (std::uint32_t i = 0; i < whole; i += 8) {
+    const __m512i bound = _mm512_set1_epi64(static_cast<long long>(smallest.bound()));
+    // Lanes at or below the bound; offer() settles ties and a bound lowered within the chunk.
+    for (auto lanes = static_cast<std::uint32_t>(_mm512_cmple_epu64_mask(_mm512_loadu_si512(scores + i), bound));
+         lanes != 0; lanes &= lanes - 1) {
+      const std::uint32_t slot = i + static_cast<std::uint32_t>(std::countr_zero(lanes));
+      smallest.offer(scores[slot], keys[slot], slot);
+    }
   }
-  alignas(64) std::uint64_t lane_keys[8];
-  alignas(64) std::uint64_t lane_index[8];
-  _mm512_store_si512(lane_keys, best_keys);
-  _mm512_store_si512(lane_index, best_index);
-  return finish(lane_keys, lane_index, 8, scores, keys, whole, count, low);
+  scan_tail(scores, keys, whole, count, smallest);
+  smallest.write(out);
 }
 
-__attribute__((target("avx2"))) std::uint32_t find_victim_avx2(const std::uint64_t* scores, const std::uint64_t* keys,
-                                                               std::uint32_t count) {
-  // AVX2 compares signed 64-bit lanes: x < y unsigned  <=>  (x ^ sign) < (y ^ sign) signed.
+__attribute__((target("avx2"))) void scan_shortlist_avx2(const std::uint64_t* scores, const std::uint64_t* keys,
+                                                         std::uint32_t count, VictimShortlist& out) {
+  // AVX2 compares signed 64-bit lanes: x > y unsigned  <=>  (x ^ sign) > (y ^ sign) signed.
   const __m256i sign = _mm256_set1_epi64x(static_cast<long long>(0x8000000000000000ULL));
+  Smallest smallest;
   const std::uint32_t whole = count & ~3U;
-  __m256i low_lanes = _mm256_xor_si256(_mm256_set1_epi64x(static_cast<long long>(kNone)), sign);
   for (std::uint32_t i = 0; i < whole; i += 4) {
+    const __m256i bound = _mm256_xor_si256(_mm256_set1_epi64x(static_cast<long long>(smallest.bound())), sign);
     const __m256i s = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scores + i)), sign);
-    low_lanes = _mm256_blendv_epi8(low_lanes, s, _mm256_cmpgt_epi64(low_lanes, s));
+    const auto above = static_cast<std::uint32_t>(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(s, bound))));
+    for (std::uint32_t lanes = ~above & 0xFU; lanes != 0; lanes &= lanes - 1) {
+      const std::uint32_t slot = i + static_cast<std::uint32_t>(std::countr_zero(lanes));
+      smallest.offer(scores[slot], keys[slot], slot);
+    }
   }
-  alignas(32) std::uint64_t lanes[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), _mm256_xor_si256(low_lanes, sign));
-  std::uint64_t low = std::min({lanes[0], lanes[1], lanes[2], lanes[3]});
-  for (std::uint32_t i = whole; i < count; ++i) low = std::min(low, scores[i]);
-
-  const __m256i low_all = _mm256_set1_epi64x(static_cast<long long>(low));
-  const __m256i none = _mm256_set1_epi64x(static_cast<long long>(kNone));
-  __m256i best_keys = _mm256_xor_si256(none, sign);  // biased
-  __m256i best_index = none;
-  __m256i index = _mm256_setr_epi64x(0, 1, 2, 3);
-  const __m256i step = _mm256_set1_epi64x(4);
-  for (std::uint32_t i = 0; i < whole; i += 4, index = _mm256_add_epi64(index, step)) {
-    const __m256i tie =
-        _mm256_cmpeq_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scores + i)), low_all);
-    if (_mm256_testz_si256(tie, tie)) continue;
-    const __m256i k = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + i)), sign);
-    const __m256i better = _mm256_and_si256(tie, _mm256_cmpgt_epi64(best_keys, k));
-    best_keys = _mm256_blendv_epi8(best_keys, k, better);
-    best_index = _mm256_blendv_epi8(best_index, index, better);
-  }
-  alignas(32) std::uint64_t lane_keys[4];
-  alignas(32) std::uint64_t lane_index[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lane_keys), _mm256_xor_si256(best_keys, sign));
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lane_index), best_index);
-  return finish(lane_keys, lane_index, 4, scores, keys, whole, count, low);
+  scan_tail(scores, keys, whole, count, smallest);
+  smallest.write(out);
 }
 #else
-std::uint32_t find_victim_avx512(const std::uint64_t* s, const std::uint64_t* k, std::uint32_t n) {
-  return find_victim_portable(s, k, n);
+void scan_shortlist_avx512(const std::uint64_t* s, const std::uint64_t* k, std::uint32_t n, VictimShortlist& out) {
+  scan_shortlist_portable(s, k, n, out);
 }
-std::uint32_t find_victim_avx2(const std::uint64_t* s, const std::uint64_t* k, std::uint32_t n) {
-  return find_victim_portable(s, k, n);
+void scan_shortlist_avx2(const std::uint64_t* s, const std::uint64_t* k, std::uint32_t n, VictimShortlist& out) {
+  scan_shortlist_portable(s, k, n, out);
 }
 #endif
 
-VictimSearch best_victim_search() noexcept {
-  if (cpu_supports_avx512()) return find_victim_avx512;
-  if (cpu_supports_avx2()) return find_victim_avx2;
-  return find_victim_portable;
+ShortlistScan best_shortlist_scan() noexcept {
+  if (cpu_supports_avx512()) return scan_shortlist_avx512;
+  if (cpu_supports_avx2()) return scan_shortlist_avx2;
+  return scan_shortlist_portable;
 }
 
-std::string victim_search_name(VictimSearch search) {
-  if (search == find_victim_avx512) return "avx512";
-  if (search == find_victim_avx2) return "avx2";
+std::string shortlist_scan_name(ShortlistScan scan) {
+  if (scan == scan_shortlist_avx512) return "avx512";
+  if (scan == scan_shortlist_avx2) return "avx2";
   return "portable";
 }
 

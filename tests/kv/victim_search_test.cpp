@@ -1,6 +1,7 @@
-// The victim searches against a plain minimum over (score, key) pairs, for every bucket size the
+// The shortlist scans against a plain sort of the (score, key) pairs, for every bucket size the
 // table allows and the tails in between, with scores that rarely tie (random) and that mostly
-// tie (a few values, as STEP scores do); the SIMD ones only where this CPU runs them.
+// tie (a few values, as STEP scores do); the SIMD ones only where this CPU runs them. Then the
+// shortlist's own rules (a rising score shortens it, a falling one empties it).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,18 +16,23 @@
 namespace embscale::kv {
 namespace {
 
-std::uint32_t plain_minimum(const std::vector<std::uint64_t>& scores, const std::vector<std::uint64_t>& keys,
-                            std::uint32_t count) {
-  std::uint32_t best = 0;
-  for (std::uint32_t i = 0; i < count; ++i)
-    if (std::pair(scores[i], keys[i]) < std::pair(scores[best], keys[best])) best = i;
-  return best;
+// The slots of the min(count, kShortlist) smallest pairs, ascending.
+std::vector<std::uint16_t> plain_shortlist(const std::vector<std::uint64_t>& scores, const std::vector<std::uint64_t>& keys,
+                                           std::uint32_t count) {
+  std::vector<std::uint16_t> slots(count);
+  for (std::uint32_t i = 0; i < count; ++i) slots[i] = static_cast<std::uint16_t>(i);
+  std::sort(slots.begin(), slots.end(),
+            [&](auto a, auto b) { return std::pair(scores[a], keys[a]) < std::pair(scores[b], keys[b]); });
+  slots.resize(std::min<std::size_t>(count, VictimShortlist::kShortlist));
+  return slots;
 }
 
-TEST(VictimSearch, EveryImplementationAgreesWithAPlainMinimum) {
-  std::vector<VictimSearch> searches{find_victim_portable};
-  if (cpu_supports_avx2()) searches.push_back(find_victim_avx2);
-  if (cpu_supports_avx512()) searches.push_back(find_victim_avx512);
+std::vector<std::uint16_t> slots_of(const VictimShortlist& s) { return {s.slots, s.slots + s.count}; }
+
+TEST(VictimShortlist, EveryScanAgreesWithAPlainSort) {
+  std::vector<ShortlistScan> searches{scan_shortlist_portable};
+  if (cpu_supports_avx2()) searches.push_back(scan_shortlist_avx2);
+  if (cpu_supports_avx512()) searches.push_back(scan_shortlist_avx512);
   std::mt19937_64 rng(29);
   std::vector<std::uint32_t> counts;
   for (std::uint32_t c = 1; c <= 40; ++c) counts.push_back(c);
@@ -44,14 +50,37 @@ TEST(VictimSearch, EveryImplementationAgreesWithAPlainMinimum) {
       scores[i] = distinct_scores == 0 ? rng() : (distinct_scores == 1 ? 7 : (rng() % 3) * 0x7FFFFFFFFFFFFFFFULL);
     }
     for (const auto count : counts) {
-      const auto want = plain_minimum(scores, keys, count);
-      for (const auto search : searches)
-        ASSERT_EQ(search(scores.data(), keys.data(), count), want)
-            << victim_search_name(search) << " count " << count << " trial " << trial;
+      const auto want = plain_shortlist(scores, keys, count);
+      for (const auto scan : searches) {
+        VictimShortlist got;
+        scan(scores.data(), keys.data(), count, got);
+        ASSERT_EQ(slots_of(got), want) << shortlist_scan_name(scan) << " count " << count << " trial " << trial;
+      }
     }
   }
-  std::printf("victim searches checked: portable%s%s; the table uses %s\n", cpu_supports_avx2() ? ", avx2" : "",
-              cpu_supports_avx512() ? ", avx512" : "", victim_search_name(best_victim_search()).c_str());
+  std::printf("shortlist scans checked: portable%s%s; the table uses %s\n", cpu_supports_avx2() ? ", avx2" : "",
+              cpu_supports_avx512() ? ", avx512" : "", shortlist_scan_name(best_shortlist_scan()).c_str());
+}
+
+VictimShortlist shortlist_of(std::initializer_list<std::uint16_t> slots) {
+  VictimShortlist s;
+  for (const auto slot : slots) s.slots[s.count++] = slot;
+  return s;
+}
+
+TEST(VictimShortlist, ARisingScoreShortensItAtThatSlotAndAFallingOneEmptiesIt) {
+  auto s = shortlist_of({4, 9, 2, 7});
+  s.score_changed(11, 5, 8);  // not on the list, rising: still true
+  EXPECT_EQ(slots_of(s), (std::vector<std::uint16_t>{4, 9, 2, 7}));
+  s.score_changed(2, 5, 8);  // third entry rose: the two before it stay the two smallest
+  EXPECT_EQ(slots_of(s), (std::vector<std::uint16_t>{4, 9}));
+  s.score_changed(11, 5, 5);  // unchanged
+  EXPECT_EQ(s.count, 2);
+  s.score_changed(11, 5, 4);  // fell: it may now be the smallest
+  EXPECT_EQ(s.count, 0);
+  s = shortlist_of({4, 9, 2});
+  s.pop_front();
+  EXPECT_EQ(slots_of(s), (std::vector<std::uint16_t>{9, 2}));
 }
 
 }  // namespace
