@@ -5,6 +5,9 @@
 // the machine's limit (a random gather or scatter of as many rows: kv_bench_limit.hpp), with the
 // same keys and rows (kv_bench_workload.hpp).
 //
+// Also kv_insert_steady/embscale/dim:<D>/lf:1.00/threads:<T>: evicting inserts into a full
+// table that are never undone (run_steady, below).
+//
 // Names: kv_<op>/<implementation>/dim:<D>/lf:<L>/threads:<T>, implementation one of embscale,
 // absl, libcuckoo, gather_limit; items_per_second = keys per second (bytes_per_second: the keys
 // and the rows, 8 + 4 D bytes per key). bench/micro/kv_ratios.py pairs them and checks the
@@ -47,7 +50,7 @@ using namespace embscale::kv_bench;
 namespace kv = embscale::kv;
 
 // Seconds of timed work per benchmark unless --benchmark_min_time is given: the whole suite
-// (174 benchmarks, 3 repetitions) then takes 9.5 minutes on the 2-core development VM.
+// (178 benchmarks, 3 repetitions) then takes 9.5 minutes on the 2-core development VM.
 constexpr const char* kDefaultMinTime = "--benchmark_min_time=0.5";
 
 enum class Op { kFind, kInsertOrAssign, kFindOrInsert, kInsertAndEvict };
@@ -253,6 +256,47 @@ void run(benchmark::State& state, Op op, Impl impl, std::size_t dim, double load
   state.SetBytesProcessed(keys * static_cast<std::int64_t>(8 + 4 * dim));
 }
 
+// kv_insert_steady/embscale/dim:D/lf:1.00/threads:T: the steady state of a full table in
+// training, which the undone writes above never reach: every iteration inserts a fresh batch of
+// new keys (made with the timer paused) into a table at max_capacity and is not undone, so each
+// key evicts the bucket's oldest (TIMESTAMP) and buckets keep their victim shortlists between
+// calls. embscale only: the peers do not evict.
+void run_steady(benchmark::State& state, std::size_t dim, int threads) {
+  kv::TableOptions options;
+  options.dim = static_cast<std::int64_t>(dim);
+  options.training = false;
+  options.max_capacity = static_cast<std::int64_t>(g_scale.capacity());
+  options.init_capacity = options.max_capacity;
+  options.max_load_factor = 1.0;
+  options.bucket_capacity = g_scale.bucket_capacity;
+  options.score_strategy = kv::ScoreStrategy::kTimestamp;
+  kv::HostTable table(options);
+  table.set_execution_context({threads, 4096});
+  std::vector<std::uint64_t> keys(g_scale.batch);
+  const std::vector<float> values(keys.size() * dim, 0.5f);
+  std::uint64_t next_key = 1;
+  const auto fresh_keys = [&] {
+    // n -> n x an odd constant mod 2^62 is a bijection: distinct keys, none of them reserved.
+    for (auto& k : keys) k = (next_key++ * 0x9E3779B97F4A7C15ULL) & ((std::uint64_t{1} << 62) - 1);
+  };
+  while (table.size() < options.max_capacity) {  // fill: then every new key evicts
+    fresh_keys();
+    table.insert_or_assign(keys, values);
+    if (next_key > 64 * g_scale.capacity()) break;
+  }
+  for (auto _ : state) {
+    state.PauseTiming();
+    fresh_keys();
+    state.ResumeTiming();
+    const kv::CallStats stats = table.insert_or_assign(keys, values);
+    if (stats.inserted != static_cast<std::int64_t>(keys.size()) || stats.evicted != stats.inserted) {
+      state.SkipWithError("a steady insert did not evict one entry per new key");
+      break;
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * keys.size()));
+}
+
 void register_all() {
   const Op ops[] = {Op::kFind, Op::kInsertOrAssign, Op::kFindOrInsert, Op::kInsertAndEvict};
   const Impl impls[] = {Impl::kEmbscale, Impl::kAbsl, Impl::kCuckoo, Impl::kLimit};
@@ -269,6 +313,14 @@ void register_all() {
                 ->Unit(benchmark::kMillisecond)
                 ->UseRealTime();
           }
+  for (const std::size_t dim : {8, 64})
+    for (const int threads : {1, 2}) {
+      char name[128];
+      std::snprintf(name, sizeof name, "kv_insert_steady/embscale/dim:%zu/lf:1.00/threads:%d", dim, threads);
+      benchmark::RegisterBenchmark(name, [=](benchmark::State& s) { run_steady(s, dim, threads); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
 }
 
 }  // namespace

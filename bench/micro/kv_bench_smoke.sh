@@ -30,6 +30,9 @@ for dim in (8, 64):
                     if impl == "absl" and op != "find" and threads == 2:
                         continue  # absl takes writes on one thread only
                     expected.append(f"kv_{op}/{impl}/dim:{dim}/lf:{lf}/threads:{threads}/real_time")
+for dim in (8, 64):
+    for threads in (1, 2):
+        expected.append(f"kv_insert_steady/embscale/dim:{dim}/lf:1.00/threads:{threads}/real_time")
 bad = []
 for name in expected:
     b = runs.get(name)
