@@ -21,6 +21,14 @@ constexpr std::uint64_t kLow32 = 0xFFFFFFFFULL;
 
 std::uint8_t digest_of(std::uint64_t hash) noexcept { return static_cast<std::uint8_t>(hash >> 56); }
 
+// Prefetches the cache lines of [p, p + bytes), to read or to write.
+void prefetch_lines(const void* p, std::size_t bytes) noexcept {
+  for (std::size_t line = 0; line < bytes; line += 64) __builtin_prefetch(static_cast<const std::byte*>(p) + line);
+}
+void prefetch_lines_to_write(const void* p, std::size_t bytes) noexcept {
+  for (std::size_t line = 0; line < bytes; line += 64) __builtin_prefetch(static_cast<const std::byte*>(p) + line, 1);
+}
+
 // 16-bit storage (fp16, bf16) to float and back; memcpy because rows need not be 2-byte aligned
 // in the byte array's view of them.
 template <float (*Decode)(std::uint16_t)>
@@ -371,8 +379,7 @@ void HostTable::prefetch_slot(std::uint64_t key) const noexcept {
     __builtin_prefetch(keys_.data() + slot, 1);
     __builtin_prefetch(scores_.data() + slot, 1);
     const std::size_t row_bytes = static_cast<std::size_t>(row_width_) * value_bytes(options_.value_type);
-    const std::byte* row = rows_.data() + slot * row_bytes;
-    for (std::size_t line = 0; line < row_bytes; line += 64) __builtin_prefetch(row + line, 1);
+    prefetch_lines_to_write(rows_.data() + slot * row_bytes, row_bytes);
   } else {  // a full bucket: the scores the victim search reads
     for (std::size_t at = 0; at < static_cast<std::size_t>(bucket_capacity_); at += 8) __builtin_prefetch(scores_.data() + base + at);
   }
@@ -384,11 +391,11 @@ void HostTable::prefetch_present_row(std::uint64_t key) const noexcept {
   const auto slot = static_cast<std::size_t>(flat(s));
   __builtin_prefetch(scores_.data() + slot, 1);
   const std::size_t row_bytes = static_cast<std::size_t>(row_width_) * value_bytes(options_.value_type);
-  const std::byte* row = rows_.data() + slot * row_bytes;
-  for (std::size_t line = 0; line < row_bytes; line += 64) __builtin_prefetch(row + line, 1);
+  prefetch_lines_to_write(rows_.data() + slot * row_bytes, row_bytes);
 }
 
-CallStats HostTable::for_each_key(std::span<const std::uint64_t> keys, const PerKey& per_key, Evicted* evicted) const {
+CallStats HostTable::for_each_key(std::span<const std::uint64_t> keys, const PerKey& per_key, Evicted* evicted,
+                                  std::span<const float> rows) const {
   const std::size_t threads = static_cast<std::size_t>(std::max(1, context_.threads));
   if (threads == 1 || static_cast<std::int64_t>(keys.size()) < context_.min_keys_for_threads) {
     CallStats stats;
@@ -412,7 +419,13 @@ CallStats HostTable::for_each_key(std::span<const std::uint64_t> keys, const Per
     for (std::size_t at = partition.starts[g]; at < partition.starts[g + 1]; ++at) {
       if (at + kPrefetchAhead < partition.starts[g + 1]) prefetch_bucket(keys[partition.order[at + kPrefetchAhead]]);
       if (at + kPrefetchAhead / 2 < partition.starts[g + 1]) prefetch_slot(keys[partition.order[at + kPrefetchAhead / 2]]);
-      if (at + kPrefetchAhead / 4 < partition.starts[g + 1]) prefetch_present_row(keys[partition.order[at + kPrefetchAhead / 4]]);
+      if (at + kPrefetchAhead / 4 < partition.starts[g + 1]) {
+        const std::uint32_t ahead = partition.order[at + kPrefetchAhead / 4];
+        prefetch_present_row(keys[ahead]);
+        // The call's row of that key: in bucket-group order, rows are read out of input order.
+        if (!rows.empty()) prefetch_lines(rows.data() + static_cast<std::size_t>(ahead) * static_cast<std::size_t>(row_width_),
+                                          static_cast<std::size_t>(row_width_) * sizeof(float));
+      }
       const std::size_t before = mine ? mine->keys.size() : 0;
       per_key(partition.order[at], stats[g], mine);
       if (mine && mine->keys.size() > before) evicted_by[g].push_back(partition.order[at]);
@@ -501,8 +514,7 @@ std::int64_t HostTable::find_range(std::span<const std::uint64_t> keys, std::siz
         }
     }
     if (f.slot >= 0) {
-      const std::byte* row = rows_.data() + static_cast<std::size_t>(f.slot) * row_bytes;
-      for (std::size_t line = 0; line < row_bytes; line += 64) __builtin_prefetch(row + line);
+      prefetch_lines(rows_.data() + static_cast<std::size_t>(f.slot) * row_bytes, row_bytes);
     }
   };
 
@@ -564,7 +576,7 @@ CallStats HostTable::find_and_update(std::span<const std::uint64_t> keys, std::s
     read_row(flat(s), values.subspan(i * w, w));
     rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
     admission_.record_hit(keys[i]);  // the bucket's bank: under its lock
-  });
+  }, nullptr, values);
 }
 
 void HostTable::contains(std::span<const std::uint64_t> keys, std::span<std::uint8_t> founds) const {
@@ -590,7 +602,7 @@ CallStats HostTable::upsert(std::span<const std::uint64_t> keys, std::span<const
       if (s.index < 0) return;  // refused or not admitted: the value is dropped
     }
     write_row(flat(s), values.subspan(i * w, w));
-  }, evicted);
+  }, evicted, values);
   size_ += stats.inserted - stats.evicted;
   return stats;
 }
@@ -624,7 +636,7 @@ CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::sp
         initial_row(options_.eval_initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim,
                     values.subspan(i * w, w));
       }
-    });
+    }, nullptr, values);
   }
   grow_for(static_cast<std::int64_t>(keys.size()));
   const CallScores score(*this, scores);
@@ -651,7 +663,7 @@ CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::sp
     initial_row(options_.initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim, row);
     write_row(flat(s), row);
     read_row(flat(s), row);  // what is stored (fp16/bf16 round the initial values)
-  }, evicted);
+  }, evicted, values);
   size_ += stats.inserted - stats.evicted;
   if (stats.refused > 0 && options_.safe_check == SafeCheck::kWarning)
     std::cerr << "embscale: warning: find_or_insert could not insert " << stats.refused << " of " << keys.size()
@@ -673,7 +685,7 @@ CallStats HostTable::assign(std::span<const std::uint64_t> keys, std::span<const
     ++stats.found;
     const BucketLock bucket(*this, s.bucket);
     write_row(flat(s), values.subspan(i * w, w));
-  });
+  }, nullptr, values);
 }
 
 CallStats HostTable::assign_scores(std::span<const std::uint64_t> keys, std::span<const std::uint64_t> scores) {
@@ -709,7 +721,7 @@ CallStats HostTable::accum_or_assign(std::span<const std::uint64_t> keys, std::s
       s = insert_new(keys[i], score.fresh(i), st, nullptr);
       if (s.index >= 0) write_row(flat(s), values.subspan(i * w, w));
     }
-  });
+  }, nullptr, values);
   size_ += stats.inserted - stats.evicted;
   return stats;
 }
@@ -730,7 +742,7 @@ CallStats HostTable::restore(std::span<const std::uint64_t> keys, std::span<cons
       if (s.index < 0) return;
     }
     write_row(flat(s), values.subspan(i * w, w));
-  }, evicted);
+  }, evicted, values);
   size_ += stats.inserted - stats.evicted;
   return stats;
 }

@@ -179,7 +179,10 @@ class HostTable {
   void prefetch_slot(std::uint64_t key) const noexcept;
   void prefetch_present_row(std::uint64_t key) const noexcept;
   // Runs per_key for every key, as if one by one in input order (see ExecutionContext).
-  CallStats for_each_key(std::span<const std::uint64_t> keys, const PerKey& per_key, Evicted* evicted = nullptr) const;
+  // `rows`: the call's rows (keys.size() x row_width, read or written by per_key), prefetched
+  // when the batch runs by bucket group.
+  CallStats for_each_key(std::span<const std::uint64_t> keys, const PerKey& per_key, Evicted* evicted = nullptr,
+                         std::span<const float> rows = {}) const;
 
   void check_keys(std::span<const std::uint64_t> keys) const;
   // insert_or_assign, and insert_and_evict when `evicted` is given.
