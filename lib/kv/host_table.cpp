@@ -292,7 +292,7 @@ HostTable::Slot HostTable::insert_new(std::uint64_t key, std::uint64_t score, Ca
     }
     shortlist.pop_front();
     // The newcomer takes the victim's slot: the shortlist stays true when it orders after the
-    // shortlist's last entry (under TIMESTAMP and STEP it does: its score is the newest).
+    // shortlist's last entry (under TIMESTAMP and STEP it usually does: its score is the newest).
     if (shortlist.count > 0) {
       const std::size_t last = base + shortlist.slots[shortlist.count - 1];
       if (score < scores_[last] || (score == scores_[last] && key < keys_[last])) shortlist.count = 0;
