@@ -1,5 +1,6 @@
 #include "workloads/synthetic.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -9,18 +10,13 @@
 namespace embscale::workloads {
 namespace {
 
-// Independent seeds for the three kinds of values, so that adding dense features, say, does not
-// change the keys drawn for a seed.
-constexpr std::uint64_t kKeyDomain = 1;
+// Independent seeds for labels and dense features (keys use theirs: slot_generator.cpp), so that
+// adding dense features, say, does not change the keys drawn for a seed.
 constexpr std::uint64_t kLabelDomain = 2;
 constexpr std::uint64_t kDenseDomain = 3;
 
 // Probability that a sample's click label is flipped (label noise).
 constexpr double kLabelNoise = 0.1;
-
-// Each key owns a window of counters for its rejection loop; 2^20 draws per key is far beyond
-// any plausible rejection streak (acceptance probability > 0.9 per draw).
-constexpr int kCounterBitsPerKey = 20;
 
 }  // namespace
 
@@ -34,27 +30,18 @@ SampleRange sample_share(std::int64_t global, int rank, int ranks) {
 SyntheticGenerator::SyntheticGenerator(const config::DataLayer& data, std::uint64_t seed, std::int64_t global_batch)
     : data_(data), seed_(seed), global_batch_(global_batch) {
   EMBSCALE_EXPECTS(global_batch >= 1, "global batch must be >= 1");
-  EMBSCALE_EXPECTS(data.slot_num >= 1 && data.synthetic.nnz_per_slot >= 1, "a batch needs at least one slot and one key per slot");
+  EMBSCALE_EXPECTS(data.slot_num >= 1, "a batch needs at least one slot");
   EMBSCALE_EXPECTS(data.slot_num == static_cast<std::int32_t>(data.slot_size_array.size()),
                    "slot_num must equal the number of slot sizes");
+  EMBSCALE_EXPECTS(data.synthetic.slots.size() == data.slot_size_array.size(),
+                   "the synthetic source needs one workload per slot");
   slot_offsets_.assign(1, 0);
   for (const auto size : data.slot_size_array) slot_offsets_.push_back(slot_offsets_.back() + size);
-  if (data.synthetic.distribution == config::KeyDistribution::kZipf)
-    for (const auto size : data.slot_size_array) zipf_.emplace_back(size, data.synthetic.zipf_alpha);
-}
-
-Key SyntheticGenerator::draw_key(std::int32_t slot, std::uint64_t bag_stream, std::int64_t position) const {
-  const CounterRng rng(hash_combine(seed_, kKeyDomain), bag_stream);
-  RngCursor cursor(rng, static_cast<std::uint64_t>(position) << kCounterBitsPerKey);
-  const auto uslot = static_cast<std::size_t>(slot);
-  std::int64_t local = 0;
-  if (zipf_.empty()) {
-    const auto vocab = static_cast<double>(data_.slot_size_array[uslot]);
-    local = std::min(static_cast<std::int64_t>(cursor.uniform() * vocab), data_.slot_size_array[uslot] - 1);
-  } else {
-    local = zipf_[uslot](cursor) - 1;  // Zipf rank 1 is the hottest key of the slot
+  for (std::int32_t j = 0; j < data.slot_num; ++j) {
+    const auto uj = static_cast<std::size_t>(j);
+    slots_.emplace_back(data.synthetic.slots[uj], static_cast<std::uint64_t>(data.slot_size_array[uj]),
+                        slot_offsets_[uj], seed, j);
   }
-  return slot_offsets_[uslot] + local;
 }
 
 Batch SyntheticGenerator::generate(std::int64_t iteration, int rank, int ranks) const {
@@ -64,35 +51,41 @@ Batch SyntheticGenerator::generate(std::int64_t iteration, int rank, int ranks) 
 Batch SyntheticGenerator::generate_range(std::int64_t iteration, SampleRange range) const {
   EMBSCALE_EXPECTS(range.first >= 0 && range.count >= 0 && range.first + range.count <= global_batch_,
                    "sample range outside the global batch");
+  const std::int64_t cycle = data_.synthetic.batch_cycle;
+  if (cycle > 0 && iteration >= 0) iteration %= cycle;  // a pool of `cycle` batches, replayed
   Batch batch;
   batch.first_sample = range.first;
   batch.num_samples = range.count;
   batch.num_slots = data_.slot_num;
   batch.label_dim = data_.label_dim;
   batch.dense_dim = data_.dense_dim;
-  const std::int64_t nnz = data_.synthetic.nnz_per_slot;
   const auto bags = static_cast<std::size_t>(batch.num_bags());
   batch.offsets.resize(bags + 1);
-  batch.keys.resize(bags * static_cast<std::size_t>(nnz));
+  std::int64_t max_keys = 0;
+  for (const auto& slot : data_.synthetic.slots) max_keys += slot.nnz;
+  batch.keys.reserve(static_cast<std::size_t>(range.count * max_keys));
   batch.labels.resize(static_cast<std::size_t>(range.count * data_.label_dim));
   batch.dense.resize(static_cast<std::size_t>(range.count * data_.dense_dim));
+  std::vector<SharedSampler> samplers;  // the iteration's distribution of every slot
+  for (const auto& slot : slots_) samplers.push_back(slot.sampler_at(std::max<std::int64_t>(iteration, 0)));
 
   const CounterRng label_rng(hash_combine(seed_, kLabelDomain), 0);
   const CounterRng dense_rng(hash_combine(seed_, kDenseDomain), 0);
-  std::size_t key_index = 0;
   for (std::int64_t s = 0; s < range.count; ++s) {
     const auto global_sample = static_cast<std::uint64_t>(iteration * global_batch_ + range.first + s);
     for (std::int32_t slot = 0; slot < data_.slot_num; ++slot) {
-      const auto bag = static_cast<std::size_t>(s * data_.slot_num + slot);
-      batch.offsets[bag] = static_cast<std::int64_t>(key_index);
+      const auto uslot = static_cast<std::size_t>(slot);
+      batch.offsets[static_cast<std::size_t>(s * data_.slot_num + slot)] = static_cast<std::int64_t>(batch.keys.size());
       const std::uint64_t bag_stream = global_sample * static_cast<std::uint64_t>(data_.slot_num) +
                                        static_cast<std::uint64_t>(slot);
-      for (std::int64_t k = 0; k < nnz; ++k) batch.keys[key_index++] = draw_key(slot, bag_stream, k);
+      slots_[uslot].append_bag(*samplers[uslot], bag_stream, batch.keys);
     }
     // Click labels: a pure function of the sample's first key, flipped with probability
     // kLabelNoise. Clicks then depend on what the embeddings encode, so training can learn them
-    // (random labels would leave the loss at its noise floor), and half the samples click.
-    const Key first_key = batch.keys[static_cast<std::size_t>(batch.offsets[static_cast<std::size_t>(s * data_.slot_num)])];
+    // (random labels would leave the loss at its noise floor), and half the samples click. A
+    // sample whose bags are all empty (nnz_min 0) clicks by its index instead.
+    const auto sample_keys = static_cast<std::size_t>(batch.offsets[static_cast<std::size_t>(s * data_.slot_num)]);
+    const Key first_key = sample_keys < batch.keys.size() ? batch.keys[sample_keys] : static_cast<Key>(global_sample);
     for (std::int32_t l = 0; l < data_.label_dim; ++l) {
       const std::uint64_t label_stream = global_sample * static_cast<std::uint64_t>(data_.label_dim) + static_cast<std::uint64_t>(l);
       const bool clicked = (hash_combine(seed_ ^ kLabelDomain, static_cast<std::uint64_t>(first_key) + static_cast<std::uint64_t>(l)) & 1) != 0;
@@ -103,7 +96,7 @@ Batch SyntheticGenerator::generate_range(std::int64_t iteration, SampleRange ran
       batch.dense[static_cast<std::size_t>(s * data_.dense_dim + d)] = static_cast<float>(
           dense_rng.uniform(global_sample * static_cast<std::uint64_t>(data_.dense_dim) + static_cast<std::uint64_t>(d)));
   }
-  batch.offsets[bags] = static_cast<std::int64_t>(key_index);
+  batch.offsets[bags] = static_cast<std::int64_t>(batch.keys.size());
   return batch;
 }
 

@@ -1,5 +1,6 @@
-// The Synthetic data source: batches of unified-encoded keys drawn from a uniform or Zipf
-// distribution over each slot's vocabulary, plus labels and dense features.
+// The Synthetic data source: batches of unified-encoded keys, each slot's drawn by its own
+// SlotGenerator (the config's synthetic block: distribution, drift, growth, mapping, bag sizes),
+// plus labels and dense features.
 //
 // Determinism: every value is a pure function of (seed, global sample index, slot, position), so
 // the global batch of an iteration is the same whatever the number of ranks, and a rank
@@ -12,7 +13,7 @@
 
 #include "config/config.hpp"
 #include "core/batch.hpp"
-#include "workloads/zipf_sampler.hpp"
+#include "workloads/slot_generator.hpp"
 
 namespace embscale::workloads {
 
@@ -28,7 +29,9 @@ class SyntheticGenerator {
  public:
   SyntheticGenerator(const config::DataLayer& data, std::uint64_t seed, std::int64_t global_batch);
 
-  // This rank's share of the global batch of `iteration`.
+  // This rank's share of the global batch of `iteration`. Warm-up iterations are negative (the
+  // run driver numbers them -1, -2, ...): their batches are their own, drawn from iteration 0's
+  // distribution (drift and growth start at iteration 0, the first timed one).
   Batch generate(std::int64_t iteration, int rank, int ranks) const;
   // Samples [first, first + count) of the global batch of `iteration`.
   Batch generate_range(std::int64_t iteration, SampleRange range) const;
@@ -38,13 +41,11 @@ class SyntheticGenerator {
   std::int64_t total_vocabulary() const noexcept { return slot_offsets_.back(); }
 
  private:
-  Key draw_key(std::int32_t slot, std::uint64_t bag_stream, std::int64_t position) const;
-
   config::DataLayer data_;
   std::uint64_t seed_;
   std::int64_t global_batch_;
-  std::vector<Key> slot_offsets_;         // prefix sums of slot_size_array, size slots + 1
-  std::vector<ZipfSampler> zipf_;         // one per slot (empty for uniform)
+  std::vector<Key> slot_offsets_;       // prefix sums of slot_size_array, size slots + 1
+  std::vector<SlotGenerator> slots_;    // one per slot
 };
 
 }  // namespace embscale::workloads

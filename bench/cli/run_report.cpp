@@ -1,10 +1,41 @@
 #include "bench/cli/run_report.hpp"
 
+#include <algorithm>
+#include <string>
+
 namespace embscale::cli {
+
+namespace {
+
+// The summary's one-value view of the slots' workloads: the largest bag size, the distribution
+// every slot shares (else "per_slot"), and the Zipf exponent every slot shares (else 0).
+struct WorkloadParameters {
+  std::int64_t max_nnz = 0;
+  std::string key_distribution;
+  double zipf_alpha = 0.0;
+};
+
+WorkloadParameters workload_parameters(const config::SyntheticSource& syn) {
+  WorkloadParameters p;
+  const auto& first = syn.slots.front().keys;
+  bool same_distribution = true;
+  bool same_zipf = first.distribution == config::KeyDistribution::kZipf;
+  for (const auto& slot : syn.slots) {
+    p.max_nnz = std::max(p.max_nnz, slot.nnz);
+    same_distribution = same_distribution && slot.keys.distribution == first.distribution;
+    same_zipf = same_zipf && slot.keys.distribution == config::KeyDistribution::kZipf &&
+                slot.keys.zipf_alpha == first.zipf_alpha;
+  }
+  p.key_distribution = same_distribution ? config::to_string(first.distribution) : "per_slot";
+  p.zipf_alpha = same_zipf ? first.zipf_alpha : 0.0;
+  return p;
+}
+
+}  // namespace
 
 std::vector<report::SummaryField> run_parameters(const config::Config& config, int ranks) {
   const auto& emb = config.embeddings.front();
-  const auto& syn = config.data.synthetic;
+  const auto workload = workload_parameters(config.data.synthetic);
   return {
       {"scheme", std::string(emb.type)},
       {"ranks", std::int64_t{ranks}},
@@ -12,9 +43,9 @@ std::vector<report::SummaryField> run_parameters(const config::Config& config, i
       {"embedding_vec_size", std::int64_t{emb.embedding_vec_size}},
       {"combiner", config::to_string(emb.combiner)},
       {"slots", std::int64_t{config.data.slot_num}},
-      {"nnz_per_slot", syn.nnz_per_slot},
-      {"key_distribution", config::to_string(syn.distribution)},
-      {"zipf_alpha", syn.distribution == config::KeyDistribution::kZipf ? syn.zipf_alpha : 0.0},
+      {"nnz_per_slot", workload.max_nnz},
+      {"key_distribution", workload.key_distribution},
+      {"zipf_alpha", workload.zipf_alpha},
       {"iterations", config.solver.max_iter},
   };
 }

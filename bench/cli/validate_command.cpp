@@ -2,15 +2,15 @@
 
 #include "bench/cli/commands.hpp"
 #include "config/config.hpp"
+#include "workloads/workload_description.hpp"
 
 namespace embscale::cli {
 
 int validate_command(const std::string& config_path) {
   const auto config = config::load_config_file(config_path);
   std::cout << config_path << ": valid (schema version " << config.schema_version << ")\n"
-            << "  data: " << config.data.format << ", " << config.data.slot_num << " slots, "
-            << config.data.synthetic.nnz_per_slot << " keys per slot, "
-            << config::to_string(config.data.synthetic.distribution) << " keys\n";
+            << "  data: " << config.data.format << ", " << config.data.slot_num << " slots\n";
+  workloads::print_synthetic_slots(std::cout, config.data);
   for (const auto& emb : config.embeddings)
     std::cout << "  " << emb.name << ": " << emb.type << ", dim " << emb.embedding_vec_size << ", combiner "
               << config::to_string(emb.combiner) << '\n';

@@ -44,9 +44,10 @@ struct ExchangeFixture {
     data.slot_size_array.assign(8, 100000);
     data.slot_num = 8;
     data.label_dim = 1;
-    data.synthetic.distribution = embscale::config::KeyDistribution::kZipf;
-    data.synthetic.zipf_alpha = 1.05;
-    data.synthetic.nnz_per_slot = 4;
+    embscale::config::SlotWorkload slot;  // Zipf 1.05, 4 keys per bag
+    slot.keys.zipf_alpha = 1.05;
+    slot.nnz = 4;
+    data.synthetic = embscale::config::SyntheticSource::same_for_all(slot, data.slot_num);
     const embscale::workloads::SyntheticGenerator gen(data, 20261122, 4096);
     const auto batch = gen.generate(0, comm.rank(), comm.size());
     auto routed = embscale::embedding::route_keys(batch.keys, embscale::embedding::ModuloSharding{comm.size()});

@@ -16,9 +16,10 @@ int main() {
   data.slot_size_array.assign(8, 20000);
   data.slot_num = 8;
   data.label_dim = 1;
-  data.synthetic.distribution = config::KeyDistribution::kZipf;
-  data.synthetic.zipf_alpha = 1.05;
-  data.synthetic.nnz_per_slot = 4;
+  config::SlotWorkload slot;  // Zipf 1.05, 4 keys per bag
+  slot.keys.zipf_alpha = 1.05;
+  slot.nnz = 4;
+  data.synthetic = config::SyntheticSource::same_for_all(slot, data.slot_num);
   constexpr std::int32_t kDim = 32;
   const workloads::SyntheticGenerator generator(data, 20261122, 2048);
   const Batch batch = generator.generate(0, 0, 1);

@@ -68,6 +68,5 @@ std::int64_t total_vocabulary(const DataLayer& data) {
 }
 
 std::string to_string(Combiner c) { return c == Combiner::kSum ? "sum" : "mean"; }
-std::string to_string(KeyDistribution d) { return d == KeyDistribution::kZipf ? "zipf" : "uniform"; }
 
 }  // namespace embscale::config

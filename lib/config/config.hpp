@@ -15,12 +15,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/synthetic_source.hpp"
+
 namespace embscale::config {
 
 inline constexpr int kSchemaVersion = 1;
 
 enum class Combiner { kSum, kMean };
-enum class KeyDistribution { kUniform, kZipf };
 enum class OptimizerType { kSGD };
 
 struct Solver {
@@ -36,13 +37,6 @@ struct Optimizer {
   double learning_rate = 0.0;       // sgd_hparam.learning_rate
 };
 
-// The `Synthetic` data source (format "Synthetic" in the Data layer).
-struct SyntheticSource {
-  KeyDistribution distribution = KeyDistribution::kZipf;
-  double zipf_alpha = 0.0;          // exponent s of P(rank k) ~ k^-s; only for kZipf
-  std::int64_t nnz_per_slot = 1;    // keys per (sample, slot) bag (HugeCTR's hotness)
-};
-
 struct DataLayer {
   std::string name;
   std::string format;               // "Synthetic" (only one this version runs)
@@ -51,7 +45,7 @@ struct DataLayer {
   std::int32_t dense_dim = 0;
   std::string sparse_top;           // sparse[0].top: the name embedding layers use as bottom
   std::int32_t slot_num = 0;        // sparse[0].slot_num == slot_size_array.size()
-  SyntheticSource synthetic;
+  SyntheticSource synthetic;       // the `synthetic` block: every slot's generator
 };
 
 struct EmbeddingLayer {
@@ -91,6 +85,5 @@ const std::string& default_config_text();
 std::int64_t total_vocabulary(const DataLayer& data);
 
 std::string to_string(Combiner c);
-std::string to_string(KeyDistribution d);
 
 }  // namespace embscale::config

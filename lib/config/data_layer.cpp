@@ -11,12 +11,9 @@ namespace {
 
 // Generous caps: they keep per-batch sizes (samples x slots x nnz, samples x dims) far from
 // overflow while exceeding any real model.
-constexpr std::int64_t kMaxNnzPerSlot = std::int64_t{1} << 20;
 constexpr std::int64_t kMaxLabelDim = std::int64_t{1} << 16;
 constexpr std::int64_t kMaxDenseDim = std::int64_t{1} << 20;
 constexpr std::int64_t kMaxSlots = std::numeric_limits<std::int32_t>::max();
-constexpr double kMaxZipfAlpha = 100.0;
-constexpr double kDefaultZipfAlpha = 1.05;
 
 void parse_format(const ObjectReader& r, DataLayer& d) {
   const auto format = r.required("format", "\"Synthetic\" (HugeCTR's default, \"Norm\", is not read by this version)");
@@ -40,20 +37,6 @@ void parse_slot_sizes(const ObjectReader& r, DataLayer& d) {
     total += n;
     d.slot_size_array.push_back(n);
   }
-}
-
-// The whole block is optional: every field has a default.
-void parse_synthetic(const ObjectReader& r, SyntheticSource& s) {
-  s = SyntheticSource{};
-  s.zipf_alpha = kDefaultZipfAlpha;  // the struct's 0.0 would mean uniform keys
-  const auto block = r.optional("synthetic");
-  if (!block) return;
-  const auto syn = block->object();
-  syn.only_keys({"key_distribution", "zipf_alpha", "nnz_per_slot"});
-  const auto distribution = syn.one_of_or("key_distribution", "zipf", {"zipf", "uniform"});
-  s.distribution = distribution == "zipf" ? KeyDistribution::kZipf : KeyDistribution::kUniform;
-  s.zipf_alpha = syn.number_or("zipf_alpha", kDefaultZipfAlpha, NumberRange::between(0.0, kMaxZipfAlpha));
-  s.nnz_per_slot = syn.integer_or("nnz_per_slot", 1, IntRange::between(1, kMaxNnzPerSlot));
 }
 
 // label / dense: {"top": ..., "<kind>_dim": ...}; the block is optional, its top is not.
@@ -84,15 +67,20 @@ void parse_sparse_input(const ObjectReader& r, DataLayer& d, std::vector<TensorN
     slot_num.fail("the number of entries of " + r.path_of("slot_size_array") + " (" +
                   std::to_string(d.slot_size_array.size()) + ")");
 
-  // HugeCTR's capacity limits: a synthetic sample holds exactly nnz_per_slot keys in every slot.
-  const std::int64_t nnz = d.synthetic.nnz_per_slot;
-  if (const auto max_nnz = input.optional("max_nnz"))
-    if (max_nnz->integer(IntRange::at_least(1)) < nnz)
-      max_nnz->fail("an integer >= " + std::to_string(nnz) + " (synthetic.nnz_per_slot keys are drawn per slot)");
+  // HugeCTR's capacity limits: a synthetic bag of slot j holds at most its nnz_per_slot keys.
+  std::int64_t max_nnz = 0;
+  std::int64_t max_per_sample = 0;
+  for (const auto& slot : d.synthetic.slots) {
+    max_nnz = std::max(max_nnz, slot.nnz);
+    max_per_sample += slot.nnz;
+  }
+  if (const auto declared = input.optional("max_nnz"))
+    if (declared->integer(IntRange::at_least(1)) < max_nnz)
+      declared->fail("an integer >= " + std::to_string(max_nnz) + " (synthetic bags hold up to nnz_per_slot keys)");
   if (const auto max_features = input.optional("max_feature_num_per_sample"))
-    if (max_features->integer(IntRange::at_least(1)) < nnz * d.slot_num)
-      max_features->fail("an integer >= " + std::to_string(nnz * d.slot_num) +
-                         " (slot_num x synthetic.nnz_per_slot keys are drawn per sample)");
+    if (max_features->integer(IntRange::at_least(1)) < max_per_sample)
+      max_features->fail("an integer >= " + std::to_string(max_per_sample) +
+                         " (the sum of the slots' nnz_per_slot: a synthetic sample holds up to that many keys)");
   if (const auto required = input.optional("is_required")) required->boolean();  // HugeCTR's; unused
 }
 
@@ -109,10 +97,10 @@ DataLayer parse_data_layer(const ObjectReader& r, const std::string& name, std::
   d.name = name;
   parse_format(r, d);
   parse_slot_sizes(r, d);
-  parse_synthetic(r, d.synthetic);
+  parse_synthetic(r, d.slot_size_array, d.synthetic);
   d.label_dim = parse_input_block(r, "label", "label_dim", 1, IntRange::between(1, kMaxLabelDim), tops);
   d.dense_dim = parse_input_block(r, "dense", "dense_dim", 0, IntRange::between(0, kMaxDenseDim), tops);
-  parse_sparse_input(r, d, tops);  // after synthetic: checks max_nnz against nnz_per_slot
+  parse_sparse_input(r, d, tops);  // after synthetic: checks max_nnz against the slots' nnz
   hugectr::check_unused_data_keys(r);
   return d;
 }

@@ -19,6 +19,9 @@ struct TensorName {
 Solver parse_solver(const ObjectReader& solver);
 Optimizer parse_optimizer(const ObjectReader& optimizer);
 // `name` is the layer's already-validated name. Appends the tops the layer declares to `tops`.
+// The Data layer's optional `synthetic` block, one SlotWorkload per slot of `slot_sizes`.
+void parse_synthetic(const ObjectReader& data_layer, const std::vector<std::int64_t>& slot_sizes,
+                     SyntheticSource& source);
 DataLayer parse_data_layer(const ObjectReader& layer, const std::string& name, std::vector<TensorName>& tops);
 EmbeddingLayer parse_embedding_layer(const ObjectReader& layer, const std::string& name, const std::string& type,
                                      const Optimizer& global);

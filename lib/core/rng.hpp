@@ -15,6 +15,9 @@
 namespace embscale {
 
 using PhiloxBlock = std::array<std::uint32_t, 4>;
+// GCC's and clang's 128-bit integer (__extension__: no -Wpedantic warning), for exact 64 x 64-bit
+// products in samplers.
+__extension__ typedef unsigned __int128 UInt128;
 
 namespace detail {
 constexpr std::uint32_t kPhiloxM0 = 0xD2511F53u;
@@ -82,6 +85,21 @@ class RngCursor {
       : rng_(rng), counter_(first_counter) {}
   constexpr double uniform() noexcept { return rng_.uniform(counter_++); }
   constexpr std::uint64_t bits64() noexcept { return rng_.bits64(counter_++); }
+  // Uniform integer in [0, n), n >= 1, exactly (Lemire, "Fast random integer generation in an
+  // interval", 2019): the high word of bits * n, redrawn in the rare case (probability < n / 2^64)
+  // where the low word falls in the 2^64 mod n values that would favour some results.
+  constexpr std::uint64_t below(std::uint64_t n) noexcept {
+    UInt128 product = static_cast<UInt128>(bits64()) * n;
+    auto low = static_cast<std::uint64_t>(product);
+    if (low < n) {
+      const std::uint64_t threshold = (0 - n) % n;  // 2^64 mod n
+      while (low < threshold) {
+        product = static_cast<UInt128>(bits64()) * n;
+        low = static_cast<std::uint64_t>(product);
+      }
+    }
+    return static_cast<std::uint64_t>(product >> 64);
+  }
   constexpr std::uint64_t counter() const noexcept { return counter_; }
 
  private:

@@ -128,15 +128,16 @@ TEST(ConfigErrorsDataLayer, FormatSlotsAndSparseInput) {
        "layers[data].sparse[0].type: expected \"DistributedSlot\" or \"LocalizedSlot\", got \"LocalisedSlot\"; did "
        "you mean \"LocalizedSlot\"?"},
       {"max_nnz below nnz_per_slot", [](auto& j) { sparse_input(j)["max_nnz"] = 2; },
-       "layers[data].sparse[0].max_nnz: expected an integer >= 4 (synthetic.nnz_per_slot keys are drawn per slot), "
+       "layers[data].sparse[0].max_nnz: expected an integer >= 4 (synthetic bags hold up to nnz_per_slot keys), "
        "got 2"},
       {"max_feature_num_per_sample too small", [](auto& j) { sparse_input(j)["max_feature_num_per_sample"] = 30; },
-       "layers[data].sparse[0].max_feature_num_per_sample: expected an integer >= 32 (slot_num x "
-       "synthetic.nnz_per_slot keys are drawn per sample), got 30"},
+       "layers[data].sparse[0].max_feature_num_per_sample: expected an integer >= 32 (the sum of the slots' "
+       "nnz_per_slot: a synthetic sample holds up to that many keys), got 30"},
       {"zipf alpha", [](auto& j) { layer(j, "data")["synthetic"]["zipf_alpha"] = -0.5; },
        "layers[data].synthetic.zipf_alpha: expected a number in [0, 100], got -0.5"},
       {"distribution", [](auto& j) { layer(j, "data")["synthetic"]["key_distribution"] = "normal"; },
-       "layers[data].synthetic.key_distribution: expected \"zipf\" or \"uniform\", got \"normal\""},
+       "layers[data].synthetic.key_distribution: expected \"uniform\", \"zipf\", \"hotspot\", \"mixture\", "
+       "\"hugectr_power_law\", \"fbgemm_zipf\", \"dlrm_uniform\" or \"torchrec_uniform\", got \"normal\""},
       {"nnz", [](auto& j) { layer(j, "data")["synthetic"]["nnz_per_slot"] = 0; },
        "layers[data].synthetic.nnz_per_slot: expected an integer in [1, 1048576], got 0"},
       {"label_dim", [](auto& j) { layer(j, "data")["label"]["label_dim"] = 0; },

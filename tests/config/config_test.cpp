@@ -31,9 +31,12 @@ TEST(ConfigDefault, ParsesToTheValuesOfDefaultJson) {
   EXPECT_EQ(c.data.label_dim, 1);
   EXPECT_EQ(c.data.dense_dim, 13);
   EXPECT_EQ(c.data.sparse_top, "data1");
-  EXPECT_EQ(c.data.synthetic.distribution, KeyDistribution::kZipf);
-  EXPECT_DOUBLE_EQ(c.data.synthetic.zipf_alpha, 1.05);
-  EXPECT_EQ(c.data.synthetic.nnz_per_slot, 4);
+  ASSERT_EQ(c.data.synthetic.slots.size(), 8u);
+  for (const auto& slot : c.data.synthetic.slots) {
+    EXPECT_EQ(slot.keys.distribution, KeyDistribution::kZipf);
+    EXPECT_DOUBLE_EQ(slot.keys.zipf_alpha, 1.05);
+    EXPECT_EQ(slot.nnz, 4);
+  }
   EXPECT_EQ(total_vocabulary(c.data), 800000);
 
   ASSERT_EQ(c.embeddings.size(), 1u);
@@ -60,9 +63,16 @@ TEST(ConfigDefault, OptionalFieldsTakeTheirDocumentedDefaults) {
   EXPECT_EQ(c.solver.warmup_iter, 0);
   EXPECT_EQ(c.solver.display, 0);
   EXPECT_EQ(c.solver.seed, 0u);
-  EXPECT_EQ(c.data.synthetic.distribution, KeyDistribution::kZipf);
-  EXPECT_DOUBLE_EQ(c.data.synthetic.zipf_alpha, 1.05);
-  EXPECT_EQ(c.data.synthetic.nnz_per_slot, 1);
+  for (const auto& slot : c.data.synthetic.slots) {
+    EXPECT_EQ(slot.keys.distribution, KeyDistribution::kZipf);
+    EXPECT_DOUBLE_EQ(slot.keys.zipf_alpha, 1.05);
+    EXPECT_EQ(slot.nnz, 1);
+    EXPECT_EQ(slot.nnz_distribution, NnzDistribution::kFixed);
+    EXPECT_EQ(slot.bag_keys, BagKeys::kAny);
+    EXPECT_EQ(slot.mapping, KeyMapping::kIdentity);
+    EXPECT_EQ(slot.drift.period, 0);
+    EXPECT_EQ(slot.growth.keys_per_iteration, 0);
+  }
   EXPECT_EQ(c.data.label_dim, 1);
   EXPECT_EQ(c.data.dense_dim, 0);
 }
@@ -103,8 +113,10 @@ TEST(ConfigSynthetic, UniformDistributionAndNnz) {
   auto j = default_json();
   layer(j, "data")["synthetic"] = {{"key_distribution", "uniform"}, {"nnz_per_slot", 3}};
   const Config c = parse_config(j, "t");
-  EXPECT_EQ(c.data.synthetic.distribution, KeyDistribution::kUniform);
-  EXPECT_EQ(c.data.synthetic.nnz_per_slot, 3);
+  for (const auto& slot : c.data.synthetic.slots) {
+    EXPECT_EQ(slot.keys.distribution, KeyDistribution::kUniform);
+    EXPECT_EQ(slot.nnz, 3);
+  }
 }
 
 TEST(ConfigEmbedding, PerLayerOptimizerOverridesTheGlobalOne) {

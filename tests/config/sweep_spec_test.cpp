@@ -40,7 +40,7 @@ TEST(SweepSpec, GridIsTheProductWithTheFirstFieldOutermost) {
     const auto& p = spec.points[i];
     EXPECT_EQ(p.index, static_cast<std::int64_t>(i));
     EXPECT_EQ(p.config.embeddings.front().embedding_vec_size, expected[i].first) << i;
-    EXPECT_DOUBLE_EQ(p.config.data.synthetic.zipf_alpha, expected[i].second) << i;
+    EXPECT_DOUBLE_EQ(p.config.data.synthetic.slots.front().keys.zipf_alpha, expected[i].second) << i;
     EXPECT_EQ(p.settings[0].value, expected[i].first);
     EXPECT_EQ(p.ranks, 0);  // every rank of the job
   }
@@ -158,7 +158,7 @@ TEST(ConfigSettings, SetFieldsByPathWithJsonOrTextValues) {
                                              "layers.data.synthetic.zipf_alpha=0.9"});
   EXPECT_EQ(c.solver.batchsize, 512);
   EXPECT_EQ(c.embeddings.front().combiner, Combiner::kMean);
-  EXPECT_DOUBLE_EQ(c.data.synthetic.zipf_alpha, 0.9);
+  EXPECT_DOUBLE_EQ(c.data.synthetic.slots.front().keys.zipf_alpha, 0.9);
   EXPECT_EQ(parse_config_with_settings(default_config_text(), "d.json", {}).solver.batchsize,
             default_config().solver.batchsize);
   const auto error_of = [](const std::string& setting) {

@@ -31,9 +31,11 @@ config::Config test_config(config::Combiner combiner, config::KeyDistribution di
   c.data.slot_size_array = {40, 9, 300};
   c.data.slot_num = 3;
   c.data.label_dim = 1;
-  c.data.synthetic.distribution = distribution;
-  c.data.synthetic.zipf_alpha = 1.05;
-  c.data.synthetic.nnz_per_slot = 3;
+  config::SlotWorkload slot;
+  slot.keys.distribution = distribution;
+  slot.keys.zipf_alpha = 1.05;
+  slot.nnz = 3;
+  c.data.synthetic = config::SyntheticSource::same_for_all(slot, c.data.slot_num);
   config::EmbeddingLayer e;
   e.name = "emb1";
   e.type = "All2AllDenseEmbedding";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/math.hpp"
+#include "tests/workloads/goodness_of_fit.hpp"
 
 namespace embscale::workloads {
 namespace {
@@ -78,9 +79,7 @@ bool binned_chi_square_passes(std::int64_t n, double s, int samples, std::uint64
   }
   double chi2 = 0;
   for (std::size_t b = 0; b < expected.size(); ++b) chi2 += (counts[b] - expected[b]) * (counts[b] - expected[b]) / expected[b];
-  const double df = static_cast<double>(expected.size() - 1);
-  const double z = 3.0902;  // the standard normal's 0.999 quantile
-  const double quantile = df * std::pow(1.0 - 2.0 / (9.0 * df) + z * std::sqrt(2.0 / (9.0 * df)), 3.0);
+  const double quantile = testing::chi_square_quantile_999(static_cast<double>(expected.size() - 1));
   report = "chi2 " + std::to_string(chi2) + " over " + std::to_string(expected.size()) + " bins, 0.999 quantile " +
            std::to_string(quantile);
   return chi2 < quantile;

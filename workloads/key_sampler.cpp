@@ -1,0 +1,74 @@
+#include "workloads/key_sampler.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+
+namespace embscale::workloads {
+
+UniformKeys::UniformKeys(std::uint64_t space) : n_(space) {
+  EMBSCALE_EXPECTS(space >= 1, "a key space needs at least one key");
+}
+
+namespace {
+std::int64_t zipf_ranks(std::uint64_t space) {
+  EMBSCALE_EXPECTS(space >= 1 && space <= std::numeric_limits<std::int64_t>::max(),
+                   "a Zipf key space holds 1 to 2^63 - 1 keys");
+  return static_cast<std::int64_t>(space);
+}
+}  // namespace
+
+ZipfKeys::ZipfKeys(std::uint64_t space, double exponent) : zipf_(zipf_ranks(space), exponent) {}
+
+HotspotKeys::HotspotKeys(std::uint64_t space, double hot_key_fraction, double hot_access_fraction)
+    : n_(space), hot_access_fraction_(hot_access_fraction) {
+  EMBSCALE_EXPECTS(space >= 1, "a key space needs at least one key");
+  EMBSCALE_EXPECTS(hot_key_fraction > 0.0 && hot_key_fraction <= 1.0, "hot_key_fraction must be in (0, 1]");
+  EMBSCALE_EXPECTS(hot_access_fraction >= 0.0 && hot_access_fraction <= 1.0, "hot_access_fraction must be in [0, 1]");
+  // Long double: round(f N) for N near 2^63 without losing the low bits of N first.
+  const long double hot = std::round(static_cast<long double>(hot_key_fraction) * static_cast<long double>(space));
+  hot_ = hot < 1.0L ? 1 : (hot >= static_cast<long double>(space) ? space : static_cast<std::uint64_t>(hot));
+}
+
+std::uint64_t HotspotKeys::draw(RngCursor& rng) const {
+  if (hot_ == n_ || rng.uniform() < hot_access_fraction_) return rng.below(hot_);
+  return hot_ + rng.below(n_ - hot_);
+}
+
+MixtureKeys::MixtureKeys(std::vector<std::pair<double, SharedSampler>> weighted_components) {
+  EMBSCALE_EXPECTS(!weighted_components.empty(), "a mixture needs at least one component");
+  n_ = weighted_components.front().second->space();
+  double total = 0.0;
+  for (const auto& [weight, sampler] : weighted_components) {
+    EMBSCALE_EXPECTS(weight > 0.0 && std::isfinite(weight), "mixture weights must be finite and > 0");
+    EMBSCALE_EXPECTS(sampler->space() == n_, "a mixture's components must share one key space");
+    total += weight;
+  }
+  double running = 0.0;
+  for (auto& [weight, sampler] : weighted_components) {
+    running += weight;
+    cumulative_.push_back(running / total);
+    components_.push_back(std::move(sampler));
+  }
+  cumulative_.back() = 1.0;  // a uniform draw in [0, 1) always finds a component
+}
+
+std::uint64_t MixtureKeys::draw(RngCursor& rng) const {
+  const double u = rng.uniform();
+  std::size_t i = 0;
+  while (u >= cumulative_[i]) ++i;  // few components: a scan beats a binary search
+  return components_[i]->draw(rng);
+}
+
+RotatedKeys::RotatedKeys(SharedSampler base, std::uint64_t offset) : base_(std::move(base)), offset_(offset) {
+  EMBSCALE_EXPECTS(offset < base_->space(), "a rotation offset must be below the key space");
+}
+
+std::uint64_t RotatedKeys::draw(RngCursor& rng) const {
+  const std::uint64_t k = base_->draw(rng);
+  const std::uint64_t n = base_->space();
+  return k < n - offset_ ? k + offset_ : k - (n - offset_);  // (k + offset) mod n without overflow
+}
+
+}  // namespace embscale::workloads

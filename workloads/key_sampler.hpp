@@ -1,0 +1,104 @@
+// Key samplers: one slot's key distribution at one iteration, drawing key indices in
+// [0, space()). Index 0 is the hot end of skewed distributions; the key mapping (identity or a
+// permutation) and the slot's offset are applied after sampling (workloads/slot_generator.hpp).
+//
+// Every sampler is immutable after construction and draws only from the cursor it is given, so a
+// draw is a pure function of the cursor's (seed, stream, counter): any rank or thread computes the
+// same key for the same sample. The samplers here are the general ones; the peers' generators
+// (HugeCTR, FBGEMM, MLPerf, DLRM, TorchRec) are in workloads/peer_key_samplers.hpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "workloads/zipf_sampler.hpp"
+
+namespace embscale::workloads {
+
+class KeySampler {
+ public:
+  virtual ~KeySampler() = default;
+  // The number of key indices, N >= 1: draws are in [0, N).
+  virtual std::uint64_t space() const noexcept = 0;
+  virtual std::uint64_t draw(RngCursor& rng) const = 0;
+};
+
+using SharedSampler = std::shared_ptr<const KeySampler>;
+
+// Every index with probability 1/N (exact: RngCursor::below).
+class UniformKeys final : public KeySampler {
+ public:
+  explicit UniformKeys(std::uint64_t space);
+  std::uint64_t space() const noexcept override { return n_; }
+  std::uint64_t draw(RngCursor& rng) const override { return rng.below(n_); }
+
+ private:
+  std::uint64_t n_;
+};
+
+// P(index k) = (k + 1)^-s / H(N, s): the Zipf rank minus one (workloads/zipf_sampler.hpp).
+class ZipfKeys final : public KeySampler {
+ public:
+  ZipfKeys(std::uint64_t space, double exponent);
+  std::uint64_t space() const noexcept override { return static_cast<std::uint64_t>(zipf_.n()); }
+  std::uint64_t draw(RngCursor& rng) const override { return static_cast<std::uint64_t>(zipf_(rng) - 1); }
+
+ private:
+  ZipfSampler zipf_;
+};
+
+// YCSB's hotspot: a fraction `hot_access_fraction` of draws is uniform on the hot set [0, H), the
+// rest uniform on [H, N), H = max(1, round(hot_key_fraction N)). With H = N every draw is hot.
+class HotspotKeys final : public KeySampler {
+ public:
+  HotspotKeys(std::uint64_t space, double hot_key_fraction, double hot_access_fraction);
+  std::uint64_t space() const noexcept override { return n_; }
+  std::uint64_t draw(RngCursor& rng) const override;
+  std::uint64_t hot_keys() const noexcept { return hot_; }
+
+ private:
+  std::uint64_t n_;
+  std::uint64_t hot_;
+  double hot_access_fraction_;
+};
+
+// One of several samplers over the same space, chosen with probability weight / sum of weights.
+class MixtureKeys final : public KeySampler {
+ public:
+  MixtureKeys(std::vector<std::pair<double, SharedSampler>> weighted_components);
+  std::uint64_t space() const noexcept override { return n_; }
+  std::uint64_t draw(RngCursor& rng) const override;
+
+ private:
+  std::vector<double> cumulative_;  // cumulative_[i]: probability of components 0..i; last is 1
+  std::vector<SharedSampler> components_;
+  std::uint64_t n_;
+};
+
+// The base's draws rotated by `offset`: index (k + offset) mod N. Drift moves the hot set so.
+class RotatedKeys final : public KeySampler {
+ public:
+  RotatedKeys(SharedSampler base, std::uint64_t offset);
+  std::uint64_t space() const noexcept override { return base_->space(); }
+  std::uint64_t draw(RngCursor& rng) const override;
+
+ private:
+  SharedSampler base_;
+  std::uint64_t offset_;  // < N
+};
+
+// The base's draws mirrored: index N - 1 - k (id growth with the newest ids hottest).
+class MirroredKeys final : public KeySampler {
+ public:
+  explicit MirroredKeys(SharedSampler base) : base_(std::move(base)) {}
+  std::uint64_t space() const noexcept override { return base_->space(); }
+  std::uint64_t draw(RngCursor& rng) const override { return base_->space() - 1 - base_->draw(rng); }
+
+ private:
+  SharedSampler base_;
+};
+
+}  // namespace embscale::workloads

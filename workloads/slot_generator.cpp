@@ -1,0 +1,144 @@
+#include "workloads/slot_generator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <unordered_set>
+
+#include "core/error.hpp"
+#include "core/hash.hpp"
+#include "core/rng.hpp"
+
+namespace embscale::workloads {
+namespace {
+
+// Independent seeds per kind of value, so that changing the bag sizes, say, leaves the keys of
+// every draw as they were.
+constexpr std::uint64_t kKeyDomain = 1;
+constexpr std::uint64_t kNnzDomain = 4;
+constexpr std::uint64_t kPermutationDomain = 5;
+constexpr std::uint64_t kCompanionDomain = 6;
+
+// Each draw attempt owns a window of counters for its rejection loop; 2^20 per draw is far beyond
+// any plausible rejection streak (every sampler accepts a draw with probability > 0.5).
+constexpr int kCounterBitsPerDraw = 20;
+
+// A distinct bag gives up after this many attempts per key it should hold: a distribution whose
+// mass sits on fewer keys than the bag needs (an extreme exponent over a small slot) would
+// otherwise redraw for ever.
+constexpr std::uint64_t kDistinctAttemptsPerKey = std::uint64_t{1} << 16;
+
+// Up to this many keys a bag is searched linearly for a repeat; beyond it, through a hash set.
+constexpr std::size_t kLinearSearchLimit = 64;
+
+bool contains(const Key* first, const Key* last, Key key) { return std::find(first, last, key) != last; }
+
+}  // namespace
+
+SlotGenerator::SlotGenerator(const config::SlotWorkload& workload, std::uint64_t space, Key offset,
+                             std::uint64_t seed, std::int32_t slot)
+    : workload_(workload),
+      source_(make_key_source(workload, space)),
+      space_(space),
+      offset_(offset),
+      key_seed_(hash_combine(seed, kKeyDomain)),
+      nnz_seed_(hash_combine(seed, kNnzDomain)),
+      companion_seed_(hash_combine(hash_combine(seed, kCompanionDomain), static_cast<std::uint64_t>(slot))) {
+  EMBSCALE_EXPECTS(workload.nnz >= 1 && workload.nnz_min >= 0 && workload.nnz_min <= workload.nnz,
+                   "bag sizes need 0 <= nnz_min <= nnz, nnz >= 1");
+  if (workload.mapping == config::KeyMapping::kPermutation)
+    permutation_.emplace(space, hash_combine(hash_combine(seed, kPermutationDomain), static_cast<std::uint64_t>(slot)));
+}
+
+std::int64_t SlotGenerator::bag_size(std::uint64_t bag_stream) const {
+  const std::int64_t max = workload_.nnz;
+  if (workload_.nnz_distribution == config::NnzDistribution::kFixed) return max;
+  RngCursor rng(CounterRng(nnz_seed_, bag_stream));
+  if (workload_.nnz_distribution == config::NnzDistribution::kUniform) {
+    const std::int64_t min = workload_.nnz_min;
+    return min + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(max - min + 1)));
+  }
+  // DLRM (dlrm_data_pytorch.py, random lengths): round(max(1, u min(N, L))) with u uniform in
+  // [0, 1): 1 with probability 1.5 / min(N, L), every other size up to min(N, L) - 1 with
+  // 1 / min(N, L), min(N, L) itself with 1 / (2 min(N, L)).
+  const double limit = static_cast<double>(std::min<std::uint64_t>(space_, static_cast<std::uint64_t>(max)));
+  return static_cast<std::int64_t>(std::nearbyint(std::max(1.0, rng.uniform() * limit)));
+}
+
+std::uint64_t SlotGenerator::companion(std::uint64_t first_index, std::int64_t position) const {
+  // MLPerf's lookup table row first_index, without the table: a pure function of the first key.
+  const CounterRng rng(companion_seed_, first_index);
+  if (workload_.multi_hot.companions == config::Companions::kUniform) {
+    RngCursor cursor(rng, static_cast<std::uint64_t>(position) << kCounterBitsPerDraw);
+    return cursor.below(space_);
+  }
+  // numpy's pareto(a) is Lomax: U^(-1/a) - 1 with U uniform in (0, 1]; MLPerf truncates it to an
+  // integer and takes it modulo N (fmod: the remainder of the double exactly). numpy's int32 cast
+  // sends the 2^(-31 a) of draws at or past 2^31 to INT32_MIN; here they stay where they fall.
+  const double u = 1.0 - rng.uniform(static_cast<std::uint64_t>(position));
+  const double lomax = std::pow(u, -1.0 / workload_.multi_hot.pareto_alpha) - 1.0;
+  return static_cast<std::uint64_t>(std::fmod(std::floor(lomax), static_cast<double>(space_)));
+}
+
+void SlotGenerator::append_bag(const KeySampler& sampler, std::uint64_t bag_stream, std::vector<Key>& keys) const {
+  const CounterRng rng(key_seed_, bag_stream);
+  auto draw_index = [&](std::uint64_t attempt) {
+    RngCursor cursor(rng, attempt << kCounterBitsPerDraw);
+    return sampler.draw(cursor);
+  };
+  const std::size_t first = keys.size();
+  const std::int64_t size = bag_size(bag_stream);
+  if (workload_.bag_keys == config::BagKeys::kDistinct) {
+    append_distinct(sampler, rng, size, keys);
+    return;
+  }
+  if (workload_.multi_hot.companions != config::Companions::kNone && size > 0) {
+    const std::uint64_t head = draw_index(0);
+    keys.push_back(to_key(head));
+    for (std::int64_t j = 1; j < size; ++j) keys.push_back(to_key(companion(head, j)));
+  } else {
+    for (std::int64_t k = 0; k < size; ++k) keys.push_back(to_key(draw_index(static_cast<std::uint64_t>(k))));
+  }
+  if (workload_.bag_keys == config::BagKeys::kDedup) remove_repeats(keys, first);
+}
+
+void SlotGenerator::append_distinct(const KeySampler& sampler, const CounterRng& rng, std::int64_t size,
+                                    std::vector<Key>& keys) const {
+  // Draws continue until the bag holds `size` distinct keys, at most as many as exist now.
+  const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(size), sampler.space()));
+  const std::uint64_t attempts = kDistinctAttemptsPerKey * std::max<std::size_t>(wanted, 1);
+  const std::size_t first = keys.size();
+  std::unordered_set<Key> seen;
+  for (std::uint64_t a = 0; a < attempts && keys.size() - first < wanted; ++a) {
+    RngCursor cursor(rng, a << kCounterBitsPerDraw);
+    const Key key = to_key(sampler.draw(cursor));
+    const std::size_t held = keys.size() - first;
+    bool fresh = false;
+    if (held < kLinearSearchLimit) {
+      fresh = !contains(keys.data() + first, keys.data() + keys.size(), key);
+    } else {
+      if (seen.empty()) seen.insert(keys.begin() + static_cast<std::ptrdiff_t>(first), keys.end());
+      fresh = seen.insert(key).second;
+    }
+    if (fresh) keys.push_back(key);
+  }
+  if (keys.size() - first < wanted)
+    throw InputError("synthetic: slot key space of " + std::to_string(sampler.space()) + " keys: bag_keys \"distinct\" drew " +
+                     std::to_string(attempts) + " keys without finding " + std::to_string(wanted) +
+                     " distinct ones (the distribution's mass sits on fewer keys); lower nnz_per_slot or use \"dedup\"");
+}
+
+void remove_repeats(std::vector<Key>& keys, std::size_t first) {
+  std::size_t kept = first;
+  if (keys.size() - first <= kLinearSearchLimit) {
+    for (std::size_t i = first; i < keys.size(); ++i)
+      if (!contains(keys.data() + first, keys.data() + kept, keys[i])) keys[kept++] = keys[i];
+  } else {
+    std::unordered_set<Key> seen;
+    for (std::size_t i = first; i < keys.size(); ++i)
+      if (seen.insert(keys[i]).second) keys[kept++] = keys[i];
+  }
+  keys.resize(kept);
+}
+
+}  // namespace embscale::workloads

@@ -1,0 +1,62 @@
+// One slot's bags: how many keys a (sample, slot) bag holds, which keys, and where they land in
+// the unified encoding (the slot's offset + the mapped index).
+//
+// Determinism: a bag is a pure function of (seed, slot, bag stream, iteration's sampler). Draw
+// attempt a of a bag reads counters [a 2^20, (a + 1) 2^20) of the bag's key stream (a rejection
+// sampler's loop, however long, never reaches the next attempt's counters); its size reads the
+// bag's nnz stream. So the bag is the same on any rank, and removing duplicates or redrawing them
+// never shifts the keys of other bags.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "config/synthetic_source.hpp"
+#include "core/batch.hpp"
+#include "workloads/key_permutation.hpp"
+#include "workloads/key_source.hpp"
+
+namespace embscale::workloads {
+
+class SlotGenerator {
+ public:
+  // `space` keys starting at `offset` in the unified encoding; `seed` is the workload's seed.
+  SlotGenerator(const config::SlotWorkload& workload, std::uint64_t space, Key offset, std::uint64_t seed,
+                std::int32_t slot);
+
+  // The distribution of iteration `iteration` (ask once per batch, not per bag).
+  SharedSampler sampler_at(std::int64_t iteration) const { return source_->sampler_at(iteration); }
+
+  // Appends the bag of `bag_stream` to `keys`: its size per the workload's nnz distribution
+  // (distinct bags hold at most as many keys as `sampler` has), then its keys.
+  void append_bag(const KeySampler& sampler, std::uint64_t bag_stream, std::vector<Key>& keys) const;
+
+  // The bag's size before repeats are removed, in [nnz_min, nnz] ([1, nnz] unless uniform).
+  std::int64_t bag_size(std::uint64_t bag_stream) const;
+
+  std::uint64_t space() const noexcept { return space_; }
+  Key offset() const noexcept { return offset_; }
+
+ private:
+  // Companion `position` (>= 1) of a multi-hot bag whose first key has index `first_index`.
+  std::uint64_t companion(std::uint64_t first_index, std::int64_t position) const;
+  void append_distinct(const KeySampler& sampler, const CounterRng& rng, std::int64_t size,
+                       std::vector<Key>& keys) const;
+  Key to_key(std::uint64_t index) const { return offset_ + static_cast<Key>(permutation_ ? (*permutation_)(index) : index); }
+
+  config::SlotWorkload workload_;
+  std::unique_ptr<const KeySource> source_;
+  std::optional<KeyPermutation> permutation_;  // set for KeyMapping::kPermutation
+  std::uint64_t space_;
+  Key offset_;
+  std::uint64_t key_seed_;
+  std::uint64_t nnz_seed_;
+  std::uint64_t companion_seed_;
+};
+
+// Removes the repeats of keys[first..], keeping the first of each key in its place (stable).
+void remove_repeats(std::vector<Key>& keys, std::size_t first);
+
+}  // namespace embscale::workloads
