@@ -15,20 +15,26 @@ constexpr std::uint32_t kMinTimes = 1024;
 }  // namespace
 
 std::int64_t ReuseDistanceCounter::marks_up_to(std::uint32_t time) const {
-  std::int64_t sum = 0;
-  for (std::size_t i = std::size_t{time} + 1; i > 0; i &= i - 1) sum += tree_[i];
+  const std::size_t word = time / 64;
+  // Whole words before `word` from the tree (node i covers words [i - lowbit(i), i)), then the
+  // bits of `word` up to and including `time`.
+  std::int64_t sum = std::popcount(bits_[word] & (~std::uint64_t{0} >> (63 - time % 64)));
+  for (std::size_t i = word; i > 0; i &= i - 1) sum += tree_[i];
   return sum;
 }
 
-void ReuseDistanceCounter::add_mark(std::uint32_t time, std::uint32_t delta) {
-  // delta is +1 or -1 (as 2^32 - 1): unsigned wrap-around is the subtraction.
-  for (std::size_t i = std::size_t{time} + 1; i < tree_.size(); i += i & (~i + 1)) tree_[i] += delta;
+void ReuseDistanceCounter::set_mark(std::uint32_t time, bool on) {
+  const std::size_t word = time / 64;
+  bits_[word] ^= std::uint64_t{1} << (time % 64);  // the caller flips a bit that is !on
+  // +1 or -1 (as 2^32 - 1): unsigned wrap-around is the subtraction.
+  const std::uint32_t delta = on ? 1u : ~std::uint32_t{0};
+  for (std::size_t i = word + 1; i < tree_.size(); i += i & (~i + 1)) tree_[i] += delta;
 }
 
 std::int64_t ReuseDistanceCounter::access(std::uint32_t id) {
   EMBSCALE_EXPECTS(id < kMaxIds, "reuse distance ids must be below 2^31 - 2");
   if (id >= last_.size()) last_.resize(std::max<std::size_t>(std::size_t{id} + 1, 2 * last_.size()), kNone);
-  if (std::size_t{now_} + 1 >= tree_.size()) compact();
+  if (now_ >= owner_.size()) compact();
   ++accesses_;
   const std::uint32_t previous = last_[id];
   std::int64_t distance = kCold;
@@ -39,10 +45,10 @@ std::int64_t ReuseDistanceCounter::access(std::uint32_t id) {
     // Marks after `previous`: the distinct keys accessed since, x's own mark being at `previous`.
     distance = live_ - marks_up_to(previous);
     ++at_distance_[static_cast<std::size_t>(distance)];
-    add_mark(previous, ~std::uint32_t{0});
+    set_mark(previous, false);
     owner_[previous] = kNone;
   }
-  add_mark(now_, 1);
+  set_mark(now_, true);
   owner_[now_] = id;
   last_[id] = now_;
   ++now_;
@@ -60,17 +66,20 @@ void ReuseDistanceCounter::compact() {
     ++next;
   }
   // At least twice the live marks (plus the one the coming access may add), so that the next
-  // compaction is at least live_ accesses away; never shrinks.
-  const std::size_t old_times = tree_.empty() ? 0 : tree_.size() - 1;
-  const std::size_t times = std::max({std::size_t{kMinTimes}, old_times, 2 * (std::size_t{live_} + 1)});
+  // compaction is at least live_ accesses away; never shrinks; whole words.
+  const std::size_t times = (std::max({std::size_t{kMinTimes}, owner_.size(), 2 * (std::size_t{live_} + 1)}) + 63) / 64 * 64;
   owner_.resize(times);
   std::fill(owner_.begin() + next, owner_.end(), kNone);
-  // Linear Fenwick build: each node passes its sum to its parent.
-  tree_.assign(times + 1, 0);
-  for (std::size_t i = 1; i <= next; ++i) tree_[i] = 1;
-  for (std::size_t i = 1; i <= times; ++i) {
+  const std::size_t words = times / 64;
+  bits_.assign(words, 0);
+  for (std::size_t w = 0; w < next / 64; ++w) bits_[w] = ~std::uint64_t{0};
+  if (next % 64 != 0) bits_[next / 64] = (std::uint64_t{1} << (next % 64)) - 1;
+  // Linear Fenwick build over the words' counts: each node passes its sum to its parent.
+  tree_.assign(words + 1, 0);
+  for (std::size_t i = 1; i <= words; ++i) tree_[i] += static_cast<std::uint32_t>(std::popcount(bits_[i - 1]));
+  for (std::size_t i = 1; i <= words; ++i) {
     const std::size_t parent = i + (i & (~i + 1));
-    if (parent <= times) tree_[parent] += tree_[i];
+    if (parent <= words) tree_[parent] += tree_[i];
   }
   now_ = next;
 }

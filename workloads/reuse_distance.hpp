@@ -6,8 +6,9 @@
 // < C (Mattson et al., 1970: LRU is a stack algorithm), so one pass yields the hit ratio of every
 // cache size: hit(C) = #{accesses with distance < C} / #accesses (cold accesses always miss).
 //
-// Algorithm (Bennett & Kruskal, 1975): a Fenwick tree over access times holds a 1 at each key's
-// LATEST access time and 0 elsewhere. Invariant: the marks after time p are exactly the distinct
+// Algorithm (Bennett & Kruskal, 1975): a bit per access time is 1 at each key's LATEST access
+// time and 0 elsewhere; a Fenwick tree over 64-bit words of those bits counts the 1s before a
+// word, popcount the rest (64 times smaller than a tree over times: it stays in cache). Invariant: the marks after time p are exactly the distinct
 // keys accessed after p, one each (a key's earlier times were unmarked when it was re-accessed).
 // So the distance of a reuse at p is live - prefix(p) (live = number of marks = distinct keys
 // seen), one O(log T) query, then two O(log T) updates move x's mark from p to now.
@@ -16,8 +17,8 @@
 // is full (compaction: the D marked times keep their order and become 0..D-1) and the tree is
 // kept at least 2D long, so a compaction (O(T)) follows at least T/2 accesses: amortized O(1),
 // and the total is O(N log D) time. Bytes per distinct key: 4 (last time) + 8 (count of
-// accesses at each distance d < D) + 8 per tree slot (the tree and the time -> key map, 2 to 4
-// slots per key): 28 to 44. Nothing is kept per access. Ids are dense (KeyIndex): memory follows
+// accesses at each distance d < D) + 4.2 per time slot (the time -> key map, the bit and the
+// tree's share; 2 to 4 slots per key): 21 to 29. Nothing is kept per access. Ids are dense (KeyIndex): memory follows
 // the largest id, so ids must be below 2^31.
 #pragma once
 
@@ -68,14 +69,15 @@ class ReuseDistanceCounter {
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
 
   std::int64_t marks_up_to(std::uint32_t time) const;  // marks at times <= time
-  void add_mark(std::uint32_t time, std::uint32_t delta);
+  void set_mark(std::uint32_t time, bool on);
   void compact();
 
-  std::vector<std::uint32_t> tree_;          // Fenwick tree, 1-based: tree_[i] covers times (i - lowbit(i), i]
-  std::vector<std::uint32_t> owner_;         // owner_[t]: the key whose latest access is t, or kNone
+  std::vector<std::uint64_t> bits_;          // bit t % 64 of bits_[t / 64]: t is some key's latest access
+  std::vector<std::uint32_t> tree_;          // Fenwick tree over words, 1-based: tree_[i] counts the bits of words [i - lowbit(i), i)
+  std::vector<std::uint32_t> owner_;         // owner_[t]: the key whose latest access is t, or kNone; size() is the time capacity
   std::vector<std::uint32_t> last_;          // last_[id]: latest access time of id, or kNone
   std::vector<std::int64_t> at_distance_;    // at_distance_[d]: reuses at distance d; size() == live_
-  std::uint32_t now_ = 0;                    // the next access time; times [now_, capacity) are unused
+  std::uint32_t now_ = 0;                    // the next access time; times [now_, owner_.size()) are unused
   std::uint32_t live_ = 0;                   // marks in the tree: distinct keys seen
   std::int64_t accesses_ = 0;
 };
