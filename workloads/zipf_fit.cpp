@@ -99,8 +99,9 @@ ZipfFit fit_zipf(std::span<const std::int64_t> counts_descending, std::int64_t r
   fit.log_likelihood = sample.accesses * mean_ll(s);
   fit.at_bound = s < 1e-6 || s > kZipfMaxExponent - 1e-6;
 
-  // -L''/C = Var_s(ln k) by a second difference of L/C with step h (error O(h^2) inside,
-  // O(h) one-sided at the bounds; rounding eps |L/C| / h^2 ~ 1e-9, far below the variance).
+  // -L''/C = Var_s(ln k) by a central second difference of L/C with step h (error O(h^2); at a
+  // bound, centered one step inside, error O(h); rounding eps |L/C| / h^2 ~ 1e-9, far below the
+  // variance). L'' does not depend on the counts, only on s and n.
   constexpr double h = 1e-3;
   const double center = std::clamp(s, h, kZipfMaxExponent - h);
   const double curvature = (mean_ll(center - h) - 2.0 * mean_ll(center) + mean_ll(center + h)) / (h * h);
