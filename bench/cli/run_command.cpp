@@ -49,6 +49,7 @@ int run_command(const RunOptions& options) {
   comm::run_agreed(world, [&] {
     config = config::parse_config_with_settings(options.config_path ? text : config::default_config_text(),
                                                 options.config_path.value_or("<embedded default>"), options.settings);
+    config::resolve_batch_for_ranks(*config, world.size());
     embedding::check_config_for_ranks(*config, world.size());
     embedding::check_run_environment();
   });

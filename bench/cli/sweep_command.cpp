@@ -135,12 +135,13 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
   config::SweepSpec spec;
   comm::run_agreed(world, [&] {
     spec = config::parse_sweep(source);
-    for (const auto& point : spec.points) {
+    for (auto& point : spec.points) {
       const int ranks = point.ranks ? point.ranks : world.size();
       if (ranks > world.size())
         throw InputError(source.origin + ": point " + std::to_string(point.index) + " asks for " +
                          std::to_string(ranks) + " ranks; the job has " + std::to_string(world.size()));
       try {
+        config::resolve_batch_for_ranks(point.config, ranks);
         embedding::check_config_for_ranks(point.config, ranks);
       } catch (const InputError& e) {
         throw InputError(source.origin + ": point " + std::to_string(point.index) + " (" +

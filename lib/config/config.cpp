@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "config/json_reader.hpp"
@@ -60,6 +61,15 @@ std::string read_config_text(const std::filesystem::path& path) {
 Config load_config_file(const std::filesystem::path& path) { return parse_config_text(read_config_text(path), path.string()); }
 
 Config default_config() { return parse_config_text(default_config_text(), kEmbeddedOrigin); }
+
+void resolve_batch_for_ranks(Config& config, int ranks) {
+  const std::int64_t per_rank = config.solver.batchsize_per_rank;
+  if (per_rank == 0) return;
+  if (per_rank > std::numeric_limits<std::int64_t>::max() / ranks)
+    throw InputError("solver.batchsize_per_rank: " + std::to_string(per_rank) + " samples on each of " +
+                     std::to_string(ranks) + " ranks overflow a 64-bit global batch");
+  config.solver.batchsize = per_rank * ranks;
+}
 
 std::int64_t total_vocabulary(const DataLayer& data) {
   std::int64_t total = 0;  // parse_config guarantees the sum fits

@@ -26,6 +26,9 @@ enum class OptimizerType { kSGD };
 
 struct Solver {
   std::int64_t batchsize = 0;       // global batch (samples per iteration over all ranks)
+  // Weak scaling: when > 0 (the config gives batchsize_per_rank instead of batchsize), the global
+  // batch is this times the ranks of the run, set by resolve_batch_for_ranks.
+  std::int64_t batchsize_per_rank = 0;
   std::int64_t max_iter = 0;        // timed iterations
   std::int64_t warmup_iter = 0;     // untimed iterations before them (not in the report)
   std::int64_t display = 0;         // progress line every `display` iterations; 0 = none
@@ -80,6 +83,11 @@ std::string read_config_text(const std::filesystem::path& path);
 // The built-in default run (bench/configs/default.json, embedded at build time).
 Config default_config();
 const std::string& default_config_text();
+
+// Sets solver.batchsize for a run on `ranks` ranks: batchsize_per_rank x ranks when the config
+// gives a per-rank batch (weak scaling), else unchanged (strong scaling). An InputError when the
+// product overflows.
+void resolve_batch_for_ranks(Config& config, int ranks);
 
 // Sum of slot_size_array: the number of distinct keys of the unified encoding.
 std::int64_t total_vocabulary(const DataLayer& data);

@@ -21,9 +21,17 @@ bool contains(const std::vector<std::string>& list, const std::string& value) {
 }  // namespace
 
 Solver parse_solver(const ObjectReader& r) {
-  r.only_keys(with({"batchsize", "max_iter", "warmup_iter", "display", "seed"}, hugectr::unused_solver_keys()));
+  r.only_keys(with({"batchsize", "batchsize_per_rank", "max_iter", "warmup_iter", "display", "seed"},
+                   hugectr::unused_solver_keys()));
   Solver s;
-  s.batchsize = r.integer("batchsize", IntRange::at_least(1));
+  if (const auto per_rank = r.optional("batchsize_per_rank")) {
+    if (r.has("batchsize"))
+      per_rank->fail_with("give batchsize (the global batch: strong scaling) or batchsize_per_rank (weak scaling), "
+                          "not both");
+    s.batchsize_per_rank = per_rank->integer(IntRange::at_least(1));
+  } else {
+    s.batchsize = r.integer("batchsize", IntRange::at_least(1));
+  }
   s.max_iter = r.integer("max_iter", IntRange::at_least(1));
   s.warmup_iter = r.integer_or("warmup_iter", 0, IntRange::at_least(0));
   s.display = r.integer_or("display", 0, IntRange::at_least(0));

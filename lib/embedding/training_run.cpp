@@ -129,6 +129,7 @@ void print_progress(std::ostream& out, const std::string& prefix, std::int64_t d
 void check_run_environment() { injected_fault(); }
 
 void check_config_for_ranks(const config::Config& config, int ranks) {
+  EMBSCALE_EXPECTS(config.solver.batchsize >= 1, "a per-rank batch is resolved (config::resolve_batch_for_ranks) first");
   if (config.solver.batchsize < ranks)
     throw InputError("solver.batchsize: expected at least one sample per rank (>= " + std::to_string(ranks) +
                      "), got " + std::to_string(config.solver.batchsize));

@@ -148,5 +148,24 @@ TEST(ConfigTotalVocabulary, SumsSlotSizes) {
   EXPECT_EQ(total_vocabulary(DataLayer{}), 0);
 }
 
+
+TEST(ConfigSolver, BatchsizePerRankScalesWithTheRanks) {
+  auto j = default_json();
+  j["solver"].erase("batchsize");
+  j["solver"]["batchsize_per_rank"] = 1000;
+  Config c = parse_config(j, "t");
+  EXPECT_EQ(c.solver.batchsize_per_rank, 1000);
+  resolve_batch_for_ranks(c, 4);
+  EXPECT_EQ(c.solver.batchsize, 4000);
+  Config strong = default_config();
+  resolve_batch_for_ranks(strong, 4);
+  EXPECT_EQ(strong.solver.batchsize, 4096);  // a global batch stays as given
+  c.solver.batchsize_per_rank = std::int64_t{1} << 62;
+  EXPECT_THROW(resolve_batch_for_ranks(c, 4), InputError);
+  j["solver"]["batchsize"] = 10;
+  EXPECT_EQ(error_of(j), "test.json: solver.batchsize_per_rank: give batchsize (the global batch: strong scaling) or "
+                         "batchsize_per_rank (weak scaling), not both");
+}
+
 }  // namespace
 }  // namespace embscale::config
