@@ -157,8 +157,7 @@ class NormReader final : public TraceReader {
   // One sample's fields from `r` (the file, or a checksum-mode sample's bytes) appended to out.
   // Samples are numbered within their file in messages (the file is named with them).
   template <typename Cursor>
-  void parse_sample(Cursor& r, Batch& out) {
-    const std::int64_t s = sample_in_file_;
+  void parse_sample(Cursor& r, std::int64_t s, Batch& out) {
     const std::string& name = in_->name();
     const auto floats = [&](std::vector<float>& to, std::int32_t count, const char* what) {
       const std::byte* p = r.take(4 * static_cast<std::size_t>(count), sample_field(s, what));
@@ -196,7 +195,7 @@ class NormReader final : public TraceReader {
     FileInput& in = *in_;
     const std::int64_t s = sample_in_file_++;
     if (!header_.checksum) {
-      parse_sample(in, out);
+      parse_sample(in, s, out);
       return;
     }
     const std::uint64_t length_at = in.offset();
@@ -219,7 +218,7 @@ class NormReader final : public TraceReader {
                             std::to_string(payload_at + bytes) + ") modulo 256)",
                         std::to_string(stored));
     ByteReader r({p, bytes}, in.name(), payload_at, "sample " + std::to_string(s) + "'s length");
-    parse_sample(r, out);
+    parse_sample(r, s, out);
     if (r.left() != 0)
       throw_field_error(in.name(), length_at, sample_field(s, "length"),
                         std::to_string(bytes - r.left()) + " (the bytes of its labels, dense and slots)",
