@@ -57,9 +57,7 @@ void write_seeds(const std::filesystem::path& dir) {
           b.offsets.push_back(static_cast<std::int64_t>(b.keys.size()));
         }
       }
-      writer->write(b);
-      writer->close();
-      fuzz::prefix_byte(file, selector);
+      fuzz::finish_seed(*writer, b, file, selector);
       ++written;
     }
   }
@@ -96,13 +94,7 @@ void reseal(std::uint8_t* f, std::size_t n) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (const char* dir = std::getenv("EMBSCALE_FUZZ_WRITE_SEEDS")) {
-    write_seeds(dir);
-    std::exit(0);
-  }
-  return 0;
-}
+extern "C" int LLVMFuzzerInitialize(int*, char***) { return fuzz::initialize(write_seeds); }
 
 extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t size, std::size_t max_size,
                                                unsigned int seed) {

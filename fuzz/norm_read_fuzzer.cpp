@@ -48,9 +48,7 @@ void write_seeds(const std::filesystem::path& dir) {
             b.offsets.push_back(static_cast<std::int64_t>(b.keys.size()));
           }
         }
-        writer->write(b);
-        writer->close();
-        fuzz::prefix_byte(file, selector);
+        fuzz::finish_seed(*writer, b, file, selector);
         ++written;
       }
     }
@@ -60,13 +58,7 @@ void write_seeds(const std::filesystem::path& dir) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (const char* dir = std::getenv("EMBSCALE_FUZZ_WRITE_SEEDS")) {
-    write_seeds(dir);
-    std::exit(0);
-  }
-  return 0;
-}
+extern "C" int LLVMFuzzerInitialize(int*, char***) { return fuzz::initialize(write_seeds); }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;

@@ -42,6 +42,24 @@ inline void prefix_byte(const std::filesystem::path& file, std::uint8_t selector
   put_file(file, reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
 }
 
+// A seed: the batch written through the library's writer, then the selector byte put in front.
+inline void finish_seed(TraceWriter& writer, const Batch& batch, const std::filesystem::path& file,
+                        std::uint8_t selector) {
+  writer.write(batch);
+  writer.close();
+  prefix_byte(file, selector);
+}
+
+// LLVMFuzzerInitialize of every trace target: with EMBSCALE_FUZZ_WRITE_SEEDS=<dir> write the seeds
+// there and exit (scripts/fuzz-check runs the binary so before fuzzing).
+inline int initialize(void (*write_seeds)(const std::filesystem::path&)) {
+  if (const char* dir = std::getenv("EMBSCALE_FUZZ_WRITE_SEEDS")) {
+    write_seeds(dir);
+    std::exit(0);
+  }
+  return 0;
+}
+
 // Reads the trace at `path` in pieces of 1 to 8 samples; aborts on a broken invariant.
 inline void read_checked(const std::filesystem::path& path, TraceFormat format, const TraceReadOptions& options,
                          unsigned piece_seed) {
