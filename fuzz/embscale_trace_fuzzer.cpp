@@ -80,7 +80,7 @@ void reseal(std::uint8_t* f, std::size_t n) {
   put_u64(f + header_bytes - 8, checksum64(f, header_bytes - 8));
   const std::size_t trailer = n - kEmbscaleTraceTrailerBytes;
   const std::uint64_t index_at = get_u64(f + trailer + 8);
-  if (index_at >= header_bytes && index_at + 24 <= trailer) {
+  if (index_at >= header_bytes && index_at <= trailer - 24) {  // (index_at + 24 could wrap)
     const std::uint64_t count = std::min<std::uint64_t>(get_u64(f + index_at + 8), (trailer - index_at - 24) / 16);
     for (std::uint64_t c = 0; c < count; ++c) {
       const std::uint64_t at = get_u64(f + index_at + 16 + 16 * c + 8);

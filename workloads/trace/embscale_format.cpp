@@ -46,7 +46,7 @@ void expect_magic(ByteReader& r, const char* magic, std::size_t n, const std::st
 class EmbscaleReader final : public TraceReader {
  public:
   EmbscaleReader(const std::filesystem::path& path, const TraceReadOptions& options)
-      : in_(path, "embscale trace"), max_nnz_(options.max_nnz) {
+      : in_(path, "embscale trace") {
     read_header(options);
     read_index();
   }
@@ -343,7 +343,6 @@ class EmbscaleReader final : public TraceReader {
   }
 
   FileInput in_;
-  std::int64_t max_nnz_;
   TraceShape shape_;
   std::optional<detail::KeyRules> rules_;
   std::uint32_t header_bytes_ = 0;
