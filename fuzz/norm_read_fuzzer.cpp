@@ -44,7 +44,9 @@ void write_seeds(const std::filesystem::path& dir) {
           b.labels.push_back(static_cast<float>(s));
           b.dense.insert(b.dense.end(), {0.5f, -1.f});
           for (int j = 0; j < 3; ++j) {
-            for (std::int64_t k = 0; k < (s + j) % 4; ++k) b.keys.push_back(j * 10 + (s + k) % 10);
+            // Slot j owns [offset_j, offset_j + size_j) of the sizes {10, 20, 30}.
+            constexpr std::int64_t offset[] = {0, 10, 30};
+            for (std::int64_t k = 0; k < (s + j) % 4; ++k) b.keys.push_back(offset[j] + (s + k) % 10);
             b.offsets.push_back(static_cast<std::int64_t>(b.keys.size()));
           }
         }
