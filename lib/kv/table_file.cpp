@@ -5,12 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <optional>
 #include <vector>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/temp_files.hpp"
 
@@ -21,52 +21,6 @@ constexpr std::uint64_t kLow32 = 0xFFFFFFFFULL;
 constexpr std::int64_t kChunkTargetBytes = std::int64_t{4} << 20;
 
 std::string errno_text() { return std::strerror(errno); }
-
-// A file descriptor being written; closed on destruction.
-class OutFile {
- public:
-  explicit OutFile(const std::filesystem::path& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw InputError("cannot create " + path.string() + ": " + errno_text());
-  }
-  ~OutFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  OutFile(const OutFile&) = delete;
-  OutFile& operator=(const OutFile&) = delete;
-
-  void write(std::span<const std::byte> bytes) {
-    const std::byte* p = bytes.data();
-    std::size_t left = bytes.size();
-    while (left > 0) {
-      const ssize_t n = ::write(fd_, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw Error("cannot write " + path_.string() + ": " + errno_text());
-      p += n;
-      left -= static_cast<std::size_t>(n);
-    }
-  }
-  // fsync, then close: the data is on disk before the rename makes it the dump.
-  void sync_and_close() {
-    if (::fsync(fd_) != 0) throw Error("cannot fsync " + path_.string() + ": " + errno_text());
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) throw Error("cannot close " + path_.string() + ": " + errno_text());
-  }
-
- private:
-  std::filesystem::path path_;
-  int fd_ = -1;
-};
-
-// The rename is durable once the directory is synced; a failure here is not fatal to the dump
-// (the file is complete and in place), so it is ignored.
-void sync_directory(const std::filesystem::path& dir) noexcept {
-  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  (void)::fsync(fd);
-  ::close(fd);
-}
 
 std::uint64_t next_threshold_for(ScoreStrategy strategy, std::uint64_t threshold,
                                  const HostTable::ExportSummary& s) noexcept {
@@ -100,40 +54,26 @@ std::uint64_t write_dump(const HostTable& table, KeyType key_type, const std::fi
                              ? std::min(options.chunk_entries, kTableFileMaxChunkEntries)
                              : std::clamp<std::int64_t>(kChunkTargetBytes / entry_bytes, 1, std::int64_t{1} << 20);
 
-  // ".<name>.tmp.<pid>.<n>": unique per dump, so two threads dumping to one path do not share it.
-  static std::atomic<std::uint64_t> dumps{0};
-  std::filesystem::path temp = temporary_path_for(path);
-  temp += "." + std::to_string(dumps.fetch_add(1));
-  std::optional<OutFile> out;
-  register_temp_file(temp);  // before the file exists: the fatal path may remove it at any time
-  try {
-    out.emplace(temp);
-    std::optional<TableFileEncoder> encoder;
-    std::int64_t chunks = 0;
-    table.export_stored(
-        incremental ? threshold : 0, header.chunk_entries,
-        [&](const HostTable::ExportSummary& summary) {
-          header.entry_count = summary.count;
-          header.next_threshold = next_threshold_for(o.score_strategy, header.threshold, summary);
-          encoder.emplace(header);
-          out->write(encoder->header());
-        },
-        [&](const HostTable::StoredEntries& entries) {
-          out->write(encoder->chunk(entries.keys, entries.scores, entries.rows));
-          ++chunks;
-          if (options.after_chunk) options.after_chunk(chunks);
-        });
-    out->write(encoder->trailer());
-    out->sync_and_close();
-    commit_temp_file(temp, path);
-  } catch (...) {
-    out.reset();
-    std::error_code ignored;
-    std::filesystem::remove(temp, ignored);
-    unregister_temp_file(temp);
-    throw;
-  }
-  sync_directory(path.parent_path());
+  // Written under a temporary name, renamed when complete (core/atomic_file.hpp); an exception
+  // leaves the previous dump at `path` untouched and removes the temporary file.
+  AtomicFile out(path);
+  std::optional<TableFileEncoder> encoder;
+  std::int64_t chunks = 0;
+  table.export_stored(
+      incremental ? threshold : 0, header.chunk_entries,
+      [&](const HostTable::ExportSummary& summary) {
+        header.entry_count = summary.count;
+        header.next_threshold = next_threshold_for(o.score_strategy, header.threshold, summary);
+        encoder.emplace(header);
+        out.write(encoder->header());
+      },
+      [&](const HostTable::StoredEntries& entries) {
+        out.write(encoder->chunk(entries.keys, entries.scores, entries.rows));
+        ++chunks;
+        if (options.after_chunk) options.after_chunk(chunks);
+      });
+  out.write(encoder->trailer());
+  out.commit();
   return header.next_threshold;
 }
 

@@ -1,99 +1,24 @@
 #include "kv/table_file_format.hpp"
 
-#include <bit>
 #include <cstring>
-#include <sstream>
 
+#include "core/byte_io.hpp"
 #include "core/error.hpp"
 #include "kv/host_table.hpp"
 
 namespace embscale::kv {
 namespace {
 
-static_assert(std::endian::native == std::endian::little, "the table file format is written in native order");
-
 constexpr char kChunkMagic[4] = {'C', 'H', 'N', 'K'};
 constexpr char kTrailerMagic[4] = {'T', 'E', 'N', 'D'};
 constexpr std::size_t kHeaderChecksumOffset = 88;
-
-std::size_t padded8(std::size_t n) noexcept { return (n + 7) & ~std::size_t{7}; }
 
 std::size_t row_bytes(const TableFileHeader& h) noexcept {
   return static_cast<std::size_t>(h.row_width()) * value_bytes(h.value_type);
 }
 
-template <typename T>
-void put(std::vector<std::byte>& out, T v) {
-  const auto at = out.size();
-  out.resize(at + sizeof v);
-  std::memcpy(out.data() + at, &v, sizeof v);
-}
-
-void put_bytes(std::vector<std::byte>& out, const void* p, std::size_t n) {
-  const auto at = out.size();
-  out.resize(at + n);
-  if (n) std::memcpy(out.data() + at, p, n);
-}
-
-std::string hex(std::uint64_t v) {
-  std::ostringstream s;
-  s << "0x" << std::hex << v;
-  return s.str();
-}
-
-std::string quoted_bytes(const std::byte* p, std::size_t n) {
-  std::string s = "\"";
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto c = static_cast<unsigned char>(p[i]);
-    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-      s += static_cast<char>(c);
-    } else {
-      static constexpr char digits[] = "0123456789abcdef";
-      s += "\\x";
-      s += digits[c >> 4];
-      s += digits[c & 15];
-    }
-  }
-  return s + "\"";
-}
-
-// Sequential reads from the file's bytes; every failure names the file, the offset and the field.
-class Reader {
- public:
-  Reader(std::span<const std::byte> bytes, const std::string& name) : bytes_(bytes), name_(name) {}
-
-  std::size_t offset() const noexcept { return pos_; }
-  std::size_t left() const noexcept { return bytes_.size() - pos_; }
-
-  const std::byte* take(std::size_t n, const std::string& field) {
-    if (n > left())
-      throw InputError(name_ + ": truncated: " + field + " needs bytes [" + std::to_string(pos_) + ", " +
-                       std::to_string(pos_ + n) + ") but the file ends at byte " + std::to_string(bytes_.size()));
-    const std::byte* p = bytes_.data() + pos_;
-    pos_ += n;
-    return p;
-  }
-  template <typename T>
-  T read(const std::string& field) {
-    T v;
-    std::memcpy(&v, take(sizeof v, field), sizeof v);
-    return v;
-  }
-
-  [[noreturn]] void fail(std::size_t offset, const std::string& field, const std::string& expected,
-                         const std::string& got) const {
-    throw InputError(name_ + ": byte " + std::to_string(offset) + ", " + field + ": expected " + expected + ", got " +
-                     got);
-  }
-
- private:
-  std::span<const std::byte> bytes_;
-  const std::string& name_;
-  std::size_t pos_ = 0;
-};
-
 template <typename Enum, std::size_t N>
-Enum decode_enum(Reader& r, std::size_t offset, std::uint8_t code, const std::string& field,
+Enum decode_enum(ByteReader& r, std::size_t offset, std::uint8_t code, const std::string& field,
                  const Enum (&values)[N], std::uint8_t (*encode)(Enum), std::string (*name)(Enum)) {
   std::string expected;
   for (const Enum v : values) {
@@ -232,7 +157,7 @@ std::span<const std::byte> TableFileEncoder::trailer() {
 // ---- reading ---------------------------------------------------------------------------------
 
 TableFileContents parse_table_file(std::span<const std::byte> bytes, const std::string& name) {
-  Reader r(bytes, name);
+  ByteReader r(bytes, name);
   TableFileContents out;
   TableFileHeader& h = out.header;
 
