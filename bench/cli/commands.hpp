@@ -2,6 +2,7 @@
 // 2 bad input); errors it cannot handle itself propagate as embscale::Error.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,49 @@ struct CompareOptions {
   bool json = false;
 };
 
+// A trace to read: its path, its format where the file cannot say (Raw; Norm files are
+// detected), and the HugeCTR fields its reader needs (from a config's Data layer or flags).
+struct TraceInputOptions {
+  std::string path;
+  std::optional<std::string> format;        // "norm", "raw", "embscale"; none: detected
+  std::optional<std::string> config_path;   // its Data layer: slot_size_array, label_dim, dense_dim
+  std::vector<std::int64_t> slot_sizes;     // --slot-sizes (over the config's)
+  std::optional<std::int32_t> label_dim;
+  std::optional<std::int32_t> dense_dim;
+  std::string key_type = "I64";             // Norm keys: HugeCTR's input_key_type
+  std::int64_t max_nnz = 0;                 // 0: no limit
+  bool float_label_dense = false;           // Raw: HugeCTR's float_label_dense
+};
+
+struct TraceOutputOptions {
+  std::string path;
+  std::optional<std::string> format;        // none: "embscale"
+  std::string key_type = "I64";
+  bool checksum = false;                    // Norm: HugeCTR's check "Sum"
+  bool float_label_dense = false;           // Raw
+};
+
+struct TraceGenerateOptions {
+  std::optional<std::string> config_path;   // none: the embedded default
+  std::vector<std::string> settings;        // --set FIELD=VALUE
+  std::optional<std::int64_t> iterations;   // none: solver.max_iter
+  int ranks = 1;                            // for solver.batchsize_per_rank
+  bool quiet = false;
+  TraceOutputOptions output;
+};
+
+struct TraceStatsCommandOptions {
+  TraceInputOptions input;
+  bool json = false;
+  bool no_reuse = false;                    // skip reuse distances (a third of the time)
+  std::int64_t max_samples = 0;             // 0: the whole trace
+};
+
+struct TraceConvertOptions {
+  TraceInputOptions input;
+  TraceOutputOptions output;
+};
+
 // Collective over MPI_COMM_WORLD (MPI is initialised by main).
 int run_command(const RunOptions& options);
 int validate_command(const std::string& config_path);
@@ -55,5 +99,9 @@ int sweep_command(const SweepOptions& options);
 int merge_command(const MergeOptions& options);
 // Exit 1 when a figure regressed significantly, else 0.
 int compare_command(const CompareOptions& options);
+// Serial: the global batches of a config's iterations written as a trace.
+int trace_generate_command(const TraceGenerateOptions& options);
+int trace_stats_command(const TraceStatsCommandOptions& options);
+int trace_convert_command(const TraceConvertOptions& options);
 
 }  // namespace embscale::cli

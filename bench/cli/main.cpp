@@ -1,5 +1,5 @@
 // embscale: one binary, subcommands (DESIGN.md "CLI"). `run` and `sweep` are MPI programs;
-// `validate`, `report`, `compare` and `merge` are serial and never initialise MPI.
+// `validate`, `report`, `compare`, `merge` and `trace` are serial and never initialise MPI.
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bench/cli/commands.hpp"
+#include "bench/cli/trace_options.hpp"
 #include "comm/failure.hpp"
 #include "core/build_info.hpp"
 #include "core/error.hpp"
@@ -112,6 +113,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(0.0, 0.9));
   compare->add_flag("--json", compare_options.json, "print the comparison as JSON");
 
+  embscale::cli::TraceSubcommands trace_commands;
+  embscale::cli::add_trace_subcommands(app, trace_commands);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -135,5 +139,6 @@ int main(int argc, char** argv) {
   }
   if (*validate) return run_serial([&] { return embscale::cli::validate_command(validate_path); });
   if (*compare) return run_serial([&] { return embscale::cli::compare_command(compare_options); });
+  if (trace_commands.chosen()) return run_serial([&] { return trace_commands.run(); });
   return run_serial([&] { return embscale::cli::report_command(report_options); });
 }
