@@ -20,7 +20,8 @@ void parse_format(const ObjectReader& r, DataLayer& d) {
   d.format = format.string();
   if (std::find(hugectr::known_data_formats().begin(), hugectr::known_data_formats().end(), d.format) !=
       hugectr::known_data_formats().end())
-    format.fail_with("the HugeCTR format \"" + d.format + "\" is not read by this version; supported: \"Synthetic\"");
+    format.fail_with("the HugeCTR format \"" + d.format + "\" is not run by this version; supported: \"Synthetic\" "
+                     "(`embscale trace stats` and `trace convert` read Norm and Raw files)");
   if (d.format != hugectr::kSyntheticFormat)
     format.fail("\"Synthetic\"", did_you_mean(d.format, {hugectr::kSyntheticFormat}));
 }

@@ -105,7 +105,8 @@ TEST(ConfigErrorsOptimizer, OnlySgdWithLocalUpdateRuns) {
 TEST(ConfigErrorsDataLayer, FormatSlotsAndSparseInput) {
   expect_messages({
       {"Parquet", [](auto& j) { layer(j, "data")["format"] = "Parquet"; },
-       "layers[data].format: the HugeCTR format \"Parquet\" is not read by this version; supported: \"Synthetic\""},
+       "layers[data].format: the HugeCTR format \"Parquet\" is not run by this version; supported: \"Synthetic\" "
+       "(`embscale trace stats` and `trace convert` read Norm and Raw files)"},
       {"format missing", [](auto& j) { layer(j, "data").erase("format"); },
        "layers[data].format: required key is missing; expected \"Synthetic\" (HugeCTR's default, \"Norm\", is not "
        "read by this version)"},
