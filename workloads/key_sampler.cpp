@@ -1,5 +1,6 @@
 #include "workloads/key_sampler.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -39,15 +40,18 @@ std::uint64_t HotspotKeys::draw(RngCursor& rng) const {
 MixtureKeys::MixtureKeys(std::vector<std::pair<double, SharedSampler>> weighted_components) {
   EMBSCALE_EXPECTS(!weighted_components.empty(), "a mixture needs at least one component");
   n_ = weighted_components.front().second->space();
-  double total = 0.0;
+  double largest = 0.0;
   for (const auto& [weight, sampler] : weighted_components) {
     EMBSCALE_EXPECTS(weight > 0.0 && std::isfinite(weight), "mixture weights must be finite and > 0");
     EMBSCALE_EXPECTS(sampler->space() == n_, "a mixture's components must share one key space");
-    total += weight;
+    largest = std::max(largest, weight);
   }
+  // Weights relative to the largest: the sum cannot overflow (three weights of 1e308 would).
+  double total = 0.0;
+  for (const auto& [weight, sampler] : weighted_components) total += weight / largest;
   double running = 0.0;
   for (auto& [weight, sampler] : weighted_components) {
-    running += weight;
+    running += weight / largest;
     cumulative_.push_back(running / total);
     components_.push_back(std::move(sampler));
   }

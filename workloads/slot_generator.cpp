@@ -27,6 +27,8 @@ constexpr int kCounterBitsPerDraw = 20;
 // mass sits on fewer keys than the bag needs (an extreme exponent over a small slot) would
 // otherwise redraw for ever.
 constexpr std::uint64_t kDistinctAttemptsPerKey = std::uint64_t{1} << 16;
+// ... and after this many draws in all (a few seconds), whatever the bag's size.
+constexpr std::uint64_t kDistinctAttemptsPerBag = std::uint64_t{1} << 26;
 
 // Up to this many keys a bag is searched linearly for a repeat; beyond it, through a hash set.
 constexpr std::size_t kLinearSearchLimit = 64;
@@ -43,14 +45,17 @@ SlotGenerator::SlotGenerator(const config::SlotWorkload& workload, std::uint64_t
       offset_(offset),
       key_seed_(hash_combine(seed, kKeyDomain)),
       nnz_seed_(hash_combine(seed, kNnzDomain)),
+      slot_(slot),
       companion_seed_(hash_combine(hash_combine(seed, kCompanionDomain), static_cast<std::uint64_t>(slot))) {
   EMBSCALE_EXPECTS(workload.nnz >= 1 && workload.nnz_min >= 0 && workload.nnz_min <= workload.nnz,
                    "bag sizes need 0 <= nnz_min <= nnz, nnz >= 1");
+  EMBSCALE_EXPECTS(workload.multi_hot.pareto_alpha >= config::kMinParetoAlpha,
+                   "a Pareto companion's shape below kMinParetoAlpha overflows a double");
   if (workload.mapping == config::KeyMapping::kPermutation)
     permutation_.emplace(space, hash_combine(hash_combine(seed, kPermutationDomain), static_cast<std::uint64_t>(slot)));
 }
 
-std::int64_t SlotGenerator::bag_size(std::uint64_t bag_stream) const {
+std::int64_t SlotGenerator::bag_size(std::uint64_t bag_stream, std::uint64_t keys_now) const {
   const std::int64_t max = workload_.nnz;
   if (workload_.nnz_distribution == config::NnzDistribution::kFixed) return max;
   RngCursor rng(CounterRng(nnz_seed_, bag_stream));
@@ -61,7 +66,7 @@ std::int64_t SlotGenerator::bag_size(std::uint64_t bag_stream) const {
   // DLRM (dlrm_data_pytorch.py, random lengths): round(max(1, u min(N, L))) with u uniform in
   // [0, 1): 1 with probability 1.5 / min(N, L), every other size up to min(N, L) - 1 with
   // 1 / min(N, L), min(N, L) itself with 1 / (2 min(N, L)).
-  const double limit = static_cast<double>(std::min<std::uint64_t>(space_, static_cast<std::uint64_t>(max)));
+  const double limit = static_cast<double>(std::min<std::uint64_t>(keys_now, static_cast<std::uint64_t>(max)));
   return static_cast<std::int64_t>(std::nearbyint(std::max(1.0, rng.uniform() * limit)));
 }
 
@@ -87,7 +92,7 @@ void SlotGenerator::append_bag(const KeySampler& sampler, std::uint64_t bag_stre
     return sampler.draw(cursor);
   };
   const std::size_t first = keys.size();
-  const std::int64_t size = bag_size(bag_stream);
+  const std::int64_t size = bag_size(bag_stream, sampler.space());
   if (workload_.bag_keys == config::BagKeys::kDistinct) {
     append_distinct(sampler, rng, size, keys);
     return;
@@ -106,7 +111,8 @@ void SlotGenerator::append_distinct(const KeySampler& sampler, const CounterRng&
                                     std::vector<Key>& keys) const {
   // Draws continue until the bag holds `size` distinct keys, at most as many as exist now.
   const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(size), sampler.space()));
-  const std::uint64_t attempts = kDistinctAttemptsPerKey * std::max<std::size_t>(wanted, 1);
+  const std::uint64_t attempts =
+      std::min(kDistinctAttemptsPerBag, kDistinctAttemptsPerKey * std::max<std::size_t>(wanted, 1));
   const std::size_t first = keys.size();
   std::unordered_set<Key> seen;
   for (std::uint64_t a = 0; a < attempts && keys.size() - first < wanted; ++a) {
@@ -123,7 +129,8 @@ void SlotGenerator::append_distinct(const KeySampler& sampler, const CounterRng&
     if (fresh) keys.push_back(key);
   }
   if (keys.size() - first < wanted)
-    throw InputError("synthetic: slot key space of " + std::to_string(sampler.space()) + " keys: bag_keys \"distinct\" drew " +
+    throw InputError("synthetic: slot " + std::to_string(slot_) + " (" + std::to_string(sampler.space()) +
+                     " keys now): bag_keys \"distinct\" drew " +
                      std::to_string(attempts) + " keys without finding " + std::to_string(wanted) +
                      " distinct ones (the distribution's mass sits on fewer keys); lower nnz_per_slot or use \"dedup\"");
 }

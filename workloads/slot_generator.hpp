@@ -33,8 +33,9 @@ class SlotGenerator {
   // (distinct bags hold at most as many keys as `sampler` has), then its keys.
   void append_bag(const KeySampler& sampler, std::uint64_t bag_stream, std::vector<Key>& keys) const;
 
-  // The bag's size before repeats are removed, in [nnz_min, nnz] ([1, nnz] unless uniform).
-  std::int64_t bag_size(std::uint64_t bag_stream) const;
+  // The bag's size before repeats are removed, in [nnz_min, nnz] ([1, nnz] unless uniform), when
+  // `keys_now` ids exist (DLRM's sizes stop at min(N, nnz)).
+  std::int64_t bag_size(std::uint64_t bag_stream, std::uint64_t keys_now) const;
 
   std::uint64_t space() const noexcept { return space_; }
   Key offset() const noexcept { return offset_; }
@@ -53,6 +54,7 @@ class SlotGenerator {
   Key offset_;
   std::uint64_t key_seed_;
   std::uint64_t nnz_seed_;
+  std::int32_t slot_;
   std::uint64_t companion_seed_;
 };
 

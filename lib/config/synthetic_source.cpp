@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "config/sections.hpp"
+#include "core/error.hpp"
 
 namespace embscale::config {
 namespace {
@@ -105,10 +106,11 @@ void parse_key_spec(const ObjectReader& r, KeySpec& k, bool inside_mixture) {
   k.power_law = enum_or(r, "power_law", k.power_law, kPowerLawNames);
   if (k.distribution == KeyDistribution::kHugeCtrPowerLaw && k.power_law == HugeCtrPowerLaw::kSpecific &&
       (k.zipf_alpha <= 0.0 || std::abs(k.zipf_alpha - 1.0) < kHugeCtrMinDistanceFromOne)) {
-    const auto alpha = r.optional("zipf_alpha");
-    (alpha ? *alpha : r.required("power_law", "")).fail_with(
-        "hugectr_power_law \"specific\" takes its exponent from zipf_alpha, which must be > 0 and differ from 1 "
-        "(HugeCTR divides by 1 - alpha), got " + std::to_string(k.zipf_alpha));
+    const std::string why = "hugectr_power_law \"specific\" takes its exponent from zipf_alpha, which must be > 0 and "
+                            "differ from 1 by 1e-6 or more (HugeCTR divides by 1 - alpha), got " +
+                            std::to_string(k.zipf_alpha);
+    if (const auto alpha = r.optional("zipf_alpha")) alpha->fail_with(why);
+    throw InputError(r.origin() + ": " + r.path() + ": " + why + " (inherited from the synthetic block)");
   }
   if (const auto mixture = r.optional("mixture")) {
     if (inside_mixture) mixture->fail_with("a mixture's component cannot hold a mixture");
@@ -145,7 +147,8 @@ void parse_multi_hot(const ObjectReader& r, MultiHotSpec& m) {
   const auto multi_hot = block->object();
   multi_hot.only_keys({"companions", "pareto_alpha"});
   m.companions = enum_or(multi_hot, "companions", m.companions, kCompanionNames);
-  m.pareto_alpha = multi_hot.number_or("pareto_alpha", m.pareto_alpha, {0.0, kMaxParetoAlpha, true});
+  m.pareto_alpha = multi_hot.number_or("pareto_alpha", m.pareto_alpha,
+                                       NumberRange::between(kMinParetoAlpha, kMaxParetoAlpha));
 }
 
 std::vector<std::string> slot_workload_fields() {
@@ -156,15 +159,15 @@ std::vector<std::string> slot_workload_fields() {
   return fields;
 }
 
-// The fields of one slot's workload; "nnz_per_slot" only as an integer (the block's array form is
-// read by the caller).
-void parse_slot_workload(const ObjectReader& r, SlotWorkload& w) {
+// The fields of one slot's workload; "nnz_per_slot" as an integer (the block's array form is read
+// by the caller; in a per_slot entry an array is an error).
+void parse_slot_workload(const ObjectReader& r, SlotWorkload& w, bool per_slot_entry) {
   parse_key_spec(r, w.keys, false);
   parse_drift(r, w.drift);
   parse_growth(r, w.growth);
   parse_multi_hot(r, w.multi_hot);
   w.mapping = enum_or(r, "key_mapping", w.mapping, kKeyMappingNames);
-  if (const auto nnz = r.optional("nnz_per_slot"); nnz && !nnz->json().is_array())
+  if (const auto nnz = r.optional("nnz_per_slot"); nnz && (per_slot_entry || !nnz->json().is_array()))
     w.nnz = nnz->integer(IntRange::between(1, kMaxNnz));
   w.nnz_min = r.integer_or("nnz_min", w.nnz_min, IntRange::between(0, kMaxNnz));
   w.nnz_distribution = enum_or(r, "nnz_distribution", w.nnz_distribution, kNnzDistributionNames);
@@ -193,7 +196,7 @@ void parse_per_slot(const ObjectReader& block, const std::vector<std::int64_t>& 
       field.fail_with("the key \"" + index_text + "\" is not " + expected_index);
     const auto slot = field.object();
     slot.only_keys(slot_workload_fields());
-    parse_slot_workload(slot, slots[static_cast<std::size_t>(index)]);
+    parse_slot_workload(slot, slots[static_cast<std::size_t>(index)], true);
   }
 }
 
@@ -207,6 +210,9 @@ void check_against_slot(const SlotWorkload& w, std::int64_t keys, std::size_t sl
   if (w.nnz_min != 1 && w.nnz_distribution != NnzDistribution::kUniform)
     block.fail_with(where + "nnz_min applies to nnz_distribution \"uniform\" only, the slot's is \"" +
                     to_string(w.nnz_distribution) + "\"");
+  if (w.multi_hot.companions != Companions::kNone && w.growth.keys_per_iteration > 0)
+    block.fail_with(where + "multi_hot companions are drawn over the whole key space (MLPerf's table), growth "
+                    "limits keys to the ids that exist: the two do not combine");
   if (w.multi_hot.companions != Companions::kNone && w.bag_keys == BagKeys::kDistinct)
     block.fail_with(where + "multi_hot companions are a fixed function of the bag's first key (MLPerf's lookup "
                     "table), they cannot be redrawn: bag_keys \"distinct\" does not combine with them");
@@ -229,7 +235,7 @@ void parse_synthetic(const ObjectReader& data_layer, const std::vector<std::int6
     known.emplace_back("per_slot");
     known.emplace_back("batch_cycle");
     synthetic->only_keys(known);
-    parse_slot_workload(*synthetic, all);
+    parse_slot_workload(*synthetic, all, false);
     if (const auto nnz = synthetic->optional("nnz_per_slot"); nnz && nnz->json().is_array()) {
       const std::string expected = "an array of " + std::to_string(slot_sizes.size()) +
                                    " integers in [1, " + std::to_string(kMaxNnz) + "] (one per slot)";
@@ -243,8 +249,15 @@ void parse_synthetic(const ObjectReader& data_layer, const std::vector<std::int6
   for (std::size_t j = 0; j < nnz_array.size(); ++j) source.slots[j].nnz = nnz_array[j];
   if (!synthetic) return;
   parse_per_slot(*synthetic, slot_sizes, source.slots);
-  for (std::size_t j = 0; j < slot_sizes.size(); ++j)
+  for (std::size_t j = 0; j < slot_sizes.size(); ++j) {
     check_against_slot(source.slots[j], slot_sizes[j], j, *block);
+    // A replayed pool of batches has no time axis for the hot set to move along or ids to grow on.
+    const auto& w = source.slots[j];
+    if (source.batch_cycle > 0 && (w.drift.period > 0 || w.growth.keys_per_iteration > 0))
+      synthetic->required("batch_cycle", "").fail_with(
+          "replays batch_cycle batches, which freezes slot " + std::to_string(j) +
+          "'s drift or growth at their first batch_cycle iterations; use one or the other");
+  }
 }
 
 std::string to_string(KeyDistribution d) { return name_of(kKeyDistributionNames, d); }

@@ -60,7 +60,7 @@ struct DriftSpec {
 enum class GrowthOrder { kOldestHot, kNewestHot };
 struct GrowthSpec {
   std::int64_t keys_per_iteration = 0;  // 0: no growth (all N ids exist from the start)
-  std::int64_t initial_keys = 1;        // ids that exist at iteration 0, in [1, N]
+  std::int64_t initial_keys = 1;        // ids that exist at iteration 0, >= 1 (more than N: all N)
   GrowthOrder hot = GrowthOrder::kOldestHot;
 };
 
@@ -71,8 +71,11 @@ struct GrowthSpec {
 enum class Companions { kNone, kUniform, kPareto };
 struct MultiHotSpec {
   Companions companions = Companions::kNone;  // kNone: every key of a bag drawn independently
-  double pareto_alpha = 0.25;                 // the Pareto (Lomax) shape a of kPareto
+  double pareto_alpha = 0.25;                 // the Pareto (Lomax) shape a of kPareto, >= kMinParetoAlpha
 };
+// Below it, U^(-1/a) overflows a double for the smallest uniform draws (U = 2^-53 needs
+// 53 / a < 1024): the Lomax value would be infinite.
+inline constexpr double kMinParetoAlpha = 0.06;
 
 // Where a sampled index lands in the slot's key space: identity (index 0 is the slot's first key)
 // or a keyed bijection (workloads/key_permutation.hpp) that scatters the hot keys.

@@ -32,13 +32,11 @@ TEST(SyntheticSource, EveryFieldParsed) {
                 {"weight": 1, "key_distribution": "hotspot", "hot_key_fraction": 0.05, "hot_access_fraction": 0.95}],
     "drift": {"period": 50, "mode": "gradual", "shift": 0.25},
     "growth": {"keys_per_iteration": 100, "initial_keys": 5000, "hot": "newest"},
-    "multi_hot": {"companions": "pareto", "pareto_alpha": 0.3},
     "key_mapping": "permutation",
     "nnz_per_slot": 6, "nnz_min": 2, "nnz_distribution": "uniform",
-    "bag_keys": "dedup",
-    "batch_cycle": 10})"));
+    "bag_keys": "dedup"})"));
   ASSERT_EQ(c.data.synthetic.slots.size(), 8u);
-  EXPECT_EQ(c.data.synthetic.batch_cycle, 10);
+  EXPECT_EQ(c.data.synthetic.batch_cycle, 0);
   for (const auto& w : c.data.synthetic.slots) {
     EXPECT_EQ(w.keys.distribution, KeyDistribution::kMixture);
     ASSERT_EQ(w.keys.mixture.size(), 2u);
@@ -52,13 +50,21 @@ TEST(SyntheticSource, EveryFieldParsed) {
     EXPECT_EQ(w.growth.keys_per_iteration, 100);
     EXPECT_EQ(w.growth.initial_keys, 5000);
     EXPECT_EQ(w.growth.hot, GrowthOrder::kNewestHot);
-    EXPECT_EQ(w.multi_hot.companions, Companions::kPareto);
-    EXPECT_EQ(w.multi_hot.pareto_alpha, 0.3);
     EXPECT_EQ(w.mapping, KeyMapping::kPermutation);
     EXPECT_EQ(w.nnz, 6);
     EXPECT_EQ(w.nnz_min, 2);
     EXPECT_EQ(w.nnz_distribution, NnzDistribution::kUniform);
     EXPECT_EQ(w.bag_keys, BagKeys::kDedup);
+  }
+}
+
+TEST(SyntheticSource, MultiHotAndBatchCycle) {
+  const Config c = with_synthetic(nlohmann::json::parse(R"({
+    "multi_hot": {"companions": "pareto", "pareto_alpha": 0.3}, "nnz_per_slot": 3, "batch_cycle": 10})"));
+  EXPECT_EQ(c.data.synthetic.batch_cycle, 10);
+  for (const auto& w : c.data.synthetic.slots) {
+    EXPECT_EQ(w.multi_hot.companions, Companions::kPareto);
+    EXPECT_EQ(w.multi_hot.pareto_alpha, 0.3);
   }
 }
 
@@ -113,7 +119,7 @@ TEST(SyntheticSource, ErrorsNameTheFieldAndWhatWasExpected) {
             at + ".drift.mode: expected \"abrupt\" or \"gradual\", got \"sudden\"");
   EXPECT_EQ(synthetic_error({{"key_distribution", "hugectr_power_law"}, {"power_law", "specific"}, {"zipf_alpha", 1.0}}),
             at + ".zipf_alpha: hugectr_power_law \"specific\" takes its exponent from zipf_alpha, which must be > 0 "
-                 "and differ from 1 (HugeCTR divides by 1 - alpha), got 1.000000");
+                 "and differ from 1 by 1e-6 or more (HugeCTR divides by 1 - alpha), got 1.000000");
   EXPECT_EQ(synthetic_error({{"nnz_per_slot", 3}, {"nnz_min", 4}, {"nnz_distribution", "uniform"}}),
             at + ": slot 0: nnz_min (4) must not exceed nnz_per_slot (3)");
   EXPECT_EQ(synthetic_error({{"nnz_min", 0}}),
@@ -127,6 +133,21 @@ TEST(SyntheticSource, ErrorsNameTheFieldAndWhatWasExpected) {
   EXPECT_EQ(error_of(j), at + ": slot 3: bag_keys \"distinct\" needs at most as many keys per bag as the slot has "
                               "(3), its nnz_per_slot is 4");
   EXPECT_EQ(synthetic_error({{"batch_cycle", -1}}), at + ".batch_cycle: expected an integer >= 0, got -1");
+  EXPECT_EQ(synthetic_error({{"batch_cycle", 5}, {"per_slot", {{"6", {{"drift", {{"period", 10}}}}}}}}),
+            at + ".batch_cycle: replays batch_cycle batches, which freezes slot 6's drift or growth at their first "
+                 "batch_cycle iterations; use one or the other");
+  EXPECT_EQ(synthetic_error({{"per_slot", {{"0", {{"nnz_per_slot", {7}}}}}}}),
+            at + ".per_slot.0.nnz_per_slot: expected an integer in [1, 1048576], got [7]");
+  EXPECT_EQ(synthetic_error({{"multi_hot", {{"companions", "uniform"}}}, {"growth", {{"keys_per_iteration", 10}}}}),
+            at + ": slot 0: multi_hot companions are drawn over the whole key space (MLPerf's table), growth limits "
+                 "keys to the ids that exist: the two do not combine");
+  EXPECT_EQ(synthetic_error({{"multi_hot", {{"companions", "pareto"}, {"pareto_alpha", 0.01}}}}),
+            at + ".multi_hot.pareto_alpha: expected a number in [0.06, 100], got 0.01");
+  EXPECT_EQ(synthetic_error({{"power_law", "specific"}, {"zipf_alpha", 1.0},
+                             {"per_slot", {{"0", {{"key_distribution", "hugectr_power_law"}}}}}}),
+            at + ".per_slot.0: hugectr_power_law \"specific\" takes its exponent from zipf_alpha, which must be > 0 "
+                 "and differ from 1 by 1e-6 or more (HugeCTR divides by 1 - alpha), got 1.000000 (inherited from the "
+                 "synthetic block)");
 }
 
 }  // namespace

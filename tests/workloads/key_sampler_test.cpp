@@ -85,6 +85,14 @@ TEST(MixtureKeys, ComponentsByWeight) {
   expect_fits(keys, [n](auto k) { return 0.3 / n + 0.7 * zipf_index_pmf(k, n, 1.2); }, "mixture");
 }
 
+TEST(MixtureKeys, HugeWeightsDoNotOverflow) {
+  const auto n = 30u;
+  const MixtureKeys keys({{1e308, std::make_shared<UniformKeys>(n)},
+                          {1e308, std::make_shared<HotspotKeys>(n, 0.1, 1.0)},
+                          {1e308, std::make_shared<HotspotKeys>(n, 0.1, 0.0)}});
+  expect_fits(keys, [](std::uint64_t k) { return 1.0 / 90 + (k < 3 ? 1.0 / 9 : 1.0 / 81); }, "mixture of 1e308 weights");
+}
+
 TEST(RotatedAndMirroredKeys, MoveTheHotEnd) {
   const auto n = 60u;
   const auto base = std::make_shared<ZipfKeys>(n, 1.1);

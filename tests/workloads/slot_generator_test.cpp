@@ -68,7 +68,7 @@ TEST(SlotGenerator, DlrmBagSizes) {
     const SlotGenerator gen(w, space, 0, kSeed, 0);
     const double limit = static_cast<double>(std::min<std::uint64_t>(space, 10));
     std::vector<std::int64_t> counts(11, 0);
-    for (std::uint64_t stream = 0; stream < 40000; ++stream) ++counts[static_cast<std::size_t>(gen.bag_size(stream))];
+    for (std::uint64_t stream = 0; stream < 40000; ++stream) ++counts[static_cast<std::size_t>(gen.bag_size(stream, space))];
     std::vector<double> p(11, 0.0);
     for (int s = 1; s <= static_cast<int>(limit); ++s) p[static_cast<std::size_t>(s)] = 1.0 / limit;
     p[1] = 1.5 / limit;
@@ -137,7 +137,8 @@ TEST(SlotGenerator, DistinctBagsThatCannotFillFailClearly) {
     bag(gen, 0);
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("\"distinct\" drew 196608 keys without finding 3 distinct ones"),
+    EXPECT_NE(std::string(e.what()).find("slot 0 (3 keys now): bag_keys \"distinct\" drew 196608 keys without finding 3 "
+                                         "distinct ones"),
               std::string::npos) << e.what();
   }
 }

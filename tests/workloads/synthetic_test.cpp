@@ -98,8 +98,9 @@ config::DataLayer rich_data() {
   slots[1].keys.zipf_alpha = 1.15;
   slots[1].nnz = 7;
   slots[1].bag_keys = config::BagKeys::kDistinct;
+  // Bags of 7 distinct keys among the 5 + i ids of iteration i (fewer while fewer exist).
+  slots[1].growth = {.keys_per_iteration = 1, .initial_keys = 5, .hot = config::GrowthOrder::kNewestHot};
   slots[2].keys.distribution = config::KeyDistribution::kHugeCtrPowerLaw;
-  slots[2].growth = {1000, 50, config::GrowthOrder::kNewestHot};
   slots[2].multi_hot.companions = config::Companions::kPareto;
   slots[2].nnz = 4;
   slots[2].mapping = config::KeyMapping::kPermutation;
