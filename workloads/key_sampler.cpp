@@ -8,7 +8,7 @@
 
 namespace embscale::workloads {
 
-UniformKeys::UniformKeys(std::uint64_t space) : n_(space) {
+UniformKeys::UniformKeys(std::uint64_t space) : below_(space) {
   EMBSCALE_EXPECTS(space >= 1, "a key space needs at least one key");
 }
 
@@ -30,11 +30,13 @@ HotspotKeys::HotspotKeys(std::uint64_t space, double hot_key_fraction, double ho
   // Long double: round(f N) for N near 2^63 without losing the low bits of N first.
   const long double hot = std::round(static_cast<long double>(hot_key_fraction) * static_cast<long double>(space));
   hot_ = hot < 1.0L ? 1 : (hot >= static_cast<long double>(space) ? space : static_cast<std::uint64_t>(hot));
+  hot_index_ = UniformBelow(hot_);
+  if (hot_ < n_) cold_index_ = UniformBelow(n_ - hot_);
 }
 
 std::uint64_t HotspotKeys::draw(RngCursor& rng) const {
-  if (hot_ == n_ || rng.uniform() < hot_access_fraction_) return rng.below(hot_);
-  return hot_ + rng.below(n_ - hot_);
+  if (hot_ == n_ || rng.uniform() < hot_access_fraction_) return hot_index_(rng);
+  return hot_ + cold_index_(rng);
 }
 
 MixtureKeys::MixtureKeys(std::vector<std::pair<double, SharedSampler>> weighted_components) {

@@ -32,11 +32,11 @@ using SharedSampler = std::shared_ptr<const KeySampler>;
 class UniformKeys final : public KeySampler {
  public:
   explicit UniformKeys(std::uint64_t space);
-  std::uint64_t space() const noexcept override { return n_; }
-  std::uint64_t draw(RngCursor& rng) const override { return rng.below(n_); }
+  std::uint64_t space() const noexcept override { return below_.n(); }
+  std::uint64_t draw(RngCursor& rng) const override { return below_(rng); }
 
  private:
-  std::uint64_t n_;
+  UniformBelow below_;
 };
 
 // P(index k) = (k + 1)^-s / H(N, s): the Zipf rank minus one (workloads/zipf_sampler.hpp).
@@ -63,6 +63,8 @@ class HotspotKeys final : public KeySampler {
   std::uint64_t n_;
   std::uint64_t hot_;
   double hot_access_fraction_;
+  UniformBelow hot_index_{1};   // [0, hot)
+  UniformBelow cold_index_{1};  // [0, n - hot), when hot < n
 };
 
 // One of several samplers over the same space, chosen with probability weight / sum of weights.

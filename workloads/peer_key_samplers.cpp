@@ -33,12 +33,12 @@ std::uint64_t HugeCtrPowerLawKeys::draw(RngCursor& rng) const {
 }
 
 FbgemmZipfKeys::FbgemmZipfKeys(std::uint64_t space, double alpha)
-    : n_(space), uniform_(alpha <= 1.0), zeta_(kNumpyZipfRanks, alpha) {
+    : n_(space), uniform_(alpha <= 1.0), uniform_index_(space), zeta_(kNumpyZipfRanks, alpha) {
   EMBSCALE_EXPECTS(space >= 1, "a key space needs at least one key");
 }
 
 std::uint64_t FbgemmZipfKeys::draw(RngCursor& rng) const {
-  if (uniform_) return rng.below(n_);
+  if (uniform_) return uniform_index_(rng);
   return static_cast<std::uint64_t>(zeta_(rng) - 1) % n_;
 }
 

@@ -46,6 +46,7 @@ class FbgemmZipfKeys final : public KeySampler {
  private:
   std::uint64_t n_;
   bool uniform_;
+  UniformBelow uniform_index_;
   ZipfSampler zeta_;
 };
 

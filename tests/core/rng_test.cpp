@@ -51,4 +51,32 @@ TEST(RngCursor, WalksCountersInOrder) {
 }
 
 }  // namespace
+// below(n) against the exact definition: a uniform value in [0, n) is floor(x n / 2^64) of a 64-bit
+// x outside the 2^64 mod n rejected low words; UniformBelow must give the same values from the same
+// draws, at sizes where rejection is rare (small n) and where half the draws test it (near 2^63).
+TEST(RngBelow, UniformBelowDrawsWhatBelowDraws) {
+  for (const std::uint64_t n : {std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{1000003},
+                                (std::uint64_t{1} << 63) + 12345, ~std::uint64_t{0}}) {
+    const UniformBelow below(n);
+    RngCursor a(CounterRng(77, n)), b(CounterRng(77, n));
+    for (int i = 0; i < 2000; ++i) {
+      const auto x = a.below(n);
+      ASSERT_EQ(below(b), x) << "n " << n << ", draw " << i;
+      ASSERT_LT(x, n);
+    }
+    EXPECT_EQ(a.counter(), b.counter()) << "both consume the same draws";
+  }
+}
+
+// At n = 3 * 2^62 (where a quarter of the low words are redrawn) the values >= 2^63, a third of
+// the range, take a third of the draws.
+TEST(RngBelow, NoBiasNearTheTopOfTheRange) {
+  const std::uint64_t n = std::uint64_t{3} << 62;
+  RngCursor rng(CounterRng(5, 5));
+  int top = 0;
+  constexpr int kDraws = 30000;
+  for (int i = 0; i < kDraws; ++i) top += rng.below(n) >= (std::uint64_t{1} << 63);
+  EXPECT_NEAR(top / double(kDraws), 1.0 / 3.0, 5 * std::sqrt(2.0 / 9.0 / kDraws));
+}
+
 }  // namespace embscale
