@@ -8,6 +8,20 @@
 
 namespace embscale::workloads {
 
+void KeySampler::draw_each(std::span<RngCursor> cursors, std::span<std::uint64_t> indices) const {
+  EMBSCALE_EXPECTS(cursors.size() == indices.size(), "draw_each needs one index per cursor");
+  for (std::size_t i = 0; i < cursors.size(); ++i) indices[i] = draw(cursors[i]);
+}
+
+// The ranks in place of the indices: int64 and uint64 may alias each other, and ranks in [1, N]
+// fit both. Index = rank - 1.
+void zipf_indices(const ZipfSampler& zipf, std::span<RngCursor> cursors, std::span<std::uint64_t> indices) {
+  EMBSCALE_EXPECTS(cursors.size() == indices.size(), "draw_each needs one index per cursor");
+  const std::span<std::int64_t> ranks(reinterpret_cast<std::int64_t*>(indices.data()), indices.size());
+  zipf.draw_each(cursors, ranks);
+  for (auto& index : indices) index -= 1;
+}
+
 UniformKeys::UniformKeys(std::uint64_t space) : below_(space) {
   EMBSCALE_EXPECTS(space >= 1, "a key space needs at least one key");
 }
@@ -21,6 +35,10 @@ std::int64_t zipf_ranks(std::uint64_t space) {
 }  // namespace
 
 ZipfKeys::ZipfKeys(std::uint64_t space, double exponent) : zipf_(zipf_ranks(space), exponent) {}
+
+void ZipfKeys::draw_each(std::span<RngCursor> cursors, std::span<std::uint64_t> indices) const {
+  zipf_indices(zipf_, cursors, indices);
+}
 
 HotspotKeys::HotspotKeys(std::uint64_t space, double hot_key_fraction, double hot_access_fraction)
     : n_(space), hot_access_fraction_(hot_access_fraction) {
@@ -60,21 +78,46 @@ MixtureKeys::MixtureKeys(std::vector<std::pair<double, SharedSampler>> weighted_
   cumulative_.back() = 1.0;  // a uniform draw in [0, 1) always finds a component
 }
 
-std::uint64_t MixtureKeys::draw(RngCursor& rng) const {
-  const double u = rng.uniform();
+std::size_t MixtureKeys::component(double u) const noexcept {
   std::size_t i = 0;
   while (u >= cumulative_[i]) ++i;  // few components: a scan beats a binary search
-  return components_[i]->draw(rng);
+  return i;
+}
+
+std::uint64_t MixtureKeys::draw(RngCursor& rng) const { return components_[component(rng.uniform())]->draw(rng); }
+
+void MixtureKeys::draw_each(std::span<RngCursor> cursors, std::span<std::uint64_t> indices) const {
+  EMBSCALE_EXPECTS(cursors.size() == indices.size(), "draw_each needs one index per cursor");
+  // Each draw picks its component (one uniform), then the draws of each component go through
+  // that component's batch path together, and back to their places.
+  std::vector<std::vector<std::size_t>> members(components_.size());
+  for (std::size_t i = 0; i < cursors.size(); ++i) members[component(cursors[i].uniform())].push_back(i);
+  std::vector<RngCursor> group;
+  std::vector<std::uint64_t> drawn;
+  for (std::size_t c = 0; c < components_.size(); ++c) {
+    group.clear();
+    for (const std::size_t i : members[c]) group.push_back(cursors[i]);
+    drawn.resize(group.size());
+    components_[c]->draw_each(group, drawn);
+    for (std::size_t j = 0; j < members[c].size(); ++j) {
+      cursors[members[c][j]] = group[j];
+      indices[members[c][j]] = drawn[j];
+    }
+  }
 }
 
 RotatedKeys::RotatedKeys(SharedSampler base, std::uint64_t offset) : base_(std::move(base)), offset_(offset) {
   EMBSCALE_EXPECTS(offset < base_->space(), "a rotation offset must be below the key space");
 }
 
-std::uint64_t RotatedKeys::draw(RngCursor& rng) const {
-  const std::uint64_t k = base_->draw(rng);
-  const std::uint64_t n = base_->space();
-  return k < n - offset_ ? k + offset_ : k - (n - offset_);  // (k + offset) mod n without overflow
+void RotatedKeys::draw_each(std::span<RngCursor> cursors, std::span<std::uint64_t> indices) const {
+  base_->draw_each(cursors, indices);
+  for (auto& index : indices) index = rotate(index);
+}
+
+void MirroredKeys::draw_each(std::span<RngCursor> cursors, std::span<std::uint64_t> indices) const {
+  base_->draw_each(cursors, indices);
+  for (auto& index : indices) index = base_->space() - 1 - index;
 }
 
 }  // namespace embscale::workloads

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,9 @@ class KeySampler {
   // The number of key indices, N >= 1: draws are in [0, N).
   virtual std::uint64_t space() const noexcept = 0;
   virtual std::uint64_t draw(RngCursor& rng) const = 0;
+  // indices[i] = draw(cursors[i]) for every i, each cursor left where that draw leaves it. The
+  // same values as one draw at a time; samplers with a batch path (Zipf) are faster through it.
+  virtual void draw_each(std::span<RngCursor> cursors, std::span<std::uint64_t> indices) const;
 };
 
 using SharedSampler = std::shared_ptr<const KeySampler>;
@@ -39,12 +43,16 @@ class UniformKeys final : public KeySampler {
   UniformBelow below_;
 };
 
+// indices[i] = zipf(cursors[i]) - 1 through ZipfSampler's batch path.
+void zipf_indices(const ZipfSampler& zipf, std::span<RngCursor> cursors, std::span<std::uint64_t> indices);
+
 // P(index k) = (k + 1)^-s / H(N, s): the Zipf rank minus one (workloads/zipf_sampler.hpp).
 class ZipfKeys final : public KeySampler {
  public:
   ZipfKeys(std::uint64_t space, double exponent);
   std::uint64_t space() const noexcept override { return static_cast<std::uint64_t>(zipf_.n()); }
   std::uint64_t draw(RngCursor& rng) const override { return static_cast<std::uint64_t>(zipf_(rng) - 1); }
+  void draw_each(std::span<RngCursor> cursors, std::span<std::uint64_t> indices) const override;
 
  private:
   ZipfSampler zipf_;
@@ -73,8 +81,11 @@ class MixtureKeys final : public KeySampler {
   MixtureKeys(std::vector<std::pair<double, SharedSampler>> weighted_components);
   std::uint64_t space() const noexcept override { return n_; }
   std::uint64_t draw(RngCursor& rng) const override;
+  void draw_each(std::span<RngCursor> cursors, std::span<std::uint64_t> indices) const override;
 
  private:
+  std::size_t component(double u) const noexcept;  // the component a uniform u in [0, 1) picks
+
   std::vector<double> cumulative_;  // cumulative_[i]: probability of components 0..i; last is 1
   std::vector<SharedSampler> components_;
   std::uint64_t n_;
@@ -85,9 +96,15 @@ class RotatedKeys final : public KeySampler {
  public:
   RotatedKeys(SharedSampler base, std::uint64_t offset);
   std::uint64_t space() const noexcept override { return base_->space(); }
-  std::uint64_t draw(RngCursor& rng) const override;
+  std::uint64_t draw(RngCursor& rng) const override { return rotate(base_->draw(rng)); }
+  void draw_each(std::span<RngCursor> cursors, std::span<std::uint64_t> indices) const override;
 
  private:
+  std::uint64_t rotate(std::uint64_t k) const noexcept {
+    const std::uint64_t n = base_->space();
+    return k < n - offset_ ? k + offset_ : k - (n - offset_);  // (k + offset) mod n without overflow
+  }
+
   SharedSampler base_;
   std::uint64_t offset_;  // < N
 };
@@ -98,6 +115,7 @@ class MirroredKeys final : public KeySampler {
   explicit MirroredKeys(SharedSampler base) : base_(std::move(base)) {}
   std::uint64_t space() const noexcept override { return base_->space(); }
   std::uint64_t draw(RngCursor& rng) const override { return base_->space() - 1 - base_->draw(rng); }
+  void draw_each(std::span<RngCursor> cursors, std::span<std::uint64_t> indices) const override;
 
  private:
   SharedSampler base_;

@@ -42,6 +42,12 @@ std::uint64_t FbgemmZipfKeys::draw(RngCursor& rng) const {
   return static_cast<std::uint64_t>(zeta_(rng) - 1) % n_;
 }
 
+void FbgemmZipfKeys::draw_each(std::span<RngCursor> cursors, std::span<std::uint64_t> indices) const {
+  if (uniform_) return KeySampler::draw_each(cursors, indices);
+  zipf_indices(zeta_, cursors, indices);
+  for (auto& index : indices) index %= n_;
+}
+
 DlrmUniformKeys::DlrmUniformKeys(std::uint64_t space) : n_(space) {
   EMBSCALE_EXPECTS(space >= 1, "a key space needs at least one key");
 }

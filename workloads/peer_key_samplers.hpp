@@ -42,6 +42,7 @@ class FbgemmZipfKeys final : public KeySampler {
   FbgemmZipfKeys(std::uint64_t space, double alpha);
   std::uint64_t space() const noexcept override { return n_; }
   std::uint64_t draw(RngCursor& rng) const override;
+  void draw_each(std::span<RngCursor> cursors, std::span<std::uint64_t> indices) const override;
 
  private:
   std::uint64_t n_;

@@ -85,30 +85,76 @@ std::uint64_t SlotGenerator::companion(std::uint64_t first_index, std::int64_t p
   return static_cast<std::uint64_t>(std::fmod(std::floor(lomax), static_cast<double>(space_)));
 }
 
+std::int64_t SlotGenerator::first_draws(std::int64_t size, std::uint64_t keys_now) const {
+  if (workload_.bag_keys == config::BagKeys::kDistinct)
+    return static_cast<std::int64_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(size), keys_now));
+  if (workload_.multi_hot.companions != config::Companions::kNone) return std::min<std::int64_t>(size, 1);
+  return size;
+}
+
 void SlotGenerator::append_bag(const KeySampler& sampler, std::uint64_t bag_stream, std::vector<Key>& keys) const {
   const CounterRng rng(key_seed_, bag_stream);
-  auto draw_index = [&](std::uint64_t attempt) {
-    RngCursor cursor(rng, attempt << kCounterBitsPerDraw);
-    return sampler.draw(cursor);
-  };
-  const std::size_t first = keys.size();
   const std::int64_t size = bag_size(bag_stream, sampler.space());
+  std::vector<std::uint64_t> drawn(static_cast<std::size_t>(first_draws(size, sampler.space())));
+  for (std::size_t a = 0; a < drawn.size(); ++a) {
+    RngCursor cursor(rng, static_cast<std::uint64_t>(a) << kCounterBitsPerDraw);
+    drawn[a] = sampler.draw(cursor);
+  }
+  assemble_bag(sampler, rng, size, drawn, keys);
+}
+
+void SlotGenerator::append_bags(const KeySampler& sampler, std::span<const std::uint64_t> bag_streams,
+                                std::vector<Key>& keys, std::vector<std::int64_t>& sizes) const {
+  // Bags in groups of about kDrawsPerGroup first draws: one draw_each call per group, in bounded memory.
+  constexpr std::size_t kDrawsPerGroup = 16384;
+  std::vector<RngCursor> cursors;
+  std::vector<std::uint64_t> drawn;
+  std::vector<std::int64_t> bag_sizes;  // the group's sizes before repeats are removed
+  for (std::size_t first_bag = 0; first_bag < bag_streams.size();) {
+    cursors.clear();
+    bag_sizes.clear();
+    std::size_t bag = first_bag;
+    for (; bag < bag_streams.size() && cursors.size() < kDrawsPerGroup; ++bag) {
+      const CounterRng rng(key_seed_, bag_streams[bag]);
+      const std::int64_t size = bag_size(bag_streams[bag], sampler.space());
+      const std::int64_t draws = first_draws(size, sampler.space());
+      for (std::int64_t a = 0; a < draws; ++a) cursors.emplace_back(rng, static_cast<std::uint64_t>(a) << kCounterBitsPerDraw);
+      bag_sizes.push_back(size);
+    }
+    drawn.resize(cursors.size());
+    sampler.draw_each(cursors, drawn);
+    std::size_t next = 0;
+    for (std::size_t b = 0; b < bag_sizes.size(); ++b) {
+      const auto draws = static_cast<std::size_t>(first_draws(bag_sizes[b], sampler.space()));
+      const std::size_t before = keys.size();
+      assemble_bag(sampler, CounterRng(key_seed_, bag_streams[first_bag + b]), bag_sizes[b],
+                   std::span<const std::uint64_t>(drawn).subspan(next, draws), keys);
+      next += draws;
+      sizes.push_back(static_cast<std::int64_t>(keys.size() - before));
+    }
+    first_bag = bag;
+  }
+}
+
+void SlotGenerator::assemble_bag(const KeySampler& sampler, const CounterRng& rng, std::int64_t size,
+                                 std::span<const std::uint64_t> drawn, std::vector<Key>& keys) const {
   if (workload_.bag_keys == config::BagKeys::kDistinct) {
-    append_distinct(sampler, rng, size, keys);
+    append_distinct(sampler, rng, size, drawn, keys);
     return;
   }
+  const std::size_t first = keys.size();
   if (workload_.multi_hot.companions != config::Companions::kNone && size > 0) {
-    const std::uint64_t head = draw_index(0);
+    const std::uint64_t head = drawn.front();
     keys.push_back(to_key(head));
     for (std::int64_t j = 1; j < size; ++j) keys.push_back(to_key(companion(head, j)));
   } else {
-    for (std::int64_t k = 0; k < size; ++k) keys.push_back(to_key(draw_index(static_cast<std::uint64_t>(k))));
+    for (const std::uint64_t index : drawn) keys.push_back(to_key(index));
   }
   if (workload_.bag_keys == config::BagKeys::kDedup) remove_repeats(keys, first);
 }
 
 void SlotGenerator::append_distinct(const KeySampler& sampler, const CounterRng& rng, std::int64_t size,
-                                    std::vector<Key>& keys) const {
+                                    std::span<const std::uint64_t> drawn, std::vector<Key>& keys) const {
   // Draws continue until the bag holds `size` distinct keys, at most as many as exist now.
   const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(size), sampler.space()));
   const std::uint64_t attempts =
@@ -117,7 +163,7 @@ void SlotGenerator::append_distinct(const KeySampler& sampler, const CounterRng&
   std::unordered_set<Key> seen;
   for (std::uint64_t a = 0; a < attempts && keys.size() - first < wanted; ++a) {
     RngCursor cursor(rng, a << kCounterBitsPerDraw);
-    const Key key = to_key(sampler.draw(cursor));
+    const Key key = to_key(a < drawn.size() ? drawn[a] : sampler.draw(cursor));
     const std::size_t held = keys.size() - first;
     bool fresh = false;
     if (held < kLinearSearchLimit) {

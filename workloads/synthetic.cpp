@@ -69,17 +69,31 @@ Batch SyntheticGenerator::generate_range(std::int64_t iteration, SampleRange ran
   std::vector<SharedSampler> samplers;  // the iteration's distribution of every slot
   for (const auto& slot : slots_) samplers.push_back(slot.sampler_at(std::max<std::int64_t>(iteration, 0)));
 
+  // Keys slot by slot (a slot's bags of the whole range in one batch draw: the same keys as bag by
+  // bag), then laid out sample-major. Bag (sample, slot) draws from stream sample * slots + slot.
+  const auto slot_count = static_cast<std::size_t>(data_.slot_num);
+  const auto first_global_sample = static_cast<std::uint64_t>(iteration * global_batch_ + range.first);
+  std::vector<std::vector<Key>> slot_keys(slot_count);
+  std::vector<std::vector<std::int64_t>> slot_bag_sizes(slot_count);
+  std::vector<std::uint64_t> bag_streams(static_cast<std::size_t>(range.count));
+  for (std::size_t slot = 0; slot < slot_count; ++slot) {
+    for (std::size_t s = 0; s < bag_streams.size(); ++s) bag_streams[s] = (first_global_sample + s) * slot_count + slot;
+    slots_[slot].append_bags(*samplers[slot], bag_streams, slot_keys[slot], slot_bag_sizes[slot]);
+  }
+  std::vector<std::size_t> slot_read(slot_count, 0);  // keys of each slot laid out so far
+  for (std::size_t s = 0; s < bag_streams.size(); ++s)
+    for (std::size_t slot = 0; slot < slot_count; ++slot) {
+      batch.offsets[s * slot_count + slot] = static_cast<std::int64_t>(batch.keys.size());
+      const auto size = static_cast<std::size_t>(slot_bag_sizes[slot][s]);
+      const auto from = slot_keys[slot].begin() + static_cast<std::ptrdiff_t>(slot_read[slot]);
+      batch.keys.insert(batch.keys.end(), from, from + static_cast<std::ptrdiff_t>(size));
+      slot_read[slot] += size;
+    }
+
   const CounterRng label_rng(hash_combine(seed_, kLabelDomain), 0);
   const CounterRng dense_rng(hash_combine(seed_, kDenseDomain), 0);
   for (std::int64_t s = 0; s < range.count; ++s) {
     const auto global_sample = static_cast<std::uint64_t>(iteration * global_batch_ + range.first + s);
-    for (std::int32_t slot = 0; slot < data_.slot_num; ++slot) {
-      const auto uslot = static_cast<std::size_t>(slot);
-      batch.offsets[static_cast<std::size_t>(s * data_.slot_num + slot)] = static_cast<std::int64_t>(batch.keys.size());
-      const std::uint64_t bag_stream = global_sample * static_cast<std::uint64_t>(data_.slot_num) +
-                                       static_cast<std::uint64_t>(slot);
-      slots_[uslot].append_bag(*samplers[uslot], bag_stream, batch.keys);
-    }
     // Click labels: a pure function of the sample's first key, flipped with probability
     // kLabelNoise. Clicks then depend on what the embeddings encode, so training can learn them
     // (random labels would leave the loss at its noise floor), and half the samples click. A

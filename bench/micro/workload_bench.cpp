@@ -4,11 +4,14 @@
 //
 //   generator/philox_uniform_double/n:0   CounterRng::uniform through an RngCursor: the floor
 //   generator/<registry name>/n:<N>       make_key_sampler(spec, N)->draw(cursor), one virtual call
-//                                         per draw as the generator makes it; every registry entry
-//                                         at N = 10^6, 10^9 and 2^63 - 1 (the largest space any
-//                                         sampler takes), with representative_spec's parameters
-//   generator/zipf+append_bag/n:<N>       plain Zipf 1.05 through SlotGenerator::append_bag (bags of
-//                                         4): the baseline of the three below, same path and run
+//                                         per draw; every registry entry at N = 10^6, 10^9 and
+//                                         2^63 - 1 (the largest space any sampler takes), with
+//                                         representative_spec's parameters
+//   generator/<registry name>+draw_each/n:<N>   the same draws through KeySampler::draw_each, 4096
+//                                         cursors a call, as the generator makes them (the batch
+//                                         path of Zipf and what wraps it; a loop of draw elsewhere)
+//   generator/zipf+bags/n:<N>             plain Zipf 1.05 through SlotGenerator::append_bags (bags
+//                                         of 4): the baseline of the three below, same path and run
 //   generator/zipf+{drift,growth,permutation}/n:<N>   the same bags with one wrapper switched on
 //   batch/default/batch:4096              SyntheticGenerator::generate of the embedded default
 //                                         config (bench/configs/default.json)
@@ -139,7 +142,30 @@ void sampler_draws(benchmark::State& state, const workloads::KeySampler& sampler
   report_keys(state, check, state.iterations() * kDraws);
 }
 
-// --- 2. Wrappers through SlotGenerator::append_bag -------------------------------------------
+// The same sampler through draw_each, as SlotGenerator::append_bags calls it: kDraws cursors, each
+// at its own draw's window of counters (bag streams of kNnz draws), one call per iteration. The
+// cursors are rebuilt each iteration (part of what the generator pays).
+void sampler_draw_each(benchmark::State& state, const workloads::KeySampler& sampler) {
+  const std::uint64_t n = sampler.space();
+  std::vector<RngCursor> cursors;
+  cursors.reserve(kDraws);
+  std::vector<std::uint64_t> indices(kDraws);
+  std::uint64_t first_stream = 0;
+  KeyCheck check;
+  for (auto _ : state) {
+    cursors.clear();
+    for (int i = 0; i < kDraws; ++i)
+      cursors.emplace_back(CounterRng(kSeed, first_stream + static_cast<std::uint64_t>(i / kNnz)),
+                           static_cast<std::uint64_t>(i % kNnz) << 20);
+    first_stream += kDraws / kNnz;
+    sampler.draw_each(cursors, indices);
+    for (const std::uint64_t index : indices) check.add(index, n);
+    benchmark::DoNotOptimize(check.checksum);
+  }
+  report_keys(state, check, state.iterations() * kDraws);
+}
+
+// --- 2. Wrappers through SlotGenerator::append_bags ------------------------------------------
 
 // The iteration whose sampler the wrapper benchmarks draw from: drift and growth are under way.
 constexpr std::int64_t kWrapperIteration = 50;
@@ -189,11 +215,16 @@ void append_bags(benchmark::State& state, Wrapper wrapper, std::uint64_t space) 
   std::vector<Key> keys;
   keys.reserve(static_cast<std::size_t>(kBags * kNnz));
   std::uint64_t bag_stream = 0;
+  std::vector<std::uint64_t> streams;
+  std::vector<std::int64_t> sizes;
   KeyCheck check;
   bool short_bag = false;
   for (auto _ : state) {
     keys.clear();
-    for (int b = 0; b < kBags; ++b) slot.append_bag(*sampler, bag_stream++, keys);
+    streams.clear();
+    for (int b = 0; b < kBags; ++b) streams.push_back(bag_stream++);
+    sizes.clear();
+    slot.append_bags(*sampler, streams, keys, sizes);
     short_bag |= keys.size() != static_cast<std::size_t>(kBags * kNnz);
     for (const Key k : keys) check.add(static_cast<std::uint64_t>(k), space);  // a negative key wraps above
   }
@@ -318,16 +349,19 @@ void register_all() {
       } catch (const std::exception& e) {
         refused = e.what();
       }
-      add(name, [sampler, refused](benchmark::State& state) {
-        if (!sampler) {
-          state.SkipWithError(("the sampler refused the space: " + refused).c_str());
-          return;
-        }
-        sampler_draws(state, *sampler);
-      });
+      for (const bool each : {false, true}) {
+        const std::string named = each ? "generator/" + std::string(entry.name) + "+draw_each/" + space_name(n) : name;
+        add(named, [sampler, refused, each](benchmark::State& state) {
+          if (!sampler) {
+            state.SkipWithError(("the sampler refused the space: " + refused).c_str());
+            return;
+          }
+          each ? sampler_draw_each(state, *sampler) : sampler_draws(state, *sampler);
+        });
+      }
     }
 
-  constexpr std::pair<Wrapper, const char*> kWrappers[] = {{Wrapper::kNone, "zipf+append_bag"},
+  constexpr std::pair<Wrapper, const char*> kWrappers[] = {{Wrapper::kNone, "zipf+bags"},
                                                            {Wrapper::kDrift, "zipf+drift"},
                                                            {Wrapper::kGrowth, "zipf+growth"},
                                                            {Wrapper::kPermutation, "zipf+permutation"}};

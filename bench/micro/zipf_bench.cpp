@@ -1,5 +1,9 @@
 // Zipf samplers (issue 5): embscale's rejection-inversion sampler against the baselines a user
 // knows, in one binary and run, with the same uniform source (Philox draws through RngCursor):
+//   * embscale: ZipfSampler::fill, the batch path the generators take (first candidates in SIMD
+//     lanes at the widest level this CPU runs, or EMBSCALE_SIMD's; the same ranks as one call
+//     per sample);
+//   * embscale_scalar: one ZipfSampler call per sample;
 //   * ycsb: YCSB's ZipfianGenerator (Gray et al., "Quickly generating billion-record synthetic
 //     databases", SIGMOD 1994): O(n) set-up (the zeta sum), O(1) samples, exact only for the two
 //     hottest ranks; undefined at s = 1 (its alpha = 1 / (1 - s)), so no s = 1 pair.
@@ -67,6 +71,19 @@ std::discrete_distribution<std::int64_t> discrete_zipf(std::int64_t n, double s)
 
 constexpr int kBatch = 4096;  // samples per timed iteration
 
+// ZipfSampler::fill over the same stream, kBatch ranks per iteration.
+void fill(benchmark::State& state, const ZipfSampler& sampler) {
+  RngCursor rng(CounterRng(42, 0));
+  std::vector<std::int64_t> ranks(kBatch);
+  std::int64_t sum = 0;
+  for (auto _ : state) {
+    sampler.fill(rng, ranks);
+    for (const auto rank : ranks) sum += rank;
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * kBatch);
+}
+
 template <typename Sampler>
 void draw(benchmark::State& state, const Sampler& sample) {
   RngCursor rng(CounterRng(42, 0));
@@ -86,6 +103,8 @@ void register_all() {
   for (const std::int64_t n : {std::int64_t{1'000'000}, std::int64_t{100'000'000}, std::int64_t{100'000'000'000}})
     for (const double s : {0.5, 0.99, 1.0, 1.05, 1.3}) {
       std::snprintf(name, sizeof name, "zipf/embscale/n:%lld/s:%.2f", static_cast<long long>(n), s);
+      add([=](benchmark::State& st) { fill(st, ZipfSampler(n, s)); });
+      std::snprintf(name, sizeof name, "zipf/embscale_scalar/n:%lld/s:%.2f", static_cast<long long>(n), s);
       add([=](benchmark::State& st) { draw(st, ZipfSampler(n, s)); });
       std::snprintf(name, sizeof name, "zipf_setup/embscale/n:%lld/s:%.2f", static_cast<long long>(n), s);
       add([=](benchmark::State& st) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 
 namespace embscale {
@@ -59,8 +60,17 @@ class CounterRng {
   }
 
   // Uniform double in [0, 1) with 53 random bits.
-  constexpr double uniform(std::uint64_t counter) const noexcept {
-    return static_cast<double>(bits64(counter) >> 11) * 0x1.0p-53;
+  constexpr double uniform(std::uint64_t counter) const noexcept { return unit_interval(bits64(counter)); }
+
+  // The top 53 of 64 random bits as a double in [0, 1): (bits >> 11) 2^-53, converted without an
+  // int64 -> double instruction (SSE2 and AVX2 have none, so a loop using one stays scalar): the
+  // value's upper 52 bits and its lowest bit each placed in the significand of 2^52, exactly.
+  static constexpr double unit_interval(std::uint64_t bits) noexcept {
+    const std::uint64_t value = bits >> 11;  // < 2^53
+    constexpr auto kTwoTo52Bits = std::bit_cast<std::uint64_t>(0x1.0p52);
+    const double upper = std::bit_cast<double>(kTwoTo52Bits | (value >> 1)) - 0x1.0p52;
+    const double lowest = std::bit_cast<double>(kTwoTo52Bits | (value & 1)) - 0x1.0p52;
+    return (upper * 2.0 + lowest) * 0x1.0p-53;
   }
 
   // Uniform float in [0, 1) with 24 random bits from word `lane` (0..3) of block(counter): four
@@ -101,6 +111,7 @@ class RngCursor {
     return static_cast<std::uint64_t>(product >> 64);
   }
   constexpr std::uint64_t counter() const noexcept { return counter_; }
+  constexpr const CounterRng& rng() const noexcept { return rng_; }
 
  private:
   CounterRng rng_;

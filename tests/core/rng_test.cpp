@@ -42,6 +42,21 @@ TEST(CounterRng, UniformHasTheMomentsOfU01) {
   EXPECT_NEAR(sum_sq / kN - (sum / kN) * (sum / kN), 1.0 / 12, 6 * std::sqrt(1.0 / 180 / kN));
 }
 
+// unit_interval builds (bits >> 11) 2^-53 without a conversion instruction: the same double as
+// the plain conversion, at the extremes, at every single-bit value and on random words.
+TEST(CounterRng, UnitIntervalIsTheTop53BitsTimesTwoToMinus53) {
+  const auto plain = [](std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; };
+  EXPECT_EQ(CounterRng::unit_interval(0), 0.0);
+  EXPECT_EQ(CounterRng::unit_interval(~std::uint64_t{0}), 1.0 - 0x1.0p-53);
+  for (int bit = 0; bit < 64; ++bit) {
+    const std::uint64_t one = std::uint64_t{1} << bit;
+    EXPECT_EQ(CounterRng::unit_interval(one), plain(one)) << bit;
+    EXPECT_EQ(CounterRng::unit_interval(~one), plain(~one)) << bit;
+  }
+  const CounterRng rng(77, 3);
+  for (std::uint64_t i = 0; i < 100000; ++i) ASSERT_EQ(CounterRng::unit_interval(rng.bits64(i)), plain(rng.bits64(i))) << i;
+}
+
 TEST(RngCursor, WalksCountersInOrder) {
   const CounterRng rng(5, 9);
   RngCursor cursor(rng, 10);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -167,6 +168,37 @@ TEST(DlrmUniformKeys, EndKeysHalfAsLikely) {
               "dlrm uniform");
   RngCursor rng(CounterRng(1, 1));
   EXPECT_EQ(DlrmUniformKeys(1).draw(rng), 0u);
+}
+
+// draw_each against one draw at a time (its definition): the same indices and cursor positions
+// for every sampler with a batch path or a wrapper around one, at small and 63-bit spaces, with
+// cursors on scattered streams and counters.
+TEST(KeySamplers, DrawEachIsOneDrawAtATime) {
+  constexpr std::uint64_t kMaxSpace = std::numeric_limits<std::int64_t>::max();
+  for (const std::uint64_t n : {std::uint64_t{1}, std::uint64_t{97}, kMaxSpace}) {
+    const auto zipf = std::make_shared<ZipfKeys>(n, 1.1);
+    const std::vector<std::pair<std::string, SharedSampler>> samplers = {
+        {"uniform", std::make_shared<UniformKeys>(n)},
+        {"zipf", zipf},
+        {"hotspot", std::make_shared<HotspotKeys>(n, 0.2, 0.8)},
+        {"mixture", std::make_shared<MixtureKeys>(std::vector<std::pair<double, SharedSampler>>{
+                        {0.6, zipf}, {0.3, std::make_shared<UniformKeys>(n)}, {0.1, std::make_shared<ZipfKeys>(n, 0.5)}})},
+        {"rotated", std::make_shared<RotatedKeys>(zipf, n / 3)},
+        {"mirrored", std::make_shared<MirroredKeys>(zipf)},
+        {"fbgemm_zipf", std::make_shared<FbgemmZipfKeys>(n, 1.15)},
+        {"fbgemm_zipf uniform", std::make_shared<FbgemmZipfKeys>(n, 0.9)}};
+    for (const auto& [name, sampler] : samplers) {
+      std::vector<RngCursor> batch, one_by_one;
+      for (std::uint64_t i = 0; i < 2000; ++i) batch.emplace_back(CounterRng(3 + i % 4, i * 31), (i % 7) << 20);
+      one_by_one = batch;
+      std::vector<std::uint64_t> indices(batch.size());
+      sampler->draw_each(batch, indices);
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        ASSERT_EQ(indices[i], sampler->draw(one_by_one[i])) << name << ", n " << n << ", draw " << i;
+        ASSERT_EQ(batch[i].counter(), one_by_one[i].counter()) << name << ", n " << n << ", draw " << i;
+      }
+    }
+  }
 }
 
 }  // namespace

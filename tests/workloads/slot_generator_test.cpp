@@ -222,5 +222,48 @@ TEST(SlotGenerator, PermutationMapsIndicesThroughTheKeyedBijection) {
   EXPECT_EQ(targets.size(), image.size());
 }
 
+// append_bags against its reference, append_bag one bag at a time: the same keys and sizes for
+// every key distribution, bag size rule, bag key rule, companions and mapping, with drift (a
+// rotated Zipf) and newest-hot growth (a mirrored one), over groups larger than one draw_each.
+TEST(SlotGenerator, AppendBagsGivesTheKeysOfAppendBag) {
+  using config::KeyDistribution;
+  std::vector<config::SlotWorkload> cases;
+  for (const auto d : {KeyDistribution::kUniform, KeyDistribution::kZipf, KeyDistribution::kHotspot,
+                       KeyDistribution::kHugeCtrPowerLaw, KeyDistribution::kFbgemmZipf, KeyDistribution::kDlrmUniform,
+                       KeyDistribution::kTorchrecUniform})
+    cases.push_back(workload(d, 5));
+  auto add = [&](auto change) {
+    auto w = workload(KeyDistribution::kZipf, 7);
+    change(w);
+    cases.push_back(w);
+  };
+  add([](auto& w) { w.nnz_distribution = config::NnzDistribution::kUniform, w.nnz_min = 0; });
+  add([](auto& w) { w.nnz_distribution = config::NnzDistribution::kDlrm; });
+  add([](auto& w) { w.bag_keys = config::BagKeys::kDedup, w.keys.zipf_alpha = 2.0; });
+  add([](auto& w) { w.bag_keys = config::BagKeys::kDistinct; });
+  add([](auto& w) { w.multi_hot.companions = config::Companions::kPareto; });
+  add([](auto& w) { w.mapping = config::KeyMapping::kPermutation; });
+  add([](auto& w) { w.keys.zipf_alpha = 0.0; });
+  add([](auto& w) { w.drift.period = 3, w.drift.shift = 0.25, w.drift.mode = config::DriftMode::kGradual; });
+  add([](auto& w) { w.growth.initial_keys = 20, w.growth.keys_per_iteration = 3, w.growth.hot = config::GrowthOrder::kNewestHot; });
+  std::vector<std::uint64_t> streams;
+  for (std::uint64_t b = 0; b < 5000; ++b) streams.push_back(b * 26 + 3);  // 26 slots, slot 3
+  for (std::size_t c = 0; c < cases.size(); ++c)
+    for (const std::uint64_t space : {std::uint64_t{50}, std::uint64_t{1'000'000'000'000}}) {
+      const SlotGenerator gen(cases[c], space, kOffset, kSeed, 3);
+      const auto sampler = gen.sampler_at(7);
+      std::vector<Key> want, got;
+      std::vector<std::int64_t> want_sizes, sizes;
+      for (const std::uint64_t stream : streams) {
+        const std::size_t before = want.size();
+        gen.append_bag(*sampler, stream, want);
+        want_sizes.push_back(static_cast<std::int64_t>(want.size() - before));
+      }
+      gen.append_bags(*sampler, streams, got, sizes);
+      ASSERT_EQ(sizes, want_sizes) << "case " << c << ", " << space << " keys";
+      ASSERT_EQ(got, want) << "case " << c << ", " << space << " keys";
+    }
+}
+
 }  // namespace
 }  // namespace embscale::workloads

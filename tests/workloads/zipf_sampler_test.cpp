@@ -154,5 +154,58 @@ TEST(ZipfSampler, HandlesHugeVocabulariesAndTheSingleton) {
   EXPECT_EQ(one(rng), 1);
 }
 
+constexpr SimdLevel kSimdLevels[] = {SimdLevel::kBaseline, SimdLevel::kAvx2, SimdLevel::kAvx512};
+
+// The batch paths (at every SIMD level this CPU runs) against the scalar one, the reference they must equal bit for bit: the same
+// ranks and the same cursor positions, for exponents around 1 (the series branch of H^-1), heavy
+// and flat ones, vocabularies beyond 2^53 (where an accepted draw consumes a second draw) and
+// the singleton, with cursors at scattered streams and counters.
+TEST(ZipfSampler, DrawEachGivesTheScalarRanksAndCursors) {
+  constexpr std::int64_t kMaxN = std::numeric_limits<std::int64_t>::max();
+  for (const std::int64_t n : {std::int64_t{1}, std::int64_t{2}, std::int64_t{1000}, std::int64_t{100'000'000'000}, kMaxN})
+    for (const double s : {0.0, 0.5, 0.99, 0.99999999999, 1.0, 1.00000000001, 1.05, 1.3, 2.0, 7.0}) {
+      const ZipfSampler sampler(n, s);
+      constexpr std::size_t kDraws = 1000;  // several passes of lanes, and a partial one
+      std::vector<RngCursor> batch, scalar;
+      for (std::size_t i = 0; i < kDraws; ++i) {
+        const RngCursor cursor(CounterRng(17 + i % 3, i * 7919), (i % 5) << 20);
+        batch.push_back(cursor);
+        scalar.push_back(cursor);
+      }
+      std::vector<std::int64_t> want(kDraws);
+      for (std::size_t i = 0; i < kDraws; ++i) want[i] = sampler(scalar[i]);
+      for (const SimdLevel level : kSimdLevels) {
+        if (!cpu_runs(level)) continue;
+        std::vector<RngCursor> cursors = batch;
+        std::vector<std::int64_t> ranks(kDraws);
+        sampler.draw_each(cursors, ranks, level);
+        for (std::size_t i = 0; i < kDraws; ++i) {
+          ASSERT_EQ(ranks[i], want[i]) << simd_level_name(level) << ": n " << n << ", s " << s << ", draw " << i;
+          ASSERT_EQ(cursors[i].counter(), scalar[i].counter()) << simd_level_name(level) << ": n " << n << ", s " << s << ", draw " << i;
+        }
+      }
+    }
+}
+
+TEST(ZipfSampler, FillGivesTheScalarSequence) {
+  constexpr std::int64_t kMaxN = std::numeric_limits<std::int64_t>::max();
+  for (const std::int64_t n : {std::int64_t{1}, std::int64_t{7}, std::int64_t{1'000'000}, kMaxN})
+    for (const double s : {0.0, 0.5, 1.0, 1.05, 2.0})
+      for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{255}, std::size_t{3001}}) {
+        const ZipfSampler sampler(n, s);
+        RngCursor scalar(CounterRng(5, 6), 100);
+        std::vector<std::int64_t> want(count);
+        for (auto& rank : want) rank = sampler(scalar);
+        for (const SimdLevel level : kSimdLevels) {
+          if (!cpu_runs(level)) continue;
+          RngCursor batch(CounterRng(5, 6), 100);
+          std::vector<std::int64_t> ranks(count);
+          sampler.fill(batch, ranks, level);
+          EXPECT_EQ(ranks, want) << simd_level_name(level) << ": n " << n << ", s " << s << ", " << count << " draws";
+          EXPECT_EQ(batch.counter(), scalar.counter()) << simd_level_name(level) << ": n " << n << ", s " << s << ", " << count << " draws";
+        }
+      }
+}
+
 }  // namespace
 }  // namespace embscale::workloads
