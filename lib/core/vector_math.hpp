@@ -4,9 +4,9 @@
 // as neither contracts a * b + c into an FMA (build such code with -ffp-contract=off).
 //
 // Accuracy: below one ulp over their domains here (tests/core/vector_math_test.cpp measures it
-// against libm on random arguments); the reductions and polynomials are the classic ones of
-// Cody & Waite and of Sun's fdlibm (Tang-style argument reduction, minimax fits on the reduced
-// interval).
+// against long-double libm on random arguments). The reductions are Cody & Waite's; log's
+// polynomial is Sun's fdlibm minimax fit, exp's the Taylor series to degree 13. Polynomials are
+// evaluated by Estrin's scheme: a short dependency chain, which is what a scalar caller waits on.
 //
 // Domains: vexp for x in [-708, 709] (arguments outside are clamped there, so the result is
 // never inf or a subnormal); vlog for finite x >= DBL_MIN (smaller arguments are raised to
@@ -28,13 +28,13 @@ inline constexpr double kInvLn2 = 1.44269504088896338700e+00;
 // (ties to even) in the current rounding mode, without a conversion instruction.
 inline constexpr double kRoundShift = 0x1.8p52;
 
-// exp(r) = 1 + 2r / (R(r) - r) with R(r) = r coth(r / 2) ~ 2 + r^2/6 - ...: the rational form
-// keeps the error below an ulp with a degree-5 polynomial in r^2 on |r| <= ln2 / 2.
-inline constexpr double kExpP1 = 1.66666666666666019037e-01;
-inline constexpr double kExpP2 = -2.77777777770155933842e-03;
-inline constexpr double kExpP3 = 6.61375632143793436117e-05;
-inline constexpr double kExpP4 = -1.65339022054652515390e-06;
-inline constexpr double kExpP5 = 4.13813679705723846039e-08;
+// e^r = 1 + r + r^2 (1/2! + r/3! + ... + r^11/13!): the Taylor series to degree 13, whose
+// remainder on |r| <= ln2 / 2 is below 5e-18 relative. Evaluated by Estrin's scheme (pairs of
+// coefficients combined with r^2, r^4, r^8), so its latency is a few multiplies deep rather than
+// thirteen, and without the division of a rational form.
+inline constexpr double kInverseFactorial[14] = {
+    1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
+    1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800};
 
 // log(1 + f) = 2 atanh(s), s = f / (2 + f), |s| < 0.1716 for m in [sqrt(2)/2, sqrt(2)):
 // 2s + s R(s^2), R a degree-7 minimax polynomial in z = s^2 (odd powers only).
@@ -64,21 +64,26 @@ constexpr double lower_to(double x, double high) noexcept {
 }
 
 // e^x. Reduction x = k ln2 + r, |r| <= ln2 / 2 (k by rounding, r in two parts hi - lo so that it
-// carries about 70 bits), e^r by the rational form above, times 2^k built in the exponent field.
+// carries about 70 bits), e^r by its series, summed as 1 + (hi + (series tail - lo)) so that the
+// rounding of r = hi - lo does not enter, times 2^k built in the exponent field.
 constexpr double vexp(double x) noexcept {
   using namespace detail;
+  const auto& c = kInverseFactorial;
   x = lower_to(raise_to(x, -708.0), 709.0);
-  const double k = (x * kInvLn2 + kRoundShift) - kRoundShift;  // |k| <= 1023: exact integer
+  const double k = (x * kInvLn2 + kRoundShift) - kRoundShift;  // |k| <= 1022: exact integer
   const double hi = x - k * kLn2Hi;
   const double lo = k * kLn2Lo;
   const double r = hi - lo;
-  const double t = r * r;
-  const double c = r - t * (kExpP1 + t * (kExpP2 + t * (kExpP3 + t * (kExpP4 + t * kExpP5))));
-  const double er = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi);  // e^r in [0.7, 1.42]
+  const double r2 = r * r;
+  const double r4 = r2 * r2;
+  const double r8 = r4 * r4;
+  const double p23 = c[2] + r * c[3], p45 = c[4] + r * c[5], p67 = c[6] + r * c[7];
+  const double p89 = c[8] + r * c[9], p1011 = c[10] + r * c[11], p1213 = c[12] + r * c[13];
+  const double series = ((p23 + r2 * p45) + r4 * (p67 + r2 * p89)) + r8 * (p1011 + r2 * p1213);
+  const double er = 1.0 + (hi + (r2 * series - lo));  // e^r in [0.7, 1.42]
   // 2^k: k + 1023 in [1, 2046] placed as a biased exponent. k is taken from the low bits of
   // k + kRoundShift, where the integer sits in the significand (a two's-complement offset).
   const auto k_bits = std::bit_cast<std::uint64_t>(k + kRoundShift) - std::bit_cast<std::uint64_t>(kRoundShift);
-  // k may be 1024 when x is within half an ulp of 709.78 rounding up; x <= 709 keeps k <= 1023.
   const double scale = std::bit_cast<double>((k_bits + 1023) << 52);
   return er * scale;
 }
@@ -106,9 +111,9 @@ constexpr double log_of_reduced(double f, double k, double c) noexcept {
   const double s = f / (2.0 + f);
   const double z = s * s;
   const double w = z * z;
-  const double t1 = w * (kLogLg2 + w * (kLogLg4 + w * kLogLg6));
-  const double t2 = z * (kLogLg1 + w * (kLogLg3 + w * (kLogLg5 + w * kLogLg7)));
-  const double r = t2 + t1;
+  // R = Lg1 z + Lg2 z^2 + ... + Lg7 z^7 by Estrin's scheme: pairs combined with w = z^2, w^2.
+  const double r = z * (((kLogLg1 + z * kLogLg2) + w * (kLogLg3 + z * kLogLg4)) +
+                        (w * w) * ((kLogLg5 + z * kLogLg6) + w * kLogLg7));
   const double half_f_squared = 0.5 * f * f;
   return s * (half_f_squared + r) + (k * kLn2Lo + c) - half_f_squared + f + k * kLn2Hi;
 }
