@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/cursor_lanes.hpp"
 #include "core/error.hpp"
 
 namespace embscale::workloads {
@@ -88,21 +89,30 @@ std::uint64_t MixtureKeys::draw(RngCursor& rng) const { return components_[compo
 
 void MixtureKeys::draw_each(std::span<RngCursor> cursors, std::span<std::uint64_t> indices) const {
   EMBSCALE_EXPECTS(cursors.size() == indices.size(), "draw_each needs one index per cursor");
-  // Each draw picks its component (one uniform), then the draws of each component go through
-  // that component's batch path together, and back to their places.
-  std::vector<std::vector<std::size_t>> members(components_.size());
-  for (std::size_t i = 0; i < cursors.size(); ++i) members[component(cursors[i].uniform())].push_back(i);
-  std::vector<RngCursor> group;
-  std::vector<std::uint64_t> drawn;
+  // Each draw picks its component (one uniform); the draws are then sorted by component (a
+  // counting sort), each component's run goes through its batch path, and back to their places.
+  std::vector<double> uniforms(cursors.size());
+  draw_uniforms(cursors, uniforms);
+  std::vector<std::uint32_t> picked(cursors.size());
+  std::vector<std::size_t> run_start(components_.size() + 1, 0);
+  for (std::size_t i = 0; i < cursors.size(); ++i) {
+    picked[i] = static_cast<std::uint32_t>(component(uniforms[i]));
+    ++run_start[picked[i] + 1];
+  }
+  for (std::size_t c = 0; c < components_.size(); ++c) run_start[c + 1] += run_start[c];
+  std::vector<std::size_t> order(cursors.size());  // order[j]: the draw at sorted position j
+  std::vector<std::size_t> fill = run_start;
+  for (std::size_t i = 0; i < cursors.size(); ++i) order[fill[picked[i]]++] = i;
+  std::vector<RngCursor> sorted(cursors.size(), cursors.empty() ? RngCursor(CounterRng(0, 0)) : cursors[0]);
+  for (std::size_t j = 0; j < order.size(); ++j) sorted[j] = cursors[order[j]];
+  std::vector<std::uint64_t> drawn(cursors.size());
   for (std::size_t c = 0; c < components_.size(); ++c) {
-    group.clear();
-    for (const std::size_t i : members[c]) group.push_back(cursors[i]);
-    drawn.resize(group.size());
-    components_[c]->draw_each(group, drawn);
-    for (std::size_t j = 0; j < members[c].size(); ++j) {
-      cursors[members[c][j]] = group[j];
-      indices[members[c][j]] = drawn[j];
-    }
+    const std::size_t first = run_start[c], count = run_start[c + 1] - first;
+    components_[c]->draw_each(std::span(sorted).subspan(first, count), std::span(drawn).subspan(first, count));
+  }
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    cursors[order[j]] = sorted[j];
+    indices[order[j]] = drawn[j];
   }
 }
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "core/cursor_lanes.hpp"
 #include "core/error.hpp"
 
 namespace embscale::workloads {
@@ -79,112 +80,64 @@ std::int64_t ZipfSampler::operator()(RngCursor& rng) const {
 
 namespace {
 
-// Lanes per pass: enough for SIMD and the pipelines, small enough to stay in L1.
-constexpr std::size_t kLanes = 256;
+// The first candidates of a pass of lanes: lane i's draw (its Philox block, uniform, the hat's
+// point and rank), computed for every lane in a loop GCC vectorizes at `level` (the same bits at
+// every level: IEEE operations, no FMA contraction).
+struct FirstCandidates {
+  CursorLanes lanes;
+  std::array<double, CursorLanes::kLanes> xs, ranks;
 
-// The first candidate of lane i's draw: Philox at (seeds[i], streams[i], counters[i]), its
-// uniform, the hat's point and rank. Pure per lane and branch-free, so GCC vectorizes the loop;
-// compiled once per SIMD level (the same bits from each: no FMA contraction, IEEE operations).
-[[gnu::always_inline]] inline void first_candidates_loop(const ZipfSampler& shared, const std::uint64_t* seeds,
-                                                         const std::uint64_t* streams, const std::uint64_t* counters,
-                                                         std::size_t lanes, double* __restrict xs,
-                                                         double* __restrict ranks) {
-  const ZipfSampler sampler = shared;  // a local copy: the stores below cannot alias its fields
-  for (std::size_t i = 0; i < lanes; ++i) {
-    const double uniform = CounterRng::unit_interval(CounterRng(seeds[i], streams[i]).bits64(counters[i]));
-    const ZipfSampler::Candidate c = sampler.candidate(uniform);
-    xs[i] = c.x;
-    ranks[i] = c.rank;
+  void compute(const ZipfSampler& shared, std::size_t count, SimdLevel level) {
+    const ZipfSampler sampler = shared;  // a local copy: the stores below cannot alias its fields
+    double* __restrict x_out = xs.data();
+    double* __restrict rank_out = ranks.data();
+    run_at(level, [&]() EMBSCALE_ALWAYS_INLINE {
+      for (std::size_t i = 0; i < count; ++i) {
+        const ZipfSampler::Candidate c = sampler.candidate(lanes.uniform(i));
+        x_out[i] = c.x;
+        rank_out[i] = c.rank;
+      }
+    });
   }
-}
-
-using FirstCandidates = void (*)(const ZipfSampler&, const std::uint64_t*, const std::uint64_t*,
-                                 const std::uint64_t*, std::size_t, double*, double*);
-
-void first_candidates_baseline(const ZipfSampler& sampler, const std::uint64_t* seeds, const std::uint64_t* streams,
-                               const std::uint64_t* counters, std::size_t lanes, double* xs, double* ranks) {
-  first_candidates_loop(sampler, seeds, streams, counters, lanes, xs, ranks);
-}
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-[[gnu::target("arch=x86-64-v3")]] void first_candidates_avx2(const ZipfSampler& sampler, const std::uint64_t* seeds,
-                                                             const std::uint64_t* streams, const std::uint64_t* counters,
-                                                             std::size_t lanes, double* xs, double* ranks) {
-  first_candidates_loop(sampler, seeds, streams, counters, lanes, xs, ranks);
-}
-[[gnu::target("arch=x86-64-v4")]] void first_candidates_avx512(const ZipfSampler& sampler, const std::uint64_t* seeds,
-                                                               const std::uint64_t* streams, const std::uint64_t* counters,
-                                                               std::size_t lanes, double* xs, double* ranks) {
-  first_candidates_loop(sampler, seeds, streams, counters, lanes, xs, ranks);
-}
-#else
-constexpr FirstCandidates first_candidates_avx2 = first_candidates_baseline;
-constexpr FirstCandidates first_candidates_avx512 = first_candidates_baseline;
-#endif
-
-FirstCandidates first_candidates_for(SimdLevel level) {
-  EMBSCALE_EXPECTS(cpu_runs(level), "the Zipf sampler was asked for a SIMD level this CPU cannot run");
-  switch (level) {
-    case SimdLevel::kAvx512: return first_candidates_avx512;
-    case SimdLevel::kAvx2: return first_candidates_avx2;
-    case SimdLevel::kBaseline: break;
-  }
-  return first_candidates_baseline;
-}
-
-// One pass's lanes, structure of arrays.
-struct LaneBlock {
-  std::array<std::uint64_t, kLanes> seeds, streams, counters;
-  std::array<double, kLanes> xs, ranks;
-
-  void compute(FirstCandidates kernel, const ZipfSampler& sampler, std::size_t lanes) {
-    kernel(sampler, seeds.data(), streams.data(), counters.data(), lanes, xs.data(), ranks.data());
-  }
+  ZipfSampler::Candidate operator[](std::size_t i) const noexcept { return {xs[i], ranks[i]}; }
 };
 
 }  // namespace
 
 void ZipfSampler::draw_each(std::span<RngCursor> cursors, std::span<std::int64_t> ranks, SimdLevel level) const {
   EMBSCALE_EXPECTS(cursors.size() == ranks.size(), "draw_each needs one rank per cursor");
-  const FirstCandidates kernel = first_candidates_for(level);
-  LaneBlock block;
-  for (std::size_t first = 0; first < cursors.size(); first += kLanes) {
-    const std::size_t lanes = std::min(kLanes, cursors.size() - first);
-    for (std::size_t i = 0; i < lanes; ++i) {
-      const RngCursor& cursor = cursors[first + i];
-      block.seeds[i] = cursor.rng().seed();
-      block.streams[i] = cursor.rng().stream();
-      block.counters[i] = cursor.counter();
-    }
-    block.compute(kernel, *this, lanes);
-    for (std::size_t i = 0; i < lanes; ++i) {
-      RngCursor& cursor = cursors[first + i];
-      cursor = RngCursor(cursor.rng(), block.counters[i] + 1);  // past the first draw
-      const Candidate c{block.xs[i], block.ranks[i]};
-      ranks[first + i] = finish(c, cursor);
+  EMBSCALE_EXPECTS(cpu_runs(level), "the Zipf sampler was asked for a SIMD level this CPU cannot run");
+  FirstCandidates first;
+  for (std::size_t begin = 0; begin < cursors.size(); begin += CursorLanes::kLanes) {
+    const std::size_t count = std::min(CursorLanes::kLanes, cursors.size() - begin);
+    first.lanes.load(cursors.subspan(begin, count));
+    first.compute(*this, count, level);
+    for (std::size_t i = 0; i < count; ++i) {
+      RngCursor& cursor = cursors[begin + i];
+      cursor = RngCursor(cursor.rng(), cursor.counter() + 1);  // past the first draw
+      ranks[begin + i] = finish(first[i], cursor);
     }
   }
 }
 
 void ZipfSampler::fill(RngCursor& rng, std::span<std::int64_t> ranks, SimdLevel level) const {
-  const FirstCandidates kernel = first_candidates_for(level);
-  LaneBlock block;
-  block.seeds.fill(rng.rng().seed());
-  block.streams.fill(rng.rng().stream());
+  EMBSCALE_EXPECTS(cpu_runs(level), "the Zipf sampler was asked for a SIMD level this CPU cannot run");
+  FirstCandidates first;
+  first.lanes.seeds.fill(rng.rng().seed());
+  first.lanes.streams.fill(rng.rng().stream());
   std::size_t done = 0;
   while (done < ranks.size()) {
     // Lane i is the draw at counter base + i; a rejection consumes later counters, whose lanes
     // are then skipped. About 1 in 10..20 draws is rejected: a little slack saves a pass.
     const std::uint64_t base = rng.counter();
     const std::size_t wanted = ranks.size() - done;
-    const std::size_t lanes = std::min(kLanes, wanted + wanted / 8 + 4);
-    for (std::size_t i = 0; i < lanes; ++i) block.counters[i] = base + i;
-    block.compute(kernel, *this, lanes);
+    const std::size_t count = std::min(CursorLanes::kLanes, wanted + wanted / 8 + 4);
+    for (std::size_t i = 0; i < count; ++i) first.lanes.counters[i] = base + i;
+    first.compute(*this, count, level);
     std::uint64_t next = base;  // the counter of the next draw
-    while (done < ranks.size() && next - base < lanes) {
-      const std::size_t lane = next - base;
+    while (done < ranks.size() && next - base < count) {
       RngCursor cursor(rng.rng(), next + 1);
-      ranks[done++] = finish(Candidate{block.xs[lane], block.ranks[lane]}, cursor);
+      ranks[done++] = finish(first[next - base], cursor);
       next = cursor.counter();
     }
     rng = RngCursor(rng.rng(), next);

@@ -59,12 +59,15 @@ class CounterRng {
     return (std::uint64_t{b[1]} << 32) | b[0];
   }
 
-  // Uniform double in [0, 1) with 53 random bits.
-  constexpr double uniform(std::uint64_t counter) const noexcept { return unit_interval(bits64(counter)); }
+  // Uniform double in [0, 1) with 53 random bits: (bits >> 11) 2^-53.
+  constexpr double uniform(std::uint64_t counter) const noexcept {
+    return static_cast<double>(bits64(counter) >> 11) * 0x1.0p-53;
+  }
 
-  // The top 53 of 64 random bits as a double in [0, 1): (bits >> 11) 2^-53, converted without an
-  // int64 -> double instruction (SSE2 and AVX2 have none, so a loop using one stays scalar): the
-  // value's upper 52 bits and its lowest bit each placed in the significand of 2^52, exactly.
+  // The same double as uniform() from the same 64 bits, for loops meant to vectorize: converted
+  // without an int64 -> double instruction (SSE2 and AVX2 have none, so a loop using one stays
+  // scalar; a scalar caller is faster with the one instruction): the value's upper 52 bits and its
+  // lowest bit each placed in the significand of 2^52, exactly.
   static constexpr double unit_interval(std::uint64_t bits) noexcept {
     const std::uint64_t value = bits >> 11;  // < 2^53
     constexpr auto kTwoTo52Bits = std::bit_cast<std::uint64_t>(0x1.0p52);

@@ -54,7 +54,10 @@ TEST(CounterRng, UnitIntervalIsTheTop53BitsTimesTwoToMinus53) {
     EXPECT_EQ(CounterRng::unit_interval(~one), plain(~one)) << bit;
   }
   const CounterRng rng(77, 3);
-  for (std::uint64_t i = 0; i < 100000; ++i) ASSERT_EQ(CounterRng::unit_interval(rng.bits64(i)), plain(rng.bits64(i))) << i;
+  for (std::uint64_t i = 0; i < 100000; ++i) {
+    ASSERT_EQ(CounterRng::unit_interval(rng.bits64(i)), plain(rng.bits64(i))) << i;
+    ASSERT_EQ(CounterRng::unit_interval(rng.bits64(i)), rng.uniform(i)) << i;
+  }
 }
 
 TEST(RngCursor, WalksCountersInOrder) {
