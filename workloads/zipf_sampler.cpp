@@ -88,6 +88,7 @@ struct FirstCandidates {
   std::array<double, CursorLanes::kLanes> xs, ranks;
 
   void compute(const ZipfSampler& shared, std::size_t count, SimdLevel level) {
+    lanes.draw_bits(count, level);
     const ZipfSampler sampler = shared;  // a local copy: the stores below cannot alias its fields
     double* __restrict x_out = xs.data();
     double* __restrict rank_out = ranks.data();
