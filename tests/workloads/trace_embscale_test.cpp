@@ -160,7 +160,13 @@ TEST(EmbscaleErrors, DamagedFilesNameFileSampleAndOffset) {
   for (const std::size_t keep : {std::size_t{40}, std::size_t{100}, good.size() - 1}) {
     Bytes cut = good;
     cut.data.resize(keep);
-    refused(cut, {});  // truncated anywhere: refused (the message differs by where)
+    // Truncated anywhere: refused, naming the byte where the file ends, or where the trailer (read
+    // from the end) is not one.
+    if (keep == good.size() - 1) {
+      refused(cut, {"byte " + std::to_string(keep - 32), "trailer magic", "a file cut short has none"});
+    } else {
+      refused(cut, {"truncated", "the file ends at byte " + std::to_string(keep)});
+    }
   }
   Bytes cut = good;
   cut.data.resize(good.size() - 8);

@@ -160,7 +160,7 @@ TEST(NormErrors, BadHeadersNameFileAndOffset) {
     std::vector<std::string> all = parts;
     all.push_back(name);
     SCOPED_TRACE(parts.empty() ? "" : parts[0]);
-    testing::expect_input_error([&] { testing::read_through(path, TraceFormat::kNorm, o); }, all);
+    return testing::expect_input_error([&] { testing::read_through(path, TraceFormat::kNorm, o); }, all);
   };
   refused(Bytes{}, {"empty"});
   Bytes cut = norm_file(false, KeyWidth::kI64, 1, 2, 2, {});
@@ -192,7 +192,7 @@ TEST(NormErrors, BadSamplesNameSampleAndOffset) {
     file.write(path);
     std::vector<std::string> all = parts;
     all.push_back(path.string());
-    testing::expect_input_error([&] { testing::read_through(path, TraceFormat::kNorm, o); }, all);
+    return testing::expect_input_error([&] { testing::read_through(path, TraceFormat::kNorm, o); }, all);
   };
   // Sample 1 starts at 64 + 48 (sample 0: 3 floats, 2 nnz, 4 keys of 8 bytes... = 12 + 8 + 32).
   const std::size_t sample1 = 64 + 12 + 4 + 24 + 4 + 8;
@@ -210,7 +210,8 @@ TEST(NormErrors, BadSamplesNameSampleAndOffset) {
   refused(negative, {"byte 76", "sample 0 slot 0 nnz", "got -4"});
   TraceReadOptions spaces;
   spaces.slot_sizes = {100, 50};  // slot 1 is [100, 150): key 199 of sample 1 is outside
-  refused(norm_file(false, KeyWidth::kI64, 1, 2, 2, kSamples), {"sample 1 slot 1 key", "[100, 150)", "got 199"}, spaces);
+  // Sample 1's slot 1 keys are bytes [136, 152): 199, the second, at 144.
+  refused(norm_file(false, KeyWidth::kI64, 1, 2, 2, kSamples), {"byte 144, sample 1 slot 1 key", "[100, 150)", "got 199"}, spaces);
 
   Bytes bad_sum = norm_file(true, KeyWidth::kI64, 1, 2, 2, kSamples);
   const std::size_t s0 = 4 + 64 + 1;  // sample 0's length field
