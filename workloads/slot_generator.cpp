@@ -5,7 +5,9 @@
 #include <string>
 #include <unordered_set>
 
+#include "core/cursor_lanes.hpp"
 #include "core/error.hpp"
+#include "core/vector_math.hpp"
 #include "core/hash.hpp"
 #include "core/rng.hpp"
 
@@ -46,7 +48,8 @@ SlotGenerator::SlotGenerator(const config::SlotWorkload& workload, std::uint64_t
       key_seed_(hash_combine(seed, kKeyDomain)),
       nnz_seed_(hash_combine(seed, kNnzDomain)),
       slot_(slot),
-      companion_seed_(hash_combine(hash_combine(seed, kCompanionDomain), static_cast<std::uint64_t>(slot))) {
+      companion_seed_(hash_combine(hash_combine(seed, kCompanionDomain), static_cast<std::uint64_t>(slot))),
+      minus_inverse_alpha_(-1.0 / workload.multi_hot.pareto_alpha) {
   EMBSCALE_EXPECTS(workload.nnz >= 1 && workload.nnz_min >= 0 && workload.nnz_min <= workload.nnz,
                    "bag sizes need 0 <= nnz_min <= nnz, nnz >= 1");
   EMBSCALE_EXPECTS(workload.multi_hot.pareto_alpha >= config::kMinParetoAlpha,
@@ -80,9 +83,56 @@ std::uint64_t SlotGenerator::companion(std::uint64_t first_index, std::int64_t p
   // numpy's pareto(a) is Lomax: U^(-1/a) - 1 with U uniform in (0, 1]; MLPerf truncates it to an
   // integer and takes it modulo N (fmod: the remainder of the double exactly). numpy's int32 cast
   // sends the 2^(-31 a) of draws at or past 2^31 to INT32_MIN; here they stay where they fall.
-  const double u = 1.0 - rng.uniform(static_cast<std::uint64_t>(position));
-  const double lomax = std::pow(u, -1.0 / workload_.multi_hot.pareto_alpha) - 1.0;
-  return static_cast<std::uint64_t>(std::fmod(std::floor(lomax), static_cast<double>(space_)));
+  return pareto_companion(pareto_lomax_floor(rng.uniform(static_cast<std::uint64_t>(position))));
+}
+
+double SlotGenerator::pareto_lomax_floor(double uniform) const noexcept {
+  // (1 - u)^(-1/a) as exp(-ln(1 - u) / a) with vector_math's exp and log: the batch path computes
+  // the same bits in SIMD lanes. Its relative error (a few 10^-14 at the largest values) moves a
+  // draw to the next integer only within that distance of one.
+  return std::floor(vmath::vexp(vmath::vlog(1.0 - uniform) * minus_inverse_alpha_) - 1.0);
+}
+
+std::uint64_t SlotGenerator::pareto_companion(double lomax_floor) const {
+  return static_cast<std::uint64_t>(std::fmod(lomax_floor, static_cast<double>(space_)));
+}
+
+void SlotGenerator::companions_of(std::span<const std::uint64_t> heads, std::span<const std::int64_t> positions,
+                                  std::span<std::uint64_t> out, SimdLevel level) const {
+  EMBSCALE_EXPECTS(heads.size() == positions.size() && heads.size() == out.size(),
+                   "companions_of needs one position and one output per head");
+  // companion(heads[i], positions[i]) for every i, their Philox draws in SIMD lanes (and the
+  // Pareto power too); a uniform companion whose draw lands in Lemire's rejection zone (a chance of
+  // at most N / 2^64) is redone one at a time, exactly as companion() does it.
+  const bool uniform = workload_.multi_hot.companions == config::Companions::kUniform;
+  CursorLanes lanes;
+  lanes.seeds.fill(companion_seed_);
+  std::array<double, CursorLanes::kLanes> lomax_floors;
+  for (std::size_t first = 0; first < heads.size(); first += CursorLanes::kLanes) {
+    const std::size_t count = std::min(CursorLanes::kLanes, heads.size() - first);
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto position = static_cast<std::uint64_t>(positions[first + i]);
+      lanes.streams[i] = heads[first + i];
+      lanes.counters[i] = uniform ? position << kCounterBitsPerDraw : position;
+    }
+    lanes.draw_bits(count, level);
+    if (uniform) {
+      for (std::size_t i = 0; i < count; ++i) {
+        const UInt128 product = static_cast<UInt128>(lanes.bits[i]) * space_;
+        out[first + i] = static_cast<std::uint64_t>(product) >= space_
+                             ? static_cast<std::uint64_t>(product >> 64)
+                             : companion(heads[first + i], positions[first + i]);
+      }
+      continue;
+    }
+    const double minus_inverse_alpha = minus_inverse_alpha_;
+    double* __restrict floors = lomax_floors.data();
+    run_at(level, [&]() EMBSCALE_ALWAYS_INLINE {
+      for (std::size_t i = 0; i < count; ++i)
+        floors[i] = std::floor(vmath::vexp(vmath::vlog(1.0 - lanes.uniform(i)) * minus_inverse_alpha) - 1.0);
+    });
+    for (std::size_t i = 0; i < count; ++i) out[first + i] = pareto_companion(lomax_floors[i]);
+  }
 }
 
 std::int64_t SlotGenerator::first_draws(std::int64_t size, std::uint64_t keys_now) const {
@@ -100,7 +150,10 @@ void SlotGenerator::append_bag(const KeySampler& sampler, std::uint64_t bag_stre
     RngCursor cursor(rng, static_cast<std::uint64_t>(a) << kCounterBitsPerDraw);
     drawn[a] = sampler.draw(cursor);
   }
-  assemble_bag(sampler, rng, size, drawn, keys);
+  std::vector<std::uint64_t> companions;
+  if (workload_.multi_hot.companions != config::Companions::kNone)
+    for (std::int64_t j = 1; j < size; ++j) companions.push_back(companion(drawn.front(), j));
+  assemble_bag(sampler, rng, size, drawn, companions, keys);
 }
 
 void SlotGenerator::append_bags(const KeySampler& sampler, std::span<const std::uint64_t> bag_streams,
@@ -110,6 +163,10 @@ void SlotGenerator::append_bags(const KeySampler& sampler, std::span<const std::
   std::vector<RngCursor> cursors;
   std::vector<std::uint64_t> drawn;
   std::vector<std::int64_t> bag_sizes;  // the group's sizes before repeats are removed
+  const bool with_companions = workload_.bag_keys != config::BagKeys::kDistinct &&
+                               workload_.multi_hot.companions != config::Companions::kNone;
+  std::vector<std::uint64_t> heads, companions;
+  std::vector<std::int64_t> positions;
   for (std::size_t first_bag = 0; first_bag < bag_streams.size();) {
     cursors.clear();
     bag_sizes.clear();
@@ -123,13 +180,28 @@ void SlotGenerator::append_bags(const KeySampler& sampler, std::span<const std::
     }
     drawn.resize(cursors.size());
     sampler.draw_each(cursors, drawn);
-    std::size_t next = 0;
+    // Multi-hot bags: every companion of the group at once, behind the heads just drawn.
+    heads.clear();
+    positions.clear();
+    if (with_companions) {
+      std::size_t head = 0;
+      for (const std::int64_t size : bag_sizes) {
+        for (std::int64_t j = 1; j < size; ++j) heads.push_back(drawn[head]), positions.push_back(j);
+        head += static_cast<std::size_t>(std::min<std::int64_t>(size, 1));
+      }
+      companions.resize(heads.size());
+      companions_of(heads, positions, companions);
+    }
+    std::size_t next = 0, next_companion = 0;
     for (std::size_t b = 0; b < bag_sizes.size(); ++b) {
       const auto draws = static_cast<std::size_t>(first_draws(bag_sizes[b], sampler.space()));
+      const std::size_t companion_count = with_companions ? static_cast<std::size_t>(std::max<std::int64_t>(bag_sizes[b] - 1, 0)) : 0;
       const std::size_t before = keys.size();
       assemble_bag(sampler, CounterRng(key_seed_, bag_streams[first_bag + b]), bag_sizes[b],
-                   std::span<const std::uint64_t>(drawn).subspan(next, draws), keys);
+                   std::span<const std::uint64_t>(drawn).subspan(next, draws),
+                   std::span<const std::uint64_t>(companions).subspan(next_companion, companion_count), keys);
       next += draws;
+      next_companion += companion_count;
       sizes.push_back(static_cast<std::int64_t>(keys.size() - before));
     }
     first_bag = bag;
@@ -137,16 +209,16 @@ void SlotGenerator::append_bags(const KeySampler& sampler, std::span<const std::
 }
 
 void SlotGenerator::assemble_bag(const KeySampler& sampler, const CounterRng& rng, std::int64_t size,
-                                 std::span<const std::uint64_t> drawn, std::vector<Key>& keys) const {
+                                 std::span<const std::uint64_t> drawn, std::span<const std::uint64_t> companions,
+                                 std::vector<Key>& keys) const {
   if (workload_.bag_keys == config::BagKeys::kDistinct) {
     append_distinct(sampler, rng, size, drawn, keys);
     return;
   }
   const std::size_t first = keys.size();
   if (workload_.multi_hot.companions != config::Companions::kNone && size > 0) {
-    const std::uint64_t head = drawn.front();
-    keys.push_back(to_key(head));
-    for (std::int64_t j = 1; j < size; ++j) keys.push_back(to_key(companion(head, j)));
+    keys.push_back(to_key(drawn.front()));
+    for (const std::uint64_t index : companions) keys.push_back(to_key(index));
   } else {
     for (const std::uint64_t index : drawn) keys.push_back(to_key(index));
   }

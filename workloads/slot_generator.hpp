@@ -16,6 +16,7 @@
 
 #include "config/synthetic_source.hpp"
 #include "core/batch.hpp"
+#include "core/simd_level.hpp"
 #include "workloads/key_permutation.hpp"
 #include "workloads/key_source.hpp"
 
@@ -44,19 +45,29 @@ class SlotGenerator {
   // `keys_now` ids exist (DLRM's sizes stop at min(N, nnz)).
   std::int64_t bag_size(std::uint64_t bag_stream, std::uint64_t keys_now) const;
 
+  // Multi-hot bags: companion `position` (>= 1) of a bag whose first key has index `first_index`,
+  // a pure function of the two (MLPerf's per-id lookup table row, without the table).
+  std::uint64_t companion(std::uint64_t first_index, std::int64_t position) const;
+  // companion(heads[i], positions[i]) for every i, their draws computed in SIMD lanes at `level`.
+  void companions_of(std::span<const std::uint64_t> heads, std::span<const std::int64_t> positions,
+                     std::span<std::uint64_t> out, SimdLevel level = simd_level()) const;
+
   std::uint64_t space() const noexcept { return space_; }
   Key offset() const noexcept { return offset_; }
 
  private:
-  // Companion `position` (>= 1) of a multi-hot bag whose first key has index `first_index`.
-  std::uint64_t companion(std::uint64_t first_index, std::int64_t position) const;
+  // floor(Lomax) of a Pareto companion from its uniform, and its index (the floor modulo N).
+  double pareto_lomax_floor(double uniform) const noexcept;
+  std::uint64_t pareto_companion(double lomax_floor) const;
   // How many draws a bag of `size` keys takes before anything else (attempts 0, 1, ...): all its
   // keys, its head alone (companions), or as many as it wants distinct keys (it may draw more).
   std::int64_t first_draws(std::int64_t size, std::uint64_t keys_now) const;
-  // Appends the bag of `size` keys whose first draws are `drawn`, drawing any further attempts
-  // (distinct bags) from `rng`, the bag's key stream.
+  // Appends the bag of `size` keys whose first draws are `drawn` (and, for multi-hot bags, whose
+  // companions are `companions`), drawing any further attempts (distinct bags) from `rng`, the
+  // bag's key stream.
   void assemble_bag(const KeySampler& sampler, const CounterRng& rng, std::int64_t size,
-                    std::span<const std::uint64_t> drawn, std::vector<Key>& keys) const;
+                    std::span<const std::uint64_t> drawn, std::span<const std::uint64_t> companions,
+                    std::vector<Key>& keys) const;
   void append_distinct(const KeySampler& sampler, const CounterRng& rng, std::int64_t size,
                        std::span<const std::uint64_t> drawn, std::vector<Key>& keys) const;
   Key to_key(std::uint64_t index) const { return offset_ + static_cast<Key>(permutation_ ? (*permutation_)(index) : index); }
@@ -70,6 +81,7 @@ class SlotGenerator {
   std::uint64_t nnz_seed_;
   std::int32_t slot_;
   std::uint64_t companion_seed_;
+  double minus_inverse_alpha_;  // -1 / pareto_alpha
 };
 
 // Removes the repeats of keys[first..], keeping the first of each key in its place (stable).

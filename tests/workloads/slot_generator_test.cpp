@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -242,6 +243,7 @@ TEST(SlotGenerator, AppendBagsGivesTheKeysOfAppendBag) {
   add([](auto& w) { w.bag_keys = config::BagKeys::kDedup, w.keys.zipf_alpha = 2.0; });
   add([](auto& w) { w.bag_keys = config::BagKeys::kDistinct; });
   add([](auto& w) { w.multi_hot.companions = config::Companions::kPareto; });
+  add([](auto& w) { w.multi_hot.companions = config::Companions::kUniform; });
   add([](auto& w) { w.mapping = config::KeyMapping::kPermutation; });
   add([](auto& w) { w.keys.zipf_alpha = 0.0; });
   add([](auto& w) { w.drift.period = 3, w.drift.shift = 0.25, w.drift.mode = config::DriftMode::kGradual; });
@@ -249,7 +251,7 @@ TEST(SlotGenerator, AppendBagsGivesTheKeysOfAppendBag) {
   std::vector<std::uint64_t> streams;
   for (std::uint64_t b = 0; b < 5000; ++b) streams.push_back(b * 26 + 3);  // 26 slots, slot 3
   for (std::size_t c = 0; c < cases.size(); ++c)
-    for (const std::uint64_t space : {std::uint64_t{50}, std::uint64_t{1'000'000'000'000}}) {
+    for (const std::uint64_t space : {std::uint64_t{50}, std::uint64_t{1'000'000'000'000}, std::uint64_t{1} << 62}) {
       const SlotGenerator gen(cases[c], space, kOffset, kSeed, 3);
       const auto sampler = gen.sampler_at(7);
       std::vector<Key> want, got;
@@ -262,6 +264,37 @@ TEST(SlotGenerator, AppendBagsGivesTheKeysOfAppendBag) {
       gen.append_bags(*sampler, streams, got, sizes);
       ASSERT_EQ(sizes, want_sizes) << "case " << c << ", " << space << " keys";
       ASSERT_EQ(got, want) << "case " << c << ", " << space << " keys";
+    }
+}
+
+// companions_of against companion() one at a time, at every SIMD level this CPU runs: Pareto
+// shapes from the smallest allowed to 4, uniform companions in a space of 2^63 - 1 (where half the
+// draws fall in Lemire's check zone and the exact path decides).
+TEST(SlotGenerator, CompanionsOfIsCompanionOneAtATime) {
+  std::vector<config::SlotWorkload> cases;
+  for (const double alpha : {config::kMinParetoAlpha, 0.25, 1.0, 4.0}) {
+    auto w = workload(config::KeyDistribution::kZipf, 8);
+    w.multi_hot.companions = config::Companions::kPareto;
+    w.multi_hot.pareto_alpha = alpha;
+    cases.push_back(w);
+  }
+  auto uniform = workload(config::KeyDistribution::kZipf, 8);
+  uniform.multi_hot.companions = config::Companions::kUniform;
+  cases.push_back(uniform);
+  std::vector<std::uint64_t> heads;
+  std::vector<std::int64_t> positions;
+  for (std::uint64_t i = 0; i < 3000; ++i) heads.push_back(i * 7919 % 1000), positions.push_back(1 + static_cast<std::int64_t>(i % 13));
+  for (std::size_t c = 0; c < cases.size(); ++c)
+    for (const std::uint64_t space : {std::uint64_t{1000}, std::uint64_t{std::numeric_limits<std::int64_t>::max()}}) {
+      const SlotGenerator gen(cases[c], space, 0, kSeed, 1);
+      std::vector<std::uint64_t> want(heads.size());
+      for (std::size_t i = 0; i < heads.size(); ++i) want[i] = gen.companion(heads[i], positions[i]);
+      for (const SimdLevel level : {SimdLevel::kBaseline, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
+        if (!cpu_runs(level)) continue;
+        std::vector<std::uint64_t> got(heads.size());
+        gen.companions_of(heads, positions, got, level);
+        EXPECT_EQ(got, want) << "case " << c << ", " << space << " keys, " << simd_level_name(level);
+      }
     }
 }
 
