@@ -89,6 +89,7 @@ std::uint64_t MixtureKeys::draw(RngCursor& rng) const { return components_[compo
 
 void MixtureKeys::draw_each(std::span<RngCursor> cursors, std::span<std::uint64_t> indices) const {
   EMBSCALE_EXPECTS(cursors.size() == indices.size(), "draw_each needs one index per cursor");
+  if (cursors.empty()) return;
   // Each draw picks its component (one uniform); the draws are then sorted by component (a
   // counting sort), each component's run goes through its batch path, and back to their places.
   std::vector<double> uniforms(cursors.size());
@@ -103,8 +104,9 @@ void MixtureKeys::draw_each(std::span<RngCursor> cursors, std::span<std::uint64_
   std::vector<std::size_t> order(cursors.size());  // order[j]: the draw at sorted position j
   std::vector<std::size_t> fill = run_start;
   for (std::size_t i = 0; i < cursors.size(); ++i) order[fill[picked[i]]++] = i;
-  std::vector<RngCursor> sorted(cursors.size(), cursors.empty() ? RngCursor(CounterRng(0, 0)) : cursors[0]);
-  for (std::size_t j = 0; j < order.size(); ++j) sorted[j] = cursors[order[j]];
+  std::vector<RngCursor> sorted;
+  sorted.reserve(cursors.size());
+  for (const std::size_t i : order) sorted.push_back(cursors[i]);
   std::vector<std::uint64_t> drawn(cursors.size());
   for (std::size_t c = 0; c < components_.size(); ++c) {
     const std::size_t first = run_start[c], count = run_start[c + 1] - first;

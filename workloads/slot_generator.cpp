@@ -49,7 +49,8 @@ SlotGenerator::SlotGenerator(const config::SlotWorkload& workload, std::uint64_t
       nnz_seed_(hash_combine(seed, kNnzDomain)),
       slot_(slot),
       companion_seed_(hash_combine(hash_combine(seed, kCompanionDomain), static_cast<std::uint64_t>(slot))),
-      minus_inverse_alpha_(-1.0 / workload.multi_hot.pareto_alpha) {
+      minus_inverse_alpha_(-1.0 / workload.multi_hot.pareto_alpha),
+      companion_index_(space) {
   EMBSCALE_EXPECTS(workload.nnz >= 1 && workload.nnz_min >= 0 && workload.nnz_min <= workload.nnz,
                    "bag sizes need 0 <= nnz_min <= nnz, nnz >= 1");
   EMBSCALE_EXPECTS(workload.multi_hot.pareto_alpha >= config::kMinParetoAlpha,
@@ -78,7 +79,7 @@ std::uint64_t SlotGenerator::companion(std::uint64_t first_index, std::int64_t p
   const CounterRng rng(companion_seed_, first_index);
   if (workload_.multi_hot.companions == config::Companions::kUniform) {
     RngCursor cursor(rng, static_cast<std::uint64_t>(position) << kCounterBitsPerDraw);
-    return cursor.below(space_);
+    return companion_index_(cursor);
   }
   // numpy's pareto(a) is Lomax: U^(-1/a) - 1 with U uniform in (0, 1]; MLPerf truncates it to an
   // integer and takes it modulo N (fmod: the remainder of the double exactly). numpy's int32 cast
@@ -102,8 +103,8 @@ void SlotGenerator::companions_of(std::span<const std::uint64_t> heads, std::spa
   EMBSCALE_EXPECTS(heads.size() == positions.size() && heads.size() == out.size(),
                    "companions_of needs one position and one output per head");
   // companion(heads[i], positions[i]) for every i, their Philox draws in SIMD lanes (and the
-  // Pareto power too); a uniform companion whose draw lands in Lemire's rejection zone (a chance of
-  // at most N / 2^64) is redone one at a time, exactly as companion() does it.
+  // Pareto power too); a uniform companion whose first draw Lemire's method rejects (a chance
+  // below N / 2^64) is redone one at a time by companion().
   const bool uniform = workload_.multi_hot.companions == config::Companions::kUniform;
   CursorLanes lanes;
   lanes.seeds.fill(companion_seed_);
@@ -118,10 +119,8 @@ void SlotGenerator::companions_of(std::span<const std::uint64_t> heads, std::spa
     lanes.draw_bits(count, level);
     if (uniform) {
       for (std::size_t i = 0; i < count; ++i) {
-        const UInt128 product = static_cast<UInt128>(lanes.bits[i]) * space_;
-        out[first + i] = static_cast<std::uint64_t>(product) >= space_
-                             ? static_cast<std::uint64_t>(product >> 64)
-                             : companion(heads[first + i], positions[first + i]);
+        const auto value = companion_index_.from_bits(lanes.bits[i]);
+        out[first + i] = value ? *value : companion(heads[first + i], positions[first + i]);
       }
       continue;
     }

@@ -82,6 +82,7 @@ class SlotGenerator {
   std::int32_t slot_;
   std::uint64_t companion_seed_;
   double minus_inverse_alpha_;  // -1 / pareto_alpha
+  UniformBelow companion_index_;  // a uniform companion's index in [0, N)
 };
 
 // Removes the repeats of keys[first..], keeping the first of each key in its place (stable).

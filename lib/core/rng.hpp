@@ -12,6 +12,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <optional>
 
 namespace embscale {
 
@@ -128,8 +129,14 @@ class UniformBelow {
  public:
   constexpr explicit UniformBelow(std::uint64_t n) noexcept : n_(n), threshold_(n == 0 ? 0 : (0 - n) % n) {}
   constexpr std::uint64_t operator()(RngCursor& rng) const noexcept {
-    UInt128 product = static_cast<UInt128>(rng.bits64()) * n_;
-    while (static_cast<std::uint64_t>(product) < threshold_) product = static_cast<UInt128>(rng.bits64()) * n_;
+    for (;;)
+      if (const auto value = from_bits(rng.bits64())) return *value;
+  }
+  // The value a draw of these 64 bits gives, or nothing where Lemire's method draws again (a
+  // chance of (2^64 mod n) / 2^64 < n / 2^64): for batch code that has the first draw's bits.
+  constexpr std::optional<std::uint64_t> from_bits(std::uint64_t bits) const noexcept {
+    const UInt128 product = static_cast<UInt128>(bits) * n_;
+    if (static_cast<std::uint64_t>(product) < threshold_) return std::nullopt;
     return static_cast<std::uint64_t>(product >> 64);
   }
   constexpr std::uint64_t n() const noexcept { return n_; }
