@@ -8,7 +8,10 @@ int index_of(Access a) noexcept { return static_cast<int>(a); }
 }  // namespace
 
 bool GroupMutex::may_enter(Access access) const noexcept {
-  if (holders_ == 0) return true;  // nobody inside: any kind may start
+  // Nobody inside: any kind may start, except a shared call while an exclusive one waits. When the
+  // last holder leaves, every waiter wakes; without this a reader woken beside the waiting writer
+  // could take the empty mutex first and overtake it.
+  if (holders_ == 0) return access == Access::kExclusive || waiting_[index_of(Access::kExclusive)] == 0;
   if (access == Access::kExclusive || active_ == Access::kExclusive || active_ != access) return false;
   // Joining the running shared group: not while an exclusive call or the other group waits.
   const Access other = access == Access::kRead ? Access::kUpdate : Access::kRead;
