@@ -8,7 +8,9 @@
 
 namespace embscale::cli {
 
-int compare_command(const CompareOptions& options) {
+int compare_command(const CompareOptions& command_options) {
+  CompareOptions options = command_options;
+  options.settings.gate = report::parse_gate_selection(options.gate_names);
   const auto base = report::read_comparable(options.base_path);
   const auto next = report::read_comparable(options.new_path);
   const auto comparison = [&] {
@@ -22,7 +24,7 @@ int compare_command(const CompareOptions& options) {
     std::cout << report::comparison_to_json(comparison, options.settings).dump(2) << '\n';
   else
     std::cout << "base: " << options.base_path << "\nnew:  " << options.new_path << "\n\n"
-              << report::format_comparison(comparison);
+              << report::format_comparison(comparison, options.settings);
   return comparison.any_regression ? 1 : 0;
 }
 

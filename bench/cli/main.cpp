@@ -103,7 +103,8 @@ int main(int argc, char** argv) {
   auto* compare = app.add_subcommand("compare", "Compare two reports: per-figure change, significance, exit 1 on a regression");
   compare->add_option("base", compare_options.base_path, "the baseline report")->required();
   compare->add_option("new", compare_options.new_path, "the report to judge")->required();
-  compare->add_option("--alpha", compare_options.settings.alpha, "significance level of the one-sided Mann-Whitney test")
+  compare->add_option("--alpha", compare_options.settings.alpha,
+                      "family-wise significance level: Holm's correction over every gated figure of every paired run")
       ->capture_default_str()->check(CLI::Range(1e-9, 0.5));
   compare->add_option("--min-change", compare_options.settings.min_change, "smallest relative change that counts (0.05 = 5%)")
       ->capture_default_str()->check(CLI::Range(0.0, 10.0));
@@ -111,7 +112,17 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(2, 1000));
   compare->add_option("--warmup-fraction", compare_options.settings.warmup_fraction, "leading share of iterations left out")
       ->capture_default_str()->check(CLI::Range(0.0, 0.9));
+  compare->add_option("--gate", compare_options.gate_names,
+                      "figures that can fail the verdict: step (step time, throughput; benchmarks: real_time), "
+                      "phases, bytes, other, all, none; comma-separated")
+      ->delimiter(',')->default_str("step");
+  compare->add_option("--ignore", compare_options.settings.ignored_parameters,
+                      "pair runs whose parameters differ only in these (ranks, zipf_alpha, ...): compare on purpose; "
+                      "comma-separated or repeated")
+      ->delimiter(',');
   compare->add_flag("--json", compare_options.json, "print the comparison as JSON");
+  compare->footer("Exit codes: 0 no regression, 1 a gated figure regressed, 2 bad input (unreadable report, no runs "
+                  "to pair).");
 
   embscale::cli::TraceSubcommands trace_commands;
   embscale::cli::add_trace_subcommands(app, trace_commands);

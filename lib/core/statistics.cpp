@@ -112,4 +112,19 @@ std::vector<double> block_means(std::span<const double> samples, std::size_t ski
   return means;
 }
 
+std::vector<double> holm_adjusted(std::span<const double> p_values) {
+  const std::size_t m = p_values.size();
+  std::vector<std::size_t> order(m);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t l, std::size_t r) { return p_values[l] < p_values[r]; });
+  std::vector<double> adjusted(m);
+  double running_max = 0.0;  // the step-down: an adjusted p-value never falls below an earlier one
+  for (std::size_t k = 0; k < m; ++k) {
+    const double scaled = std::min(1.0, static_cast<double>(m - k) * p_values[order[k]]);
+    running_max = std::max(running_max, scaled);
+    adjusted[order[k]] = running_max;
+  }
+  return adjusted;
+}
+
 }  // namespace embscale

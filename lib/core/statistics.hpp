@@ -1,5 +1,6 @@
 // Statistics for regression verdicts (embscale compare): the Mann-Whitney U test, as Google
-// Benchmark's compare.py uses on repetitions, and block means for per-iteration samples.
+// Benchmark's compare.py uses on repetitions, block means for per-iteration samples, and Holm's
+// correction for testing many figures at once.
 //
 // Why not raw iterations: consecutive iterations are autocorrelated (caches, allocator state,
 // other tenants) and drift, so treating them as independent samples makes any difference look
@@ -30,5 +31,12 @@ MannWhitneyResult mann_whitney_u(std::span<const double> a, std::span<const doub
 // Means of `blocks` contiguous, equal blocks of samples[skip:] (the remainder of the division
 // is dropped from the end). Throws when fewer samples than blocks remain.
 std::vector<double> block_means(std::span<const double> samples, std::size_t skip, std::size_t blocks);
+
+// Holm's step-down adjusted p-values (Holm 1979), in the input order: with the p-values sorted
+// ascending p(1) <= ... <= p(m), adjusted(i) = max over j <= i of min(1, (m - j + 1) p(j)).
+// Rejecting every hypothesis whose adjusted p-value is below alpha keeps the probability of any
+// false rejection among the m at most alpha, whatever the dependence between the tests (step time
+// and throughput are the same samples seen twice; the correction needs no independence).
+std::vector<double> holm_adjusted(std::span<const double> p_values);
 
 }  // namespace embscale

@@ -2,32 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <map>
-#include <set>
 
 #include "core/error.hpp"
 #include "core/statistics.hpp"
+#include "report/run_pairing.hpp"
 
 namespace embscale::report {
 namespace {
 
 using Runs = std::vector<const ReportData::Run*>;
-
-std::string run_key(const ReportData::Run& run) {
-  std::vector<std::string> parts;
-  for (const auto& p : run.parameters) parts.push_back(p.name + "=" + format_value(p.value));
-  std::sort(parts.begin(), parts.end());
-  std::string key;
-  for (const auto& part : parts) key += (key.empty() ? "" : " ") + part;
-  return key;
-}
-
-std::map<std::string, Runs> by_parameters(const ReportData& data) {
-  std::map<std::string, Runs> groups;
-  for (const auto& run : data.runs) groups[run_key(run)].push_back(&run);
-  return groups;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -40,6 +23,18 @@ std::int64_t integer_parameter(const ReportData::Run& run, const std::string& na
     if (p.name == name)
       if (const auto* i = std::get_if<std::int64_t>(&p.value)) return *i;
   return 0;
+}
+
+bool is_phase(const std::string& figure) { return figure.rfind("phase:", 0) == 0; }
+
+// The figure a pair's step-time ratio is taken from: a run's step time, a benchmark's real time.
+bool is_step_figure(const std::string& figure) { return figure == "step_time" || figure == "real_time"; }
+
+bool gated(const std::string& figure, const GateSelection& gate) {
+  if (is_step_figure(figure) || figure == "throughput_samples_per_s") return gate.step;
+  if (is_phase(figure)) return gate.phases;
+  if (figure == "bytes_sent") return gate.bytes;
+  return gate.other;
 }
 
 // Per-iteration values of a figure in one run (empty when the run lacks it).
@@ -61,7 +56,7 @@ std::vector<double> figure_series(const ReportData::Run& run, const std::string&
       }
   } else if (const auto own = run.series.find(figure); own != run.series.end()) {
     out = own->second;
-  } else if (figure.rfind("phase:", 0) == 0) {
+  } else if (is_phase(figure)) {
     if (const auto t = run.timings.find(figure.substr(6)); t != run.timings.end())
       for (std::size_t i = 0; i < t->second.rows; ++i) {  // the slowest rank sets the pace
         double worst = 0;
@@ -110,99 +105,120 @@ std::vector<std::string> figures_of(const ReportData::Run& run) {
   return figures;
 }
 
+// One figure of one pair, before Holm: medians, change, the one-sided p-values.
+FigureComparison compare_figure(const RunPair& pair, const std::string& figure, const CompareOptions& o) {
+  FigureComparison f;
+  f.run = pair.label;
+  f.figure = figure;
+  f.higher_is_better = figure == "throughput_samples_per_s";
+  f.gated = gated(figure, o.gate);
+  const bool repetitions = pair.base.size() >= 2 && pair.next.size() >= 2;
+  std::string how_base, how_next;
+  const auto a = samples_of(pair.base, figure, repetitions, o, how_base);
+  const auto b = samples_of(pair.next, figure, repetitions, o, how_next);
+  if (a.empty() || b.empty()) {
+    f.sampling = "";  // the figure is missing on one side: not compared
+    return f;
+  }
+  f.sampling = how_base + " (" + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + ")";
+  f.base = median(a);
+  f.next = median(b);
+  f.relative_change = f.base != 0 ? (f.next - f.base) / f.base : 0.0;
+  const auto worse = f.higher_is_better ? Alternative::kLess : Alternative::kGreater;
+  const auto better = f.higher_is_better ? Alternative::kGreater : Alternative::kLess;
+  f.p_worse = mann_whitney_u(a, b, worse).p_value;
+  const double p_better = mann_whitney_u(a, b, better).p_value;
+  const double worsening = f.higher_is_better ? -f.relative_change : f.relative_change;
+  f.p_value = worsening >= 0 ? f.p_worse : p_better;
+  f.improvement = p_better < o.alpha && -worsening > o.min_change;
+  return f;
+}
+
+// Rule 3's size test: large enough to count. A phase must move the step, not only itself.
+bool large_enough(FigureComparison& f, double base_step, const CompareOptions& o) {
+  const double worsening = f.higher_is_better ? -f.relative_change : f.relative_change;
+  if (worsening <= o.min_change) return false;
+  if (is_phase(f.figure) && base_step > 0 && f.next - f.base <= o.min_change * base_step) {
+    f.below_floor = true;
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+GateSelection parse_gate_selection(const std::vector<std::string>& names) {
+  GateSelection gate{false, false, false, false};
+  for (const auto& name : names) {
+    if (name == "step") gate.step = true;
+    else if (name == "phases") gate.phases = true;
+    else if (name == "bytes") gate.bytes = true;
+    else if (name == "other") gate.other = true;
+    else if (name == "all") gate = {true, true, true, true};
+    else if (name == "none") {}
+    else throw InputError("--gate: expected step, phases, bytes, other, all or none (comma-separated), got \"" + name + "\"");
+  }
+  return gate;
+}
+
+std::string describe(const GateSelection& gate) {
+  std::string text;
+  const auto add = [&](bool on, const char* what) {
+    if (on) text += (text.empty() ? "" : ", ") + std::string(what);
+  };
+  add(gate.step, "step time and throughput (benchmarks: real_time)");
+  add(gate.phases, "phases");
+  add(gate.bytes, "bytes sent");
+  add(gate.other, "other series");
+  return text.empty() ? "none" : text;
+}
 
 Comparison compare_reports(const ReportData& base, const ReportData& next, const CompareOptions& o) {
   EMBSCALE_EXPECTS(o.alpha > 0 && o.alpha < 1 && o.min_change >= 0 && o.blocks >= 2, "invalid compare options");
-  const auto base_groups = by_parameters(base);
-  const auto next_groups = by_parameters(next);
+  const Pairing pairing = pair_runs(base, next, o.ignored_parameters);
   Comparison out;
+  out.matched_runs = pairing.pairs.size();
+  out.unpaired_base = pairing.unpaired_base;
+  out.unpaired_next = pairing.unpaired_next;
   double log_ratio_sum = 0;
-  std::size_t log_ratios = 0;
-  for (const auto& [key, base_runs] : base_groups) {
-    const auto match = next_groups.find(key);
-    if (match == next_groups.end()) continue;
-    ++out.matched_runs;
-    const Runs& next_runs = match->second;
-    const bool repetitions = base_runs.size() >= 2 && next_runs.size() >= 2;
-    for (const auto& figure : figures_of(*base_runs.front())) {
-      FigureComparison f;
-      f.run = key;
-      f.figure = figure;
-      f.higher_is_better = figure == "throughput_samples_per_s";
-      std::string how_base, how_next;
-      const auto a = samples_of(base_runs, figure, repetitions, o, how_base);
-      const auto b = samples_of(next_runs, figure, repetitions, o, how_next);
-      if (a.empty() || b.empty()) continue;
-      f.sampling = how_base + " (" + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + ")";
-      f.base = median(a);
-      f.next = median(b);
-      f.relative_change = f.base != 0 ? (f.next - f.base) / f.base : 0.0;
-      const auto worse = f.higher_is_better ? Alternative::kLess : Alternative::kGreater;
-      const auto better = f.higher_is_better ? Alternative::kGreater : Alternative::kLess;
-      const double p_worse = mann_whitney_u(a, b, worse).p_value;
-      const double p_better = mann_whitney_u(a, b, better).p_value;
-      const double worsening = f.higher_is_better ? -f.relative_change : f.relative_change;
-      f.p_value = worsening >= 0 ? p_worse : p_better;
-      f.regression = p_worse < o.alpha && worsening > o.min_change;
-      f.improvement = p_better < o.alpha && -worsening > o.min_change;
-      out.any_regression = out.any_regression || f.regression;
-      const bool is_time = figure == "step_time" || figure.rfind("phase:", 0) == 0 || figure == "real_time" ||
-                           figure == "cpu_time";
-      if (is_time && f.base > 0 && f.next > 0) {
-        log_ratio_sum += std::log(f.next / f.base);
-        ++log_ratios;
+  std::vector<double> base_steps;  // per figure: its pair's base step time (the phase floor)
+  for (const auto& pair : pairing.pairs) {
+    double base_step = 0;
+    for (const auto& figure : figures_of(*pair.base.front())) {
+      auto f = compare_figure(pair, figure, o);
+      if (f.sampling.empty()) continue;
+      if (is_step_figure(figure)) {
+        base_step = f.base;
+        if (f.base > 0 && f.next > 0) {
+          log_ratio_sum += std::log(f.next / f.base);
+          ++out.step_time_ratios;
+        }
       }
       out.figures.push_back(std::move(f));
+      base_steps.push_back(base_step);  // figures_of lists the step time first
     }
   }
-  if (out.matched_runs == 0) {
-    const auto keys = [](const std::map<std::string, Runs>& groups) {
-      std::string list;
-      for (const auto& [key, runs] : groups) list += "\n    " + key;
-      return list.empty() ? std::string("\n    (no runs)") : list;
-    };
-    throw InputError("the reports have no runs with the same parameters\n  base has:" + keys(base_groups) +
-                     "\n  new has:" + keys(next_groups));
+  // Holm's family: every gated figure of every pair.
+  std::vector<double> family;
+  for (const auto& f : out.figures)
+    if (f.gated) family.push_back(f.p_worse);
+  const auto adjusted = holm_adjusted(family);
+  out.gated_tests = family.size();
+  std::size_t next_adjusted = 0;
+  for (std::size_t i = 0; i < out.figures.size(); ++i) {
+    auto& f = out.figures[i];
+    const bool large = large_enough(f, base_steps[i], o);
+    if (f.gated) {
+      f.p_holm = adjusted[next_adjusted++];
+      f.regression = f.p_holm < o.alpha && large;
+    } else {
+      f.slower = f.p_worse < o.alpha && large;
+    }
+    out.any_regression = out.any_regression || f.regression;
   }
-  out.geomean_time_ratio = log_ratios ? std::exp(log_ratio_sum / static_cast<double>(log_ratios)) : 1.0;
+  if (out.step_time_ratios > 0)
+    out.step_time_ratio_geomean = std::exp(log_ratio_sum / static_cast<double>(out.step_time_ratios));
   return out;
-}
-
-std::string format_comparison(const Comparison& c) {
-  std::string text;
-  char line[512];
-  std::string current_run;
-  for (const auto& f : c.figures) {
-    if (f.run != current_run) {
-      text += (current_run.empty() ? "" : "\n") + std::string("run: ") + f.run + "\n";
-      text += "samples: " + f.sampling + " after the warm-up\n";
-      std::snprintf(line, sizeof line, "  %-28s %12s %12s %9s %9s  %s\n", "figure", "base", "new", "change", "p", "verdict");
-      text += line;
-      current_run = f.run;
-    }
-    const char* verdict = f.regression ? "REGRESSION" : f.improvement ? "improved" : "same";
-    std::snprintf(line, sizeof line, "  %-28s %12s %12s %+8.1f%% %9.3g  %s\n", f.figure.c_str(),
-                  format_value(f.base).c_str(), format_value(f.next).c_str(), 100.0 * f.relative_change, f.p_value,
-                  verdict);
-    text += line;
-  }
-  std::snprintf(line, sizeof line, "\ngeometric mean of time ratios (new/base): %.4f over %zu matched run(s)\n",
-                c.geomean_time_ratio, c.matched_runs);
-  text += line;
-  text += c.any_regression ? "verdict: REGRESSION\n" : "verdict: no significant regression\n";
-  return text;
-}
-
-nlohmann::json comparison_to_json(const Comparison& c, const CompareOptions& o) {
-  nlohmann::json figures = nlohmann::json::array();
-  for (const auto& f : c.figures)
-    figures.push_back({{"run", f.run}, {"figure", f.figure}, {"higher_is_better", f.higher_is_better},
-                       {"base", f.base}, {"new", f.next}, {"relative_change", f.relative_change},
-                       {"p_value", f.p_value}, {"sampling", f.sampling}, {"regression", f.regression},
-                       {"improvement", f.improvement}});
-  return {{"alpha", o.alpha}, {"min_change", o.min_change}, {"matched_runs", c.matched_runs},
-          {"geomean_time_ratio", c.geomean_time_ratio}, {"regression", c.any_regression}, {"figures", figures}};
 }
 
 }  // namespace embscale::report

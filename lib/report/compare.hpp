@@ -1,14 +1,25 @@
-// Regression verdicts between two reports (embscale compare): runs are matched by their
-// parameters; for each figure (step time, each phase, throughput, bytes sent) the relative change
-// of the median and a one-sided Mann-Whitney test in the "worse" direction.
+// Regression verdicts between two reports (embscale compare): runs are paired by their
+// parameters (report/run_pairing.hpp); for each figure (step time, throughput, each phase, bytes
+// sent) the relative change of the median and a one-sided Mann-Whitney test in the "worse"
+// direction.
 //
 // Samples (core/statistics.hpp says why raw iterations are not used):
-//   * repetitions: when both reports hold two or more runs with the same parameters, one sample
-//     per run, the median of its iterations after the warm-up;
+//   * repetitions: when both sides of a pair hold two or more runs, one sample per run, the
+//     median of its iterations after the warm-up;
 //   * block means otherwise: the single run's iterations after the warm-up, cut into `blocks`
 //     contiguous blocks, one sample per block.
-// A figure regresses when it is worse by more than min_change AND the test rejects "no change" at
-// level alpha: a tiny significant change and a large insignificant one both pass.
+//
+// The verdict (what CI gates on) must not cry wolf, so three rules hold together:
+//   1. Only the gated figures can fail it: by default what a CI user means by "slower", the step
+//      time and the throughput (and a benchmark file's real_time). Phases and bytes are printed
+//      with their own p-values and gate only when asked (--gate phases,bytes or --gate all):
+//      a run has many phases, and a sub-millisecond one moves by tens of percent between
+//      identical runs.
+//   2. Holm's correction over every gated figure of every paired run: the chance that identical
+//      code fails the gate is at most alpha however many figures are tested (not alpha per figure).
+//   3. A gated figure regresses only when it is also worse by more than min_change; a gated phase
+//      only when its added time is more than min_change of the base step time (the floor: a phase
+//      too small to move the step cannot fail the gate on its own).
 #pragma once
 
 #include <string>
@@ -20,37 +31,63 @@
 
 namespace embscale::report {
 
+// Families of figures that --gate names.
+struct GateSelection {
+  bool step = true;     // step_time, throughput_samples_per_s; real_time of benchmark files
+  bool phases = false;  // phase:<name>
+  bool bytes = false;   // bytes_sent
+  bool other = false;   // any other series (cpu_time of benchmark files)
+};
+
+// Parses "step,phases" / "all" / "none"; throws InputError naming --gate and the choices.
+GateSelection parse_gate_selection(const std::vector<std::string>& names);
+std::string describe(const GateSelection& gate);
+
 struct CompareOptions {
-  double alpha = 0.05;            // significance level of the one-sided test
+  double alpha = 0.05;            // family-wise significance level over the gated figures
   double min_change = 0.05;       // smallest relative change that counts (0.05 = 5 %)
   std::size_t blocks = 10;        // block means per run when there are no repetitions
   double warmup_fraction = 0.1;   // leading share of iterations left out of every run
+  GateSelection gate;
+  std::vector<std::string> ignored_parameters;  // paired as equal whatever their values (--ignore)
 };
 
 struct FigureComparison {
-  std::string run;                // the matched runs' parameters, "name=value ..."
-  std::string figure;             // step_time, phase:<name>, throughput_samples_per_s, bytes_sent
+  std::string run;                // the pair's parameters, "name=value ..." (ignored: "name=base->new")
+  std::string figure;             // step_time, throughput_samples_per_s, phase:<name>, bytes_sent
   bool higher_is_better = false;
+  bool gated = false;             // in the family the verdict is drawn from
   double base = 0;                // median of the samples
   double next = 0;
   double relative_change = 0;     // (next - base) / base
   double p_value = 1;             // one-sided test in the direction of the observed change
+  double p_worse = 1;             // one-sided test in the "worse" direction (what Holm adjusts)
+  double p_holm = 1;              // Holm-adjusted p_worse (gated figures; 1 otherwise)
+  bool below_floor = false;       // a phase whose change is too small a share of the step to gate
   std::string sampling;           // how the samples were formed
-  bool regression = false;
-  bool improvement = false;
+  bool regression = false;        // gated, Holm-significant, worse by more than min_change (and the floor)
+  bool slower = false;            // not gated, but would be a regression were it tested alone
+  bool improvement = false;       // better by more than min_change, significant alone
 };
 
 struct Comparison {
   std::vector<FigureComparison> figures;
   std::size_t matched_runs = 0;
-  double geomean_time_ratio = 1;  // geometric mean of next/base over the time figures (step, phases)
+  std::size_t unpaired_base = 0;  // runs without a partner on the other side (not compared)
+  std::size_t unpaired_next = 0;
+  std::size_t gated_tests = 0;    // the size of Holm's family
+  // Geometric mean over the paired runs of new/base of the median step time (benchmark files:
+  // real_time). 1.0 when no pair has one.
+  double step_time_ratio_geomean = 1;
+  std::size_t step_time_ratios = 0;
   bool any_regression = false;
 };
 
-// Throws InputError when the reports have no runs in common (naming what each holds).
+// Throws InputError when the reports have no runs in common, naming the parameters that differ
+// between the closest runs of the two sides (and --ignore as the way to pair them anyway).
 Comparison compare_reports(const ReportData& base, const ReportData& next, const CompareOptions& options);
 
-std::string format_comparison(const Comparison& comparison);
+std::string format_comparison(const Comparison& comparison, const CompareOptions& options);
 nlohmann::json comparison_to_json(const Comparison& comparison, const CompareOptions& options);
 
 }  // namespace embscale::report

@@ -156,6 +156,17 @@ case "$case_name" in
     [ "$code" -eq 2 ] || fail "exit $code, expected 2: $(cat "$work/cmp.txt")"
     grep -q "one.h5 vs .*two.h5: the reports have no runs with the same parameters" "$work/cmp.txt" ||
       fail "$(cat "$work/cmp.txt")"
+    # The refusal names the parameter that differs, with both values, and the way to pair anyway.
+    grep -qF "ranks (base 1, new 2);" "$work/cmp.txt" || fail "the differing field is not named: $(cat "$work/cmp.txt")"
+    grep -qF -- "--ignore ranks" "$work/cmp.txt" || fail "no --ignore hint: $(cat "$work/cmp.txt")"
+    "$embscale" compare --ignore ranks "$work/reports/one.h5" "$work/reports/two.h5" >"$work/cmp.txt" 2>&1
+    code=$?
+    [ "$code" -eq 0 ] || [ "$code" -eq 1 ] || fail "--ignore ranks: exit $code: $(cat "$work/cmp.txt")"
+    grep -qF "ranks=1->2" "$work/cmp.txt" || fail "--ignore ranks did not pair 1 rank with 2: $(cat "$work/cmp.txt")"
+    "$embscale" compare --gate phase "$work/reports/one.h5" "$work/reports/one.h5" >"$work/cmp.txt" 2>&1
+    code=$?
+    [ "$code" -eq 2 ] || fail "--gate phase (a typo) exited $code, expected 2"
+    grep -qF -- "--gate: expected step, phases" "$work/cmp.txt" || fail "$(cat "$work/cmp.txt")"
     ;;
   *)
     fail "unknown case"

@@ -8,27 +8,46 @@
 namespace embscale::report {
 namespace {
 
-// A run whose step time per iteration is `level` times (1 + noise in [0, 0.05)), with one phase
-// carrying all of it; 2 ranks; deterministic for a seed.
-ReportData::Run synthetic_run(const std::string& id, std::int64_t ranks, double level, std::uint64_t seed,
+// A run whose step time per iteration is `level` times (1 + noise * u), u uniform in [0, 1), on
+// 2 ranks; the phase "lookup" carries `lookup_share` of it and "route" the rest; deterministic
+// for a seed.
+struct RunShape {
+  double level = 1.0;
+  double noise = 0.05;
+  double lookup_share = 0.9;
+  double lookup_extra = 0.0;  // seconds added to the lookup phase (and the step) per iteration
+  std::int64_t ranks = 2;
+};
+
+ReportData::Run synthetic_run(const std::string& id, std::uint64_t seed, RunShape shape = {},
                               std::size_t iterations = 200) {
   ReportData::Run run;
   run.id = id;
-  run.parameters = {{"scheme", std::string("test")}, {"ranks", ranks}, {"batchsize", std::int64_t{1000}}};
-  run.phase_names = {"lookup"};
+  run.parameters = {{"scheme", std::string("test")}, {"ranks", shape.ranks}, {"batchsize", std::int64_t{1000}}};
+  run.phase_names = {"route", "lookup"};
   const CounterRng rng(seed, 0);
   auto& step = run.series["step_time"];
-  Matrix<double> lookup{iterations, 2, {}};
+  Matrix<double> lookup{iterations, 2, {}}, route{iterations, 2, {}};
   Matrix<std::int64_t> bytes{iterations, 2, {}};
   for (std::size_t i = 0; i < iterations; ++i) {
-    const double t = level * (1.0 + 0.05 * rng.uniform(i));
-    step.push_back(t);
-    lookup.values.insert(lookup.values.end(), {t * 0.9, t});
+    const double t = shape.level * (1.0 + shape.noise * rng.uniform(i));
+    const double l = t * shape.lookup_share + shape.lookup_extra;
+    const double r = t * (1.0 - shape.lookup_share);
+    step.push_back(t + shape.lookup_extra);
+    lookup.values.insert(lookup.values.end(), {l * 0.9, l});
+    route.values.insert(route.values.end(), {r * 0.9, r});
     bytes.values.insert(bytes.values.end(), {100, 100});
   }
   run.timings["lookup"] = lookup;
+  run.timings["route"] = route;
   run.counters["bytes_sent"] = bytes;
   return run;
+}
+
+ReportData::Run at_level(const std::string& id, std::uint64_t seed, double level) {
+  RunShape shape;
+  shape.level = level;
+  return synthetic_run(id, seed, shape);
 }
 
 ReportData report_of(std::vector<ReportData::Run> runs) {
@@ -43,30 +62,92 @@ const FigureComparison& figure(const Comparison& c, const std::string& name) {
   throw std::runtime_error("no figure " + name);
 }
 
-TEST(CompareReports, ALargeSlowdownIsARegressionAndThroughputFallsWithIt) {
-  const auto c = compare_reports(report_of({synthetic_run("a", 2, 1.0, 1)}), report_of({synthetic_run("b", 2, 1.2, 2)}), {});
+CompareOptions gating(const std::vector<std::string>& gate) {
+  CompareOptions o;
+  o.gate = parse_gate_selection(gate);
+  return o;
+}
+
+TEST(CompareReports, ALargeSlowdownRegressesTheStepAndThroughputWhilePhasesAreOnlyReported) {
+  const auto c = compare_reports(report_of({at_level("a", 1, 1.0)}), report_of({at_level("b", 2, 1.2)}), {});
   EXPECT_EQ(c.matched_runs, 1u);
+  EXPECT_EQ(c.gated_tests, 2u);  // step time and throughput
   const auto& step = figure(c, "step_time");
   EXPECT_NEAR(step.relative_change, 0.2, 0.03);
-  EXPECT_LT(step.p_value, 0.001);
+  EXPECT_LT(step.p_holm, 0.001);
+  EXPECT_TRUE(step.gated);
   EXPECT_TRUE(step.regression);
   EXPECT_EQ(step.sampling, "block means (10 vs 10)");
   EXPECT_TRUE(figure(c, "throughput_samples_per_s").regression);  // higher is better: it fell
-  EXPECT_TRUE(figure(c, "phase:lookup").regression);
-  EXPECT_FALSE(figure(c, "bytes_sent").regression);               // unchanged
+  const auto& lookup = figure(c, "phase:lookup");
+  EXPECT_FALSE(lookup.gated);
+  EXPECT_FALSE(lookup.regression);
+  EXPECT_TRUE(lookup.slower);  // it would be, tested alone
+  EXPECT_FALSE(figure(c, "bytes_sent").slower);  // unchanged
   EXPECT_TRUE(c.any_regression);
-  EXPECT_NEAR(c.geomean_time_ratio, 1.2, 0.03);
+  EXPECT_NEAR(c.step_time_ratio_geomean, 1.2, 0.03);
+  EXPECT_EQ(c.step_time_ratios, 1u);
+  // Asked to, phases gate too: lookup is 90 % of the step, far above the floor.
+  const auto phases = compare_reports(report_of({at_level("a", 1, 1.0)}), report_of({at_level("b", 2, 1.2)}),
+                                      gating({"step", "phases"}));
+  EXPECT_EQ(phases.gated_tests, 4u);
+  EXPECT_TRUE(figure(phases, "phase:lookup").regression);
+}
+
+TEST(CompareReports, ATinyPhaseThatJumpsCannotFailTheGate) {
+  // The false alarm: the step moves 1 %, a phase worth 2 % of it moves by 50 %.
+  RunShape base, next;
+  base.lookup_share = next.lookup_share = 0.02;
+  next.lookup_extra = 0.01;  // +0.01 s on a 0.0205 s phase, +1 % of the step
+  const auto b = report_of({synthetic_run("a", 1, base)});
+  const auto n = report_of({synthetic_run("b", 2, next)});
+  const auto c = compare_reports(b, n, {});
+  EXPECT_FALSE(c.any_regression);
+  EXPECT_GT(figure(c, "phase:lookup").relative_change, 0.4);
+  EXPECT_TRUE(figure(c, "phase:lookup").below_floor);
+  // Gating phases does not change that: the floor needs 5 % of the step time.
+  EXPECT_FALSE(compare_reports(b, n, gating({"all"})).any_regression);
+  EXPECT_NE(format_comparison(c, {}).find("same (below the floor)"), std::string::npos);
+}
+
+TEST(CompareReports, HolmCorrectsForEveryGatedFigure) {
+  // Repetitions with exact p-values: base medians 1.00 1.01 1.02 1.10, new 1.09 1.12 1.13 1.14.
+  // U = 15 of 16, one-sided p = 2/70 alone; two gated figures (step time, throughput share the
+  // samples) make Holm's adjusted p 4/70 > 0.05: +10 % that the data cannot tell from noise.
+  std::vector<ReportData::Run> base, next;
+  const double base_levels[] = {1.00, 1.01, 1.02, 1.10};
+  const double next_levels[] = {1.09, 1.12, 1.13, 1.14};
+  for (std::uint64_t r = 0; r < 4; ++r) {
+    RunShape b, n;
+    b.noise = n.noise = 0;
+    b.level = base_levels[r];
+    n.level = next_levels[r];
+    base.push_back(synthetic_run("a" + std::to_string(r), r, b));
+    next.push_back(synthetic_run("b" + std::to_string(r), r, n));
+  }
+  const auto c = compare_reports(report_of(base), report_of(next), {});
+  const auto& step = figure(c, "step_time");
+  EXPECT_EQ(step.sampling, "repetitions (4 vs 4)");
+  EXPECT_NEAR(step.p_value, 2.0 / 70.0, 1e-12);
+  EXPECT_NEAR(step.p_holm, 4.0 / 70.0, 1e-12);
+  EXPECT_GT(step.relative_change, 0.05);
+  EXPECT_FALSE(c.any_regression);
+  // At alpha 0.1 the same data regress.
+  CompareOptions loose;
+  loose.alpha = 0.1;
+  EXPECT_TRUE(compare_reports(report_of(base), report_of(next), loose).any_regression);
 }
 
 TEST(CompareReports, SmallOrInsignificantChangesPassAndSpeedUpsAreImprovements) {
   // 2 %: significant with 10 blocks but below the 5 % minimum change.
-  const auto small = compare_reports(report_of({synthetic_run("a", 2, 1.0, 1)}), report_of({synthetic_run("b", 2, 1.02, 2)}), {});
+  const auto small = compare_reports(report_of({at_level("a", 1, 1.0)}), report_of({at_level("b", 2, 1.02)}), {});
   EXPECT_FALSE(small.any_regression);
   // The same report against itself: no change at all.
-  const auto self = compare_reports(report_of({synthetic_run("a", 2, 1.0, 1)}), report_of({synthetic_run("a", 2, 1.0, 1)}), {});
+  const auto self = compare_reports(report_of({at_level("a", 1, 1.0)}), report_of({at_level("a", 1, 1.0)}), {});
   EXPECT_FALSE(self.any_regression);
   EXPECT_EQ(figure(self, "step_time").relative_change, 0.0);
-  const auto faster = compare_reports(report_of({synthetic_run("a", 2, 1.0, 1)}), report_of({synthetic_run("b", 2, 0.7, 2)}), {});
+  EXPECT_EQ(self.step_time_ratio_geomean, 1.0);
+  const auto faster = compare_reports(report_of({at_level("a", 1, 1.0)}), report_of({at_level("b", 2, 0.7)}), {});
   EXPECT_FALSE(faster.any_regression);
   EXPECT_TRUE(figure(faster, "step_time").improvement);
 }
@@ -74,41 +155,74 @@ TEST(CompareReports, SmallOrInsignificantChangesPassAndSpeedUpsAreImprovements) 
 TEST(CompareReports, RepetitionsAreTheSamplesWhenBothSidesHaveThem) {
   std::vector<ReportData::Run> base, next;
   for (std::uint64_t r = 0; r < 5; ++r) {
-    base.push_back(synthetic_run("a" + std::to_string(r), 2, 1.0, 10 + r));
-    next.push_back(synthetic_run("b" + std::to_string(r), 2, 1.3, 20 + r));
+    base.push_back(at_level("a" + std::to_string(r), 10 + r, 1.0));
+    next.push_back(at_level("b" + std::to_string(r), 20 + r, 1.3));
   }
   const auto c = compare_reports(report_of(base), report_of(next), {});
   const auto& step = figure(c, "step_time");
   EXPECT_EQ(step.sampling, "repetitions (5 vs 5)");
-  // All 5 new medians exceed all 5 base medians: exact one-sided p = 1 / C(10, 5).
+  // All 5 new medians exceed all 5 base medians: exact one-sided p = 1 / C(10, 5); Holm doubles it.
   EXPECT_NEAR(step.p_value, 1.0 / 252.0, 1e-12);
+  EXPECT_NEAR(step.p_holm, 2.0 / 252.0, 1e-12);
   EXPECT_TRUE(step.regression);
 }
 
-TEST(CompareReports, RunsMatchByParametersAndDisjointReportsAreBadInput) {
-  // Different rank counts do not match; only the 2-rank runs are compared.
-  const auto c = compare_reports(report_of({synthetic_run("a", 2, 1.0, 1), synthetic_run("b", 4, 1.0, 2)}),
-                                 report_of({synthetic_run("c", 2, 1.0, 3), synthetic_run("d", 8, 5.0, 4)}), {});
+TEST(CompareReports, RunsPairByParametersAndTheRefusalNamesWhatDiffers) {
+  RunShape two, four, eight;
+  four.ranks = 4;
+  eight.ranks = 8;
+  eight.level = 5.0;
+  // Different rank counts do not pair; only the 2-rank runs are compared.
+  const auto c = compare_reports(report_of({synthetic_run("a", 1, two), synthetic_run("b", 2, four)}),
+                                 report_of({synthetic_run("c", 3, two), synthetic_run("d", 4, eight)}), {});
   EXPECT_EQ(c.matched_runs, 1u);
+  EXPECT_EQ(c.unpaired_base, 1u);
+  EXPECT_EQ(c.unpaired_next, 1u);
   EXPECT_FALSE(c.any_regression);
   try {
-    compare_reports(report_of({synthetic_run("a", 2, 1.0, 1)}), report_of({synthetic_run("b", 4, 1.0, 1)}), {});
+    compare_reports(report_of({synthetic_run("a", 1, two)}), report_of({synthetic_run("b", 1, four)}), {});
     FAIL() << "no throw";
   } catch (const InputError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("no runs with the same parameters"), std::string::npos) << what;
-    EXPECT_NE(what.find("ranks=4"), std::string::npos) << what;
+    EXPECT_NE(what.find("ranks (base 2, new 4)"), std::string::npos) << what;
+    EXPECT_NE(what.find("--ignore ranks"), std::string::npos) << what;
   }
 }
 
-TEST(CompareReports, JsonCarriesEveryFigureAndTheVerdict) {
+TEST(CompareReports, IgnoredParametersPairRunsOnPurpose) {
+  RunShape four;
+  four.ranks = 4;
   CompareOptions o;
-  const auto c = compare_reports(report_of({synthetic_run("a", 2, 1.0, 1)}), report_of({synthetic_run("b", 2, 1.2, 2)}), o);
+  o.ignored_parameters = {"ranks"};
+  const auto c = compare_reports(report_of({synthetic_run("a", 1)}), report_of({synthetic_run("b", 2, four)}), o);
+  EXPECT_EQ(c.matched_runs, 1u);
+  EXPECT_NE(figure(c, "step_time").run.find("ranks=2->4"), std::string::npos) << figure(c, "step_time").run;
+}
+
+TEST(CompareReports, GateNamesAreCheckedAndDescribed) {
+  EXPECT_THROW(parse_gate_selection({"phase"}), InputError);
+  const auto none = parse_gate_selection({"none"});
+  EXPECT_FALSE(none.step || none.phases || none.bytes || none.other);
+  EXPECT_EQ(describe(none), "none");
+  const auto c = compare_reports(report_of({at_level("a", 1, 1.0)}), report_of({at_level("b", 2, 2.0)}), gating({"none"}));
+  EXPECT_FALSE(c.any_regression);  // nothing gated: a report, never a failure
+  EXPECT_EQ(c.gated_tests, 0u);
+}
+
+TEST(CompareReports, TextAndJsonSayWhatWasGatedAndWhatTheGeometricMeanAverages) {
+  CompareOptions o;
+  const auto c = compare_reports(report_of({at_level("a", 1, 1.0)}), report_of({at_level("b", 2, 1.2)}), o);
   const auto j = comparison_to_json(c, o);
   EXPECT_EQ(j["regression"], true);
+  EXPECT_EQ(j["gated_tests"], 2);
   EXPECT_EQ(j["figures"].size(), c.figures.size());
   EXPECT_EQ(j["figures"][0]["figure"], "step_time");
-  EXPECT_NE(format_comparison(c).find("verdict: REGRESSION"), std::string::npos);
+  EXPECT_TRUE(j["figures"][2]["p_holm"].is_null());  // phase:route: not gated
+  const auto text = format_comparison(c, o);
+  EXPECT_NE(text.find("verdict: REGRESSION"), std::string::npos) << text;
+  EXPECT_NE(text.find("Holm's correction over 2 test(s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("step time new/base (median), geometric mean over 1 paired run(s)"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -51,7 +51,9 @@ TEST_F(GbenchJson, CompareFindsTheSlowedBenchmarkOnly) {
   EXPECT_EQ(c.matched_runs, 2u);
   for (const auto& f : c.figures) {
     const bool a = f.run == "benchmark=BM_A";
-    EXPECT_EQ(f.regression, a) << f.run << " " << f.figure;
+    // real_time gates by default (a benchmark's step); cpu_time is reported, not gated.
+    EXPECT_EQ(f.regression, a && f.figure == "real_time") << f.run << " " << f.figure;
+    EXPECT_EQ(f.slower, a && f.figure == "cpu_time") << f.run << " " << f.figure;
     EXPECT_EQ(f.sampling, "repetitions (5 vs 5)");
     if (a) {
       EXPECT_NEAR(f.p_value, 1.0 / 252.0, 1e-12);  // all 5 new above all 5 base

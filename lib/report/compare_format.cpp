@@ -1,0 +1,75 @@
+// embscale compare's output: the text table a person reads and the JSON a script reads.
+#include <cstdio>
+
+#include "report/compare.hpp"
+
+namespace embscale::report {
+namespace {
+
+const char* verdict_of(const FigureComparison& f) {
+  if (f.regression) return "REGRESSION";
+  if (f.slower) return "slower (not gated)";
+  if (f.improvement) return "improved";
+  if (f.below_floor) return "same (below the floor)";
+  return "same";
+}
+
+std::string p_text(double p) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", p);
+  return text;
+}
+
+}  // namespace
+
+std::string format_comparison(const Comparison& c, const CompareOptions& o) {
+  std::string text;
+  char line[512];
+  std::string current_run;
+  for (const auto& f : c.figures) {
+    if (f.run != current_run) {
+      text += (current_run.empty() ? "" : "\n") + std::string("run: ") + f.run + "\n";
+      text += "samples: " + f.sampling + " after the warm-up\n";
+      std::snprintf(line, sizeof line, "  %-30s %12s %12s %9s %9s %9s  %s\n", "figure", "base", "new", "change", "p",
+                    "p (Holm)", "verdict");
+      text += line;
+      current_run = f.run;
+    }
+    std::snprintf(line, sizeof line, "  %-30s %12s %12s %+8.1f%% %9s %9s  %s\n",
+                  (f.figure + (f.gated ? " *" : "")).c_str(), format_value(f.base).c_str(),
+                  format_value(f.next).c_str(), 100.0 * f.relative_change, p_text(f.p_value).c_str(),
+                  f.gated ? p_text(f.p_holm).c_str() : "-", verdict_of(f));
+    text += line;
+  }
+  text += "\n* gated (--gate): " + describe(o.gate) + "; Holm's correction over " + std::to_string(c.gated_tests) +
+          " test(s) at alpha " + p_text(o.alpha) + "; a regression also needs a change above " +
+          p_text(100.0 * o.min_change) + "% (a phase: above that share of the step time)\n";
+  if (c.unpaired_base + c.unpaired_next > 0)
+    text += "not compared: " + std::to_string(c.unpaired_base) + " base and " + std::to_string(c.unpaired_next) +
+            " new run(s) without a partner of the same parameters (--ignore pairs them)\n";
+  if (c.step_time_ratios > 0) {
+    std::snprintf(line, sizeof line, "step time new/base (median), geometric mean over %zu paired run(s): %.4f\n",
+                  c.step_time_ratios, c.step_time_ratio_geomean);
+    text += line;
+  }
+  text += c.any_regression ? "verdict: REGRESSION\n" : "verdict: no significant regression\n";
+  return text;
+}
+
+nlohmann::json comparison_to_json(const Comparison& c, const CompareOptions& o) {
+  nlohmann::json figures = nlohmann::json::array();
+  for (const auto& f : c.figures)
+    figures.push_back({{"run", f.run}, {"figure", f.figure}, {"higher_is_better", f.higher_is_better},
+                       {"gated", f.gated}, {"base", f.base}, {"new", f.next},
+                       {"relative_change", f.relative_change}, {"p_value", f.p_value}, {"p_worse", f.p_worse},
+                       {"p_holm", f.gated ? nlohmann::json(f.p_holm) : nlohmann::json(nullptr)},
+                       {"below_floor", f.below_floor}, {"sampling", f.sampling}, {"regression", f.regression},
+                       {"slower_not_gated", f.slower}, {"improvement", f.improvement}});
+  return {{"alpha", o.alpha}, {"min_change", o.min_change}, {"gate", describe(o.gate)},
+          {"ignored_parameters", o.ignored_parameters}, {"matched_runs", c.matched_runs},
+          {"unpaired_base_runs", c.unpaired_base}, {"unpaired_new_runs", c.unpaired_next},
+          {"gated_tests", c.gated_tests}, {"step_time_ratio_geomean", c.step_time_ratio_geomean},
+          {"regression", c.any_regression}, {"figures", figures}};
+}
+
+}  // namespace embscale::report
