@@ -33,7 +33,7 @@ struct Layer {
   std::vector<float> grad;
 };
 
-constexpr const char* kLossPhase = "loss";
+constexpr PhaseDefinition kLossPhase{"loss", "stand-in dense model: a regression loss and its gradient per bag"};
 constexpr std::array<const char*, 5> kCounterNames = {"keys", "unique_keys", "lookups", "bytes_sent", "bytes_recv"};
 
 class Loop {
@@ -65,7 +65,7 @@ class Loop {
       layer.embedding->forward(batch, layer.pooled, clock);
       loss += regression_loss_and_gradient(batch, layer.pooled, layer.embedding->dim(),
                                            config_.solver.batchsize, layer.grad);
-      clock.lap(kLossPhase);
+      clock.lap(kLossPhase.name);
       layer.embedding->backward(batch, layer.grad, clock);
     }
     const auto after = comm_.stats().total();
@@ -87,6 +87,18 @@ class Loop {
     for (std::size_t i = 0; i < clock.phases().size(); ++i)
       names.push_back(layers_[i / per_layer].prefix + clock.phases()[i].first);
     return names;
+  }
+
+  // What each recorded phase covers, in the clock's order.
+  static std::vector<std::string> meanings(const PhaseClock& clock) {
+    std::vector<std::string> out;
+    for (const auto& [name, seconds] : clock.phases()) {
+      std::string meaning = name == kLossPhase.name ? kLossPhase.meaning : "";
+      for (const auto& phase : All2AllDenseEmbedding::kPhases)
+        if (name == phase.name) meaning = phase.meaning;
+      out.push_back(meaning);
+    }
+    return out;
   }
 
  private:
@@ -114,6 +126,39 @@ InjectedFault injected_fault() {
   return fault;
 }
 
+// Test hook for measuring compare's detection rate: EMBSCALE_INJECT_DELAY="PHASE:SECONDS" makes
+// every rank do SECONDS of CPU work more inside each PHASE (a phase name the run's layers record,
+// such as update; PhaseClock::inject_delay). Unset: no delay.
+struct InjectedDelay {
+  std::string phase;
+  double seconds = 0;
+};
+
+InjectedDelay injected_delay() {
+  InjectedDelay delay;
+  if (const char* spec = std::getenv("EMBSCALE_INJECT_DELAY")) {
+    const std::string text = spec;
+    const auto colon = text.rfind(':');
+    char* end = nullptr;
+    const double seconds = colon == std::string::npos ? -1.0 : std::strtod(text.c_str() + colon + 1, &end);
+    if (colon == std::string::npos || colon == 0 || end == text.c_str() + colon + 1 || *end != '\0' ||
+        !(seconds >= 0 && seconds <= 10))
+      throw InputError("EMBSCALE_INJECT_DELAY: expected PHASE:SECONDS (a phase name, 0 to 10 seconds), got \"" + text +
+                       "\"");
+    delay = {text.substr(0, colon), seconds};
+  }
+  return delay;
+}
+
+void require_phase(const PhaseClock& clock, const std::string& phase) {
+  std::string names;
+  for (const auto& [name, seconds] : clock.phases()) {
+    if (name == phase) return;
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  throw InputError("EMBSCALE_INJECT_DELAY: this run has no phase \"" + phase + "\" (its phases: " + names + ")");
+}
+
 void print_progress(std::ostream& out, const std::string& prefix, std::int64_t done, std::int64_t total, double step_s, double loss,
                     std::int64_t batch, double elapsed_s) {
   char line[256];
@@ -126,7 +171,10 @@ void print_progress(std::ostream& out, const std::string& prefix, std::int64_t d
 
 }  // namespace
 
-void check_run_environment() { injected_fault(); }
+void check_run_environment() {
+  injected_fault();
+  injected_delay();
+}
 
 void check_config_for_ranks(const config::Config& config, int ranks) {
   EMBSCALE_EXPECTS(config.solver.batchsize >= 1, "a per-rank batch is resolved (config::resolve_batch_for_ranks) first");
@@ -153,6 +201,8 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   };
   Loop loop(comm, config);
   PhaseClock clock;
+  const InjectedDelay delay = injected_delay();
+  if (delay.seconds > 0) clock.inject_delay(delay.phase, delay.seconds);
   std::vector<std::int64_t> counters;
   for (std::int64_t i = 0; i < config.solver.warmup_iter; ++i) {
     stop_if_asked("during the warm-up");
@@ -173,7 +223,9 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
       throw Error("injected fault at iteration " + std::to_string(it) + " (EMBSCALE_FAULT_INJECT)");
     local_loss[uit] = loop.step(it, clock, counters);
     if (it == 0) {
+      if (delay.seconds > 0) require_phase(clock, delay.phase);
       m.phase_names = loop.qualified_names(clock);
+      m.phase_meanings = Loop::meanings(clock);
       for (const auto& name : m.phase_names) m.timings[name].assign(static_cast<std::size_t>(iterations), 0.0);
       for (const auto* name : kCounterNames) m.counters[name].assign(static_cast<std::size_t>(iterations), 0);
     }

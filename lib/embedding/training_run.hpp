@@ -21,6 +21,7 @@ namespace embscale::embedding {
 
 struct RunMeasurements {
   std::vector<std::string> phase_names;                           // in execution order
+  std::vector<std::string> phase_meanings;                        // what each phase covers (same order)
   std::map<std::string, std::vector<double>> timings;             // this rank: phase -> [iteration] s
   std::map<std::string, std::vector<std::int64_t>> counters;      // this rank: name -> [iteration]
   std::vector<double> step_time;                                  // all ranks agree: max over ranks
