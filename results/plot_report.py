@@ -62,7 +62,7 @@ SCHEMA_VERSION = 1
 IDENTITY = {"run_id", "point", "repetition"}
 FIGURES = {"step_time_median_s", "step_time_p95_s", "throughput_samples_per_s", "throughput_keys_per_s",
            "bytes_sent_per_step", "load_imbalance", "final_loss"}
-STRUCTURE = {"phases", "samples", "raw_iterations", "summary_stride"}  # run attributes that are no parameters
+STRUCTURE = {"phases", "phase_meanings", "samples", "raw_iterations", "summary_stride"}  # run attributes that are no parameters
 MAX_LINES = 12  # more curves (or panels) than this are unreadable: the first ones are drawn
 COLORS = plt.get_cmap("tab20").colors  # 20 distinct colours: enough for the phases of two layers
 
@@ -153,6 +153,23 @@ class Report:
     def phases(self, run_id):
         names = [p for p in text(self.run(run_id).attrs.get("phases", b"")).split(",") if p]
         return [p for p in names if self.dataset(run_id, f"timings/{p}") is not None]
+
+    @functools.cached_property
+    def phase_meanings(self):
+        """{phase: what it covers} from the runs' phase_meanings attributes (reports written
+        before embscale recorded them have none: the legend then shows the bare name)."""
+        meanings = {}
+        for run_id in self.summary["run_id"]:
+            for line in text(self.run(run_id).attrs.get("phase_meanings", b"")).splitlines():
+                name, sep, meaning = line.partition(": ")
+                if sep:
+                    meanings.setdefault(name, meaning)
+        return meanings
+
+    def phase_label(self, phase):
+        """A legend entry: the phase's name and what it covers."""
+        meaning = self.phase_meanings.get(phase)
+        return f"{phase}: {meaning}" if meaning else phase
 
     @functools.cached_property
     def phase_colors(self):
@@ -277,7 +294,8 @@ def phase_breakdown(report, outdir):
                  "each phase: the slowest rank per iteration, median over iterations (and repetitions)",
                  fontsize="medium")
     step_key = Line2D([], [], color="black", lw=2.5)
-    ax.legend(bars[::-1] + [step_key], phases[::-1] + ["step time (median)"], title="phase (top to bottom)",
+    ax.legend(bars[::-1] + [step_key], [report.phase_label(p) for p in phases[::-1]] + ["step time (median)"],
+              title="phase (top to bottom)",
               bbox_to_anchor=(1.01, 1), loc="upper left", fontsize="small")
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
@@ -481,7 +499,8 @@ def imbalance(report, outdir):
         bottom = np.zeros(len(ranks))
         for phase in report.phases(run_id):
             ms = np.median(report.dataset(run_id, f"timings/{phase}"), axis=0) * 1e3
-            right.bar(ranks, ms, bottom=bottom, width=0.7, label=phase, color=report.phase_colors.get(phase, "0.5"))
+            right.bar(ranks, ms, bottom=bottom, width=0.7, label=report.phase_label(phase),
+                      color=report.phase_colors.get(phase, "0.5"))
             bottom += ms
         right.set_ylabel("median time per step (ms)")
         right.set_title(f"{name}\neach rank's median time per phase: max/mean of the total "

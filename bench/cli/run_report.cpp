@@ -56,6 +56,7 @@ report::RunRecord make_run_record(const std::string& id, const config::Config& c
   record.id = id;
   record.parameters = run_parameters(config, ranks);
   record.phase_names = run.measurements.phase_names;
+  record.phase_meanings = run.measurements.phase_meanings;
   record.timings = run.measurements.timings;
   record.counters = run.measurements.counters;
   record.series["step_time"] = run.measurements.step_time;

@@ -35,8 +35,17 @@ struct StepCounters {
 
 class All2AllDenseEmbedding {
  public:
-  static constexpr std::array<const char*, 8> kPhases = {
-      "route", "exchange_keys", "lookup", "exchange_vectors", "pool", "pool_backward", "exchange_grads", "update"};
+  // In execution order; meanings short enough for a plot legend (README.md defines them fully).
+  static constexpr std::array<PhaseDefinition, 8> kPhases = {{
+      {"route", "de-duplicate this rank's keys, group them by owner (key % ranks)"},
+      {"exchange_keys", "send each owner the keys it serves (counts, then keys)"},
+      {"lookup", "the owner gathers the rows of the keys it received"},
+      {"exchange_vectors", "send the rows back to the ranks that asked"},
+      {"pool", "sum or mean of each bag's rows (the combiner)"},
+      {"pool_backward", "each distinct key's gradient: summed over its bags"},
+      {"exchange_grads", "send each key's gradient to its owner"},
+      {"update", "the owner applies the optimizer (SGD) to its rows"},
+  }};
 
   All2AllDenseEmbedding(comm::Communicator& comm, const config::EmbeddingLayer& layer,
                         std::int64_t vocabulary, std::uint64_t seed);

@@ -4,12 +4,31 @@
 #include <cstring>
 #include <set>
 
+#include "core/error.hpp"
 #include "report/collective.hpp"
 
 namespace embscale::report {
 
 bool is_structural_attribute(std::string_view name) {
-  return name == "phases" || name == "samples" || name == "point" || name == "repetition";
+  return name == "phases" || name == "phase_meanings" || name == "samples" || name == "point" || name == "repetition";
+}
+
+std::string phase_meanings_text(const std::vector<std::string>& names, const std::vector<std::string>& meanings) {
+  EMBSCALE_EXPECTS(names.size() == meanings.size(), "one meaning per phase");
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) text += names[i] + ": " + meanings[i] + "\n";
+  return text;
+}
+
+std::map<std::string, std::string> parse_phase_meanings(const std::string& text) {
+  std::map<std::string, std::string> out;
+  for (std::size_t start = 0; start < text.size();) {
+    const auto end = std::min(text.find('\n', start), text.size());
+    const std::string line = text.substr(start, end - start);
+    if (const auto colon = line.find(": "); colon != std::string::npos) out[line.substr(0, colon)] = line.substr(colon + 2);
+    start = end + 1;
+  }
+  return out;
 }
 
 Group create_group(hid_t parent, const std::string& name, const std::string& where) {

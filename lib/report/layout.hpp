@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,12 @@ inline constexpr unsigned kDeflateLevel = 1;
 // Attributes of a /runs/<id> group that describe its structure rather than the run's parameters:
 // phases, samples, and in sweeps point and repetition (results/schema.md).
 bool is_structural_attribute(std::string_view name);
+
+// The run attribute phase_meanings: one line per phase, "name: what it covers", in execution
+// order. Writers pass names and meanings of the same length; the reader gives a map (lines
+// without ": " are skipped).
+std::string phase_meanings_text(const std::vector<std::string>& names, const std::vector<std::string>& meanings);
+std::map<std::string, std::string> parse_phase_meanings(const std::string& text);
 
 // A group whose links and attributes keep their creation order (readers list runs and
 // parameters in the order they were written). `where` names it in messages.

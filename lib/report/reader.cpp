@@ -219,6 +219,7 @@ ReportData::Run read_run(hid_t runs, const std::string& id) {
     const auto* text = std::get_if<std::string>(&value);
     const auto* integer = std::get_if<std::int64_t>(&value);
     if (name == "phases" && text) run.phase_names = split_phases(*text);
+    else if (name == "phase_meanings" && text) run.phase_meanings = parse_phase_meanings(*text);
     else if (name == "samples" && text) run.samples = *text;
     else if (name == "point" && integer) run.point = *integer;
     else if (name == "repetition" && integer) run.repetition = *integer;

@@ -32,6 +32,7 @@ struct ReportData {
     std::vector<SummaryField> parameters;  // the run group's attributes in written order,
                                            // without the structural ones (phases, samples)
     std::vector<std::string> phase_names;  // execution order
+    std::map<std::string, std::string> phase_meanings;  // phase -> what it covers (may be empty)
     std::string samples;                   // "raw": every iteration is stored
     std::optional<std::int64_t> point;       // sweeps: the point's index
     std::optional<std::int64_t> repetition;  // sweeps: the repetition of the point

@@ -47,6 +47,7 @@ std::string describe_run(const RunRecord& run, Digest& digest, std::vector<PerRa
   }
   digest.add(static_cast<std::uint64_t>(run.point.value_or(-1))).add(static_cast<std::uint64_t>(run.repetition.value_or(-1)));
   digest.add(join(run.phase_names));
+  digest.add(join(run.phase_meanings));
   for (const auto& phase : run.phase_names)
     if (phase.find(',') != std::string::npos) note("phase name \"" + phase + "\" contains ','");
   for (const auto& [name, column] : run.timings) {
@@ -213,6 +214,8 @@ void ReportWriter::write_run(const RunRecord& run) {
   Group group = create_group(runs_, run.id, "/runs/" + run.id);
   for (const auto& p : run.parameters) write_attribute(group, p.name, p.value, "/runs/" + run.id);
   write_attribute(group, "phases", join(run.phase_names), "/runs/" + run.id);
+  if (!run.phase_meanings.empty())
+    write_attribute(group, "phase_meanings", phase_meanings_text(run.phase_names, run.phase_meanings), "/runs/" + run.id);
   write_attribute(group, "samples", std::string("raw"), "/runs/" + run.id);  // no cap applied yet
   if (run.point) write_attribute(group, "point", *run.point, "/runs/" + run.id);
   if (run.repetition) write_attribute(group, "repetition", *run.repetition, "/runs/" + run.id);

@@ -33,6 +33,7 @@ struct RunRecord {
   std::string id;                                             // group name under /runs (no '/')
   std::vector<SummaryField> parameters;                       // attributes of /runs/<id>
   std::vector<std::string> phase_names;                       // execution order ("phases")
+  std::vector<std::string> phase_meanings;                    // empty, or one per phase ("phase_meanings")
   std::map<std::string, std::vector<double>> timings;         // this rank: phase -> [iteration] s
   std::map<std::string, std::vector<std::int64_t>> counters;  // this rank: name -> [iteration]
   std::map<std::string, std::vector<double>> series;          // global, identical on all ranks

@@ -1,6 +1,8 @@
 // ReportWriter at 1, 2 and 4 ranks, read back with the serial reader on rank 0: exact values,
 // no leftovers, and failures that reach every rank instead of hanging some of them.
 #include <gtest/gtest.h>
+
+#include <map>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -32,6 +34,7 @@ RunRecord known_run(const std::string& id, int rank, std::size_t iterations) {
   run.id = id;
   run.parameters = {{"scheme", std::string("test")}, {"ranks", std::int64_t{4}}, {"alpha", 1.05}, {"batch", std::int64_t{64}}};
   run.phase_names = {"b", "a"};
+  run.phase_meanings = {"the b phase: it does b", "a: with a colon"};
   for (std::size_t i = 0; i < iterations; ++i) {
     const double t = static_cast<double>(i) + 0.001 * rank;
     run.timings["a"].push_back(t);
@@ -90,6 +93,7 @@ TEST_F(ReportMpi, WritesEveryRanksColumnAndReadsBackExactly) {
   expect_known_values(*data.find_run("first"), 7, ranks);
   const auto& run = data.runs[0];
   EXPECT_EQ(run.phase_names, (std::vector<std::string>{"b", "a"}));
+  EXPECT_EQ(run.phase_meanings, (std::map<std::string, std::string>{{"b", "the b phase: it does b"}, {"a", "a: with a colon"}}));
   EXPECT_EQ(run.samples, "raw");
   ASSERT_EQ(run.parameters.size(), 4u) << "written order, without phases and samples";
   EXPECT_EQ(run.parameters[0].name, "scheme");
