@@ -1,5 +1,5 @@
-// libembscale_cuda.so: the owner's row gather (out[i, :] = table[rows[i], :]) and the plain C ABI
-// of kernels/embscale_cuda_api.h around it.
+// libembscale_cuda.so: the owner's row gather (out[i, :] = table[rows[i], :]) and its entry
+// points of the C ABI of device/device_abi.h (the library-wide ones are in library.cu).
 //
 // Kernel shape: a group of G threads copies one row (G a power of two <= 32, the smallest that
 // covers the row's vectors, so short rows do not leave most of a warp idle), groups stride over
@@ -9,45 +9,22 @@
 // device word with atomicMin, which the host reads to report it.
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
 #include <limits>
-#include <new>
 #include <string>
 
-#include "embscale_cuda_api.h"
+#include "abi_boundary.hpp"
+#include "device/device_abi.h"
 
 namespace {
+
+using embscale::cuda::cuda_fail;
+using embscale::cuda::fail;
 
 constexpr int kBlockThreads = 256;
 constexpr unsigned long long kNoBadIndex = std::numeric_limits<unsigned long long>::max();
 static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t));
-
-thread_local std::string g_detail;
-
-int fail(int code, const std::string& detail) {
-  g_detail = detail;
-  return code;
-}
-
-int cuda_fail(const char* what, cudaError_t err) {
-  return fail(EMBSCALE_CUDA_CUDA_ERROR,
-              std::string(what) + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
-}
-
-// Every exported function runs its body through this: no exception crosses the C ABI.
-template <typename Body>
-int guarded(Body&& body) noexcept {
-  try {
-    g_detail.clear();
-    return body();
-  } catch (const std::bad_alloc&) {
-    return EMBSCALE_CUDA_CUDA_ERROR;  // g_detail may be unusable; the code says enough
-  } catch (...) {
-    return EMBSCALE_CUDA_CUDA_ERROR;
-  }
-}
 
 template <typename Vec>
 __device__ __forceinline__ Vec zero_vec();
@@ -229,58 +206,12 @@ int gather_sync(const float* d_table, std::int64_t num_rows, std::int64_t dim,
   return EMBSCALE_CUDA_OK;
 }
 
-int device_count(int* count) {
-  *count = 0;
-  int n = 0;
-  const cudaError_t err = cudaGetDeviceCount(&n);
-  if (err != cudaSuccess)
-    return fail(EMBSCALE_CUDA_NO_DEVICE, std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err));
-  if (n == 0) return fail(EMBSCALE_CUDA_NO_DEVICE, "cudaGetDeviceCount: 0 devices");
-  *count = n;
-  return EMBSCALE_CUDA_OK;
-}
 
 }  // namespace
 
+using embscale::cuda::guarded;
+
 extern "C" {
-
-EMBSCALE_CUDA_EXPORT int embscale_cuda_abi_version(void) { return EMBSCALE_CUDA_ABI_VERSION; }
-
-EMBSCALE_CUDA_EXPORT const char* embscale_cuda_error_string(int code) {
-  switch (code) {
-    case EMBSCALE_CUDA_OK: return "ok";
-    case EMBSCALE_CUDA_NO_DEVICE: return "no CUDA device";
-    case EMBSCALE_CUDA_CUDA_ERROR: return "CUDA error";
-    case EMBSCALE_CUDA_BAD_INDEX: return "row index out of range";
-    case EMBSCALE_CUDA_INVALID_ARGUMENT: return "invalid argument";
-    default: return "unknown embscale_cuda error code";
-  }
-}
-
-EMBSCALE_CUDA_EXPORT const char* embscale_cuda_last_error_detail(void) { return g_detail.c_str(); }
-
-EMBSCALE_CUDA_EXPORT int embscale_cuda_device_count(int* count) {
-  return guarded([&] {
-    if (count == nullptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "count is NULL");
-    return device_count(count);
-  });
-}
-
-EMBSCALE_CUDA_EXPORT int embscale_cuda_versions(int* runtime_version, int* driver_version) {
-  return guarded([&] {
-    if (runtime_version != nullptr) {
-      *runtime_version = 0;
-      if (const cudaError_t err = cudaRuntimeGetVersion(runtime_version); err != cudaSuccess)
-        return cuda_fail("cudaRuntimeGetVersion", err);
-    }
-    if (driver_version != nullptr) {
-      *driver_version = 0;
-      if (const cudaError_t err = cudaDriverGetVersion(driver_version); err != cudaSuccess)
-        return cuda_fail("cudaDriverGetVersion", err);
-    }
-    return static_cast<int>(EMBSCALE_CUDA_OK);
-  });
-}
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows(const float* d_table, int64_t num_rows,
                                                    int64_t dim, const int64_t* d_rows, int64_t n,
@@ -317,7 +248,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_host(const float* table, int6
       return rc;
     if (n == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
     int count = 0;
-    if (const int rc = device_count(&count); rc != EMBSCALE_CUDA_OK) return rc;
+    if (const int rc = embscale::cuda::device_count(&count); rc != EMBSCALE_CUDA_OK) return rc;
     const auto table_bytes = static_cast<std::size_t>(num_rows) * static_cast<std::size_t>(dim) * sizeof(float);
     const auto rows_bytes = static_cast<std::size_t>(n) * sizeof(std::int64_t);
     const auto out_bytes = static_cast<std::size_t>(n) * static_cast<std::size_t>(dim) * sizeof(float);
@@ -339,13 +270,13 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_host(const float* table, int6
     const int rc = gather_sync(d_table.get<float>(), num_rows, dim, d_rows.get<std::int64_t>(), n,
                                d_out.get<float>(), nullptr);
     if (rc != EMBSCALE_CUDA_OK && rc != EMBSCALE_CUDA_BAD_INDEX) return rc;
-    const std::string detail = g_detail;
+    const std::string detail = embscale::cuda::last_error_detail();
     if (out_bytes > 0) {
       if (const cudaError_t err = cudaMemcpy(out, d_out.get<void>(), out_bytes, cudaMemcpyDeviceToHost);
           err != cudaSuccess)
         return cuda_fail("cudaMemcpy(out)", err);
     }
-    g_detail = detail;
+    embscale::cuda::last_error_detail() = detail;
     return rc;
   });
 }

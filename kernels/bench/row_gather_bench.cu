@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "embscale_cuda_api.h"
+#include "device/device_abi.h"
 
 namespace {
 

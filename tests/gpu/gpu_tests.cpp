@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "device/device_abi.h"
 #include "embedding/row_gather.hpp"
-#include "embscale_cuda_api.h"
 
 namespace {
 

@@ -1,18 +1,20 @@
-/* The plain C ABI of libembscale_cuda.so, the CUDA part of embscale.
+/* The device seam: the plain C ABI that libembscale_cuda.so (kernels/) implements and
+ * libembscale calls.
  *
- * libembscale (host C++, no CUDA) loads the library at run time with dlopen and looks these
- * symbols up with dlsym (lib/embedding/cuda_backend.hpp), so the CLI runs on nodes without a GPU
- * or a CUDA runtime: the library links cudart statically and needs only the driver (libcuda.so.1,
- * which cudart opens at the first CUDA call; without it the calls report "no device").
+ * libembscale (host C++, no CUDA) loads the library at run time with dlopen and resolves every
+ * function of EMBSCALE_DEVICE_ABI_FUNCTIONS with dlsym (device/device_library.hpp), so the CLI
+ * runs on nodes without a GPU or a CUDA runtime: the library links cudart statically and needs
+ * only the driver (libcuda.so.1, which cudart opens at the first CUDA call; without it the calls
+ * report "no device").
  *
- * Rules of this header: C only, no CUDA types (a stream is passed as void*: a cudaStream_t cast
- * to void*, NULL meaning the legacy default stream); every function returns an EMBSCALE_CUDA_*
- * code and never throws. Any change to a signature or a meaning bumps EMBSCALE_CUDA_ABI_VERSION:
- * the loader refuses a library whose embscale_cuda_abi_version() differs from the one it was
- * compiled with.
+ * Rules of this header: C only, no CUDA types (lib/ never includes a CUDA header; a stream is
+ * passed as void*: a cudaStream_t cast to void*, NULL meaning the legacy default stream); every
+ * function returns an EMBSCALE_CUDA_* code and never throws. Any change to a signature or a
+ * meaning, and any function added, bumps EMBSCALE_CUDA_ABI_VERSION: the loader refuses a library
+ * whose embscale_cuda_abi_version() differs from the one it was compiled with.
  */
-#ifndef EMBSCALE_CUDA_API_H
-#define EMBSCALE_CUDA_API_H
+#ifndef EMBSCALE_DEVICE_ABI_H
+#define EMBSCALE_DEVICE_ABI_H
 
 #include <stdint.h>
 
@@ -27,7 +29,7 @@ extern "C" {
 #endif
 
 #define EMBSCALE_CUDA_ABI_VERSION 1
-/* The file name the loader looks for (next to the executable, ...). */
+/* The file name the loader looks for (next to the executable, ...; device/library_search.hpp). */
 #define EMBSCALE_CUDA_LIBRARY_NAME "libembscale_cuda.so"
 
 /* Return codes. The text of the last failure on the calling thread (the CUDA error string, the
@@ -40,10 +42,23 @@ enum {
   EMBSCALE_CUDA_INVALID_ARGUMENT = 4  /* negative size, NULL pointer with n > 0, size overflow */
 };
 
+/* The text of each code: what embscale_cuda_error_string returns (defined here, beside the codes,
+ * so that every implementation of the ABI says the same). */
+static inline const char* embscale_cuda_code_text(int code) {
+  switch (code) {
+    case EMBSCALE_CUDA_OK: return "ok";
+    case EMBSCALE_CUDA_NO_DEVICE: return "no CUDA device";
+    case EMBSCALE_CUDA_CUDA_ERROR: return "CUDA error";
+    case EMBSCALE_CUDA_BAD_INDEX: return "row index out of range";
+    case EMBSCALE_CUDA_INVALID_ARGUMENT: return "invalid argument";
+    default: return "unknown embscale_cuda error code";
+  }
+}
+
 /* EMBSCALE_CUDA_ABI_VERSION of the library. The loader calls it before anything else. */
 EMBSCALE_CUDA_EXPORT int embscale_cuda_abi_version(void);
 
-/* A static description of a code ("ok", "no CUDA device", ...); never NULL. */
+/* A static description of a code (embscale_cuda_code_text); never NULL. */
 EMBSCALE_CUDA_EXPORT const char* embscale_cuda_error_string(int code);
 
 /* What the last failing call on this thread reported, e.g.
@@ -96,4 +111,18 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_host(const float* table, int6
 } /* extern "C" */
 #endif
 
-#endif /* EMBSCALE_CUDA_API_H */
+/* Every function above, named without its embscale_cuda_ prefix: the loader resolves each one
+ * into a typed pointer of embscale::device::DeviceFunctions, and refuses a library lacking any.
+ * A new function is declared above and named here (lib/device/README.md). abi_version comes
+ * first: the loader calls it before resolving the others. */
+#define EMBSCALE_DEVICE_ABI_FUNCTIONS(X) \
+  X(abi_version)                         \
+  X(error_string)                        \
+  X(last_error_detail)                   \
+  X(device_count)                        \
+  X(versions)                            \
+  X(gather_rows)                         \
+  X(gather_rows_async)                   \
+  X(gather_rows_host)
+
+#endif /* EMBSCALE_DEVICE_ABI_H */
