@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <string>
 
-#include "kv/checksum.hpp"
+#include "core/checksum.hpp"
 #include "trace_fuzz.hpp"
 #include "workloads/trace/embscale_format.hpp"
 #include "workloads/trace/trace.hpp"
@@ -24,7 +24,7 @@ extern "C" std::size_t LLVMFuzzerMutate(std::uint8_t* data, std::size_t size, st
 namespace {
 
 using namespace embscale::trace;
-using embscale::kv::checksum64;
+using embscale::checksum64;
 
 TraceReadOptions options_for(std::uint8_t selector) {
   TraceReadOptions o;

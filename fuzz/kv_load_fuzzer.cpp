@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "core/checksum.hpp"
 #include "core/error.hpp"
-#include "kv/checksum.hpp"
 #include "kv/host_kv_table.hpp"
 #include "kv/table_file.hpp"
 #include "kv/table_file_format.hpp"
@@ -30,6 +30,7 @@ extern "C" std::size_t LLVMFuzzerMutate(std::uint8_t* data, std::size_t size, st
 namespace {
 
 using namespace embscale::kv;
+using embscale::checksum64;
 
 // The fuzzed table: dim 3, optimizer width 2 in training (0 in evaluation), small buckets so
 // eviction and refusal happen. The input's first byte picks key type, value type and mode; the

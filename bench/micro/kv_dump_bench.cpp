@@ -19,7 +19,7 @@
 #include <random>
 #include <vector>
 
-#include "kv/checksum.hpp"
+#include "core/checksum.hpp"
 #include "kv/host_kv_table.hpp"
 #include "kv/table_file.hpp"
 
@@ -27,6 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace embscale::kv;
+using embscale::checksum64;
 
 constexpr std::int64_t kEntries = std::int64_t{1} << 20;
 constexpr std::int64_t kDim = 32;

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "kv/initializer.hpp"
+#include "kv/score_rules.hpp"
 #include "kv/tier_batch.hpp"
 
 namespace embscale::kv {
@@ -178,7 +179,7 @@ CallStats CachingTable::insert_or_assign(std::span<const std::uint64_t> batch_ke
   const DistinctKeys distinct = distinct_keys(batch_keys, /*keep_last=*/true);
   SubBatch writes;
   std::vector<std::uint64_t> write_scores;
-  const bool custom = fast_.options().score_strategy == ScoreStrategy::kCustomized && !scores.empty();
+  const bool custom = takes_caller_scores(score_rules(fast_.options().score_strategy)) && !scores.empty();
   for (std::size_t j = 0; j < distinct.size(); ++j) {
     writes.add(distinct.source[j], distinct.keys[j]);
     if (custom) write_scores.push_back(scores[distinct.source[j]]);

@@ -11,13 +11,12 @@
 #include "core/hash.hpp"
 #include "kv/bucket_partition.hpp"
 #include "kv/digest_match.hpp"
-#include "kv/victim_search.hpp"
 #include "kv/initializer.hpp"
+#include "kv/score_rules.hpp"
+#include "kv/victim_search.hpp"
 
 namespace embscale::kv {
 namespace {
-
-constexpr std::uint64_t kLow32 = 0xFFFFFFFFULL;
 
 std::uint8_t digest_of(std::uint64_t hash) noexcept { return static_cast<std::uint8_t>(hash >> 56); }
 
@@ -56,44 +55,32 @@ std::int64_t ceil_pow2(std::int64_t x) {
 
 }  // namespace
 
-// The scores one call gives: fixed per call (the clock and the step are read once), per key
-// only for CUSTOMIZED and for the counting strategies.
+// The scores one score-setting call gives, by its strategy's rules (kv/score_rules.hpp): the
+// epoch, the clock and the step are read once per call; `custom` holds the caller's scores, one
+// per key, or is empty.
 class HostTable::CallScores {
  public:
-  CallScores(HostTable& table, std::span<const std::uint64_t> custom) : table_(table), custom_(custom) {
-    const auto strategy = table.options_.score_strategy;
-    epoch_ = std::uint64_t{table.epoch_.load(std::memory_order_relaxed)} << 32;
-    if (strategy == ScoreStrategy::kStep) call_score_ = table.step_.fetch_add(1, std::memory_order_relaxed) + 1;
-    else if (strategy == ScoreStrategy::kTimestamp) call_score_ = table.now();
-    else if (strategy == ScoreStrategy::kEpochLru) call_score_ = epoch_ | (table.now() & kLow32);
-    else if (strategy == ScoreStrategy::kCustomized) call_score_ = table.custom_score_.load(std::memory_order_relaxed);
-  }
+  CallScores(HostTable& table, std::span<const std::uint64_t> custom)
+      : rules_(score_rules(table.options_.score_strategy)),
+        custom_(custom),
+        epoch_(std::uint64_t{table.epoch_.load(std::memory_order_relaxed)} << 32),
+        call_score_(read_call_score(
+            rules_.call, epoch_, table.custom_score_.load(std::memory_order_relaxed), [&] { return table.now(); },
+            [&] { return table.step_.fetch_add(1, std::memory_order_relaxed) + 1; })) {}
   // The score of key i when it is new.
   std::uint64_t fresh(std::size_t i) const noexcept {
-    switch (table_.options_.score_strategy) {
-      case ScoreStrategy::kCustomized: return custom_.empty() ? call_score_ : custom_[i];
-      case ScoreStrategy::kLfu: return 1;
-      case ScoreStrategy::kEpochLfu: return epoch_ | 1;
-      default: return call_score_;
-    }
+    return new_key_score(rules_, call_score_, epoch_, custom_.empty() ? std::nullopt : std::optional(custom_[i]));
   }
   // The score of key i when it was present with `old`.
   std::uint64_t touched(std::size_t i, std::uint64_t old) const noexcept {
-    switch (table_.options_.score_strategy) {
-      case ScoreStrategy::kLfu: return old == ~std::uint64_t{0} ? old : old + 1;
-      case ScoreStrategy::kEpochLfu: {
-        if ((old & ~kLow32) != epoch_) return epoch_ | 1;
-        return (old & kLow32) == kLow32 ? old : old + 1;
-      }
-      default: return fresh(i);
-    }
+    return present_key_score(rules_, old, fresh(i), epoch_);
   }
 
  private:
-  HostTable& table_;
+  const ScoreRules& rules_;
   std::span<const std::uint64_t> custom_;
-  std::uint64_t epoch_ = 0;  // the epoch, in the high 32 bits, read once per call
-  std::uint64_t call_score_ = 0;
+  std::uint64_t epoch_;  // the epoch, in the high 32 bits
+  std::uint64_t call_score_;
 };
 
 class HostTable::BucketLock {
@@ -160,15 +147,14 @@ std::size_t HostTable::admission_memory_bytes() const {
 }
 
 std::uint64_t HostTable::get_score() const {
+  // A new key's score in a call made now that gives no score of its own; STEP's next step is
+  // peeked at, not taken.
+  const ScoreRules& rules = score_rules(options_.score_strategy);
   const std::uint64_t epoch = std::uint64_t{epoch_.load(std::memory_order_relaxed)} << 32;
-  switch (options_.score_strategy) {
-    case ScoreStrategy::kStep: return step_.load(std::memory_order_relaxed) + 1;
-    case ScoreStrategy::kCustomized: return custom_score_.load(std::memory_order_relaxed);
-    case ScoreStrategy::kEpochLru: return epoch | (now() & kLow32);
-    case ScoreStrategy::kEpochLfu: return epoch | 1;
-    case ScoreStrategy::kLfu: return 1;
-    default: return now();
-  }
+  const std::uint64_t call = read_call_score(
+      rules.call, epoch, custom_score_.load(std::memory_order_relaxed), [&] { return now(); },
+      [&] { return step_.load(std::memory_order_relaxed) + 1; });
+  return new_key_score(rules, call, epoch, std::nullopt);
 }
 
 void HostTable::check_keys(std::span<const std::uint64_t> keys) const {

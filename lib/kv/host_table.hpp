@@ -16,9 +16,10 @@
 //
 // Semantics (also the reference model's, tests/kv/reference_table.hpp):
 // * A batch call behaves exactly as if its keys were applied one by one in input order.
-// * Scores: see ScoreStrategy. Score-setting calls: insert_or_assign, insert_and_evict,
-//   find_or_insert, accum_or_assign, assign_scores, find_and_update. find and contains never
-//   change a score; assign changes values only. STEP advances once per score-setting call.
+// * Scores: every strategy's rules are in kv/score_rules.hpp. Score-setting calls:
+//   insert_or_assign, insert_and_evict, find_or_insert, accum_or_assign, assign_scores,
+//   find_and_update. find and contains never change a score; assign changes values only. STEP
+//   advances once per score-setting call.
 // * Placement: a new key takes a free slot of its bucket; in a full bucket it replaces the slot
 //   of lowest score (ties: the smallest key) when its own score is not lower, else it is refused
 //   (CallStats::refused).
@@ -148,8 +149,9 @@ class HostTable {
                              const std::function<void(const ExportSummary&)>& begin,
                              const std::function<void(const StoredEntries&)>& chunk) const;
 
-  // The score the next score-setting call would give a touched key (dynamicemb's get_score):
-  // the clock now, the next step, or the set_score value.
+  // The score the next score-setting call would give a new key for which it passes no score
+  // (dynamicemb's get_score): the clock now, the next step, the set_score value, 1 under LFU
+  // (kv/score_rules.hpp).
   std::uint64_t get_score() const;
   // CUSTOMIZED: the score of calls that pass no per-key scores.
   void set_score(std::uint64_t score) noexcept { custom_score_.store(score, std::memory_order_relaxed); }

@@ -13,28 +13,14 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/temp_files.hpp"
+#include "kv/score_rules.hpp"
 
 namespace embscale::kv {
 namespace {
 
-constexpr std::uint64_t kLow32 = 0xFFFFFFFFULL;
 constexpr std::int64_t kChunkTargetBytes = std::int64_t{4} << 20;
 
 std::string errno_text() { return std::strerror(errno); }
-
-std::uint64_t next_threshold_for(ScoreStrategy strategy, std::uint64_t threshold,
-                                 const HostTable::ExportSummary& s) noexcept {
-  switch (strategy) {
-    case ScoreStrategy::kStep:
-    case ScoreStrategy::kTimestamp: return s.score_now;
-    case ScoreStrategy::kEpochLru:
-    case ScoreStrategy::kEpochLfu: return s.score_now & ~kLow32;
-    case ScoreStrategy::kCustomized:
-    case ScoreStrategy::kLfu: break;
-  }
-  if (s.count == 0) return threshold;
-  return s.max_score == ~std::uint64_t{0} ? s.max_score : s.max_score + 1;
-}
 
 std::uint64_t write_dump(const HostTable& table, KeyType key_type, const std::filesystem::path& path,
                          bool incremental, std::uint64_t threshold, const DumpOptions& options) {
@@ -63,7 +49,8 @@ std::uint64_t write_dump(const HostTable& table, KeyType key_type, const std::fi
       incremental ? threshold : 0, header.chunk_entries,
       [&](const HostTable::ExportSummary& summary) {
         header.entry_count = summary.count;
-        header.next_threshold = next_threshold_for(o.score_strategy, header.threshold, summary);
+        header.next_threshold = next_dump_threshold(score_rules(o.score_strategy), header.threshold, summary.score_now,
+                                                    summary.count, summary.max_score);
         encoder.emplace(header);
         out.write(encoder->header());
       },

@@ -28,7 +28,7 @@
 // nearest even, as an insert of those values would; a 16-bit signalling NaN comes back quiet).
 //
 // Incremental dumps write the entries whose score is >= threshold and return the threshold for
-// the next one, by the strategy:
+// the next one, by the strategy (its next_dump rule, kv/score_rules.hpp):
 //   STEP, TIMESTAMP   get_score() under the dump's lock: every later score-setting call gives
 //                     scores >= it (the step advances; the clock is monotonic), and every entry
 //                     with a lower score was in this dump or below its threshold;

@@ -5,6 +5,7 @@
 #include "core/byte_io.hpp"
 #include "core/error.hpp"
 #include "kv/host_table.hpp"
+#include "kv/score_rules.hpp"
 
 namespace embscale::kv {
 namespace {
@@ -17,9 +18,9 @@ std::size_t row_bytes(const TableFileHeader& h) noexcept {
   return static_cast<std::size_t>(h.row_width()) * value_bytes(h.value_type);
 }
 
-template <typename Enum, std::size_t N>
+template <typename Enum, typename Values>
 Enum decode_enum(ByteReader& r, std::size_t offset, std::uint8_t code, const std::string& field,
-                 const Enum (&values)[N], std::uint8_t (*encode)(Enum), std::string (*name)(Enum)) {
+                 const Values& values, std::uint8_t (*encode)(Enum), std::string (*name)(Enum)) {
   std::string expected;
   for (const Enum v : values) {
     if (encode(v) == code) return v;
@@ -30,8 +31,6 @@ Enum decode_enum(ByteReader& r, std::size_t offset, std::uint8_t code, const std
 
 constexpr KeyType kKeyTypes[] = {KeyType::kInt64, KeyType::kUint64};
 constexpr ValueType kValueTypes[] = {ValueType::kFloat32, ValueType::kFloat16, ValueType::kBFloat16};
-constexpr ScoreStrategy kStrategies[] = {ScoreStrategy::kTimestamp, ScoreStrategy::kStep, ScoreStrategy::kCustomized,
-                                         ScoreStrategy::kLfu,       ScoreStrategy::kEpochLru, ScoreStrategy::kEpochLfu};
 
 std::string value_type_name(ValueType t) { return to_string(t); }
 std::string strategy_name(ScoreStrategy s) { return to_string(s); }
@@ -53,10 +52,22 @@ void decode_rows(const std::byte* p, ValueType type, std::size_t n, float* out) 
 
 }  // namespace
 
-std::uint8_t key_type_code(KeyType t) noexcept { return t == KeyType::kInt64 ? 1 : 2; }
+std::uint8_t key_type_code(KeyType t) noexcept {
+  switch (t) {
+    case KeyType::kInt64: return 1;
+    case KeyType::kUint64: return 2;
+  }
+  return 0;  // not a key type
+}
 std::uint8_t value_type_code(ValueType t) noexcept { return static_cast<std::uint8_t>(static_cast<int>(t) + 1); }
-std::uint8_t score_strategy_code(ScoreStrategy s) noexcept { return static_cast<std::uint8_t>(static_cast<int>(s) + 1); }
-std::string to_string(KeyType t) { return t == KeyType::kInt64 ? "int64" : "uint64"; }
+std::uint8_t score_strategy_code(ScoreStrategy s) noexcept { return score_rules(s).file_code; }
+std::string to_string(KeyType t) {
+  switch (t) {
+    case KeyType::kInt64: return "int64";
+    case KeyType::kUint64: return "uint64";
+  }
+  return "?";
+}
 
 std::size_t table_file_chunk_bytes(const TableFileHeader& h, std::int64_t n) noexcept {
   const auto count = static_cast<std::size_t>(n);
@@ -195,7 +206,7 @@ TableFileContents parse_table_file(std::span<const std::byte> bytes, const std::
     r.fail(12, "header field header_bytes", std::to_string(kTableFileHeaderBytes), std::to_string(header_bytes));
   h.key_type = decode_enum(r, 16, key_code, "header field key_type", kKeyTypes, key_type_code, key_type_name);
   h.value_type = decode_enum(r, 17, value_code, "header field value_type", kValueTypes, value_type_code, value_type_name);
-  h.score_strategy = decode_enum(r, 18, strategy_code, "header field score_strategy", kStrategies,
+  h.score_strategy = decode_enum(r, 18, strategy_code, "header field score_strategy", kScoreStrategies,
                                  score_strategy_code, strategy_name);
   if (flags > 1) r.fail(19, "header field flags", "0 or 1 (bit 0: incremental)", std::to_string(flags));
   h.incremental = flags == 1;

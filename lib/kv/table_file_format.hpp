@@ -20,7 +20,7 @@
 //    56  threshold          u64: the incremental dump's threshold (0 for a full dump)
 //    64  next_threshold     u64: the threshold for the next incremental dump (table_file.hpp)
 //    72  reserved           16 bytes, 0
-//    88  header_checksum    u64: Checksum64 (kv/checksum.hpp) of bytes [0, 88)
+//    88  header_checksum    u64: Checksum64 (core/checksum.hpp) of bytes [0, 88)
 //   chunk_count chunks; chunk i holds n = min(chunk_entries, entry_count - i * chunk_entries):
 //     0  chunk magic        4 bytes "CHNK"
 //     4  entries            u32, n
@@ -49,7 +49,7 @@
 #include <string>
 #include <vector>
 
-#include "kv/checksum.hpp"
+#include "core/checksum.hpp"
 #include "kv/table_options.hpp"
 
 namespace embscale::kv {

@@ -1,6 +1,7 @@
 #include "kv/table_options.hpp"
 
 #include "core/error.hpp"
+#include "kv/score_rules.hpp"
 
 namespace embscale::kv {
 
@@ -13,17 +14,7 @@ std::string to_string(ValueType t) {
   return "?";
 }
 
-std::string to_string(ScoreStrategy s) {
-  switch (s) {
-    case ScoreStrategy::kTimestamp: return "TIMESTAMP";
-    case ScoreStrategy::kStep: return "STEP";
-    case ScoreStrategy::kCustomized: return "CUSTOMIZED";
-    case ScoreStrategy::kLfu: return "LFU";
-    case ScoreStrategy::kEpochLru: return "EPOCH_LRU";
-    case ScoreStrategy::kEpochLfu: return "EPOCH_LFU";
-  }
-  return "?";
-}
+std::string to_string(ScoreStrategy s) { return std::string(score_rules(s).name); }
 
 void check_options(const TableOptions& o) {
   const auto fail = [](const std::string& field, const std::string& expected, const std::string& got) {

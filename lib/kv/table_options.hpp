@@ -11,7 +11,9 @@
 
 namespace embscale::kv {
 
-// Who sets a key's uint64 score, and how. A smaller score is evicted first.
+// Who sets a key's uint64 score, and how. A smaller score is evicted first. Each strategy's rules
+// in full, and its name and dump file code, are its row of kv/score_rules.hpp (a new strategy
+// needs one there).
 enum class ScoreStrategy {
   kTimestamp,   // a monotonic clock (ns) read once per call (HierarchicalKV's LRU)
   kStep,        // a counter that advances once per score-setting call

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -11,7 +12,15 @@ namespace embscale::kv {
 
 enum class ValueType { kFloat32, kFloat16, kBFloat16 };
 
-constexpr std::size_t value_bytes(ValueType t) noexcept { return t == ValueType::kFloat32 ? 4 : 2; }
+// A switch without a default: a new type is a -Wswitch warning here, not silently 2 bytes.
+constexpr std::size_t value_bytes(ValueType t) noexcept {
+  switch (t) {
+    case ValueType::kFloat32: return 4;
+    case ValueType::kFloat16:
+    case ValueType::kBFloat16: return 2;
+  }
+  return 0;  // not a value type (a value cast from outside the enum)
+}
 std::string to_string(ValueType t);
 
 constexpr std::uint16_t float_to_bf16(float f) noexcept {

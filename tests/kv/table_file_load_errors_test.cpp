@@ -7,8 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "core/checksum.hpp"
 #include "core/error.hpp"
-#include "kv/checksum.hpp"
 #include "kv/table_file.hpp"
 #include "table_file_testing.hpp"
 

@@ -3,7 +3,7 @@
 // widths, seek against a sequential read, and damaged files refused with file, sample and offset.
 #include <gtest/gtest.h>
 
-#include "kv/checksum.hpp"
+#include "core/checksum.hpp"
 #include "trace_test_support.hpp"
 #include "workloads/trace/embscale_format.hpp"
 #include "workloads/trace/trace.hpp"
@@ -14,7 +14,7 @@ namespace {
 using testing::Bytes;
 
 std::uint64_t sum(const Bytes& b, std::size_t from, std::size_t to) {
-  return kv::checksum64(b.data.data() + from, to - from);
+  return checksum64(b.data.data() + from, to - from);
 }
 
 // One label, no dense, 2 slots with key spaces {4, 6}, 8-byte keys, 2 samples per chunk; three

@@ -8,16 +8,13 @@
 
 #include "core/atomic_file.hpp"
 #include "core/byte_io.hpp"
+#include "core/checksum.hpp"
 #include "core/error.hpp"
 #include "core/file_input.hpp"
-#include "kv/checksum.hpp"
 #include "workloads/trace/trace_checks.hpp"
 
 namespace embscale::trace {
 namespace {
-
-using kv::Checksum64;
-using kv::checksum64;
 
 constexpr char kChunkMagic[4] = {'T', 'C', 'H', 'K'};
 constexpr char kIndexMagic[4] = {'T', 'I', 'D', 'X'};

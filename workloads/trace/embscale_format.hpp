@@ -1,7 +1,7 @@
 // embscale's trace format: chunked, checksummed, versioned and seekable by sample.
 //
 // Every integer is little-endian; every section starts at a multiple of 8 bytes. Checksums are
-// Checksum64 (kv/checksum.hpp, XXH64, as the KV table's dump files).
+// Checksum64 (core/checksum.hpp, XXH64, as the KV table's dump files).
 //
 //   header (48 + 8 * slot_size_count + 8 bytes)
 //     0  magic            8 bytes "EMBSTRCE"

@@ -1,9 +1,10 @@
-#include "kv/checksum.hpp"
+#include "core/checksum.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
-namespace embscale::kv {
+namespace embscale {
 namespace {
 
 // xxHash64's constants (odd, with well-spread bits).
@@ -14,7 +15,7 @@ constexpr std::uint64_t kPrime4 = 0x85EBCA77C2B2AE63ULL;
 constexpr std::uint64_t kPrime5 = 0x27D4EB2F165667C5ULL;
 
 static_assert(std::endian::native == std::endian::little,
-              "Checksum64 reads words in native order; the file format is little-endian");
+              "Checksum64 reads words in native order; the file formats are little-endian");
 
 std::uint64_t load_word(const unsigned char* p) noexcept {
   std::uint64_t w;
@@ -113,4 +114,4 @@ std::uint64_t checksum64(const void* data, std::size_t bytes, std::uint64_t seed
   return c.value();
 }
 
-}  // namespace embscale::kv
+}  // namespace embscale

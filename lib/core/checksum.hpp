@@ -1,4 +1,6 @@
-// Checksum64: a fast, streaming 64-bit checksum of a byte stream (dump files: kv/table_file_format.hpp).
+// Checksum64: a fast, streaming 64-bit checksum of a byte stream (the KV table's dump files,
+// kv/table_file_format.hpp, and embscale's trace format, workloads/trace/embscale_format.hpp).
+// A core utility, so that a format needs no more than embscale_base to use it.
 //
 // Not cryptographic: it detects accidental damage (a flipped bit, a truncated or reordered
 // write), not an adversary. The function is XXH64 (Yann Collet's xxHash, 64-bit; written here
@@ -12,14 +14,14 @@
 //     trailing zero bytes differ), mixes in the last (< 32) bytes 8, 4, then 1 at a time, and
 //     ends with an avalanche (xor-shift-multiply) so every input bit reaches every output bit.
 // The value depends only on the bytes, never on how update() calls split them: update(a);
-// update(b) equals update(a + b). It is part of the dump file format.
+// update(b) equals update(a + b). It is part of both file formats.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
-namespace embscale::kv {
+namespace embscale {
 
 class Checksum64 {
  public:
@@ -44,4 +46,4 @@ class Checksum64 {
 // One-shot form.
 std::uint64_t checksum64(const void* data, std::size_t bytes, std::uint64_t seed = 0) noexcept;
 
-}  // namespace embscale::kv
+}  // namespace embscale

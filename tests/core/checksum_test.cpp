@@ -1,4 +1,4 @@
-// Checksum64 (kv/checksum.hpp): fixed vectors from a plain reimplementation of its definition,
+// Checksum64 (core/checksum.hpp): fixed vectors from a plain reimplementation of its definition,
 // any split of the stream gives the one-shot value, and single-bit flips change it.
 #include <gtest/gtest.h>
 
@@ -7,9 +7,9 @@
 #include <set>
 #include <vector>
 
-#include "kv/checksum.hpp"
+#include "core/checksum.hpp"
 
-namespace embscale::kv {
+namespace embscale {
 namespace {
 
 // The definition, written out plainly from the header comment and nothing else of checksum.cpp
@@ -64,8 +64,8 @@ TEST(Checksum64, MatchesThePlainDefinitionForEveryLengthUpTo300) {
   }
 }
 
-// XXH64 reference values (Python's xxhash 3.x: xxhash.xxh64(data, seed).intdigest()). The file
-// format depends on them: a change here is a format version change.
+// XXH64 reference values (Python's xxhash 3.x: xxhash.xxh64(data, seed).intdigest()). The KV dump
+// and embscale trace formats depend on them: a change here is a version change of both.
 TEST(Checksum64, FixedVectors) {
   const std::vector<unsigned char> empty;
   const std::vector<unsigned char> abc = {'a', 'b', 'c'};
@@ -127,4 +127,4 @@ TEST(Checksum64, LengthAndSeedMatter) {
 }
 
 }  // namespace
-}  // namespace embscale::kv
+}  // namespace embscale

@@ -1,0 +1,218 @@
+// kv/score_rules.hpp against lib/kv/README.md's "Score strategies" table. Each test below is one
+// column of that table, written out here as numbers from the table's words (not from the code):
+// fixed inputs (an epoch, a clock, a set_score value, a step counter, old scores), and per
+// strategy what the README says comes out. The last test runs the same rows through a HostTable,
+// so the table's calls are held to them too, not only the functions.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kv/host_table.hpp"
+#include "kv/score_rules.hpp"
+#include "kv/table_file_format.hpp"
+
+namespace embscale::kv {
+namespace {
+
+constexpr std::uint64_t kEpoch = 3;
+constexpr std::uint64_t kEpochHigh = kEpoch << 32;
+constexpr std::uint64_t kClock = 0x000000AB12345678ULL;  // its low 32 bits: 0x12345678
+constexpr std::uint64_t kSetScore = 500;
+constexpr std::uint64_t kStepBefore = 9;  // the step counter before the call
+constexpr std::uint64_t kCaller = 77;     // the caller's score for the key
+constexpr std::uint64_t kMax = ~std::uint64_t{0};
+
+using S = ScoreStrategy;
+
+TableOptions one_bucket(ScoreStrategy strategy) {
+  TableOptions o;
+  o.dim = 1;
+  o.bucket_capacity = 16;
+  o.max_capacity = 16;
+  o.score_strategy = strategy;
+  return o;
+}
+
+// The README's first two columns, in its order (which is also the enum's).
+TEST(ScoreRules, NamesAndDumpFileCodes) {
+  struct Row {
+    ScoreStrategy strategy;
+    std::string name;
+    int code;
+  };
+  const Row readme[] = {{S::kTimestamp, "TIMESTAMP", 1}, {S::kStep, "STEP", 2},          {S::kCustomized, "CUSTOMIZED", 3},
+                        {S::kLfu, "LFU", 4},             {S::kEpochLru, "EPOCH_LRU", 5}, {S::kEpochLfu, "EPOCH_LFU", 6}};
+  ASSERT_EQ(kScoreStrategies.size(), std::size(readme)) << "the README lists every strategy";
+  for (std::size_t i = 0; i < std::size(readme); ++i) {
+    EXPECT_EQ(kScoreStrategies[i], readme[i].strategy) << i;
+    EXPECT_EQ(to_string(readme[i].strategy), readme[i].name);
+    EXPECT_EQ(score_strategy_code(readme[i].strategy), readme[i].code) << readme[i].name;
+  }
+}
+
+// "call score": the value, and that the clock is read once and the step taken only where the
+// README says they are used.
+TEST(ScoreRules, CallScore) {
+  struct Row {
+    ScoreStrategy strategy;
+    std::optional<std::uint64_t> call;  // nullopt: "none"
+    int clock_reads;
+    std::uint64_t step_after;
+  };
+  const Row readme[] = {
+      {S::kTimestamp, kClock, 1, kStepBefore},
+      {S::kStep, kStepBefore + 1, 0, kStepBefore + 1},
+      {S::kCustomized, kSetScore, 0, kStepBefore},
+      {S::kLfu, std::nullopt, 0, kStepBefore},
+      {S::kEpochLru, kEpochHigh | 0x12345678, 1, kStepBefore},
+      {S::kEpochLfu, std::nullopt, 0, kStepBefore},
+  };
+  for (const Row& row : readme) {
+    int clock_reads = 0;
+    std::uint64_t step = kStepBefore;
+    const std::uint64_t call = read_call_score(
+        score_rules(row.strategy).call, kEpochHigh, kSetScore,
+        [&] {
+          ++clock_reads;
+          return kClock;
+        },
+        [&] { return ++step; });
+    if (row.call) {
+      EXPECT_EQ(call, *row.call) << to_string(row.strategy);
+    }
+    EXPECT_EQ(clock_reads, row.clock_reads) << to_string(row.strategy);
+    EXPECT_EQ(step, row.step_after) << to_string(row.strategy);
+  }
+}
+
+// "new key", without and with a caller's score. The call score given is arbitrary (1234): the
+// README's "the call score" is whatever the call read.
+TEST(ScoreRules, NewKey) {
+  constexpr std::uint64_t kCall = 1234;
+  struct Row {
+    ScoreStrategy strategy;
+    std::uint64_t without_caller, with_caller;
+  };
+  const Row readme[] = {
+      {S::kTimestamp, kCall, kCall},     {S::kStep, kCall, kCall},         {S::kCustomized, kCall, kCaller},
+      {S::kLfu, 1, 1},                   {S::kEpochLru, kCall, kCall},     {S::kEpochLfu, kEpochHigh | 1, kEpochHigh | 1},
+  };
+  for (const Row& row : readme) {
+    const ScoreRules& r = score_rules(row.strategy);
+    EXPECT_EQ(new_key_score(r, kCall, kEpochHigh, std::nullopt), row.without_caller) << to_string(row.strategy);
+    EXPECT_EQ(new_key_score(r, kCall, kEpochHigh, kCaller), row.with_caller) << to_string(row.strategy);
+    EXPECT_EQ(takes_caller_scores(r), row.without_caller != row.with_caller) << to_string(row.strategy);
+  }
+}
+
+// "present key": an old score of this epoch, of an earlier epoch, and saturated ones. `as_new`
+// (what the key would get as a new key in this call) is an arbitrary 4321.
+TEST(ScoreRules, PresentKey) {
+  constexpr std::uint64_t kAsNew = 4321;
+  constexpr std::uint64_t kOld = kEpochHigh | 5;                  // this epoch, count 5
+  constexpr std::uint64_t kOldEarlier = ((kEpoch - 1) << 32) | 5;  // the epoch before
+  constexpr std::uint64_t kOldSaturatedInEpoch = kEpochHigh | 0xFFFFFFFFULL;
+  struct Row {
+    ScoreStrategy strategy;
+    std::uint64_t from_old, from_earlier, from_saturated_in_epoch, from_max;
+  };
+  const Row readme[] = {
+      {S::kTimestamp, kAsNew, kAsNew, kAsNew, kAsNew},
+      {S::kStep, kAsNew, kAsNew, kAsNew, kAsNew},
+      {S::kCustomized, kAsNew, kAsNew, kAsNew, kAsNew},
+      {S::kLfu, kOld + 1, kOldEarlier + 1, kOldSaturatedInEpoch + 1, kMax},
+      {S::kEpochLru, kAsNew, kAsNew, kAsNew, kAsNew},
+      {S::kEpochLfu, kEpochHigh | 6, kEpochHigh | 1, kOldSaturatedInEpoch, kEpochHigh | 1},
+  };
+  for (const Row& row : readme) {
+    const ScoreRules& r = score_rules(row.strategy);
+    EXPECT_EQ(present_key_score(r, kOld, kAsNew, kEpochHigh), row.from_old) << to_string(row.strategy);
+    EXPECT_EQ(present_key_score(r, kOldEarlier, kAsNew, kEpochHigh), row.from_earlier) << to_string(row.strategy);
+    EXPECT_EQ(present_key_score(r, kOldSaturatedInEpoch, kAsNew, kEpochHigh), row.from_saturated_in_epoch)
+        << to_string(row.strategy);
+    EXPECT_EQ(present_key_score(r, kMax, kAsNew, kEpochHigh), row.from_max) << to_string(row.strategy);
+  }
+}
+
+// "next incremental dump threshold": get_score() at the dump, the epoch's start, or the largest
+// dumped score + 1 (saturating; the dump's own threshold when it wrote nothing).
+TEST(ScoreRules, NextDumpThreshold) {
+  constexpr std::uint64_t kThreshold = 40, kScoreNow = kEpochHigh | 0x777, kMaxDumped = 900;
+  struct Row {
+    ScoreStrategy strategy;
+    std::uint64_t after_five, after_none, after_max;
+  };
+  const Row readme[] = {
+      {S::kTimestamp, kScoreNow, kScoreNow, kScoreNow},   {S::kStep, kScoreNow, kScoreNow, kScoreNow},
+      {S::kCustomized, kMaxDumped + 1, kThreshold, kMax}, {S::kLfu, kMaxDumped + 1, kThreshold, kMax},
+      {S::kEpochLru, kEpochHigh, kEpochHigh, kEpochHigh}, {S::kEpochLfu, kEpochHigh, kEpochHigh, kEpochHigh},
+  };
+  for (const Row& row : readme) {
+    const ScoreRules& r = score_rules(row.strategy);
+    EXPECT_EQ(next_dump_threshold(r, kThreshold, kScoreNow, 5, kMaxDumped), row.after_five) << to_string(row.strategy);
+    EXPECT_EQ(next_dump_threshold(r, kThreshold, kScoreNow, 0, 0), row.after_none) << to_string(row.strategy);
+    EXPECT_EQ(next_dump_threshold(r, kThreshold, kScoreNow, 5, kMax), row.after_max) << to_string(row.strategy);
+  }
+}
+
+// The same rows through a HostTable (a fixed clock, epoch 3, set_score 500): get_score() before
+// any call, the score of key 7 inserted by one call and touched by the next, then touched again
+// in epoch 4.
+TEST(ScoreRules, HostTableFollowsThem) {
+  constexpr std::uint64_t kNextEpochHigh = (kEpoch + 1) << 32;
+  struct Row {
+    ScoreStrategy strategy;
+    std::uint64_t score_before, inserted, touched, touched_next_epoch;
+  };
+  const Row readme[] = {
+      {S::kTimestamp, kClock, kClock, kClock, kClock},
+      {S::kStep, 1, 1, 2, 3},  // the counter starts at 0: the first call takes step 1
+      {S::kCustomized, kSetScore, kSetScore, kSetScore, kSetScore},
+      {S::kLfu, 1, 1, 2, 3},
+      {S::kEpochLru, kEpochHigh | 0x12345678, kEpochHigh | 0x12345678, kEpochHigh | 0x12345678,
+       kNextEpochHigh | 0x12345678},
+      {S::kEpochLfu, kEpochHigh | 1, kEpochHigh | 1, kEpochHigh | 2, kNextEpochHigh | 1},
+  };
+  for (const Row& row : readme) {
+    TableOptions o = one_bucket(row.strategy);
+    o.clock = [] { return kClock; };
+    HostTable table(o);
+    table.set_epoch(kEpoch);
+    table.set_score(kSetScore);
+    const std::vector<std::uint64_t> key = {7};
+    const std::vector<float> value = {1.0f};
+    const auto score_of_key = [&] {
+      std::vector<float> out(1);
+      std::vector<std::uint8_t> found(1);
+      std::vector<std::uint64_t> score(1);
+      table.find(key, out, found, score);
+      EXPECT_EQ(found[0], 1) << to_string(row.strategy);
+      return score[0];
+    };
+    EXPECT_EQ(table.get_score(), row.score_before) << to_string(row.strategy);
+    table.insert_or_assign(key, value);
+    EXPECT_EQ(score_of_key(), row.inserted) << to_string(row.strategy) << ": inserted";
+    table.insert_or_assign(key, value);
+    EXPECT_EQ(score_of_key(), row.touched) << to_string(row.strategy) << ": touched";
+    table.set_epoch(kEpoch + 1);
+    table.insert_or_assign(key, value);
+    EXPECT_EQ(score_of_key(), row.touched_next_epoch) << to_string(row.strategy) << ": touched in the next epoch";
+  }
+  // CUSTOMIZED takes the caller's score for a key, new or present.
+  HostTable table(one_bucket(S::kCustomized));
+  const std::vector<std::uint64_t> keys = {7, 8};
+  const std::vector<float> values = {1.0f, 2.0f};
+  table.insert_or_assign(keys, values, std::vector<std::uint64_t>{kCaller, kCaller + 1});
+  table.insert_or_assign(std::vector<std::uint64_t>{8}, std::vector<float>{3.0f}, std::vector<std::uint64_t>{kCaller + 5});
+  std::vector<float> out(2);
+  std::vector<std::uint8_t> found(2);
+  std::vector<std::uint64_t> scores(2);
+  table.find(keys, out, found, scores);
+  EXPECT_EQ(scores, (std::vector<std::uint64_t>{kCaller, kCaller + 5}));
+}
+
+}  // namespace
+}  // namespace embscale::kv
