@@ -145,6 +145,16 @@ case "$case_name" in
     code=$?
     [ "$code" -eq 2 ] || fail "duplicate ids: exit $code, expected 2"
     grep -qF "r1.h5: run ranks1 is also in $work/out/r1.h5" "$work/out.txt" || fail "$(cat "$work/out.txt")"
+    # Two runs launched without --id are both run0: the message says how to name them apart.
+    for n in 1 2; do
+      "$mpiexec" -n 1 --oversubscribe "$embscale" run "$work/short.json" -o "$work/out/plain$n.h5" --quiet \
+        >/dev/null 2>"$work/err.txt" || fail "run $n without --id failed: $(cat "$work/err.txt")"
+    done
+    "$embscale" merge "$work/out/plain1.h5" "$work/out/plain2.h5" -o "$work/out/dup.h5" >"$work/out.txt" 2>&1
+    code=$?
+    [ "$code" -eq 2 ] || fail "duplicate default ids: exit $code, expected 2"
+    grep -qF "plain2.h5: run run0 is also in $work/out/plain1.h5; run ids must be unique across the merged reports: give each run its own id with \`embscale run --id NAME\`" \
+      "$work/out.txt" || fail "$(cat "$work/out.txt")"
     [ ! -e "$work/out/dup.h5" ] || fail "a failed merge left its output"
     ;;
   shipped_sweeps)
