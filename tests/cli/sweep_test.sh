@@ -101,7 +101,12 @@ case "$case_name" in
     s=$(write_sweep bad '{"layers.emb1.sparse_embedding_hparam.embedding_vec_sise": [8]}')
     sweep 2 "$s" -o "$work/out/bad.h5"
     [ "$rc" -eq 2 ] || fail "exit $rc, expected 2"
-    grep -qF 'bad.json: point 0 (layers.emb1.sparse_embedding_hparam.embedding_vec_sise=8): layers[emb1].sparse_embedding_hparam.embedding_vec_sise: unknown key; did you mean "embedding_vec_size"?' "$work/err.txt" ||
+    grep -qF 'bad.json: field "layers.emb1.sparse_embedding_hparam.embedding_vec_sise": the config has no "embedding_vec_sise" in "layers.emb1.sparse_embedding_hparam"; did you mean "embedding_vec_size"?' "$work/err.txt" ||
+      fail "message: $(cat "$work/err.txt")"
+    s=$(write_sweep bad1 '{"solver.zipf_alpha": [1.1]}')
+    sweep 2 "$s" -o "$work/out/bad.h5"
+    [ "$rc" -eq 2 ] || fail "exit $rc, expected 2"
+    grep -qF 'bad1.json: field "solver.zipf_alpha": the config has no "zipf_alpha" in "solver"; did you mean "layers.data.synthetic.zipf_alpha"?' "$work/err.txt" ||
       fail "message: $(cat "$work/err.txt")"
     s=$(write_sweep bad2 '{"layers.emb9.sparse_embedding_hparam.embedding_vec_size": [8]}')
     sweep 2 "$s" -o "$work/out/bad.h5"
