@@ -30,8 +30,8 @@ SummaryRow key_row(const std::string& name, const KeyStats& stats) {
   const std::string exponent = report::format_value(stats.zipf.exponent) + (stats.zipf.at_bound ? "*" : "");
   row.push_back({"zipf s", exponent});
   row.push_back({"s.e.", stats.zipf.standard_error});
-  row.push_back({"n", stats.zipf.ranks});
-  row.push_back({"KS", stats.zipf.ks_distance});
+  row.push_back({"fit n", stats.zipf.ranks});
+  row.push_back({"fit KS", stats.zipf.ks_distance});
   return row;
 }
 
@@ -39,7 +39,9 @@ std::string reuse_text(const ReuseDistanceStats& reuse) {
   const auto share = [&](std::int64_t count) {
     return reuse.accesses == 0 ? 0.0 : static_cast<double>(count) / static_cast<double>(reuse.accesses);
   };
-  std::string out = "reuse distances (distinct other keys since the previous access; whole stream)\n";
+  std::string out =
+      "reuse distances of the whole stream: distinct other keys since the previous access of the same key\n"
+      "  (cold: first accesses, which have none; median, p90, p99 over the others)\n";
   out += report::format_summary_table({{{"accesses", reuse.accesses},
                                         {"cold", reuse.cold},
                                         {"cold share", share(reuse.cold)},
@@ -52,10 +54,10 @@ std::string reuse_text(const ReuseDistanceStats& reuse) {
     const std::string range = i == 0 ? "0" : "[" + std::to_string(std::int64_t{1} << (i - 1)) + ", " + std::to_string(std::int64_t{1} << i) + ")";
     histogram.push_back({{"distance", range}, {"accesses", reuse.histogram[i]}, {"share", share(reuse.histogram[i])}});
   }
-  if (!histogram.empty()) out += "\n" + report::format_summary_table(histogram, 0);
+  if (!histogram.empty()) out += "\nby distance (accesses in each power-of-two range)\n" + report::format_summary_table(histogram, 0);
   std::vector<SummaryRow> curve;
-  for (const LruPoint& point : reuse.lru_curve) curve.push_back({{"LRU keys", point.capacity}, {"hit ratio", point.hit_ratio}});
-  if (!curve.empty()) out += "\n" + report::format_summary_table(curve, 0);
+  for (const LruPoint& point : reuse.lru_curve) curve.push_back({{"capacity", point.capacity}, {"hit ratio", point.hit_ratio}});
+  if (!curve.empty()) out += "\nhit ratio of an LRU cache by its capacity in keys\n" + report::format_summary_table(curve, 0);
   return out;
 }
 
@@ -93,13 +95,30 @@ nlohmann::json reuse_json(const ReuseDistanceStats& reuse) {
           {"histogram", reuse.histogram}, {"lru_curve", curve}};
 }
 
+// What every column of the key table is (its names must stay short to fit a terminal).
+constexpr const char* kKeyTableLegend =
+    "keys per slot, then all slots together (\"all\")\n"
+    "  records: samples; keys: accesses, repeats included; unique: distinct keys; nnz: keys per bag\n"
+    "  top x%: share of the accesses that go to the hottest x% of the distinct keys\n"
+    "  zipf s: maximum-likelihood Zipf exponent (* on a bound of [0, 10]; nan: fewer than 2 keys);\n"
+    "    s.e.: its standard error, a lower bound (accesses are correlated)\n"
+    "  fit n: the key space the fit ranks over (slot_size_array when known, else the distinct keys seen);\n"
+    "    fit KS: Kolmogorov-Smirnov distance between the observed and the fitted rank shares\n";
+
+// The "all" row pools the slots' keys into one ranking: it describes one table holding every
+// slot (unified keys, as an embedding table sees them), which no per-slot figure does, so it is
+// kept; the footnote says it is no average of the slots' exponents.
+constexpr const char* kPooledFootnote =
+    "  all: top x% and zipf s are of every slot's keys ranked together (one key space of fit n keys,\n"
+    "    what one table holding all slots sees), not averages of the slots' figures\n";
+
 }  // namespace
 
 std::string format_trace_stats(const TraceStats& stats) {
   std::vector<SummaryRow> rows;
   for (std::size_t j = 0; j < stats.slots.size(); ++j) rows.push_back(key_row(std::to_string(j), stats.slots[j]));
-  rows.push_back(key_row("total", stats.total));
-  std::string out = report::format_summary_table(rows, 0);
+  rows.push_back(key_row("all", stats.total));
+  std::string out = kKeyTableLegend + report::format_summary_table(rows, 0) + kPooledFootnote;
   if (stats.reuse) out += "\n" + reuse_text(*stats.reuse);
   return out;
 }

@@ -1,6 +1,8 @@
 #include <iostream>
+#include <memory>
 
 #include "bench/cli/commands.hpp"
+#include "bench/cli/subcommand_registry.hpp"
 #include "core/timer.hpp"
 #include "report/merge.hpp"
 #include "report/reader.hpp"
@@ -23,6 +25,15 @@ int merge_command(const MergeOptions& options) {
   std::cout << report::format_summary_table(merged.summary) << "\nreport: " << options.output_path << " ("
             << merged.runs.size() << " runs from " << inputs.size() << " files)\n";
   return 0;
+}
+
+// `embscale merge` (subcommand_registry.hpp).
+RunFunction define_merge(CLI::App& command, const Invocation& invocation) {
+  auto options = std::make_shared<MergeOptions>();
+  options->command_line = invocation.command_line;
+  command.add_option("inputs", options->inputs, "reports to merge, in order")->required();
+  command.add_option("-o,--output", options->output_path, "the merged report")->required();
+  return [options] { return merge_command(*options); };
 }
 
 }  // namespace embscale::cli

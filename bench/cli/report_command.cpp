@@ -5,9 +5,11 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <variant>
 
 #include "bench/cli/commands.hpp"
+#include "bench/cli/subcommand_registry.hpp"
 #include "core/error.hpp"
 #include "report/reader.hpp"
 #include "report/summary.hpp"
@@ -75,6 +77,14 @@ int report_command(const ReportOptions& options) {
     return plot(options.report_path, *options.plot_directory);
   }
   return 0;
+}
+
+// `embscale report` (subcommand_registry.hpp).
+RunFunction define_report(CLI::App& command, const Invocation&) {
+  auto options = std::make_shared<ReportOptions>();
+  command.add_option("report", options->report_path, "report HDF5 file")->required();
+  command.add_option("--plot", options->plot_directory, "write PNG plots into this directory");
+  return [options] { return report_command(*options); };
 }
 
 }  // namespace embscale::cli

@@ -4,10 +4,12 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "bench/cli/commands.hpp"
 #include "bench/cli/run_report.hpp"
+#include "bench/cli/subcommand_registry.hpp"
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "config/sweep_spec.hpp"
@@ -84,6 +86,30 @@ int run_command(const RunOptions& options) {
 
   if (root) std::cout << '\n' << report::format_summary_table(summary) << "\nreport: " << output.string() << '\n';
   return 0;
+}
+
+// `embscale run` (subcommand_registry.hpp): CLI11 binds plain strings, so the optional paths are
+// read as strings and left unset when empty.
+RunFunction define_run(CLI::App& command, const Invocation& invocation) {
+  struct Parsed {
+    RunOptions options;
+    std::string config, output;
+  };
+  auto parsed = std::make_shared<Parsed>();
+  command.add_option("config", parsed->config, "config JSON file");
+  command.add_option("-o,--output", parsed->output, "report path (default: results/runs/<UTC timestamp>.h5)");
+  command.add_flag("-q,--quiet", parsed->options.quiet, "no progress lines");
+  command.add_option("--id", parsed->options.run_id, "the run's name in the report (/runs/<id>)")->capture_default_str();
+  command.add_option("--set", parsed->options.settings,
+                     "FIELD=VALUE: override a config field, addressed as in sweeps (solver.batchsize=8192, "
+                     "layers.emb1.sparse_embedding_hparam.combiner=mean); repeatable");
+  return [parsed, command_line = invocation.command_line] {
+    RunOptions& options = parsed->options;
+    if (!parsed->config.empty()) options.config_path = parsed->config;
+    if (!parsed->output.empty()) options.output_path = parsed->output;
+    options.command_line = command_line;
+    return run_command(options);
+  };
 }
 
 }  // namespace embscale::cli

@@ -15,11 +15,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <thread>
 
 #include "bench/cli/commands.hpp"
 #include "bench/cli/run_report.hpp"
+#include "bench/cli/subcommand_registry.hpp"
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "config/sweep_spec.hpp"
@@ -289,6 +291,18 @@ int sweep_command(const SweepOptions& options) {
     std::cout << '\n' << report::format_summary_table(merged.summary) << "\nreport: " << options.output_path << '\n';
   }
   return 0;
+}
+
+// `embscale sweep` (subcommand_registry.hpp).
+RunFunction define_sweep(CLI::App& command, const Invocation& invocation) {
+  auto options = std::make_shared<SweepOptions>();
+  options->command_line = invocation.command_line;
+  command.add_option("sweep", options->sweep_path, "sweep JSON file")->required();
+  command.add_option("-o,--output", options->output_path, "merged report; point reports go to <stem>.points/")->required();
+  command.add_flag("--resume", options->resume, "go on with the runs the manifest lacks (after a stop or a requeue)");
+  command.add_flag("-q,--quiet", options->quiet, "no per-iteration progress lines");
+  command.add_flag("--dry-run", options->dry_run, "check every point and print the plan; run and write nothing");
+  return [options] { return sweep_command(*options); };
 }
 
 }  // namespace embscale::cli

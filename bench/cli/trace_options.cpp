@@ -1,4 +1,11 @@
-#include "bench/cli/trace_options.hpp"
+// The `embscale trace` subcommand tree (generate, stats, convert) and its flags: three
+// subcommands share the input and output flags. The bodies are in trace_command.cpp.
+#include <memory>
+#include <string>
+
+#include "bench/cli/commands.hpp"
+#include "bench/cli/subcommand_registry.hpp"
+#include "core/error.hpp"
 
 namespace embscale::cli {
 namespace {
@@ -33,39 +40,48 @@ void add_output_flags(CLI::App& command, TraceOutputOptions& out, const std::str
 
 }  // namespace
 
-void add_trace_subcommands(CLI::App& app, TraceSubcommands& c) {
-  c.trace = app.add_subcommand("trace", "Recorded workloads: generate from a config, statistics, format conversion");
-  c.trace->require_subcommand(1);
+// `embscale trace` (subcommand_registry.hpp): three nested subcommands; the run function runs the
+// one that was parsed (trace requires one).
+RunFunction define_trace(CLI::App& trace, const Invocation&) {
+  struct Parsed {
+    TraceGenerateOptions generate;
+    std::string generate_config;  // CLI11 binds plain strings; empty: the embedded default
+    TraceStatsCommandOptions stats;
+    TraceConvertOptions convert;
+  };
+  auto parsed = std::make_shared<Parsed>();
+  trace.require_subcommand(1);
 
-  c.generate = c.trace->add_subcommand("generate", "Write a config's synthetic batches as a trace");
-  c.generate->add_option("config", c.generate_config, "config JSON file (default: the embedded default)");
-  c.generate->add_option("--set", c.generate_options.settings, "FIELD=VALUE: override a config field; repeatable");
-  c.generate->add_option("--iterations", c.generate_options.iterations, "batches to write (default: solver.max_iter)");
-  c.generate->add_option("--ranks", c.generate_options.ranks, "ranks for solver.batchsize_per_rank")
+  CLI::App* generate = trace.add_subcommand("generate", "Write a config's synthetic batches as a trace");
+  generate->add_option("config", parsed->generate_config, "config JSON file (default: the embedded default)");
+  generate->add_option("--set", parsed->generate.settings, "FIELD=VALUE: override a config field; repeatable");
+  generate->add_option("--iterations", parsed->generate.iterations, "batches to write (default: solver.max_iter)");
+  generate->add_option("--ranks", parsed->generate.ranks, "ranks for solver.batchsize_per_rank")
       ->capture_default_str()->check(CLI::Range(1, 1 << 24));
-  c.generate->add_flag("-q,--quiet", c.generate_options.quiet, "no summary lines");
-  add_output_flags(*c.generate, c.generate_options.output, "--format");
+  generate->add_flag("-q,--quiet", parsed->generate.quiet, "no summary lines");
+  add_output_flags(*generate, parsed->generate.output, "--format");
 
-  c.stats = c.trace->add_subcommand(
+  CLI::App* stats = trace.add_subcommand(
       "stats", "Samples, keys, unique keys, top-key shares, fitted Zipf exponent and reuse distances of a trace");
-  add_input_flags(*c.stats, c.stats_options.input);
-  c.stats->add_flag("--json", c.stats_options.json, "print JSON instead of tables");
-  c.stats->add_flag("--no-reuse", c.stats_options.no_reuse, "skip the reuse distances (faster, less memory)");
-  c.stats->add_option("--max-samples", c.stats_options.max_samples, "read at most this many samples (0: all)")
+  add_input_flags(*stats, parsed->stats.input);
+  stats->add_flag("--json", parsed->stats.json, "print JSON instead of tables");
+  stats->add_flag("--no-reuse", parsed->stats.no_reuse, "skip the reuse distances (faster, less memory)");
+  stats->add_option("--max-samples", parsed->stats.max_samples, "read at most this many samples (0: all)")
       ->capture_default_str();
 
-  c.convert = c.trace->add_subcommand("convert", "Rewrite a trace in another format");
-  add_input_flags(*c.convert, c.convert_options.input);
-  add_output_flags(*c.convert, c.convert_options.output, "--to");
-}
+  CLI::App* convert = trace.add_subcommand("convert", "Rewrite a trace in another format");
+  add_input_flags(*convert, parsed->convert.input);
+  add_output_flags(*convert, parsed->convert.output, "--to");
 
-int TraceSubcommands::run() {
-  if (generate->parsed()) {
-    if (!generate_config.empty()) generate_options.config_path = generate_config;
-    return trace_generate_command(generate_options);
-  }
-  if (stats->parsed()) return trace_stats_command(stats_options);
-  return trace_convert_command(convert_options);
+  return [parsed, generate, stats, convert]() -> int {
+    if (generate->parsed()) {
+      if (!parsed->generate_config.empty()) parsed->generate.config_path = parsed->generate_config;
+      return trace_generate_command(parsed->generate);
+    }
+    if (stats->parsed()) return trace_stats_command(parsed->stats);
+    if (convert->parsed()) return trace_convert_command(parsed->convert);
+    throw Error("trace: no trace subcommand was parsed (CLI11 requires one)");
+  };
 }
 
 }  // namespace embscale::cli

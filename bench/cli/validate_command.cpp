@@ -1,6 +1,8 @@
 #include <iostream>
+#include <memory>
 
 #include "bench/cli/commands.hpp"
+#include "bench/cli/subcommand_registry.hpp"
 #include "config/config.hpp"
 #include "workloads/workload_description.hpp"
 
@@ -17,6 +19,13 @@ int validate_command(const std::string& config_path) {
   std::cout << "  solver: batchsize " << config.solver.batchsize << ", " << config.solver.max_iter
             << " iterations (+" << config.solver.warmup_iter << " warm-up)\n";
   return 0;
+}
+
+// `embscale validate` (subcommand_registry.hpp).
+RunFunction define_validate(CLI::App& command, const Invocation&) {
+  auto path = std::make_shared<std::string>();
+  command.add_option("config", *path, "config JSON file")->required();
+  return [path] { return validate_command(*path); };
 }
 
 }  // namespace embscale::cli

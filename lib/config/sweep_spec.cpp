@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -43,37 +45,96 @@ std::string join_names(const std::vector<std::string>& names) {
   return out;
 }
 
-// The object that holds the last component of `field` in `config`: "layers.<name>" selects the
-// layer of that name. Throws InputError (via `where`) when a component does not exist; the last
-// component itself may be absent (the config parser judges it: a field with a default).
 [[noreturn]] void fail(const std::string& origin, const std::string& message) { throw InputError(origin + ": " + message); }
 
-nlohmann::json& parent_of(nlohmann::json& config, const std::string& field, const std::string& origin) {
+// Every field of `config` as a sweep addresses it (dotted, layers by name): the objects and the
+// values in them, the candidates of "did you mean" for a field that does not exist.
+void collect_fields(const nlohmann::json& node, const std::string& path, std::vector<std::string>& fields) {
+  if (node.is_object()) {
+    for (const auto& [key, value] : node.items()) {
+      const std::string field = path.empty() ? key : path + "." + key;
+      fields.push_back(field);
+      collect_fields(value, field, fields);
+    }
+  } else if (node.is_array() && path == "layers") {
+    for (const auto& layer : node)
+      if (layer.is_object() && layer.contains("name") && layer["name"].is_string())
+        collect_fields(layer, "layers." + layer["name"].get<std::string>(), fields);
+  }
+}
+
+// The existing field `field` most likely meant, or "": among the fields whose last name is close
+// to field's last name (nearest_name's typo rule), the nearest over the whole path. So a field
+// put in the wrong section ("solver.zipf_alpha", "batchsize") and a typo in any of its names
+// ("solvr.batchsize", "layers.emb2.…", "….embedding_vec_sise") find the field meant.
+std::string nearest_field(const std::string& field, const nlohmann::json& config) {
+  std::vector<std::string> fields;
+  collect_fields(config, "", fields);
+  const std::string name = split_path(field).back();
+  std::string best;
+  std::pair<std::size_t, std::size_t> best_distance{std::numeric_limits<std::size_t>::max(), 0};
+  for (const auto& candidate : fields) {
+    const std::string candidate_name = split_path(candidate).back();
+    if (nearest_name(name, {candidate_name}).empty()) continue;
+    const std::pair distance{edit_distance(name, candidate_name), edit_distance(field, candidate)};
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+// The hint after "the config has no <name>": `sibling_hint` when the name is close to one beside it
+// ("; did you mean "x"?" from did_you_mean or the parser), else the nearest existing field
+// anywhere, else `otherwise` (the parser's list of the keys it knows there, or "").
+std::string field_suggestion(const std::string& field, const nlohmann::json& config, const std::string& sibling_hint,
+                             const std::string& otherwise = "") {
+  if (!sibling_hint.empty()) return sibling_hint;
+  const std::string nearest = nearest_field(field, config);
+  return nearest.empty() ? otherwise : "; did you mean \"" + nearest + "\"?";
+}
+
+// Where a field's last name goes in a config.
+struct FieldPlace {
+  nlohmann::json* parent;   // the object holding it
+  std::string parent_field; // that object as a sweep addresses it ("layers.emb1.sparse_embedding_hparam"; "" at the top)
+  std::string config_path;  // the field as parse_config's messages name it ("layers[emb1].sparse_embedding_hparam.x")
+};
+
+// Walks `field` in `config`: "layers.<name>" selects the layer of that name. Throws InputError
+// naming `origin` when a component before the last does not exist (suggesting the nearest
+// existing field); the last may be absent (check_field_exists asks the parser about it).
+FieldPlace locate(nlohmann::json& config, const std::string& field, const std::string& origin) {
   const auto parts = split_path(field);
   nlohmann::json* node = &config;
-  std::string walked;
+  std::string walked, config_path;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
     const std::string& part = parts[i];
     if (part.empty()) fail(origin, "field \"" + field + "\": empty component in the path");
     if (node->is_array() && walked == "layers") {
       std::vector<std::string> names;
-      nlohmann::json* found = nullptr;
-      for (auto& layer : *node) {
+      std::optional<std::size_t> found;
+      for (std::size_t l = 0; l < node->size(); ++l) {
+        const auto& layer = (*node)[l];
         if (!layer.is_object() || !layer.contains("name") || !layer["name"].is_string()) continue;
         names.push_back(layer["name"].get<std::string>());
-        if (names.back() == part) found = &layer;
+        if (names.back() == part) found = l;
       }
       if (!found)
         fail(origin, "field \"" + field + "\": the config has no layer named \"" + part + "\" (layers: " +
-                        join_names(names) + ")" + did_you_mean(part, names));
-      node = found;
+                        join_names(names) + ")" + field_suggestion(field, config, did_you_mean(part, names)));
+      config_path = layer_path(*node, *found);
+      node = &(*node)[*found];
     } else if (node->is_object()) {
       if (!node->contains(part)) {
         std::vector<std::string> keys;
         for (const auto& [key, value] : node->items()) keys.push_back(key);
         fail(origin, "field \"" + field + "\": the config has no \"" + part + "\"" +
-                        (walked.empty() ? "" : " in \"" + walked + "\"") + did_you_mean(part, keys));
+                        (walked.empty() ? "" : " in \"" + walked + "\"") +
+                        field_suggestion(field, config, did_you_mean(part, keys)));
       }
+      config_path += (config_path.empty() ? "" : ".") + part;
       node = &(*node)[part];
     } else {
       fail(origin, "field \"" + field + "\": \"" + walked + "\" is not an object or the layer list");
@@ -85,7 +146,39 @@ nlohmann::json& parent_of(nlohmann::json& config, const std::string& field, cons
     fail(origin, "field \"" + field + "\": \"" + walked + "\" " +
                     (walked == "layers" ? "is the layer list: name a layer and a field (layers.<name>.<field>)"
                                         : "is not an object"));
-  return *node;
+  return {node, walked, config_path + (config_path.empty() ? "" : ".") + parts.back()};
+}
+
+nlohmann::json& parent_of(nlohmann::json& config, const std::string& field, const std::string& origin) {
+  return *locate(config, field, origin).parent;
+}
+
+// Throws InputError "<origin>: field "<field>": ..." unless `field` exists: every component is in
+// `config`, or the last is not but the schema knows it (a field left to its default). Which
+// names the schema knows, only the parser says: the config is parsed with the field set to
+// `value`, and an "unknown key" for exactly this field is the answer; any other error (a bad
+// value) is left to the parse of the config that is run, which names the point or setting.
+void check_field_exists(const nlohmann::json& config, const std::string& field, const nlohmann::json& value,
+                        const std::string& origin) {
+  static const std::string kProbe = "<field probe>";
+  nlohmann::json probe = config;
+  const FieldPlace place = locate(probe, field, origin);
+  const std::string name = split_path(field).back();
+  if (place.parent->contains(name)) return;
+  (*place.parent)[name] = value;
+  try {
+    parse_config(probe, kProbe);
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    const std::string unknown = kProbe + ": " + place.config_path + ": unknown key";
+    if (message.rfind(unknown, 0) != 0) return;
+    // ObjectReader::only_keys goes on with "; did you mean "x"?" or "; known keys: ...".
+    const std::string parser_hint = message.substr(unknown.size());
+    const bool sibling = parser_hint.rfind("; did you mean", 0) == 0;
+    fail(origin, "field \"" + field + "\": the config has no \"" + name + "\"" +
+                    (place.parent_field.empty() ? "" : " in \"" + place.parent_field + "\"") +
+                    field_suggestion(field, config, sibling ? parser_hint : "", sibling ? "" : parser_hint));
+  }
 }
 
 AxisKind kind_of(const nlohmann::json& value) {
@@ -146,6 +239,7 @@ Config parse_config_with_settings(const std::string& text, const std::string& or
     if (field == kRanksField) fail(where, "the rank count is the launcher's (mpiexec -n, srun -n)");
     nlohmann::json value = nlohmann::json::parse(value_text, nullptr, /*allow_exceptions=*/false);
     if (value.is_discarded()) value = value_text;
+    check_field_exists(config, field, value, where);
     parent_of(config, field, where)[split_path(field).back()] = value;
     described += (described.empty() ? "" : " ") + field + "=" + describe_json(value);
   }
@@ -229,8 +323,7 @@ SweepSpec parse_sweep(const SweepSource& source) {
         if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > (1 << 24))
           fail(source.origin, "field \"ranks\": expected integers >= 1, got " + describe_json(v));
     } else {
-      nlohmann::json probe = base_json;
-      parent_of(probe, axis.field, source.origin);
+      check_field_exists(base_json, axis.field, axis.values.front(), source.origin);
     }
     spec.axes.push_back(axis.field);
     spec.axis_kinds.push_back(common_kind(axis.values, source.origin, axis.field));

@@ -74,7 +74,7 @@ SweepSource read_sweep_source(const std::string& path);
 
 // Parses and expands. Throws InputError "<sweep file>: <where>: <what is wrong>" for invalid
 // JSON (line:column), unknown keys, a field path that does not exist in the config (with the
-// nearest name), values of mixed kinds in one field, points that set different fields, or a
+// nearest name beside it, else the nearest existing field, else the keys the parser knows), values of mixed kinds in one field, points that set different fields, or a
 // point whose config is invalid.
 SweepSpec parse_sweep(const SweepSource& source);
 

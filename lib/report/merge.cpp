@@ -1,6 +1,7 @@
 #include "report/merge.hpp"
 
 #include <algorithm>
+#include <regex>
 
 #include "core/error.hpp"
 #include "core/temp_files.hpp"
@@ -24,6 +25,16 @@ bool same_columns(const SummaryRow& a, const SummaryRow& b) {
   return true;
 }
 
+// The hint after a duplicate run id. A sweep names its runs p<point>.r<repetition> itself, so
+// `run --id` cannot help two sweeps' reports; a single run takes its id from `run --id`
+// (default "run0", which is why two plain runs collide).
+std::string how_to_name_runs(const std::string& id) {
+  static const std::regex sweep_id(R"(p[0-9]+\.r[0-9]+)");
+  if (std::regex_match(id, sweep_id))
+    return "the reports of two sweeps (whose runs are named p<point>.r<repetition>) cannot be merged into one";
+  return "give each run its own id with `embscale run --id NAME`";
+}
+
 // What the inputs hold, checked before anything is written: run ids unique over all inputs,
 // summary rows of one shape.
 std::vector<SummaryRow> check_inputs(const std::vector<std::filesystem::path>& inputs,
@@ -36,7 +47,7 @@ std::vector<SummaryRow> check_inputs(const std::vector<std::filesystem::path>& i
       const auto [at, fresh] = owner.emplace(run.id, i);
       if (!fresh)
         throw InputError(inputs[i].string() + ": run " + run.id + " is also in " + inputs[at->second].string() +
-                         "; run ids must be unique across the merged reports");
+                         "; run ids must be unique across the merged reports: " + how_to_name_runs(run.id));
     }
     for (const auto& row : reports[i].summary) {
       if (rows.empty()) first_with_rows = i;

@@ -168,6 +168,58 @@ case "$case_name" in
     [ "$code" -eq 2 ] || fail "--gate phase (a typo) exited $code, expected 2"
     grep -qF -- "--gate: expected step, phases" "$work/cmp.txt" || fail "$(cat "$work/cmp.txt")"
     ;;
+  help_every_subcommand)
+    # Every subcommand `embscale --help` lists, and every one nested under them (trace's), answers
+    # --help with exit 0 and ends with its exit codes; the MPI programs say how to launch them.
+    listed() { sed -n '/^Subcommands:/,$p' "$1" | awk 'NR > 1 && /^  [a-z]/ {print $1}'; }
+    "$embscale" --help >"$work/help.txt" 2>&1 || fail "embscale --help exited $?: $(cat "$work/help.txt")"
+    names=$(listed "$work/help.txt")
+    for expected in run sweep merge validate report compare trace; do
+      grep -qx "$expected" <<<"$names" || fail "embscale --help does not list $expected: $(cat "$work/help.txt")"
+    done
+    grep -qF "MPI programs (launch with mpiexec -n N or srun -n N): run, sweep." "$work/help.txt" ||
+      fail "the top-level help does not name the MPI programs: $(cat "$work/help.txt")"
+    checked=0
+    for name in $names; do
+      "$embscale" "$name" --help >"$work/sub.txt" 2>&1 || fail "embscale $name --help exited $?: $(cat "$work/sub.txt")"
+      for nested in "" $(listed "$work/sub.txt"); do  # "": the subcommand itself; then trace's generate, ...
+        # shellcheck disable=SC2086  # $nested: no word, or one
+        "$embscale" "$name" $nested --help >"$work/sub.txt" 2>&1 ||
+          fail "embscale $name $nested --help exited $?: $(cat "$work/sub.txt")"
+        grep -qx "Exit codes:" "$work/sub.txt" && grep -qE "^  0  " "$work/sub.txt" && grep -qE "^  2  bad input" "$work/sub.txt" ||
+          fail "embscale $name $nested --help lacks its exit codes: $(cat "$work/sub.txt")"
+        checked=$((checked + 1))
+      done
+    done
+    [ "$checked" -ge 10 ] || fail "only $checked commands checked (7 subcommands and trace's 3 expected)"
+    "$embscale" run --help >"$work/run.txt" 2>&1
+    grep -qF 'An MPI program: launch it as `mpiexec -n N embscale run ...`' "$work/run.txt" &&
+      grep -qE '^  3  stopped by SIGTERM/SIGUSR1' "$work/run.txt" && grep -qE '^  1  failure' "$work/run.txt" ||
+      fail "run --help: $(cat "$work/run.txt")"
+    "$embscale" compare --help >"$work/compare.txt" 2>&1
+    grep -qE '^  1  a regression' "$work/compare.txt" && grep -q '^Serial: ' "$work/compare.txt" ||
+      fail "compare --help: $(cat "$work/compare.txt")"
+    ;;
+  no_subcommand)
+    # No subcommand, an unknown one, or a group without its own: exit 2 with a message, nothing run.
+    "$embscale" >"$work/out.txt" 2>&1
+    code=$?
+    [ "$code" -eq 2 ] || fail "no subcommand: exit $code, expected 2"
+    grep -q "A subcommand is required" "$work/out.txt" || fail "no subcommand: $(cat "$work/out.txt")"
+    "$embscale" reprot results.h5 >"$work/out.txt" 2>&1
+    code=$?
+    [ "$code" -eq 2 ] || fail "unknown subcommand: exit $code, expected 2"
+    grep -qF 'embscale: unknown subcommand "reprot" (subcommands: run, sweep, merge, validate, report, compare, trace; see embscale --help)' \
+      "$work/out.txt" || fail "unknown subcommand: $(cat "$work/out.txt")"
+    "$embscale" trace >"$work/out.txt" 2>&1
+    code=$?
+    [ "$code" -eq 2 ] || fail "trace without its subcommand: exit $code, expected 2"
+    grep -q "A subcommand is required" "$work/out.txt" || fail "trace: $(cat "$work/out.txt")"
+    "$embscale" --bogus >"$work/out.txt" 2>&1
+    code=$?
+    [ "$code" -eq 2 ] || fail "an unknown flag: exit $code, expected 2"
+    grep -qF 'embscale: unknown option "--bogus"' "$work/out.txt" || fail "--bogus: $(cat "$work/out.txt")"
+    ;;
   *)
     fail "unknown case"
     ;;

@@ -101,7 +101,12 @@ case "$case_name" in
     s=$(write_sweep bad '{"layers.emb1.sparse_embedding_hparam.embedding_vec_sise": [8]}')
     sweep 2 "$s" -o "$work/out/bad.h5"
     [ "$rc" -eq 2 ] || fail "exit $rc, expected 2"
-    grep -qF 'bad.json: point 0 (layers.emb1.sparse_embedding_hparam.embedding_vec_sise=8): layers[emb1].sparse_embedding_hparam.embedding_vec_sise: unknown key; did you mean "embedding_vec_size"?' "$work/err.txt" ||
+    grep -qF 'bad.json: field "layers.emb1.sparse_embedding_hparam.embedding_vec_sise": the config has no "embedding_vec_sise" in "layers.emb1.sparse_embedding_hparam"; did you mean "embedding_vec_size"?' "$work/err.txt" ||
+      fail "message: $(cat "$work/err.txt")"
+    s=$(write_sweep bad1 '{"solver.zipf_alpha": [1.1]}')
+    sweep 2 "$s" -o "$work/out/bad.h5"
+    [ "$rc" -eq 2 ] || fail "exit $rc, expected 2"
+    grep -qF 'bad1.json: field "solver.zipf_alpha": the config has no "zipf_alpha" in "solver"; did you mean "layers.data.synthetic.zipf_alpha"?' "$work/err.txt" ||
       fail "message: $(cat "$work/err.txt")"
     s=$(write_sweep bad2 '{"layers.emb9.sparse_embedding_hparam.embedding_vec_size": [8]}')
     sweep 2 "$s" -o "$work/out/bad.h5"
@@ -145,6 +150,16 @@ case "$case_name" in
     code=$?
     [ "$code" -eq 2 ] || fail "duplicate ids: exit $code, expected 2"
     grep -qF "r1.h5: run ranks1 is also in $work/out/r1.h5" "$work/out.txt" || fail "$(cat "$work/out.txt")"
+    # Two runs launched without --id are both run0: the message says how to name them apart.
+    for n in 1 2; do
+      "$mpiexec" -n 1 --oversubscribe "$embscale" run "$work/short.json" -o "$work/out/plain$n.h5" --quiet \
+        >/dev/null 2>"$work/err.txt" || fail "run $n without --id failed: $(cat "$work/err.txt")"
+    done
+    "$embscale" merge "$work/out/plain1.h5" "$work/out/plain2.h5" -o "$work/out/dup.h5" >"$work/out.txt" 2>&1
+    code=$?
+    [ "$code" -eq 2 ] || fail "duplicate default ids: exit $code, expected 2"
+    grep -qF "plain2.h5: run run0 is also in $work/out/plain1.h5; run ids must be unique across the merged reports: give each run its own id with \`embscale run --id NAME\`" \
+      "$work/out.txt" || fail "$(cat "$work/out.txt")"
     [ ! -e "$work/out/dup.h5" ] || fail "a failed merge left its output"
     ;;
   shipped_sweeps)

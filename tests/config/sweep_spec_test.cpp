@@ -26,6 +26,14 @@ std::string error_of_sweep(const std::string& text) {
   return "";
 }
 
+// Each sweep text fails with an InputError whose message starts with the given one.
+void expect_errors(const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [text, message] : cases) {
+    const std::string error = error_of_sweep(text);
+    EXPECT_EQ(error.substr(0, message.size()), message) << text << "\n  got: " << error;
+  }
+}
+
 TEST(SweepSpec, GridIsTheProductWithTheFirstFieldOutermost) {
   const auto spec = parse(R"({"grid": {
       "layers.emb1.sparse_embedding_hparam.embedding_vec_size": [16, 64, 128],
@@ -95,7 +103,7 @@ TEST(SweepSpec, DigestFollowsWhatRuns) {
 TEST(SweepSpec, RejectsWhatCannotRunWithMessagesNamingTheField) {
   const std::vector<std::pair<std::string, std::string>> cases{
       {R"({"grid": {"solver.batchsze": [1]}})",
-       "s.json: point 0 (solver.batchsze=1): solver.batchsze: unknown key; did you mean \"batchsize\"?"},
+       "s.json: field \"solver.batchsze\": the config has no \"batchsze\" in \"solver\"; did you mean \"batchsize\"?"},
       {R"({"grid": {"solvr.batchsize": [1]}})",
        "s.json: field \"solvr.batchsize\": the config has no \"solvr\"; did you mean \"solver\"?"},
       {R"({"grid": {"layers.emb2.sparse_embedding_hparam.embedding_vec_size": [8]}})",
@@ -120,10 +128,38 @@ TEST(SweepSpec, RejectsWhatCannotRunWithMessagesNamingTheField) {
       {R"({"base": 7})", "s.json: base: expected a config file path (relative to the sweep file) or a config object, got 7"},
       {"{\"grid\": {\n  \"solver.max_iter\": [5,]}}", "s.json:2:25: invalid JSON"},
   };
-  for (const auto& [text, message] : cases) {
-    const std::string error = error_of_sweep(text);
-    EXPECT_EQ(error.substr(0, message.size()), message) << text << "\n  got: " << error;
-  }
+  expect_errors(cases);
+}
+
+// A field that does not exist, in the wrong section or mistyped where nothing beside it is close,
+// is named with the existing field nearest to it (sweep addressing), checked before any point.
+TEST(SweepSpec, AFieldThatDoesNotExistGetsTheNearestExistingField) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {R"({"grid": {"solver.zipf_alpha": [1.1]}})",
+       "s.json: field \"solver.zipf_alpha\": the config has no \"zipf_alpha\" in \"solver\"; did you mean "
+       "\"layers.data.synthetic.zipf_alpha\"?"},
+      {R"({"grid": {"batchsize": [64]}})",
+       "s.json: field \"batchsize\": the config has no \"batchsize\"; did you mean \"solver.batchsize\"?"},
+      {R"({"points": [{"layers.emb1.embedding_vec_size": 8}]})",
+       "s.json: field \"layers.emb1.embedding_vec_size\": the config has no \"embedding_vec_size\" in \"layers.emb1\"; "
+       "did you mean \"layers.emb1.sparse_embedding_hparam.embedding_vec_size\"?"},
+      {R"({"grid": {"layers.emb1.sparse_embedding_hparam.embedding_vec_sise": [8]}})",
+       "s.json: field \"layers.emb1.sparse_embedding_hparam.embedding_vec_sise\": the config has no "
+       "\"embedding_vec_sise\" in \"layers.emb1.sparse_embedding_hparam\"; did you mean \"embedding_vec_size\"?"},
+      {R"({"grid": {"optimizer.hparam.learning_rate": [0.1]}})",
+       "s.json: field \"optimizer.hparam.learning_rate\": the config has no \"hparam\" in \"optimizer\"; did you mean "
+       "\"optimizer.sgd_hparam.learning_rate\"?"},
+      // Nothing close anywhere: the keys the parser knows there.
+      {R"({"grid": {"layers.emb1.sparse_embedding_hparam.vec_size": [8]}})",
+       "s.json: field \"layers.emb1.sparse_embedding_hparam.vec_size\": the config has no \"vec_size\" in "
+       "\"layers.emb1.sparse_embedding_hparam\"; known keys: \"max_vocabulary_size_per_gpu\", \"embedding_vec_size\" "
+       "or \"combiner\""},
+      // A field the base leaves to its default exists; a bad value for it is the point's error.
+      {R"({"grid": {"optimizer.update_type": ["Local", "Global"]}})",
+       "s.json: point 1 (optimizer.update_type=\"Global\"): optimizer.update_type: only \"Local\""},
+  };
+  expect_errors(cases);
+  EXPECT_EQ(parse(R"({"grid": {"optimizer.sgd_hparam.atomic_update": [true, false]}})").points.size(), 2u);
 }
 
 TEST(SweepSpec, ReadsTheBaseRelativeToTheSweepFile) {
@@ -173,6 +209,8 @@ TEST(ConfigSettings, SetFieldsByPathWithJsonOrTextValues) {
   EXPECT_EQ(error_of("ranks=4"), "--set ranks=4: the rank count is the launcher's (mpiexec -n, srun -n)");
   EXPECT_EQ(error_of("solver.batchsize=-4"), "d.json with solver.batchsize=-4: solver.batchsize: expected an integer >= 1, got -4");
   EXPECT_EQ(error_of("solvr.batchsize=4"), "--set solvr.batchsize=4: field \"solvr.batchsize\": the config has no \"solvr\"; did you mean \"solver\"?");
+  EXPECT_EQ(error_of("max_iter=4"),
+            "--set max_iter=4: field \"max_iter\": the config has no \"max_iter\"; did you mean \"solver.max_iter\"?");
 }
 
 }  // namespace

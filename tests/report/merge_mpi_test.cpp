@@ -98,7 +98,11 @@ TEST_F(MergeMpi, CopiesEveryRunWithItsProvenanceAndConcatenatesTheSummary) {
   // A merged report merges again; its runs keep their first provenance.
   const auto third = dir / "third.h5";
   fs::copy_file(first, dir / "copy.h5");
-  EXPECT_NE(merge_error({merged_path, dir / "copy.h5"}).find("run p0.r0 is also in " + merged_path.string()),
+  // Sweep-named runs: `run --id` would not help, the message says why instead.
+  EXPECT_NE(merge_error({merged_path, dir / "copy.h5"})
+                .find("run p0.r0 is also in " + merged_path.string() + "; run ids must be unique across the merged "
+                      "reports: the reports of two sweeps (whose runs are named p<point>.r<repetition>) cannot be "
+                      "merged into one"),
             std::string::npos);
   merge_reports({merged_path}, third, {{"schema_version", kReportSchemaVersion}});
   EXPECT_EQ(read_report(third).runs[1].metadata, b.attributes);
@@ -112,7 +116,8 @@ TEST_F(MergeMpi, RefusesConflictingInputs) {
   const auto other = write("other.h5", "other", 3, "extra");
   if (world.rank() != 0) return;
   EXPECT_EQ(merge_error({one, two}), two.string() + ": run same is also in " + one.string() +
-                                         "; run ids must be unique across the merged reports");
+                                         "; run ids must be unique across the merged reports: give each run its own "
+                                         "id with `embscale run --id NAME`");
   EXPECT_EQ(merge_error({one, other}), other.string() + ": /summary columns (run_id, seed, step_s, extra) differ from "
                                            "those of " + one.string() + " (run_id, seed, step_s)");
   EXPECT_EQ(merge_error({one, dir / "missing.h5"}), (dir / "missing.h5").string() + ": no such report file");

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -220,23 +221,40 @@ TEST(TraceStats, ReportCarriesEveryFigure) {
   single.add(make_batch(1, {{7, 7}}));
   EXPECT_TRUE(trace_stats_json(single.finish())["total"]["zipf"]["exponent"].is_null());
 
-  // Text: a header, a line per slot and the total, all table lines starting in column 0 with
-  // the slot name; the reuse block follows.
+  // Text: a legend naming every column, the header, a line per slot and "all", all table lines
+  // starting in column 0 with the slot name, a footnote on what "all" pools; the reuse block follows.
   const std::string text = format_trace_stats(stats);
   std::vector<std::string> lines;
   for (std::size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1) lines.push_back(text.substr(at, end - at));
-  ASSERT_GE(lines.size(), 4u);
-  EXPECT_EQ(lines[0].rfind("slot", 0), 0u);
-  EXPECT_EQ(lines[1].rfind("0 ", 0), 0u);
-  EXPECT_EQ(lines[2].rfind("1 ", 0), 0u);
-  EXPECT_EQ(lines[3].rfind("total", 0), 0u);
-  // Right-aligned numeric columns: the "keys" header ends where every keys value ends.
-  const auto keys_end = lines[0].find("keys") + 4;
-  for (std::size_t row = 1; row <= 3; ++row) {
-    EXPECT_EQ(lines[row][keys_end], ' ') << lines[row];
-    EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(lines[row][keys_end - 1]))) << lines[row];
+  const auto header_at = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("slot", 0) == 0; });
+  ASSERT_NE(header_at, lines.end()) << text;
+  ASSERT_GE(lines.end() - header_at, 5) << text;
+  const std::string legend = text.substr(0, text.find(*header_at));
+  const std::string& header = header_at[0];
+  EXPECT_EQ(header_at[1].rfind("0 ", 0), 0u);
+  EXPECT_EQ(header_at[2].rfind("1 ", 0), 0u);
+  EXPECT_EQ(header_at[3].rfind("all ", 0), 0u);
+  // Every column the header names is said in the legend (the pooled row in the footnote).
+  const std::vector<std::pair<std::string, std::string>> columns{  // as in the header, as in the legend
+      {"records", "records"}, {"keys", "keys"},     {"unique", "unique"}, {"nnz mean", "nnz"},   {"top 1%", "top x%"},
+      {"zipf s", "zipf s"},   {"s.e.", "s.e."},     {"fit n", "fit n"},   {"fit KS", "fit KS"}};
+  for (const auto& [column, explained] : columns) {
+    EXPECT_NE(header.find(column), std::string::npos) << column << ": " << header;
+    EXPECT_NE(legend.find(explained + ": "), std::string::npos) << explained << " unexplained:\n" << legend;
   }
-  EXPECT_NE(lines[3].find(" " + std::to_string(stats.total.accesses) + " "), std::string::npos) << lines[3];
+  EXPECT_NE(legend.find("fit n: the key space the fit ranks over"), std::string::npos) << legend;
+  EXPECT_EQ(header_at[4].rfind("  all: top x% and zipf s are of every slot's keys ranked together", 0), 0u) << text;
+  // Right-aligned numeric columns: the "keys" header ends where every keys value ends.
+  const auto keys_end = header.find("keys") + 4;
+  for (std::size_t row = 1; row <= 3; ++row) {
+    EXPECT_EQ(header_at[row][keys_end], ' ') << header_at[row];
+    EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(header_at[row][keys_end - 1]))) << header_at[row];
+  }
+  EXPECT_NE(header_at[3].find(" " + std::to_string(stats.total.accesses) + " "), std::string::npos) << header_at[3];
+  // "fit n" of the pooled row is the distinct keys of both slots (no slot_size_array given).
+  const std::string before_fit_n_end = header_at[3].substr(0, header.find("fit n") + 5);
+  EXPECT_EQ(before_fit_n_end.substr(before_fit_n_end.find_last_of(' ') + 1), std::to_string(stats.total.unique_keys))
+      << header_at[3];
   EXPECT_NE(text.find("reuse distances"), std::string::npos);
   EXPECT_NE(text.find("hit ratio"), std::string::npos);
 }
