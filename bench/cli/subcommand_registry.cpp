@@ -48,7 +48,7 @@ const std::vector<Subcommand>& subcommands() {
        define_report},
       {"compare", "Compare two reports: per-figure change, significance, exit 1 on a regression", Launch::kSerial,
        {{0, "no regression"},
-        {kExitFailure, "a regression (a figure significantly worse), or a failure (the message says which)"},
+        {kExitFailure, "a regression (a gated figure significantly worse), or a failure (the message says which)"},
         {kExitBadInput, "bad input (arguments, a file that is not a report, reports that cannot be paired)"}},
        define_compare},
       {"trace", "Recorded workloads: generate from a config, statistics, format conversion", Launch::kSerial,
