@@ -156,26 +156,39 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
   return spec;
 }
 
-// Collective: creates or (with --resume) loads the manifest on rank 0; every rank returns the
-// ids of the finished runs, one per line.
-std::string open_manifest(comm::Communicator& world, const SweepOptions& options, const config::SweepSpec& spec,
-                          std::int64_t total, std::optional<sweep::Manifest>& manifest) {
+// What rank 0 found in the points directory, for every rank.
+struct OpenedManifest {
+  std::string done_ids;            // the finished runs, one per line
+  std::int64_t removed_temps = 0;  // temporary files of abandoned runs, removed
+};
+
+// Collective: creates or (with --resume) loads the manifest on rank 0, after checking that the
+// output and the manifest can be created (bad input, exit 2, before any run starts).
+// The points directory belongs to this sweep and one launch works on it at a time, so every
+// temporary file found in it is an abandoned run's (a rank killed outright, a job ended by its
+// launcher before the ranks could clean up) and is removed, whichever host wrote it.
+OpenedManifest open_manifest(comm::Communicator& world, const SweepOptions& options, const config::SweepSpec& spec,
+                             std::int64_t total, std::optional<sweep::Manifest>& manifest) {
   const std::filesystem::path output = options.output_path;
   const auto directory = points_directory(output);
-  std::string done_ids;
+  OpenedManifest opened;
   comm::run_agreed(world, [&] {
     if (world.rank() != 0) return;
-    if (const auto problem = why_file_cannot_be_created(output); !problem.empty())
-      throw InputError(output.string() + ": cannot create report: " + problem);
+    check_file_can_be_created(output, "report");
     const bool exists = std::filesystem::exists(sweep::Manifest::path_in(directory));
     if (exists && !options.resume)
       throw InputError(directory.string() + ": holds a sweep already; pass --resume to go on with it, or remove it");
-    std::filesystem::create_directories(directory);
+    std::error_code ec;
+    std::filesystem::create_directories(directory, ec);
+    if (ec) throw InputError(directory.string() + ": cannot create the points directory: " + ec.message());
+    check_file_can_be_created(sweep::Manifest::path_in(directory), "the sweep manifest");
+    opened.removed_temps = static_cast<std::int64_t>(remove_temp_files_in(directory).size());
     manifest = exists ? sweep::Manifest::load(directory, spec.digest, total)
                       : sweep::Manifest::create(directory, spec.digest, total);
-    for (const auto& entry : manifest->done()) done_ids += entry.run_id + "\n";
+    for (const auto& entry : manifest->done()) opened.done_ids += entry.run_id + "\n";
   });
-  return comm::broadcast_strings(world, {done_ids})[0];
+  auto texts = comm::broadcast_strings(world, {opened.done_ids, std::to_string(opened.removed_temps)});
+  return {texts[0], std::stoll(texts[1])};
 }
 
 // Collective: one run on the first `ranks` ranks of the world (the others wait without
@@ -247,8 +260,8 @@ int sweep_command(const SweepOptions& options) {
     return 0;
   }
   std::optional<sweep::Manifest> manifest;  // rank 0's
-  const std::string done_ids = open_manifest(world, options, spec, total, manifest);
-  const auto is_done = [&](const std::string& id) { return done_ids.find(id + "\n") != std::string::npos; };
+  const OpenedManifest opened = open_manifest(world, options, spec, total, manifest);
+  const auto is_done = [&](const std::string& id) { return opened.done_ids.find(id + "\n") != std::string::npos; };
   std::int64_t already = 0;
   for (const auto& run : planned) already += is_done(run.id) ? 1 : 0;
 
@@ -257,7 +270,11 @@ int sweep_command(const SweepOptions& options) {
     std::cout << "embscale sweep: " << spec.points.size() << " points x " << spec.repetitions << " repetitions = "
               << total << " runs on up to " << world.size() << " ranks" << (already ? ", " : "")
               << (already ? std::to_string(already) + " done before (resumed)" : "") << "\npoints: "
-              << directory.string() << "\n";
+              << directory.string()
+              << (opened.removed_temps ? " (removed " + std::to_string(opened.removed_temps) +
+                                             " temporary file(s) of abandoned runs)"
+                                       : "")
+              << "\n";
 
   Stopwatch elapsed;
   std::int64_t finished_now = 0;

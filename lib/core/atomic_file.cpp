@@ -42,6 +42,7 @@ void write_all(int fd, const std::byte* p, std::size_t n, std::uint64_t offset, 
 
 AtomicFile::AtomicFile(const std::filesystem::path& final_path) : final_(final_path) {
   static std::atomic<std::uint64_t> files{0};
+  remove_stale_temp_files(final_path);  // orphans of writers killed outright
   temp_ = temporary_path_for(final_path);
   temp_ += "." + std::to_string(files.fetch_add(1));
   register_temp_file(temp_);  // before the file exists: the fatal path may remove it at any time

@@ -2,9 +2,11 @@
 // (core/temp_files.hpp), so a reader never sees a half-written file and a failed write leaves the
 // previous file, if any, in place.
 //
-// The temporary file is "<dir>/.<name>.tmp.<pid>.<n>" (n counts this process's atomic files, so
-// two writers of one path do not share it). It is registered while it exists, so the fatal-error
-// path removes it; a writer destroyed without commit() (an exception) removes it too. commit()
+// The temporary file is "<dir>/.<name>.tmp.<host>.<pid>.<n>" (n counts this process's atomic
+// files, so two writers of one path do not share it). It is registered while it exists, so the
+// fatal-error path removes it; a writer destroyed without commit() (an exception) removes it too.
+// A process killed outright leaves it; the next AtomicFile of the same path on the same host
+// removes it (core/temp_files.hpp's remove_stale_temp_files). commit()
 // flushes, fsyncs, renames and fsyncs the directory: once it returns the file is durable.
 // Writes are buffered (small appends cost a memcpy); patch() rewrites bytes already written (a
 // header whose counts are known only at the end).

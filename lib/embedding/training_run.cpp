@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -109,19 +110,32 @@ class Loop {
 };
 
 // Fault injection for the tests of the failure path: EMBSCALE_FAULT_INJECT="RANK:ITERATION"
-// makes that rank throw at the start of that timed iteration, as a real local failure would.
+// makes that rank throw at the start of that timed iteration, as a real local failure would;
+// "RANK:ITERATION:kill" makes it raise SIGKILL on itself there instead, as the OOM killer or a
+// crashed node would: no handler runs, nothing is cleaned up by that process.
 struct InjectedFault {
   int rank = -1;
   std::int64_t iteration = -1;
+  bool kill = false;
+
+  void strike_if_due(int this_rank, std::int64_t it) const {
+    if (rank != this_rank || iteration != it) return;
+    if (kill) std::raise(SIGKILL);
+    throw Error("injected fault at iteration " + std::to_string(it) + " (EMBSCALE_FAULT_INJECT)");
+  }
 };
 
 InjectedFault injected_fault() {
   InjectedFault fault;
   if (const char* spec = std::getenv("EMBSCALE_FAULT_INJECT")) {
     long long rank = -1, iteration = -1;
-    if (std::sscanf(spec, "%lld:%lld", &rank, &iteration) != 2)
-      throw InputError(std::string("EMBSCALE_FAULT_INJECT: expected RANK:ITERATION, got \"") + spec + "\"");
-    fault = {static_cast<int>(rank), iteration};
+    int end = 0;
+    const bool parsed = std::sscanf(spec, "%lld:%lld%n", &rank, &iteration, &end) == 2;
+    const std::string action = parsed ? spec + end : "";
+    if (!parsed || (action != "" && action != ":kill"))
+      throw InputError(std::string("EMBSCALE_FAULT_INJECT: expected RANK:ITERATION or RANK:ITERATION:kill, got \"") +
+                       spec + "\"");
+    fault = {static_cast<int>(rank), iteration, action == ":kill"};
   }
   return fault;
 }
@@ -219,8 +233,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   for (std::int64_t it = 0; it < iterations; ++it) {
     const auto uit = static_cast<std::size_t>(it);
     stop_if_asked("before iteration " + std::to_string(it));
-    if (fault.rank == comm.rank() && fault.iteration == it)
-      throw Error("injected fault at iteration " + std::to_string(it) + " (EMBSCALE_FAULT_INJECT)");
+    fault.strike_if_due(comm.rank(), it);
     local_loss[uit] = loop.step(it, clock, counters);
     if (it == 0) {
       if (delay.seconds > 0) require_phase(clock, delay.phase);

@@ -22,7 +22,7 @@
 // being killed; a power loss may drop the latest batches, never a part of one.
 //
 // Creation is atomic: a new database is made under a temporary name beside the final path
-// ("<parent>/.<name>.tmp.<pid>", core/temp_files.hpp), its metadata written, closed and renamed
+// ("<parent>/.<name>.tmp.<host>.<pid>", core/temp_files.hpp), its metadata written, closed and renamed
 // onto the path (which must then be absent or an empty directory). A directory that exists, is
 // not empty and holds no RocksDB database is refused rather than filled.
 //

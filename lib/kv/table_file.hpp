@@ -1,14 +1,14 @@
 // Dump and load of a HostTable: a versioned, checksummed file (kv/table_file_format.hpp) written
 // atomically, read and validated whole before the table is touched.
 //
-// Atomicity. dump writes "<dir>/.<name>.tmp.<pid>.<n>" (core/temp_files.hpp: same directory, so
-// the rename stays on one file system; n counts the process's dumps), fsyncs it, renames it over
-// `path` and fsyncs the directory. Until the rename the previous file at `path` is untouched, so a
-// process killed in the middle of a dump leaves the previous dump loadable (and its own temporary
-// file, a hidden name nothing removes). Of two dumps to one path at once, the last renamed wins;
-// each file is whole. A dump that fails by exception
-// removes its temporary file; while it runs the file is registered, so the fatal-error path
-// (remove_registered_temp_files) removes it too.
+// Atomicity. dump writes "<dir>/.<name>.tmp.<host>.<pid>.<n>" (core/temp_files.hpp: same
+// directory, so the rename stays on one file system; n counts the process's dumps), fsyncs it,
+// renames it over `path` and fsyncs the directory. Until the rename the previous file at `path`
+// is untouched, so a process killed in the middle of a dump leaves the previous dump loadable
+// (and its own temporary file, a hidden name that the next dump to `path` on that host removes).
+// Of two dumps to one path at once, the last renamed wins; each file is whole. A dump that fails
+// by exception removes its temporary file; while it runs the file is registered, so the
+// fatal-error path (remove_registered_temp_files) removes it too.
 //
 // Consistency. A dump is one read call of the table (HostTable::export_stored): the entries are
 // a snapshot; calls that change the table wait until the file is written (reads run alongside).

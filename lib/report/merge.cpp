@@ -81,6 +81,7 @@ void copy_runs(const std::filesystem::path& input, const ReportData& report, hid
 void merge_reports(const std::vector<std::filesystem::path>& inputs, const std::filesystem::path& output,
                    const std::map<std::string, SummaryValue>& attributes) {
   silence_hdf5_errors();
+  check_file_can_be_created(output, "report");  // before reading inputs: say it at once
   std::vector<ReportData> reports;
   for (const auto& input : inputs) {
     std::error_code ec;
@@ -91,9 +92,7 @@ void merge_reports(const std::vector<std::filesystem::path>& inputs, const std::
   const std::vector<SummaryRow> rows = check_inputs(inputs, reports);
   const SummaryTable table(rows);
   if (!table.problem().empty()) throw InputError(output.string() + ": summary: " + table.problem());
-  if (const auto problem = why_file_cannot_be_created(output); !problem.empty())
-    throw InputError(output.string() + ": cannot create report: " + problem);
-
+  remove_stale_temp_files(output);
   const auto temp = temporary_path_for(output);
   register_temp_file(temp);
   try {

@@ -120,10 +120,12 @@ ReportWriter::ReportWriter(comm::Communicator& comm, std::filesystem::path final
 
   // Rank 0 checks the directory and names the temporary file; every rank learns the verdict
   // before the collective create, so a bad path fails everywhere instead of hanging somewhere.
+  // Rank 0 also removes the orphans of earlier writers of this name (killed outright: they
+  // could not remove their own temporary files).
   comm::all_or_none(comm, [&] {
     if (comm.rank() != 0) return;
-    const std::string problem = why_file_cannot_be_created(final_path_);
-    if (!problem.empty()) throw InputError(final_path_.string() + ": cannot create report: " + problem);
+    check_file_can_be_created(final_path_, "report");
+    remove_stale_temp_files(final_path_);
   });
   temp_path_ = comm::broadcast_strings(comm, {comm.rank() == 0 ? temporary_path_for(final_path_).string() : ""})[0];
 

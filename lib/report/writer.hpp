@@ -10,9 +10,12 @@
 // * Per-rank arrays are [iteration, rank] datasets: each rank writes its own column, all in one
 //   collective write (compressed chunks need that). Rank-identical data (series, /summary) is
 //   written by rank 0 in a collective write in which the other ranks select nothing.
-// * The file appears under its final name only whole: "<dir>/.<name>.tmp.<pid of rank 0>" until
-//   commit(). The temporary path is registered (core/temp_files.hpp) on every rank, so whichever
-//   rank fails alone and aborts the job removes it first.
+// * The file appears under its final name only whole: "<dir>/.<name>.tmp.<host>.<pid>" of rank 0
+//   until commit(). The temporary path is registered (core/temp_files.hpp) on every rank, so
+//   whichever rank fails alone and aborts the job removes it first. A job killed outright
+//   (SIGKILL of a rank: the launcher then kills the rest) removes nothing; the next writer of the
+//   same name removes such orphans (core/temp_files.hpp's remove_stale_temp_files) when rank 0
+//   runs on the host that wrote them.
 #pragma once
 
 #include <cstdint>
@@ -49,9 +52,10 @@ struct RunRecord {
 class ReportWriter {
  public:
   // Collective. Creates the temporary file and writes `metadata` as root attributes. Throws
-  // InputError("<final_path>: cannot create report: <reason>") on every rank when the
-  // directory is missing or not writable (decided on rank 0 before any collective HDF5 call),
-  // Error on every rank when the ranks' metadata differ.
+  // InputError("<final_path>: cannot create report: <reason>") on every rank when no file can
+  // be created there (decided on rank 0 by creating one, before any collective HDF5 call),
+  // Error on every rank when the ranks' metadata differ. Rank 0 first removes the orphaned
+  // temporary files of earlier writers of `final_path`.
   ReportWriter(comm::Communicator& comm, std::filesystem::path final_path, const RunMetadata& metadata);
   // Without commit(): closes (collectively, unless an exception is unwinding: then the handles
   // are abandoned, since other ranks may never close them) and removes the temporary file.

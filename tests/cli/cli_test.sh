@@ -121,6 +121,36 @@ case "$case_name" in
     mkdir -p "$work/reports"
     expect_bad_input "$work/missing_dir/r.h5: cannot create report" -o "$work/missing_dir/r.h5"
     [ ! -e "$work/missing_dir" ] || fail "the missing directory was created"
+    # /proc refuses new files even to root, whom access(2) would tell it may write there: the
+    # check creates a file to know, and says so before the run starts.
+    expect_bad_input "/proc/out.h5: cannot create report: " -o /proc/out.h5
+    grep -q '^iteration ' "$work/out.txt" && fail "the run started before the output was checked"
+    ;;
+  unwritable_output_every_command)
+    # Every subcommand that writes a file refuses an output that cannot be created, as bad input
+    # (exit 2), naming the path and why, before it starts its work.
+    cfg=$(variant short 's/"max_iter": 100/"max_iter": 2/')
+    run_mpi 1 "$cfg" -o "$work/in.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "run failed: $(cat "$work/err.txt")"
+    printf '{"sweep_version": 1, "base": "%s", "grid": {"solver.max_iter": [2]}}\n' "$cfg" >"$work/sweep.json"
+    "$embscale" trace generate "$cfg" --iterations 1 -o "$work/in.trace" --quiet || fail "trace generate failed"
+    expect_refused() {  # expect_refused EXPECTED COMMAND...
+      local expected=$1; shift
+      "$@" >"$work/out.txt" 2>"$work/err.txt"
+      local code=$?
+      [ "$code" -eq 2 ] || fail "$*: exit $code, expected 2: $(cat "$work/err.txt")"
+      grep -qF -- "$expected" "$work/err.txt" || fail "$*: stderr lacks '$expected': $(cat "$work/err.txt")"
+    }
+    expect_refused "/proc/s.h5: cannot create report: " \
+      "$mpiexec" -n 2 --oversubscribe "$embscale" sweep "$work/sweep.json" -o /proc/s.h5 --quiet
+    grep -q 'sweep: run' "$work/out.txt" && fail "the sweep started a run before the output was checked"
+    expect_refused "/proc/m.h5: cannot create report: " "$embscale" merge "$work/in.h5" -o /proc/m.h5
+    expect_refused "cannot write trace /proc/g.trace: " "$embscale" trace generate "$cfg" -o /proc/g.trace --quiet
+    expect_refused "cannot write trace /proc/c.trace: " "$embscale" trace convert "$work/in.trace" -o /proc/c.trace
+    # A points directory that cannot be made (a file has its name) is bad input too.
+    touch "$work/blocked.points"
+    expect_refused "$work/blocked.points: cannot create the points directory" \
+      "$mpiexec" -n 2 --oversubscribe "$embscale" sweep "$work/sweep.json" -o "$work/blocked.h5" --quiet
     ;;
   rank_failure)
     # A failure on rank 1 alone, mid-run: every rank ends (no hang, the ctest timeout would
@@ -131,6 +161,28 @@ case "$case_name" in
     grep -qF "embscale: error (rank 1 of 2): injected fault at iteration 3" "$work/err.txt" ||
       fail "rank 1's message missing: $(cat "$work/err.txt")"
     [ -z "$(ls -A "$work/reports")" ] || fail "files left behind: $(ls -A "$work/reports")"
+    ;;
+  killed_rank)
+    # A rank killed outright (SIGKILL: the OOM killer, a crashed node) cannot clean up, and the
+    # launcher kills the others while they wait for it in a collective: the report's temporary
+    # file stays. The next writer of the same report removes it (its writer is gone), whichever
+    # rank was killed, and leaves only the report.
+    mkdir -p "$work/reports"
+    cfg=$(variant short 's/"max_iter": 100/"max_iter": 8/')
+    EMBSCALE_FAULT_INJECT=1:3:kill run_mpi 2 "$cfg" -o "$work/reports/r.h5" --quiet
+    [ "$rc" -ne 0 ] || fail "a killed rank must fail the run"
+    [ "$(ls -A "$work/reports" | grep -c '^\.r\.h5\.tmp\.')" -eq 1 ] ||
+      fail "expected the killed run's one temporary file: $(ls -A "$work/reports")"
+    first=$(ls -A "$work/reports")
+    EMBSCALE_FAULT_INJECT=0:3:kill run_mpi 2 "$cfg" -o "$work/reports/r.h5" --quiet
+    [ "$rc" -ne 0 ] || fail "a killed rank 0 must fail the run"
+    [ ! -e "$work/reports/$first" ] || fail "the second run did not remove the first one's orphan $first"
+    run_mpi 2 "$cfg" -o "$work/reports/r.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "run after the killed ones failed ($rc): $(cat "$work/err.txt")"
+    [ "$(ls -A "$work/reports")" = "r.h5" ] || fail "files left beside the report: $(ls -A "$work/reports")"
+    EMBSCALE_FAULT_INJECT=1:3:explode run_mpi 2 "$cfg" -o "$work/reports/x.h5" --quiet
+    [ "$rc" -eq 2 ] && grep -qF 'EMBSCALE_FAULT_INJECT: expected RANK:ITERATION or RANK:ITERATION:kill, got "1:3:explode"' "$work/err.txt" ||
+      fail "a malformed EMBSCALE_FAULT_INJECT must be refused ($rc): $(cat "$work/err.txt")"
     ;;
   compare_self)
     # A report against itself: identical samples, no regression, exit 0; JSON agrees.

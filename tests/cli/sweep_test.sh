@@ -42,6 +42,16 @@ expect_every_run_once() {  # REPORT POINTS REPS
   [ "$rows" = "$(($2 * $3))" ] || fail "/summary has $rows rows, expected $(($2 * $3))"
 }
 
+# Waits until MANIFEST lists a finished run; else stops LAUNCHER (a resumable stop) and fails.
+wait_for_a_finished_run() {  # MANIFEST LAUNCHER_PID
+  for _ in $(seq 600); do
+    grep -q '"run_id"' "$1" 2>/dev/null && return
+    sleep 0.1
+  done
+  kill -USR1 "$2"
+  fail "no run finished within 60 s"
+}
+
 case "$case_name" in
   sweep_grid)
     # 2 x 2 points (one field, and ranks 1 and 2 inside a 2-rank job) x 2 repetitions.
@@ -76,11 +86,7 @@ case "$case_name" in
     "$mpiexec" -n 2 --oversubscribe "$embscale" sweep "$s" -o "$work/out/s.h5" --quiet >"$work/out.txt" 2>"$work/err.txt" &
     launcher=$!
     manifest="$work/out/s.points/manifest.json"
-    for _ in $(seq 600); do
-      grep -q '"run_id"' "$manifest" 2>/dev/null && break
-      sleep 0.1
-    done
-    grep -q '"run_id"' "$manifest" 2>/dev/null || { kill "$launcher"; fail "no run finished within 60 s"; }
+    wait_for_a_finished_run "$manifest" "$launcher"
     kill -USR1 "$launcher"  # mpiexec forwards SIGUSR1 to every rank
     wait "$launcher"
     rc=$?
@@ -96,6 +102,70 @@ case "$case_name" in
     grep -q "$done_before done before (resumed)" "$work/out.txt" || fail "resume did not skip: $(head -3 "$work/out.txt")"
     (cd "$work/out/s.points" && md5sum -c --quiet "$work/before.md5") || fail "a finished run was rewritten"
     expect_every_run_once "$work/out/s.h5" 4 1
+    ;;
+  sweep_killed_rank)
+    # A rank killed outright (SIGKILL) in the second run: the job ends (the launcher kills the
+    # other rank), the first run stays listed, and the second run's temporary file is left in the
+    # points directory (nobody lived to remove it). --resume removes it, runs the rest, and
+    # leaves no temporary file.
+    s=$(write_sweep killed '{"solver.max_iter": [2, 10]}')
+    EMBSCALE_FAULT_INJECT=0:5:kill sweep 2 "$s" -o "$work/out/k.h5" --quiet
+    [ "$rc" -ne 0 ] || fail "a sweep whose rank was killed must fail"
+    points="$work/out/k.points"
+    [ "$(grep -c '"run_id"' "$points/manifest.json")" -eq 1 ] || fail "expected p0.r0 done: $(cat "$points/manifest.json")"
+    ls -A "$points" | grep -q '^\.p1\.r0\.h5\.tmp\.' || fail "expected the killed run's temporary file: $(ls -A "$points")"
+    sweep 2 "$s" -o "$work/out/k.h5" --quiet --resume
+    [ "$rc" -eq 0 ] || fail "resume failed ($rc): $(cat "$work/err.txt")"
+    grep -q "removed 1 temporary file(s) of abandoned runs" "$work/out.txt" || fail "$(head -3 "$work/out.txt")"
+    expect_every_run_once "$work/out/k.h5" 2 1
+    ls -A "$points" "$work/out" | grep '\.tmp\.' && fail "temporary files left: $(ls -A "$points" "$work/out")"
+    ;;
+  sweep_sigterm_launcher)
+    # SIGTERM to mpiexec itself (OpenMPI 4.1, slurm/STOPPING.md): mpiexec sends the ranks
+    # SIGCONT at once, SIGTERM after odls_base_sigkill_timeout seconds and SIGKILL as long again,
+    # and exits 1 whatever the ranks do. The ranks stop as for any SIGTERM, then MPI_Finalize
+    # waits about 2 s for the aborting launcher; given 4 s, each exits 3 (recorded by a wrapper:
+    # mpiexec reports only its own code). The finished run stays, no temporary file is left, and
+    # --resume completes the sweep.
+    # The second point must still be running when the ranks get SIGTERM (4 s after mpiexec):
+    # its length comes from this machine's speed now (~15 s of iterations).
+    "$mpiexec" -n 2 --oversubscribe "$embscale" run "$default_config" --set solver.max_iter=20 --set solver.display=5 \
+      -o "$work/calibrate.h5" >"$work/calibrate.txt" 2>&1 || fail "calibration run failed: $(cat "$work/calibrate.txt")"
+    rm -f "$work/calibrate.h5"
+    iterations=$(sed -nE 's/.*step ([0-9.]+) ms.*/\1/p' "$work/calibrate.txt" |
+                 awk '{sum += $1; n++} END {if (n == 0) exit 1; it = int(15000 / (sum / n)); print (it < 20 ? 20 : it)}') ||
+      fail "no step times in the calibration run: $(cat "$work/calibrate.txt")"
+    s=$(write_sweep term "{\"solver.max_iter\": [3, $iterations]}")
+    cat >"$work/rank.sh" <<'SH'
+#!/bin/bash
+# One rank: the command, its exit code recorded. The wrapper ignores SIGTERM to outlive it;
+# embscale installs its own handler over the inherited "ignore".
+trap '' TERM
+"$@"
+echo $? >"$RANK_CODES/rank.$OMPI_COMM_WORLD_RANK"
+SH
+    chmod +x "$work/rank.sh"
+    mkdir -p "$work/codes"
+    RANK_CODES="$work/codes" OMPI_MCA_odls_base_sigkill_timeout=4 "$mpiexec" -n 2 --oversubscribe "$work/rank.sh" \
+      "$embscale" sweep "$s" -o "$work/out/t.h5" --quiet >"$work/out.txt" 2>"$work/err.txt" &
+    launcher=$!
+    manifest="$work/out/t.points/manifest.json"
+    wait_for_a_finished_run "$manifest" "$launcher"
+    kill -TERM "$launcher"
+    wait "$launcher"
+    rc=$?
+    [ "$rc" -eq 1 ] || fail "mpiexec exits 1 on SIGTERM (OpenMPI 4.1), got $rc; update slurm/STOPPING.md"
+    grep -q "stopped by SIGTERM during run p1.r0" "$work/err.txt" ||
+      fail "the ranks did not stop cleanly (p1 over before they got SIGTERM?): $(cat "$work/err.txt")"
+    for r in 0 1; do
+      [ "$(cat "$work/codes/rank.$r" 2>/dev/null)" = 3 ] || fail "rank $r exited '$(cat "$work/codes/rank.$r" 2>/dev/null)', expected 3"
+    done
+    [ "$(grep -c '"run_id"' "$manifest")" -eq 1 ] || fail "expected p0.r0 alone done: $(cat "$manifest")"
+    ls -A "$work/out/t.points" | grep '\.tmp\.' && fail "temporary files left: $(ls -A "$work/out/t.points")"
+    sweep 2 "$s" -o "$work/out/t.h5" --quiet --resume
+    [ "$rc" -eq 0 ] || fail "resume failed ($rc): $(cat "$work/err.txt")"
+    grep -q "1 done before (resumed)" "$work/out.txt" || fail "resume did not skip: $(head -3 "$work/out.txt")"
+    expect_every_run_once "$work/out/t.h5" 2 1
     ;;
   sweep_bad_field)
     s=$(write_sweep bad '{"layers.emb1.sparse_embedding_hparam.embedding_vec_sise": [8]}')
