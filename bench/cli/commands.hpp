@@ -44,7 +44,7 @@ struct CompareOptions {
   std::string base_path;
   std::string new_path;
   report::CompareOptions settings;
-  std::vector<std::string> gate_names{"step"};  // --gate, parsed into settings.gate
+  std::vector<std::string> gate_names;     // --gate; empty: settings.gate's default (step)
   bool json = false;
 };
 

@@ -12,7 +12,7 @@ namespace embscale::cli {
 
 int compare_command(const CompareOptions& command_options) {
   CompareOptions options = command_options;
-  options.settings.gate = report::parse_gate_selection(options.gate_names);
+  if (!options.gate_names.empty()) options.settings.gate = report::parse_gate_selection(options.gate_names);
   const auto base = report::read_comparable(options.base_path);
   const auto next = report::read_comparable(options.new_path);
   const auto comparison = [&] {
@@ -39,8 +39,10 @@ RunFunction define_compare(CLI::App& command, const Invocation&) {
   command.add_option("--alpha", settings.alpha,
                      "family-wise significance level: Holm's correction over every gated figure of every paired run")
       ->capture_default_str()->check(CLI::Range(1e-9, 0.5));
-  command.add_option("--min-change", settings.min_change, "smallest relative change that counts (0.05 = 5%)")
-      ->capture_default_str()->check(CLI::Range(0.0, 10.0));
+  command.add_option("--min-change", settings.min_change,
+                     "smallest relative change that counts (0.05 = 5%); default 0.05 with repetitions, 0.10 with "
+                     "single runs (their tests cannot see run-to-run shifts)")
+      ->check(CLI::Range(0.0, 10.0));
   command.add_option("--blocks", settings.blocks, "block means per run when there are no repetitions")
       ->capture_default_str()->check(CLI::Range(2, 1000));
   command.add_option("--warmup-fraction", settings.warmup_fraction, "leading share of iterations left out")
@@ -48,7 +50,7 @@ RunFunction define_compare(CLI::App& command, const Invocation&) {
   command.add_option("--gate", options->gate_names,
                      "figures that can fail the verdict: step (step time, throughput; benchmarks: real_time), "
                      "phases, bytes, other, all, none; comma-separated")
-      ->delimiter(',')->default_str("step");
+      ->delimiter(',')->default_str(report::describe_as_names(report::GateSelection{}));
   command.add_option("--ignore", settings.ignored_parameters,
                      "pair runs whose parameters differ only in these (ranks, zipf_alpha, ...), to compare them on "
                      "purpose; comma-separated or repeated")

@@ -97,6 +97,12 @@ MannWhitneyResult mann_whitney_u(std::span<const double> a, std::span<const doub
   return r;
 }
 
+double mann_whitney_smallest_p(std::size_t na, std::size_t nb) {
+  double combinations = 1.0;  // C(na + nb, nb), built as a product of ratios (exact while small)
+  for (std::size_t i = 1; i <= nb; ++i) combinations = combinations * static_cast<double>(na + i) / static_cast<double>(i);
+  return 1.0 / combinations;
+}
+
 std::vector<double> block_means(std::span<const double> samples, std::size_t skip, std::size_t blocks) {
   EMBSCALE_EXPECTS(blocks >= 1, "block_means needs at least one block");
   const std::size_t usable = samples.size() > skip ? samples.size() - skip : 0;

@@ -28,6 +28,11 @@ struct MannWhitneyResult {
 // continuity corrections. Both samples must be non-empty.
 MannWhitneyResult mann_whitney_u(std::span<const double> a, std::span<const double> b, Alternative alternative);
 
+// The smallest one-sided p-value the exact test can give samples of these sizes (no ties):
+// 1 / C(na + nb, na), when every value of one sample exceeds every value of the other. A test
+// whose smallest p-value is not below the level it is judged at can never reject.
+double mann_whitney_smallest_p(std::size_t na, std::size_t nb);
+
 // Means of `blocks` contiguous, equal blocks of samples[skip:] (the remainder of the division
 // is dropped from the end). Throws when fewer samples than blocks remain.
 std::vector<double> block_means(std::span<const double> samples, std::size_t skip, std::size_t blocks);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "core/error.hpp"
 #include "core/statistics.hpp"
@@ -71,28 +72,53 @@ std::size_t warmup(std::size_t n, const CompareOptions& o) {
   return static_cast<std::size_t>(std::floor(static_cast<double>(n) * o.warmup_fraction));
 }
 
-// The samples of a figure for one side, and how they were formed.
-std::vector<double> samples_of(const Runs& runs, const std::string& figure, bool repetitions,
-                               const CompareOptions& o, std::string& how) {
-  std::vector<double> samples;
-  if (repetitions) {
-    for (const auto* run : runs) {
-      const auto series = figure_series(*run, figure);
-      if (series.empty()) continue;
-      const std::size_t skip = warmup(series.size(), o);
-      samples.push_back(median(std::vector<double>(series.begin() + static_cast<long>(skip), series.end())));
-    }
-    how = "repetitions";
-    return samples;
+// A figure's samples on both sides of a pair, and how they were formed.
+struct Samples {
+  std::vector<double> base, next;
+  std::string how;
+  bool repetitions = false;
+};
+
+std::vector<double> run_medians(const Runs& runs, const std::string& figure, const CompareOptions& o) {
+  std::vector<double> medians;
+  for (const auto* run : runs) {
+    const auto series = figure_series(*run, figure);
+    if (series.empty()) continue;
+    const std::size_t skip = warmup(series.size(), o);
+    medians.push_back(median(std::vector<double>(series.begin() + static_cast<long>(skip), series.end())));
   }
-  const auto series = figure_series(*runs.front(), figure);
-  if (series.empty()) return samples;
-  const std::size_t skip = warmup(series.size(), o);
-  const std::size_t blocks = std::min(o.blocks, series.size() - skip);
-  how = "block means";
-  return blocks == 0 ? samples : block_means(series, skip, blocks);
+  return medians;
 }
 
+std::vector<double> first_run_block_means(const Runs& runs, const std::string& figure, const CompareOptions& o) {
+  const auto series = figure_series(*runs.front(), figure);
+  if (series.empty()) return {};
+  const std::size_t skip = warmup(series.size(), o);
+  const std::size_t blocks = std::min(o.blocks, series.size() - skip);
+  return blocks == 0 ? std::vector<double>{} : block_means(series, skip, blocks);
+}
+
+// Repetitions when both sides have two or more runs; otherwise block means of each side's first
+// run (and the sampling says which runs were left out). Empty samples: the side lacks the figure.
+Samples samples_of(const RunPair& pair, const std::string& figure, const CompareOptions& o) {
+  Samples s;
+  if (pair.base.size() >= 2 && pair.next.size() >= 2) {
+    s.base = run_medians(pair.base, figure, o);
+    s.next = run_medians(pair.next, figure, o);
+    s.how = "repetitions (" + std::to_string(s.base.size()) + " vs " + std::to_string(s.next.size()) + ")";
+    s.repetitions = true;
+    return s;
+  }
+  s.base = first_run_block_means(pair.base, figure, o);
+  s.next = first_run_block_means(pair.next, figure, o);
+  s.how = "block means (" + std::to_string(s.base.size()) + " vs " + std::to_string(s.next.size()) + ")";
+  for (const auto& [runs, side] : {std::pair{&pair.base, "base"}, std::pair{&pair.next, "new"}})
+    if (runs->size() > 1)
+      s.how += "; the " + std::string(side) + " side's first of " + std::to_string(runs->size()) + " runs";
+  return s;
+}
+
+// The figures of a run, in report order: step time and throughput, phases, bytes, other series.
 std::vector<std::string> figures_of(const ReportData::Run& run) {
   std::vector<std::string> figures;
   if (run.series.count("step_time")) figures = {"step_time", "throughput_samples_per_s"};
@@ -105,6 +131,16 @@ std::vector<std::string> figures_of(const ReportData::Run& run) {
   return figures;
 }
 
+// Both sides' figures: the base's in its order, then those only the new side has.
+std::vector<std::string> figures_of(const RunPair& pair) {
+  auto figures = figures_of(*pair.base.front());
+  for (auto& figure : figures_of(*pair.next.front()))
+    if (std::find(figures.begin(), figures.end(), figure) == figures.end()) figures.push_back(std::move(figure));
+  return figures;
+}
+
+double worsening(const FigureComparison& f) { return f.higher_is_better ? -f.relative_change : f.relative_change; }
+
 // One figure of one pair, before Holm: medians, change, the one-sided p-values.
 FigureComparison compare_figure(const RunPair& pair, const std::string& figure, const CompareOptions& o) {
   FigureComparison f;
@@ -112,37 +148,51 @@ FigureComparison compare_figure(const RunPair& pair, const std::string& figure, 
   f.figure = figure;
   f.higher_is_better = figure == "throughput_samples_per_s";
   f.gated = gated(figure, o.gate);
-  const bool repetitions = pair.base.size() >= 2 && pair.next.size() >= 2;
-  std::string how_base, how_next;
-  const auto a = samples_of(pair.base, figure, repetitions, o, how_base);
-  const auto b = samples_of(pair.next, figure, repetitions, o, how_next);
-  if (a.empty() || b.empty()) {
-    f.sampling = "";  // the figure is missing on one side: not compared
+  const Samples s = samples_of(pair, figure, o);
+  if (s.base.empty() || s.next.empty()) {
+    f.missing_on = s.base.empty() ? "base" : "new";
+    f.gated = false;  // nothing to test
     return f;
   }
-  f.sampling = how_base + " (" + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + ")";
-  f.base = median(a);
-  f.next = median(b);
+  f.sampling = s.how;
+  f.min_change = o.min_change.value_or(s.repetitions ? kMinChangeRepetitions : kMinChangeSingleRuns);
+  f.base = median(s.base);
+  f.next = median(s.next);
   f.relative_change = f.base != 0 ? (f.next - f.base) / f.base : 0.0;
   const auto worse = f.higher_is_better ? Alternative::kLess : Alternative::kGreater;
   const auto better = f.higher_is_better ? Alternative::kGreater : Alternative::kLess;
-  f.p_worse = mann_whitney_u(a, b, worse).p_value;
-  const double p_better = mann_whitney_u(a, b, better).p_value;
-  const double worsening = f.higher_is_better ? -f.relative_change : f.relative_change;
-  f.p_value = worsening >= 0 ? f.p_worse : p_better;
-  f.improvement = p_better < o.alpha && -worsening > o.min_change;
+  f.p_worse = mann_whitney_u(s.base, s.next, worse).p_value;
+  f.smallest_p = mann_whitney_smallest_p(s.base.size(), s.next.size());
+  const double p_better = mann_whitney_u(s.base, s.next, better).p_value;
+  f.p_value = worsening(f) >= 0 ? f.p_worse : p_better;
+  f.improvement = p_better < o.alpha && -worsening(f) > f.min_change;
   return f;
 }
 
-// Rule 3's size test: large enough to count. A phase must move the step, not only itself.
-bool large_enough(FigureComparison& f, double base_step, const CompareOptions& o) {
-  const double worsening = f.higher_is_better ? -f.relative_change : f.relative_change;
-  if (worsening <= o.min_change) return false;
-  if (is_phase(f.figure) && base_step > 0 && f.next - f.base <= o.min_change * base_step) {
-    f.below_floor = true;
-    return false;
-  }
-  return true;
+// Holm's family is one hypothesis per pair and question: the throughput is the batch over the
+// same iterations' step times, so "slower" is one question for both (their p-values coincide
+// with repetitions and nearly so with block means; the larger one stands for both).
+std::string hypothesis_of(const FigureComparison& f, std::size_t pair) {
+  const std::string question = f.figure == "throughput_samples_per_s" ? "step_time" : f.figure;
+  return std::to_string(pair) + "/" + question;
+}
+
+// Repetitions a side with which Holm over m tests can reach alpha at all: the exact one-sided
+// Mann-Whitney p of r against r runs is at least 1 / C(2r, r).
+std::size_t repetitions_needed(std::size_t m, double alpha) {
+  std::size_t r = 2;
+  while (static_cast<double>(m) * mann_whitney_smallest_p(r, r) >= alpha) ++r;
+  return r;
+}
+
+// The verdict of one figure once its Holm-adjusted p-value is known (rules 1 to 3 of the header).
+void judge(FigureComparison& f, double base_step, double alpha) {
+  const bool significant = (f.gated ? f.p_holm : f.p_worse) < alpha;
+  // The floor: a phase must add min_change of the pair's step time, not only of itself.
+  f.below_floor = is_phase(f.figure) && base_step > 0 && f.next - f.base <= f.min_change * base_step;
+  const bool large = worsening(f) > f.min_change && !f.below_floor;
+  if (f.gated) f.regression = significant && large;
+  else f.slower = significant && large;
 }
 
 }  // namespace
@@ -161,6 +211,14 @@ GateSelection parse_gate_selection(const std::vector<std::string>& names) {
   return gate;
 }
 
+std::string describe_as_names(const GateSelection& gate) {
+  std::string text;
+  for (const auto& [on, name] : {std::pair{gate.step, "step"}, std::pair{gate.phases, "phases"},
+                                 std::pair{gate.bytes, "bytes"}, std::pair{gate.other, "other"}})
+    if (on) text += (text.empty() ? "" : ",") + std::string(name);
+  return text.empty() ? "none" : text;
+}
+
 std::string describe(const GateSelection& gate) {
   std::string text;
   const auto add = [&](bool on, const char* what) {
@@ -174,50 +232,75 @@ std::string describe(const GateSelection& gate) {
 }
 
 Comparison compare_reports(const ReportData& base, const ReportData& next, const CompareOptions& o) {
-  EMBSCALE_EXPECTS(o.alpha > 0 && o.alpha < 1 && o.min_change >= 0 && o.blocks >= 2, "invalid compare options");
+  EMBSCALE_EXPECTS(o.alpha > 0 && o.alpha < 1 && o.min_change.value_or(0) >= 0 && o.blocks >= 2,
+                   "invalid compare options");
   const Pairing pairing = pair_runs(base, next, o.ignored_parameters);
   Comparison out;
   out.matched_runs = pairing.pairs.size();
   out.unpaired_base = pairing.unpaired_base;
   out.unpaired_next = pairing.unpaired_next;
+  std::vector<std::size_t> pair_of;     // per figure: the index of its pair
+  std::vector<double> pair_base_step;   // per pair: the median base step time (0: none)
   double log_ratio_sum = 0;
-  std::vector<double> base_steps;  // per figure: its pair's base step time (the phase floor)
-  for (const auto& pair : pairing.pairs) {
-    double base_step = 0;
-    for (const auto& figure : figures_of(*pair.base.front())) {
-      auto f = compare_figure(pair, figure, o);
-      if (f.sampling.empty()) continue;
-      if (is_step_figure(figure)) {
-        base_step = f.base;
+  for (std::size_t p = 0; p < pairing.pairs.size(); ++p) {
+    pair_base_step.push_back(0.0);
+    for (const auto& figure : figures_of(pairing.pairs[p])) {
+      auto f = compare_figure(pairing.pairs[p], figure, o);
+      if (is_step_figure(figure) && f.missing_on.empty()) {
+        pair_base_step[p] = f.base;
         if (f.base > 0 && f.next > 0) {
           log_ratio_sum += std::log(f.next / f.base);
           ++out.step_time_ratios;
         }
       }
       out.figures.push_back(std::move(f));
-      base_steps.push_back(base_step);  // figures_of lists the step time first
+      pair_of.push_back(p);
     }
-  }
-  // Holm's family: every gated figure of every pair.
-  std::vector<double> family;
-  for (const auto& f : out.figures)
-    if (f.gated) family.push_back(f.p_worse);
-  const auto adjusted = holm_adjusted(family);
-  out.gated_tests = family.size();
-  std::size_t next_adjusted = 0;
-  for (std::size_t i = 0; i < out.figures.size(); ++i) {
-    auto& f = out.figures[i];
-    const bool large = large_enough(f, base_steps[i], o);
-    if (f.gated) {
-      f.p_holm = adjusted[next_adjusted++];
-      f.regression = f.p_holm < o.alpha && large;
-    } else {
-      f.slower = f.p_worse < o.alpha && large;
-    }
-    out.any_regression = out.any_regression || f.regression;
   }
   if (out.step_time_ratios > 0)
     out.step_time_ratio_geomean = std::exp(log_ratio_sum / static_cast<double>(out.step_time_ratios));
+
+  // Holm's family: one hypothesis per pair and question, its p-value the largest of its figures'.
+  std::map<std::string, double> family_p;
+  for (std::size_t i = 0; i < out.figures.size(); ++i) {
+    const auto& f = out.figures[i];
+    if (!f.gated) continue;
+    const auto key = hypothesis_of(f, pair_of[i]);
+    family_p[key] = std::max(family_p.count(key) ? family_p[key] : 0.0, f.p_worse);
+  }
+  std::vector<double> p_values;
+  for (const auto& [key, p] : family_p) p_values.push_back(p);
+  const auto adjusted = holm_adjusted(p_values);
+  std::map<std::string, double> family_holm;
+  std::size_t k = 0;
+  for (const auto& [key, p] : family_p) family_holm[key] = adjusted[k++];
+  out.gated_tests = family_p.size();
+  for (std::size_t i = 0; i < out.figures.size(); ++i) {
+    auto& f = out.figures[i];
+    if (!f.missing_on.empty()) continue;
+    if (f.gated) f.p_holm = family_holm[hypothesis_of(f, pair_of[i])];
+    judge(f, pair_base_step[pair_of[i]], o.alpha);
+    out.any_regression = out.any_regression || f.regression;
+  }
+
+  // What the verdict cannot see: a gate with nothing to test, tests that cannot reach alpha.
+  if (out.gated_tests == 0 && (o.gate.step || o.gate.phases || o.gate.bytes || o.gate.other))
+    throw InputError("no gated figure (" + describe(o.gate) +
+                     ") is in both reports: the verdict would test nothing (--gate chooses the figures)");
+  const double m = static_cast<double>(out.gated_tests);
+  for (std::size_t i = 0; i < out.figures.size(); ++i) {
+    const auto& f = out.figures[i];
+    if (!f.gated || f.figure == "throughput_samples_per_s" || m * f.smallest_p < o.alpha) continue;
+    out.warnings.push_back(f.run + ": " + f.figure + " cannot fail the gate: with " + f.sampling +
+                           " the smallest one-sided p-value is " + format_value(f.smallest_p) + ", and Holm over " +
+                           std::to_string(out.gated_tests) + " test(s) needs it below " + format_value(o.alpha / m) +
+                           ": give each side at least " + std::to_string(repetitions_needed(out.gated_tests, o.alpha)) +
+                           " repetitions");
+  }
+  for (const auto& f : out.figures)
+    if (!f.missing_on.empty() && gated(f.figure, o.gate))
+      out.warnings.push_back(f.run + ": " + f.figure + " is missing on the " + f.missing_on +
+                             " side and was not tested");
   return out;
 }
 

@@ -20,13 +20,24 @@ std::string p_text(double p) {
   return text;
 }
 
+std::string min_change_text(const CompareOptions& o) {
+  if (o.min_change) return p_text(100.0 * *o.min_change) + "%";
+  return p_text(100.0 * kMinChangeRepetitions) + "% with repetitions, " + p_text(100.0 * kMinChangeSingleRuns) +
+         "% with single runs (--min-change)";
+}
+
 }  // namespace
 
 std::string format_comparison(const Comparison& c, const CompareOptions& o) {
   std::string text;
   char line[512];
   std::string current_run;
+  std::vector<std::string> missing;
   for (const auto& f : c.figures) {
+    if (!f.missing_on.empty()) {
+      missing.push_back(f.figure + " (" + f.run + "): only in the " + (f.missing_on == "base" ? "new" : "base") + " report");
+      continue;
+    }
     if (f.run != current_run) {
       text += (current_run.empty() ? "" : "\n") + std::string("run: ") + f.run + "\n";
       text += "samples: " + f.sampling + " after the warm-up\n";
@@ -42,8 +53,11 @@ std::string format_comparison(const Comparison& c, const CompareOptions& o) {
     text += line;
   }
   text += "\n* gated (--gate): " + describe(o.gate) + "; Holm's correction over " + std::to_string(c.gated_tests) +
-          " test(s) at alpha " + p_text(o.alpha) + "; a regression also needs a change above " +
-          p_text(100.0 * o.min_change) + "% (a phase: above that share of the step time)\n";
+          " test(s) (a pair's step time and throughput are one) at alpha " + p_text(o.alpha) +
+          "; a regression also needs a change above " + min_change_text(o) +
+          " (a phase: above that share of the step time)\n";
+  for (const auto& m : missing) text += "not compared: " + m + "\n";
+  for (const auto& w : c.warnings) text += "warning: " + w + "\n";
   if (c.unpaired_base + c.unpaired_next > 0)
     text += "not compared: " + std::to_string(c.unpaired_base) + " base and " + std::to_string(c.unpaired_next) +
             " new run(s) without a partner of the same parameters (--ignore pairs them)\n";
@@ -63,12 +77,15 @@ nlohmann::json comparison_to_json(const Comparison& c, const CompareOptions& o) 
                        {"gated", f.gated}, {"base", f.base}, {"new", f.next},
                        {"relative_change", f.relative_change}, {"p_value", f.p_value}, {"p_worse", f.p_worse},
                        {"p_holm", f.gated ? nlohmann::json(f.p_holm) : nlohmann::json(nullptr)},
-                       {"below_floor", f.below_floor}, {"sampling", f.sampling}, {"regression", f.regression},
+                       {"below_floor", f.below_floor}, {"sampling", f.sampling}, {"missing_on", f.missing_on},
+                       {"min_change", f.min_change},
+                       {"regression", f.regression},
                        {"slower_not_gated", f.slower}, {"improvement", f.improvement}});
-  return {{"alpha", o.alpha}, {"min_change", o.min_change}, {"gate", describe(o.gate)},
+  return {{"alpha", o.alpha}, {"min_change", min_change_text(o)}, {"gate", describe(o.gate)},
           {"ignored_parameters", o.ignored_parameters}, {"matched_runs", c.matched_runs},
           {"unpaired_base_runs", c.unpaired_base}, {"unpaired_new_runs", c.unpaired_next},
           {"gated_tests", c.gated_tests}, {"step_time_ratio_geomean", c.step_time_ratio_geomean},
+          {"warnings", c.warnings},
           {"regression", c.any_regression}, {"figures", figures}};
 }
 

@@ -116,6 +116,16 @@ std::vector<bool> holm_rejects(const std::vector<double>& p, double alpha) {
   return reject;
 }
 
+TEST(MannWhitneyU, SmallestPValueIsOneOverTheArrangementsAndIsReached) {
+  EXPECT_DOUBLE_EQ(mann_whitney_smallest_p(3, 3), 1.0 / 20.0);
+  EXPECT_DOUBLE_EQ(mann_whitney_smallest_p(5, 5), 1.0 / 252.0);
+  EXPECT_DOUBLE_EQ(mann_whitney_smallest_p(10, 10), 1.0 / 184756.0);
+  EXPECT_DOUBLE_EQ(mann_whitney_smallest_p(2, 7), 1.0 / 36.0);
+  // Complete separation reaches it.
+  const std::vector<double> a{1, 2, 3, 4}, b{5, 6, 7};
+  EXPECT_NEAR(mann_whitney_u(a, b, Alternative::kGreater).p_value, mann_whitney_smallest_p(4, 3), 1e-15);
+}
+
 TEST(HolmAdjusted, HandWorkedExample) {
   // Sorted: 0.005 (x4 = 0.02), 0.01 (x3 = 0.03), 0.03 (x2 = 0.06), 0.04 (x1 = 0.04 -> stays 0.06).
   const std::vector<double> p{0.01, 0.04, 0.03, 0.005};
