@@ -1,4 +1,4 @@
-// embscale: one binary, subcommands (DESIGN.md "CLI"), each registered in subcommand_registry.cpp
+// embscale: one binary, subcommands (DESIGN.md "The seams": a subcommand), each registered in subcommand_registry.cpp
 // with its launch kind: MPI programs run inside MPI_Init/MPI_Finalize, serial ones never
 // initialise MPI.
 #include <mpi.h>

@@ -91,12 +91,10 @@ std::filesystem::path temporary_path_for(const std::filesystem::path& final_path
   return final_path.parent_path() / (temp_prefix_of(final_path) + host_label() + "." + std::to_string(::getpid()));
 }
 
-std::optional<TempFileWriter> temp_file_writer(const std::filesystem::path& temp,
-                                               const std::filesystem::path& final_path) {
-  const std::string name = temp.filename().string();
-  const std::string prefix = temp_prefix_of(final_path);
-  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
-  const std::string rest = name.substr(prefix.size());  // "<host>.<pid>[.<anything>]"
+namespace {
+
+// The writer in "<host>.<pid>[.<anything>]", the part of a temporary name after ".tmp.".
+std::optional<TempFileWriter> writer_in(const std::string& rest) {
   const auto dot = rest.find('.');
   if (dot == 0 || dot == std::string::npos) return std::nullopt;
   const char* first = rest.data() + dot + 1;
@@ -107,9 +105,24 @@ std::optional<TempFileWriter> temp_file_writer(const std::filesystem::path& temp
   return TempFileWriter{rest.substr(0, dot), pid};
 }
 
+}  // namespace
+
+std::optional<TempFileWriter> temp_file_writer(const std::filesystem::path& temp,
+                                               const std::filesystem::path& final_path) {
+  const std::string name = temp.filename().string();
+  const std::string prefix = temp_prefix_of(final_path);
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  return writer_in(name.substr(prefix.size()));
+}
+
 std::vector<std::filesystem::path> remove_stale_temp_files(const std::filesystem::path& final_path) noexcept {
   return remove_files_in(directory_of(final_path), [&](const std::filesystem::path& file) {
-    const auto writer = temp_file_writer(file, final_path);
+    // ".<any name>.tmp.<host>.<pid>[.<n>]": host labels hold no dot, so the last ".tmp." starts
+    // the writer even when the name itself contains one.
+    const std::string name = file.filename().string();
+    const auto tmp = name.rfind(".tmp.");
+    if (name.empty() || name[0] != '.' || tmp == std::string::npos || tmp < 2) return false;
+    const auto writer = writer_in(name.substr(tmp + 5));
     return writer && writer->host == host_label() && writer->pid != static_cast<long>(::getpid()) &&
            !process_running(writer->pid);
   });

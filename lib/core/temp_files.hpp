@@ -4,8 +4,8 @@
 //
 // A process killed outright (SIGKILL, a node crash, mpiexec ending a job whose rank died) cannot
 // remove its own files. Its temporary name says who wrote it, "<dir>/.<name>.tmp.<host>.<pid>",
-// so a later writer of the same name can tell an orphan (same host, no such process) from the
-// file of a writer still at work, and remove only the orphan (remove_stale_temp_files).
+// so a later writer into the same directory can tell an orphan (same host, no such process) from
+// the file of a writer still at work, and remove only the orphan (remove_stale_temp_files).
 #pragma once
 
 #include <filesystem>
@@ -29,9 +29,11 @@ struct TempFileWriter {
 std::optional<TempFileWriter> temp_file_writer(const std::filesystem::path& temp,
                                                const std::filesystem::path& final_path);
 
-// Removes the temporary files of `final_path` whose writer has certainly ended: written on this
-// host by a process that no longer exists. Files from other hosts, or from a live process (or a
-// recycled pid), are kept. Returns the files removed; never throws.
+// Removes the temporary files in `final_path`'s directory, of any final name, whose writer has
+// certainly ended: written on this host by a process that no longer exists. So a run into
+// results/runs/ (a new timestamped name each time) clears what killed runs left there. Files
+// from other hosts, or from a live process (or a recycled pid), are kept. Returns the files
+// removed; never throws.
 std::vector<std::filesystem::path> remove_stale_temp_files(const std::filesystem::path& final_path) noexcept;
 
 // Removes every temporary file (".<name>.tmp.<anything>", regular files only) in `directory`,

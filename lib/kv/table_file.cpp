@@ -24,8 +24,7 @@ std::string errno_text() { return std::strerror(errno); }
 
 std::uint64_t write_dump(const HostTable& table, KeyType key_type, const std::filesystem::path& path,
                          bool incremental, std::uint64_t threshold, const DumpOptions& options) {
-  if (const std::string why = why_file_cannot_be_created(path); !why.empty())
-    throw InputError("cannot dump the table to " + path.string() + ": " + why);
+  check_file_can_be_created(path, "the table dump");
   const TableOptions& o = table.options();
   TableFileHeader header;
   header.key_type = key_type;

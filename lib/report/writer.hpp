@@ -13,9 +13,9 @@
 // * The file appears under its final name only whole: "<dir>/.<name>.tmp.<host>.<pid>" of rank 0
 //   until commit(). The temporary path is registered (core/temp_files.hpp) on every rank, so
 //   whichever rank fails alone and aborts the job removes it first. A job killed outright
-//   (SIGKILL of a rank: the launcher then kills the rest) removes nothing; the next writer of the
-//   same name removes such orphans (core/temp_files.hpp's remove_stale_temp_files) when rank 0
-//   runs on the host that wrote them.
+//   (SIGKILL of a rank: the launcher then kills the rest) removes nothing; the next writer into
+//   the same directory removes such orphans (core/temp_files.hpp's remove_stale_temp_files) when
+//   rank 0 runs on the host that wrote them.
 #pragma once
 
 #include <cstdint>

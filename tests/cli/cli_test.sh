@@ -145,8 +145,8 @@ case "$case_name" in
       "$mpiexec" -n 2 --oversubscribe "$embscale" sweep "$work/sweep.json" -o /proc/s.h5 --quiet
     grep -q 'sweep: run' "$work/out.txt" && fail "the sweep started a run before the output was checked"
     expect_refused "/proc/m.h5: cannot create report: " "$embscale" merge "$work/in.h5" -o /proc/m.h5
-    expect_refused "cannot write trace /proc/g.trace: " "$embscale" trace generate "$cfg" -o /proc/g.trace --quiet
-    expect_refused "cannot write trace /proc/c.trace: " "$embscale" trace convert "$work/in.trace" -o /proc/c.trace
+    expect_refused "/proc/g.trace: cannot create trace: " "$embscale" trace generate "$cfg" -o /proc/g.trace --quiet
+    expect_refused "/proc/c.trace: cannot create trace: " "$embscale" trace convert "$work/in.trace" -o /proc/c.trace
     # A points directory that cannot be made (a file has its name) is bad input too.
     touch "$work/blocked.points"
     expect_refused "$work/blocked.points: cannot create the points directory" \

@@ -83,8 +83,7 @@ std::unique_ptr<TraceReader> open_trace_reader(const std::filesystem::path& path
 
 std::unique_ptr<TraceWriter> open_trace_writer(const std::filesystem::path& path, TraceFormat format,
                                                const TraceShape& shape, const TraceWriteOptions& options) {
-  if (const std::string why = why_file_cannot_be_created(path); !why.empty())
-    throw InputError("cannot write trace " + path.string() + ": " + why);
+  check_file_can_be_created(path, "trace");
   switch (format) {
     case TraceFormat::kNorm: return open_norm_writer(path, shape, options);
     case TraceFormat::kRaw: return open_raw_writer(path, shape, options);
