@@ -47,6 +47,9 @@ class All2AllDenseEmbedding {
       {"update", "the owner applies the optimizer (SGD) to its rows"},
   }};
 
+  // What `phase` covers, or nullptr when this scheme records no such phase.
+  static const char* phase_meaning(std::string_view phase) noexcept { return meaning_of(kPhases, phase); }
+
   All2AllDenseEmbedding(comm::Communicator& comm, const config::EmbeddingLayer& layer,
                         std::int64_t vocabulary, std::uint64_t seed);
 

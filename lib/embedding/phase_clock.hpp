@@ -4,7 +4,9 @@
 
 #include <time.h>
 
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,6 +20,13 @@ struct PhaseDefinition {
   const char* name;
   const char* meaning;
 };
+
+// The meaning of `phase` among `phases`, or nullptr when it is not one of them.
+inline const char* meaning_of(std::span<const PhaseDefinition> phases, std::string_view phase) noexcept {
+  for (const auto& p : phases)
+    if (phase == p.name) return p.meaning;
+  return nullptr;
+}
 
 class PhaseClock {
  public:

@@ -90,14 +90,16 @@ class Loop {
     return names;
   }
 
-  // What each recorded phase covers, in the clock's order.
-  static std::vector<std::string> meanings(const PhaseClock& clock) {
+  // What each recorded phase covers, in the clock's order: from the scheme of the layer that
+  // recorded it, or the loop's own loss phase.
+  std::vector<std::string> meanings(const PhaseClock& clock) const {
     std::vector<std::string> out;
-    for (const auto& [name, seconds] : clock.phases()) {
-      std::string meaning = name == kLossPhase.name ? kLossPhase.meaning : "";
-      for (const auto& phase : All2AllDenseEmbedding::kPhases)
-        if (name == phase.name) meaning = phase.meaning;
-      out.push_back(meaning);
+    const std::size_t per_layer = clock.phases().size() / layers_.size();
+    for (std::size_t i = 0; i < clock.phases().size(); ++i) {
+      const std::string& name = clock.phases()[i].first;
+      const char* meaning = name == kLossPhase.name ? kLossPhase.meaning : layers_[i / per_layer].embedding->phase_meaning(name);
+      EMBSCALE_EXPECTS(meaning != nullptr, "every phase a scheme records is one of its PhaseDefinitions");
+      out.emplace_back(meaning);
     }
     return out;
   }
@@ -221,6 +223,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   for (std::int64_t i = 0; i < config.solver.warmup_iter; ++i) {
     stop_if_asked("during the warm-up");
     loop.step(-1 - i, clock, counters);
+    if (i == 0 && delay.seconds > 0) require_phase(clock, delay.phase);  // before any timed step
   }
 
   const std::int64_t iterations = config.solver.max_iter;
@@ -236,9 +239,9 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
     fault.strike_if_due(comm.rank(), it);
     local_loss[uit] = loop.step(it, clock, counters);
     if (it == 0) {
-      if (delay.seconds > 0) require_phase(clock, delay.phase);
+      if (config.solver.warmup_iter == 0 && delay.seconds > 0) require_phase(clock, delay.phase);
       m.phase_names = loop.qualified_names(clock);
-      m.phase_meanings = Loop::meanings(clock);
+      m.phase_meanings = loop.meanings(clock);
       for (const auto& name : m.phase_names) m.timings[name].assign(static_cast<std::size_t>(iterations), 0.0);
       for (const auto* name : kCounterNames) m.counters[name].assign(static_cast<std::size_t>(iterations), 0);
     }

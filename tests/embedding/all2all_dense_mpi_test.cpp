@@ -116,7 +116,12 @@ void expect_matches_reference(const config::Config& c) {
     const double local_loss = regression_loss_and_gradient(batch, pooled, c.embeddings[0].embedding_vec_size,
                                                            c.solver.batchsize, grad);
     layer.backward(batch, grad, clock);
-    EXPECT_EQ(clock.phases().size(), All2AllDenseEmbedding::kPhases.size());
+    // The phases it records are the ones it declares, in order, each with a meaning.
+    ASSERT_EQ(clock.phases().size(), All2AllDenseEmbedding::kPhases.size());
+    for (std::size_t p = 0; p < clock.phases().size(); ++p) {
+      EXPECT_EQ(clock.phases()[p].first, All2AllDenseEmbedding::kPhases[p].name);
+      EXPECT_GT(std::string_view(All2AllDenseEmbedding::phase_meaning(clock.phases()[p].first)).size(), 10u);
+    }
 
     const double loss = world.allreduce(local_loss, comm::ReduceOp::kSum);
     const double expected_loss = reference.step(gen.generate(it, 0, 1));
