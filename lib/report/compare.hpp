@@ -36,10 +36,12 @@
 namespace embscale::report {
 
 // --min-change's defaults. With repetitions the test sees the run-to-run variation and 5 % is
-// simply the smallest slowdown worth a failed CI run. With one run a side the test sees only
-// the noise inside each run: identical runs on the 2-core development machine differed in
-// median step time by up to 11 % (1 of 6), and a 5 % threshold flagged 3 of 30 identical pairs
-// (scripts/compare-error-rates), 10 % none of 20 while still catching every 25 % slowdown.
+// simply the smallest slowdown worth a failed CI run (interleaved, 5 a side: 0 of 20 identical
+// pairs flagged, 20 of 20 slowed by 25 %; scripts/compare-error-rates, README "Comparing runs").
+// With one run a side the test sees only the noise inside each run, and identical runs on the
+// 2-core development VM differed by up to 11 % in a quiet hour (10 % flagged 0 of 20 identical
+// pairs) and 23 % in a noisy one (6 of 20): 10 % is a compromise, and the README says to gate on
+// repetitions.
 inline constexpr double kMinChangeRepetitions = 0.05;
 inline constexpr double kMinChangeSingleRuns = 0.10;
 

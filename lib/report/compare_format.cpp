@@ -1,4 +1,5 @@
 // embscale compare's output: the text table a person reads and the JSON a script reads.
+#include <algorithm>
 #include <cstdio>
 
 #include "report/compare.hpp"
@@ -58,6 +59,13 @@ std::string format_comparison(const Comparison& c, const CompareOptions& o) {
           " (a phase: above that share of the step time)\n";
   for (const auto& m : missing) text += "not compared: " + m + "\n";
   for (const auto& w : c.warnings) text += "warning: " + w + "\n";
+  const bool single_runs = std::any_of(c.figures.begin(), c.figures.end(), [](const FigureComparison& f) {
+    return f.gated && f.sampling.rfind("block means", 0) == 0;
+  });
+  if (single_runs)
+    text += "note: single runs: the tests see the noise inside each run, not the shifts between runs, which on a "
+            "shared machine can exceed --min-change (README \"Comparing runs\" has measured rates); to gate CI, "
+            "compare 5 or more repetitions a side\n";
   if (c.unpaired_base + c.unpaired_next > 0)
     text += "not compared: " + std::to_string(c.unpaired_base) + " base and " + std::to_string(c.unpaired_next) +
             " new run(s) without a partner of the same parameters (--ignore pairs them)\n";

@@ -76,8 +76,11 @@ case "$case_name" in
     [ "$(grep -c '"run_id"' "$work/out/grid.points/manifest.json")" -eq 8 ] || fail "the manifest does not list 8 runs"
     # The 16-wide point differs from the 8-wide one in its column, and repetitions share it.
     "$embscale" compare "$work/out/grid.h5" "$work/out/grid.h5" >"$work/cmp.txt" || fail "compare of the sweep failed"
-    grep -q "over 4 matched run(s)" "$work/cmp.txt" || fail "compare should match 4 points: $(tail -3 "$work/cmp.txt")"
+    grep -q "geometric mean over 4 paired run(s)" "$work/cmp.txt" || fail "compare should pair 4 points: $(tail -3 "$work/cmp.txt")"
     grep -q "repetitions (2 vs 2)" "$work/cmp.txt" || fail "compare should use the repetitions: $(head -5 "$work/cmp.txt")"
+    # 2 runs a side can never reach alpha after Holm over 4 points: compare says so, per point.
+    [ "$(grep -c "step_time cannot fail the gate: with repetitions (2 vs 2)" "$work/cmp.txt")" -eq 4 ] ||
+      fail "compare should warn that 2 repetitions cannot fail the gate: $(grep warning "$work/cmp.txt")"
     ;;
   sweep_stop_resume)
     # SIGUSR1 (what Slurm sends before a time limit) in the middle: exit 3, finished runs kept
