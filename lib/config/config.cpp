@@ -1,5 +1,5 @@
 // Entry points of lib/config: JSON (value, text, file, embedded default) to a validated Config.
-// The sections are parsed in solver_optimizer.cpp, data_layer.cpp and layers.cpp.
+// The sections are parsed in solver.cpp, optimizer.cpp, data_layer.cpp and layers.cpp.
 #include "config/config.hpp"
 
 #include <cerrno>

@@ -22,7 +22,10 @@ namespace embscale::config {
 inline constexpr int kSchemaVersion = 1;
 
 enum class Combiner { kSum, kMean };
-enum class OptimizerType { kSGD };
+// HugeCTR's optimizer types, and FBGEMM's EXACT_ROWWISE_ADAGRAD (HugeCTR has no row-wise AdaGrad).
+enum class OptimizerType { kSGD, kMomentumSGD, kNesterov, kAdam, kAdaGrad, kRowWiseAdaGrad };
+// HugeCTR's update_type: which rows a step updates (embedding/sparse_optimizer.hpp explains each).
+enum class UpdateType { kLocal, kGlobal, kLazyGlobal };
 
 struct Solver {
   std::int64_t batchsize = 0;       // global batch (samples per iteration over all ranks)
@@ -35,9 +38,18 @@ struct Solver {
   std::uint64_t seed = 0;           // seed of the workload and of the table initialisation
 };
 
+// One optimizer: the type, its update type and the hyper-parameters of its *_hparam block. A field
+// that the type does not read keeps its default here (the parser refuses another type's block).
 struct Optimizer {
   OptimizerType type = OptimizerType::kSGD;
-  double learning_rate = 0.0;       // sgd_hparam.learning_rate
+  UpdateType update_type = UpdateType::kLocal;  // HugeCTR's default
+  double learning_rate = 0.0;       // <block>.learning_rate: every type has one, always required
+  bool atomic_update = true;        // sgd_hparam (HugeCTR's; no effect on the results here)
+  double momentum_factor = 0.0;     // momentum_sgd_hparam, nesterov_hparam
+  double beta1 = 0.9;               // adam_hparam
+  double beta2 = 0.999;             // adam_hparam
+  double epsilon = 1e-7;            // adam_hparam, adagrad_hparam (RowWiseAdaGrad: 1e-8, FBGEMM's)
+  double initial_accu_value = 0.0;  // adagrad_hparam
 };
 
 struct DataLayer {
@@ -93,5 +105,7 @@ void resolve_batch_for_ranks(Config& config, int ranks);
 std::int64_t total_vocabulary(const DataLayer& data);
 
 std::string to_string(Combiner c);
+std::string to_string(OptimizerType t);  // the config's name: "SGD", "Adam", "RowWiseAdaGrad", ...
+std::string to_string(UpdateType t);     // "Local", "Global", "LazyGlobal"
 
 }  // namespace embscale::config

@@ -11,7 +11,6 @@ struct UnusedKey {
   void (*check)(const ValueReader&);
 };
 
-void any_object(const ValueReader& v) { v.object(); }
 void a_string(const ValueReader& v) { v.string(); }
 void a_boolean(const ValueReader& v) { v.boolean(); }
 void a_count(const ValueReader& v) { v.integer(IntRange::at_least(0)); }
@@ -68,7 +67,8 @@ void model_files(const ValueReader& v) {
 // a number there, though, is a learning rate put in the wrong place, not to be dropped silently.
 void optimizer_learning_rate_flag(const ValueReader& v) {
   if (!v.json().is_boolean())
-    v.fail("true or false (HugeCTR's flag; the SGD learning rate goes in sgd_hparam.learning_rate)");
+    v.fail("true or false (HugeCTR's flag; the learning rate goes in the type's hparam block, e.g. "
+           "sgd_hparam.learning_rate)");
 }
 
 const std::vector<UnusedKey>& solver_table() {
@@ -92,10 +92,7 @@ const std::vector<UnusedKey>& data_table() {
 }
 
 const std::vector<UnusedKey>& optimizer_table() {
-  static const std::vector<UnusedKey> table = {{"adam_hparam", any_object},
-                                               {"momentum_sgd_hparam", any_object},
-                                               {"nesterov_hparam", any_object},
-                                               {"learning_rate", optimizer_learning_rate_flag}};
+  static const std::vector<UnusedKey> table = {{"learning_rate", optimizer_learning_rate_flag}};
   return table;
 }
 
@@ -165,7 +162,7 @@ const std::vector<std::string>& known_data_formats() {
 }
 
 const std::vector<std::string>& known_optimizer_types() {
-  static const std::vector<std::string> types = {"Adam", "MomentumSGD", "Nesterov"};
+  static const std::vector<std::string> types = {"Ftrl", "RMSProp"};
   return types;
 }
 

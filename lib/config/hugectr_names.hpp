@@ -28,8 +28,9 @@ std::vector<std::string> all_layer_types();
 // Data formats and optimizer types.
 inline const std::string kSyntheticFormat = "Synthetic";
 const std::vector<std::string>& known_data_formats();       // "Norm", "Raw", "Parquet"
-const std::vector<std::string>& known_optimizer_types();    // "Adam", "MomentumSGD", "Nesterov"
-const std::vector<std::string>& known_update_types();       // "Local", "Global", "LazyGlobal"
+// The optimizers embscale runs are listed with their hparam blocks in optimizer.cpp.
+const std::vector<std::string>& known_optimizer_types();    // not run: "Ftrl", "RMSProp"
+const std::vector<std::string>& known_update_types();       // "Local", "Global", "LazyGlobal" (all run)
 
 // Keys accepted for compatibility and unused, per object. Each *_keys() list is what only_keys
 // adds to embscale's own keys; each check_*() validates the ones present.

@@ -101,7 +101,8 @@ std::string IntRange::describe() const {
 std::string NumberRange::describe() const {
   const std::string low = format_number(min);
   if (std::isinf(max)) return std::string("a number ") + (min_exclusive ? "> " : ">= ") + low;
-  return "a number in " + std::string(min_exclusive ? "(" : "[") + low + ", " + format_number(max) + "]";
+  return "a number in " + std::string(min_exclusive ? "(" : "[") + low + ", " + format_number(max) +
+         (max_exclusive ? ")" : "]");
 }
 
 ValueReader::ValueReader(const nlohmann::json& value, std::string path, const std::string& origin)
@@ -137,7 +138,8 @@ std::uint64_t ValueReader::unsigned_integer() const {
 double ValueReader::number(NumberRange range) const {
   if (!value_->is_number()) fail(range.describe());
   const double x = value_->get<double>();
-  if (!std::isfinite(x) || x < range.min || (range.min_exclusive && x == range.min) || x > range.max)
+  if (!std::isfinite(x) || x < range.min || (range.min_exclusive && x == range.min) || x > range.max ||
+      (range.max_exclusive && x == range.max))
     fail(range.describe());
   return x;
 }

@@ -51,9 +51,11 @@ struct NumberRange {
   double min = 0.0;
   double max = std::numeric_limits<double>::infinity();
   bool min_exclusive = false;
+  bool max_exclusive = false;
   static NumberRange above(double min) { return {min, std::numeric_limits<double>::infinity(), true}; }
   static NumberRange between(double min, double max) { return {min, max, false}; }
-  std::string describe() const;  // "a number > 0", "a number in [0, 100]"
+  static NumberRange from_up_to(double min, double max) { return {min, max, false, true}; }  // [min, max)
+  std::string describe() const;  // "a number > 0", "a number in [0, 100]", "a number in [0, 1)"
 };
 
 // One JSON value and where it is: the unit every check and every message works on.

@@ -73,34 +73,7 @@ TEST(ConfigErrorsSolver, UnknownKeysSuggestTheNearestKnownKey) {
   EXPECT_EQ(message.find("did you mean"), std::string::npos) << message;
 }
 
-TEST(ConfigErrorsOptimizer, OnlySgdWithLocalUpdateRuns) {
-  expect_messages({
-      {"Adam", [](auto& j) { j["optimizer"]["type"] = "Adam"; },
-       "optimizer.type: \"Adam\" is a HugeCTR optimizer embscale does not run yet; supported: \"SGD\""},
-      {"unknown type", [](auto& j) { j["optimizer"]["type"] = "Adagrad"; },
-       "optimizer.type: expected \"SGD\" (HugeCTR's \"Adam\", \"MomentumSGD\" or \"Nesterov\" are not run yet), got "
-       "\"Adagrad\""},
-      {"lower-case sgd", [](auto& j) { j["optimizer"]["type"] = "sgd"; },
-       "optimizer.type: expected \"SGD\" (HugeCTR's \"Adam\", \"MomentumSGD\" or \"Nesterov\" are not run yet), got "
-       "\"sgd\"; did you mean \"SGD\"?"},
-      {"Global update", [](auto& j) { j["optimizer"]["update_type"] = "Global"; },
-       "optimizer.update_type: only \"Local\" (update the rows a batch touched) is supported in this version, got "
-       "\"Global\""},
-      {"unknown update", [](auto& j) { j["optimizer"]["update_type"] = "Lazy"; },
-       "optimizer.update_type: expected \"Local\", \"Global\" or \"LazyGlobal\", got \"Lazy\""},
-      {"zero learning rate", [](auto& j) { j["optimizer"]["sgd_hparam"]["learning_rate"] = 0; },
-       "optimizer.sgd_hparam.learning_rate: expected a number > 0, got 0"},
-      {"string learning rate", [](auto& j) { j["optimizer"]["sgd_hparam"]["learning_rate"] = "0.1"; },
-       "optimizer.sgd_hparam.learning_rate: expected a number > 0, got \"0.1\""},
-      {"missing sgd_hparam", [](auto& j) { j["optimizer"].erase("sgd_hparam"); },
-       "optimizer.sgd_hparam: required key is missing; expected an object"},
-      {"learning rate in the wrong place", [](auto& j) { j["optimizer"]["learning_rate"] = 0.1; },
-       "optimizer.learning_rate: expected true or false (HugeCTR's flag; the SGD learning rate goes in "
-       "sgd_hparam.learning_rate), got 0.1"},
-      {"per-layer optimizer", [](auto& j) { layer(j, "emb1")["optimizer"] = {{"type", "Nesterov"}}; },
-       "layers[emb1].optimizer.type: \"Nesterov\" is a HugeCTR optimizer embscale does not run yet; supported: \"SGD\""},
-  });
-}
+// The optimizer section's errors are in config_optimizer_test.cpp.
 
 TEST(ConfigErrorsDataLayer, FormatSlotsAndSparseInput) {
   expect_messages({

@@ -22,8 +22,7 @@ nlohmann::json with_hugectr_keys() {
     "mixed_precision": 256, "eval_metrics": ["AUC:0.8025", "AverageLoss"], "enable_tf32_compute": true,
     "input_key_type": "I64", "dense model_file": "./dense_model.bin",
     "sparse_model_file": ["./sparse_model1.bin", "./sparse_model2.bin"]})"));
-  j["optimizer"].update(nlohmann::json::parse(R"({
-    "update_type": "Local", "learning_rate": true, "adam_hparam": {"learning_rate": 0.001, "beta1": 0.9}})"));
+  j["optimizer"].update(nlohmann::json::parse(R"({"update_type": "Local", "learning_rate": true})"));
   j["optimizer"]["sgd_hparam"]["atomic_update"] = true;
   layer(j, "data").update(nlohmann::json::parse(R"({
     "source": "./file_list.txt", "eval_source": "./file_list_test.txt", "check": "Sum", "num_samples": 1000,
@@ -69,7 +68,9 @@ TEST(ConfigHugeCtr, UnusedKeysMustStillHoldValidValues) {
       {[](auto& j) { layer(j, "data")["num_samples"] = -1; },
        "layers[data].num_samples: expected an integer >= 0, got -1"},
       {[](auto& j) { layer(j, "emb1")["plan_file"] = 3; }, "layers[emb1].plan_file: expected a string, got 3"},
-      {[](auto& j) { j["optimizer"]["adam_hparam"] = 0.001; }, "optimizer.adam_hparam: expected an object, got 0.001"},
+      {[](auto& j) { j["optimizer"]["learning_rate"] = "yes"; },
+       "optimizer.learning_rate: expected true or false (HugeCTR's flag; the learning rate goes in the type's hparam "
+       "block, e.g. sgd_hparam.learning_rate), got \"yes\""},
       {[](auto& j) { j["optimizer"]["sgd_hparam"]["atomic_update"] = "yes"; },
        "optimizer.sgd_hparam.atomic_update: expected true or false, got \"yes\""},
   };
@@ -98,6 +99,7 @@ TEST(ConfigJsonReader, DescribesRangesAndValues) {
   EXPECT_EQ(IntRange::between(1, 8).describe(), "an integer in [1, 8]");
   EXPECT_EQ(NumberRange::above(0.0).describe(), "a number > 0");
   EXPECT_EQ(NumberRange::between(0.5, 100).describe(), "a number in [0.5, 100]");
+  EXPECT_EQ(NumberRange::from_up_to(0, 1).describe(), "a number in [0, 1)");
   EXPECT_EQ(quoted_list({"a", "b", "c"}), "\"a\", \"b\" or \"c\"");
   EXPECT_EQ(describe_json("abc"), "\"abc\"");
   const auto long_text = describe_json(std::string(200, 'x'));

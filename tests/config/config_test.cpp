@@ -22,6 +22,7 @@ TEST(ConfigDefault, ParsesToTheValuesOfDefaultJson) {
   EXPECT_EQ(c.solver.display, 20);
   EXPECT_EQ(c.solver.seed, 20261122u);
   EXPECT_EQ(c.optimizer.type, OptimizerType::kSGD);
+  EXPECT_EQ(c.optimizer.update_type, UpdateType::kLocal);
   EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.05);
 
   EXPECT_EQ(c.data.name, "data");
@@ -124,11 +125,14 @@ TEST(ConfigEmbedding, PerLayerOptimizerOverridesTheGlobalOne) {
   auto second = layer(j, "emb1");
   second["name"] = "emb2";
   second["top"] = "emb2";
-  second["optimizer"] = {{"type", "SGD"}, {"update_type", "Local"}, {"sgd_hparam", {{"learning_rate", 0.5}}}};
+  second["optimizer"] = {{"type", "Adam"}, {"update_type", "LazyGlobal"}, {"adam_hparam", {{"learning_rate", 0.5}}}};
   j["layers"].push_back(second);
   const Config c = parse_config(j, "t");
   ASSERT_EQ(c.embeddings.size(), 2u);
+  EXPECT_EQ(c.embeddings[0].optimizer.type, OptimizerType::kSGD);
   EXPECT_DOUBLE_EQ(c.embeddings[0].optimizer.learning_rate, 0.05);
+  EXPECT_EQ(c.embeddings[1].optimizer.type, OptimizerType::kAdam);
+  EXPECT_EQ(c.embeddings[1].optimizer.update_type, UpdateType::kLazyGlobal);
   EXPECT_DOUBLE_EQ(c.embeddings[1].optimizer.learning_rate, 0.5);
   EXPECT_EQ(c.embeddings[1].name, "emb2");
 }

@@ -155,8 +155,9 @@ TEST(SweepSpec, AFieldThatDoesNotExistGetsTheNearestExistingField) {
        "\"layers.emb1.sparse_embedding_hparam\"; known keys: \"max_vocabulary_size_per_gpu\", \"embedding_vec_size\" "
        "or \"combiner\""},
       // A field the base leaves to its default exists; a bad value for it is the point's error.
-      {R"({"grid": {"optimizer.update_type": ["Local", "Global"]}})",
-       "s.json: point 1 (optimizer.update_type=\"Global\"): optimizer.update_type: only \"Local\""},
+      {R"({"grid": {"optimizer.update_type": ["Local", "LazyGlobal"]}})",
+       "s.json: point 1 (optimizer.update_type=\"LazyGlobal\"): optimizer.update_type: \"LazyGlobal\" is defined for "
+       "\"Adam\" only"},
   };
   expect_errors(cases);
   EXPECT_EQ(parse(R"({"grid": {"optimizer.sgd_hparam.atomic_update": [true, false]}})").points.size(), 2u);

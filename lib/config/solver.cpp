@@ -1,0 +1,29 @@
+// The "solver" section.
+#include "config/hugectr_names.hpp"
+#include "config/sections.hpp"
+#include "core/error.hpp"
+
+namespace embscale::config {
+
+Solver parse_solver(const ObjectReader& r) {
+  std::vector<std::string> keys = {"batchsize", "batchsize_per_rank", "max_iter", "warmup_iter", "display", "seed"};
+  keys.insert(keys.end(), hugectr::unused_solver_keys().begin(), hugectr::unused_solver_keys().end());
+  r.only_keys(keys);
+  Solver s;
+  if (const auto per_rank = r.optional("batchsize_per_rank")) {
+    if (r.has("batchsize"))
+      per_rank->fail_with("give batchsize (the global batch: strong scaling) or batchsize_per_rank (weak scaling), "
+                          "not both");
+    s.batchsize_per_rank = per_rank->integer(IntRange::at_least(1));
+  } else {
+    s.batchsize = r.integer("batchsize", IntRange::at_least(1));
+  }
+  s.max_iter = r.integer("max_iter", IntRange::at_least(1));
+  s.warmup_iter = r.integer_or("warmup_iter", 0, IntRange::at_least(0));
+  s.display = r.integer_or("display", 0, IntRange::at_least(0));
+  s.seed = r.unsigned_or("seed", 0);
+  hugectr::check_unused_solver_keys(r);
+  return s;
+}
+
+}  // namespace embscale::config

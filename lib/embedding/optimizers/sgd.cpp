@@ -1,0 +1,28 @@
+// SGD, as HugeCTR's opt_sgd_kernel (HugeCTR/src/optimizers/sparse_optimizer.cu):
+//   w -= lr g
+// No state. HugeCTR's Global SGD runs the same kernel (an untouched row does not move), and its
+// atomic_update applies each occurrence's gradient with atomicAdd instead of their sum: the same
+// update up to the order of the float additions, so the flag changes nothing here.
+#include "embedding/optimizers/optimizer_base.hpp"
+
+namespace embscale::embedding::optimizers {
+namespace {
+
+class Sgd final : public ZeroGradientGlobal<Sgd> {
+ public:
+  static constexpr bool kZeroGradientMovesRow = false;
+
+  explicit Sgd(const config::Optimizer& options) : ZeroGradientGlobal(options, 0) {}
+
+  template <class Gradient>
+  void apply(std::span<float> row, std::span<float>, const Gradient& g, std::int64_t) const noexcept {
+    const float lr = learning_rate();
+    for (std::size_t d = 0; d < row.size(); ++d) row[d] -= lr * g[d];
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<SparseOptimizer> make_sgd(const config::Optimizer& options) { return std::make_unique<Sgd>(options); }
+
+}  // namespace embscale::embedding::optimizers
