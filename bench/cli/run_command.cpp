@@ -19,6 +19,7 @@
 #include "embedding/training_run.hpp"
 #include "report/metadata.hpp"
 #include "report/writer.hpp"
+#include "workloads/synthetic.hpp"
 
 namespace embscale::cli {
 namespace {
@@ -72,11 +73,12 @@ int run_command(const RunOptions& options) {
   });
 
   if (root)
-    std::cout << "embscale run: " << config->embeddings.front().type << " on " << world.size() << " ranks, "
+    std::cout << "embscale run: " << embedding::scheme_names(*config) << " on " << world.size() << " ranks, "
               << config->solver.max_iter << " iterations of " << config->solver.batchsize << " samples\n";
   // A signal stops the run at an iteration boundary, on every rank, with no report.
   const auto stop_check = [&world] { return comm::any_rank_stopping(world); };
-  const auto run = embedding::run_training(world, *config, options.quiet ? nullptr : &std::cout, stop_check);
+  workloads::SyntheticGenerator source(config->data, config->solver.seed, config->solver.batchsize);
+  const auto run = embedding::run_training(world, *config, source, options.quiet ? nullptr : &std::cout, stop_check);
 
   const std::string& id = options.run_id;
   writer->write_run(make_run_record(id, *config, world.size(), run));

@@ -37,7 +37,7 @@ std::vector<report::SummaryField> run_parameters(const config::Config& config, i
   const auto& emb = config.embeddings.front();
   const auto workload = workload_parameters(config.data.synthetic);
   return {
-      {"scheme", std::string(emb.type)},
+      {"scheme", embedding::scheme_names(config)},
       {"ranks", std::int64_t{ranks}},
       {"batchsize", config.solver.batchsize},
       {"embedding_vec_size", std::int64_t{emb.embedding_vec_size}},
@@ -61,6 +61,7 @@ report::RunRecord make_run_record(const std::string& id, const config::Config& c
   record.counters = run.measurements.counters;
   record.series["step_time"] = run.measurements.step_time;
   record.series["loss"] = run.measurements.loss;
+  for (const auto& [name, values] : run.measurements.bandwidth) record.series[name] = values;
   return record;
 }
 
@@ -75,6 +76,8 @@ report::SummaryRow make_summary_row(const std::string& id, const config::Config&
       {"throughput_keys_per_s", s.throughput_keys_per_s},
       {"bytes_sent_per_step", s.bytes_sent_per_step},
       {"load_imbalance", s.load_imbalance},
+      {"bytes_imbalance", s.bytes_imbalance},
+      {"unique_key_ratio", s.unique_key_ratio},
       {"final_loss", s.final_loss},
   };
   row.insert(row.end(), figures.begin(), figures.end());

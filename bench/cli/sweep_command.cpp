@@ -34,6 +34,7 @@
 #include "report/metadata.hpp"
 #include "report/reader.hpp"
 #include "report/writer.hpp"
+#include "workloads/synthetic.hpp"
 #include "sweep/manifest.hpp"
 
 namespace embscale::cli {
@@ -97,7 +98,8 @@ void run_point(comm::Communicator& comm, const config::SweepSpec& spec, const Pl
     writer.emplace(comm, path, report::collect_run_metadata(comm, options.command_line, config.source.dump()));
   });
   const auto stop_check = [&comm] { return comm::any_rank_stopping(comm); };
-  const auto run = embedding::run_training(comm, config, options.quiet ? nullptr : &std::cout, stop_check, prefix);
+  workloads::SyntheticGenerator source(config.data, config.solver.seed, config.solver.batchsize);
+  const auto run = embedding::run_training(comm, config, source, options.quiet ? nullptr : &std::cout, stop_check, prefix);
 
   report::RunRecord record = make_run_record(planned.id, config, comm.size(), run);
   auto swept = swept_parameters(spec, *planned.point);

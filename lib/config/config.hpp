@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/synthetic_source.hpp"
+#include "kv/table_options.hpp"
 
 namespace embscale::config {
 
@@ -63,15 +64,38 @@ struct DataLayer {
   SyntheticSource synthetic;       // the `synthetic` block: every slot's generator
 };
 
+// Where a layer's rows live (the "storage" block). Static: every key of the layer's slots has a
+// row from the start (an array). Dynamic: the KV table (lib/kv) with dynamicemb's options; a key
+// is inserted on its first lookup and capacity limits evict by score.
+struct EmbeddingStorage {
+  bool dynamic = false;
+  // Dynamic only: the per-rank table's options (dim, optimizer_state_width, num_embeddings and
+  // seed are set by the engine). For both storages: `initializer` (initializer_args), `training`
+  // and `eval_initializer` (evaluation mode: forward only, missing keys read it) and value_type
+  // (embedding_dtype: rows stored in fp32, fp16 or bf16, arithmetic in fp32).
+  kv::TableOptions table;
+};
+
 struct EmbeddingLayer {
   std::string name;
-  std::string type;                 // "All2AllDenseEmbedding"
+  std::string type;                 // HugeCTR's or SOK's layer type, or "ShardedEmbedding"
+  // ShardedEmbedding only: the sharding scheme by name (TorchRec's: "table_wise", "row_wise",
+  // ...; lib/embedding's scheme registry decides which names run). Empty for the other types,
+  // whose type names their scheme.
+  std::string sharding;
   std::string bottom;               // a DataLayer's sparse_top
   std::string top;
   std::int64_t max_vocabulary_size_per_gpu = 0;
   std::int32_t embedding_vec_size = 0;
   Combiner combiner = Combiner::kSum;
   Optimizer optimizer;              // the layer's own, else the global one
+  // The Data layer's slots this layer reads, ascending (default: all). Slots of one layer share
+  // its dim and are fused into one table over their unified keys (SOK).
+  std::vector<std::int32_t> slots;
+  bool deduplicate = true;          // send each distinct key once per batch (switchable to measure it)
+  // table_row_wise: ranks per "node" (0: the hosts of the run, Communicator::split_by_host).
+  std::int32_t ranks_per_node = 0;
+  EmbeddingStorage storage;
 };
 
 struct Config {

@@ -115,14 +115,15 @@ void check_present(const ObjectReader& object, const std::vector<UnusedKey>& tab
 }  // namespace
 
 const std::vector<std::string>& runnable_embedding_types() {
-  static const std::vector<std::string> types = {"All2AllDenseEmbedding"};
+  static const std::vector<std::string> types = {"All2AllDenseEmbedding", "DistributedSlotSparseEmbeddingHash",
+                                                 "DistributedSparseEmbedding", "LocalizedSlotSparseEmbeddingHash",
+                                                 kShardedEmbedding};
   return types;
 }
 
 const std::vector<std::string>& known_embedding_types() {
   static const std::vector<std::string> types = {
-      "DistributedSlotSparseEmbeddingHash", "LocalizedSlotSparseEmbeddingHash",
-      "LocalizedSlotSparseEmbeddingOneHot", "HybridSparseEmbedding", "DistributedSparseEmbedding"};
+      "LocalizedSlotSparseEmbeddingOneHot", "HybridSparseEmbedding"};
   return types;
 }
 

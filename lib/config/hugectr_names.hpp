@@ -16,7 +16,10 @@ namespace embscale::config::hugectr {
 
 // Layer types.
 inline const std::string kDataLayer = "Data";
-const std::vector<std::string>& runnable_embedding_types();  // "All2AllDenseEmbedding"
+// embscale's layer for the schemes HugeCTR has no type for (TorchRec's shardings): its
+// "sharding" key names the scheme.
+inline const std::string kShardedEmbedding = "ShardedEmbedding";
+const std::vector<std::string>& runnable_embedding_types();  // "All2AllDenseEmbedding", ...
 const std::vector<std::string>& known_embedding_types();     // HugeCTR's and SOK's, not run yet
 const std::vector<std::string>& known_dense_layer_types();   // InnerProduct, Reshape, ...
 // "Data" and the runnable embeddings; the known types that are not run; both, runnable first

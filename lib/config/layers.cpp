@@ -2,7 +2,9 @@
 // span layers. Layers are addressed by name in messages ("layers[emb1]"), by index only when a
 // layer has no usable name ("layers[3]").
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "config/hugectr_names.hpp"
@@ -53,9 +55,23 @@ void check_unique_tops(const std::vector<TensorName>& tops, const std::string& o
 
 }  // namespace
 
+// "slots": ascending distinct data-layer slot indices (their range is checked against the Data
+// layer in parse_layers, wherever that layer sits).
+std::vector<std::int32_t> parse_slot_subset(const ValueReader& value) {
+  std::vector<std::int32_t> slots;
+  for (const auto& slot : value.array(1, "a non-empty array of slot indices (0-based, ascending)")) {
+    const auto index = static_cast<std::int32_t>(slot.integer(IntRange::between(0, std::numeric_limits<std::int32_t>::max())));
+    if (!slots.empty() && index <= slots.back())
+      slot.fail("a slot index above the previous one (" + std::to_string(slots.back()) + "): the list is ascending");
+    slots.push_back(index);
+  }
+  return slots;
+}
+
 EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& name, const std::string& type,
                                      const Optimizer& global) {
-  std::vector<std::string> keys = {"name", "type", "bottom", "top", "sparse_embedding_hparam", "optimizer"};
+  std::vector<std::string> keys = {"name",  "type",        "bottom",         "top",     "sparse_embedding_hparam",
+                                   "optimizer", "sharding", "slots", "deduplicate", "ranks_per_node", "storage"};
   keys.insert(keys.end(), hugectr::unused_embedding_keys().begin(), hugectr::unused_embedding_keys().end());
   r.only_keys(keys);
   EmbeddingLayer e;
@@ -63,6 +79,12 @@ EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& n
   e.type = type;
   e.bottom = r.name("bottom");
   e.top = r.name("top");
+  if (type == hugectr::kShardedEmbedding) {
+    e.sharding = r.name("sharding");  // which names run is the scheme registry's to say (lib/embedding)
+  } else if (const auto sharding = r.optional("sharding")) {
+    sharding->fail_with("\"sharding\" belongs to layers of type \"" + hugectr::kShardedEmbedding + "\"; a \"" + type +
+                        "\" layer's type names its scheme");
+  }
   const auto h = r.object("sparse_embedding_hparam");
   h.only_keys({"max_vocabulary_size_per_gpu", "embedding_vec_size", "combiner"});
   // Whether the rows fit is a run-time check: a rank's share depends on the number of ranks.
@@ -71,6 +93,10 @@ EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& n
       static_cast<std::int32_t>(h.integer("embedding_vec_size", IntRange::between(1, kMaxEmbeddingVecSize)));
   e.combiner = parse_combiner(h);
   e.optimizer = r.has("optimizer") ? parse_optimizer(r.object("optimizer")) : global;
+  if (const auto slots = r.optional("slots")) e.slots = parse_slot_subset(*slots);
+  if (const auto dedup = r.optional("deduplicate")) e.deduplicate = dedup->boolean();
+  e.ranks_per_node = static_cast<std::int32_t>(r.integer_or("ranks_per_node", 0, IntRange::between(0, 1 << 20)));
+  if (r.has("storage")) e.storage = parse_embedding_storage(r.object("storage"));
   hugectr::check_unused_embedding_keys(r);
   return e;
 }
@@ -81,6 +107,7 @@ void parse_layers(const ValueReader& layers, Config& c) {
   check_unique_names(layers);
   std::vector<TensorName> tops;
   std::vector<ValueReader> bottoms;  // checked once the Data layer is known, wherever it sits
+  std::vector<std::optional<ValueReader>> slot_lists;  // likewise
   std::vector<std::pair<std::string, std::string>> not_run;  // (path, type) of HugeCTR layers not run
   std::string data_path;
   for (std::size_t i = 0; i < elements.size(); ++i) {
@@ -98,6 +125,7 @@ void parse_layers(const ValueReader& layers, Config& c) {
       c.embeddings.push_back(parse_embedding_layer(r, name, type, c.optimizer));
       tops.push_back({c.embeddings.back().top, r.path_of("top")});
       bottoms.push_back(r.required("bottom", ""));
+      slot_lists.push_back(r.optional("slots"));
     } else if (contains(hugectr::known_embedding_types(), type)) {
       type_value.fail_with("\"" + type + "\" is a HugeCTR embedding type not runnable in this version; runnable: " +
                            quoted_list(hugectr::runnable_embedding_types()));
@@ -127,6 +155,14 @@ void parse_layers(const ValueReader& layers, Config& c) {
     if (bottom.json() != c.data.sparse_top)
       bottom.fail("the Data layer's sparse top " + describe_json(c.data.sparse_top) + " (" + data_path +
                   ".sparse[0].top)");
+  for (std::size_t i = 0; i < c.embeddings.size(); ++i) {
+    auto& layer = c.embeddings[i];
+    if (layer.slots.empty()) {
+      for (std::int32_t s = 0; s < c.data.slot_num; ++s) layer.slots.push_back(s);
+    } else if (layer.slots.back() >= c.data.slot_num) {
+      slot_lists[i]->fail("slot indices below the Data layer's slot_num (" + std::to_string(c.data.slot_num) + ")");
+    }
+  }
   check_unique_tops(tops, origin);
 }
 

@@ -23,6 +23,7 @@ Optimizer parse_optimizer(const ObjectReader& optimizer);
 void parse_synthetic(const ObjectReader& data_layer, const std::vector<std::int64_t>& slot_sizes,
                      SyntheticSource& source);
 DataLayer parse_data_layer(const ObjectReader& layer, const std::string& name, std::vector<TensorName>& tops);
+EmbeddingStorage parse_embedding_storage(const ObjectReader& storage);
 EmbeddingLayer parse_embedding_layer(const ObjectReader& layer, const std::string& name, const std::string& type,
                                      const Optimizer& global);
 // The "layers" array: exactly one Data layer, at least one embedding layer, names and tops unique,

@@ -18,6 +18,18 @@
 
 namespace embscale {
 
+// The contiguous share of `global` samples that `rank` of `ranks` receives: the first
+// global % ranks ranks take one sample more.
+struct SampleShare {
+  std::int64_t first = 0;
+  std::int64_t count = 0;
+};
+inline SampleShare sample_share_of(std::int64_t global, int rank, int ranks) noexcept {
+  const std::int64_t base = global / ranks, extra = global % ranks;
+  const std::int64_t first = rank * base + (rank < extra ? rank : extra);
+  return {first, base + (rank < extra ? 1 : 0)};
+}
+
 class BatchSource {
  public:
   // iterations_available() of a source that never runs out.

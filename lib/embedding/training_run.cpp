@@ -10,10 +10,8 @@
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
 #include "core/timer.hpp"
-#include "embedding/all2all_dense.hpp"
-#include "embedding/initializer.hpp"
-#include "embedding/regression_objective.hpp"
-#include "workloads/synthetic.hpp"
+#include "embedding/engine.hpp"
+#include "embedding/step_recorder.hpp"
 
 namespace embscale::embedding {
 namespace {
@@ -27,88 +25,52 @@ double quantile(std::vector<double> values, double q) {
   return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
 }
 
-struct Layer {
-  std::string prefix;  // "" for a single layer, else "<name>." before its phase names
-  std::unique_ptr<All2AllDenseEmbedding> embedding;
-  std::vector<float> pooled;
-  std::vector<float> grad;
-};
+// nccl-tests' bus-bandwidth factor of a collective on n ranks (its PERFORMANCE.md): what turns
+// the algorithm bandwidth into the bandwidth each link carries.
+double bus_factor(std::string_view collective, int n) {
+  const double ranks = n;
+  if (collective == "allreduce") return 2.0 * (ranks - 1) / ranks;
+  if (collective == "reduce_scatter" || collective == "allgather" || collective == "alltoallv" ||
+      collective == "alltoall")
+    return (ranks - 1) / ranks;
+  return 1.0;
+}
 
-constexpr PhaseDefinition kLossPhase{"loss", "stand-in dense model: a regression loss and its gradient per bag"};
-constexpr std::array<const char*, 5> kCounterNames = {"keys", "unique_keys", "lookups", "bytes_sent", "bytes_recv"};
-
+// The per-step loop: a batch from the source, one engine step, what the recorder saw.
 class Loop {
  public:
-  Loop(comm::Communicator& comm, const config::Config& config)
-      : comm_(comm), config_(config),
-        generator_(config.data, config.solver.seed, config.solver.batchsize) {
-    for (std::size_t i = 0; i < config.embeddings.size(); ++i) {
-      const auto& spec = config.embeddings[i];
-      Layer layer;
-      layer.prefix = config.embeddings.size() > 1 ? spec.name + "." : "";
-      layer.embedding = std::make_unique<All2AllDenseEmbedding>(
-          comm, spec, generator_.total_vocabulary(), table_seed(config.solver.seed, i));
-      layers_.push_back(std::move(layer));
-    }
-  }
+  Loop(comm::Communicator& comm, const config::Config& config, BatchSource& source)
+      : comm_(comm), source_(source), engine_(comm, config, source.slot_sizes()) {}
 
   // One forward + backward over all layers. Returns this rank's loss share.
-  double step(std::int64_t iteration, PhaseClock& clock, std::vector<std::int64_t>& counters) {
-    const Batch batch = generator_.generate(iteration, comm_.rank(), comm_.size());
+  double step(std::int64_t iteration, StepRecorder& recorder) {
+    const Batch batch = source_.next_batch(iteration, comm_.rank(), comm_.size());
     const auto before = comm_.stats().total();
-    clock.clear();
-    clock.start();
-    double loss = 0.0;
-    for (auto& layer : layers_) {
-      const auto n = static_cast<std::size_t>(batch.num_bags()) * static_cast<std::size_t>(layer.embedding->dim());
-      layer.pooled.resize(n);
-      layer.grad.resize(n);
-      layer.embedding->forward(batch, layer.pooled, clock);
-      loss += regression_loss_and_gradient(batch, layer.pooled, layer.embedding->dim(),
-                                           config_.solver.batchsize, layer.grad);
-      clock.lap(kLossPhase.name);
-      layer.embedding->backward(batch, layer.grad, clock);
-    }
+    const double loss = engine_.step(batch, recorder);
     const auto after = comm_.stats().total();
-    counters.assign(kCounterNames.size(), 0);
-    for (const auto& layer : layers_) {
-      counters[0] += layer.embedding->counters().keys;
-      counters[1] += layer.embedding->counters().unique_keys;
-      counters[2] += layer.embedding->counters().lookups;
-    }
-    counters[3] = static_cast<std::int64_t>(after.bytes_sent - before.bytes_sent);
-    counters[4] = static_cast<std::int64_t>(after.bytes_recv - before.bytes_recv);
+    bytes_sent_ = static_cast<std::int64_t>(after.bytes_sent - before.bytes_sent);
+    bytes_recv_ = static_cast<std::int64_t>(after.bytes_recv - before.bytes_recv);
     return loss;
   }
 
-  // Phase names as recorded by the clock, qualified by layer when there are several.
-  std::vector<std::string> qualified_names(const PhaseClock& clock) const {
-    std::vector<std::string> names;
-    const std::size_t per_layer = clock.phases().size() / layers_.size();
-    for (std::size_t i = 0; i < clock.phases().size(); ++i)
-      names.push_back(layers_[i / per_layer].prefix + clock.phases()[i].first);
-    return names;
-  }
-
-  // What each recorded phase covers, in the clock's order: from the scheme of the layer that
-  // recorded it, or the loop's own loss phase.
-  std::vector<std::string> meanings(const PhaseClock& clock) const {
-    std::vector<std::string> out;
-    const std::size_t per_layer = clock.phases().size() / layers_.size();
-    for (std::size_t i = 0; i < clock.phases().size(); ++i) {
-      const std::string& name = clock.phases()[i].first;
-      const char* meaning = name == kLossPhase.name ? kLossPhase.meaning : layers_[i / per_layer].embedding->phase_meaning(name);
-      EMBSCALE_EXPECTS(meaning != nullptr, "every phase a scheme records is one of its PhaseDefinitions");
-      out.emplace_back(meaning);
-    }
+  // Counter values of the last step, by name: the run's bytes, each collective phase's bytes,
+  // and the recorder's counters (the schemes' and the tables').
+  std::vector<std::pair<std::string, std::int64_t>> counters(const StepRecorder& recorder) const {
+    std::vector<std::pair<std::string, std::int64_t>> out = {{"bytes_sent", bytes_sent_}, {"bytes_recv", bytes_recv_}};
+    for (const auto& phase : recorder.phases())
+      if (*phase.definition->collective != '\0') {
+        out.emplace_back(phase.name + ".bytes_sent", static_cast<std::int64_t>(phase.bytes_sent));
+        out.emplace_back(phase.name + ".bytes_recv", static_cast<std::int64_t>(phase.bytes_recv));
+      }
+    out.insert(out.end(), recorder.counters().begin(), recorder.counters().end());
     return out;
   }
 
  private:
   comm::Communicator& comm_;
-  const config::Config& config_;
-  workloads::SyntheticGenerator generator_;
-  std::vector<Layer> layers_;
+  BatchSource& source_;
+  EmbeddingEngine engine_;
+  std::int64_t bytes_sent_ = 0, bytes_recv_ = 0;
 };
 
 // Fault injection for the tests of the failure path: EMBSCALE_FAULT_INJECT="RANK:ITERATION"
@@ -144,7 +106,7 @@ InjectedFault injected_fault() {
 
 // Test hook for measuring compare's detection rate: EMBSCALE_INJECT_DELAY="PHASE:SECONDS" makes
 // every rank do SECONDS of CPU work more inside each PHASE (a phase name the run's layers record,
-// such as update; PhaseClock::inject_delay). Unset: no delay.
+// such as update; StepRecorder::inject_delay). Unset: no delay.
 struct InjectedDelay {
   std::string phase;
   double seconds = 0;
@@ -166,11 +128,11 @@ InjectedDelay injected_delay() {
   return delay;
 }
 
-void require_phase(const PhaseClock& clock, const std::string& phase) {
+void require_phase(const StepRecorder& recorder, const std::string& phase) {
   std::string names;
-  for (const auto& [name, seconds] : clock.phases()) {
-    if (name == phase) return;
-    names += (names.empty() ? "" : ", ") + name;
+  for (const auto& p : recorder.phases()) {
+    if (p.definition->name == phase) return;
+    names += (names.empty() ? "" : ", ") + std::string(p.definition->name);
   }
   throw InputError("EMBSCALE_INJECT_DELAY: this run has no phase \"" + phase + "\" (its phases: " + names + ")");
 }
@@ -197,61 +159,82 @@ void check_config_for_ranks(const config::Config& config, int ranks) {
   if (config.solver.batchsize < ranks)
     throw InputError("solver.batchsize: expected at least one sample per rank (>= " + std::to_string(ranks) +
                      "), got " + std::to_string(config.solver.batchsize));
-  std::int64_t vocabulary = 0;
-  for (const auto size : config.data.slot_size_array) vocabulary += size;
-  const std::int64_t rows = ModuloSharding{ranks}.rows_of(0, vocabulary);  // rank 0 owns the most
-  for (const auto& layer : config.embeddings)
-    if (layer.max_vocabulary_size_per_gpu < rows)
-      throw InputError("layers[" + layer.name + "].sparse_embedding_hparam.max_vocabulary_size_per_gpu: expected at least " +
-                       std::to_string(rows) + " (vocabulary " + std::to_string(vocabulary) + " over " +
-                       std::to_string(ranks) + " ranks), got " + std::to_string(layer.max_vocabulary_size_per_gpu));
+  // Whether static rows fit max_vocabulary_size_per_gpu depends on each scheme's placement: the
+  // schemes check it when they make their stores, on every rank, before the first step.
+  check_layers_for_ranks(config, config.data.slot_size_array, ranks);
 }
 
-TrainingRun run_training(comm::Communicator& comm, const config::Config& config, std::ostream* progress,
-                         const StopCheck& stop_check, const std::string& progress_prefix) {
+std::string scheme_names(const config::Config& config) {
+  std::vector<std::string> names;
+  for (const auto& layer : config.embeddings) {
+    const std::string name = scheme_of(layer).name;
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : "+") + n;
+  return joined;
+}
+
+TrainingRun run_training(comm::Communicator& comm, const config::Config& config, BatchSource& source,
+                         std::ostream* progress, const StopCheck& stop_check, const std::string& progress_prefix) {
   check_config_for_ranks(config, comm.size());
+  const std::int64_t iterations = config.solver.max_iter;
+  const std::int64_t available = source.iterations_available(config.solver.batchsize);
+  if (available != BatchSource::kUnbounded && available < config.solver.warmup_iter + iterations)
+    throw InputError("solver.max_iter: " + source.describe() + " holds " + std::to_string(available) +
+                     " batches of " + std::to_string(config.solver.batchsize) + " samples; warmup_iter + max_iter = " +
+                     std::to_string(config.solver.warmup_iter + iterations) + " need more");
   // At an iteration boundary, outside the timed region: all ranks stop here, or none.
   const auto stop_if_asked = [&](const std::string& where) {
     if (!stop_check) return;
     if (const int signal = stop_check()) throw StopRequested("stopped by " + signal_name(signal) + " " + where);
   };
-  Loop loop(comm, config);
-  PhaseClock clock;
+  Loop loop(comm, config, source);
+  StepRecorder recorder;
   const InjectedDelay delay = injected_delay();
-  if (delay.seconds > 0) clock.inject_delay(delay.phase, delay.seconds);
-  std::vector<std::int64_t> counters;
+  if (delay.seconds > 0) recorder.inject_delay(delay.phase, delay.seconds);
   for (std::int64_t i = 0; i < config.solver.warmup_iter; ++i) {
     stop_if_asked("during the warm-up");
-    loop.step(-1 - i, clock, counters);
-    if (i == 0 && delay.seconds > 0) require_phase(clock, delay.phase);  // before any timed step
+    loop.step(-1 - i, recorder);
+    if (i == 0 && delay.seconds > 0) require_phase(recorder, delay.phase);  // before any timed step
   }
 
-  const std::int64_t iterations = config.solver.max_iter;
   TrainingRun run;
   auto& m = run.measurements;
-  std::vector<double> rank_step(static_cast<std::size_t>(iterations));
-  std::vector<double> local_loss(static_cast<std::size_t>(iterations));
+  const auto n_it = static_cast<std::size_t>(iterations);
+  std::vector<double> rank_step(n_it), local_loss(n_it);
+  std::vector<std::string> counter_names;
   const InjectedFault fault = injected_fault();
   Stopwatch elapsed;
   for (std::int64_t it = 0; it < iterations; ++it) {
     const auto uit = static_cast<std::size_t>(it);
     stop_if_asked("before iteration " + std::to_string(it));
     fault.strike_if_due(comm.rank(), it);
-    local_loss[uit] = loop.step(it, clock, counters);
+    local_loss[uit] = loop.step(it, recorder);
+    const auto counters = loop.counters(recorder);
     if (it == 0) {
-      if (config.solver.warmup_iter == 0 && delay.seconds > 0) require_phase(clock, delay.phase);
-      m.phase_names = loop.qualified_names(clock);
-      m.phase_meanings = loop.meanings(clock);
-      for (const auto& name : m.phase_names) m.timings[name].assign(static_cast<std::size_t>(iterations), 0.0);
-      for (const auto* name : kCounterNames) m.counters[name].assign(static_cast<std::size_t>(iterations), 0);
+      if (config.solver.warmup_iter == 0 && delay.seconds > 0) require_phase(recorder, delay.phase);
+      for (const auto& phase : recorder.phases()) {
+        m.phase_names.push_back(phase.name);
+        m.phase_meanings.emplace_back(phase.definition->meaning);
+        m.timings[phase.name].assign(n_it, 0.0);
+      }
+      for (const auto& [name, value] : counters) {
+        counter_names.push_back(name);
+        m.counters[name].assign(n_it, 0);
+      }
     }
+    // Every step records the same phases and counters (the schemes' contract): checked, since a
+    // report with misaligned columns would be silently wrong.
+    EMBSCALE_EXPECTS(recorder.phases().size() == m.phase_names.size() && counters.size() == counter_names.size(),
+                     "every step records the same phases and counters");
     double total = 0.0;
-    for (std::size_t p = 0; p < clock.phases().size(); ++p) {
-      m.timings[m.phase_names[p]][uit] = clock.phases()[p].second;
-      total += clock.phases()[p].second;
+    for (std::size_t p = 0; p < recorder.phases().size(); ++p) {
+      m.timings[m.phase_names[p]][uit] = recorder.phases()[p].seconds;
+      total += recorder.phases()[p].seconds;
     }
     rank_step[uit] = total;
-    for (std::size_t c = 0; c < kCounterNames.size(); ++c) m.counters[kCounterNames[c]][uit] = counters[c];
+    for (std::size_t c = 0; c < counters.size(); ++c) m.counters[counter_names[c]][uit] = counters[c].second;
 
     // Progress: one small reduction every `display` iterations, outside the timed region.
     const std::int64_t display = config.solver.display;
@@ -264,27 +247,56 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   }
 
   // Global per-iteration figures, after the loop.
-  m.step_time.resize(rank_step.size());
-  m.loss.resize(local_loss.size());
+  m.step_time.resize(n_it);
+  m.loss.resize(n_it);
   comm.allreduce(std::span<const double>(rank_step), std::span<double>(m.step_time), comm::ReduceOp::kMax);
   comm.allreduce(std::span<const double>(local_loss), std::span<double>(m.loss), comm::ReduceOp::kSum);
+  for (std::size_t p = 0; p < m.phase_names.size(); ++p) {
+    const PhaseRecord& phase = recorder.phases()[p];
+    if (*phase.definition->collective == '\0') continue;
+    std::vector<double> bytes(n_it), seconds(n_it);
+    for (std::size_t i = 0; i < n_it; ++i) {
+      bytes[i] = static_cast<double>(m.counters[phase.name + ".bytes_sent"][i]);
+      seconds[i] = m.timings[phase.name][i];
+    }
+    comm.allreduce(std::span<const double>(bytes), std::span<double>(bytes), comm::ReduceOp::kMax);
+    comm.allreduce(std::span<const double>(seconds), std::span<double>(seconds), comm::ReduceOp::kMax);
+    auto& algbw = m.bandwidth[phase.name + ".algbw"];
+    auto& busbw = m.bandwidth[phase.name + ".busbw"];
+    for (std::size_t i = 0; i < n_it; ++i) {
+      algbw.push_back(seconds[i] > 0 ? bytes[i] / seconds[i] : 0.0);
+      busbw.push_back(algbw.back() * bus_factor(phase.definition->collective, comm.size()));
+    }
+  }
 
   auto& s = run.summary;
   s.iterations = iterations;
   s.step_time_median_s = quantile(m.step_time, 0.5);
   s.step_time_p95_s = quantile(m.step_time, 0.95);
-  double local_keys = 0, local_sent = 0, local_lookups = 0;
-  for (std::size_t i = 0; i < static_cast<std::size_t>(iterations); ++i) {
-    local_keys += static_cast<double>(m.counters["keys"][i]);
-    local_sent += static_cast<double>(m.counters["bytes_sent"][i]);
-    local_lookups += static_cast<double>(m.counters["lookups"][i]);
-  }
+  // Sums over iterations of the counters named `suffix` (every layer's, qualified or not).
+  const auto local_sum = [&](const std::string& suffix) {
+    double sum = 0;
+    for (const auto& [name, values] : m.counters)
+      if (name == suffix || name.ends_with("." + suffix))
+        for (const auto v : values) sum += static_cast<double>(v);
+    return sum;
+  };
   const double n = static_cast<double>(iterations);
+  const double local_keys = local_sum("keys");
+  double sent = 0;  // the run-wide counter only (the per-phase ones are parts of it)
+  for (const auto v : m.counters["bytes_sent"]) sent += static_cast<double>(v);
   const double keys_per_step = comm.allreduce(local_keys, comm::ReduceOp::kSum) / n;
-  s.bytes_sent_per_step = comm.allreduce(local_sent, comm::ReduceOp::kSum) / n;
-  const double max_lookups = comm.allreduce(local_lookups, comm::ReduceOp::kMax);
-  const double mean_lookups = comm.allreduce(local_lookups, comm::ReduceOp::kSum) / comm.size();
-  s.load_imbalance = mean_lookups > 0 ? max_lookups / mean_lookups : 1.0;
+  s.bytes_sent_per_step = comm.allreduce(sent, comm::ReduceOp::kSum) / n;
+  const auto imbalance = [&](double local) {
+    const double max = comm.allreduce(local, comm::ReduceOp::kMax);
+    const double mean = comm.allreduce(local, comm::ReduceOp::kSum) / comm.size();
+    return mean > 0 ? max / mean : 1.0;
+  };
+  s.load_imbalance = imbalance(local_sum("lookups"));
+  s.bytes_imbalance = imbalance(sent);
+  const double unique = comm.allreduce(local_sum("unique_keys"), comm::ReduceOp::kSum);
+  const double counted_keys = comm.allreduce(unique > 0 ? local_keys : 0.0, comm::ReduceOp::kSum);
+  s.unique_key_ratio = unique > 0 && counted_keys > 0 ? unique / counted_keys : 0.0;
   if (s.step_time_median_s > 0) {
     s.throughput_samples_per_s = static_cast<double>(config.solver.batchsize) / s.step_time_median_s;
     s.throughput_keys_per_s = keys_per_step / s.step_time_median_s;

@@ -1,9 +1,9 @@
-// A training run of the embedding layers of a config on synthetic batches: the SPMD loop every
-// rank executes, and what it measured.
+// A training run of the embedding layers of a config (EmbeddingEngine) on the batches of a
+// BatchSource: the SPMD loop every rank executes, and what it measured.
 //
-// Timed region: one iteration's phases on this rank (generation of the batch is outside: the
-// workload generator is not the system under test). Nothing inside it synchronises beyond the
-// scheme's own collectives. Step time of an iteration = max over ranks of the rank's summed
+// Timed region: one iteration's phases on this rank (reading or generating the batch is outside:
+// the data source is not the system under test). Nothing inside it synchronises beyond the
+// schemes' own collectives. Step time of an iteration = max over ranks of the rank's summed
 // phases, computed after the loop.
 #pragma once
 
@@ -16,6 +16,7 @@
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
+#include "core/batch_source.hpp"
 
 namespace embscale::embedding {
 
@@ -23,9 +24,17 @@ struct RunMeasurements {
   std::vector<std::string> phase_names;                           // in execution order
   std::vector<std::string> phase_meanings;                        // what each phase covers (same order)
   std::map<std::string, std::vector<double>> timings;             // this rank: phase -> [iteration] s
-  std::map<std::string, std::vector<std::int64_t>> counters;      // this rank: name -> [iteration]
+  // This rank: name -> [iteration]. Run-wide: bytes_sent, bytes_recv; per phase that moves data:
+  // <phase>.bytes_sent, <phase>.bytes_recv; per layer (qualified like its phases): the scheme's
+  // own (keys, unique_keys, lookups, pairs_sent, ...) and the table's (hits, misses, inserts,
+  // evictions, refused, not_admitted, table_size).
+  std::map<std::string, std::vector<std::int64_t>> counters;
   std::vector<double> step_time;                                  // all ranks agree: max over ranks
   std::vector<double> loss;                                       // all ranks agree: global loss
+  // All ranks agree, per phase that runs a collective: nccl-tests' algorithm and bus bandwidth
+  // (bytes/s) of each iteration: the largest per-rank bytes sent over the longest per-rank time,
+  // and that times the collective's bus factor. Keys "<phase>.algbw", "<phase>.busbw".
+  std::map<std::string, std::vector<double>> bandwidth;
 };
 
 struct RunSummary {
@@ -35,7 +44,10 @@ struct RunSummary {
   double throughput_samples_per_s = 0;   // global batch / median step time
   double throughput_keys_per_s = 0;      // global key occurrences per step / median step time
   double bytes_sent_per_step = 0;        // all ranks, mean over iterations
-  double load_imbalance = 0;             // max over ranks / mean of keys served as owner
+  double load_imbalance = 0;             // max over ranks / mean of keys served as owner (lookups)
+  double bytes_imbalance = 0;            // max over ranks / mean of bytes sent
+  double unique_key_ratio = 0;           // distinct keys requested / key occurrences (1: no repeats);
+                                         // 0 when no layer's scheme counts distinct keys
   double final_loss = 0;
 };
 
@@ -44,9 +56,14 @@ struct TrainingRun {
   RunSummary summary;
 };
 
-// Checks what depends on the number of ranks (each rank's share of the vocabulary fits
-// max_vocabulary_size_per_gpu; at least one sample per rank). Throws InputError naming the field.
+// Checks what depends on the number of ranks (at least one sample per rank; every layer's scheme
+// can run and its rows fit: check_layers_for_ranks over the config's slot_size_array). Throws
+// InputError naming the field.
 void check_config_for_ranks(const config::Config& config, int ranks);
+
+// The schemes of a config's layers by name ("all2all_dense"; several joined by "+", in layer
+// order, each once): the report's `scheme` parameter.
+std::string scheme_names(const config::Config& config);
 
 // Checks the environment a run reads (EMBSCALE_FAULT_INJECT). Throws InputError naming it.
 void check_run_environment();
@@ -55,11 +72,13 @@ void check_run_environment();
 // the agreed stop signal (0: go on), e.g. comm::any_rank_stopping.
 using StopCheck = std::function<int()>;
 
-// Runs solver.warmup_iter untimed then solver.max_iter timed iterations. Collective. Progress
+// Runs solver.warmup_iter untimed then solver.max_iter timed iterations on `source`'s batches
+// (an InputError when the source holds fewer). Collective. Progress
 // lines go to `progress` on rank 0 every solver.display iterations (null: silent), prefixed by
 // `progress_prefix`. When `stop_check` (if given) returns a signal, every rank throws
 // StopRequested at that boundary: the run is abandoned whole.
-TrainingRun run_training(comm::Communicator& comm, const config::Config& config, std::ostream* progress,
-                         const StopCheck& stop_check = {}, const std::string& progress_prefix = "");
+TrainingRun run_training(comm::Communicator& comm, const config::Config& config, BatchSource& source,
+                         std::ostream* progress, const StopCheck& stop_check = {},
+                         const std::string& progress_prefix = "");
 
 }  // namespace embscale::embedding

@@ -45,7 +45,10 @@ double normal_quantile(double p) {
 
 void initial_row(const InitializerArgs& args, std::uint64_t seed, std::int64_t num_embeddings, std::uint64_t key,
                  std::int64_t dim, std::span<float> out) noexcept {
-  std::fill(out.begin(), out.end(), 0.0f);  // the optimizer state starts at zero
+  for (std::size_t i = static_cast<std::size_t>(dim); i < out.size(); ++i) {  // the optimizer state
+    const std::size_t s = i - static_cast<std::size_t>(dim);
+    out[i] = s < args.initial_state.size() ? args.initial_state[s] : 0.0f;
+  }
   const CounterRng rng(seed, key);
   double lower = args.lower, upper = args.upper;
   if (lower == 0.0 && upper == 0.0) {

@@ -9,7 +9,9 @@
 
 namespace embscale::kv {
 
-// Fills `row` (its first `dim` values from `args`, the rest, the optimizer state, with zeros).
+// Fills `row`: its first `dim` values from `args`, the rest (the optimizer state) from
+// args.initial_state. The one initializer of every storage: the embedding engine's static rows use it
+// too, so a static and a dynamic table of one seed start from the same rows.
 // Default UNIFORM / TRUNCATED_NORMAL bounds (lower = upper = 0): -+1/sqrt(num_embeddings).
 void initial_row(const InitializerArgs& args, std::uint64_t seed, std::int64_t num_embeddings, std::uint64_t key,
                  std::int64_t dim, std::span<float> row) noexcept;

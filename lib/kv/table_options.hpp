@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "kv/admission.hpp"
 #include "kv/value_types.hpp"
@@ -48,6 +49,9 @@ struct InitializerArgs {
   double lower = 0.0;
   double upper = 0.0;
   double value = 0.0;
+  // The optimizer state of a new row (training rows only; SparseOptimizer::init_state): value i
+  // of the state is initial_state[i], zero past its end.
+  std::vector<float> initial_state;
 };
 
 struct TableOptions {
@@ -64,7 +68,7 @@ struct TableOptions {
   bool training = true;                     // false: no optimizer state; missing keys read the
                                             // eval initializer and are not inserted
   InitializerArgs initializer;              // training
-  InitializerArgs eval_initializer{InitializerMode::kConstant, 0.0, 1.0, 0.0, 0.0, 0.0};
+  InitializerArgs eval_initializer{InitializerMode::kConstant, 0.0, 1.0, 0.0, 0.0, 0.0, {}};
   std::int64_t num_embeddings = 0;          // for the default uniform bounds; 0: max_capacity
   std::uint64_t seed = 0;
   std::function<std::uint64_t()> clock;     // ns, monotonic; empty: std::chrono::steady_clock

@@ -132,12 +132,23 @@ TEST(ConfigErrorsEmbedding, HparamsBottomAndTypes) {
       {"bottom", [](auto& j) { layer(j, "emb1")["bottom"] = "nothing"; },
        "layers[emb1].bottom: expected the Data layer's sparse top \"data1\" (layers[data].sparse[0].top), got "
        "\"nothing\""},
-      {"HugeCTR embedding", [](auto& j) { layer(j, "emb1")["type"] = "LocalizedSlotSparseEmbeddingHash"; },
-       "layers[emb1].type: \"LocalizedSlotSparseEmbeddingHash\" is a HugeCTR embedding type not runnable in this "
-       "version; runnable: \"All2AllDenseEmbedding\""},
-      {"SOK embedding", [](auto& j) { layer(j, "emb1")["type"] = "DistributedSparseEmbedding"; },
-       "layers[emb1].type: \"DistributedSparseEmbedding\" is a HugeCTR embedding type not runnable in this version; "
-       "runnable: \"All2AllDenseEmbedding\""},
+      {"HugeCTR embedding", [](auto& j) { layer(j, "emb1")["type"] = "LocalizedSlotSparseEmbeddingOneHot"; },
+       "layers[emb1].type: \"LocalizedSlotSparseEmbeddingOneHot\" is a HugeCTR embedding type not runnable in this "
+       "version; runnable: \"All2AllDenseEmbedding\", \"DistributedSlotSparseEmbeddingHash\", \"DistributedSparseEmbedding\", "
+       "\"LocalizedSlotSparseEmbeddingHash\" or \"ShardedEmbedding\""},
+      {"hybrid embedding", [](auto& j) { layer(j, "emb1")["type"] = "HybridSparseEmbedding"; },
+       "layers[emb1].type: \"HybridSparseEmbedding\" is a HugeCTR embedding type not runnable in this version; "
+       "runnable: \"All2AllDenseEmbedding\", \"DistributedSlotSparseEmbeddingHash\", \"DistributedSparseEmbedding\", "
+       "\"LocalizedSlotSparseEmbeddingHash\" or \"ShardedEmbedding\""},
+      {"sharding of a typed layer", [](auto& j) { layer(j, "emb1")["sharding"] = "row_wise"; },
+       "layers[emb1].sharding: \"sharding\" belongs to layers of type \"ShardedEmbedding\"; a "
+       "\"All2AllDenseEmbedding\" layer's type names its scheme"},
+      {"sharded without sharding", [](auto& j) { layer(j, "emb1")["type"] = "ShardedEmbedding"; },
+       "layers[emb1].sharding: required key is missing; expected a non-empty string"},
+      {"slot out of range", [](auto& j) { layer(j, "emb1")["slots"] = {0, 8}; },
+       "layers[emb1].slots: expected slot indices below the Data layer's slot_num (8), got [0,8]"},
+      {"slots not ascending", [](auto& j) { layer(j, "emb1")["slots"] = {3, 1}; },
+       "layers[emb1].slots[1]: expected a slot index above the previous one (3): the list is ascending, got 1"},
   });
 }
 
@@ -146,8 +157,9 @@ TEST(ConfigErrorsLayers, UnknownTypeSuggestsAndListsKnownTypes) {
   layer(j, "emb1")["type"] = "All2AllDenseEmbeding";
   const auto message = error_of(j);
   EXPECT_EQ(message.rfind("test.json: layers[emb1].type: unknown layer type \"All2AllDenseEmbeding\"; did you mean "
-                          "\"All2AllDenseEmbedding\"? known: \"Data\" or \"All2AllDenseEmbedding\" (run by this version); HugeCTR's "
-                          "\"DistributedSlotSparseEmbeddingHash\", ",
+                          "\"All2AllDenseEmbedding\"? known: \"Data\", \"All2AllDenseEmbedding\", \"DistributedSlotSparseEmbeddingHash\", \"DistributedSparseEmbedding\", "
+                          "\"LocalizedSlotSparseEmbeddingHash\" or \"ShardedEmbedding\" (run by this version); "
+                          "HugeCTR's \"LocalizedSlotSparseEmbeddingOneHot\", ",
                           0),
             0u)
       << message;
@@ -162,8 +174,9 @@ TEST(ConfigErrorsLayers, DenseLayersAreListedTogether) {
   j["layers"].push_back({{"name", "fc1"}, {"type", "InnerProduct"}, {"bottom", "emb1"}, {"top", "fc1"}});
   j["layers"].push_back({{"name", "relu1"}, {"type", "ReLU"}, {"bottom", "fc1"}, {"top", "relu1"}});
   EXPECT_EQ(error_of(j), "test.json: layers[fc1].type: HugeCTR dense layers are not run by embscale in this version; "
-                         "not run: layers[fc1] (\"InnerProduct\"), layers[relu1] (\"ReLU\"); runnable: \"Data\" or "
-                         "\"All2AllDenseEmbedding\"");
+                         "not run: layers[fc1] (\"InnerProduct\"), layers[relu1] (\"ReLU\"); runnable: \"Data\", "
+                         "\"All2AllDenseEmbedding\", \"DistributedSlotSparseEmbeddingHash\", \"DistributedSparseEmbedding\", "
+                         "\"LocalizedSlotSparseEmbeddingHash\" or \"ShardedEmbedding\"");
 }
 
 TEST(ConfigErrorsLayers, StructureNamesAndTops) {
@@ -186,7 +199,8 @@ TEST(ConfigErrorsLayers, StructureNamesAndTops) {
        },
        "layers[data2].type: only one \"Data\" layer is allowed; layers[data] is one already"},
       {"no embedding", [](auto& j) { j["layers"].erase(1); },
-       "layers: expected at least one embedding layer (\"All2AllDenseEmbedding\"), got none"},
+       "layers: expected at least one embedding layer (\"All2AllDenseEmbedding\", \"DistributedSlotSparseEmbeddingHash\", \"DistributedSparseEmbedding\", "
+       "\"LocalizedSlotSparseEmbeddingHash\" or \"ShardedEmbedding\"), got none"},
       {"empty layers", [](auto& j) { j["layers"] = nlohmann::json::array(); },
        "layers: expected a non-empty array of layer objects, got []"},
       {"shared top",

@@ -1,0 +1,97 @@
+// An embedding layer's "storage" block: static rows or the dynamic KV table, with dynamicemb's
+// option names (DynamicEmbTableOptions, DynamicEmbInitializerArgs; seed 002). The ranges are the
+// KV table's own (kv::check_options); each is checked here so the message names the JSON path.
+#include <string>
+#include <vector>
+
+#include "config/sections.hpp"
+#include "kv/score_rules.hpp"
+
+namespace embscale::config {
+namespace {
+
+constexpr std::int64_t kMaxCapacity = std::int64_t{1} << 40;
+
+kv::InitializerArgs parse_initializer(const ObjectReader& r, kv::InitializerArgs args) {
+  r.only_keys({"mode", "mean", "std_dev", "lower", "upper", "value"});
+  static const std::vector<std::string> modes = {"UNIFORM", "NORMAL", "TRUNCATED_NORMAL", "CONSTANT", "DEBUG"};
+  if (r.has("mode")) {
+    const auto mode = r.one_of("mode", modes);
+    for (std::size_t i = 0; i < modes.size(); ++i)
+      if (mode == modes[i]) args.mode = static_cast<kv::InitializerMode>(i);
+  }
+  const auto any = NumberRange::between(-1e30, 1e30);
+  args.mean = r.number_or("mean", args.mean, any);
+  args.std_dev = r.number_or("std_dev", args.std_dev, NumberRange::above(0.0));
+  args.lower = r.number_or("lower", args.lower, any);
+  args.upper = r.number_or("upper", args.upper, any);
+  args.value = r.number_or("value", args.value, any);
+  if (args.lower > args.upper) r.required("lower", "").fail("a number <= upper (" + std::to_string(args.upper) + ")");
+  return args;
+}
+
+kv::AdmissionOptions parse_admission(const ObjectReader& r) {
+  r.only_keys({"strategy", "threshold", "max_count", "depth", "cells_per_slot", "aging_factor"});
+  kv::AdmissionOptions a;
+  const auto strategy = r.one_of_or("strategy", "none", {"none", "k_count", "tiny_lfu"});
+  a.kind = strategy == "k_count"    ? kv::AdmissionOptions::Kind::kKCount
+           : strategy == "tiny_lfu" ? kv::AdmissionOptions::Kind::kTinyLfu
+                                    : kv::AdmissionOptions::Kind::kNone;
+  a.max_count = static_cast<int>(r.integer_or("max_count", a.max_count, IntRange::between(1, 255)));
+  a.threshold_k = static_cast<int>(r.integer_or("threshold", a.threshold_k, IntRange::between(1, a.max_count)));
+  a.depth = static_cast<int>(r.integer_or("depth", a.depth, IntRange::between(1, 8)));
+  a.cells_per_slot = r.number_or("cells_per_slot", a.cells_per_slot, NumberRange::between(1e-6, 64.0));
+  a.aging_factor = r.number_or("aging_factor", a.aging_factor, NumberRange::between(0.0, 1e6));
+  return a;
+}
+
+kv::ValueType parse_dtype(const ObjectReader& r) {
+  const auto dtype = r.one_of_or("embedding_dtype", "fp32", {"fp32", "fp16", "bf16"});
+  return dtype == "fp16" ? kv::ValueType::kFloat16 : dtype == "bf16" ? kv::ValueType::kBFloat16 : kv::ValueType::kFloat32;
+}
+
+void parse_dynamic(const ObjectReader& r, kv::TableOptions& t) {
+  t.max_capacity = r.integer("max_capacity", IntRange::between(16, kMaxCapacity));
+  t.bucket_capacity = r.integer_or("bucket_capacity", t.bucket_capacity, IntRange::between(16, 1024));
+  if ((t.bucket_capacity & (t.bucket_capacity - 1)) != 0)
+    r.required("bucket_capacity", "").fail("a power of two in [16, 1024]");
+  if (t.max_capacity < t.bucket_capacity)
+    r.required("max_capacity", "").fail("an integer >= bucket_capacity (" + std::to_string(t.bucket_capacity) + ")");
+  t.init_capacity = r.integer_or("init_capacity", 0, IntRange::between(0, t.max_capacity));
+  t.max_load_factor = r.number_or("max_load_factor", t.max_load_factor, NumberRange::between(1e-3, 1.0));
+  std::vector<std::string> strategies;
+  for (const auto& rules : kv::kScoreRules) strategies.emplace_back(rules.name);
+  const auto strategy = r.one_of_or("score_strategy", "TIMESTAMP", strategies);
+  for (const auto& rules : kv::kScoreRules)
+    if (rules.name == strategy) t.score_strategy = rules.strategy;
+  const auto check = r.one_of_or("safe_check_mode", "IGNORE", {"ERROR", "WARNING", "IGNORE"});
+  t.safe_check = check == "ERROR" ? kv::SafeCheck::kError : check == "WARNING" ? kv::SafeCheck::kWarning : kv::SafeCheck::kIgnore;
+  if (r.has("admission")) t.admission = parse_admission(r.object("admission"));
+}
+
+}  // namespace
+
+EmbeddingStorage parse_embedding_storage(const ObjectReader& r) {
+  r.only_keys({"type", "embedding_dtype", "training", "initializer_args", "eval_initializer_args", "max_capacity",
+               "init_capacity", "max_load_factor", "bucket_capacity", "score_strategy", "safe_check_mode", "admission"});
+  EmbeddingStorage s;
+  s.dynamic = r.one_of_or("type", "static", {"static", "dynamic"}) == "dynamic";
+  auto& t = s.table;
+  t.value_type = parse_dtype(r);
+  if (const auto training = r.optional("training")) t.training = training->boolean();
+  if (r.has("initializer_args")) t.initializer = parse_initializer(r.object("initializer_args"), t.initializer);
+  if (r.has("eval_initializer_args"))
+    t.eval_initializer = parse_initializer(r.object("eval_initializer_args"), t.eval_initializer);
+  if (s.dynamic) {
+    parse_dynamic(r, t);
+  } else {
+    for (const char* key : {"max_capacity", "init_capacity", "max_load_factor", "bucket_capacity", "score_strategy",
+                            "safe_check_mode", "admission"})
+      if (const auto value = r.optional(key))
+        value->fail_with(std::string("\"") + key + "\" is an option of dynamic storage; this layer's storage.type is "
+                         "\"static\" (set \"type\": \"dynamic\" to use the KV table)");
+  }
+  return s;
+}
+
+}  // namespace embscale::config

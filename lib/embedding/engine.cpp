@@ -1,0 +1,207 @@
+#include "embedding/engine.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "core/hash.hpp"
+#include "embedding/kv_row_store.hpp"
+#include "embedding/regression_objective.hpp"
+#include "embedding/static_row_store.hpp"
+
+namespace embscale::embedding {
+
+std::uint64_t table_seed(std::uint64_t solver_seed, std::size_t layer_index) {
+  return hash_combine(hash_combine(solver_seed, 0x7ab1e5eedULL), layer_index);
+}
+
+std::int64_t LayerSpec::vocabulary() const noexcept {
+  std::int64_t v = 0;
+  for (const auto s : slot_sizes) v += s;
+  return v;
+}
+
+std::int32_t LayerSpec::slot_of(Key key) const noexcept {
+  const auto it = std::upper_bound(slot_offsets.begin(), slot_offsets.end(), key);
+  return static_cast<std::int32_t>(it - slot_offsets.begin()) - 1;
+}
+
+OwnedKeys LayerSpec::keys_modulo_ranks() const {
+  const int rank = comm->rank(), ranks = comm->size();
+  OwnedKeys owned;
+  for (std::size_t s = 0; s < slot_sizes.size(); ++s) {
+    const Key first = slot_offsets[s];
+    owned.add(first + ((rank - first % ranks) % ranks + ranks) % ranks, first + slot_sizes[s], ranks);
+  }
+  return owned;
+}
+
+OwnedKeys LayerSpec::all_keys() const {
+  OwnedKeys owned;
+  for (std::size_t s = 0; s < slot_sizes.size(); ++s) owned.add(slot_offsets[s], slot_offsets[s] + slot_sizes[s]);
+  return owned;
+}
+
+std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int32_t width,
+                                                std::int32_t column_first) const {
+  kv::TableOptions options = config->storage.table;
+  options.dim = width;
+  options.training = optimizer != nullptr;
+  options.optimizer_state_width = optimizer ? optimizer->state_width() : 0;
+  options.seed = table_seed;
+  options.num_embeddings = vocabulary();
+  if (optimizer) {  // the row initializer writes the optimizer's initial state
+    options.initializer.initial_state.assign(static_cast<std::size_t>(optimizer->state_width()), 0.0f);
+    optimizer->init_state(options.initializer.initial_state);
+  }
+  if (!config->storage.dynamic) {
+    if (owned.rows() > config->max_vocabulary_size_per_gpu)
+      throw InputError(path + ".sparse_embedding_hparam.max_vocabulary_size_per_gpu: expected at least " +
+                       std::to_string(owned.rows()) + " (the rows rank " + std::to_string(comm->rank()) + " owns of " +
+                       std::to_string(vocabulary()) + " over " + std::to_string(comm->size()) + " ranks), got " +
+                       std::to_string(config->max_vocabulary_size_per_gpu));
+    return std::make_unique<StaticRowStore>(owned, options, column_first, dim());
+  }
+  try {
+    kv::check_options(options);
+  } catch (const InputError& e) {
+    throw InputError(path + ".storage: " + e.what());
+  }
+  return std::make_unique<KvRowStore>(options, path + ".storage");
+}
+
+Batch select_slots(const Batch& batch, std::span<const std::int32_t> slots) {
+  Batch out;
+  out.first_sample = batch.first_sample;
+  out.num_samples = batch.num_samples;
+  out.num_slots = static_cast<std::int32_t>(slots.size());
+  out.label_dim = batch.label_dim;
+  out.dense_dim = batch.dense_dim;
+  out.labels = batch.labels;
+  out.offsets.reserve(static_cast<std::size_t>(batch.num_samples) * slots.size() + 1);
+  for (std::int64_t s = 0; s < batch.num_samples; ++s)
+    for (const auto slot : slots) {
+      const auto bag = batch.bag(s * batch.num_slots + slot);
+      out.keys.insert(out.keys.end(), bag.begin(), bag.end());
+      out.offsets.push_back(static_cast<std::int64_t>(out.keys.size()));
+    }
+  return out;
+}
+
+struct EmbeddingEngine::Layer {
+  LayerSpec spec;
+  const SchemeEntry* entry = nullptr;
+  std::unique_ptr<SparseOptimizer> optimizer;
+  std::unique_ptr<EmbeddingScheme> scheme;
+  std::string prefix;
+  bool all_slots = true;
+  std::vector<float> pooled, grad;
+};
+
+namespace {
+
+LayerSpec layer_spec(comm::Communicator* comm, const config::Config& config, std::size_t i,
+                     std::span<const std::int64_t> slot_sizes) {
+  const auto& layer = config.embeddings[i];
+  LayerSpec spec;
+  spec.comm = comm;
+  spec.config = &layer;
+  spec.path = "layers[" + layer.name + "]";
+  std::vector<Key> offsets(slot_sizes.size() + 1, 0);
+  for (std::size_t s = 0; s < slot_sizes.size(); ++s) offsets[s + 1] = offsets[s] + slot_sizes[s];
+  for (const auto slot : layer.slots) {
+    if (static_cast<std::size_t>(slot) >= slot_sizes.size())
+      throw InputError(spec.path + ".slots: slot " + std::to_string(slot) + " is beyond the data's " +
+                       std::to_string(slot_sizes.size()) + " slots");
+    spec.slot_sizes.push_back(slot_sizes[static_cast<std::size_t>(slot)]);
+    spec.slot_offsets.push_back(offsets[static_cast<std::size_t>(slot)]);
+  }
+  spec.global_batch = config.solver.batchsize;
+  spec.table_seed = table_seed(config.solver.seed, i);
+  return spec;
+}
+
+// Fields a scheme would ignore are refused, so that a config says what it runs.
+void check_scheme_fields(const LayerSpec& spec, const SchemeEntry& entry) {
+  const auto& layer = *spec.config;
+  if (layer.ranks_per_node > 0 && std::string(entry.name) != "table_row_wise")
+    throw InputError(spec.path + ".ranks_per_node: only table_row_wise places ranks in nodes; this layer's scheme is " +
+                     entry.name);
+  const bool dedups_before_exchange = std::string(entry.name) == "all2all_dense" || std::string(entry.name) == "data_parallel";
+  if (!layer.deduplicate && !dedups_before_exchange)
+    throw InputError(spec.path + ".deduplicate: " + entry.name + " sends (key, bag) pairs, which cannot be "
+                     "de-duplicated before the exchange (its owners de-duplicate before the lookup); only all2all_dense "
+                     "and data_parallel can switch it off");
+}
+
+}  // namespace
+
+void check_layers_for_ranks(const config::Config& config, std::span<const std::int64_t> slot_sizes, int ranks) {
+  for (std::size_t i = 0; i < config.embeddings.size(); ++i) {
+    const LayerSpec spec = layer_spec(nullptr, config, i, slot_sizes);  // the checks need no communicator
+    const auto& entry = scheme_of(config.embeddings[i]);
+    check_scheme_fields(spec, entry);
+    if (entry.check) entry.check(spec, ranks);
+  }
+}
+
+EmbeddingEngine::EmbeddingEngine(comm::Communicator& comm, const config::Config& config,
+                                 std::span<const std::int64_t> slot_sizes)
+    : comm_(comm), global_batch_(config.solver.batchsize) {
+  check_layers_for_ranks(config, slot_sizes, comm.size());
+  for (std::size_t i = 0; i < config.embeddings.size(); ++i) {
+    auto layer = std::make_unique<Layer>();
+    layer->spec = layer_spec(&comm, config, i, slot_sizes);
+    layer->entry = &scheme_of(config.embeddings[i]);
+    if (config.embeddings[i].storage.table.training)
+      layer->optimizer = make_sparse_optimizer(config.embeddings[i].optimizer, layer->spec.dim());
+    layer->spec.optimizer = layer->optimizer.get();
+    layer->prefix = config.embeddings.size() > 1 ? config.embeddings[i].name + "." : "";
+    layer->all_slots = layer->spec.slots() == static_cast<std::int32_t>(slot_sizes.size());
+    layer->scheme = layer->entry->make(layer->spec);
+    layers_.push_back(std::move(layer));
+  }
+}
+
+EmbeddingEngine::~EmbeddingEngine() = default;
+
+double EmbeddingEngine::step(const Batch& batch, StepRecorder& recorder) {
+  std::vector<Batch> subsets(layers_.size());
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    if (!layers_[i]->all_slots) subsets[i] = select_slots(batch, layers_[i]->spec.config->slots);
+  ++steps_;
+  recorder.begin_step();
+  double loss = 0.0;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    Layer& layer = *layers_[i];
+    const Batch& input = layer.all_slots ? batch : subsets[i];
+    const auto n = static_cast<std::size_t>(input.num_bags()) * static_cast<std::size_t>(layer.spec.dim());
+    layer.pooled.resize(n);
+    layer.grad.resize(n);
+    recorder.begin_layer(layer.prefix, layer.scheme->phases(), layer.scheme->communicators());
+    layer.scheme->forward(input, layer.pooled, recorder);
+    recorder.begin_layer(layer.prefix, std::span<const PhaseDefinition>(&kLossPhase, 1), {});
+    loss += regression_loss_and_gradient(input, layer.pooled, layer.spec.dim(), global_batch_, layer.grad);
+    recorder.lap(kLossPhase.name);
+    if (layer.optimizer) {
+      recorder.begin_layer(layer.prefix, layer.scheme->phases(), layer.scheme->communicators());
+      layer.scheme->backward(input, layer.grad, steps_, recorder);
+    }
+    const StoreCounters c = layer.scheme->store().take_counters();
+    recorder.count("hits", c.hits);
+    recorder.count("misses", c.misses);
+    recorder.count("inserts", c.inserts);
+    recorder.count("evictions", c.evictions);
+    recorder.count("refused", c.refused);
+    recorder.count("not_admitted", c.not_admitted);
+    recorder.count("table_size", layer.scheme->store().size());
+  }
+  return loss;
+}
+
+const LayerSpec& EmbeddingEngine::spec(std::size_t layer) const { return layers_.at(layer)->spec; }
+const SchemeEntry& EmbeddingEngine::entry(std::size_t layer) const { return *layers_.at(layer)->entry; }
+const EmbeddingScheme& EmbeddingEngine::scheme(std::size_t layer) const { return *layers_.at(layer)->scheme; }
+std::span<const float> EmbeddingEngine::pooled(std::size_t layer) const { return layers_.at(layer)->pooled; }
+const std::string& EmbeddingEngine::prefix(std::size_t layer) const { return layers_.at(layer)->prefix; }
+
+}  // namespace embscale::embedding

@@ -1,0 +1,69 @@
+// EmbeddingEngine: one engine for every embedding layer of a config. It builds each layer (its
+// slots of the Data layer, its scheme from the registry, its storage and optimizer) and runs the
+// SPMD step over all of them:
+//   for each layer: forward (the scheme's phases) -> loss (the stand-in dense model,
+//   regression_objective.hpp) -> backward (the scheme's phases)
+// A layer reads its own slots: when they are a subset, the engine copies them out of the batch
+// before the step's clock starts (HugeCTR's data reader hands each embedding its own tensor).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "config/config.hpp"
+#include "core/batch.hpp"
+#include "embedding/scheme.hpp"
+#include "embedding/scheme_registry.hpp"
+#include "embedding/sparse_optimizer.hpp"
+#include "embedding/step_recorder.hpp"
+
+namespace embscale::embedding {
+
+// The engine's own phase (not a scheme's).
+inline constexpr PhaseDefinition kLossPhase{"loss", "stand-in dense model: a regression loss and its gradient per bag"};
+
+// Seed of the rows of the `layer_index`-th embedding layer, derived from the solver's seed (a
+// domain apart from the workload's seeds).
+std::uint64_t table_seed(std::uint64_t solver_seed, std::size_t layer_index);
+
+// Checks what depends on the number of ranks for every layer: its scheme exists and can run on
+// `ranks` (the registry's check), its rows fit max_vocabulary_size_per_gpu (static storage), its
+// options suit its scheme. InputError naming the field.
+void check_layers_for_ranks(const config::Config& config, std::span<const std::int64_t> slot_sizes, int ranks);
+
+class EmbeddingEngine {
+ public:
+  // Collective (schemes may split the communicator). `slot_sizes`: the Data layer's key space
+  // (BatchSource::slot_sizes).
+  EmbeddingEngine(comm::Communicator& comm, const config::Config& config, std::span<const std::int64_t> slot_sizes);
+  ~EmbeddingEngine();
+
+  // One step over all layers (forward, loss, backward); returns this rank's share of the loss.
+  // The recorder gets every phase and counter of the step.
+  double step(const Batch& batch, StepRecorder& recorder);
+
+  std::size_t layers() const noexcept { return layers_.size(); }
+  const LayerSpec& spec(std::size_t layer) const;
+  const SchemeEntry& entry(std::size_t layer) const;
+  const EmbeddingScheme& scheme(std::size_t layer) const;
+  // Pooled outputs of the last step's forward ([bags x dim] of the layer's slots).
+  std::span<const float> pooled(std::size_t layer) const;
+  // The qualifier of a layer's phase and counter names: "" for one layer, "<name>." for several.
+  const std::string& prefix(std::size_t layer) const;
+
+ private:
+  struct Layer;
+  comm::Communicator& comm_;
+  std::int64_t global_batch_;
+  std::int64_t steps_ = 0;  // applied so far (warm-up included): the optimizer's step count
+  std::vector<std::unique_ptr<Layer>> layers_;
+};
+
+// The layer's view of a batch: its slots only (bags re-numbered sample * layer_slots + slot).
+Batch select_slots(const Batch& batch, std::span<const std::int32_t> slots);
+
+}  // namespace embscale::embedding

@@ -1,0 +1,120 @@
+#include "embedding/kv_row_store.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "kv/host_kv_table.hpp"
+
+namespace embscale::embedding {
+
+KvRowStore::KvRowStore(const kv::TableOptions& options, std::string field)
+    : table_(std::make_unique<kv::HostKvTable<std::int64_t>>(options)), field_(std::move(field)),
+      dim_(static_cast<std::int32_t>(options.dim)),
+      state_width_(options.training ? static_cast<std::int32_t>(options.optimizer_state_width) : 0),
+      row_width_(static_cast<std::size_t>(table_->row_width())) {}
+
+void KvRowStore::count(const kv::CallStats& stats, std::size_t keys) {
+  counters_.hits += stats.found;
+  counters_.misses += static_cast<std::int64_t>(keys) - stats.found;
+  counters_.inserts += stats.inserted;
+  counters_.evictions += stats.evicted;
+  counters_.refused += stats.refused;
+  counters_.not_admitted += stats.not_admitted;
+}
+
+void KvRowStore::read(std::span<const Key> keys, std::span<float> rows) {
+  const auto dim = static_cast<std::size_t>(dim_);
+  EMBSCALE_EXPECTS(rows.size() == keys.size() * dim, "rows must hold keys.size() x dim values");
+  full_rows_.resize(keys.size() * row_width_);
+  kv::CallStats stats;
+  try {
+    stats = table_->find_or_insert(keys, full_rows_);
+  } catch (const InputError&) {
+    throw;
+  } catch (const Error& e) {
+    // safe_check_mode ERROR: the capacity cannot hold this batch's distinct keys. That is a
+    // property of the config, so it is reported as bad input naming the fields to change.
+    if (table_->options().safe_check != kv::SafeCheck::kError) throw;
+    throw InputError(field_ + ".max_capacity: too small for one batch's distinct keys on this rank (" +
+                     std::to_string(keys.size()) + " keys, capacity " + std::to_string(table_->capacity()) +
+                     ", safe_check_mode ERROR): " + e.what());
+  }
+  count(stats, keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    std::copy_n(full_rows_.data() + i * row_width_, dim, rows.data() + i * dim);
+}
+
+void KvRowStore::apply(std::span<const Key> keys, std::span<const float> grads, const SparseOptimizer& optimizer,
+                       std::int64_t step) {
+  const auto dim = static_cast<std::size_t>(dim_);
+  EMBSCALE_EXPECTS(grads.size() == keys.size() * dim, "grads must hold keys.size() x dim values");
+  EMBSCALE_EXPECTS(optimizer.state_width() == state_width_, "the store was made for this optimizer's state width");
+  full_rows_.resize(keys.size() * row_width_);
+  founds_.assign(keys.size(), 0);
+  table_->find(keys, full_rows_, founds_);
+  // Only the keys still held: one evicted since its read has lost its row, and its gradient.
+  std::size_t kept = 0;
+  std::vector<Key> held;
+  held.reserve(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!founds_[i]) continue;
+    float* full = full_rows_.data() + i * row_width_;
+    optimizer.update(std::span<float>(full, dim), std::span<float>(full + dim, row_width_ - dim),
+                     grads.subspan(i * dim, dim), step);
+    if (kept != i) std::copy_n(full, row_width_, full_rows_.data() + kept * row_width_);
+    held.push_back(keys[i]);
+    ++kept;
+  }
+  table_->assign(held, std::span<const float>(full_rows_.data(), kept * row_width_));
+  if (optimizer.update_type() == UpdateType::kGlobal && optimizer.changes_untouched_rows())
+    update_untouched_rows(keys, optimizer, step);
+}
+
+void KvRowStore::update_untouched_rows(std::span<const Key> touched, const SparseOptimizer& optimizer,
+                                       std::int64_t step) {
+  std::vector<Key> sorted(touched.begin(), touched.end());
+  std::sort(sorted.begin(), sorted.end());
+  kv::Entries<std::int64_t> entries;
+  const std::int64_t chunk = 1 << 16;
+  const auto dim = static_cast<std::size_t>(dim_);
+  for (std::int64_t offset = 0; offset < table_->capacity(); offset += chunk) {
+    table_->export_batch(offset, chunk, entries);
+    std::vector<Key> keys;
+    std::vector<float> rows;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (std::binary_search(sorted.begin(), sorted.end(), entries.keys[i])) continue;
+      float* full = entries.values.data() + i * row_width_;
+      optimizer.update_untouched(std::span<float>(full, dim), std::span<float>(full + dim, row_width_ - dim), step);
+      keys.push_back(entries.keys[i]);
+      rows.insert(rows.end(), full, full + row_width_);
+    }
+    table_->assign(keys, rows);
+  }
+}
+
+bool KvRowStore::row(Key key, std::span<float> out) const {
+  EMBSCALE_EXPECTS(out.size() == static_cast<std::size_t>(dim_), "out must hold dim values");
+  std::vector<float> full(row_width_);
+  std::uint8_t found = 0;
+  table_->find(std::span<const Key>(&key, 1), full, std::span<std::uint8_t>(&found, 1));
+  if (found) std::copy_n(full.begin(), out.size(), out.begin());
+  return found != 0;
+}
+
+void KvRowStore::for_each_row(const std::function<void(Key, std::span<const float>)>& visit) const {
+  kv::Entries<std::int64_t> entries;
+  const std::int64_t chunk = 1 << 16;
+  for (std::int64_t offset = 0; offset < table_->capacity(); offset += chunk) {
+    table_->export_batch(offset, chunk, entries);
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      visit(entries.keys[i], std::span<const float>(entries.values).subspan(i * row_width_, static_cast<std::size_t>(dim_)));
+  }
+}
+
+StoreCounters KvRowStore::take_counters() {
+  const StoreCounters c = counters_;
+  counters_ = {};
+  return c;
+}
+
+}  // namespace embscale::embedding

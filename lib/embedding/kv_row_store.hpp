@@ -1,0 +1,47 @@
+// KvRowStore: a layer's rows in the dynamic KV table (kv::KvTable<int64_t>, the HierarchicalKV /
+// dynamicemb design): a key is inserted on its first read in training, capacity limits evict by
+// score, and the optimizer state lives beside the row (optimizer_state_width).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "embedding/row_store.hpp"
+#include "kv/kv_table.hpp"
+
+namespace embscale::embedding {
+
+class KvRowStore final : public RowStore {
+ public:
+  // `options` are complete (dim, optimizer_state_width, seed, num_embeddings set). `field` is the
+  // config path of the layer's storage block, named when safe_check_mode ERROR refuses keys.
+  KvRowStore(const kv::TableOptions& options, std::string field);
+
+  std::int32_t dim() const noexcept override { return dim_; }
+  std::int32_t state_width() const noexcept override { return state_width_; }
+  std::int64_t size() const override { return table_->size(); }
+  void read(std::span<const Key> keys, std::span<float> rows) override;
+  void apply(std::span<const Key> keys, std::span<const float> grads, const SparseOptimizer& optimizer,
+             std::int64_t step) override;
+  bool row(Key key, std::span<float> out) const override;
+  void for_each_row(const std::function<void(Key, std::span<const float>)>& visit) const override;
+  StoreCounters take_counters() override;
+
+  const kv::KvTable<std::int64_t>& table() const noexcept { return *table_; }
+
+ private:
+  void count(const kv::CallStats& stats, std::size_t keys);
+  void update_untouched_rows(std::span<const Key> touched, const SparseOptimizer& optimizer, std::int64_t step);
+
+  std::unique_ptr<kv::KvTable<std::int64_t>> table_;
+  std::string field_;
+  std::int32_t dim_;
+  std::int32_t state_width_;
+  std::size_t row_width_;
+  StoreCounters counters_;
+  std::vector<float> full_rows_;       // scratch: keys x row_width
+  std::vector<std::uint8_t> founds_;
+};
+
+}  // namespace embscale::embedding

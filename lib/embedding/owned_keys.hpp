@@ -1,0 +1,35 @@
+// The keys a rank holds rows for in a static table, as a few strided ranges of the unified key
+// space, and the local row of each: `key % ranks` is one range of stride `ranks`; a contiguous
+// row block or a whole table is one range of stride 1 per slot. Rows are numbered range after
+// range in the order the ranges were added.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/batch.hpp"
+
+namespace embscale::embedding {
+
+class OwnedKeys {
+ public:
+  // Adds the keys begin, begin + stride, ... below end. Ranges must be added in ascending order
+  // of `begin` and must not overlap.
+  void add(Key begin, Key end, Key stride = 1);
+
+  std::int64_t rows() const noexcept { return rows_; }
+  // The local row of `key`, or -1 when it is not owned here.
+  std::int64_t row_of(Key key) const noexcept;
+  // The key of local row `row` in [0, rows()).
+  Key key_of(std::int64_t row) const noexcept;
+
+ private:
+  struct Range {
+    Key begin, end, stride;
+    std::int64_t first_row;
+  };
+  std::vector<Range> ranges_;
+  std::int64_t rows_ = 0;
+};
+
+}  // namespace embscale::embedding

@@ -1,0 +1,144 @@
+// PooledExchange: the data flow of every scheme that pools on the owners (HugeCTR's distributed
+// and localized slots, TorchRec's table-, row-, column- and table-row-wise shardings). Keys
+// travel with the position of their bag; owners look up and pool; pooled vectors travel back.
+//
+// Forward, on every rank:
+//   route            each key occurrence of this rank's bags -> its owner(s), with the position
+//                    its bag has in the owner's output buffer
+//   exchange_keys    alltoall of counts, alltoallv of (key, position) pairs
+//   lookup           the owner de-duplicates the keys it received and reads their rows
+//   pool             out[position] += row, per pair (partial or whole bags, per the output)
+//   <output>         the pooled vectors back to the requesters (PooledOutput), then the mean
+// Backward mirrors it: the pooled gradients go to the owners (the output's reverse), each
+// distinct key's gradient is summed over its pairs (pool_backward), the optimizer updates.
+// The owner always sums; the requester applies the mean combiner (forward: after the output;
+// backward: before sending), so an owner never needs a bag's size.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "embedding/routing.hpp"
+#include "embedding/scheme.hpp"
+
+namespace embscale::embedding {
+
+enum class PooledOutput {
+  // Every owner holds partial sums of every bag of the global batch; a reduce-scatter gives each
+  // rank its own bags (an all-gather of the pooled gradients backward). HugeCTR's distributed
+  // slot, TorchRec's row-wise.
+  kReduceScatter,
+  // An owner pools whole bags of its slots (or its columns of every slot); an alltoallv sends
+  // each requester its bags. HugeCTR's localized slot, TorchRec's table- and column-wise.
+  kAllToAll,
+  // Table-row-wise: partial sums inside a node (reduce-scatter over the node's ranks), then an
+  // alltoallv across nodes among the ranks of one local index.
+  kNodeThenCross,
+};
+
+struct PooledPlan {
+  PooledOutput output = PooledOutput::kReduceScatter;
+  // kAllToAll and kNodeThenCross: the layer slots each owner (kAllToAll: rank; kNodeThenCross:
+  // node) pools, ascending.
+  std::vector<std::vector<std::int32_t>> owner_slots;
+  // kAllToAll: each rank's columns [first, first + count) of the layer's dim (all of them but
+  // for column-wise, where every rank owns a slice of every row and receives every key).
+  std::vector<std::int32_t> column_first, column_count;
+  bool every_rank_gets_every_key = false;
+  int ranks_per_node = 1;  // kNodeThenCross
+};
+
+// Phase lists of the three outputs (each scheme returns one as its phases()).
+std::span<const PhaseDefinition> pooled_phases(PooledOutput output) noexcept;
+
+class PooledExchange {
+ public:
+  // `store` holds this rank's rows (width: its column count). kNodeThenCross splits the layer's
+  // communicator into nodes and across them.
+  PooledExchange(const LayerSpec& spec, PooledPlan plan, RowStore& store);
+
+  std::vector<const comm::Communicator*> communicators() const;
+
+  // owner(key, layer_slot) -> rank; ignored when every rank gets every key.
+  template <class Owner>
+  void forward(const Batch& batch, std::span<float> pooled, StepRecorder& recorder, const Owner& owner);
+  void backward(const Batch& batch, std::span<const float> grad_pooled, std::int64_t step, StepRecorder& recorder);
+
+ private:
+  struct KeyPosition {
+    Key key;
+    std::int64_t position;
+  };
+  std::int64_t position(int dest, std::int64_t sample, std::int32_t slot) const noexcept;
+  void prepare_step(const Batch& batch);
+  void exchange_and_pool(StepRecorder& recorder);
+  void output_forward(const Batch& batch, std::span<float> pooled, StepRecorder& recorder);
+
+  LayerSpec spec_;
+  PooledPlan plan_;
+  RowStore& store_;
+  comm::Communicator& comm_;
+  std::unique_ptr<comm::Communicator> node_comm_, cross_comm_;  // kNodeThenCross
+  int rank_, ranks_;
+  std::size_t width_;  // this rank's stored columns
+  // Per step: the base of this rank's bags in each destination's buffer, per-destination slot
+  // index tables, and the buffers carried from forward to backward.
+  std::vector<std::int64_t> base_;                   // per destination rank
+  std::vector<std::vector<std::int32_t>> slot_index_;  // [owner group][layer slot] -> index or -1
+  std::vector<int> occurrence_dest_;
+  std::vector<std::size_t> send_counts_, recv_counts_;
+  std::vector<KeyPosition> send_pairs_, recv_pairs_;
+  std::vector<Key> recv_keys_;
+  std::vector<std::int64_t> recv_positions_;
+  Routed distinct_;             // the received keys, de-duplicated (one group)
+  std::vector<float> rows_;     // distinct keys' rows
+  std::vector<float> out_;      // this rank's output buffer (pooled sums / their gradients)
+  std::vector<float> staging_;  // received pooled blocks / packed gradients
+  std::vector<float> grads_;    // distinct keys' gradients
+};
+
+// ---- implementation of the template ----
+
+template <class Owner>
+void PooledExchange::forward(const Batch& batch, std::span<float> pooled, StepRecorder& recorder, const Owner& owner) {
+  prepare_step(batch);
+  const auto slots = batch.num_slots;
+  send_counts_.assign(static_cast<std::size_t>(ranks_), 0);
+  occurrence_dest_.resize(batch.keys.size());
+  if (!plan_.every_rank_gets_every_key) {
+    for (std::int64_t b = 0; b < batch.num_bags(); ++b) {
+      const auto slot = static_cast<std::int32_t>(b % slots);
+      for (auto k = batch.offsets[static_cast<std::size_t>(b)]; k < batch.offsets[static_cast<std::size_t>(b) + 1]; ++k) {
+        const int dest = owner(batch.keys[static_cast<std::size_t>(k)], slot);
+        occurrence_dest_[static_cast<std::size_t>(k)] = dest;
+        ++send_counts_[static_cast<std::size_t>(dest)];
+      }
+    }
+  } else {
+    for (auto& c : send_counts_) c = batch.keys.size();
+  }
+  std::vector<std::size_t> next(send_counts_.size(), 0);
+  for (std::size_t r = 1; r < next.size(); ++r) next[r] = next[r - 1] + send_counts_[r - 1];
+  send_pairs_.resize(next.back() + send_counts_.back());
+  for (std::int64_t b = 0; b < batch.num_bags(); ++b) {
+    const std::int64_t sample = b / slots;
+    const auto slot = static_cast<std::int32_t>(b % slots);
+    for (auto k = batch.offsets[static_cast<std::size_t>(b)]; k < batch.offsets[static_cast<std::size_t>(b) + 1]; ++k) {
+      const Key key = batch.keys[static_cast<std::size_t>(k)];
+      if (!plan_.every_rank_gets_every_key) {
+        const int dest = occurrence_dest_[static_cast<std::size_t>(k)];
+        send_pairs_[next[static_cast<std::size_t>(dest)]++] = {key, position(dest, sample, slot)};
+      } else {
+        for (int dest = 0; dest < ranks_; ++dest)
+          send_pairs_[next[static_cast<std::size_t>(dest)]++] = {key, position(dest, sample, slot)};
+      }
+    }
+  }
+  recorder.lap("route");
+  exchange_and_pool(recorder);
+  output_forward(batch, pooled, recorder);
+}
+
+}  // namespace embscale::embedding

@@ -1,0 +1,34 @@
+#include "embedding/pooled_scheme.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace embscale::embedding {
+
+RowBlocks::RowBlocks(const LayerSpec& spec, int parts) : offsets(spec.slot_offsets) {
+  for (const auto size : spec.slot_sizes) block.push_back((size + parts - 1) / parts);
+}
+
+void RowBlocks::add_block(OwnedKeys& owned, const LayerSpec& spec, std::int32_t slot, int part) const {
+  const auto s = static_cast<std::size_t>(slot);
+  const Key end = offsets[s] + spec.slot_sizes[s];
+  const Key first = std::min(end, offsets[s] + part * block[s]);
+  owned.add(first, std::min(end, first + block[s]));
+}
+
+std::vector<int> place_tables(const LayerSpec& spec, int bins) {
+  std::vector<std::size_t> order(spec.slot_sizes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return spec.slot_sizes[a] > spec.slot_sizes[b]; });
+  std::vector<std::int64_t> load(static_cast<std::size_t>(bins), 0);
+  std::vector<int> owner(spec.slot_sizes.size());
+  for (const auto s : order) {
+    const auto bin = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    owner[s] = static_cast<int>(bin);
+    load[bin] += spec.slot_sizes[s];
+  }
+  return owner;
+}
+
+}  // namespace embscale::embedding

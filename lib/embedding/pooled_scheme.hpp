@@ -1,0 +1,78 @@
+// PooledScheme: a scheme that pools on the owners (PooledExchange) is its placement, nothing
+// more: the plan (which output, which slots and columns each owner pools), the rows this rank
+// owns, and the owner of a key. Each such scheme's file builds those three and returns one of
+// these (schemes/*.cpp).
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "embedding/pooled_exchange.hpp"
+#include "embedding/scheme.hpp"
+
+namespace embscale::embedding {
+
+template <class Owner>
+class PooledScheme final : public EmbeddingScheme {
+ public:
+  // `optimizer`: the scheme's own when its stored rows are narrower than the layer's (a column
+  // shard: the optimizer's state is per stored column); null: the layer's.
+  PooledScheme(const LayerSpec& spec, PooledPlan plan, std::unique_ptr<RowStore> store, Owner owner,
+               std::unique_ptr<SparseOptimizer> optimizer = nullptr)
+      : output_(plan.output), optimizer_(std::move(optimizer)), store_(std::move(store)),
+        exchange_(with_optimizer(spec, optimizer_.get()), std::move(plan), *store_), owner_(owner) {}
+
+  std::span<const PhaseDefinition> phases() const noexcept override { return pooled_phases(output_); }
+  std::vector<const comm::Communicator*> communicators() const override { return exchange_.communicators(); }
+
+  void forward(const Batch& batch, std::span<float> pooled, StepRecorder& recorder) override {
+    exchange_.forward(batch, pooled, recorder, owner_);
+    recorder.count("keys", static_cast<std::int64_t>(batch.keys.size()));
+  }
+  void backward(const Batch& batch, std::span<const float> grad_pooled, std::int64_t step,
+                StepRecorder& recorder) override {
+    exchange_.backward(batch, grad_pooled, step, recorder);
+  }
+
+  const RowStore& store() const override { return *store_; }
+  RowStore& store() override { return *store_; }
+
+ private:
+  static LayerSpec with_optimizer(LayerSpec spec, const SparseOptimizer* own) {
+    if (own) spec.optimizer = own;
+    return spec;
+  }
+
+  PooledOutput output_;
+  std::unique_ptr<SparseOptimizer> optimizer_;
+  std::unique_ptr<RowStore> store_;
+  PooledExchange exchange_;
+  Owner owner_;
+};
+
+template <class Owner>
+std::unique_ptr<EmbeddingScheme> make_pooled_scheme(const LayerSpec& spec, PooledPlan plan,
+                                                    std::unique_ptr<RowStore> store, Owner owner,
+                                                    std::unique_ptr<SparseOptimizer> optimizer = nullptr) {
+  return std::make_unique<PooledScheme<Owner>>(spec, std::move(plan), std::move(store), owner, std::move(optimizer));
+}
+
+// Blocks of contiguous rows: slot s of the layer split into `parts` blocks of
+// ceil(size / parts) rows (TorchRec's row-wise), the last ones shorter or empty.
+struct RowBlocks {
+  std::vector<Key> offsets;           // first key of each layer slot
+  std::vector<std::int64_t> block;    // rows per block of each layer slot
+
+  RowBlocks(const LayerSpec& spec, int parts);
+  int block_of(Key key, std::int32_t slot) const noexcept {
+    return static_cast<int>((key - offsets[static_cast<std::size_t>(slot)]) / block[static_cast<std::size_t>(slot)]);
+  }
+  // Adds to `owned` the keys of block `part` of `slot`.
+  void add_block(OwnedKeys& owned, const LayerSpec& spec, std::int32_t slot, int part) const;
+};
+
+// Whole tables (the layer's slots) placed on `bins` owners, largest first onto the least loaded
+// (TorchRec's greedy table-wise placement; ties to the lowest owner). Returns each slot's owner.
+std::vector<int> place_tables(const LayerSpec& spec, int bins);
+
+}  // namespace embscale::embedding

@@ -1,0 +1,58 @@
+// RowStore: the narrow seam every storage of an embedding layer meets: the static array
+// (static_row_store.hpp) and the dynamic KV table (kv_row_store.hpp). A scheme reads rows and
+// applies the optimizer through it and never knows which storage it has.
+//
+// A row is [dim embedding values | state_width optimizer-state values], initialised by the one
+// row initializer of every storage (kv::initial_row: a pure function of the table seed and the
+// key), so a static and a dynamic table of one seed start from the same rows.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "core/batch.hpp"
+#include "embedding/sparse_optimizer.hpp"
+
+namespace embscale::embedding {
+
+// What the table did since the last take_counters() (results/schema.md: the table counters).
+struct StoreCounters {
+  std::int64_t hits = 0;          // keys read that the table held
+  std::int64_t misses = 0;        // keys read that it did not hold
+  std::int64_t inserts = 0;       // keys added
+  std::int64_t evictions = 0;     // keys removed to make room
+  std::int64_t refused = 0;       // keys that could not be inserted (their bucket full of higher scores)
+  std::int64_t not_admitted = 0;  // new keys the admission filter kept out
+};
+
+class RowStore {
+ public:
+  virtual ~RowStore() = default;
+
+  virtual std::int32_t dim() const noexcept = 0;
+  virtual std::int32_t state_width() const noexcept = 0;
+  // Rows held now.
+  virtual std::int64_t size() const = 0;
+
+  // The embedding values (dim each) of the distinct `keys` into `rows` (keys.size() x dim).
+  // Training: a dynamic store inserts a missing key with its initial row (capacity and admission
+  // permitting); evaluation: a missing key reads the eval initializer and is not inserted. A static
+  // store holds every key it owns; a key it does not own is an Error.
+  virtual void read(std::span<const Key> keys, std::span<float> rows) = 0;
+  // Applies `optimizer` at `step` to the rows of the distinct `keys` with their combined gradients
+  // `grads` (keys.size() x dim). A key a dynamic store no longer holds (evicted since it was read)
+  // is skipped. Under the Global update type every other held row is updated too.
+  virtual void apply(std::span<const Key> keys, std::span<const float> grads, const SparseOptimizer& optimizer,
+                     std::int64_t step) = 0;
+
+  // For tests and the reference comparison: the embedding values of `key`, false when not held.
+  virtual bool row(Key key, std::span<float> out) const = 0;
+  // Every held key and its embedding values, in no particular order.
+  virtual void for_each_row(const std::function<void(Key, std::span<const float>)>& visit) const = 0;
+
+  // The counters since the last call, then zeroed.
+  virtual StoreCounters take_counters() = 0;
+};
+
+}  // namespace embscale::embedding

@@ -1,0 +1,19 @@
+// TorchRec's row-wise sharding: each table (a slot of the layer) split into contiguous row blocks,
+// block r on rank r (so a Zipf head, the lowest ids, lands on rank 0, unlike key % ranks: the
+// report's per-rank lookups show it); partial bags pooled on the owners, reduce-scatter forward,
+// all-gather backward (TorchRec's RwPooledEmbeddingDist).
+#include "embedding/pooled_scheme.hpp"
+
+namespace embscale::embedding {
+
+std::unique_ptr<EmbeddingScheme> make_row_wise(const LayerSpec& spec) {
+  const RowBlocks blocks(spec, spec.comm->size());
+  OwnedKeys owned;
+  for (std::int32_t s = 0; s < spec.slots(); ++s) blocks.add_block(owned, spec, s, spec.comm->rank());
+  PooledPlan plan;
+  plan.output = PooledOutput::kReduceScatter;
+  return make_pooled_scheme(spec, std::move(plan), spec.make_store(owned, spec.dim()),
+                            [blocks](Key key, std::int32_t slot) { return blocks.block_of(key, slot); });
+}
+
+}  // namespace embscale::embedding

@@ -1,0 +1,59 @@
+// TorchRec's table-row-wise sharding: each table (a slot of the layer) on one node, placed largest
+// first onto the least loaded node, its rows split in blocks over the node's ranks; partial bags
+// are summed inside the node (reduce-scatter) and an alltoallv across nodes sends each rank its
+// pooled vectors (TorchRec's TwRwPooledEmbeddingDist). A "node" is ranks_per_node consecutive
+// ranks: the layer's ranks_per_node, or else the ranks of one host (Communicator::split_by_host),
+// so tests and studies can place several nodes on one host.
+#include "embedding/pooled_scheme.hpp"
+
+#include "core/error.hpp"
+
+namespace embscale::embedding {
+namespace {
+
+int ranks_per_node(const LayerSpec& spec) {
+  if (spec.config->ranks_per_node > 0) return spec.config->ranks_per_node;
+  const int host_ranks = spec.comm->split_by_host()->size();
+  // Every host must hold as many ranks: the smallest and largest host agree.
+  const int smallest = spec.comm->allreduce(host_ranks, comm::ReduceOp::kMin);
+  const int largest = spec.comm->allreduce(host_ranks, comm::ReduceOp::kMax);
+  if (smallest != largest)
+    throw InputError(spec.path + ".ranks_per_node: the hosts run " + std::to_string(smallest) + " to " +
+                     std::to_string(largest) + " ranks each; table_row_wise needs equal nodes: set ranks_per_node");
+  return host_ranks;
+}
+
+}  // namespace
+
+std::unique_ptr<EmbeddingScheme> make_table_row_wise(const LayerSpec& spec) {
+  const int rank = spec.comm->rank(), ranks = spec.comm->size();
+  const int rpn = ranks_per_node(spec), nodes = ranks / rpn;
+  if (ranks % rpn != 0)
+    throw InputError(spec.path + ".ranks_per_node: " + std::to_string(ranks) + " ranks do not split into nodes of " +
+                     std::to_string(rpn));
+  const std::vector<int> node_of_table = place_tables(spec, nodes);
+  const RowBlocks blocks(spec, rpn);
+  PooledPlan plan;
+  plan.output = PooledOutput::kNodeThenCross;
+  plan.ranks_per_node = rpn;
+  plan.owner_slots.resize(static_cast<std::size_t>(nodes));
+  OwnedKeys owned;
+  for (std::int32_t s = 0; s < spec.slots(); ++s) {
+    const int node = node_of_table[static_cast<std::size_t>(s)];
+    plan.owner_slots[static_cast<std::size_t>(node)].push_back(s);
+    if (node == rank / rpn) blocks.add_block(owned, spec, s, rank % rpn);
+  }
+  return make_pooled_scheme(spec, std::move(plan), spec.make_store(owned, spec.dim()),
+                            [node_of_table, blocks, rpn](Key key, std::int32_t slot) {
+                              return node_of_table[static_cast<std::size_t>(slot)] * rpn + blocks.block_of(key, slot);
+                            });
+}
+
+void check_table_row_wise(const LayerSpec& spec, int ranks) {
+  const int rpn = spec.config->ranks_per_node;
+  if (rpn > 0 && (rpn > ranks || ranks % rpn != 0))
+    throw InputError(spec.path + ".ranks_per_node: expected a divisor of the run's " + std::to_string(ranks) +
+                     " ranks (each node holds ranks_per_node of them), got " + std::to_string(rpn));
+}
+
+}  // namespace embscale::embedding

@@ -1,0 +1,98 @@
+#include "embedding/static_row_store.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.hpp"
+#include "embedding/row_codec.hpp"
+#include "kv/initializer.hpp"
+
+namespace embscale::embedding {
+
+StaticRowStore::StaticRowStore(OwnedKeys owned, const kv::TableOptions& options, std::int32_t column_first,
+                               std::int32_t full_dim)
+    : owned_(std::move(owned)), dim_(static_cast<std::int32_t>(options.dim)),
+      state_width_(options.training ? static_cast<std::int32_t>(options.optimizer_state_width) : 0),
+      row_width_(static_cast<std::size_t>(dim_ + state_width_)), type_(options.value_type),
+      words_per_row_((row_width_ * kv::value_bytes(options.value_type) + sizeof(float) - 1) / sizeof(float)) {
+  EMBSCALE_EXPECTS(dim_ >= 1, "a table needs dim >= 1");
+  storage_.resize(static_cast<std::size_t>(owned_.rows()) * words_per_row_);
+  scratch_.resize(row_width_);
+  const std::int64_t num_embeddings = options.num_embeddings > 0 ? options.num_embeddings : owned_.rows();
+  full_dim = std::max(full_dim, column_first + dim_);
+  std::vector<float> full(static_cast<std::size_t>(full_dim));
+  for (std::size_t i = static_cast<std::size_t>(dim_); i < row_width_; ++i) {
+    const std::size_t s = i - static_cast<std::size_t>(dim_);
+    scratch_[i] = s < options.initializer.initial_state.size() ? options.initializer.initial_state[s] : 0.0f;
+  }
+  for (std::int64_t r = 0; r < owned_.rows(); ++r) {
+    kv::initial_row(options.initializer, options.seed, num_embeddings, static_cast<std::uint64_t>(owned_.key_of(r)),
+                    full_dim, full);
+    std::copy_n(full.begin() + column_first, dim_, scratch_.begin());
+    encode_values(type_, scratch_.data(), bytes_of(r), row_width_);
+  }
+}
+
+std::int64_t StaticRowStore::checked_row(Key key) const {
+  const std::int64_t r = owned_.row_of(key);
+  if (r < 0) throw Error("static table: received key " + std::to_string(key) + ", which this rank does not own");
+  return r;
+}
+
+void StaticRowStore::read(std::span<const Key> keys, std::span<float> rows) {
+  const auto dim = static_cast<std::size_t>(dim_);
+  EMBSCALE_EXPECTS(rows.size() == keys.size() * dim, "rows must hold keys.size() x dim values");
+  for (std::size_t i = 0; i < keys.size(); ++i) decode_values(type_, bytes_of(checked_row(keys[i])), rows.data() + i * dim, dim);
+  reads_ += static_cast<std::int64_t>(keys.size());
+}
+
+void StaticRowStore::apply(std::span<const Key> keys, std::span<const float> grads, const SparseOptimizer& optimizer,
+                           std::int64_t step) {
+  const auto dim = static_cast<std::size_t>(dim_);
+  EMBSCALE_EXPECTS(grads.size() == keys.size() * dim, "grads must hold keys.size() x dim values");
+  EMBSCALE_EXPECTS(optimizer.state_width() == state_width_, "the store was made for this optimizer's state width");
+  const bool in_place = type_ == kv::ValueType::kFloat32;
+  // Runs `change(row, state)` on row r: in place for fp32, else decoded, changed, encoded.
+  const auto modify = [&](std::int64_t r, const auto& change) {
+    float* values = in_place ? fp32_row(r) : scratch_.data();
+    if (!in_place) decode_values(type_, bytes_of(r), values, row_width_);
+    change(std::span<float>(values, dim), std::span<float>(values + dim, row_width_ - dim));
+    if (!in_place) encode_values(type_, values, bytes_of(r), row_width_);
+  };
+  const bool global = optimizer.update_type() == UpdateType::kGlobal && optimizer.changes_untouched_rows();
+  if (global) touched_.assign(static_cast<std::size_t>(owned_.rows()), 0);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::int64_t r = checked_row(keys[i]);
+    modify(r, [&](std::span<float> row, std::span<float> state) { optimizer.update(row, state, grads.subspan(i * dim, dim), step); });
+    if (global) touched_[static_cast<std::size_t>(r)] = 1;
+  }
+  if (!global) return;
+  for (std::int64_t r = 0; r < owned_.rows(); ++r)
+    if (!touched_[static_cast<std::size_t>(r)])
+      modify(r, [&](std::span<float> row, std::span<float> state) { optimizer.update_untouched(row, state, step); });
+}
+
+bool StaticRowStore::row(Key key, std::span<float> out) const {
+  const std::int64_t r = owned_.row_of(key);
+  if (r < 0) return false;
+  EMBSCALE_EXPECTS(out.size() == static_cast<std::size_t>(dim_), "out must hold dim values");
+  decode_values(type_, bytes_of(r), out.data(), out.size());
+  return true;
+}
+
+void StaticRowStore::for_each_row(const std::function<void(Key, std::span<const float>)>& visit) const {
+  std::vector<float> values(static_cast<std::size_t>(dim_));
+  for (std::int64_t r = 0; r < owned_.rows(); ++r) {
+    decode_values(type_, bytes_of(r), values.data(), values.size());
+    visit(owned_.key_of(r), values);
+  }
+}
+
+StoreCounters StaticRowStore::take_counters() {
+  StoreCounters c;
+  c.hits = reads_;  // every owned key is held
+  reads_ = 0;
+  return c;
+}
+
+}  // namespace embscale::embedding

@@ -1,0 +1,60 @@
+// StaticRowStore: an array holding a row for every key a rank owns (OwnedKeys), from the start:
+// no insertion, no eviction (HugeCTR's and TorchRec's tables). Rows are initialised by the one
+// row initializer (kv::initial_row) and stored in the options' value type.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "embedding/owned_keys.hpp"
+#include "embedding/row_store.hpp"
+#include "kv/table_options.hpp"
+
+namespace embscale::embedding {
+
+class StaticRowStore final : public RowStore {
+ public:
+  // Uses options.dim, optimizer_state_width (training only), value_type, training, initializer,
+  // seed and num_embeddings (the rest are the dynamic table's). A column shard (column-wise
+  // sharding) stores columns [column_first, column_first + options.dim) of rows `full_dim` wide
+  // and starts from those columns of the full rows' initial values.
+  StaticRowStore(OwnedKeys owned, const kv::TableOptions& options, std::int32_t column_first = 0,
+                 std::int32_t full_dim = 0);
+
+  std::int32_t dim() const noexcept override { return dim_; }
+  std::int32_t state_width() const noexcept override { return state_width_; }
+  std::int64_t size() const override { return owned_.rows(); }
+  void read(std::span<const Key> keys, std::span<float> rows) override;
+  void apply(std::span<const Key> keys, std::span<const float> grads, const SparseOptimizer& optimizer,
+             std::int64_t step) override;
+  bool row(Key key, std::span<float> out) const override;
+  void for_each_row(const std::function<void(Key, std::span<const float>)>& visit) const override;
+  StoreCounters take_counters() override;
+
+  const OwnedKeys& owned() const noexcept { return owned_; }
+
+ private:
+  std::int64_t checked_row(Key key) const;  // Error when `key` is not owned here
+  // Row r occupies words_per_row_ floats of storage_: its values in fp32, or packed fp16/bf16.
+  std::byte* bytes_of(std::int64_t row) noexcept {
+    return reinterpret_cast<std::byte*>(storage_.data() + static_cast<std::size_t>(row) * words_per_row_);
+  }
+  const std::byte* bytes_of(std::int64_t row) const noexcept {
+    return reinterpret_cast<const std::byte*>(storage_.data() + static_cast<std::size_t>(row) * words_per_row_);
+  }
+  // fp32 rows are updated in place; other types through scratch_.
+  float* fp32_row(std::int64_t row) noexcept { return storage_.data() + static_cast<std::size_t>(row) * words_per_row_; }
+
+  OwnedKeys owned_;
+  std::int32_t dim_;
+  std::int32_t state_width_;
+  std::size_t row_width_;   // dim + state
+  kv::ValueType type_;
+  std::size_t words_per_row_;
+  std::vector<float> storage_;
+  std::int64_t reads_ = 0;
+  std::vector<float> scratch_;          // one row, decoded
+  std::vector<std::uint8_t> touched_;   // Global update: rows the step touched
+};
+
+}  // namespace embscale::embedding

@@ -1,0 +1,49 @@
+// OwnedKeys against a brute-force list of the owned keys, on random strided ranges.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "embedding/owned_keys.hpp"
+
+namespace embscale::embedding {
+namespace {
+
+TEST(OwnedKeys, RowsAndKeysMatchABruteForceListOnRandomRanges) {
+  std::mt19937_64 rng(20261124);
+  for (int trial = 0; trial < 200; ++trial) {
+    OwnedKeys owned;
+    std::map<Key, std::int64_t> expected;  // key -> row
+    Key at = static_cast<Key>(rng() % 5);
+    const int ranges = 1 + static_cast<int>(rng() % 6);
+    const Key stride = 1 + static_cast<Key>(rng() % 4);
+    for (int r = 0; r < ranges; ++r) {
+      const Key begin = at + static_cast<Key>(rng() % 3);
+      const Key end = begin + static_cast<Key>(rng() % 30);
+      owned.add(begin, end, stride);
+      for (Key k = begin; k < end; k += stride) expected.emplace(k, static_cast<std::int64_t>(expected.size()));
+      at = end;
+    }
+    ASSERT_EQ(owned.rows(), static_cast<std::int64_t>(expected.size()));
+    for (Key k = 0; k < at + 5; ++k) {
+      const auto it = expected.find(k);
+      EXPECT_EQ(owned.row_of(k), it == expected.end() ? -1 : it->second) << "key " << k << ", trial " << trial;
+    }
+    for (const auto& [key, row] : expected) EXPECT_EQ(owned.key_of(row), key);
+  }
+}
+
+TEST(OwnedKeys, KeyModuloRanksOverContiguousSlotsIsOneRange) {
+  // Slots [0, 10), [10, 17), [17, 40) on rank 1 of 3: keys 1, 4, ..., 37 continue one progression.
+  OwnedKeys owned;
+  owned.add(1, 10, 3);
+  owned.add(10, 17, 3);
+  owned.add(19, 40, 3);
+  EXPECT_EQ(owned.rows(), 13);
+  EXPECT_EQ(owned.row_of(37), 12);
+  EXPECT_EQ(owned.row_of(38), -1);
+  EXPECT_EQ(owned.key_of(5), 16);
+}
+
+}  // namespace
+}  // namespace embscale::embedding

@@ -1,0 +1,175 @@
+// The storages behind the RowStore seam: the static array and the KV table start from the same
+// rows (one initializer), apply an optimizer the same way, and the KV table's limits show in its
+// counters and errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "core/error.hpp"
+#include "embedding/kv_row_store.hpp"
+#include "embedding/static_row_store.hpp"
+#include "kv/initializer.hpp"
+
+namespace embscale::embedding {
+namespace {
+
+// An optimizer whose effect is easy to predict: row -= grad, state counts touches (Local) or
+// also counts untouched steps negatively (Global).
+class CountingOptimizer final : public SparseOptimizer {
+ public:
+  explicit CountingOptimizer(UpdateType type) : type_(type) {}
+  const char* name() const noexcept override { return "counting"; }
+  UpdateType update_type() const noexcept override { return type_; }
+  std::int32_t state_width() const noexcept override { return 1; }
+  void init_state(std::span<float> state) const noexcept override { state[0] = 0.5f; }
+  void update(std::span<float> row, std::span<float> state, std::span<const float> grad, std::int64_t) const noexcept override {
+    for (std::size_t d = 0; d < row.size(); ++d) row[d] -= grad[d];
+    state[0] += 1.0f;
+  }
+  void update_untouched(std::span<float>, std::span<float> state, std::int64_t) const noexcept override { state[0] -= 1.0f; }
+  bool changes_untouched_rows() const noexcept override { return type_ == UpdateType::kGlobal; }
+
+ private:
+  UpdateType type_;
+};
+
+kv::TableOptions options(std::int64_t dim) {
+  kv::TableOptions o;
+  o.dim = dim;
+  o.optimizer_state_width = 1;
+  o.seed = 99;
+  o.num_embeddings = 1000;
+  o.max_capacity = 1024;
+  o.bucket_capacity = 128;
+  o.initializer.initial_state = {0.5f};
+  return o;
+}
+
+OwnedKeys keys_below(Key end) {
+  OwnedKeys owned;
+  owned.add(0, end);
+  return owned;
+}
+
+TEST(RowStores, StaticAndDynamicStartFromTheSameRows) {
+  StaticRowStore fixed(keys_below(300), options(7));
+  KvRowStore dynamic(options(7), "layers[emb1].storage");
+  const std::vector<Key> keys = {0, 5, 299, 17, 123};
+  std::vector<float> a(keys.size() * 7), b(keys.size() * 7), want(8);
+  fixed.read(keys, a);
+  dynamic.read(keys, b);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    kv::initial_row(options(7).initializer, 99, 1000, static_cast<std::uint64_t>(keys[i]), 7, want);
+    for (std::size_t d = 0; d < 7; ++d) {
+      EXPECT_EQ(a[i * 7 + d], want[d]) << "static, key " << keys[i];
+      EXPECT_EQ(b[i * 7 + d], want[d]) << "dynamic, key " << keys[i];
+    }
+  }
+  EXPECT_EQ(dynamic.size(), 5);
+  const StoreCounters c = dynamic.take_counters();
+  EXPECT_EQ(c.misses, 5);
+  EXPECT_EQ(c.inserts, 5);
+  EXPECT_EQ(dynamic.take_counters().inserts, 0);  // taken: zeroed
+}
+
+TEST(RowStores, ApplyUpdatesRowsAndStateAlikeInBothStorages) {
+  for (const auto type : {UpdateType::kLocal, UpdateType::kGlobal}) {
+    const CountingOptimizer optimizer(type);
+    StaticRowStore fixed(keys_below(10), options(2));
+    KvRowStore dynamic(options(2), "x");
+    const std::vector<Key> all = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    std::vector<float> before(20), rows(20);
+    fixed.read(all, before);
+    dynamic.read(all, rows);
+    const std::vector<Key> touched = {3, 7};
+    const std::vector<float> grads = {1.0f, 2.0f, -1.0f, 0.5f};
+    fixed.apply(touched, grads, optimizer, 1);
+    dynamic.apply(touched, grads, optimizer, 1);
+    for (RowStore* store : {static_cast<RowStore*>(&fixed), static_cast<RowStore*>(&dynamic)}) {
+      std::vector<float> after(20);
+      store->read(all, after);
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        const float g0 = all[i] == 3 ? 1.0f : all[i] == 7 ? -1.0f : 0.0f;
+        EXPECT_FLOAT_EQ(after[i * 2], before[i * 2] - g0) << "key " << all[i];
+      }
+    }
+    // The state: touched rows counted up; under Global the others counted down.
+    kv::Entries<std::int64_t> entries;
+    dynamic.table().export_batch(0, dynamic.table().capacity(), entries);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const bool hit = entries.keys[i] == 3 || entries.keys[i] == 7;
+      const float expected = hit ? 1.5f : type == UpdateType::kGlobal ? -0.5f : 0.5f;
+      EXPECT_EQ(entries.values[i * 3 + 2], expected) << "key " << entries.keys[i];
+    }
+  }
+}
+
+TEST(RowStores, AColumnShardHoldsThoseColumnsOfTheFullRows) {
+  kv::TableOptions o = options(2);
+  StaticRowStore shard(keys_below(20), o, 3, 8);  // columns 3 and 4 of rows 8 wide
+  std::vector<float> full(9), mine(2);
+  for (Key k = 0; k < 20; ++k) {
+    kv::initial_row(o.initializer, 99, 1000, static_cast<std::uint64_t>(k), 8, full);
+    ASSERT_TRUE(shard.row(k, mine));
+    EXPECT_EQ(mine[0], full[3]);
+    EXPECT_EQ(mine[1], full[4]);
+  }
+}
+
+TEST(RowStores, HalfPrecisionRowsRoundToTheirType) {
+  for (const auto type : {kv::ValueType::kFloat16, kv::ValueType::kBFloat16}) {
+    kv::TableOptions o = options(4);
+    o.value_type = type;
+    StaticRowStore store(keys_below(50), o);
+    std::vector<float> row(4), exact(5);
+    for (Key k = 0; k < 50; ++k) {
+      ASSERT_TRUE(store.row(k, row));
+      kv::initial_row(o.initializer, 99, 1000, static_cast<std::uint64_t>(k), 4, exact);
+      const double tolerance = type == kv::ValueType::kFloat16 ? 1e-3 : 8e-3;  // relative: 2^-11, 2^-8
+      for (std::size_t d = 0; d < 4; ++d) EXPECT_NEAR(row[d], exact[d], std::abs(exact[d]) * tolerance + 1e-7);
+    }
+  }
+}
+
+TEST(RowStores, AStaticStoreRefusesAKeyItDoesNotOwn) {
+  StaticRowStore store(keys_below(10), options(2));
+  std::vector<float> rows(2);
+  const std::vector<Key> foreign = {10};
+  EXPECT_THROW(store.read(foreign, rows), Error);
+}
+
+TEST(RowStores, DynamicCapacityEvictsAndSafeCheckErrorNamesTheField) {
+  kv::TableOptions o = options(2);
+  o.max_capacity = 16;
+  o.bucket_capacity = 16;
+  o.max_load_factor = 1.0;
+  o.score_strategy = kv::ScoreStrategy::kLfu;
+  KvRowStore store(o, "layers[emb1].storage");
+  std::vector<Key> keys;
+  for (Key k = 0; k < 40; ++k) keys.push_back(k);
+  std::vector<float> rows(keys.size() * 2);
+  store.read(keys, rows);
+  const StoreCounters c = store.take_counters();
+  EXPECT_EQ(store.size(), 16);
+  EXPECT_EQ(c.inserts - c.evictions, 16);
+  EXPECT_EQ(c.inserts + c.refused, 40);
+
+  o.safe_check = kv::SafeCheck::kError;
+  KvRowStore strict(o, "layers[emb1].storage");
+  strict.read(std::span<const Key>(keys).first(16), std::span<float>(rows).first(32));
+  std::vector<Key> more = {100, 101};
+  std::vector<float> two(4);
+  // LFU: the held keys have score 1 like the newcomers: a newcomer replaces one (ties admit), so
+  // raise the incumbents first.
+  strict.read(std::span<const Key>(keys).first(16), std::span<float>(rows).first(32));
+  try {
+    strict.read(more, two);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("layers[emb1].storage.max_capacity"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace embscale::embedding
