@@ -25,7 +25,9 @@ int main() {
   const Batch batch = generator.generate(0, 0, 1);
 
   const embedding::ModuloSharding sharding{2};
-  const auto routed = embedding::route_keys(batch.keys, sharding);
+  embedding::KeyRouter router;
+  embedding::RoutedKeys routed;
+  router.route(batch.keys, sharding, routed);
   const embedding::ShardedStaticTable table(0, 2, generator.total_vocabulary(), kDim, generator.total_vocabulary(),
                                             embedding::UniformInitializer::for_vocabulary(1, generator.total_vocabulary()));
   const std::span<const Key> owned(routed.send_keys.data(), routed.send_counts[0]);

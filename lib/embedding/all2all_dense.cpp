@@ -16,7 +16,7 @@ void All2AllDenseEmbedding::forward(const Batch& batch, std::span<float> pooled,
   const auto dim = static_cast<std::size_t>(table_.dim());
   EMBSCALE_EXPECTS(pooled.size() == static_cast<std::size_t>(batch.num_bags()) * dim, "pooled output has the wrong size");
 
-  routed_ = route_keys(batch.keys, table_.sharding());
+  router_.route(batch.keys, table_.sharding(), routed_);
   clock.lap("route");
 
   recv_counts_.assign(routed_.send_counts.size(), 0);

@@ -67,6 +67,7 @@ class All2AllDenseEmbedding {
   config::EmbeddingLayer layer_;
   ShardedStaticTable table_;
   StepCounters counters_;
+  KeyRouter router_;                  // its scratch persists: a steady step allocates nothing
   // State carried from forward to backward.
   RoutedKeys routed_;
   std::vector<std::size_t> recv_counts_;
