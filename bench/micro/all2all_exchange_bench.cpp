@@ -20,6 +20,7 @@
 #include <map>
 #include <string>
 
+#include "final_runs.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "core/timer.hpp"
 #include "embedding/key_router.hpp"
@@ -162,19 +163,8 @@ int main(int argc, char** argv) {
     benchmark::RunSpecifiedBenchmarks(&null);
   }
   if (rank == 0 && g_runs.count("bare") && g_runs.count("embscale")) {
-    // Google Benchmark first sizes the iteration count with short runs; the repetitions are the
-    // runs with the final (largest) count.
-    const auto repetitions = [](const std::vector<std::pair<benchmark::IterationCount, double>>& runs) {
-      benchmark::IterationCount most = 0;
-      for (const auto& [iterations, seconds] : runs) most = std::max(most, iterations);
-      std::vector<double> v;
-      for (const auto& [iterations, seconds] : runs)
-        if (iterations == most) v.push_back(seconds);
-      std::sort(v.begin(), v.end());
-      return v;
-    };
-    const auto bare = repetitions(g_runs["bare"]);
-    const auto ours = repetitions(g_runs["embscale"]);
+    const auto bare = embscale::bench::final_runs_sorted(g_runs["bare"]);
+    const auto ours = embscale::bench::final_runs_sorted(g_runs["embscale"]);
     const auto median = [](const std::vector<double>& v) { return v[v.size() / 2]; };
     std::printf("per exchange, median [min, max] of %zu and %zu runs: bare MPI %.1f us [%.1f, %.1f], "
                 "embscale %.1f us [%.1f, %.1f]\n", bare.size(), ours.size(), median(bare) * 1e6, bare.front() * 1e6,

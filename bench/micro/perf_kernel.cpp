@@ -5,9 +5,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "embedding/initializer.hpp"
 #include "embedding/key_router.hpp"
-#include "embedding/static_table.hpp"
+#include "embedding/static_row_store.hpp"
 #include "workloads/synthetic.hpp"
 
 int main() {
@@ -25,12 +24,20 @@ int main() {
   const Batch batch = generator.generate(0, 0, 1);
 
   const embedding::ModuloSharding sharding{2};
-  const auto routed = embedding::route_keys(batch.keys, sharding);
-  const embedding::ShardedStaticTable table(0, 2, generator.total_vocabulary(), kDim, generator.total_vocabulary(),
-                                            embedding::UniformInitializer::for_vocabulary(1, generator.total_vocabulary()));
+  embedding::KeyRouter router;
+  embedding::RoutedKeys routed;
+  router.route(batch.keys, sharding, routed);
+  embedding::OwnedKeys rank0_keys;  // key % 2 == 0
+  rank0_keys.add(0, generator.total_vocabulary(), 2);
+  kv::TableOptions options;
+  options.dim = kDim;
+  options.seed = 1;
+  options.num_embeddings = generator.total_vocabulary();
+  options.training = false;
+  embedding::StaticRowStore table(rank0_keys, options);
   const std::span<const Key> owned(routed.send_keys.data(), routed.send_counts[0]);
   std::vector<float> rows(owned.size() * kDim);
-  table.gather(owned, rows);
+  table.read(owned, rows);
 
   // Pool each bag from the gathered rows (rows of keys owned by rank 1 count as zeros here).
   std::vector<float> pooled(static_cast<std::size_t>(batch.num_bags()) * kDim, 0.0f);

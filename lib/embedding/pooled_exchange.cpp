@@ -148,7 +148,7 @@ void PooledExchange::exchange_and_pool(StepRecorder& recorder) {
     recv_keys_[j] = recv_pairs_[j].key;
     recv_positions_[j] = recv_pairs_[j].position;
   }
-  route_to_owners(std::span<const Key>(recv_keys_), 1, [](Key) { return 0; }, true, distinct_);
+  router_.route(std::span<const Key>(recv_keys_), 1, [](Key) { return 0; }, distinct_);
   rows_.resize(distinct_.send_keys.size() * width_);
   store_.read(distinct_.send_keys, rows_);
   recorder.lap("lookup");

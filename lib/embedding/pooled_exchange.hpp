@@ -20,7 +20,7 @@
 #include <span>
 #include <vector>
 
-#include "embedding/routing.hpp"
+#include "embedding/key_router.hpp"
 #include "embedding/scheme.hpp"
 
 namespace embscale::embedding {
@@ -92,7 +92,8 @@ class PooledExchange {
   std::vector<KeyPosition> send_pairs_, recv_pairs_;
   std::vector<Key> recv_keys_;
   std::vector<std::int64_t> recv_positions_;
-  Routed distinct_;             // the received keys, de-duplicated (one group)
+  KeyRouter router_;
+  RoutedKeys distinct_;         // the received keys, de-duplicated (one group)
   std::vector<float> rows_;     // distinct keys' rows
   std::vector<float> out_;      // this rank's output buffer (pooled sums / their gradients)
   std::vector<float> staging_;  // received pooled blocks / packed gradients

@@ -61,10 +61,20 @@ void initial_row(const InitializerArgs& args, std::uint64_t seed, std::int64_t n
     const double u2 = rng.uniform(counter++);
     return args.mean + args.std_dev * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   };
+  if (args.mode == InitializerMode::kUniform) {
+    // The common case, at every table creation and first insert: value d from lane d % 4 of
+    // Philox block d / 4 (24 random bits each), a quarter of the blocks one value per block costs.
+    for (std::size_t d = 0; d < static_cast<std::size_t>(dim); d += 4) {
+      const PhiloxBlock block = rng.block(d / 4);
+      for (std::size_t lane = 0; lane < 4 && d + lane < static_cast<std::size_t>(dim); ++lane)
+        out[d + lane] = static_cast<float>(lower + (upper - lower) * CounterRng::uniform_float(block, static_cast<int>(lane)));
+    }
+    return;
+  }
   for (std::size_t d = 0; d < static_cast<std::size_t>(dim); ++d) {
     double v = 0.0;
     switch (args.mode) {
-      case InitializerMode::kUniform: v = lower + (upper - lower) * rng.uniform(counter++); break;
+      case InitializerMode::kUniform: break;  // above
       case InitializerMode::kNormal: v = normal(); break;
       case InitializerMode::kTruncatedNormal: {
         // Inverse-CDF sampling inside [lower, upper]: exact in distribution and O(1) however

@@ -14,7 +14,7 @@
 #include <memory>
 
 #include "embedding/pooling.hpp"
-#include "embedding/routing.hpp"
+#include "embedding/key_router.hpp"
 #include "embedding/scheme.hpp"
 
 namespace embscale::embedding {
@@ -50,8 +50,8 @@ class All2AllDense final : public EmbeddingScheme {
   void forward(const Batch& batch, std::span<float> pooled, StepRecorder& recorder) override {
     const auto dim = static_cast<std::size_t>(spec_.dim());
     const int ranks = ranks_;
-    route_to_owners(std::span<const Key>(batch.keys), ranks, [ranks](Key k) { return static_cast<int>(k % ranks); },
-                    spec_.config->deduplicate, routed_);
+    router_.route(std::span<const Key>(batch.keys), ranks, [ranks](Key k) { return static_cast<int>(k % ranks); },
+                  routed_, spec_.config->deduplicate ? Deduplication::kOn : Deduplication::kOff);
     recorder.lap("route");
 
     recv_counts_.assign(routed_.send_counts.size(), 0);
@@ -62,7 +62,7 @@ class All2AllDense final : public EmbeddingScheme {
     recorder.lap("exchange_keys");
 
     // The owner reads each distinct key it received once (several ranks may ask for one key).
-    route_to_owners(std::span<const Key>(recv_keys_), 1, [](Key) { return 0; }, true, owner_distinct_);
+    router_.route(std::span<const Key>(recv_keys_), 1, [](Key) { return 0; }, owner_distinct_);
     distinct_rows_.resize(owner_distinct_.send_keys.size() * dim);
     store_->read(owner_distinct_.send_keys, distinct_rows_);
     owner_rows_.resize(recv_keys_.size() * dim);
@@ -109,10 +109,11 @@ class All2AllDense final : public EmbeddingScheme {
   int ranks_;
   std::unique_ptr<RowStore> store_;
   // State carried from forward to backward.
-  Routed routed_;
+  KeyRouter router_;
+  RoutedKeys routed_;
   std::vector<std::size_t> recv_counts_;
   std::vector<Key> recv_keys_;
-  Routed owner_distinct_;             // the received keys, de-duplicated
+  RoutedKeys owner_distinct_;            // the received keys, de-duplicated
   std::vector<float> distinct_rows_;  // their rows; backward: their combined gradients
   std::vector<float> owner_rows_;     // rows (backward: gradients) in received order
   std::vector<float> vectors_;        // rows of routed_.send_keys as returned by the owners

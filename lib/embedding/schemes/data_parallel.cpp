@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 #include "embedding/pooling.hpp"
-#include "embedding/routing.hpp"
+#include "embedding/key_router.hpp"
 #include "embedding/scheme.hpp"
 
 namespace embscale::embedding {
@@ -34,7 +34,8 @@ class DataParallel final : public EmbeddingScheme {
 
   void forward(const Batch& batch, std::span<float> pooled, StepRecorder& recorder) override {
     const auto dim = static_cast<std::size_t>(spec_.dim());
-    route_to_owners(std::span<const Key>(batch.keys), 1, [](Key) { return 0; }, spec_.config->deduplicate, routed_);
+    router_.route(std::span<const Key>(batch.keys), 1, [](Key) { return 0; }, routed_,
+                  spec_.config->deduplicate ? Deduplication::kOn : Deduplication::kOff);
     recorder.lap("route");
     rows_.resize(routed_.send_keys.size() * dim);
     if (spec_.config->deduplicate) {
@@ -85,7 +86,8 @@ class DataParallel final : public EmbeddingScheme {
   comm::Communicator& comm_;
   OwnedKeys owned_;
   std::unique_ptr<RowStore> store_;
-  Routed routed_;
+  KeyRouter router_;
+  RoutedKeys routed_;
   std::vector<float> rows_;        // distinct keys' rows; backward: their gradients
   std::vector<float> table_grad_;  // [rows x dim], summed over ranks
   std::vector<std::int32_t> touched_;
