@@ -5,14 +5,16 @@
 // Determinism: every value is a pure function of (seed, global sample index, slot, position), so
 // the global batch of an iteration is the same whatever the number of ranks, and a rank
 // generates exactly its share (samples [first, first + count) of the global batch) without
-// generating the others.
+// generating the others. As a BatchSource (core/batch_source.hpp) it never runs out.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "config/config.hpp"
 #include "core/batch.hpp"
+#include "core/batch_source.hpp"
 #include "workloads/slot_generator.hpp"
 
 namespace embscale::workloads {
@@ -25,9 +27,15 @@ struct SampleRange {
 };
 SampleRange sample_share(std::int64_t global, int rank, int ranks);
 
-class SyntheticGenerator {
+class SyntheticGenerator final : public BatchSource {
  public:
   SyntheticGenerator(const config::DataLayer& data, std::uint64_t seed, std::int64_t global_batch);
+
+  // BatchSource: next_batch is generate (a pure function of the iteration: any order works).
+  Batch next_batch(std::int64_t iteration, int rank, int ranks) override { return generate(iteration, rank, ranks); }
+  std::int64_t iterations_available(std::int64_t) const override { return kUnbounded; }
+  const std::vector<std::int64_t>& slot_sizes() const override { return data_.slot_size_array; }
+  std::string describe() const override { return "the synthetic generator"; }
 
   // This rank's share of the global batch of `iteration`. Warm-up iterations are negative (the
   // run driver numbers them -1, -2, ...): their batches are their own, drawn from iteration 0's

@@ -35,6 +35,7 @@
 #include "report/reader.hpp"
 #include "report/writer.hpp"
 #include "sweep/manifest.hpp"
+#include "workloads/batch_source_factory.hpp"
 
 namespace embscale::cli {
 namespace {
@@ -143,8 +144,12 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
         throw InputError(source.origin + ": point " + std::to_string(point.index) + " asks for " +
                          std::to_string(ranks) + " ranks; the job has " + std::to_string(world.size()));
       try {
+        config::check_runs_whole(point.config, options.embedding_only, source.base_origin);
         config::resolve_batch_for_ranks(point.config, ranks);
         embedding::check_config_for_ranks(point.config, ranks);
+        // A trace is opened now (its headers, its length against the point's iterations); a
+        // generated source has nothing to check.
+        if (point.config.data.format != config::DataFormat::kSynthetic) (void)workloads::make_batch_source(point.config);
       } catch (const InputError& e) {
         throw InputError(source.origin + ": point " + std::to_string(point.index) + " (" +
                          config::describe_settings(point.settings) + ") at " + std::to_string(ranks) +
@@ -319,6 +324,8 @@ RunFunction define_sweep(CLI::App& command, const Invocation& invocation) {
   command.add_flag("--resume", options->resume, "go on with the runs the manifest lacks (after a stop or a requeue)");
   command.add_flag("-q,--quiet", options->quiet, "no per-iteration progress lines");
   command.add_flag("--dry-run", options->dry_run, "check every point and print the plan; run and write nothing");
+  command.add_flag("--embedding-only", options->embedding_only,
+                   "run the embedding part of a base config that asks for more (as `run --embedding-only`)");
   return [options] { return sweep_command(*options); };
 }
 

@@ -21,7 +21,7 @@ bool contains(const std::vector<std::string>& list, const std::string& value) {
 }  // namespace
 
 Solver parse_solver(const ObjectReader& r) {
-  r.only_keys(with({"batchsize", "batchsize_per_rank", "max_iter", "warmup_iter", "display", "seed"},
+  r.only_keys(with({"batchsize", "batchsize_per_rank", "max_iter", "warmup_iter", "display", "seed", "input_key_type"},
                    hugectr::unused_solver_keys()));
   Solver s;
   if (const auto per_rank = r.optional("batchsize_per_rank")) {
@@ -36,6 +36,7 @@ Solver parse_solver(const ObjectReader& r) {
   s.warmup_iter = r.integer_or("warmup_iter", 0, IntRange::at_least(0));
   s.display = r.integer_or("display", 0, IntRange::at_least(0));
   s.seed = r.unsigned_or("seed", 0);
+  if (r.has("input_key_type")) s.input_key_type = r.one_of("input_key_type", {"I32", "I64"});  // HugeCTR's
   hugectr::check_unused_solver_keys(r);
   return s;
 }

@@ -27,7 +27,7 @@ config::Config test_config(config::Combiner combiner, config::KeyDistribution di
   c.solver.batchsize = 24;
   c.solver.max_iter = 6;
   c.solver.seed = 1234;
-  c.data.format = "Synthetic";
+  c.data.format = config::DataFormat::kSynthetic;
   c.data.slot_size_array = {40, 9, 300};
   c.data.slot_num = 3;
   c.data.label_dim = 1;
