@@ -1,6 +1,7 @@
 // libFuzzer target for the Norm reader (workloads/trace/norm_format.hpp): any bytes as a Norm data
 // file must read whole or fail with InputError (never crash, read out of bounds, allocate without
-// bound or hang). The first input byte picks the options: key width, max_nnz, key spaces.
+// bound or hang). The first input byte picks the options: key width (given, or detected by the
+// reader), max_nnz, key spaces.
 //
 // Seeds: EMBSCALE_FUZZ_WRITE_SEEDS=<dir> writes small valid files (both key widths, checksum on
 // and off, 0 to 9 samples) through the library's writer and exits (scripts/fuzz-check).
@@ -15,9 +16,11 @@ namespace {
 
 using namespace embscale::trace;
 
+KeyWidth width_for(std::uint8_t selector) { return (selector & 1) ? KeyWidth::kI32 : KeyWidth::kI64; }
+
 TraceReadOptions options_for(std::uint8_t selector) {
   TraceReadOptions o;
-  o.norm_key_width = (selector & 1) ? KeyWidth::kI32 : KeyWidth::kI64;
+  if (!(selector & 8)) o.norm_key_width = width_for(selector);  // else detected
   o.max_nnz = (selector & 2) ? 3 : 0;
   if (selector & 4) o.slot_sizes = {10, 20, 30};
   return o;
@@ -26,12 +29,12 @@ TraceReadOptions options_for(std::uint8_t selector) {
 void write_seeds(const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
   int written = 0;
-  for (std::uint8_t selector = 0; selector < 8; ++selector) {
+  for (std::uint8_t selector = 0; selector < 16; ++selector) {
     for (const bool checksum : {false, true}) {
       for (const std::int64_t n : {0, 1, 9}) {
         const TraceShape shape{1, 2, 3, {10, 20, 30}, 0};
         TraceWriteOptions wo;
-        wo.key_width = options_for(selector).norm_key_width;
+        wo.key_width = width_for(selector);
         wo.norm_checksum = checksum;
         const auto file = dir / ("norm_" + std::to_string(written));
         auto writer = open_trace_writer(file, TraceFormat::kNorm, shape, wo);

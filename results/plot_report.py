@@ -61,7 +61,7 @@ from matplotlib.ticker import EngFormatter, MaxNLocator  # noqa: E402
 SCHEMA_VERSION = 1
 IDENTITY = {"run_id", "point", "repetition"}
 FIGURES = {"step_time_median_s", "step_time_p95_s", "throughput_samples_per_s", "throughput_keys_per_s",
-           "bytes_sent_per_step", "load_imbalance", "final_loss"}
+           "bytes_sent_per_step", "load_imbalance", "bytes_imbalance", "unique_key_ratio", "final_loss"}
 STRUCTURE = {"phases", "phase_meanings", "samples", "raw_iterations", "summary_stride"}  # run attributes that are no parameters
 MAX_LINES = 12  # more curves (or panels) than this are unreadable: the first ones are drawn
 COLORS = plt.get_cmap("tab20").colors  # 20 distinct colours: enough for the phases of two layers

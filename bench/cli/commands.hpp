@@ -16,6 +16,7 @@ struct RunOptions {
   std::optional<std::string> output_path;  // none: results/runs/<UTC timestamp>.h5
   std::string command_line;
   bool quiet = false;                      // no progress lines
+  bool embedding_only = false;             // run a config's embedding part, skipping Config::not_run
   std::string run_id = "run0";             // the run's group under /runs
   std::vector<std::string> settings;       // FIELD=VALUE overrides of the config (--set)
 };
@@ -25,6 +26,7 @@ struct SweepOptions {
   std::string output_path;                 // the merged report; points go to <stem>.points/
   std::string command_line;
   bool resume = false;                     // go on with the runs the manifest lacks
+  bool embedding_only = false;             // as RunOptions::embedding_only, for every point
   bool dry_run = false;                    // check every point and print the plan; run nothing
   bool quiet = false;
 };
@@ -57,7 +59,8 @@ struct TraceInputOptions {
   std::vector<std::int64_t> slot_sizes;     // --slot-sizes (over the config's)
   std::optional<std::int32_t> label_dim;
   std::optional<std::int32_t> dense_dim;
-  std::string key_type = "I64";             // Norm keys: HugeCTR's input_key_type
+  // Norm keys: HugeCTR's input_key_type, "I32" or "I64"; none: the config's, else detected.
+  std::optional<std::string> key_type;
   std::int64_t max_nnz = 0;                 // 0: no limit
   bool float_label_dense = false;           // Raw: HugeCTR's float_label_dense
 };
@@ -93,7 +96,8 @@ struct TraceConvertOptions {
 
 // Collective over MPI_COMM_WORLD (MPI is initialised by main).
 int run_command(const RunOptions& options);
-int validate_command(const std::string& config_path);
+// Exit 2 for a config embscale runs only in part, unless `embedding_only` (as run).
+int validate_command(const std::string& config_path, bool embedding_only);
 int report_command(const ReportOptions& options);
 // Collective over MPI_COMM_WORLD. Exit kExitStopped when a signal stopped it (resumable).
 int sweep_command(const SweepOptions& options);

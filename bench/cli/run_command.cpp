@@ -13,13 +13,14 @@
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "config/sweep_spec.hpp"
+#include "core/batch_source.hpp"
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
 #include "core/timer.hpp"
 #include "embedding/training_run.hpp"
 #include "report/metadata.hpp"
 #include "report/writer.hpp"
-#include "workloads/synthetic.hpp"
+#include "workloads/batch_source_factory.hpp"
 
 namespace embscale::cli {
 namespace {
@@ -49,12 +50,19 @@ int run_command(const RunOptions& options) {
   });
   text = comm::broadcast_strings(world, {text})[0];
   std::optional<config::Config> config;
+  std::unique_ptr<BatchSource> source;
   comm::run_agreed(world, [&] {
-    config = config::parse_config_with_settings(options.config_path ? text : config::default_config_text(),
-                                                options.config_path.value_or("<embedded default>"), options.settings);
+    const std::string origin = options.config_path.value_or("<embedded default>");
+    config = config::parse_config_with_settings(options.config_path ? text : config::default_config_text(), origin,
+                                                options.settings);
+    if (options.config_path) config->directory = config::config_directory(*options.config_path);
+    config::check_runs_whole(*config, options.embedding_only, origin);
     config::resolve_batch_for_ranks(*config, world.size());
     embedding::check_config_for_ranks(*config, world.size());
     embedding::check_run_environment();
+    // Before the report exists: a trace that cannot be read, or is too short for warmup_iter +
+    // max_iter batches, is bad input (exit 2, no report).
+    source = workloads::make_batch_source(*config);
   });
 
   std::filesystem::path output = comm::broadcast_strings(world, {root ? options.output_path.value_or(default_output_path()) : ""})[0];
@@ -72,13 +80,17 @@ int run_command(const RunOptions& options) {
     writer.emplace(world, output, metadata);
   });
 
-  if (root)
+  if (root) {
     std::cout << "embscale run: " << embedding::scheme_names(*config) << " on " << world.size() << " ranks, "
               << config->solver.max_iter << " iterations of " << config->solver.batchsize << " samples\n";
+    if (config->data.format != config::DataFormat::kSynthetic) std::cout << "data: " << source->describe() << '\n';
+    if (!config->not_run.empty())
+      std::cout << "note: --embedding-only: running the embedding layers; not run: " << config::describe_not_run(*config)
+                << '\n';
+  }
   // A signal stops the run at an iteration boundary, on every rank, with no report.
   const auto stop_check = [&world] { return comm::any_rank_stopping(world); };
-  workloads::SyntheticGenerator source(config->data, config->solver.seed, config->solver.batchsize);
-  const auto run = embedding::run_training(world, *config, source, options.quiet ? nullptr : &std::cout, stop_check);
+  const auto run = embedding::run_training(world, *config, *source, options.quiet ? nullptr : &std::cout, stop_check);
 
   const std::string& id = options.run_id;
   writer->write_run(make_run_record(id, *config, world.size(), run));
@@ -101,6 +113,9 @@ RunFunction define_run(CLI::App& command, const Invocation& invocation) {
   command.add_option("config", parsed->config, "config JSON file");
   command.add_option("-o,--output", parsed->output, "report path (default: results/runs/<UTC timestamp>.h5)");
   command.add_flag("-q,--quiet", parsed->options.quiet, "no progress lines");
+  command.add_flag("--embedding-only", parsed->options.embedding_only,
+                   "run the embedding part of a config that asks for more (a HugeCTR file's dense layers, evaluation, "
+                   "checkpoints), listing what is skipped; without it such a config is refused (exit 2)");
   command.add_option("--id", parsed->options.run_id, "the run's name in the report (/runs/<id>)")->capture_default_str();
   command.add_option("--set", parsed->options.settings,
                      "FIELD=VALUE: override a config field, addressed as in sweeps (solver.batchsize=8192, "

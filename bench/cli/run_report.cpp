@@ -31,11 +31,18 @@ WorkloadParameters workload_parameters(const config::SyntheticSource& syn) {
   return p;
 }
 
+// A trace's bags are as recorded: the distribution is "trace", the largest bag the configured
+// sparse max_nnz (0 when not given).
+WorkloadParameters data_parameters(const config::DataLayer& data) {
+  if (data.format == config::DataFormat::kSynthetic) return workload_parameters(data.synthetic);
+  return {data.max_nnz, "trace", 0.0};
+}
+
 }  // namespace
 
 std::vector<report::SummaryField> run_parameters(const config::Config& config, int ranks) {
   const auto& emb = config.embeddings.front();
-  const auto workload = workload_parameters(config.data.synthetic);
+  const auto workload = data_parameters(config.data);
   return {
       {"scheme", embedding::scheme_names(config)},
       {"ranks", std::int64_t{ranks}},

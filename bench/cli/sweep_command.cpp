@@ -34,8 +34,8 @@
 #include "report/metadata.hpp"
 #include "report/reader.hpp"
 #include "report/writer.hpp"
-#include "workloads/synthetic.hpp"
 #include "sweep/manifest.hpp"
+#include "workloads/batch_source_factory.hpp"
 
 namespace embscale::cli {
 namespace {
@@ -98,8 +98,9 @@ void run_point(comm::Communicator& comm, const config::SweepSpec& spec, const Pl
     writer.emplace(comm, path, report::collect_run_metadata(comm, options.command_line, config.source.dump()));
   });
   const auto stop_check = [&comm] { return comm::any_rank_stopping(comm); };
-  workloads::SyntheticGenerator source(config.data, config.solver.seed, config.solver.batchsize);
-  const auto run = embedding::run_training(comm, config, source, options.quiet ? nullptr : &std::cout, stop_check, prefix);
+  std::unique_ptr<BatchSource> source;
+  comm::run_agreed(comm, [&] { source = workloads::make_batch_source(config); });
+  const auto run = embedding::run_training(comm, config, *source, options.quiet ? nullptr : &std::cout, stop_check, prefix);
 
   report::RunRecord record = make_run_record(planned.id, config, comm.size(), run);
   auto swept = swept_parameters(spec, *planned.point);
@@ -145,8 +146,12 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
         throw InputError(source.origin + ": point " + std::to_string(point.index) + " asks for " +
                          std::to_string(ranks) + " ranks; the job has " + std::to_string(world.size()));
       try {
+        config::check_runs_whole(point.config, options.embedding_only, source.base_origin);
         config::resolve_batch_for_ranks(point.config, ranks);
         embedding::check_config_for_ranks(point.config, ranks);
+        // A trace is opened now (its headers, its length against the point's iterations); a
+        // generated source has nothing to check.
+        if (point.config.data.format != config::DataFormat::kSynthetic) (void)workloads::make_batch_source(point.config);
       } catch (const InputError& e) {
         throw InputError(source.origin + ": point " + std::to_string(point.index) + " (" +
                          config::describe_settings(point.settings) + ") at " + std::to_string(ranks) +
@@ -321,6 +326,8 @@ RunFunction define_sweep(CLI::App& command, const Invocation& invocation) {
   command.add_flag("--resume", options->resume, "go on with the runs the manifest lacks (after a stop or a requeue)");
   command.add_flag("-q,--quiet", options->quiet, "no per-iteration progress lines");
   command.add_flag("--dry-run", options->dry_run, "check every point and print the plan; run and write nothing");
+  command.add_flag("--embedding-only", options->embedding_only,
+                   "run the embedding part of a base config that asks for more (as `run --embedding-only`)");
   return [options] { return sweep_command(*options); };
 }
 

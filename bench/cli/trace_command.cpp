@@ -8,6 +8,7 @@
 #include "config/config.hpp"
 #include "config/sweep_spec.hpp"
 #include "core/error.hpp"
+#include "workloads/batch_source_factory.hpp"
 #include "workloads/synthetic.hpp"
 #include "workloads/trace/trace.hpp"
 #include "workloads/trace_stats.hpp"
@@ -22,48 +23,42 @@ constexpr std::int64_t kReadChunk = 65536;
 
 config::Config load_config(const std::optional<std::string>& path, const std::vector<std::string>& settings) {
   const std::string text = path ? config::read_config_text(*path) : config::default_config_text();
-  return config::parse_config_with_settings(text, path.value_or("<embedded default>"), settings);
-}
-
-trace::KeyWidth parse_key_width(const std::string& name) {
-  if (name == "I32" || name == "i32") return trace::KeyWidth::kI32;
-  if (name == "I64" || name == "i64") return trace::KeyWidth::kI64;
-  throw InputError("--key-type: expected \"I32\" or \"I64\" (HugeCTR's input_key_type), got \"" + name + "\"");
+  auto config = config::parse_config_with_settings(text, path.value_or("<embedded default>"), settings);
+  if (path) config.directory = config::config_directory(*path);
+  return config;
 }
 
 // What the reader must be told for files that do not say it themselves (Raw: everything; Norm:
-// the key width; both: the key spaces to check keys against). A config's Data layer gives the
-// HugeCTR fields; explicit flags win over it.
+// the key width, else detected; both: the key spaces to check keys against). A config's Data
+// layer gives the HugeCTR fields; explicit flags win over it.
 trace::TraceReadOptions read_options(const TraceInputOptions& in) {
   trace::TraceReadOptions options;
-  if (in.config_path) {
-    const auto config = load_config(in.config_path, {});
-    options.label_dim = config.data.label_dim;
-    options.dense_dim = config.data.dense_dim;
-    options.num_slots = config.data.slot_num;
-    options.slot_sizes = config.data.slot_size_array;
-  }
+  if (in.config_path) options = workloads::trace_read_options(load_config(in.config_path, {}));
   if (!in.slot_sizes.empty()) {
     options.slot_sizes = in.slot_sizes;
     options.num_slots = static_cast<std::int32_t>(in.slot_sizes.size());
   }
   if (in.label_dim) options.label_dim = *in.label_dim;
   if (in.dense_dim) options.dense_dim = *in.dense_dim;
-  options.norm_key_width = parse_key_width(in.key_type);
-  options.max_nnz = in.max_nnz;
-  options.raw_float_label_dense = in.float_label_dense;
+  if (in.key_type) options.norm_key_width = trace::parse_key_width(*in.key_type, "--key-type");
+  if (in.max_nnz > 0) options.max_nnz = in.max_nnz;
+  if (in.float_label_dense) options.raw_float_label_dense = true;
   return options;
 }
 
+// Opens the trace; what the reader assumed (a detected Norm key width) goes to stderr, so that
+// stdout stays the command's output (`stats --json`).
 std::unique_ptr<trace::TraceReader> open_input(const TraceInputOptions& in) {
   const auto options = read_options(in);
-  if (in.format) return trace::open_trace_reader(in.path, trace::parse_trace_format(*in.format), options);
-  return trace::open_trace_reader(in.path, options);
+  auto reader = in.format ? trace::open_trace_reader(in.path, trace::parse_trace_format(*in.format), options)
+                          : trace::open_trace_reader(in.path, options);
+  for (const auto& note : reader->notes()) std::cerr << "embscale trace: note: " << note << '\n';
+  return reader;
 }
 
 trace::TraceWriteOptions write_options(const TraceOutputOptions& out) {
   trace::TraceWriteOptions options;
-  options.key_width = parse_key_width(out.key_type);
+  options.key_width = trace::parse_key_width(out.key_type, "--out-key-type");
   options.norm_checksum = out.checksum;
   options.raw_float_label_dense = out.float_label_dense;
   return options;
@@ -73,6 +68,10 @@ trace::TraceWriteOptions write_options(const TraceOutputOptions& out) {
 
 int trace_generate_command(const TraceGenerateOptions& options) {
   auto config = load_config(options.config_path, options.settings);
+  if (config.data.format != config::DataFormat::kSynthetic)
+    throw InputError(options.config_path.value_or("<embedded default>") + ": layers[" + config.data.name +
+                     "].format: trace generate writes generated batches, expected \"Synthetic\", got \"" +
+                     config::to_string(config.data.format) + "\" (to rewrite a trace, use `embscale trace convert`)");
   config::resolve_batch_for_ranks(config, options.ranks);
   const std::int64_t iterations = options.iterations.value_or(config.solver.max_iter);
   if (iterations < 1) throw InputError("--iterations: expected an integer >= 1, got " + std::to_string(iterations));

@@ -23,9 +23,10 @@ void add_input_flags(CLI::App& command, TraceInputOptions& in) {
       ->delimiter(',');
   command.add_option("--label-dim", in.label_dim, "labels per sample (Raw)");
   command.add_option("--dense-dim", in.dense_dim, "dense features per sample (Raw)");
-  command.add_option("--key-type", in.key_type, "Norm keys: I32 (unsigned int) or I64 (long long), HugeCTR's input_key_type")
-      ->capture_default_str();
-  command.add_option("--max-nnz", in.max_nnz, "most keys per bag; more is an error (0: no limit)")->capture_default_str();
+  command.add_option("--key-type", in.key_type,
+                     "Norm keys: I32 (unsigned int) or I64 (long long), HugeCTR's input_key_type (default: the "
+                     "config's, else detected from the first samples; I32, HugeCTR's default, when both widths read them)");
+  command.add_option("--max-nnz", in.max_nnz, "most keys per bag; more is an error (0: the config's sparse max_nnz, else no limit)")->capture_default_str();
   command.add_flag("--float-label-dense", in.float_label_dense, "Raw: labels and dense features are floats");
 }
 

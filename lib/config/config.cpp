@@ -8,6 +8,7 @@
 #include <limits>
 #include <sstream>
 
+#include "config/hugectr_names.hpp"
 #include "config/json_reader.hpp"
 #include "config/json_text.hpp"
 #include "config/sections.hpp"
@@ -19,11 +20,23 @@ namespace {
 constexpr auto kEmbeddedOrigin = "<embedded default>";
 
 // The version is checked before anything else: a file of another version would otherwise fail
-// on its first renamed key with a message that hides the real cause.
+// on its first renamed key with a message that hides the real cause. A file without one is a
+// HugeCTR file (HugeCTR's JSON has no version), read by this schema, which keeps HugeCTR's names.
 void check_schema_version(const ObjectReader& top) {
   const std::string supported = std::to_string(kSchemaVersion) + " (the only schema version this embscale reads)";
-  const auto version = top.required("schema_version", supported);
-  if (!version.json().is_number_integer() || version.json() != kSchemaVersion) version.fail(supported);
+  const auto version = top.optional("schema_version");
+  if (version && (!version->json().is_number_integer() || version->json() != kSchemaVersion)) version->fail(supported);
+}
+
+// The HugeCTR keys of the solver and of the Data layer that embscale accepts and does not act on
+// (evaluation, snapshots, model files), after the layers parse_layers recorded.
+void record_keys_not_run(const ObjectReader& top, Config& c) {
+  hugectr::append_solver_keys_not_run(top.object("solver"), c.not_run);
+  const auto& layers = top.required("layers", "").json();
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    if (layers[i].value("name", "") == c.data.name && layers[i].value("type", "") == hugectr::kDataLayer)
+      hugectr::append_data_keys_not_run(ObjectReader(ValueReader(layers[i], layer_path(layers, i), top.origin())),
+                                        c.not_run);
 }
 
 }  // namespace
@@ -37,6 +50,7 @@ Config parse_config(const nlohmann::json& json, const std::string& origin) {
   c.solver = parse_solver(top.object("solver"));
   c.optimizer = parse_optimizer(top.object("optimizer"));  // before the layers: their default
   parse_layers(top.required("layers", "a non-empty array of layer objects"), c);
+  record_keys_not_run(top, c);
   c.source = json;
   return c;
 }
@@ -58,7 +72,11 @@ std::string read_config_text(const std::filesystem::path& path) {
   return text.str();
 }
 
-Config load_config_file(const std::filesystem::path& path) { return parse_config_text(read_config_text(path), path.string()); }
+Config load_config_file(const std::filesystem::path& path) {
+  Config c = parse_config_text(read_config_text(path), path.string());
+  c.directory = config_directory(path);
+  return c;
+}
 
 Config default_config() { return parse_config_text(default_config_text(), kEmbeddedOrigin); }
 
@@ -77,6 +95,37 @@ std::int64_t total_vocabulary(const DataLayer& data) {
   return total;
 }
 
+std::filesystem::path config_directory(const std::filesystem::path& config_file) { return config_file.parent_path(); }
+
+std::filesystem::path data_source_path(const Config& config) {
+  const std::filesystem::path source = config.data.source;
+  return source.is_relative() ? config.directory / source : source;
+}
+
+std::string describe_not_run(const Config& config) {
+  std::string list;
+  for (const auto& entry : config.not_run) list += (list.empty() ? "" : ", ") + entry;
+  return list;
+}
+
+void check_runs_whole(const Config& config, bool embedding_only, const std::string& origin) {
+  if (config.not_run.empty() || embedding_only) return;
+  throw InputError(origin + ": embscale runs the embedding part of this config only; not run: " +
+                   describe_not_run(config) +
+                   ". Pass --embedding-only to run the embedding layers and skip these (a HugeCTR file's dense "
+                   "network, evaluation and checkpoints)");
+}
+
 std::string to_string(Combiner c) { return c == Combiner::kSum ? "sum" : "mean"; }
+
+std::string to_string(DataFormat format) {
+  switch (format) {
+    case DataFormat::kSynthetic: return "Synthetic";
+    case DataFormat::kNorm: return "Norm";
+    case DataFormat::kRaw: return "Raw";
+    case DataFormat::kEmbscale: return "Embscale";
+  }
+  return "?";
+}
 
 }  // namespace embscale::config

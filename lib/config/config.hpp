@@ -2,6 +2,11 @@
 // (solver, optimizer, layers, sparse_embedding_hparam, combiner as 0/1 or "sum"/"mean"; seed 004)
 // and adds what HugeCTR lacks (a Synthetic data source, embscale's layer schemes).
 //
+// A HugeCTR file parses whole: the layers and keys embscale does not run (dense layers,
+// evaluation, snapshots, model files) are recorded in Config::not_run, and `embscale run` refuses
+// the config with one message naming them all unless asked to run the embedding part only
+// (check_runs_whole).
+//
 // Parsing turns JSON into these typed structs and validates every field; errors are
 // embscale::InputError whose message starts with the JSON path of the offending value, e.g.
 //   layers[emb1].sparse_embedding_hparam.combiner: expected 0, 1, "sum" or "mean", got "max"
@@ -10,6 +15,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +43,9 @@ struct Solver {
   std::int64_t warmup_iter = 0;     // untimed iterations before them (not in the report)
   std::int64_t display = 0;         // progress line every `display` iterations; 0 = none
   std::uint64_t seed = 0;           // seed of the workload and of the table initialisation
+  // HugeCTR's input_key_type: the width of a Norm trace's keys, "I32" or "I64". Empty (absent):
+  // detected from the trace, I32 (HugeCTR's default) when both widths read it.
+  std::string input_key_type;
 };
 
 // One optimizer: the type, its update type and the hyper-parameters of its *_hparam block. A field
@@ -53,15 +62,27 @@ struct Optimizer {
   double initial_accu_value = 0.0;  // adagrad_hparam
 };
 
+// Where a run's samples come from: generated (the `synthetic` block), or a recorded trace in
+// HugeCTR's Norm or Raw format or embscale's own (workloads/trace/trace.hpp).
+enum class DataFormat { kSynthetic, kNorm, kRaw, kEmbscale };
+std::string to_string(DataFormat format);  // the config's names: "Synthetic", "Norm", "Raw", "Embscale"
+
 struct DataLayer {
   std::string name;
-  std::string format;               // "Synthetic" (only one this version runs)
+  DataFormat format = DataFormat::kSynthetic;  // "format"; absent: "Norm", HugeCTR's default
+  // The trace formats' HugeCTR keys. source: as written (Norm: a file list or one data file; Raw,
+  // Embscale: the file); a relative path resolves against Config::directory (data_source_path).
+  std::string source;
+  std::optional<bool> check_sum;    // "check": "Sum" true, "None" false; a Norm file must match; unset: either
+  std::int64_t num_samples = 0;     // Raw, Embscale: only the trace's first num_samples are read; 0: all
+  bool float_label_dense = false;   // Raw: labels and dense features stored as floats
+  std::int64_t max_nnz = 0;         // sparse[0].max_nnz: the most keys of a trace's bag; 0: not given
   std::vector<std::int64_t> slot_size_array;  // vocabulary of each slot; keys unified-encoded
   std::int32_t label_dim = 1;
   std::int32_t dense_dim = 0;
   std::string sparse_top;           // sparse[0].top: the name embedding layers use as bottom
   std::int32_t slot_num = 0;        // sparse[0].slot_num == slot_size_array.size()
-  SyntheticSource synthetic;       // the `synthetic` block: every slot's generator
+  SyntheticSource synthetic;       // the `synthetic` block: every slot's generator (unused by traces)
 };
 
 // Where a layer's rows live (the "storage" block). Static: every key of the layer's slots has a
@@ -105,6 +126,14 @@ struct Config {
   DataLayer data;
   std::vector<EmbeddingLayer> embeddings;  // at least one
   nlohmann::json source;            // the JSON as given (recorded in the report)
+  // What the config asks for that embscale does not run: the layers in file order ("layers[fc1]
+  // (\"InnerProduct\")"), then the solver's and the Data layer's keys ("solver.eval_interval
+  // (evaluation)"). Empty for embscale's own configs.
+  std::vector<std::string> not_run;
+  // The directory relative paths in the config resolve against: the config file's (empty: the
+  // working directory). Set by whoever read the file (load_config_file, run, sweep, trace), since
+  // parsing sees only text.
+  std::filesystem::path directory;
 };
 
 // Parses and validates. `origin` names the input in messages (a file path or "<embedded default>").
@@ -127,6 +156,18 @@ void resolve_batch_for_ranks(Config& config, int ranks);
 
 // Sum of slot_size_array: the number of distinct keys of the unified encoding.
 std::int64_t total_vocabulary(const DataLayer& data);
+
+// The directory a config file's relative paths resolve against (its parent directory).
+std::filesystem::path config_directory(const std::filesystem::path& config_file);
+// The Data layer's source, resolved against config.directory when relative.
+std::filesystem::path data_source_path(const Config& config);
+
+// Throws an InputError "<origin>: embscale runs the embedding part of this config only; not run:
+// <every entry of not_run>; ..." naming --embedding-only, when not_run is not empty and
+// `embedding_only` is false. `origin` names the config (its path).
+void check_runs_whole(const Config& config, bool embedding_only, const std::string& origin);
+// "layers[fc1] (\"InnerProduct\"), solver.eval_interval (evaluation)": not_run in one line.
+std::string describe_not_run(const Config& config);
 
 std::string to_string(Combiner c);
 std::string to_string(OptimizerType t);  // the config's name: "SGD", "Adam", "RowWiseAdaGrad", ...

@@ -1,5 +1,6 @@
-// The Data layer: HugeCTR's keys (format, slot_size_array, label, dense, sparse) plus embscale's
-// "synthetic" block, the only data source this version reads.
+// The Data layer: HugeCTR's keys (format, source, check, num_samples, float_label_dense,
+// slot_size_array, label, dense, sparse) plus embscale's "synthetic" block. The format says where
+// samples come from: generated ("Synthetic") or a trace ("Norm", "Raw", "Embscale").
 #include <algorithm>
 #include <limits>
 
@@ -15,15 +16,43 @@ constexpr std::int64_t kMaxLabelDim = std::int64_t{1} << 16;
 constexpr std::int64_t kMaxDenseDim = std::int64_t{1} << 20;
 constexpr std::int64_t kMaxSlots = std::numeric_limits<std::int32_t>::max();
 
+// HugeCTR's default format is Norm; "Synthetic" and "Embscale" are embscale's.
 void parse_format(const ObjectReader& r, DataLayer& d) {
-  const auto format = r.required("format", "\"Synthetic\" (HugeCTR's default, \"Norm\", is not read by this version)");
-  d.format = format.string();
-  if (std::find(hugectr::known_data_formats().begin(), hugectr::known_data_formats().end(), d.format) !=
-      hugectr::known_data_formats().end())
-    format.fail_with("the HugeCTR format \"" + d.format + "\" is not run by this version; supported: \"Synthetic\" "
-                     "(`embscale trace stats` and `trace convert` read Norm and Raw files)");
-  if (d.format != hugectr::kSyntheticFormat)
-    format.fail("\"Synthetic\"", did_you_mean(d.format, {hugectr::kSyntheticFormat}));
+  const auto format = r.optional("format");
+  const std::string name = format ? format->string() : "Norm";
+  if (name == hugectr::kParquetFormat)
+    format->fail_with("the HugeCTR format \"Parquet\" is not readable in this build (no C++ Parquet reader); convert "
+                      "the data with scripts/parquet-to-embscale.py and read it as \"Embscale\" or \"Norm\"");
+  const auto& formats = hugectr::runnable_data_formats();
+  if (std::find(formats.begin(), formats.end(), name) == formats.end())
+    format->fail(quoted_list(formats), did_you_mean(name, formats));
+  for (const auto f : {DataFormat::kSynthetic, DataFormat::kNorm, DataFormat::kRaw, DataFormat::kEmbscale})
+    if (to_string(f) == name) d.format = f;
+}
+
+// The trace formats' keys. Synthetic data accepts them unused (a HugeCTR file switched to
+// "Synthetic" keeps its source), so one config can switch between recorded and generated data.
+void parse_trace_keys(const ObjectReader& r, DataLayer& d) {
+  const bool trace = d.format != DataFormat::kSynthetic;
+  if (trace) {
+    const std::string what = d.format == DataFormat::kNorm
+                                 ? "the Norm file list, or one Norm data file (\"format\" is \"Norm\"" +
+                                       std::string(r.has("format") ? ")" : " when absent, as in HugeCTR)")
+                                 : "the " + to_string(d.format) + " trace file";
+    d.source = r.required("source", what + "; a relative path is relative to the config file's directory").name();
+  } else if (const auto source = r.optional("source")) {
+    source->string();
+  }
+  if (const auto check = r.optional("check")) {
+    const bool sum = check->one_of({"Sum", "None"}) == "Sum";
+    if (d.format == DataFormat::kNorm) d.check_sum = sum;  // Raw and Embscale: unused, as HugeCTR does for Raw
+  }
+  if (const auto count = r.optional("num_samples")) {
+    const std::int64_t n = count->integer(IntRange::at_least(0));
+    // HugeCTR reads num_samples of a Raw file and ignores it for Norm (its headers count the samples).
+    if (d.format == DataFormat::kRaw || d.format == DataFormat::kEmbscale) d.num_samples = n;
+  }
+  if (const auto floats = r.optional("float_label_dense")) d.float_label_dense = floats->boolean();
 }
 
 // Keys are unified-encoded (slot j's keys follow slot j-1's), so the sum must fit a signed key.
@@ -68,18 +97,22 @@ void parse_sparse_input(const ObjectReader& r, DataLayer& d, std::vector<TensorN
     slot_num.fail("the number of entries of " + r.path_of("slot_size_array") + " (" +
                   std::to_string(d.slot_size_array.size()) + ")");
 
-  // HugeCTR's capacity limits: a synthetic bag of slot j holds at most its nnz_per_slot keys.
+  // HugeCTR's capacity limits: a synthetic bag of slot j holds at most its nnz_per_slot keys; a
+  // trace's bags are checked against max_nnz as they are read.
+  const bool synthetic = d.format == DataFormat::kSynthetic;
   std::int64_t max_nnz = 0;
   std::int64_t max_per_sample = 0;
   for (const auto& slot : d.synthetic.slots) {
     max_nnz = std::max(max_nnz, slot.nnz);
     max_per_sample += slot.nnz;
   }
-  if (const auto declared = input.optional("max_nnz"))
-    if (declared->integer(IntRange::at_least(1)) < max_nnz)
+  if (const auto declared = input.optional("max_nnz")) {
+    d.max_nnz = declared->integer(IntRange::at_least(1));
+    if (synthetic && d.max_nnz < max_nnz)
       declared->fail("an integer >= " + std::to_string(max_nnz) + " (synthetic bags hold up to nnz_per_slot keys)");
+  }
   if (const auto max_features = input.optional("max_feature_num_per_sample"))
-    if (max_features->integer(IntRange::at_least(1)) < max_per_sample)
+    if (max_features->integer(IntRange::at_least(1)) < max_per_sample && synthetic)
       max_features->fail("an integer >= " + std::to_string(max_per_sample) +
                          " (the sum of the slots' nnz_per_slot: a synthetic sample holds up to that many keys)");
   if (const auto required = input.optional("is_required")) required->boolean();  // HugeCTR's; unused
@@ -89,14 +122,16 @@ void parse_sparse_input(const ObjectReader& r, DataLayer& d, std::vector<TensorN
 
 DataLayer parse_data_layer(const ObjectReader& r, const std::string& name, std::vector<TensorName>& tops) {
   r.only_keys([] {
-    std::vector<std::string> keys = {"name",      "type",  "format", "slot_size_array",
-                                     "synthetic", "label", "dense",  "sparse"};
+    std::vector<std::string> keys = {"name",  "type",  "format", "source",           "check",
+                                     "num_samples", "float_label_dense", "slot_size_array", "synthetic",
+                                     "label", "dense", "sparse"};
     keys.insert(keys.end(), hugectr::unused_data_keys().begin(), hugectr::unused_data_keys().end());
     return keys;
   }());
   DataLayer d;
   d.name = name;
   parse_format(r, d);
+  parse_trace_keys(r, d);
   parse_slot_sizes(r, d);
   parse_synthetic(r, d.slot_size_array, d.synthetic);
   d.label_dim = parse_input_block(r, "label", "label_dim", 1, IntRange::between(1, kMaxLabelDim), tops);

@@ -5,11 +5,20 @@
 namespace embscale::config::hugectr {
 namespace {
 
-// An accepted-but-unused key and the check of its value.
+// An accepted-but-unused key and the check of its value. `not_run` says what HugeCTR would do with
+// it that embscale does not (evaluation, checkpoints, ...): such keys go into Config::not_run.
+// Keys without it change nothing a run of the embedding part measures (lr_policy "fixed" is what
+// embscale runs; gpu is the placement the rank count replaces).
 struct UnusedKey {
   std::string key;
   void (*check)(const ValueReader&);
+  const char* not_run = nullptr;
 };
+
+constexpr const char* kEvaluation = "evaluation";
+constexpr const char* kCheckpoints = "checkpoints";
+constexpr const char* kModelFile = "initial weights from a model file";
+constexpr const char* kDenseCompute = "dense-layer arithmetic";
 
 void a_string(const ValueReader& v) { v.string(); }
 void a_boolean(const ValueReader& v) { v.boolean(); }
@@ -51,9 +60,7 @@ void metric_list(const ValueReader& v) {
   }
 }
 
-void key_type(const ValueReader& v) { v.one_of({"I32", "I64"}); }
 void fixed_policy(const ValueReader& v) { v.one_of({"fixed"}); }
-void data_check(const ValueReader& v) { v.one_of({"Sum", "None"}); }
 
 void model_files(const ValueReader& v) {
   if (v.json().is_array()) {
@@ -73,21 +80,27 @@ void optimizer_learning_rate_flag(const ValueReader& v) {
 
 const std::vector<UnusedKey>& solver_table() {
   static const std::vector<UnusedKey> table = {
-      {"lr_policy", fixed_policy},           {"gpu", gpu_list},
-      {"batchsize_eval", a_positive_count},  {"snapshot", a_count},
-      {"snapshot_prefix", a_string},         {"eval_interval", a_positive_count},
-      {"eval_batches", a_positive_count},    {"max_eval_batches", a_positive_count},
-      {"mixed_precision", loss_scaler},      {"eval_metrics", metric_list},
-      {"enable_tf32_compute", a_boolean},    {"input_key_type", key_type},
-      {"dense model_file", a_string},        {"sparse_model_file", model_files}};
+      {"lr_policy", fixed_policy},
+      {"gpu", gpu_list},
+      {"batchsize_eval", a_positive_count, kEvaluation},
+      {"snapshot", a_count, kCheckpoints},
+      {"snapshot_prefix", a_string, kCheckpoints},
+      {"eval_interval", a_positive_count, kEvaluation},
+      {"eval_batches", a_positive_count, kEvaluation},
+      {"max_eval_batches", a_positive_count, kEvaluation},
+      {"mixed_precision", loss_scaler, "fp16 mixed precision"},
+      {"eval_metrics", metric_list, kEvaluation},
+      {"enable_tf32_compute", a_boolean, kDenseCompute},
+      {"dense model_file", a_string, kModelFile},
+      {"sparse_model_file", model_files, kModelFile}};
   return table;
 }
 
+// source, check, num_samples and float_label_dense are read by data_layer.cpp (the trace formats).
 const std::vector<UnusedKey>& data_table() {
-  static const std::vector<UnusedKey> table = {
-      {"source", a_string},          {"eval_source", a_string},        {"check", data_check},
-      {"num_samples", a_count},      {"eval_num_samples", a_count},    {"cache_eval_data", a_boolean},
-      {"float_label_dense", a_boolean}};
+  static const std::vector<UnusedKey> table = {{"eval_source", a_string, kEvaluation},
+                                               {"eval_num_samples", a_count, kEvaluation},
+                                               {"cache_eval_data", a_boolean, kEvaluation}};
   return table;
 }
 
@@ -110,6 +123,11 @@ std::vector<std::string> keys_of(const std::vector<UnusedKey>& table) {
 void check_present(const ObjectReader& object, const std::vector<UnusedKey>& table) {
   for (const auto& entry : table)
     if (const auto value = object.optional(entry.key)) entry.check(*value);
+}
+
+void append_not_run(const ObjectReader& object, const std::vector<UnusedKey>& table, std::vector<std::string>& out) {
+  for (const auto& entry : table)
+    if (entry.not_run && object.has(entry.key)) out.push_back(object.path_of(entry.key) + " (" + entry.not_run + ")");
 }
 
 }  // namespace
@@ -157,8 +175,8 @@ std::vector<std::string> all_layer_types() {
   return types;
 }
 
-const std::vector<std::string>& known_data_formats() {
-  static const std::vector<std::string> formats = {"Norm", "Raw", "Parquet"};
+const std::vector<std::string>& runnable_data_formats() {
+  static const std::vector<std::string> formats = {kSyntheticFormat, "Norm", "Raw", "Embscale"};
   return formats;
 }
 
@@ -177,12 +195,18 @@ const std::vector<std::string>& unused_solver_keys() {
   return keys;
 }
 void check_unused_solver_keys(const ObjectReader& solver) { check_present(solver, solver_table()); }
+void append_solver_keys_not_run(const ObjectReader& solver, std::vector<std::string>& not_run) {
+  append_not_run(solver, solver_table(), not_run);
+}
 
 const std::vector<std::string>& unused_data_keys() {
   static const std::vector<std::string> keys = keys_of(data_table());
   return keys;
 }
 void check_unused_data_keys(const ObjectReader& data) { check_present(data, data_table()); }
+void append_data_keys_not_run(const ObjectReader& data, std::vector<std::string>& not_run) {
+  append_not_run(data, data_table(), not_run);
+}
 
 const std::vector<std::string>& unused_optimizer_keys() {
   static const std::vector<std::string> keys = keys_of(optimizer_table());

@@ -1,6 +1,7 @@
 // HugeCTR's vocabulary as embscale knows it (seed 004, HugeCTR's parser.cpp), kept in one place:
 //   * names embscale runs, and names it recognises but does not run yet (these get a
-//     "not run in this version" error instead of "unknown"), and
+//     "not run in this version" error, or for dense layers an entry of Config::not_run, instead
+//     of "unknown"), and
 //   * keys accepted for compatibility with HugeCTR files but unused: each is still checked to
 //     hold a value HugeCTR would accept, so a file that passes here is not silently broken there.
 //
@@ -30,17 +31,22 @@ std::vector<std::string> all_layer_types();
 
 // Data formats and optimizer types.
 inline const std::string kSyntheticFormat = "Synthetic";
-const std::vector<std::string>& known_data_formats();       // "Norm", "Raw", "Parquet"
+inline const std::string kParquetFormat = "Parquet";         // HugeCTR's, not readable here
+const std::vector<std::string>& runnable_data_formats();    // "Synthetic", "Norm", "Raw", "Embscale"
 // The optimizers embscale runs are listed with their hparam blocks in optimizer.cpp.
 const std::vector<std::string>& known_optimizer_types();    // not run: "Ftrl", "RMSProp"
 const std::vector<std::string>& known_update_types();       // "Local", "Global", "LazyGlobal" (all run)
 
 // Keys accepted for compatibility and unused, per object. Each *_keys() list is what only_keys
-// adds to embscale's own keys; each check_*() validates the ones present.
+// adds to embscale's own keys; each check_*() validates the ones present; each append_*_not_run()
+// appends "<path> (<what HugeCTR would do with it>)" for the present keys whose effect embscale
+// does not reproduce (evaluation, checkpoints, model files: Config::not_run).
 const std::vector<std::string>& unused_solver_keys();
 void check_unused_solver_keys(const ObjectReader& solver);
+void append_solver_keys_not_run(const ObjectReader& solver, std::vector<std::string>& not_run);
 const std::vector<std::string>& unused_data_keys();
 void check_unused_data_keys(const ObjectReader& data);
+void append_data_keys_not_run(const ObjectReader& data, std::vector<std::string>& not_run);
 const std::vector<std::string>& unused_optimizer_keys();
 void check_unused_optimizer_keys(const ObjectReader& optimizer);
 const std::vector<std::string>& unused_embedding_keys();

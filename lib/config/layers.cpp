@@ -139,14 +139,9 @@ void parse_layers(const ValueReader& layers, Config& c) {
                            " (not run yet)");
     }
   }
-  if (!not_run.empty()) {
-    // One message for all of them: a HugeCTR file has many, and fixing them one by one is tedious.
-    std::string list;
-    for (const auto& [path, type] : not_run) list += (list.empty() ? "" : ", ") + path + " (\"" + type + "\")";
-    throw InputError(origin + ": " + not_run.front().first +
-                     ".type: HugeCTR dense layers are not run by embscale in this version; not run: " + list +
-                     "; runnable: " + quoted_list(hugectr::runnable_layer_types()));
-  }
+  // Recorded, not refused: `run` names them all in one message (a HugeCTR file has many) and runs
+  // the embedding part only when asked to (config.hpp, check_runs_whole).
+  for (const auto& [path, type] : not_run) c.not_run.push_back(path + " (\"" + type + "\")");
   if (data_path.empty()) layers.fail_with("expected one layer of type \"Data\", got none");
   if (c.embeddings.empty())
     layers.fail_with("expected at least one embedding layer (" + quoted_list(hugectr::runnable_embedding_types()) +

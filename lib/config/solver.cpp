@@ -6,7 +6,8 @@
 namespace embscale::config {
 
 Solver parse_solver(const ObjectReader& r) {
-  std::vector<std::string> keys = {"batchsize", "batchsize_per_rank", "max_iter", "warmup_iter", "display", "seed"};
+  std::vector<std::string> keys = {"batchsize", "batchsize_per_rank", "max_iter", "warmup_iter", "display", "seed",
+                                   "input_key_type"};
   keys.insert(keys.end(), hugectr::unused_solver_keys().begin(), hugectr::unused_solver_keys().end());
   r.only_keys(keys);
   Solver s;
@@ -22,6 +23,7 @@ Solver parse_solver(const ObjectReader& r) {
   s.warmup_iter = r.integer_or("warmup_iter", 0, IntRange::at_least(0));
   s.display = r.integer_or("display", 0, IntRange::at_least(0));
   s.seed = r.unsigned_or("seed", 0);
+  if (r.has("input_key_type")) s.input_key_type = r.one_of("input_key_type", {"I32", "I64"});  // HugeCTR's
   hugectr::check_unused_solver_keys(r);
   return s;
 }

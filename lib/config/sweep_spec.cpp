@@ -262,13 +262,16 @@ SweepSpec parse_sweep(const SweepSource& source) {
   SweepSpec spec;
   nlohmann::json base_json;
   std::string base_origin;
+  std::filesystem::path directory;  // relative paths of the base: its file's, an inline base's the sweep file's
   if (const auto base = top.optional("base")) {
     if (base->json().is_string()) {
       base_json = parse_json_text(source.base_text, source.base_origin);
       base_origin = source.base_origin;
+      directory = config_directory(source.base_origin);
     } else if (base->json().is_object()) {
       base_json = base->json();
       base_origin = source.origin + ": base";
+      directory = config_directory(source.origin);
     } else {
       base->fail("a config file path (relative to the sweep file) or a config object");
     }
@@ -277,6 +280,7 @@ SweepSpec parse_sweep(const SweepSource& source) {
     base_origin = kEmbeddedOrigin;
   }
   spec.base = parse_config(base_json, base_origin);
+  spec.base.directory = directory;
   spec.repetitions = top.integer_or("repetitions", 1, IntRange::between(1, 1000000));
 
   // The axes: the list's fields (in the first point's order), then the grid's (in file order:
@@ -354,6 +358,7 @@ SweepSpec parse_sweep(const SweepSource& source) {
       const std::string where = source.origin + ": point " + std::to_string(point.index) + " (" +
                                 describe_settings(point.settings) + ")";
       point.config = parse_config(config, where);  // its errors read "<where>: <path>: ..."
+      point.config.directory = directory;
       digest_input.push_back({{"config", config}, {"ranks", point.ranks}});
       spec.points.push_back(std::move(point));
     }

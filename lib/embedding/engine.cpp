@@ -54,9 +54,11 @@ std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int
     optimizer->init_state(options.initializer.initial_state);
   }
   if (!config->storage.dynamic) {
-    if (owned.rows() > config->max_vocabulary_size_per_gpu)
+    // Collective (every rank makes its stores at the same point): the same verdict on all ranks.
+    const std::int64_t most = comm->allreduce(owned.rows(), comm::ReduceOp::kMax);
+    if (most > config->max_vocabulary_size_per_gpu)
       throw InputError(path + ".sparse_embedding_hparam.max_vocabulary_size_per_gpu: expected at least " +
-                       std::to_string(owned.rows()) + " (the rows rank " + std::to_string(comm->rank()) + " owns of " +
+                       std::to_string(most) + " (the most rows one rank holds of the layer's " +
                        std::to_string(vocabulary()) + " over " + std::to_string(comm->size()) + " ranks), got " +
                        std::to_string(config->max_vocabulary_size_per_gpu));
     return std::make_unique<StaticRowStore>(owned, options, column_first, dim());

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
+#include "comm/failure.hpp"
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
 #include "core/timer.hpp"
@@ -189,7 +191,11 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
     if (!stop_check) return;
     if (const int signal = stop_check()) throw StopRequested("stopped by " + signal_name(signal) + " " + where);
   };
-  Loop loop(comm, config, source);
+  // Building the layers checks what only the schemes know (a rank's rows against
+  // max_vocabulary_size_per_gpu): agreed, so bad input is reported once, before any step.
+  std::optional<Loop> built;
+  comm::run_agreed(comm, [&] { built.emplace(comm, config, source); });
+  Loop& loop = *built;
   StepRecorder recorder;
   const InjectedDelay delay = injected_delay();
   if (delay.seconds > 0) recorder.inject_delay(delay.phase, delay.seconds);

@@ -61,7 +61,7 @@ case "$case_name" in
       grep -q "ATTRIBUTE \"$attr\"" "$work/attrs.txt" || fail "root attribute $attr missing"
     done
     "$embscale" report "$work/reports/default.h5" >"$work/report.txt" || fail "embscale report failed"
-    grep -q "All2AllDenseEmbedding" "$work/report.txt" || fail "embscale report shows no run: $(cat "$work/report.txt")"
+    grep -q "all2all_dense" "$work/report.txt" || fail "embscale report shows no run: $(cat "$work/report.txt")"
     ;;
   default_output_dir)
     (cd "$work" && "$mpiexec" -n 2 --oversubscribe "$embscale" run --quiet >"$work/out.txt" 2>"$work/err.txt") ||
@@ -85,6 +85,34 @@ case "$case_name" in
   validate_ok)
     "$embscale" validate "$here/../../bench/configs/default.json" >"$work/out.txt" 2>&1 || fail "validate failed: $(cat "$work/out.txt")"
     grep -q "valid" "$work/out.txt" || fail "validate printed: $(cat "$work/out.txt")"
+    ;;
+  hugectr_embedding_only)
+    # A HugeCTR file with a dense network, evaluation and snapshots: refused with every skipped part
+    # named, unless --embedding-only, which runs the embedding part and says what it skipped.
+    cfg=$here/../../bench/configs/hugectr_dcn_embedding_part.json
+    names='layers[reshape1] ("Reshape"), layers[concat1] ("Concat"), layers[slice1] ("Slice"), layers[multicross1] ("MultiCross"), layers[fc1] ("InnerProduct"), layers[relu1] ("ReLU"), layers[dropout1] ("Dropout"), layers[concat2] ("Concat"), layers[fc2] ("InnerProduct"), layers[loss] ("BinaryCrossEntropyLoss"), solver.batchsize_eval (evaluation), solver.snapshot (checkpoints), solver.snapshot_prefix (checkpoints), solver.eval_interval (evaluation), solver.eval_batches (evaluation)'
+    expect_bad_input "embscale runs the embedding part of this config only; not run: $names. Pass --embedding-only" \
+      "$cfg" -o "$work/reports/r.h5"
+    "$embscale" validate "$cfg" >"$work/out.txt" 2>"$work/err.txt"
+    [ $? -eq 2 ] || fail "validate accepted a config run only in part"
+    grep -qF -- "--embedding-only" "$work/err.txt" || fail "validate: $(cat "$work/err.txt")"
+    "$embscale" validate "$cfg" --embedding-only >"$work/out.txt" 2>&1 || fail "validate --embedding-only: $(cat "$work/out.txt")"
+    run_mpi 2 "$cfg" --embedding-only -o "$work/reports/r.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "--embedding-only run failed ($rc): $(cat "$work/err.txt")"
+    grep -qF "note: --embedding-only: running the embedding layers; not run: $names" "$work/out.txt" ||
+      fail "no note of what was skipped: $(cat "$work/out.txt")"
+    [ -f "$work/reports/r.h5" ] || fail "no report"
+    ;;
+  trace_too_short)
+    # A Norm trace of 3 batches for 5 warm-up + 100 timed iterations: bad input naming the field,
+    # the trace (its relative source resolved against the config's directory, not the working
+    # one) and the counts, before any report.
+    "$embscale" trace generate --iterations 3 --format norm -o "$work/t.norm" --quiet || fail "trace generate failed"
+    cfg=$(variant norm 's/"format": "Synthetic"/"format": "Norm", "source": "t.norm"/')
+    mkdir -p "$work/elsewhere"
+    (cd "$work/elsewhere" && expect_bad_input "solver.max_iter: 5 warm-up + 100 timed iterations of 4096 samples (solver.batchsize) need 105 batches, but trace $work/t.norm (norm, 12288 samples" \
+      "$cfg" -o "$work/reports/r.h5") || exit 1
+    grep -qF "holds 3 whole batches: lower the batch size or warmup_iter" "$work/err.txt" || fail "$(cat "$work/err.txt")"
     ;;
   missing_file)
     expect_bad_input "$work/nope.json: cannot open config file" "$work/nope.json" -o "$work/reports/r.h5"

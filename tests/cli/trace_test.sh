@@ -80,6 +80,23 @@ PY
     grep -q '"records": 1536' "$work/out.txt" || fail "$(head -c 1000 "$work/out.txt")"
     expect_bad_input "--format raw" trace stats "$work/a.raw"
     ;;
+  trace_norm_key_width)
+    # A Norm file as HugeCTR writes it by default (I32 keys) reads without --key-type: the width is
+    # detected and said on stderr; a wrong --key-type fails naming the right one.
+    run trace generate --iterations 2 -o "$work/a.emb" --quiet
+    [ "$rc" -eq 0 ] || fail "generate failed: $(cat "$work/err.txt")"
+    for width in I32 I64; do
+      run trace convert "$work/a.emb" -o "$work/$width.norm" --to norm --out-key-type "$width"
+      [ "$rc" -eq 0 ] || fail "convert to $width Norm failed: $(cat "$work/err.txt")"
+      run trace stats "$work/$width.norm" --json --no-reuse
+      [ "$rc" -eq 0 ] || fail "stats of a $width Norm file without --key-type: exit $rc: $(cat "$work/err.txt")"
+      grep -q '"records": 8192' "$work/out.txt" || fail "$(head -c 1000 "$work/out.txt")"
+      grep -qF "note: Norm keys read as $width, detected" "$work/err.txt" || fail "no note of the width: $(cat "$work/err.txt")"
+    done
+    expect_bad_input "reads consistently with I32 keys, not the I64 it was read with: set the key type to I32 (\`--key-type I32\`" \
+      trace stats "$work/I32.norm" --key-type I64
+    expect_bad_input "--key-type: expected \"I32\" or \"I64\"" trace stats "$work/I32.norm" --key-type U8
+    ;;
   trace_bad_input)
     run trace generate --iterations 1 -o "$work/a.emb" --quiet
     [ "$rc" -eq 0 ] || fail "generate failed: $(cat "$work/err.txt")"

@@ -1,6 +1,9 @@
-// HugeCTR compatibility: a config written with HugeCTR's keys (seed 004) parses, its unused keys
-// are still validated, and the name helpers behind the suggestions behave.
+// HugeCTR compatibility: a config written with HugeCTR's keys and layers (seed 004) parses, what it
+// asks for that embscale does not run is recorded by name, its unused keys are still validated,
+// and the name helpers behind the suggestions behave.
 #include <gtest/gtest.h>
+
+#include <filesystem>
 
 #include "config/json_reader.hpp"
 #include "config_test_support.hpp"
@@ -39,6 +42,19 @@ TEST(ConfigHugeCtr, AcceptsHugeCtrKeysItDoesNotUse) {
   EXPECT_EQ(c.solver.batchsize, 4096);  // the keys change nothing embscale reads
   EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.05);
   EXPECT_EQ(c.embeddings.at(0).combiner, Combiner::kSum);
+  EXPECT_EQ(c.solver.input_key_type, "I64");
+  EXPECT_TRUE(c.data.source.empty()) << "a Synthetic layer does not read its source";
+  // What HugeCTR would do with them and a run does not: named, the solver's then the Data layer's.
+  EXPECT_EQ(c.not_run, (std::vector<std::string>{
+                           "solver.batchsize_eval (evaluation)", "solver.snapshot (checkpoints)",
+                           "solver.snapshot_prefix (checkpoints)", "solver.eval_interval (evaluation)",
+                           "solver.eval_batches (evaluation)", "solver.max_eval_batches (evaluation)",
+                           "solver.mixed_precision (fp16 mixed precision)", "solver.eval_metrics (evaluation)",
+                           "solver.enable_tf32_compute (dense-layer arithmetic)",
+                           "solver.dense model_file (initial weights from a model file)",
+                           "solver.sparse_model_file (initial weights from a model file)",
+                           "layers[data].eval_source (evaluation)", "layers[data].eval_num_samples (evaluation)",
+                           "layers[data].cache_eval_data (evaluation)"}));
   auto single_node = with_hugectr_keys();
   single_node["solver"]["gpu"] = {0, 2, 4, 7};
   EXPECT_EQ(parse_config(single_node, "t").solver.max_iter, 100);
@@ -79,6 +95,78 @@ TEST(ConfigHugeCtr, UnusedKeysMustStillHoldValidValues) {
     c.edit(j);
     EXPECT_EQ(error_of(j), "test.json: " + c.message);
   }
+}
+
+// Seed 004's layout: a Norm data layer as HugeCTR's guide writes it (no "format": Norm is
+// HugeCTR's default), the embedding, then a dense network and its loss.
+nlohmann::json hugectr_norm_file() {
+  auto j = default_json();
+  auto& data = layer(j, "data");
+  data.erase("format");
+  data.erase("synthetic");
+  data.update(nlohmann::json::parse(R"({"source": "./file_list.txt", "eval_source": "./file_list_test.txt",
+                                        "check": "Sum"})"));
+  j["solver"]["input_key_type"] = "I32";
+  for (const char* text : {
+           R"({"name": "reshape1", "type": "Reshape", "bottom": "emb1", "top": "reshape1", "leading_dim": 256})",
+           R"({"name": "concat1", "type": "Concat", "bottom": ["reshape1", "dense"], "top": "concat1"})",
+           R"({"name": "fc1", "type": "InnerProduct", "bottom": "concat1", "top": "fc1", "fc_param": {"num_output": 64}})",
+           R"({"name": "relu1", "type": "ReLU", "bottom": "fc1", "top": "relu1"})",
+           R"({"name": "loss", "type": "BinaryCrossEntropyLoss", "bottom": ["relu1", "label"], "top": "loss"})"})
+    j["layers"].push_back(nlohmann::json::parse(text));
+  return j;
+}
+
+TEST(ConfigHugeCtr, ANormFileWithDenseLayersParsesAndRecordsWhatIsNotRun) {
+  Config c = parse_config(hugectr_norm_file(), "t");
+  EXPECT_EQ(c.data.format, DataFormat::kNorm);
+  EXPECT_EQ(c.data.source, "./file_list.txt");
+  EXPECT_EQ(c.data.check_sum, true);
+  EXPECT_EQ(c.solver.input_key_type, "I32");
+  EXPECT_EQ(c.not_run, (std::vector<std::string>{"layers[reshape1] (\"Reshape\")", "layers[concat1] (\"Concat\")",
+                                                 "layers[fc1] (\"InnerProduct\")", "layers[relu1] (\"ReLU\")",
+                                                 "layers[loss] (\"BinaryCrossEntropyLoss\")",
+                                                 "layers[data].eval_source (evaluation)"}));
+  // One message names them all, and says how to run the embedding part anyway.
+  try {
+    check_runs_whole(c, false, "hugectr.json");
+    ADD_FAILURE() << "a config with dense layers ran whole";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "hugectr.json: embscale runs the embedding part of this config only; not run: layers[reshape1] "
+              "(\"Reshape\"), layers[concat1] (\"Concat\"), layers[fc1] (\"InnerProduct\"), layers[relu1] (\"ReLU\"), "
+              "layers[loss] (\"BinaryCrossEntropyLoss\"), layers[data].eval_source (evaluation). Pass "
+              "--embedding-only to run the embedding layers and skip these (a HugeCTR file's dense network, "
+              "evaluation and checkpoints)");
+  }
+  EXPECT_NO_THROW(check_runs_whole(c, true, "hugectr.json"));
+  EXPECT_NO_THROW(check_runs_whole(default_config(), false, "default.json"));
+
+  // The source resolves against the config file's directory; an absolute one stays.
+  c.directory = "/data/configs";
+  EXPECT_EQ(data_source_path(c), std::filesystem::path("/data/configs/./file_list.txt"));
+  c.data.source = "/abs/list.txt";
+  EXPECT_EQ(data_source_path(c), std::filesystem::path("/abs/list.txt"));
+}
+
+TEST(ConfigHugeCtr, RawAndEmbscaleKeys) {
+  auto j = default_json();
+  layer(j, "data").update(nlohmann::json::parse(R"({"format": "Raw", "source": "train.bin", "num_samples": 1000,
+                                                    "check": "None", "float_label_dense": true})"));
+  layer(j, "data")["sparse"][0]["max_nnz"] = 1;  // below the synthetic block's nnz 4: that block is unused now
+  const Config raw = parse_config(j, "t");
+  EXPECT_EQ(raw.data.format, DataFormat::kRaw);
+  EXPECT_EQ(raw.data.num_samples, 1000);
+  EXPECT_TRUE(raw.data.float_label_dense);
+  EXPECT_FALSE(raw.data.check_sum.has_value()) << "HugeCTR's Raw reader has no checksum mode";
+  EXPECT_EQ(raw.data.max_nnz, 1);
+  EXPECT_TRUE(raw.not_run.empty());
+
+  layer(j, "data")["format"] = "Norm";  // HugeCTR ignores num_samples for Norm (the headers count)
+  EXPECT_EQ(parse_config(j, "t").data.num_samples, 0);
+  layer(j, "data")["format"] = "Embscale";
+  EXPECT_EQ(parse_config(j, "t").data.format, DataFormat::kEmbscale);
+  EXPECT_EQ(to_string(DataFormat::kEmbscale), "Embscale");
 }
 
 TEST(ConfigJsonReader, EditDistanceIgnoresCase) {

@@ -26,7 +26,7 @@ TEST(ConfigDefault, ParsesToTheValuesOfDefaultJson) {
   EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.05);
 
   EXPECT_EQ(c.data.name, "data");
-  EXPECT_EQ(c.data.format, "Synthetic");
+  EXPECT_EQ(c.data.format, DataFormat::kSynthetic);
   EXPECT_EQ(c.data.slot_size_array, std::vector<std::int64_t>(8, 100000));
   EXPECT_EQ(c.data.slot_num, 8);
   EXPECT_EQ(c.data.label_dim, 1);

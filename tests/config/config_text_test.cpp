@@ -117,6 +117,7 @@ TEST_F(ConfigFile, FileIsTheOriginOfItsMessages) {
   const auto path = dir_ / "run.json";
   std::ofstream(path) << default_config_text();
   EXPECT_EQ(load_config_file(path).solver.batchsize, 4096);
+  EXPECT_EQ(load_config_file(path).directory, dir_) << "relative paths in the file resolve against its directory";
 
   std::ofstream(path) << "{\n  \"schema_version\": 1,\n  \"solver\": {\"batchsize\": 4,}\n}\n";
   try {

@@ -34,6 +34,18 @@ void expect_errors(const std::vector<std::pair<std::string, std::string>>& cases
   }
 }
 
+TEST(SweepSpec, RelativePathsOfTheBaseResolveWhereItWasWritten) {
+  // A base file: its directory; an inline base: the sweep file's.
+  const SweepSpec from_file = parse_sweep({"sweeps/s.json", R"({"base": "../configs/b.json", "points": [{"solver.max_iter": 3}]})",
+                                           "sweeps/../configs/b.json", default_config_text()});
+  EXPECT_EQ(from_file.base.directory, std::filesystem::path("sweeps/../configs"));
+  EXPECT_EQ(from_file.points.at(0).config.directory, std::filesystem::path("sweeps/../configs"));
+  auto inline_base = nlohmann::json::parse(R"({"points": [{"solver.max_iter": 3}]})");
+  inline_base["base"] = nlohmann::json::parse(default_config_text());
+  const SweepSpec inline_spec = parse_sweep({"sweeps/s.json", inline_base.dump(), "", ""});
+  EXPECT_EQ(inline_spec.points.at(0).config.directory, std::filesystem::path("sweeps"));
+}
+
 TEST(SweepSpec, GridIsTheProductWithTheFirstFieldOutermost) {
   const auto spec = parse(R"({"grid": {
       "layers.emb1.sparse_embedding_hparam.embedding_vec_size": [16, 64, 128],

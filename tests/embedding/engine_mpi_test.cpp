@@ -58,7 +58,7 @@ config::Config test_config(const Case& c, int ranks) {
   cfg.solver.batchsize = 24;
   cfg.solver.max_iter = kSteps;
   cfg.solver.seed = 1234;
-  cfg.data.format = "Synthetic";
+  cfg.data.format = config::DataFormat::kSynthetic;
   cfg.data.slot_size_array = {40, 9, 300};
   cfg.data.slot_num = 3;
   cfg.data.label_dim = 1;
@@ -180,8 +180,9 @@ TEST_P(EveryScheme, DynamicStorageWithoutEvictionMatchesTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Registry, EveryScheme, ::testing::ValuesIn(scheme_names()),
-                         [](const auto& info) { return info.param; });
+std::string param_name(const ::testing::TestParamInfo<std::string>& param) { return param.param; }
+
+INSTANTIATE_TEST_SUITE_P(Registry, EveryScheme, ::testing::ValuesIn(scheme_names()), param_name);
 
 }  // namespace
 }  // namespace embscale::embedding

@@ -10,7 +10,7 @@ namespace {
 config::DataLayer small_data(config::KeyDistribution distribution) {
   config::DataLayer d;
   d.name = "data";
-  d.format = "Synthetic";
+  d.format = config::DataFormat::kSynthetic;
   d.slot_size_array = {50, 7, 1000};
   d.slot_num = 3;
   d.label_dim = 1;
@@ -78,7 +78,7 @@ TEST(SyntheticGenerator, KeysStayInTheirSlotRangeAndIterationsDiffer) {
 config::DataLayer rich_data() {
   config::DataLayer d;
   d.name = "data";
-  d.format = "Synthetic";
+  d.format = config::DataFormat::kSynthetic;
   d.slot_size_array = {500, 64, 100000, 30};
   d.slot_num = 4;
   d.label_dim = 2;
@@ -181,6 +181,22 @@ TEST(SyntheticGenerator, BatchCycleReplaysAPoolOfBatches) {
   EXPECT_EQ(gen.generate(1, 0, 1).keys, gen.generate(7, 0, 1).keys);
   EXPECT_EQ(gen.generate(2, 1, 2).dense, gen.generate(5, 1, 2).dense);
   EXPECT_NE(gen.generate(1, 0, 1).keys, gen.generate(2, 0, 1).keys);
+}
+
+TEST(SyntheticGenerator, IsAnUnboundedBatchSource) {
+  const auto data = small_data(config::KeyDistribution::kZipf);
+  SyntheticGenerator gen(data, 3, 10);
+  BatchSource& source = gen;
+  EXPECT_EQ(source.iterations_available(10), BatchSource::kUnbounded);
+  EXPECT_EQ(source.slot_sizes(), data.slot_size_array);
+  // A pure function of the iteration: the source hands out generate()'s shares in any order.
+  for (const std::int64_t it : {-2, 4, -1, 0})
+    for (int r = 0; r < 3; ++r) {
+      const Batch a = source.next_batch(it, r, 3), b = gen.generate(it, r, 3);
+      EXPECT_EQ(a.first_sample, b.first_sample);
+      EXPECT_EQ(a.keys, b.keys);
+      EXPECT_EQ(a.offsets, b.offsets);
+    }
 }
 
 }  // namespace

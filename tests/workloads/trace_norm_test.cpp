@@ -231,6 +231,80 @@ TEST(NormErrors, BadSamplesNameSampleAndOffset) {
   }, {"sample 0 length", "expected 32", "got 52"});
 }
 
+// The key width is not in the file: detected when not given, a wrong given one named with the fix.
+TEST(NormKeyWidth, DetectedWhenNotGiven) {
+  testing::ScratchDir dir("norm-width");
+  for (const KeyWidth width : {KeyWidth::kI32, KeyWidth::kI64})
+    for (const bool checksum : {false, true}) {
+      SCOPED_TRACE(to_string(width) + (checksum ? " checksum" : ""));
+      norm_file(checksum, width, 1, 2, 2, kSamples).write(dir / "a.data");
+      for (const bool spaces : {false, true}) {  // key spaces help, but are not needed
+        TraceReadOptions options;
+        if (spaces) options.slot_sizes = {100, 100};
+        auto reader = open_trace_reader(dir / "a.data", TraceFormat::kNorm, options);
+        EXPECT_EQ(testing::read_all(*reader, 2).keys, (std::vector<Key>{0, 10, 32, 101, 100, 199, 99}));
+        ASSERT_EQ(reader->notes().size(), 1u);
+        EXPECT_EQ(reader->notes()[0], "Norm keys read as " + to_string(width) + ", detected: the first 3 samples of " +
+                                          (dir / "a.data").string() + " read only with " +
+                                          (width == KeyWidth::kI32 ? "32" : "64") + "-bit keys");
+      }
+    }
+}
+
+TEST(NormKeyWidth, BothWidthsReadingMeansHugeCtrsDefault) {
+  testing::ScratchDir dir("norm-width-both");
+  // No keys at all: either width reads the samples; I32 is HugeCTR's default, and the note says so.
+  norm_file(false, KeyWidth::kI64, 1, 2, 2, {{{1.f}, {0.f, 0.f}, {{}, {}}}, {{0.f}, {1.f, 2.f}, {{}, {}}}})
+      .write(dir / "a.data");
+  auto reader = open_trace_reader(dir / "a.data", TraceFormat::kNorm, {});
+  EXPECT_EQ(reader->shape().num_samples, 2);
+  ASSERT_EQ(reader->notes().size(), 1u);
+  EXPECT_NE(reader->notes()[0].find("Norm keys read as I32, HugeCTR's default input_key_type"), std::string::npos);
+  EXPECT_NE(reader->notes()[0].find("--key-type"), std::string::npos);
+  // Given: nothing to note.
+  TraceReadOptions given;
+  given.norm_key_width = KeyWidth::kI64;
+  EXPECT_TRUE(open_trace_reader(dir / "a.data", TraceFormat::kNorm, given)->notes().empty());
+}
+
+TEST(NormKeyWidth, AWrongGivenWidthNamesTheOther) {
+  testing::ScratchDir dir("norm-width-wrong");
+  const auto path = dir / "a.data";
+  for (const KeyWidth width : {KeyWidth::kI32, KeyWidth::kI64}) {
+    const KeyWidth other = width == KeyWidth::kI32 ? KeyWidth::kI64 : KeyWidth::kI32;
+    norm_file(false, width, 1, 2, 2, kSamples).write(path);
+    TraceReadOptions options;
+    options.norm_key_width = other;
+    testing::expect_input_error([&] { testing::read_through(path, TraceFormat::kNorm, options); },
+                                {path.string(), path.string() + " reads consistently with " + to_string(width) +
+                                                    " keys, not the " + to_string(other) + " it was read with",
+                                 "solver.input_key_type \"" + to_string(width) + "\"", "--key-type " + to_string(width)});
+  }
+  // A damaged file reads with neither width: no width is blamed, and the error is the file's.
+  Bytes trailing = norm_file(false, KeyWidth::kI64, 1, 2, 2, {kSamples[0]});
+  trailing.add<int>(7);
+  trailing.write(path);
+  const auto message = testing::expect_input_error(
+      [&] { testing::read_through(path, TraceFormat::kNorm, {}); },
+      {"4 more bytes", "neither I32 nor I64 keys read the first 1 samples", "read as I64, which got further", "damaged"});
+  EXPECT_EQ(message.find("reads consistently"), std::string::npos) << message;
+}
+
+TEST(NormChecksum, TheConfiguredModeMustBeTheFilesMode) {
+  testing::ScratchDir dir("norm-check");
+  const auto path = dir / "a.data";
+  for (const bool checksum : {false, true}) {
+    norm_file(checksum, KeyWidth::kI32, 1, 2, 2, kSamples).write(path);
+    TraceReadOptions options;
+    options.norm_checksum = checksum;
+    EXPECT_EQ(open_trace_reader(path, TraceFormat::kNorm, options)->shape().num_samples, 3);
+    options.norm_checksum = !checksum;
+    testing::expect_input_error([&] { (void)open_trace_reader(path, TraceFormat::kNorm, options); },
+                                {path.string(), "byte 0, checksum mode",
+                                 checksum ? "set \"check\": \"Sum\"" : "set \"check\": \"None\""});
+  }
+}
+
 TEST(NormWriter, RefusesKeysOutsideI32AndLeavesNoFileWithoutClose) {
   testing::ScratchDir dir("norm-writer");
   TraceShape shape{1, 0, 1, {}, 0};

@@ -40,6 +40,15 @@ void expect_magic(ByteReader& r, const char* magic, std::size_t n, const std::st
            quoted_bytes(p, n));
 }
 
+// "[1000, 20, 7]" for messages, the first 8 sizes and a count of the rest.
+std::string size_list(const std::vector<std::int64_t>& sizes) {
+  constexpr std::size_t kShown = 8;
+  std::string out = "[";
+  for (std::size_t j = 0; j < sizes.size() && j < kShown; ++j) out += (j ? ", " : "") + std::to_string(sizes[j]);
+  if (sizes.size() > kShown) out += ", ... " + std::to_string(sizes.size() - kShown) + " more";
+  return out + "]";
+}
+
 class EmbscaleReader final : public TraceReader {
  public:
   EmbscaleReader(const std::filesystem::path& path, const TraceReadOptions& options)
@@ -159,7 +168,9 @@ class EmbscaleReader final : public TraceReader {
       throw InputError(name + ": header slot_sizes: " + e.what());
     }
     if (!options.slot_sizes.empty() && !sizes.empty() && options.slot_sizes != sizes)
-      throw InputError(name + ": header slot_sizes (byte 48) differ from the configured slot_size_array");
+      throw InputError(name + ": header slot_sizes (byte 48) " + size_list(sizes) +
+                       " differ from the configured slot_size_array " + size_list(options.slot_sizes) +
+                       "; set slot_size_array to the file's (the key spaces its keys were checked against)");
     shape_.slot_sizes = options.slot_sizes.empty() ? sizes : options.slot_sizes;
     rules_.emplace(shape_.slot_sizes, options.max_nnz, shape_.num_slots);
     file_checksum_.update(header_.data(), header_.size());

@@ -63,6 +63,13 @@ NormHeader read_header(FileInput& in, const TraceReadOptions& expected, const st
                         std::to_string(sum) + " (the sum of the header's 64 bytes modulo 256)", std::to_string(stored));
   }
   const std::int64_t mode = h.checksum ? 1 : 0;
+  if (expected.norm_checksum && *expected.norm_checksum != h.checksum)
+    throw_field_error(name, 0, "checksum mode",
+                      *expected.norm_checksum ? "a checksum-mode file (\"check\": \"Sum\"), which opens with the int 64"
+                                              : "a file without checksums (\"check\": \"None\"), which opens with the "
+                                                "long long error_check 0",
+                      std::string(h.checksum ? "a checksum-mode file: set \"check\": \"Sum\""
+                                             : "a file without checksums: set \"check\": \"None\""));
   if (f[0] != mode)
     throw_field_error(name, base, "header error_check",
                       h.checksum ? "1 (the file opens with the int 64 of checksum mode)"
@@ -84,10 +91,15 @@ NormHeader read_header(FileInput& in, const TraceReadOptions& expected, const st
   return h;
 }
 
+// Samples of the first non-empty file that key-width detection reads with each width.
+constexpr std::int64_t kWidthProbeSamples = 64;
+
 class NormReader final : public TraceReader {
  public:
+  // Checks every file's header; the key width is options.norm_key_width, or I32 until
+  // choose_key_width() detects it.
   NormReader(const std::vector<std::filesystem::path>& files, const TraceReadOptions& options)
-      : files_(files), options_(options) {
+      : files_(files), options_(options), width_(options.norm_key_width.value_or(KeyWidth::kI32)) {
     EMBSCALE_EXPECTS(!files.empty(), "a Norm trace has at least one file");
     // Every header now: the total count is known up front and a bad file fails before any sample.
     TraceReadOptions expected = options;
@@ -105,6 +117,7 @@ class NormReader final : public TraceReader {
         expected_by = "as in the list's first file " + files_[0].string();
       }
       shape_.num_samples += h.records;
+      records_.push_back(h.records);
     }
     shape_.slot_sizes = options.slot_sizes;
     rules_.emplace(options.slot_sizes, options.max_nnz, shape_.num_slots);
@@ -112,6 +125,7 @@ class NormReader final : public TraceReader {
 
   const TraceShape& shape() const override { return shape_; }
   std::int64_t position() const override { return position_; }
+  std::vector<std::string> notes() const override { return notes_; }
   void seek(std::int64_t sample) override {
     if (sample == position_) return;
     throw InputError("cannot seek to sample " + std::to_string(sample) + " of the Norm trace " + files_[0].string() +
@@ -123,18 +137,88 @@ class NormReader final : public TraceReader {
     EMBSCALE_EXPECTS(max_samples >= 0, "read a nonnegative number of samples");
     const std::int64_t n = std::min(max_samples, shape_.num_samples - position_);
     detail::begin_batch(out, shape_, position_, n);
-    for (std::int64_t i = 0; i < n; ++i) {
-      while (!in_ || left_in_file_ == 0) next_file();
-      read_sample(out);
-      --left_in_file_;
-      ++position_;
-      ++out.num_samples;
-      if (left_in_file_ == 0) expect_end_of_file();
+    try {
+      for (std::int64_t i = 0; i < n; ++i) {
+        while (!in_ || left_in_file_ == 0) next_file();
+        read_sample(out);
+        --left_in_file_;
+        ++position_;
+        ++out.num_samples;
+        if (left_in_file_ == 0) expect_end_of_file();
+      }
+    } catch (const InputError& e) {
+      throw InputError(e.what() + width_hint());
     }
     return n;
   }
 
+  // Key width (the file does not record it): the given one, else the one with which the first
+  // kWidthProbeSamples samples of the first non-empty file read consistently (fields in range,
+  // keys in their key spaces, checksum lengths exact, the file ending where its last sample does
+  // when the probe reaches it). Both: I32, HugeCTR's default. Neither: the one that read further,
+  // so that the error the caller then gets is the file's, not the width's.
+  void choose_key_width() {
+    if (options_.norm_key_width) return;
+    std::size_t f = 0;
+    while (f < files_.size() && records_[f] == 0) ++f;
+    if (f == files_.size()) return;  // no sample, no key: the width does not matter
+    const Probe i32 = probe(files_[f], KeyWidth::kI32), i64 = probe(files_[f], KeyWidth::kI64);
+    const std::string what = "the first " + std::to_string(std::min(records_[f], kWidthProbeSamples)) +
+                             " samples of " + files_[f].string();
+    if (i32.consistent && i64.consistent) {
+      width_ = KeyWidth::kI32;
+      notes_.push_back("Norm keys read as I32, HugeCTR's default input_key_type: " + what +
+                       " read with either width; set the key type to I64 (solver.input_key_type, --key-type) if "
+                       "the file holds 64-bit keys");
+    } else if (i32.consistent || i64.consistent) {
+      width_ = i32.consistent ? KeyWidth::kI32 : KeyWidth::kI64;
+      notes_.push_back("Norm keys read as " + to_string(width_) + ", detected: " + what + " read only with " +
+                       (i32.consistent ? "32" : "64") + "-bit keys");
+    } else {
+      width_ = i64.further_than(i32) ? KeyWidth::kI64 : KeyWidth::kI32;
+      undetected_ = "; neither I32 nor I64 keys read " + what + " (read as " + to_string(width_) +
+                    ", which got further): the file is damaged, or not a Norm data file";
+    }
+  }
+
  private:
+  // How far reading a file with one key width got.
+  struct Probe {
+    bool consistent = false;
+    std::int64_t samples = 0;  // parsed before the failure
+    std::uint64_t offset = 0;  // where the failure was found
+    bool further_than(const Probe& o) const { return samples != o.samples ? samples > o.samples : offset > o.offset; }
+  };
+
+  Probe probe(const std::filesystem::path& file, KeyWidth width) const {
+    TraceReadOptions options = options_;
+    options.norm_key_width = width;
+    NormReader reader({file}, options);
+    reader.hints_ = false;  // a probe's failure is an answer, not an error to explain
+    Batch scratch;
+    try {
+      reader.read(std::min(reader.shape_.num_samples, kWidthProbeSamples), scratch);
+      return {true, reader.position_, 0};
+    } catch (const InputError&) {
+      return {false, reader.position_, reader.in_ ? reader.in_->offset() : 0};
+    }
+  }
+
+  // The likely fix of a read error, appended to its message: with a given width, the other one
+  // when the file reads consistently with it.
+  std::string width_hint() const {
+    if (!hints_) return "";
+    if (!undetected_.empty()) return undetected_;
+    if (!options_.norm_key_width || next_file_ == 0) return "";
+    const KeyWidth other = width_ == KeyWidth::kI32 ? KeyWidth::kI64 : KeyWidth::kI32;
+    const auto& file = files_[next_file_ - 1];
+    if (!probe(file, other).consistent) return "";
+    const std::string o = to_string(other);
+    return "; " + file.string() + " reads consistently with " + o + " keys, not the " + to_string(width_) +
+           " it was read with: set the key type to " + o + " (`--key-type " + o +
+           "` of embscale trace, solver.input_key_type \"" + o + "\" in a config)";
+  }
+
   void next_file() {
     EMBSCALE_EXPECTS(next_file_ < files_.size(), "samples remain but no file does");
     in_.emplace(files_[next_file_++], "Norm data file");
@@ -167,7 +251,7 @@ class NormReader final : public TraceReader {
     };
     floats(out.labels, shape_.label_dim, "labels");
     floats(out.dense, shape_.dense_dim, "dense");
-    const int kb = key_bytes(options_.norm_key_width);
+    const int kb = key_bytes(width_);
     for (std::int32_t j = 0; j < shape_.num_slots; ++j) {
       const std::uint64_t nnz_at = r.offset();
       const auto nnz = r.template read<std::int32_t>(slot_field(s, j, "nnz"));
@@ -226,7 +310,12 @@ class NormReader final : public TraceReader {
   }
 
   std::vector<std::filesystem::path> files_;
+  std::vector<std::int64_t> records_;  // of each file, from its header
   TraceReadOptions options_;
+  KeyWidth width_;
+  std::vector<std::string> notes_;     // how the width was chosen, when it was detected
+  std::string undetected_;             // appended to errors when neither width read the first samples
+  bool hints_ = true;                  // false in a probe
   TraceShape shape_;
   std::optional<detail::KeyRules> rules_;
   std::optional<FileInput> in_;
@@ -333,7 +422,9 @@ class NormWriter final : public TraceWriter {
 
 std::unique_ptr<TraceReader> open_norm_reader(const std::vector<std::filesystem::path>& files,
                                               const TraceReadOptions& options) {
-  return std::make_unique<NormReader>(files, options);
+  auto reader = std::make_unique<NormReader>(files, options);
+  reader->choose_key_width();
+  return reader;
 }
 
 std::unique_ptr<TraceWriter> open_norm_writer(const std::filesystem::path& path, const TraceShape& shape,

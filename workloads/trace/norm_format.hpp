@@ -14,7 +14,16 @@
 // CheckSum::read adds each byte into a char; data_generator's DataWriter writes the same sum).
 // So a checksum file starts with the int 64, then the header with error_check 1; a plain file
 // starts with the long long 0. The reader tells them apart by those first bytes (HugeCTR instead
-// takes the mode from its config and rejects a file of the other mode).
+// takes the mode from its config and rejects a file of the other mode, as the reader does when
+// TraceReadOptions::norm_checksum names one: a config's "check").
+//
+// Key width. The file does not record it (HugeCTR's solver.input_key_type, default I32). When the
+// caller does not give it, the reader reads the first 64 samples of the first non-empty file with
+// each width: a wrong width shows as an nnz out of range, a key outside its slot's key space, a
+// checksum-mode length that its fields do not fill, or bytes left after the last sample. The width
+// that reads them is used; when both do (e.g. no keys among them), I32, HugeCTR's default; the
+// reader's notes() say which and why. When a given width fails and the other reads the file, the
+// error says to set the other.
 //
 // Stricter than HugeCTR (which logs and skips): a wrong checkbits, a length that is not exactly
 // its sample's bytes, an nnz below 0 or above max_nnz, bytes after the last record, and files of

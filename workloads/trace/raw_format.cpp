@@ -45,12 +45,15 @@ class RawReader final : public TraceReader {
     record_bytes_ = 4 * static_cast<std::uint64_t>(shape_.label_dim + shape_.dense_dim + shape_.num_slots);
     shape_.num_samples = static_cast<std::int64_t>(in_.size() / record_bytes_);
     if (const std::uint64_t over = in_.size() % record_bytes_; over != 0) {
+      // Either the file was cut, or it was written with other dims: say both.
       const auto at = static_cast<std::uint64_t>(shape_.num_samples) * record_bytes_;
-      throw_truncated(name, sample_field(shape_.num_samples, "record") + " (" + std::to_string(record_bytes_) +
-                                " bytes: label_dim " + std::to_string(shape_.label_dim) + ", dense_dim " +
-                                std::to_string(shape_.dense_dim) + ", " + std::to_string(shape_.num_slots) +
-                                " slots, 4 bytes each)",
-                      at, at + record_bytes_, in_.size());
+      throw InputError(name + ": truncated: " + sample_field(shape_.num_samples, "record") + " (" +
+                       std::to_string(record_bytes_) + " bytes: label_dim " + std::to_string(shape_.label_dim) +
+                       ", dense_dim " + std::to_string(shape_.dense_dim) + ", " + std::to_string(shape_.num_slots) +
+                       " slots, 4 bytes each) needs bytes [" + std::to_string(at) + ", " +
+                       std::to_string(at + record_bytes_) + ") but the file ends at byte " + std::to_string(in_.size()) +
+                       "; if the file is whole, it was written with another label_dim, dense_dim or slot count "
+                       "(slot_size_array)");
     }
   }
 
@@ -103,7 +106,8 @@ class RawReader final : public TraceReader {
       if (v < 0)
         throw_field_error(in_.name(), at + 4 * i, sample_field(s, "dense " + std::to_string(i - shape_.label_dim)),
                           "an integer >= 0 (int mode reads log(dense + 1), as HugeCTR: -inf or NaN below 0)",
-                          std::to_string(v));
+                          std::to_string(v) + "; if the file stores float labels and dense features, read it with "
+                                              "float_label_dense (--float-label-dense)");
       out.dense.push_back(std::log(static_cast<float>(v) + 1.f));
     }
     const std::int64_t first_key = shape_.label_dim + shape_.dense_dim;
@@ -113,7 +117,8 @@ class RawReader final : public TraceReader {
         throw_field_error(in_.name(), at + 4 * (first_key + j), slot_field(s, j, "key"),
                           "a per-slot key in [0, " + std::to_string(rules_->size(j)) + ") (slot_size_array[" +
                               std::to_string(j) + "])",
-                          std::to_string(local));
+                          std::to_string(local) + "; if the file is sound, slot_size_array (or label_dim, dense_dim, "
+                                                  "which place the keys in a record) differ from the file's");
       out.keys.push_back(rules_->offset(j) + local);
       out.offsets.push_back(static_cast<std::int64_t>(out.keys.size()));
     }

@@ -29,9 +29,13 @@ std::string to_string(TraceFormat format);
 TraceFormat parse_trace_format(std::string_view name);
 
 // The width of a key in a file. Norm: HugeCTR's solver.input_key_type (I32: unsigned int, I64:
-// long long), which the Norm header does not record. embscale format: 4 (uint32) or 8 (int64).
+// long long; HugeCTR's default is I32), which the Norm header does not record. embscale format:
+// 4 (uint32) or 8 (int64).
 enum class KeyWidth { kI32, kI64 };
 inline int key_bytes(KeyWidth w) noexcept { return w == KeyWidth::kI32 ? 4 : 8; }
+std::string to_string(KeyWidth width);  // "I32", "I64"
+// "I32" or "I64" (any case); anything else is an InputError naming `field` ("--key-type").
+KeyWidth parse_key_width(std::string_view name, const std::string& field);
 
 // Limits of every format's header fields: larger values are corruption, not data.
 inline constexpr std::int64_t kTraceMaxDim = std::int64_t{1} << 20;    // label_dim, dense_dim
@@ -61,7 +65,12 @@ struct TraceReadOptions {
   // keys, which the reader offsets into unified ones). An embscale file's own slot sizes are used
   // when this is empty.
   std::vector<std::int64_t> slot_sizes;
-  KeyWidth norm_key_width = KeyWidth::kI64;  // Norm only (not recorded in the file)
+  // Norm only (the file does not record it). Unset: detected from the first samples, I32 (HugeCTR's
+  // default) when both widths read them (norm_format.hpp, "Key width").
+  std::optional<KeyWidth> norm_key_width;
+  // Norm only: the checksum mode the caller expects (HugeCTR's "check": "Sum" true, "None" false);
+  // a file of the other mode is an InputError. Unset: either mode, as the file's first bytes say.
+  std::optional<bool> norm_checksum;
   // Most keys per bag (HugeCTR's max_nnz); 0: any count the file can hold. Negative nnz is always
   // an error.
   std::int64_t max_nnz = 0;
@@ -80,6 +89,9 @@ class TraceReader {
   // Moves to a sample in [0, num_samples]. Raw and embscale seek; Norm (variable-length samples
   // without an index) throws InputError saying to convert the trace to the embscale format.
   virtual void seek(std::int64_t sample) = 0;
+  // What the reader assumed that the file does not say (a Norm key width it detected), one
+  // sentence each, for the user to see; empty when it assumed nothing.
+  virtual std::vector<std::string> notes() const { return {}; }
 };
 
 struct TraceWriteOptions {
