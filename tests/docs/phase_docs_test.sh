@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # README.md's phase table defines every phase a scheme declares (PhaseDefinition rows
-# `{"name", "meaning"}` in lib/embedding) and the training loop's own `loss`.
+# `{"name", "meaning"}` or `{"name", "meaning", "collective"}` anywhere in lib/embedding,
+# schemes/ included) and the engine's own `loss`.
 #   phase_docs_test.sh SOURCE_DIR
 set -uo pipefail
 root=$1
-names=$(grep -ho '{"[a-z_]*", "[^"]* [^"]*"}' "$root"/lib/embedding/*.hpp "$root"/lib/embedding/*.cpp | sed 's/{"\([a-z_]*\)".*/\1/' | sort -u)
+names=$(grep -rhoE '\{"[a-z_]+", "[^"]* [^"]*"(, "[a-z_]*")?\}' --include='*.hpp' --include='*.cpp' "$root"/lib/embedding |
+        sed 's/{"\([a-z_]*\)".*/\1/' | sort -u)
 [ -n "$names" ] || { echo "FAIL: no PhaseDefinition found in lib/embedding" >&2; exit 1; }
 missing=0
 for name in $names; do

@@ -81,56 +81,70 @@ struct Error {
   double relative() const { return ref > 0 ? diff / ref : diff; }
 };
 
-void check_against_reference(const Case& c) {
+// Runs `cfg` for kSteps steps on every rank of the world and checks each layer's pooled outputs of
+// the last step and every row each rank holds against the layer's reference model.
+void check_config_against_reference(const config::Config& cfg, const std::string& what) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   const int ranks = world.size(), rank = world.rank();
-  const config::Config cfg = test_config(c, ranks);
-  const auto& layer = cfg.embeddings[0];
   const workloads::SyntheticGenerator gen(cfg.data, cfg.solver.seed, cfg.solver.batchsize);
   EmbeddingEngine engine(world, cfg, cfg.data.slot_size_array);
-  const LayerSpec& spec = engine.spec(0);
 
-  // Column-wise: rank r holds columns [first_r, first_r + count_r), the first dim % ranks ranks
-  // one more; every other scheme holds whole rows.
-  const bool column_wise = c.scheme == "column_wise";
-  std::vector<std::int32_t> slices;
-  std::int32_t my_first = 0;
-  for (int r = 0, first = 0; r < (column_wise ? ranks : 1); ++r) {
-    const int width = column_wise ? layer.embedding_vec_size / ranks + (r < layer.embedding_vec_size % ranks) : layer.embedding_vec_size;
-    if (r == rank) my_first = first;
-    slices.push_back(width);
-    first += width;
+  std::vector<testing::ReferenceModel> references;
+  std::vector<std::int32_t> my_first;  // per layer: the first column this rank holds
+  for (std::size_t i = 0; i < engine.layers(); ++i) {
+    const auto& layer = cfg.embeddings[i];
+    const LayerSpec& spec = engine.spec(i);
+    // Column-wise: rank r holds columns [first_r, first_r + count_r), the first dim % ranks ranks
+    // one more; every other scheme holds whole rows.
+    const bool column_wise = layer.sharding == "column_wise";
+    std::vector<std::int32_t> slices;
+    my_first.push_back(0);
+    for (int r = 0, first = 0; r < (column_wise ? ranks : 1); ++r) {
+      const int width = column_wise ? layer.embedding_vec_size / ranks + (r < layer.embedding_vec_size % ranks)
+                                    : layer.embedding_vec_size;
+      if (column_wise && r == rank) my_first.back() = first;
+      slices.push_back(width);
+      first += width;
+    }
+    references.emplace_back(layer, spec.table_seed, spec.slot_sizes, spec.slot_offsets, cfg.solver.batchsize, slices);
   }
-  if (!column_wise) my_first = 0;
-  testing::ReferenceModel reference(layer, spec.table_seed, spec.slot_sizes, spec.slot_offsets, cfg.solver.batchsize, slices);
 
   StepRecorder recorder;
-  std::vector<float> expected;
+  std::vector<std::vector<float>> expected(engine.layers());
   for (std::int64_t it = 0; it < kSteps; ++it) {
     engine.step(gen.generate(it, rank, ranks), recorder);
-    expected = reference.step(gen.generate_range(it, {0, cfg.solver.batchsize}));
+    const Batch global = gen.generate_range(it, {0, cfg.solver.batchsize});
+    for (std::size_t i = 0; i < engine.layers(); ++i)
+      expected[i] = references[i].step(select_slots(global, cfg.embeddings[i].slots));
   }
 
-  const auto dim = static_cast<std::size_t>(layer.embedding_vec_size);
   const auto share = sample_share_of(cfg.solver.batchsize, rank, ranks);
-  Error pooled;
-  const auto got = engine.pooled(0);
-  ASSERT_EQ(got.size(), static_cast<std::size_t>(share.count) * 3 * dim);
-  for (std::size_t i = 0; i < got.size(); ++i)
-    pooled.add(got[i], expected[static_cast<std::size_t>(share.first) * 3 * dim + i]);
-  EXPECT_LT(pooled.relative(), kTolerance) << c.scheme << ": pooled outputs of the last step on rank " << rank;
+  for (std::size_t i = 0; i < engine.layers(); ++i) {
+    const auto dim = static_cast<std::size_t>(cfg.embeddings[i].embedding_vec_size);
+    const std::size_t slots = cfg.embeddings[i].slots.size();
+    Error pooled;
+    const auto got = engine.pooled(i);
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(share.count) * slots * dim);
+    for (std::size_t v = 0; v < got.size(); ++v)
+      pooled.add(got[v], expected[i][static_cast<std::size_t>(share.first) * slots * dim + v]);
+    EXPECT_LT(pooled.relative(), kTolerance) << what << ", layer " << i << ": pooled outputs of the last step on rank " << rank;
 
-  Error rows;
-  std::int64_t held = 0;
-  const RowStore& store = engine.scheme(0).store();
-  store.for_each_row([&](Key key, std::span<const float> values) {
-    const auto want = reference.values(key, static_cast<std::size_t>(my_first), values.size());
-    for (std::size_t d = 0; d < values.size(); ++d) rows.add(values[d], want[d]);
-    ++held;
-  });
-  // A rank may own nothing (3 slots placed whole on 4 ranks), the ranks together never.
-  EXPECT_GT(world.allreduce(held, comm::ReduceOp::kSum), 0) << c.scheme << ": no rank holds rows";
-  EXPECT_LT(rows.relative(), kTolerance) << c.scheme << ": rows held by rank " << rank;
+    Error rows;
+    std::int64_t held = 0;
+    engine.scheme(i).store().for_each_row([&](Key key, std::span<const float> values) {
+      const auto want = references[i].values(key, static_cast<std::size_t>(my_first[i]), values.size());
+      for (std::size_t d = 0; d < values.size(); ++d) rows.add(values[d], want[d]);
+      ++held;
+    });
+    // A rank may own nothing (3 slots placed whole on 4 ranks), the ranks together never.
+    EXPECT_GT(world.allreduce(held, comm::ReduceOp::kSum), 0) << what << ", layer " << i << ": no rank holds rows";
+    EXPECT_LT(rows.relative(), kTolerance) << what << ", layer " << i << ": rows held by rank " << rank;
+  }
+}
+
+void check_against_reference(const Case& c) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  check_config_against_reference(test_config(c, world.size()), c.scheme);
 }
 
 std::vector<std::string> scheme_names() {
@@ -181,6 +195,35 @@ TEST_P(EveryScheme, DynamicStorageWithoutEvictionMatchesTheReference) {
 }
 
 std::string param_name(const ::testing::TestParamInfo<std::string>& param) { return param.param; }
+
+// Two layers over slot subsets, each its own dim, scheme and optimizer; de-duplication off on one.
+TEST(EngineLayers, SeveralLayersOverSlotSubsetsMatchTheirReferences) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  Case first{"row_wise", config::Combiner::kMean, {}, false};
+  first.optimizer.type = config::OptimizerType::kAdam;
+  first.optimizer.learning_rate = 0.01;
+  config::Config cfg = test_config(first, world.size());
+  cfg.embeddings[0].slots = {0, 2};
+  Case second{"all2all_dense", config::Combiner::kSum, {}, false};
+  second.optimizer.learning_rate = 0.5;
+  config::EmbeddingLayer other = layer_for(second, world.size());
+  other.name = "emb2";
+  other.slots = {1};
+  other.embedding_vec_size = 4;
+  other.deduplicate = false;
+  cfg.embeddings.push_back(other);
+  check_config_against_reference(cfg, "two layers");
+}
+
+// Evaluation mode: forward only, the rows stay their initial values.
+TEST(EngineLayers, EvaluationModeLeavesTheRowsUnchanged) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  Case c{"distributed_slot", config::Combiner::kSum, {}, false};
+  c.optimizer.learning_rate = 0.5;
+  config::Config cfg = test_config(c, world.size());
+  cfg.embeddings[0].storage.table.training = false;
+  check_config_against_reference(cfg, "evaluation");
+}
 
 INSTANTIATE_TEST_SUITE_P(Registry, EveryScheme, ::testing::ValuesIn(scheme_names()), param_name);
 

@@ -31,7 +31,8 @@ class ReferenceModel {
     for (const auto width : slices_) optimizers_.push_back(make_sparse_optimizer(layer.optimizer, width));
   }
 
-  // One training step on the global batch (the layer's slots); returns pooled [bags x dim].
+  // One step on the global batch (the layer's slots): forward, then (training) the update; returns
+  // pooled [bags x dim].
   std::vector<float> step(const Batch& global) {
     ++steps_;
     std::vector<double> pooled(static_cast<std::size_t>(global.num_bags()) * dim_, 0.0);
@@ -41,6 +42,7 @@ class ReferenceModel {
       for (const Key k : keys)
         for (std::size_t d = 0; d < dim_; ++d) pooled[static_cast<std::size_t>(b) * dim_ + d] += scale * value(k, d);
     }
+    if (!layer_.storage.table.training) return std::vector<float>(pooled.begin(), pooled.end());  // evaluation
     std::map<Key, std::vector<double>> grads;
     for (std::int64_t b = 0; b < global.num_bags(); ++b) {
       const auto keys = global.bag(b);
