@@ -27,10 +27,11 @@ void OwnedKeys::add(Key begin, Key end, Key stride) {
 }
 
 std::int64_t OwnedKeys::row_of(Key key) const noexcept {
-  if (ranges_.size() == 1) {
+  if (ranges_.size() == 1) {  // one division, not two
     const Range& r = ranges_.front();
-    if (key < r.begin || key >= r.end || (key - r.begin) % r.stride != 0) return -1;
-    return (key - r.begin) / r.stride;
+    if (key < r.begin || key >= r.end) return -1;
+    const std::int64_t row = (key - r.begin) / r.stride;
+    return r.begin + row * r.stride == key ? row : -1;
   }
   // The last range starting at or before `key` (ranges are few: a handful of slots).
   auto it = std::upper_bound(ranges_.begin(), ranges_.end(), key, [](Key k, const Range& r) { return k < r.begin; });

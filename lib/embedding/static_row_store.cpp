@@ -1,6 +1,7 @@
 #include "embedding/static_row_store.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <string>
 
 #include "core/error.hpp"
@@ -39,10 +40,33 @@ std::int64_t StaticRowStore::checked_row(Key key) const {
   return r;
 }
 
+const std::vector<std::uint64_t>& StaticRowStore::rows_in_order(std::span<const Key> keys) {
+  EMBSCALE_EXPECTS(keys.size() < (std::uint64_t{1} << 32), "a batch's keys are indexed in 32 bits");
+  order_.resize(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    order_[i] = static_cast<std::uint64_t>(checked_row(keys[i])) << 32 | static_cast<std::uint64_t>(i);
+  constexpr int kBits = 11;
+  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+  int row_bits = 0;
+  while (row_bits < 63 && (std::int64_t{1} << row_bits) < owned_.rows()) ++row_bits;
+  std::vector<std::size_t> count(kBuckets);
+  order_scratch_.resize(order_.size());
+  for (int shift = 32; shift < 32 + row_bits; shift += kBits) {
+    std::fill(count.begin(), count.end(), 0);
+    for (const auto v : order_) ++count[(v >> shift) & (kBuckets - 1)];
+    std::size_t at = 0;
+    for (auto& c : count) at += std::exchange(c, at);
+    for (const auto v : order_) order_scratch_[count[(v >> shift) & (kBuckets - 1)]++] = v;
+    order_.swap(order_scratch_);
+  }
+  return order_;
+}
+
 void StaticRowStore::read(std::span<const Key> keys, std::span<float> rows) {
   const auto dim = static_cast<std::size_t>(dim_);
   EMBSCALE_EXPECTS(rows.size() == keys.size() * dim, "rows must hold keys.size() x dim values");
-  for (std::size_t i = 0; i < keys.size(); ++i) decode_values(type_, bytes_of(checked_row(keys[i])), rows.data() + i * dim, dim);
+  for (const auto v : rows_in_order(keys))
+    decode_values(type_, bytes_of(static_cast<std::int64_t>(v >> 32)), rows.data() + (v & 0xffffffffu) * dim, dim);
   reads_ += static_cast<std::int64_t>(keys.size());
 }
 
@@ -61,8 +85,9 @@ void StaticRowStore::apply(std::span<const Key> keys, std::span<const float> gra
   };
   const bool global = optimizer.update_type() == UpdateType::kGlobal && optimizer.changes_untouched_rows();
   if (global) touched_.assign(static_cast<std::size_t>(owned_.rows()), 0);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::int64_t r = checked_row(keys[i]);
+  for (const auto v : rows_in_order(keys)) {
+    const auto r = static_cast<std::int64_t>(v >> 32);
+    const std::size_t i = v & 0xffffffffu;
     modify(r, [&](std::span<float> row, std::span<float> state) { optimizer.update(row, state, grads.subspan(i * dim, dim), step); });
     if (global) touched_[static_cast<std::size_t>(r)] = 1;
   }

@@ -35,6 +35,11 @@ class StaticRowStore final : public RowStore {
 
  private:
   std::int64_t checked_row(Key key) const;  // Error when `key` is not owned here
+  // The rows of `keys` as (row << 32 | position) in ascending row order: a batch's keys come in
+  // first-occurrence order, and visiting their rows in address order instead lets the hardware
+  // prefetcher stream a table far larger than the caches (measured: lookup and update of the
+  // default run 2.5 and 3.6 ms in key order). An LSD radix sort, O(keys) per pass.
+  const std::vector<std::uint64_t>& rows_in_order(std::span<const Key> keys);
   // Row r occupies words_per_row_ floats of storage_: its values in fp32, or packed fp16/bf16.
   std::byte* bytes_of(std::int64_t row) noexcept {
     return reinterpret_cast<std::byte*>(storage_.data() + static_cast<std::size_t>(row) * words_per_row_);
@@ -55,6 +60,7 @@ class StaticRowStore final : public RowStore {
   std::int64_t reads_ = 0;
   std::vector<float> scratch_;          // one row, decoded
   std::vector<std::uint8_t> touched_;   // Global update: rows the step touched
+  std::vector<std::uint64_t> order_, order_scratch_;
 };
 
 }  // namespace embscale::embedding
