@@ -95,6 +95,13 @@ struct EmbeddingStorage {
   // and `eval_initializer` (evaluation mode: forward only, missing keys read it) and value_type
   // (embedding_dtype: rows stored in fp32, fp16 or bf16, arithmetic in fp32).
   kv::TableOptions table;
+  // Dynamic only, the two-tier modes (dynamicemb's): with global_hbm_for_values > 0 only that
+  // many bytes of rows live in the fast tier; caching: a fast table in front of a slow one holding
+  // the whole table, else hybrid: the rest of the keys (by hash) in the slow tier. The slow tier's
+  // rows are in a file of slow_directory (empty: the system's temporary directory).
+  bool caching = false;
+  std::int64_t global_hbm_for_values = 0;
+  std::string slow_directory;
 };
 
 struct EmbeddingLayer {

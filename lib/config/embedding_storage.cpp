@@ -69,11 +69,21 @@ void parse_dynamic(const ObjectReader& r, kv::TableOptions& t) {
   if (r.has("admission")) t.admission = parse_admission(r.object("admission"));
 }
 
+void parse_tiers(const ObjectReader& r, EmbeddingStorage& s) {
+  if (const auto caching = r.optional("caching")) s.caching = caching->boolean();
+  s.global_hbm_for_values = r.integer_or("global_hbm_for_values", 0, IntRange::between(0, std::int64_t{1} << 50));
+  if (s.caching && s.global_hbm_for_values == 0)
+    r.required("global_hbm_for_values", "bytes of rows for the fast tier (caching needs a budget)")
+        .fail("an integer > 0 (the fast tier's bytes of rows) with caching");
+  if (r.has("slow_directory")) s.slow_directory = r.string("slow_directory");
+}
+
 }  // namespace
 
 EmbeddingStorage parse_embedding_storage(const ObjectReader& r) {
   r.only_keys({"type", "embedding_dtype", "training", "initializer_args", "eval_initializer_args", "max_capacity",
-               "init_capacity", "max_load_factor", "bucket_capacity", "score_strategy", "safe_check_mode", "admission"});
+               "init_capacity", "max_load_factor", "bucket_capacity", "score_strategy", "safe_check_mode", "admission",
+               "caching", "global_hbm_for_values", "slow_directory"});
   EmbeddingStorage s;
   s.dynamic = r.one_of_or("type", "static", {"static", "dynamic"}) == "dynamic";
   auto& t = s.table;
@@ -84,9 +94,10 @@ EmbeddingStorage parse_embedding_storage(const ObjectReader& r) {
     t.eval_initializer = parse_initializer(r.object("eval_initializer_args"), t.eval_initializer);
   if (s.dynamic) {
     parse_dynamic(r, t);
+    parse_tiers(r, s);
   } else {
     for (const char* key : {"max_capacity", "init_capacity", "max_load_factor", "bucket_capacity", "score_strategy",
-                            "safe_check_mode", "admission"})
+                            "safe_check_mode", "admission", "caching", "global_hbm_for_values", "slow_directory"})
       if (const auto value = r.optional(key))
         value->fail_with(std::string("\"") + key + "\" is an option of dynamic storage; this layer's storage.type is "
                          "\"static\" (set \"type\": \"dynamic\" to use the KV table)");

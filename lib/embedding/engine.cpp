@@ -1,12 +1,14 @@
 #include "embedding/engine.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "embedding/kv_row_store.hpp"
 #include "embedding/regression_objective.hpp"
 #include "embedding/static_row_store.hpp"
+#include "embedding/tiered_row_store.hpp"
 
 namespace embscale::embedding {
 
@@ -68,7 +70,14 @@ std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int
   } catch (const InputError& e) {
     throw InputError(path + ".storage: " + e.what());
   }
-  return std::make_unique<KvRowStore>(options, path + ".storage");
+  const auto& storage = config->storage;
+  if (!storage.caching && storage.global_hbm_for_values == 0) return std::make_unique<KvRowStore>(options, path + ".storage");
+  if (optimizer && optimizer->update_type() == UpdateType::kGlobal && optimizer->changes_untouched_rows())
+    throw InputError(path + ".optimizer.update_type: Global " + optimizer->name() + " moves every row each step, "
+                     "which the two-tier tables (storage.global_hbm_for_values) cannot sweep; use Local or LazyGlobal");
+  TierOptions tiers{storage.caching, storage.global_hbm_for_values, storage.slow_directory};
+  if (tiers.slow_directory.empty()) tiers.slow_directory = std::filesystem::temp_directory_path().string();
+  return make_tiered_row_store(options, tiers, path + ".storage");
 }
 
 Batch select_slots(const Batch& batch, std::span<const std::int32_t> slots) {

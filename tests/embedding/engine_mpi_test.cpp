@@ -31,6 +31,7 @@ struct Case {
   config::Combiner combiner = config::Combiner::kSum;
   config::Optimizer optimizer;
   bool dynamic = false;
+  enum class Tiers { kNone, kCaching, kHybrid } tiers = Tiers::kNone;
 };
 
 config::EmbeddingLayer layer_for(const Case& c, int ranks) {
@@ -49,6 +50,13 @@ config::EmbeddingLayer layer_for(const Case& c, int ranks) {
     e.storage.dynamic = true;
     e.storage.table.max_capacity = 4096;  // far above the keys: nothing is evicted
     e.storage.table.bucket_capacity = 128;
+  }
+  if (c.tiers != Case::Tiers::kNone) {
+    // A fast tier of about 32 rows, far fewer than a rank touches: rows move between the tiers
+    // (caching: demoted and promoted; hybrid: placed by hash) and must not change on the way.
+    e.storage.table.bucket_capacity = 16;
+    e.storage.caching = c.tiers == Case::Tiers::kCaching;
+    e.storage.global_hbm_for_values = 32 * (6 + 16) * 4;
   }
   return e;
 }
@@ -183,6 +191,17 @@ TEST_P(EveryScheme, EveryOptimizerAndCombinerMatchesTheReference) {
       SCOPED_TRACE("optimizer " + config::to_string(optimizer.type) + ", update " +
                    config::to_string(optimizer.update_type) + ", combiner " + config::to_string(combiner));
       check_against_reference(Case{GetParam(), combiner, optimizer, false});
+    }
+}
+
+TEST_P(EveryScheme, TieredStorageMatchesTheReference) {
+  if (GetParam() == "column_wise" || GetParam() == "data_parallel") GTEST_SKIP() << "static storage only (refused)";
+  for (const auto tiers : {Case::Tiers::kCaching, Case::Tiers::kHybrid})
+    for (const auto& optimizer : every_optimizer()) {
+      if (optimizer.update_type == config::UpdateType::kGlobal) continue;  // refused on tiers
+      SCOPED_TRACE("optimizer " + config::to_string(optimizer.type) + ", update " + config::to_string(optimizer.update_type) +
+                   (tiers == Case::Tiers::kCaching ? ", caching" : ", hybrid"));
+      check_against_reference(Case{GetParam(), config::Combiner::kSum, optimizer, true, tiers});
     }
 }
 

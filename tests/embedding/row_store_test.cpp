@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "embedding/kv_row_store.hpp"
 #include "embedding/static_row_store.hpp"
+#include "embedding/tiered_row_store.hpp"
 #include "kv/initializer.hpp"
 
 namespace embscale::embedding {
@@ -169,6 +170,30 @@ TEST(RowStores, DynamicCapacityEvictsAndSafeCheckErrorNamesTheField) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("layers[emb1].storage.max_capacity"), std::string::npos) << e.what();
   }
+}
+
+TEST(RowStores, TieredTablesKeepEveryRowBeyondTheirFastTier) {
+  kv::TableOptions o = options(4);
+  o.bucket_capacity = 16;
+  o.score_strategy = kv::ScoreStrategy::kStep;
+  const CountingOptimizer optimizer(UpdateType::kLocal);
+  for (const bool caching : {true, false}) {
+    // A fast tier of 2 buckets (32 rows), 300 keys: the slow tier holds most of them.
+    const auto store = make_tiered_row_store(o, TierOptions{caching, 32 * 5 * 4, ::testing::TempDir()}, "x");
+    std::vector<Key> keys;
+    for (Key k = 0; k < 300; ++k) keys.push_back(k * 7);
+    std::vector<float> rows(keys.size() * 4), want(5), grads(keys.size() * 4, 0.25f);
+    store->read(keys, rows);
+    store->apply(keys, grads, optimizer, 1);
+    EXPECT_EQ(store->size(), 300) << (caching ? "caching" : "hybrid");
+    std::vector<float> row(4);
+    for (const Key k : keys) {
+      kv::initial_row(o.initializer, 99, 1000, static_cast<std::uint64_t>(k), 4, want);
+      ASSERT_TRUE(store->row(k, row)) << "key " << k;
+      for (std::size_t d = 0; d < 4; ++d) EXPECT_FLOAT_EQ(row[d], want[d] - 0.25f) << "key " << k;
+    }
+  }
+  EXPECT_THROW(make_tiered_row_store(o, TierOptions{true, 100, ::testing::TempDir()}, "x"), InputError);  // < a bucket
 }
 
 }  // namespace

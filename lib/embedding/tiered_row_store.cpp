@@ -1,0 +1,152 @@
+#include "embedding/tiered_row_store.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/error.hpp"
+#include "kv/caching_table.hpp"
+#include "kv/hybrid_table.hpp"
+#include "kv/mapped_storage.hpp"
+#include "kv/value_types.hpp"
+
+namespace embscale::embedding {
+namespace {
+
+// Every entry of a HostTable: visit(key, full row).
+template <class Visit>
+void visit_host_table(const kv::HostTable& table, const Visit& visit) {
+  std::vector<std::uint64_t> keys, scores;
+  std::vector<float> values;
+  const std::int64_t chunk = 1 << 16;
+  const auto width = static_cast<std::size_t>(table.row_width());
+  for (std::int64_t offset = 0; offset < table.capacity(); offset += chunk) {
+    table.export_batch(offset, chunk, keys, values, scores);
+    for (std::size_t i = 0; i < keys.size(); ++i) visit(keys[i], std::span<const float>(values).subspan(i * width, width));
+  }
+}
+
+template <class Visit>
+void visit_rows(const kv::CachingTable& table, const Visit& visit) {
+  visit_host_table(table.fast(), visit);
+  const auto width = static_cast<std::size_t>(table.row_width());
+  table.slow().for_each([&](std::span<const std::uint64_t> keys, std::span<const float> values,
+                            std::span<const std::uint64_t>) {
+    for (std::size_t i = 0; i < keys.size(); ++i) visit(keys[i], values.subspan(i * width, width));
+  });
+}
+
+template <class Visit>
+void visit_rows(const kv::HybridTable& table, const Visit& visit) {
+  visit_host_table(table.fast(), visit);
+  visit_host_table(table.slow(), visit);
+}
+
+template <class Table>
+class TieredRowStore final : public RowStore {
+ public:
+  TieredRowStore(std::unique_ptr<Table> table, std::int32_t dim, std::int32_t state_width)
+      : table_(std::move(table)), dim_(dim), state_width_(state_width),
+        row_width_(static_cast<std::size_t>(table_->row_width())) {}
+
+  std::int32_t dim() const noexcept override { return dim_; }
+  std::int32_t state_width() const noexcept override { return state_width_; }
+  std::int64_t size() const override { return table_->size(); }
+
+  void read(std::span<const Key> keys, std::span<float> rows) override {
+    const auto dim = static_cast<std::size_t>(dim_);
+    full_.resize(keys.size() * row_width_);
+    const kv::CallStats stats = table_->find_or_insert(as_unsigned(keys), full_);
+    count(stats, keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) std::copy_n(full_.data() + i * row_width_, dim, rows.data() + i * dim);
+  }
+
+  void apply(std::span<const Key> keys, std::span<const float> grads, const SparseOptimizer& optimizer,
+             std::int64_t step) override {
+    const auto dim = static_cast<std::size_t>(dim_);
+    full_.resize(keys.size() * row_width_);
+    founds_.assign(keys.size(), 0);
+    table_->find(as_unsigned(keys), full_, founds_);
+    std::vector<std::uint64_t> held;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (!founds_[i]) continue;  // evicted from both tiers since its read: its update is lost
+      float* full = full_.data() + i * row_width_;
+      optimizer.update(std::span<float>(full, dim), std::span<float>(full + dim, row_width_ - dim),
+                       grads.subspan(i * dim, dim), step);
+      if (kept != i) std::copy_n(full, row_width_, full_.data() + kept * row_width_);
+      held.push_back(static_cast<std::uint64_t>(keys[i]));
+      ++kept;
+    }
+    table_->insert_or_assign(held, std::span<const float>(full_.data(), kept * row_width_));
+  }
+
+  bool row(Key key, std::span<float> out) const override {
+    std::vector<float> full(row_width_);
+    std::uint8_t found = 0;
+    const std::uint64_t k = static_cast<std::uint64_t>(key);
+    table_->find(std::span<const std::uint64_t>(&k, 1), full, std::span<std::uint8_t>(&found, 1));
+    if (found) std::copy_n(full.begin(), out.size(), out.begin());
+    return found != 0;
+  }
+
+  void for_each_row(const std::function<void(Key, std::span<const float>)>& visit) const override {
+    visit_rows(*table_, [&](std::uint64_t key, std::span<const float> full) {
+      visit(static_cast<Key>(key), full.first(static_cast<std::size_t>(dim_)));
+    });
+  }
+
+  StoreCounters take_counters() override { return std::exchange(counters_, StoreCounters{}); }
+
+ private:
+  static std::span<const std::uint64_t> as_unsigned(std::span<const Key> keys) {
+    // Keys are non-negative int64 (the router checks): the same bits as uint64.
+    return {reinterpret_cast<const std::uint64_t*>(keys.data()), keys.size()};
+  }
+  void count(const kv::CallStats& stats, std::size_t keys) {
+    counters_.hits += stats.found;
+    counters_.misses += static_cast<std::int64_t>(keys) - stats.found;
+    counters_.inserts += stats.inserted;
+    counters_.evictions += stats.evicted;
+    counters_.refused += stats.refused;
+    counters_.not_admitted += stats.not_admitted;
+  }
+
+  std::unique_ptr<Table> table_;
+  std::int32_t dim_, state_width_;
+  std::size_t row_width_;
+  StoreCounters counters_;
+  std::vector<float> full_;
+  std::vector<std::uint8_t> founds_;
+};
+
+}  // namespace
+
+std::unique_ptr<RowStore> make_tiered_row_store(const kv::TableOptions& options, const TierOptions& tiers,
+                                                const std::string& field) {
+  const auto dim = static_cast<std::int32_t>(options.dim);
+  const auto state = static_cast<std::int32_t>(options.training ? options.optimizer_state_width : 0);
+  const std::int64_t row_bytes = (options.dim + state) * static_cast<std::int64_t>(kv::value_bytes(options.value_type));
+  if (tiers.fast_bytes < options.bucket_capacity * row_bytes)
+    throw InputError(field + ".global_hbm_for_values: expected at least one bucket of rows in the fast tier (" +
+                     std::to_string(options.bucket_capacity * row_bytes) + " bytes: " +
+                     std::to_string(options.bucket_capacity) + " rows of " + std::to_string(row_bytes) + "), got " +
+                     std::to_string(tiers.fast_bytes));
+  if (!tiers.caching) {
+    kv::HybridOptions hybrid;
+    hybrid.fast_row_bytes = tiers.fast_bytes;
+    hybrid.slow_directory = tiers.slow_directory;
+    return std::make_unique<TieredRowStore<kv::HybridTable>>(std::make_unique<kv::HybridTable>(options, hybrid), dim, state);
+  }
+  // Caching: the fast tier holds what the budget allows (whole buckets), the slow tier the
+  // table's max_capacity.
+  kv::TableOptions fast = options;
+  fast.max_capacity = std::max(options.bucket_capacity, tiers.fast_bytes / row_bytes / options.bucket_capacity *
+                                                            options.bucket_capacity);
+  fast.init_capacity = 0;
+  auto slow = std::make_unique<kv::MappedStorage>(options.dim + state, options.max_capacity, tiers.slow_directory,
+                                                  options.bucket_capacity);
+  return std::make_unique<TieredRowStore<kv::CachingTable>>(std::make_unique<kv::CachingTable>(fast, std::move(slow)),
+                                                           dim, state);
+}
+
+}  // namespace embscale::embedding
