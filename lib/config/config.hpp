@@ -80,8 +80,16 @@ struct DataLayer {
   std::vector<std::int64_t> slot_size_array;  // vocabulary of each slot; keys unified-encoded
   std::int32_t label_dim = 1;
   std::int32_t dense_dim = 0;
-  std::string sparse_top;           // sparse[0].top: the name embedding layers use as bottom
-  std::int32_t slot_num = 0;        // sparse[0].slot_num == slot_size_array.size()
+  // HugeCTR's sparse inputs: consecutive runs of the slots, each a tensor an embedding layer
+  // names as its bottom (WDL's "wide" and "deep" inputs).
+  struct SparseInput {
+    std::string top;
+    std::int32_t first_slot = 0;
+    std::int32_t slot_num = 0;
+  };
+  std::vector<SparseInput> sparse_inputs;
+  std::string sparse_top;           // sparse[0].top
+  std::int32_t slot_num = 0;        // the slots of every sparse input == slot_size_array.size()
   SyntheticSource synthetic;       // the `synthetic` block: every slot's generator (unused by traces)
 };
 

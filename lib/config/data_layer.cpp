@@ -81,21 +81,34 @@ std::int32_t parse_input_block(const ObjectReader& r, const std::string& key, co
 }
 
 void parse_sparse_input(const ObjectReader& r, DataLayer& d, std::vector<TensorName>& tops) {
-  constexpr auto expected = "an array with one sparse input (several are not run by this version)";
+  constexpr auto expected = "an array of sparse inputs, each {\"top\", \"slot_num\", ...}";
   const auto sparse = r.required("sparse", expected);
   const auto inputs = sparse.array(1, expected);
-  if (inputs.size() != 1) sparse.fail(expected);
-  const auto input = inputs.front().object();
-  input.only_keys({"top", "type", "slot_num", "max_feature_num_per_sample", "max_nnz", "is_required"});
-  d.sparse_top = input.name("top");
-  tops.push_back({d.sparse_top, input.path_of("top")});
-  input.one_of_or("type", "DistributedSlot", {"DistributedSlot", "LocalizedSlot"});  // HugeCTR's; unused
-
-  const auto slot_num = input.required("slot_num", "an integer >= 1");
-  d.slot_num = static_cast<std::int32_t>(slot_num.integer(IntRange::between(1, kMaxSlots)));
-  if (static_cast<std::size_t>(d.slot_num) != d.slot_size_array.size())
-    slot_num.fail("the number of entries of " + r.path_of("slot_size_array") + " (" +
-                  std::to_string(d.slot_size_array.size()) + ")");
+  // Each input takes the next slot_num slots (HugeCTR: the inputs' slot_num sum to the slots).
+  d.slot_num = 0;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const auto in = inputs[k].object();
+    in.only_keys({"top", "type", "slot_num", "max_feature_num_per_sample", "max_nnz", "is_required"});
+    DataLayer::SparseInput sparse_input;
+    sparse_input.top = in.name("top");
+    tops.push_back({sparse_input.top, in.path_of("top")});
+    in.one_of_or("type", "DistributedSlot", {"DistributedSlot", "LocalizedSlot"});  // HugeCTR's; unused
+    const auto slot_num = in.required("slot_num", "an integer >= 1");
+    sparse_input.first_slot = d.slot_num;
+    sparse_input.slot_num = static_cast<std::int32_t>(slot_num.integer(IntRange::between(1, kMaxSlots)));
+    const auto total = static_cast<std::int64_t>(d.slot_num) + sparse_input.slot_num;
+    const auto slots = static_cast<std::int64_t>(d.slot_size_array.size());
+    if (inputs.size() == 1 && total != slots)
+      slot_num.fail("the number of entries of " + r.path_of("slot_size_array") + " (" + std::to_string(slots) + ")");
+    if (total > slots || (k + 1 == inputs.size() && total != slots))
+      slot_num.fail("an integer that makes the sparse inputs' slot_num sum to the " + std::to_string(slots) +
+                    " entries of " + r.path_of("slot_size_array") + " (the inputs before it take " +
+                    std::to_string(d.slot_num) + ")");
+    d.slot_num = static_cast<std::int32_t>(total);
+    d.sparse_inputs.push_back(sparse_input);
+  }
+  d.sparse_top = d.sparse_inputs.front().top;
+  const auto input = inputs.front().object();  // HugeCTR's capacity limits are per input: the first's
 
   // HugeCTR's capacity limits: a synthetic bag of slot j holds at most its nnz_per_slot keys; a
   // trace's bags are checked against max_nnz as they are read.

@@ -146,16 +146,27 @@ void parse_layers(const ValueReader& layers, Config& c) {
   if (c.embeddings.empty())
     layers.fail_with("expected at least one embedding layer (" + quoted_list(hugectr::runnable_embedding_types()) +
                      "), got none");
-  for (const auto& bottom : bottoms)
-    if (bottom.json() != c.data.sparse_top)
-      bottom.fail("the Data layer's sparse top " + describe_json(c.data.sparse_top) + " (" + data_path +
-                  ".sparse[0].top)");
+  // A layer reads the slots of its bottom's sparse input (HugeCTR), or the subset `slots` of them.
   for (std::size_t i = 0; i < c.embeddings.size(); ++i) {
     auto& layer = c.embeddings[i];
+    const auto input = std::find_if(c.data.sparse_inputs.begin(), c.data.sparse_inputs.end(),
+                                    [&](const auto& in) { return in.top == layer.bottom; });
+    if (input == c.data.sparse_inputs.end()) {
+      if (c.data.sparse_inputs.size() == 1)
+        bottoms[i].fail("the Data layer's sparse top " + describe_json(c.data.sparse_top) + " (" + data_path +
+                        ".sparse[0].top)");
+      std::vector<std::string> names;
+      for (const auto& in : c.data.sparse_inputs) names.push_back(in.top);
+      bottoms[i].fail("one of the Data layer's sparse tops " + quoted_list(names) + " (" + data_path + ".sparse)");
+    }
+    const std::int32_t first = input->first_slot, end = input->first_slot + input->slot_num;
     if (layer.slots.empty()) {
-      for (std::int32_t s = 0; s < c.data.slot_num; ++s) layer.slots.push_back(s);
-    } else if (layer.slots.back() >= c.data.slot_num) {
-      slot_lists[i]->fail("slot indices below the Data layer's slot_num (" + std::to_string(c.data.slot_num) + ")");
+      for (std::int32_t s = first; s < end; ++s) layer.slots.push_back(s);
+    } else if (layer.slots.front() < first || layer.slots.back() >= end) {
+      slot_lists[i]->fail(c.data.sparse_inputs.size() == 1
+                              ? "slot indices below the Data layer's slot_num (" + std::to_string(c.data.slot_num) + ")"
+                              : "slot indices of its bottom " + describe_json(layer.bottom) + ": [" +
+                                    std::to_string(first) + ", " + std::to_string(end) + ")");
     }
   }
   check_unique_tops(tops, origin);

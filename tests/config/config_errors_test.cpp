@@ -111,8 +111,8 @@ TEST(ConfigErrorsDataLayer, FormatSlotsAndSparseInput) {
       {"slot_num mismatch", [](auto& j) { sparse_input(j)["slot_num"] = 7; },
        "layers[data].sparse[0].slot_num: expected the number of entries of layers[data].slot_size_array (8), got 7"},
       {"two sparse inputs", [](auto& j) { layer(j, "data")["sparse"].push_back(sparse_input(j)); },
-       "layers[data].sparse: expected an array with one sparse input (several are not run by this version), got "
-       "[{\"slot_num\":8,\"top\":\"data1\",\"type\":\"DistributedSlot\"},{\"slot_num\":8,\"top\":\"d..."},
+       "layers[data].sparse[1].slot_num: expected an integer that makes the sparse inputs' slot_num sum to the 8 "
+       "entries of layers[data].slot_size_array (the inputs before it take 8), got 8"},
       {"sparse type", [](auto& j) { sparse_input(j)["type"] = "LocalisedSlot"; },
        "layers[data].sparse[0].type: expected \"DistributedSlot\" or \"LocalizedSlot\", got \"LocalisedSlot\"; did "
        "you mean \"LocalizedSlot\"?"},

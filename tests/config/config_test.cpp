@@ -145,6 +145,33 @@ TEST(ConfigEmbedding, LayerOrderDoesNotMatter) {
   EXPECT_EQ(c.embeddings.at(0).bottom, c.data.sparse_top);
 }
 
+// HugeCTR's several sparse inputs (WDL's wide and deep): each layer reads its bottom's slots.
+TEST(ConfigEmbedding, SparseInputsGiveEachLayerItsSlots) {
+  auto j = default_json();
+  auto& data = layer(j, "data");
+  data["sparse"] = {{{"top", "wide"}, {"slot_num", 2}}, {{"top", "deep"}, {"slot_num", 6}}};
+  layer(j, "emb1")["bottom"] = "deep";
+  auto second = layer(j, "emb1");
+  second["name"] = "emb2";
+  second["top"] = "emb2";
+  second["bottom"] = "wide";
+  second["slots"] = {1};
+  j["layers"].push_back(second);
+  const Config c = parse_config(j, "t");
+  ASSERT_EQ(c.data.sparse_inputs.size(), 2u);
+  EXPECT_EQ(c.data.slot_num, 8);
+  EXPECT_EQ(c.embeddings[0].slots, (std::vector<std::int32_t>{2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(c.embeddings[1].slots, (std::vector<std::int32_t>{1}));
+  second["slots"] = {1, 2};  // slot 2 is the deep input's
+  j["layers"][2] = second;
+  try {
+    parse_config(j, "t");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "t: layers[emb2].slots: expected slot indices of its bottom \"wide\": [0, 2), got [1,2]");
+  }
+}
+
 TEST(ConfigTotalVocabulary, SumsSlotSizes) {
   DataLayer d;
   d.slot_size_array = {3, 5, 7};
