@@ -2,12 +2,7 @@
 // on the 1, 2 and 4 ranks this binary is launched on: after N steps of the same global batches,
 // the pooled outputs of the last step and every row this rank holds equal the reference's.
 //
-// Tolerance: the relative squared error sum (a - b)^2 / sum b^2 over all compared values must stay
-// below 1e-8 (SOK's tests allow 1e-6). The engine stores rows in float and sums in another order
-// than the reference (owners' partial sums, reduce-scatters): each value carries a relative
-// rounding of a few 2^-24 ~ 6e-8 per operation over a few hundred operations, a relative squared
-// error near 1e-12. One dropped or doubled update of a row moves it by lr * |g| ~ 1e-2 of its
-// size, a relative squared error near 1e-4 for the row: far above the bound.
+// Tolerance: engine_test_support.hpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,13 +12,15 @@
 #include "core/batch_source.hpp"
 #include "embedding/engine.hpp"
 #include "embedding/scheme_registry.hpp"
+#include "embedding/engine_test_support.hpp"
 #include "embedding/reference_model.hpp"
 #include "workloads/synthetic.hpp"
 
 namespace embscale::embedding {
 namespace {
 
-constexpr double kTolerance = 1e-8;
+using testing::kTolerance;
+using testing::RelativeError;
 constexpr std::int64_t kSteps = 5;
 
 struct Case {
@@ -35,16 +32,9 @@ struct Case {
 };
 
 config::EmbeddingLayer layer_for(const Case& c, int ranks) {
-  config::EmbeddingLayer e;
-  e.name = "emb1";
-  for (const auto& entry : schemes())
-    if (c.scheme == entry.name) e.type = entry.config_type;
-  if (e.type == "ShardedEmbedding") e.sharding = c.scheme;
-  e.max_vocabulary_size_per_gpu = 1000;
-  e.embedding_vec_size = 6;
+  config::EmbeddingLayer e = testing::scheme_layer(c.scheme);
   e.combiner = c.combiner;
   e.optimizer = c.optimizer;
-  e.slots = {0, 1, 2};
   if (c.scheme == "table_row_wise") e.ranks_per_node = ranks >= 4 ? 2 : 1;
   if (c.dynamic) {
     e.storage.dynamic = true;
@@ -62,32 +52,14 @@ config::EmbeddingLayer layer_for(const Case& c, int ranks) {
 }
 
 config::Config test_config(const Case& c, int ranks) {
-  config::Config cfg;
-  cfg.solver.batchsize = 24;
-  cfg.solver.max_iter = kSteps;
-  cfg.solver.seed = 1234;
-  cfg.data.format = config::DataFormat::kSynthetic;
-  cfg.data.slot_size_array = {40, 9, 300};
-  cfg.data.slot_num = 3;
-  cfg.data.label_dim = 1;
   config::SlotWorkload slot;
   slot.keys.distribution = config::KeyDistribution::kZipf;
   slot.keys.zipf_alpha = 1.05;
   slot.nnz = 3;
-  cfg.data.synthetic = config::SyntheticSource::same_for_all(slot, cfg.data.slot_num);
+  config::Config cfg = testing::synthetic_config({40, 9, 300}, slot, 24, kSteps, 1234);
   cfg.embeddings.push_back(layer_for(c, ranks));
   return cfg;
 }
-
-// Sums of squared differences and squared references.
-struct Error {
-  double diff = 0, ref = 0;
-  void add(double a, double b) {
-    diff += (a - b) * (a - b);
-    ref += b * b;
-  }
-  double relative() const { return ref > 0 ? diff / ref : diff; }
-};
 
 // Runs `cfg` for kSteps steps on every rank of the world and checks each layer's pooled outputs of
 // the last step and every row each rank holds against the layer's reference model.
@@ -128,16 +100,13 @@ void check_config_against_reference(const config::Config& cfg, const std::string
 
   const auto share = sample_share_of(cfg.solver.batchsize, rank, ranks);
   for (std::size_t i = 0; i < engine.layers(); ++i) {
-    const auto dim = static_cast<std::size_t>(cfg.embeddings[i].embedding_vec_size);
-    const std::size_t slots = cfg.embeddings[i].slots.size();
-    Error pooled;
+    const auto bag_values = cfg.embeddings[i].slots.size() * static_cast<std::size_t>(cfg.embeddings[i].embedding_vec_size);
     const auto got = engine.pooled(i);
-    ASSERT_EQ(got.size(), static_cast<std::size_t>(share.count) * slots * dim);
-    for (std::size_t v = 0; v < got.size(); ++v)
-      pooled.add(got[v], expected[i][static_cast<std::size_t>(share.first) * slots * dim + v]);
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(share.count) * bag_values);
+    const RelativeError pooled = testing::pooled_error(got, expected[i], share, bag_values);
     EXPECT_LT(pooled.relative(), kTolerance) << what << ", layer " << i << ": pooled outputs of the last step on rank " << rank;
 
-    Error rows;
+    RelativeError rows;
     std::int64_t held = 0;
     engine.scheme(i).store().for_each_row([&](Key key, std::span<const float> values) {
       const auto want = references[i].values(key, static_cast<std::size_t>(my_first[i]), values.size());

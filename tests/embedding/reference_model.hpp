@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "config/config.hpp"
@@ -18,6 +19,40 @@
 #include "kv/initializer.hpp"
 
 namespace embscale::embedding::testing {
+
+// The pooled vectors [bags x dim] of the global batch, in double: per bag the sum (mean: the
+// average) of value(key, d) over its keys. An empty bag pools to zeros.
+template <class Value>
+std::vector<double> pool_global_batch(const Batch& global, std::size_t dim, bool mean, const Value& value) {
+  std::vector<double> pooled(static_cast<std::size_t>(global.num_bags()) * dim, 0.0);
+  for (std::int64_t b = 0; b < global.num_bags(); ++b) {
+    const auto keys = global.bag(b);
+    const double scale = mean && !keys.empty() ? 1.0 / static_cast<double>(keys.size()) : 1.0;
+    for (const Key k : keys)
+      for (std::size_t d = 0; d < dim; ++d) pooled[static_cast<std::size_t>(b) * dim + d] += scale * value(k, d);
+  }
+  return pooled;
+}
+
+// Each distinct key's gradient of the regression objective (regression_objective.hpp) over the
+// global batch: dLoss/dpooled of every bag holding the key (mean: divided by the bag's size),
+// summed over its occurrences.
+inline std::map<Key, std::vector<double>> key_gradients(const Batch& global, std::span<const double> pooled,
+                                                        std::size_t dim, bool mean, std::int64_t global_batch) {
+  std::map<Key, std::vector<double>> grads;
+  for (std::int64_t b = 0; b < global.num_bags(); ++b) {
+    const auto keys = global.bag(b);
+    const double scale = mean && !keys.empty() ? 1.0 / static_cast<double>(keys.size()) : 1.0;
+    const double target = regression_target(global, b / global.num_slots);
+    for (const Key k : keys) {
+      auto& g = grads[k];
+      g.resize(dim, 0.0);
+      for (std::size_t d = 0; d < dim; ++d)
+        g[d] += scale * (pooled[static_cast<std::size_t>(b) * dim + d] - target) / static_cast<double>(global_batch);
+    }
+  }
+  return grads;
+}
 
 class ReferenceModel {
  public:
@@ -35,26 +70,10 @@ class ReferenceModel {
   // pooled [bags x dim].
   std::vector<float> step(const Batch& global) {
     ++steps_;
-    std::vector<double> pooled(static_cast<std::size_t>(global.num_bags()) * dim_, 0.0);
-    for (std::int64_t b = 0; b < global.num_bags(); ++b) {
-      const auto keys = global.bag(b);
-      const double scale = layer_.combiner == config::Combiner::kMean && !keys.empty() ? 1.0 / static_cast<double>(keys.size()) : 1.0;
-      for (const Key k : keys)
-        for (std::size_t d = 0; d < dim_; ++d) pooled[static_cast<std::size_t>(b) * dim_ + d] += scale * value(k, d);
-    }
+    const bool mean = layer_.combiner == config::Combiner::kMean;
+    const std::vector<double> pooled = pool_global_batch(global, dim_, mean, [&](Key k, std::size_t d) { return value(k, d); });
     if (!layer_.storage.table.training) return std::vector<float>(pooled.begin(), pooled.end());  // evaluation
-    std::map<Key, std::vector<double>> grads;
-    for (std::int64_t b = 0; b < global.num_bags(); ++b) {
-      const auto keys = global.bag(b);
-      const double scale = layer_.combiner == config::Combiner::kMean && !keys.empty() ? 1.0 / static_cast<double>(keys.size()) : 1.0;
-      const double target = regression_target(global, b / global.num_slots);
-      for (const Key k : keys) {
-        auto& g = grads[k];
-        g.resize(dim_, 0.0);
-        for (std::size_t d = 0; d < dim_; ++d)
-          g[d] += scale * (pooled[static_cast<std::size_t>(b) * dim_ + d] - target) / static_cast<double>(global_batch_);
-      }
-    }
+    const auto grads = key_gradients(global, pooled, dim_, mean, global_batch_);
     const bool global_update = optimizers_.front()->update_type() == UpdateType::kGlobal;  // every row, every step
     if (global_update)  // every row of the vocabulary exists in a static table
       for (std::size_t s = 0; s < slot_sizes_.size(); ++s)
