@@ -13,13 +13,13 @@ KvRowStore::KvRowStore(const kv::TableOptions& options, std::string field)
       state_width_(options.training ? static_cast<std::int32_t>(options.optimizer_state_width) : 0),
       row_width_(static_cast<std::size_t>(table_->row_width())) {}
 
-void KvRowStore::count(const kv::CallStats& stats, std::size_t keys) {
-  counters_.hits += stats.found;
-  counters_.misses += static_cast<std::int64_t>(keys) - stats.found;
-  counters_.inserts += stats.inserted;
-  counters_.evictions += stats.evicted;
-  counters_.refused += stats.refused;
-  counters_.not_admitted += stats.not_admitted;
+void count_call(StoreCounters& counters, const kv::CallStats& stats, std::size_t keys) {
+  counters.hits += stats.found;
+  counters.misses += static_cast<std::int64_t>(keys) - stats.found;
+  counters.inserts += stats.inserted;
+  counters.evictions += stats.evicted;
+  counters.refused += stats.refused;
+  counters.not_admitted += stats.not_admitted;
 }
 
 void KvRowStore::read(std::span<const Key> keys, std::span<float> rows) {
@@ -39,7 +39,7 @@ void KvRowStore::read(std::span<const Key> keys, std::span<float> rows) {
                      std::to_string(keys.size()) + " keys, capacity " + std::to_string(table_->capacity()) +
                      ", safe_check_mode ERROR): " + e.what());
   }
-  count(stats, keys.size());
+  count_call(counters_, stats, keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i)
     std::copy_n(full_rows_.data() + i * row_width_, dim, rows.data() + i * dim);
 }

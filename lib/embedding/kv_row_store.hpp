@@ -12,6 +12,9 @@
 
 namespace embscale::embedding {
 
+// Adds what one table call did on `keys` keys to `counters`.
+void count_call(StoreCounters& counters, const kv::CallStats& stats, std::size_t keys);
+
 class KvRowStore final : public RowStore {
  public:
   // `options` are complete (dim, optimizer_state_width, seed, num_embeddings set). `field` is the
@@ -31,7 +34,6 @@ class KvRowStore final : public RowStore {
   const kv::KvTable<std::int64_t>& table() const noexcept { return *table_; }
 
  private:
-  void count(const kv::CallStats& stats, std::size_t keys);
   void update_untouched_rows(std::span<const Key> touched, const SparseOptimizer& optimizer, std::int64_t step);
 
   std::unique_ptr<kv::KvTable<std::int64_t>> table_;

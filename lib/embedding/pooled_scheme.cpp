@@ -16,6 +16,25 @@ void RowBlocks::add_block(OwnedKeys& owned, const LayerSpec& spec, std::int32_t 
   owned.add(first, std::min(end, first + block[s]));
 }
 
+std::unique_ptr<EmbeddingScheme> make_whole_table_scheme(const LayerSpec& spec, std::vector<int> owner_of_slot) {
+  const int rank = spec.comm->rank(), ranks = spec.comm->size();
+  PooledPlan plan;
+  plan.output = PooledOutput::kAllToAll;
+  plan.owner_slots.resize(static_cast<std::size_t>(ranks));
+  plan.column_first.assign(static_cast<std::size_t>(ranks), 0);
+  plan.column_count.assign(static_cast<std::size_t>(ranks), spec.dim());
+  OwnedKeys owned;
+  for (std::int32_t s = 0; s < spec.slots(); ++s) {
+    const auto u = static_cast<std::size_t>(s);
+    plan.owner_slots[static_cast<std::size_t>(owner_of_slot[u])].push_back(s);
+    if (owner_of_slot[u] == rank) owned.add(spec.slot_offsets[u], spec.slot_offsets[u] + spec.slot_sizes[u]);
+  }
+  return make_pooled_scheme(spec, std::move(plan), spec.make_store(owned, spec.dim()),
+                            [owner = std::move(owner_of_slot)](Key, std::int32_t slot) {
+                              return owner[static_cast<std::size_t>(slot)];
+                            });
+}
+
 std::vector<int> place_tables(const LayerSpec& spec, int bins) {
   std::vector<std::size_t> order(spec.slot_sizes.size());
   std::iota(order.begin(), order.end(), 0);

@@ -71,6 +71,11 @@ struct RowBlocks {
   void add_block(OwnedKeys& owned, const LayerSpec& spec, std::int32_t slot, int part) const;
 };
 
+// A scheme whose owner pools whole bags of the tables (the layer's slots) it holds, and an
+// alltoallv sends each rank its pooled vectors: `owner_of_slot` places each table on a rank
+// (HugeCTR's localized slot, TorchRec's table-wise).
+std::unique_ptr<EmbeddingScheme> make_whole_table_scheme(const LayerSpec& spec, std::vector<int> owner_of_slot);
+
 // Whole tables (the layer's slots) placed on `bins` owners, largest first onto the least loaded
 // (TorchRec's greedy table-wise placement; ties to the lowest owner). Returns each slot's owner.
 std::vector<int> place_tables(const LayerSpec& spec, int bins);

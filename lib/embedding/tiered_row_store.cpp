@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "embedding/kv_row_store.hpp"
 #include "kv/caching_table.hpp"
 #include "kv/hybrid_table.hpp"
 #include "kv/mapped_storage.hpp"
@@ -56,7 +57,7 @@ class TieredRowStore final : public RowStore {
     const auto dim = static_cast<std::size_t>(dim_);
     full_.resize(keys.size() * row_width_);
     const kv::CallStats stats = table_->find_or_insert(as_unsigned(keys), full_);
-    count(stats, keys.size());
+    count_call(counters_, stats, keys.size());
     for (std::size_t i = 0; i < keys.size(); ++i) std::copy_n(full_.data() + i * row_width_, dim, rows.data() + i * dim);
   }
 
@@ -101,14 +102,6 @@ class TieredRowStore final : public RowStore {
   static std::span<const std::uint64_t> as_unsigned(std::span<const Key> keys) {
     // Keys are non-negative int64 (the router checks): the same bits as uint64.
     return {reinterpret_cast<const std::uint64_t*>(keys.data()), keys.size()};
-  }
-  void count(const kv::CallStats& stats, std::size_t keys) {
-    counters_.hits += stats.found;
-    counters_.misses += static_cast<std::int64_t>(keys) - stats.found;
-    counters_.inserts += stats.inserted;
-    counters_.evictions += stats.evicted;
-    counters_.refused += stats.refused;
-    counters_.not_admitted += stats.not_admitted;
   }
 
   std::unique_ptr<Table> table_;

@@ -5,21 +5,9 @@
 namespace embscale::embedding {
 
 std::unique_ptr<EmbeddingScheme> make_localized_slot(const LayerSpec& spec) {
-  const int rank = spec.comm->rank(), ranks = spec.comm->size();
-  PooledPlan plan;
-  plan.output = PooledOutput::kAllToAll;
-  plan.owner_slots.resize(static_cast<std::size_t>(ranks));
-  plan.column_first.assign(static_cast<std::size_t>(ranks), 0);
-  plan.column_count.assign(static_cast<std::size_t>(ranks), spec.dim());
-  OwnedKeys owned;
-  for (std::int32_t s = 0; s < spec.slots(); ++s) {
-    plan.owner_slots[static_cast<std::size_t>(s % ranks)].push_back(s);
-    if (s % ranks == rank)
-      owned.add(spec.slot_offsets[static_cast<std::size_t>(s)],
-                spec.slot_offsets[static_cast<std::size_t>(s)] + spec.slot_sizes[static_cast<std::size_t>(s)]);
-  }
-  return make_pooled_scheme(spec, std::move(plan), spec.make_store(owned, spec.dim()),
-                            [ranks](Key, std::int32_t slot) { return slot % ranks; });
+  std::vector<int> owner;
+  for (std::int32_t s = 0; s < spec.slots(); ++s) owner.push_back(s % spec.comm->size());
+  return make_whole_table_scheme(spec, std::move(owner));
 }
 
 }  // namespace embscale::embedding
