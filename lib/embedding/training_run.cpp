@@ -42,14 +42,21 @@ double bus_factor(std::string_view collective, int n) {
 class Loop {
  public:
   Loop(comm::Communicator& comm, const config::Config& config, BatchSource& source)
-      : comm_(comm), source_(source), engine_(comm, config, source.slot_sizes()) {}
+      : comm_(comm), source_(source), engine_(comm, config, source.slot_sizes()), traffic_comms_{&comm} {
+    // A scheme may split communicators off the run's (table_row_wise: its node and cross-node
+    // groups), each with its own counts: the step's traffic is on all of them, each counted once.
+    for (std::size_t l = 0; l < engine_.layers(); ++l)
+      for (const auto* c : engine_.scheme(l).communicators())
+        if (std::find(traffic_comms_.begin(), traffic_comms_.end(), c) == traffic_comms_.end())
+          traffic_comms_.push_back(c);
+  }
 
   // One forward + backward over all layers. Returns this rank's loss share.
   double step(std::int64_t iteration, StepRecorder& recorder) {
     const Batch batch = source_.next_batch(iteration, comm_.rank(), comm_.size());
-    const auto before = comm_.stats().total();
+    const auto before = traffic();
     const double loss = engine_.step(batch, recorder);
-    const auto after = comm_.stats().total();
+    const auto after = traffic();
     bytes_sent_ = static_cast<std::int64_t>(after.bytes_sent - before.bytes_sent);
     bytes_recv_ = static_cast<std::int64_t>(after.bytes_recv - before.bytes_recv);
     return loss;
@@ -69,9 +76,20 @@ class Loop {
   }
 
  private:
+  comm::OpStats traffic() const {
+    comm::OpStats sum;
+    for (const auto* c : traffic_comms_) {
+      const auto t = c->stats().total();
+      sum.bytes_sent += t.bytes_sent;
+      sum.bytes_recv += t.bytes_recv;
+    }
+    return sum;
+  }
+
   comm::Communicator& comm_;
   BatchSource& source_;
   EmbeddingEngine engine_;
+  std::vector<const comm::Communicator*> traffic_comms_;  // the run's first, then the schemes' own
   std::int64_t bytes_sent_ = 0, bytes_recv_ = 0;
 };
 

@@ -19,14 +19,23 @@ run_mpi() {
 }
 
 # Expects exit code 2, a message containing $1 on stderr, and no file left in $work/reports.
+# On 2 ranks, or on $BAD_INPUT_RANKS.
 expect_bad_input() {
   local expected=$1; shift
   mkdir -p "$work/reports"
-  run_mpi 2 "$@"
+  run_mpi "${BAD_INPUT_RANKS:-2}" "$@"
   [ "$rc" -eq 2 ] || fail "exit code $rc, expected 2; stderr: $(cat "$work/err.txt")"
   grep -qF -- "$expected" "$work/err.txt" || fail "stderr lacks '$expected': $(cat "$work/err.txt")"
   [ "$(grep -c 'embscale: error' "$work/err.txt")" -eq 1 ] || fail "the error should be printed once: $(cat "$work/err.txt")"
   [ -z "$(ls -A "$work/reports")" ] || fail "files left behind: $(ls -A "$work/reports")"
+}
+
+# The example configs (bench/configs/README.md).
+configs=$here/../../bench/configs
+
+# The value of a report's dataset (h5dump's DATA block), numbers separated by commas, full precision.
+dataset_values() {  # dataset_values REPORT DATASET
+  h5dump -m '%.17g' -y -w 0 -d "$2" "$1" | sed -n '/DATA {/,/}/p' | sed '1d;$d' | tr -d ' \n'
 }
 
 # A config derived from the embedded default by a Python-free sed edit.
@@ -113,6 +122,101 @@ case "$case_name" in
     (cd "$work/elsewhere" && expect_bad_input "solver.max_iter: 5 warm-up + 100 timed iterations of 4096 samples (solver.batchsize) need 105 batches, but trace $work/t.norm (norm, 12288 samples" \
       "$cfg" -o "$work/reports/r.h5") || exit 1
     grep -qF "holds 3 whole batches: lower the batch size or warmup_iter" "$work/err.txt" || fail "$(cat "$work/err.txt")"
+    ;;
+  shipped_configs)
+    # Every config of bench/configs runs on 2 ranks for 3 iterations and writes a report that
+    # `embscale report` reads; those of bench/configs/large (more memory than a CI machine has)
+    # validate. The HugeCTR file runs its embedding part. The eviction example evicts, and the
+    # scheme examples' reports merge into one (bench/sweeps/README.md).
+    for cfg in "$configs"/large/*.json; do
+      "$embscale" validate "$cfg" >"$work/out.txt" 2>&1 || fail "$cfg does not validate: $(cat "$work/out.txt")"
+    done
+    mkdir -p "$work/reports"
+    ran=0
+    for cfg in "$configs"/*.json; do
+      name=$(basename "$cfg" .json)
+      extra=()
+      [ "$name" = hugectr_dcn_embedding_part ] && extra=(--embedding-only)
+      run_mpi 2 "$cfg" "${extra[@]}" --set solver.max_iter=3 --id "$name" -o "$work/reports/$name.h5" --quiet
+      [ "$rc" -eq 0 ] || fail "$name: exit $rc: $(cat "$work/err.txt")"
+      "$embscale" report "$work/reports/$name.h5" >"$work/report.txt" 2>&1 || fail "$name: embscale report: $(cat "$work/report.txt")"
+      grep -qE "^iterations +3$" "$work/report.txt" || fail "$name: the report has no 3 iterations: $(cat "$work/report.txt")"
+      ran=$((ran + 1))
+    done
+    [ "$ran" -ge 14 ] || fail "only $ran configs ran"
+    evictions=$(dataset_values "$work/reports/dynamic_storage_eviction.h5" /runs/dynamic_storage_eviction/counters/evictions)
+    [ "$(awk -F, '{for (i = 1; i <= NF; i++) s += $i} END {print (s > 0)}' <<<"$evictions")" = 1 ] ||
+      fail "dynamic_storage_eviction evicted nothing: evictions $evictions"
+    "$embscale" merge "$work"/reports/scheme_*.h5 -o "$work/schemes.h5" >"$work/out.txt" 2>&1 || fail "merge: $(cat "$work/out.txt")"
+    "$embscale" report "$work/schemes.h5" >"$work/report.txt" || fail "report of the merged schemes failed"
+    for scheme in all2all_dense distributed_slot localized_slot table_wise row_wise column_wise table_row_wise data_parallel; do
+      grep -qE "^scheme .* $scheme( |$)" "$work/report.txt" || fail "the merged report lacks $scheme: $(cat "$work/report.txt")"
+    done
+    ;;
+  ranks_per_node_not_dividing)
+    # table_row_wise's nodes are ranks_per_node consecutive ranks: more than the run has, or a
+    # count that does not divide it, is refused before the run.
+    expect_bad_input "layers[emb1].ranks_per_node: expected a divisor of the run's 2 ranks (each node holds ranks_per_node of them), got 4" \
+      "$configs/scheme_table_row_wise.json" --set layers.emb1.ranks_per_node=4 -o "$work/reports/r.h5"
+    BAD_INPUT_RANKS=4 expect_bad_input "layers[emb1].ranks_per_node: expected a divisor of the run's 4 ranks" \
+      "$configs/scheme_table_row_wise.json" --set layers.emb1.ranks_per_node=3 -o "$work/reports/r.h5"
+    ;;
+  column_wise_too_narrow)
+    expect_bad_input "layers[emb1].sparse_embedding_hparam.embedding_vec_size: column_wise needs at least one column per rank (>= 2), got 1" \
+      "$configs/scheme_column_wise.json" --set layers.emb1.sparse_embedding_hparam.embedding_vec_size=1 -o "$work/reports/r.h5"
+    ;;
+  static_storage_only)
+    # column_wise and data_parallel keep no dynamic table.
+    for scheme in column_wise data_parallel; do
+      expect_bad_input "layers[emb1].storage.type: $scheme runs on static storage only" "$configs/scheme_$scheme.json" \
+        --set 'layers.emb1.storage={"type": "dynamic", "max_capacity": 65536}' -o "$work/reports/r.h5"
+    done
+    ;;
+  slots_out_of_range)
+    expect_bad_input "layers[emb1].slots: expected slot indices below the Data layer's slot_num (8), got [6,7,8]" \
+      "$configs/scheme_all2all_dense.json" --set 'layers.emb1.slots=[6, 7, 8]' -o "$work/reports/r.h5"
+    ;;
+  pooled_without_deduplication)
+    expect_bad_input "layers[emb1].deduplicate: distributed_slot sends (key, bag) pairs, which cannot be de-duplicated" \
+      "$configs/scheme_distributed_slot.json" --set layers.emb1.deduplicate=false -o "$work/reports/r.h5"
+    ;;
+  dynamic_capacity_error)
+    # safe_check_mode ERROR: a batch with more distinct keys on a rank than its table can insert
+    # is bad input naming max_capacity, found at the first step, with no report left.
+    expect_bad_input "layers[emb1].storage.max_capacity: too small for one batch's distinct keys on this rank" \
+      "$configs/dynamic_storage_eviction.json" --set layers.emb1.storage.safe_check_mode=ERROR -o "$work/reports/r.h5"
+    ;;
+  foreign_optimizer_fields)
+    # Hyper-parameters, a block or an update type of another optimizer than the type: refused.
+    expect_bad_input 'optimizer.adam_hparam: the hyper-parameters of "Adam", but the type is "SGD", which reads sgd_hparam' \
+      "$configs/scheme_all2all_dense.json" --set 'optimizer.adam_hparam={"learning_rate": 0.001}' -o "$work/reports/r.h5"
+    expect_bad_input 'layers[emb_wide].optimizer.adagrad_hparam.beta1: a hyper-parameter of "Adam", not of "RowWiseAdaGrad"' \
+      "$configs/multi_layer_slot_subsets.json" --set layers.emb_wide.optimizer.adagrad_hparam.beta1=0.9 -o "$work/reports/r.h5"
+    expect_bad_input 'optimizer.update_type: "LazyGlobal" is defined for "Adam" only' \
+      "$configs/scheme_all2all_dense.json" --set optimizer.update_type=LazyGlobal -o "$work/reports/r.h5"
+    ;;
+  trace_norm_run)
+    # A Norm trace of 4 batches, read through a HugeCTR file list, drives a 4-iteration run: the
+    # report has the trace's 4 iterations, and the losses of a synthetic run of the same batches
+    # (no warm-up: warm-up batches are drawn apart from the timed ones); a fifth is refused.
+    mkdir -p "$work/runs"  # expect_bad_input wants $work/reports empty
+    shape=(--set solver.batchsize=512 --set solver.max_iter=4 --set solver.warmup_iter=0)
+    "$embscale" trace generate "$configs/scheme_row_wise.json" "${shape[@]}" --format norm -o "$work/t.norm" --quiet ||
+      fail "trace generate failed"
+    printf '1\n%s\n' "$work/t.norm" >"$work/files.txt"
+    sed 's/"format": "Synthetic"/"format": "Norm", "source": "files.txt"/' "$configs/scheme_row_wise.json" >"$work/trace.json"
+    run_mpi 2 "$work/trace.json" "${shape[@]}" -o "$work/runs/trace.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "the trace run failed ($rc): $(cat "$work/err.txt")"
+    run_mpi 2 "$configs/scheme_row_wise.json" "${shape[@]}" -o "$work/runs/synthetic.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "the synthetic run failed ($rc): $(cat "$work/err.txt")"
+    "$embscale" report "$work/runs/trace.h5" >"$work/report.txt" || fail "embscale report failed"
+    grep -qE "^iterations +4$" "$work/report.txt" || fail "not the trace's 4 iterations: $(cat "$work/report.txt")"
+    traced=$(dataset_values "$work/runs/trace.h5" /runs/run0/series/loss)
+    generated=$(dataset_values "$work/runs/synthetic.h5" /runs/run0/series/loss)
+    [ "$(awk -F, '{print NF}' <<<"$traced")" -eq 4 ] || fail "loss series of the trace run: $traced"
+    [ "$traced" = "$generated" ] || fail "losses differ: trace $traced, synthetic $generated"
+    expect_bad_input "holds 4 whole batches: set max_iter to at most 4" \
+      "$work/trace.json" "${shape[@]}" --set solver.max_iter=5 -o "$work/reports/r.h5"
     ;;
   missing_file)
     expect_bad_input "$work/nope.json: cannot open config file" "$work/nope.json" -o "$work/reports/r.h5"

@@ -244,6 +244,27 @@ SH
     done
     [ -z "$(ls -A "$work/out")" ] || fail "--dry-run wrote files: $(ls -A "$work/out")"
     ;;
+  scheme_sweeps)
+    # The scheme sweeps of bench/sweeps run on 2 ranks (3 iterations, one repetition): every
+    # point once, each scheme in the summary with its bytes and imbalance, and `report` reads it.
+    for name in schemes_sharded:5 schemes_hugectr_sok:3; do
+      file=${name%%:*}
+      sed -e "s|\"base\": \"\.\./|\"base\": \"$here/../../bench/|" -e 's|"grid": {|"grid": {"solver.max_iter": [3], |' \
+        -e 's|"repetitions": [0-9]*|"repetitions": 1|' "$here/../../bench/sweeps/$file.json" >"$work/$file.json"
+      sweep 2 "$work/$file.json" -o "$work/out/$file.h5" --quiet
+      [ "$rc" -eq 0 ] || fail "$file: sweep failed ($rc): $(cat "$work/err.txt")"
+      expect_every_run_once "$work/out/$file.h5" "${name##*:}" 1
+      "$embscale" report "$work/out/$file.h5" >"$work/report.txt" || fail "$file: embscale report failed"
+      for row in scheme bytes_sent_per_step load_imbalance bytes_imbalance step_time_median_s; do
+        grep -qE "^$row " "$work/report.txt" || fail "$file: the report has no $row row: $(cat "$work/report.txt")"
+      done
+    done
+    grep -qE "^scheme +all2all_dense +distributed_slot +localized_slot$" "$work/report.txt" ||
+      fail "schemes_hugectr_sok: $(grep '^scheme' "$work/report.txt")"
+    "$embscale" report "$work/out/schemes_sharded.h5" >"$work/report.txt"
+    grep -qE "^scheme +table_wise +row_wise +column_wise +table_row_wise +data_parallel$" "$work/report.txt" ||
+      fail "schemes_sharded: $(grep '^scheme' "$work/report.txt")"
+    ;;
   run_stop)
     # A signal stops a single run at an iteration boundary: exit 3 on every rank, no report.
     sed 's/"max_iter": 100/"max_iter": 100000/' "$default_config" >"$work/long.json"
