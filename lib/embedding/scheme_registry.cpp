@@ -41,12 +41,13 @@ constexpr std::array<SchemeEntry, 9> kSchemes = {{
 std::span<const SchemeEntry> schemes() { return kSchemes; }
 
 const SchemeEntry& scheme_of(const config::EmbeddingLayer& layer) {
+  // A ShardedEmbedding layer may name any scheme, HugeCTR's and SOK's too: one sweep axis over
+  // `sharding` then covers every scheme.
   const bool sharded = layer.type == kSharded;
   std::string names;
   for (const auto& entry : kSchemes) {
-    if (sharded ? (entry.config_type == layer.type && layer.sharding == entry.name) : layer.type == entry.config_type)
-      return entry;
-    if (sharded && std::string(entry.config_type) == kSharded) names += (names.empty() ? "\"" : ", \"") + std::string(entry.name) + "\"";
+    if (sharded ? layer.sharding == entry.name : layer.type == entry.config_type) return entry;
+    names += (names.empty() ? "\"" : ", \"") + std::string(entry.name) + "\"";
   }
   if (sharded)
     throw InputError("layers[" + layer.name + "].sharding: expected one of " + names + ", got \"" + layer.sharding + "\"");

@@ -1,7 +1,8 @@
 // The schemes by name: the one list a new scheme is added to (lib/embedding/README.md, "Adding a
 // scheme"). A layer's scheme is the entry whose `config_type` is the layer's type (HugeCTR's and
 // SOK's layer types name their scheme), or, for a "ShardedEmbedding" layer, whose `name` is its
-// "sharding" (TorchRec's shardings).
+// "sharding" (any scheme's name: TorchRec's shardings have no other type; the rest may be named
+// either way, so that one sweep over `sharding` covers every scheme).
 #pragma once
 
 #include <span>

@@ -247,7 +247,7 @@ SH
   scheme_sweeps)
     # The scheme sweeps of bench/sweeps run on 2 ranks (3 iterations, one repetition): every
     # point once, each scheme in the summary with its bytes and imbalance, and `report` reads it.
-    for name in schemes_sharded:5 schemes_hugectr_sok:3; do
+    for name in schemes:8; do
       file=${name%%:*}
       sed -e "s|\"base\": \"\.\./|\"base\": \"$here/../../bench/|" -e 's|"grid": {|"grid": {"solver.max_iter": [3], |' \
         -e 's|"repetitions": [0-9]*|"repetitions": 1|' "$here/../../bench/sweeps/$file.json" >"$work/$file.json"
@@ -259,11 +259,8 @@ SH
         grep -qE "^$row " "$work/report.txt" || fail "$file: the report has no $row row: $(cat "$work/report.txt")"
       done
     done
-    grep -qE "^scheme +all2all_dense +distributed_slot +localized_slot$" "$work/report.txt" ||
-      fail "schemes_hugectr_sok: $(grep '^scheme' "$work/report.txt")"
-    "$embscale" report "$work/out/schemes_sharded.h5" >"$work/report.txt"
-    grep -qE "^scheme +table_wise +row_wise +column_wise +table_row_wise +data_parallel$" "$work/report.txt" ||
-      fail "schemes_sharded: $(grep '^scheme' "$work/report.txt")"
+    grep -qE "^scheme +all2all_dense +distributed_slot +localized_slot +table_wise +row_wise +column_wise +table_row_wise +data_parallel$" \
+      "$work/report.txt" || fail "schemes: $(grep '^scheme' "$work/report.txt")"
     ;;
   run_stop)
     # A signal stops a single run at an iteration boundary: exit 3 on every rank, no report.
