@@ -1,0 +1,207 @@
+#include "scheme_step_capture.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <span>
+#include <string>
+
+#include "core/batch_source.hpp"
+#include "embedding/engine.hpp"
+#include "embedding/step_recorder.hpp"
+#include "workloads/batch_source_factory.hpp"
+
+namespace embscale::bench {
+namespace {
+
+std::size_t total(const std::vector<std::size_t>& counts) {
+  return std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+}
+
+// What the capturing communicators of one engine share: the splits made so far and, while
+// `recording`, the step's calls.
+struct CaptureLog {
+  SchemeStep step;
+  bool recording = false;
+};
+
+// A Communicator that hands every operation on to `inner` and writes the step's collectives into
+// the log. Splits are capturing communicators too, numbered in the order they are made.
+class CapturingCommunicator final : public comm::Communicator {
+ public:
+  CapturingCommunicator(comm::Communicator& inner, int id, CaptureLog& log) : inner_(inner), id_(id), log_(log) {}
+  CapturingCommunicator(std::unique_ptr<comm::Communicator> owned, int id, CaptureLog& log)
+      : owned_(std::move(owned)), inner_(*owned_), id_(id), log_(log) {}
+
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::unique_ptr<comm::Communicator> split(int color, int key) const override {
+    log_.step.splits.push_back({id_, false, color, key});
+    return std::make_unique<CapturingCommunicator>(inner_.split(color, key), static_cast<int>(log_.step.splits.size()), log_);
+  }
+  std::unique_ptr<comm::Communicator> split_by_host() const override {
+    log_.step.splits.push_back({id_, true, 0, 0});
+    return std::make_unique<CapturingCommunicator>(inner_.split_by_host(), static_cast<int>(log_.step.splits.size()), log_);
+  }
+  comm::NativeHandle native_handle() const override { return inner_.native_handle(); }
+  void barrier() override {
+    refuse_while_recording("barrier");
+    inner_.barrier();
+  }
+
+ protected:
+  void do_allreduce(const void* send, void* recv, std::size_t count, comm::RowType type, comm::ReduceOp op,
+                    comm::Request* request) override {
+    auto call = make(CollectiveOp::kAllreduce, type, request);
+    call.reduce = op;
+    call.count = count;
+    call.in_place = send == recv;
+    pass_on(std::move(call), send, recv);
+  }
+  void do_reduce_scatter(const void* send, void* recv, std::span<const std::size_t> recv_counts, comm::RowType type,
+                         comm::ReduceOp op, comm::Request* request) override {
+    auto call = make(CollectiveOp::kReduceScatter, type, request);
+    call.reduce = op;
+    call.recv_counts.assign(recv_counts.begin(), recv_counts.end());
+    pass_on(std::move(call), send, recv);
+  }
+  void do_allgatherv(const void* send, std::size_t send_count, void* recv, std::span<const std::size_t> recv_counts,
+                     comm::RowType type, comm::Request* request) override {
+    auto call = make(CollectiveOp::kAllgatherv, type, request);
+    call.count = send_count;
+    call.recv_counts.assign(recv_counts.begin(), recv_counts.end());
+    pass_on(std::move(call), send, recv);
+  }
+  void do_alltoallv(const void* send, std::span<const std::size_t> send_counts, void* recv,
+                    std::span<const std::size_t> recv_counts, comm::RowType type, comm::Request* request) override {
+    auto call = make(CollectiveOp::kAlltoallv, type, request);
+    call.send_counts.assign(send_counts.begin(), send_counts.end());
+    call.recv_counts.assign(recv_counts.begin(), recv_counts.end());
+    pass_on(std::move(call), send, recv);
+  }
+  void do_alltoall(const void* send, void* recv, std::size_t count, comm::RowType type, comm::Request* request) override {
+    auto call = make(CollectiveOp::kAlltoall, type, request);
+    call.count = count;
+    pass_on(std::move(call), send, recv);
+  }
+  // Not part of any scheme's step (nor of building one): refused, naming the operation.
+  void do_bcast(void*, std::size_t, comm::RowType, int, comm::Request*) override { refuse("bcast"); }
+  void do_gatherv(const void*, std::size_t, void*, std::span<const std::size_t>, comm::RowType, int,
+                  comm::Request*) override {
+    refuse("gatherv");
+  }
+  void do_send(const void*, std::size_t, comm::RowType, int, int, comm::Request*) override { refuse("send"); }
+  void do_recv(void*, std::size_t, comm::RowType, int, int, comm::Request*) override { refuse("recv"); }
+
+ private:
+  CollectiveCall make(CollectiveOp op, comm::RowType type, const comm::Request* request) const {
+    if (request)
+      throw Error(std::string("scheme step capture: non-blocking ") + collective_name(op) +
+                  " is not captured (the replay times blocking calls); extend bench/micro/scheme_step_capture");
+    CollectiveCall call;
+    call.op = op;
+    call.comm = id_;
+    call.rank = inner_.rank();
+    call.ranks = inner_.size();
+    call.type = type;
+    return call;
+  }
+  void pass_on(CollectiveCall call, const void* send, void* recv) {
+    invoke(call, inner_, send, recv);
+    if (log_.recording) log_.step.calls.push_back(std::move(call));
+  }
+  void refuse_while_recording(const char* op) const {
+    if (log_.recording)
+      throw Error(std::string("scheme step capture: a step called ") + op + ", which the exchange replay does not time");
+  }
+  [[noreturn]] static void refuse(const char* op) {
+    throw Error(std::string("scheme step capture: ") + op +
+                " is not forwarded (no scheme uses it); extend bench/micro/scheme_step_capture");
+  }
+
+  std::unique_ptr<comm::Communicator> owned_;  // a split's communicator; null for the root
+  comm::Communicator& inner_;
+  int id_;
+  CaptureLog& log_;
+};
+
+}  // namespace
+
+const char* collective_name(CollectiveOp op) noexcept {
+  switch (op) {
+    case CollectiveOp::kAlltoall: return "alltoall";
+    case CollectiveOp::kAlltoallv: return "alltoallv";
+    case CollectiveOp::kReduceScatter: return "reduce_scatter";
+    case CollectiveOp::kAllgatherv: return "allgatherv";
+    case CollectiveOp::kAllreduce: return "allreduce";
+  }
+  return "?";
+}
+
+std::size_t CollectiveCall::send_rows() const noexcept {
+  switch (op) {
+    case CollectiveOp::kAlltoall: return count * static_cast<std::size_t>(ranks);
+    case CollectiveOp::kAlltoallv: return total(send_counts);
+    case CollectiveOp::kReduceScatter: return total(recv_counts);
+    case CollectiveOp::kAllgatherv: return count;
+    case CollectiveOp::kAllreduce: return count;
+  }
+  return 0;
+}
+
+std::size_t CollectiveCall::recv_rows() const noexcept {
+  switch (op) {
+    case CollectiveOp::kAlltoall: return count * static_cast<std::size_t>(ranks);
+    case CollectiveOp::kAlltoallv: return total(recv_counts);
+    case CollectiveOp::kReduceScatter: return recv_counts[static_cast<std::size_t>(rank)];
+    case CollectiveOp::kAllgatherv: return total(recv_counts);
+    case CollectiveOp::kAllreduce: return count;
+  }
+  return 0;
+}
+
+config::Config scheme_config(const embedding::SchemeEntry& scheme, int ranks) {
+  config::Config config = config::default_config();
+  config::resolve_batch_for_ranks(config, ranks);
+  EMBSCALE_EXPECTS(config.embeddings.size() == 1, "the default config has one embedding layer");
+  auto& layer = config.embeddings.front();
+  layer.type = scheme.config_type;
+  layer.sharding = layer.type == "ShardedEmbedding" ? scheme.name : "";
+  if (std::string(scheme.name) == "table_row_wise") layer.ranks_per_node = std::max(1, ranks / 2);
+  return config;
+}
+
+SchemeStep capture_scheme_step(comm::MpiCommunicator& world, const config::Config& config) {
+  CaptureLog log;
+  CapturingCommunicator root(world, 0, log);
+  const auto source = workloads::make_batch_source(config);
+  embedding::EmbeddingEngine engine(root, config, source->slot_sizes());
+  const Batch batch = source->next_batch(0, world.rank(), world.size());
+  embedding::StepRecorder recorder;
+  log.recording = true;
+  engine.step(batch, recorder);
+  log.recording = false;
+  return std::move(log.step);
+}
+
+void invoke(const CollectiveCall& call, comm::Communicator& comm, const void* send, void* recv) {
+  with_element_type(call.type.type, [&]<class T>(std::type_identity<T>) {
+    const std::size_t row = elements_per_row(call.type);
+    const std::span<const T> in(static_cast<const T*>(send), call.send_rows() * row);
+    const std::span<T> out(static_cast<T*>(recv), call.recv_rows() * row);
+    switch (call.op) {
+      case CollectiveOp::kAlltoall: comm.alltoall(in, out, call.count, row); return;
+      case CollectiveOp::kAlltoallv:
+        comm.alltoallv(in, std::span<const std::size_t>(call.send_counts), out,
+                       std::span<const std::size_t>(call.recv_counts), row);
+        return;
+      case CollectiveOp::kReduceScatter:
+        comm.reduce_scatter(in, out, std::span<const std::size_t>(call.recv_counts), call.reduce, row);
+        return;
+      case CollectiveOp::kAllgatherv: comm.allgatherv(in, out, std::span<const std::size_t>(call.recv_counts), row); return;
+      case CollectiveOp::kAllreduce: comm.allreduce(in, out, call.reduce); return;  // scalars: count * row values
+    }
+  });
+}
+
+}  // namespace embscale::bench
