@@ -238,7 +238,8 @@ void PooledExchange::backward(const Batch& batch, std::span<const float> grad_po
   const auto S = static_cast<std::size_t>(spec_.slots());
   const auto samples = [&](int r) { return static_cast<std::size_t>(sample_share_of(spec_.global_batch, r, ranks_).count); };
   const std::size_t mine = samples(rank_);
-  std::vector<float> grad(grad_pooled.begin(), grad_pooled.end());
+  std::vector<float>& grad = grad_pooled_;  // a copy: the mean divides it in place
+  grad.assign(grad_pooled.begin(), grad_pooled.end());
   if (spec_.mean()) divide_by_bag_size(batch, dim, grad);
   // Packs `grad` per owner group into staging (the unpack's layout).
   const auto pack = [&](const std::vector<std::vector<std::int32_t>>& groups, const auto& columns) {

@@ -98,6 +98,7 @@ class PooledExchange {
   std::vector<float> out_;      // this rank's output buffer (pooled sums / their gradients)
   std::vector<float> staging_;  // received pooled blocks / packed gradients
   std::vector<float> grads_;    // distinct keys' gradients
+  std::vector<float> grad_pooled_;  // backward: this rank's pooled gradients (mean: divided)
 };
 
 // ---- implementation of the template ----

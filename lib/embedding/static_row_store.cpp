@@ -49,7 +49,8 @@ const std::vector<std::uint64_t>& StaticRowStore::rows_in_order(std::span<const 
   constexpr std::size_t kBuckets = std::size_t{1} << kBits;
   int row_bits = 0;
   while (row_bits < 63 && (std::int64_t{1} << row_bits) < owned_.rows()) ++row_bits;
-  std::vector<std::size_t> count(kBuckets);
+  std::vector<std::size_t>& count = radix_count_;
+  count.resize(kBuckets);
   order_scratch_.resize(order_.size());
   for (int shift = 32; shift < 32 + row_bits; shift += kBits) {
     std::fill(count.begin(), count.end(), 0);

@@ -61,6 +61,7 @@ class StaticRowStore final : public RowStore {
   std::vector<float> scratch_;          // one row, decoded
   std::vector<std::uint8_t> touched_;   // Global update: rows the step touched
   std::vector<std::uint64_t> order_, order_scratch_;
+  std::vector<std::size_t> radix_count_;  // rows_in_order's buckets, kept across steps
 };
 
 }  // namespace embscale::embedding

@@ -37,13 +37,9 @@ class DataParallel final : public EmbeddingScheme {
     router_.route(std::span<const Key>(batch.keys), 1, [](Key) { return 0; }, routed_,
                   spec_.config->deduplicate ? Deduplication::kOn : Deduplication::kOff);
     recorder.lap("route");
+    // Without de-duplication send_keys holds every occurrence: each is read (what de-duplication saves).
     rows_.resize(routed_.send_keys.size() * dim);
-    if (spec_.config->deduplicate) {
-      store_->read(routed_.send_keys, rows_);
-    } else {  // every occurrence read (what de-duplication saves)
-      for (std::size_t i = 0; i < routed_.send_keys.size(); ++i)
-        store_->read(std::span<const Key>(&routed_.send_keys[i], 1), std::span<float>(rows_).subspan(i * dim, dim));
-    }
+    store_->read(routed_.send_keys, rows_);
     recorder.lap("lookup");
     pool_bags(batch, routed_.inverse, rows_, dim, spec_.mean(), pooled);
     recorder.lap("pool");
