@@ -30,10 +30,10 @@ Each PNG is written only when the report holds what it needs, and named on stdou
   loss.png               series/loss per iteration, a small panel per point (first repetition).
   step_time.png          series/step_time per iteration (first repetition): a line per point, or
                          with more than six points a panel each on one y scale.
-  eviction_<run>.png     every dataset under /runs/<run>/eviction/. That group is not in schema
-                         version 1 yet (the dynamic tables will write it): 1-D datasets are drawn
-                         against their index, 2-D ones as columns 1.. against column 0, named by
-                         a `columns` attribute when there is one; anything else is skipped.
+  eviction_<run>.png     every table under /runs/<run>/eviction/ (results/schema.md "Tables")
+                         with rows and two or more columns: columns 1.. against column 0, named
+                         by the `columns` attribute; 1-D datasets (no tables, which a reader of
+                         the schema refuses) are drawn against their index; the rest is skipped.
 
 Runs with the same parameters (all /summary columns but run_id, point, repetition and the figures)
 are repetitions of one point. Without /summary (the schema allows it) the runs' parameter
@@ -587,7 +587,7 @@ def step_time_plot(report, outdir):
     save(fig, outdir, "step_time.png")
 
 
-# ---- eviction tables (not in schema version 1 yet) ---------------------------------------------
+# ---- eviction tables (results/schema.md "Tables") ----------------------------------------------
 
 def eviction_panel(ax, name, data, columns):
     """1-D: against the index; 2-D: columns 1.. against column 0 (names from `columns` if given)."""

@@ -1,10 +1,13 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <variant>
 
@@ -26,6 +29,36 @@ std::string attribute_text(const report::ReportData& data, const std::string& na
     if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return v;
     else return std::to_string(v);
   }, it->second);
+}
+
+// One line per table name ("  table eviction/hit_rate: 100 x 5", rows x columns), over the runs
+// that hold it: a range where their extents differ ("50-100 x 5"), and "in 2 of 4 runs" where not
+// every run holds it. "" without tables.
+std::string table_lines(const report::ReportData& data) {
+  struct Extent {
+    std::size_t min_rows = SIZE_MAX, max_rows = 0, min_columns = SIZE_MAX, max_columns = 0, runs = 0;
+  };
+  std::map<std::string, Extent> extents;
+  for (const auto& run : data.runs)
+    for (const auto& [name, table] : run.tables) {
+      Extent& e = extents[name];
+      e.min_rows = std::min(e.min_rows, table.rows());
+      e.max_rows = std::max(e.max_rows, table.rows());
+      e.min_columns = std::min(e.min_columns, table.columns.size());
+      e.max_columns = std::max(e.max_columns, table.columns.size());
+      ++e.runs;
+    }
+  const auto range = [](std::size_t low, std::size_t high) {
+    return low == high ? std::to_string(low) : std::to_string(low) + "-" + std::to_string(high);
+  };
+  std::string out;
+  for (const auto& [name, e] : extents) {
+    out += "  table " + name + ": " + range(e.min_rows, e.max_rows) + " x " + range(e.min_columns, e.max_columns);
+    if (e.runs < data.runs.size())
+      out += " in " + std::to_string(e.runs) + " of " + std::to_string(data.runs.size()) + " runs";
+    out += '\n';
+  }
+  return out;
 }
 
 std::string environment_or(const char* name, const std::string& fallback) {
@@ -68,7 +101,8 @@ int report_command(const ReportOptions& options) {
     std::cout << "  " << name << ": " << attribute_text(data, name) << '\n';
   if (const auto axes = data.attributes.find("sweep_axes"); axes != data.attributes.end())
     std::cout << "  sweep_axes: " << attribute_text(data, "sweep_axes") << '\n';
-  std::cout << "  runs: " << data.runs.size() << "\n\n" << report::format_summary_table(data.summary);
+  std::cout << "  runs: " << data.runs.size() << '\n' << table_lines(data) << '\n'
+            << report::format_summary_table(data.summary);
   if (options.plot_directory) {
     std::error_code ec;
     std::filesystem::create_directories(*options.plot_directory, ec);

@@ -1,9 +1,9 @@
 // RAII over HDF5's C API (Debian ships no parallel C++ wrapper).
 //
 // * Handle<Close> owns one identifier and releases it with the matching H5?close. One alias per
-//   kind of object (File, Group, Dataset, Dataspace, Datatype, PropertyList, Attribute), so an
-//   identifier is always closed by the right function. Predefined identifiers (H5T_NATIVE_*,
-//   H5P_DEFAULT) are never wrapped: they must not be closed.
+//   kind of object (File, Group, Dataset, Dataspace, Datatype, PropertyList, Attribute, and
+//   Object for whatever H5Oopen opened), so an identifier is always closed by the right function.
+//   Predefined identifiers (H5T_NATIVE_*, H5P_DEFAULT) are never wrapped: they must not be closed.
 // * A Handle is constructed from the C call's result and a description of what was attempted
 //   ("create dataset /runs/run0/timings/lookup"); a negative result throws embscale::Error with
 //   that description and HDF5's own explanation taken from its error stack (innermost cause),
@@ -87,6 +87,7 @@ using Dataspace = Handle<H5Sclose>;
 using Datatype = Handle<H5Tclose>;
 using PropertyList = Handle<H5Pclose>;
 using Attribute = Handle<H5Aclose>;
+using Object = Handle<H5Oclose>;  // any object opened by H5Oopen (a group or a dataset)
 
 // A scalar dataspace, and a simple one of the given extent (rank = dims.size()).
 Dataspace scalar_space();

@@ -13,6 +13,27 @@ bool is_structural_attribute(std::string_view name) {
   return name == "phases" || name == "phase_meanings" || name == "samples" || name == "point" || name == "repetition";
 }
 
+bool is_reserved_run_group(std::string_view name) {
+  return name == "timings" || name == "counters" || name == "series" || name == "metadata" ||
+         name == "timings_summary" || name == "counters_summary";
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : ",") + names[i];
+  return out;
+}
+
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0; !text.empty() && start <= text.size();) {
+    const auto comma = std::min(text.find(',', start), text.size());
+    out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
 std::string phase_meanings_text(const std::vector<std::string>& names, const std::vector<std::string>& meanings) {
   EMBSCALE_EXPECTS(names.size() == meanings.size(), "one meaning per phase");
   std::string text;

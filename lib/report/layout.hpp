@@ -29,6 +29,17 @@ inline constexpr unsigned kDeflateLevel = 1;
 // phases, samples, and in sweeps point and repetition (results/schema.md).
 bool is_structural_attribute(std::string_view name);
 
+// Groups of a /runs/<id> group that hold no tables: timings, counters, series, metadata (added by
+// merges), and timings_summary, counters_summary (reserved for capped samples). Any other group
+// of a run holds tables (results/schema.md "Tables").
+bool is_reserved_run_group(std::string_view name);
+
+// Name lists stored as one comma-separated attribute (phases, a table's columns): the names
+// joined by ',', and split back ("" gives no names). Names must not contain ',' and, for the
+// list to survive the round trip, a single name must not be empty.
+std::string join_names(const std::vector<std::string>& names);
+std::vector<std::string> split_names(const std::string& text);
+
 // The run attribute phase_meanings: one line per phase, "name: what it covers", in execution
 // order. Writers pass names and meanings of the same length; the reader gives a map (lines
 // without ": " are skipped).

@@ -47,6 +47,16 @@ std::vector<std::string> link_names(hid_t group, const std::string& where) {
   }, where);
 }
 
+// The memory type for reading the variable-length strings of `file_type`: of its character set,
+// since HDF5 converts none between ASCII and UTF-8 (h5py writes UTF-8; "no appropriate function
+// for conversion path" otherwise).
+Datatype variable_string_like(hid_t file_type) {
+  Datatype memory(H5Tcopy(H5T_C_S1), "copy string type");
+  check(H5Tset_size(memory, H5T_VARIABLE), "set string size");
+  check(H5Tset_cset(memory, H5Tget_cset(file_type)), "set string character set");
+  return memory;
+}
+
 // Integer and float classes as int64 and double (HDF5 converts), strings fixed or variable.
 SummaryValue read_attribute(hid_t object, const std::string& name, const std::string& where) {
   const std::string what = "attribute " + name + " of " + where;
@@ -69,8 +79,7 @@ SummaryValue read_attribute(hid_t object, const std::string& name, const std::st
     case H5T_STRING: {
       if (H5Tis_variable_str(type) > 0) {
         char* text = nullptr;
-        const Datatype memory(H5Tcopy(H5T_C_S1), "copy string type");
-        check(H5Tset_size(memory, H5T_VARIABLE), "set string size");
+        const Datatype memory = variable_string_like(type);
         check(H5Aread(attr, memory, &text), "read " + what);
         std::string out = text ? text : "";
         H5free_memory(text);
@@ -97,16 +106,21 @@ hid_t native_type() {
   else return H5T_NATIVE_INT64;
 }
 
-// A dataset of `dimensions` dimensions read whole as T; its extent in `extent`.
+// What the schema's datasets are, for messages.
+constexpr const char* kPerRank = "a 2-D [iteration, rank] dataset";
+constexpr const char* kSeries = "a 1-D [iteration] dataset";
+constexpr const char* kTable = "a 2-D float64 [row, column] table";
+
+// A dataset of `dimensions` dimensions (`expected` says what it should be) read whole as T; its
+// extent in `extent`.
 template <class T>
 std::vector<T> read_array(hid_t group, const std::string& name, const std::string& where, int dimensions,
-                          std::vector<hsize_t>& extent) {
+                          const char* expected, std::vector<hsize_t>& extent) {
   const Dataset dataset(H5Dopen2(group, name.c_str(), H5P_DEFAULT), "open dataset " + where);
   const Dataspace space(H5Dget_space(dataset), "dataspace of " + where);
   const int found = H5Sget_simple_extent_ndims(space);
   if (found != dimensions)
-    throw InputError(where + ": expected " + (dimensions == 2 ? "a 2-D [iteration, rank]" : "a 1-D [iteration]") +
-                     " dataset, found " + std::to_string(found) + " dimensions");
+    throw InputError(where + ": expected " + expected + ", found " + std::to_string(found) + " dimensions");
   extent.assign(static_cast<std::size_t>(dimensions), 0);
   H5Sget_simple_extent_dims(space, extent.data(), nullptr);
   std::size_t count = 1;
@@ -121,7 +135,7 @@ template <class T>
 Matrix<T> read_matrix(hid_t group, const std::string& name, const std::string& where) {
   std::vector<hsize_t> extent;
   Matrix<T> m;
-  m.values = read_array<T>(group, name, where, 2, extent);
+  m.values = read_array<T>(group, name, where, 2, kPerRank, extent);
   m.rows = static_cast<std::size_t>(extent[0]);
   m.cols = static_cast<std::size_t>(extent[1]);
   return m;
@@ -151,8 +165,7 @@ std::vector<SummaryValue> read_member(hid_t dataset, hid_t file_member, const st
     }
     case H5T_STRING: {
       if (H5Tis_variable_str(file_member) > 0) {
-        Datatype text(H5Tcopy(H5T_C_S1), "copy string type");
-        check(H5Tset_size(text, H5T_VARIABLE), "set string size");
+        const Datatype text = variable_string_like(file_member);
         const Datatype record = one_member(text, sizeof(char*));
         std::vector<char*> strings(rows, nullptr);
         check(H5Dread(dataset, record, H5S_ALL, H5S_ALL, H5P_DEFAULT, strings.data()), what);
@@ -199,14 +212,49 @@ std::vector<SummaryRow> read_summary(hid_t file) {
   return rows;
 }
 
-std::vector<std::string> split_phases(const std::string& text) {
-  std::vector<std::string> out;
-  for (std::size_t start = 0; !text.empty() && start <= text.size();) {
-    const auto comma = std::min(text.find(',', start), text.size());
-    out.push_back(text.substr(start, comma - start));
-    start = comma + 1;
+// A text attribute of `object` (`where`), or "" when it has none.
+std::string text_attribute(hid_t object, const char* name, const std::string& where) {
+  if (H5Aexists(object, name) <= 0) return "";
+  const SummaryValue value = read_attribute(object, name, where);
+  if (const auto* text = std::get_if<std::string>(&value)) return *text;
+  throw InputError(where + ": expected the attribute " + name + " to be text");
+}
+
+// The table at /runs/<id>/<group>/<name> (`where`): a 2-D float dataset, its columns and meaning.
+ReportTable read_table(hid_t group, const std::string& name, const std::string& where) {
+  const Object object(H5Oopen(group, name.c_str(), H5P_DEFAULT), "open " + where);
+  if (H5Iget_type(object) != H5I_DATASET) throw InputError(where + ": expected " + kTable + ", found a group");
+  const Datatype type(H5Dget_type(object), "type of " + where);
+  if (H5Tget_class(type) != H5T_FLOAT)  // float32 from other tools converts exactly
+    throw InputError(where + ": expected " + kTable + ", found a dataset of another type than float");
+  ReportTable table;
+  std::vector<hsize_t> extent;
+  table.values = read_array<double>(group, name, where, 2, kTable, extent);
+  const auto width = static_cast<std::size_t>(extent[1]);
+  if (width == 0) throw InputError(where + ": expected " + kTable + ", found one with no columns");
+  if (H5Aexists(object, "columns") > 0) {
+    table.columns = split_names(text_attribute(object, "columns", where));
+    if (table.columns.size() != width)
+      throw InputError(where + ": the attribute columns names " + std::to_string(table.columns.size()) +
+                       " columns, the dataset has " + std::to_string(width));
+  } else {
+    for (std::size_t c = 0; c < width; ++c) table.columns.push_back("column " + std::to_string(c));
   }
-  return out;
+  table.meaning = text_attribute(object, "meaning", where);
+  return table;
+}
+
+// Every group of the run but the reserved ones holds tables, each keyed "<group>/<name>".
+// Other objects directly in the run group (none in the schema) are passed over.
+void read_tables(hid_t run_group, const std::string& where, std::map<std::string, ReportTable>& tables) {
+  for (const auto& group_name : link_names(run_group, where)) {
+    if (is_reserved_run_group(group_name)) continue;
+    const std::string group_where = where + "/" + group_name;
+    const Object group(H5Oopen(run_group, group_name.c_str(), H5P_DEFAULT), "open " + group_where);
+    if (H5Iget_type(group) != H5I_GROUP) continue;
+    for (const auto& name : link_names(group, group_where))
+      tables[group_name + "/" + name] = read_table(group, name, group_where + "/" + name);
+  }
 }
 
 ReportData::Run read_run(hid_t runs, const std::string& id) {
@@ -218,7 +266,7 @@ ReportData::Run read_run(hid_t runs, const std::string& id) {
     SummaryValue value = read_attribute(group, name, where);
     const auto* text = std::get_if<std::string>(&value);
     const auto* integer = std::get_if<std::int64_t>(&value);
-    if (name == "phases" && text) run.phase_names = split_phases(*text);
+    if (name == "phases" && text) run.phase_names = split_names(*text);
     else if (name == "phase_meanings" && text) run.phase_meanings = parse_phase_meanings(*text);
     else if (name == "samples" && text) run.samples = *text;
     else if (name == "point" && integer) run.point = *integer;
@@ -243,8 +291,9 @@ ReportData::Run read_run(hid_t runs, const std::string& id) {
   });
   each("series", [&](hid_t g, const std::string& name, const std::string& w) {
     std::vector<hsize_t> extent;
-    run.series[name] = read_array<double>(g, name, w, 1, extent);
+    run.series[name] = read_array<double>(g, name, w, 1, kSeries, extent);
   });
+  read_tables(group, where, run.tables);
   return run;
 }
 

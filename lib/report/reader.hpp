@@ -1,5 +1,6 @@
 // Reading a report back, serially (no MPI needed; any process can read what a job wrote):
-// root attributes, the /summary table and every run's parameters, timings, counters and series.
+// root attributes, the /summary table and every run's parameters, timings, counters, series and
+// tables.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "report/summary.hpp"
+#include "report/table.hpp"
 
 namespace embscale::report {
 
@@ -42,6 +44,10 @@ struct ReportData {
     std::map<std::string, Matrix<double>> timings;         // phase -> [iteration, rank] s
     std::map<std::string, Matrix<std::int64_t>> counters;  // name -> [iteration, rank]
     std::map<std::string, std::vector<double>> series;     // name -> [iteration]
+    // "<group>/<name>" -> the 2-D float dataset /runs/<id>/<group>/<name> of every group of the
+    // run but the reserved ones (is_reserved_run_group); columns "column 0", "column 1", ...
+    // when the dataset has no `columns` attribute.
+    std::map<std::string, ReportTable> tables;
   };
   std::map<std::string, SummaryValue> attributes;  // root attributes (RunMetadata)
   std::vector<SummaryRow> summary;                 // /summary, a row per run (empty if absent)
@@ -56,7 +62,8 @@ struct ReportData {
 
 // Throws InputError naming the file: when it is missing, not HDF5, not an embscale report, of
 // another schema version ("<file>: report schema version 7, this embscale reads version 1"),
-// or when a part of it does not have the schema's shape or cannot be read.
+// or when a part of it does not have the schema's shape or cannot be read (a table that is no 2-D
+// float dataset, or whose `columns` attribute names another number of columns, among them).
 // Attributes of other types than integer, float and string (arrays, say, added by hand) are
 // read as a text saying what they are; integers come back as int64, floats as double.
 ReportData read_report(const std::filesystem::path& path);

@@ -20,10 +20,27 @@ std::string bad_name(const std::string& name, const std::string& what) {
   return "";
 }
 
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
-  return out;
+// Why `table` cannot be written as "<group>/<name>" = `key`, or "".
+std::string table_problem(const std::string& key, const ReportTable& table) {
+  const auto slash = key.find('/');
+  const bool two_parts = slash != std::string::npos && slash != 0 && slash + 1 != key.size() &&
+                         key.find('/', slash + 1) == std::string::npos;
+  if (!two_parts) return "table \"" + key + "\" is not named <group>/<name> (two non-empty parts)";
+  const std::string group = key.substr(0, slash);
+  if (std::string p = bad_name(group, "table group"); !p.empty()) return p;
+  if (std::string p = bad_name(key.substr(slash + 1), "table"); !p.empty()) return p;
+  if (is_reserved_run_group(group))
+    return "table " + key + ": the group " + group + " is reserved (timings, counters, series, metadata, "
+           "timings_summary and counters_summary hold no tables)";
+  if (table.columns.empty()) return "table " + key + " has no columns";
+  for (const auto& column : table.columns)
+    if (column.empty() || column.find(',') != std::string::npos)
+      return "table " + key + ": column name \"" + column + "\" is empty or contains ','";
+  if (table.values.size() % table.columns.size() != 0)
+    return "table " + key + ": " + std::to_string(table.values.size()) + " values do not fill rows of " +
+           std::to_string(table.columns.size()) + " columns";
+  if (table.meaning.find('\n') != std::string::npos) return "table " + key + ": the meaning is more than one line";
+  return "";
 }
 
 // A per-rank dataset of a run: "timings/<phase>" or "counters/<name>", and this rank's length.
@@ -46,8 +63,8 @@ std::string describe_run(const RunRecord& run, Digest& digest, std::vector<PerRa
     if (is_structural_attribute(p.name)) note("parameter name \"" + p.name + "\" is reserved");
   }
   digest.add(static_cast<std::uint64_t>(run.point.value_or(-1))).add(static_cast<std::uint64_t>(run.repetition.value_or(-1)));
-  digest.add(join(run.phase_names));
-  digest.add(join(run.phase_meanings));
+  digest.add(join_names(run.phase_names));
+  digest.add(join_names(run.phase_meanings));
   for (const auto& phase : run.phase_names)
     if (phase.find(',') != std::string::npos) note("phase name \"" + phase + "\" contains ','");
   for (const auto& [name, column] : run.timings) {
@@ -63,6 +80,12 @@ std::string describe_run(const RunRecord& run, Digest& digest, std::vector<PerRa
   for (const auto& [name, values] : run.series) {
     digest.add("series").add(name).add(std::uint64_t{values.size()});
     note(bad_name(name, "series"));
+  }
+  for (const auto& [key, table] : run.tables) {
+    digest.add("tables").add(key).add(std::uint64_t{table.columns.size()});
+    for (const auto& column : table.columns) digest.add(column);
+    digest.add(std::uint64_t{table.values.size()}).add(table.meaning);
+    note(table_problem(key, table));
   }
   digest.add(problem);
   return problem;
@@ -93,20 +116,43 @@ void write_column(hid_t group, const std::string& name, const std::vector<T>& co
   check(H5Dwrite(dataset, native_type<T>(), memory, file_space, collective, data), "write " + where);
 }
 
-// [n]: identical on all ranks, so rank 0 writes it and the others select nothing.
-void write_series(hid_t group, const std::string& name, const std::vector<double>& values, bool root,
-                  hid_t collective) {
+// A series [n] or a table [rows, columns] (`dims`, holding values.size() elements): identical on
+// all ranks, so rank 0 writes it and the others select nothing.
+Dataset write_from_root(hid_t group, const std::string& name, const std::vector<double>& values,
+                        std::initializer_list<hsize_t> dims, bool root, hid_t collective) {
   const std::string where = object_name(group) + "/" + name;
-  const hsize_t n = values.size();
-  Dataset dataset = create_dataset(group, name, H5T_NATIVE_DOUBLE, {n}, where);
-  if (n == 0) return;
+  Dataset dataset = create_dataset(group, name, H5T_NATIVE_DOUBLE, dims, where);
+  if (values.empty()) return dataset;  // every rank agrees: nothing to write
   Dataspace file_space(H5Dget_space(dataset), "dataspace of " + where);
-  const Dataspace memory = simple_space({n}, "memory dataspace of " + where);
+  const Dataspace memory = simple_space({values.size()}, "memory dataspace of " + where);
   if (!root) {
     check(H5Sselect_none(file_space), "select none of " + where);
     check(H5Sselect_none(memory), "select none of " + where);
   }
   check(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, memory, file_space, collective, values.data()), "write " + where);
+  return dataset;
+}
+
+// The tables of a run under `run_group` (`where`), a group per key prefix: std::map keeps the
+// keys of one group adjacent (they share the prefix "<group>/"), so each group is created once.
+void write_tables(hid_t run_group, const std::string& where, const std::map<std::string, ReportTable>& tables,
+                  bool root, hid_t collective) {
+  std::string open_name;
+  Group open;
+  for (const auto& [key, table] : tables) {
+    const auto slash = key.find('/');
+    const std::string group_name = key.substr(0, slash);
+    const std::string name = key.substr(slash + 1);
+    if (!open.valid() || group_name != open_name) {
+      open = create_group(run_group, group_name, where + "/" + group_name);
+      open_name = group_name;
+    }
+    const Dataset dataset =
+        write_from_root(open, name, table.values, {table.rows(), table.columns.size()}, root, collective);
+    const std::string dataset_where = where + "/" + key;
+    write_attribute(dataset, "columns", join_names(table.columns), dataset_where);
+    if (!table.meaning.empty()) write_attribute(dataset, "meaning", table.meaning, dataset_where);
+  }
 }
 
 }  // namespace
@@ -215,7 +261,7 @@ void ReportWriter::write_run(const RunRecord& run) {
 
   Group group = create_group(runs_, run.id, "/runs/" + run.id);
   for (const auto& p : run.parameters) write_attribute(group, p.name, p.value, "/runs/" + run.id);
-  write_attribute(group, "phases", join(run.phase_names), "/runs/" + run.id);
+  write_attribute(group, "phases", join_names(run.phase_names), "/runs/" + run.id);
   if (!run.phase_meanings.empty())
     write_attribute(group, "phase_meanings", phase_meanings_text(run.phase_names, run.phase_meanings), "/runs/" + run.id);
   write_attribute(group, "samples", std::string("raw"), "/runs/" + run.id);  // no cap applied yet
@@ -229,7 +275,9 @@ void ReportWriter::write_run(const RunRecord& run) {
   for (const auto& [name, column] : run.counters)
     write_column(counters, name, column, all[i++], comm_.rank(), comm_.size(), collective_);
   Group series = create_group(group, "series", "/runs/" + run.id + "/series");
-  for (const auto& [name, values] : run.series) write_series(series, name, values, comm_.rank() == 0, collective_);
+  for (const auto& [name, values] : run.series)
+    write_from_root(series, name, values, {values.size()}, comm_.rank() == 0, collective_);
+  write_tables(group, "/runs/" + run.id, run.tables, comm_.rank() == 0, collective_);
 }
 
 void ReportWriter::write_summary(const std::vector<SummaryRow>& rows) {

@@ -8,7 +8,7 @@
 //   be created: a digest of the names, shapes and attribute values goes through one allreduce,
 //   and when ranks differ all of them throw embscale::Error before any HDF5 call: none hangs.
 // * Per-rank arrays are [iteration, rank] datasets: each rank writes its own column, all in one
-//   collective write (compressed chunks need that). Rank-identical data (series, /summary) is
+//   collective write (compressed chunks need that). Rank-identical data (series, tables, /summary) is
 //   written by rank 0 in a collective write in which the other ranks select nothing.
 // * The file appears under its final name only whole: "<dir>/.<name>.tmp.<host>.<pid>" of rank 0
 //   until commit(). The temporary path is registered (core/temp_files.hpp) on every rank, so
@@ -29,6 +29,7 @@
 #include "report/hdf5_handles.hpp"
 #include "report/metadata.hpp"
 #include "report/summary.hpp"
+#include "report/table.hpp"
 
 namespace embscale::report {
 
@@ -40,12 +41,16 @@ struct RunRecord {
   std::map<std::string, std::vector<double>> timings;         // this rank: phase -> [iteration] s
   std::map<std::string, std::vector<std::int64_t>> counters;  // this rank: name -> [iteration]
   std::map<std::string, std::vector<double>> series;          // global, identical on all ranks
+  // Global, identical on all ranks: "<group>/<name>" -> /runs/<id>/<group>/<name>, a float64
+  // [row, column] dataset. Two non-empty parts; the group is none of is_reserved_run_group's.
+  std::map<std::string, ReportTable> tables;
   // In a sweep: the point's index and the repetition, written as the structural attributes
   // `point` and `repetition` (not parameters: repetitions of a point share their parameters).
   std::optional<std::int64_t> point;
   std::optional<std::int64_t> repetition;
 };
-// Every rank passes the same id, parameters, phase names, dataset names and series lengths.
+// Every rank passes the same id, parameters, phase names, dataset names, series lengths, table
+// names, columns, meanings and row counts (rank 0 alone writes series and table values).
 // A per-rank column is either as long as on the other ranks or empty: a rank that recorded
 // nothing for a dataset (a parameter-server rank for a trainer phase) writes zeros there.
 

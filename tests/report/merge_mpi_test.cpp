@@ -1,6 +1,7 @@
 // merge_reports on reports written by every rank (1, 2, 4): the merged file holds each input's
 // runs exactly as the input does (read back and compared field by field), their provenance under
 // /runs/<id>/metadata, and the /summary rows in input order; conflicting inputs are refused.
+// Tables (/runs/<id>/<group>/<name>) come along with their runs, next to the group metadata.
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -38,6 +39,11 @@ class MergeMpi : public testing::SharedDirectoryTest {
       run.counters["keys"].push_back(100 * seed + 10 * i + world.rank());
       run.series["step_time"].push_back(0.1 * seed + i);
     }
+    // Tables in two groups, one of them empty (embscale sweep and merge copy them with the run).
+    run.tables["eviction/hit_rate"] = {{"step", "table", "lru"}, {0, 0.25 * seed, 0.5, 1, 0.75, 0.125 * seed},
+                                       "per step"};
+    run.tables["eviction/empty"] = {{"step"}, {}, ""};
+    run.tables["curves/miss_ratio"] = {{"capacity", "miss_ratio"}, {1024, 0.5, 2048, 0.25 + seed}, ""};
     SummaryRow row{{"run_id", id}, {"seed", std::int64_t{seed}}, {"step_s", 0.25 * seed}};
     if (!extra_column.empty()) row.push_back({extra_column, 1.0});
     const auto path = dir / file;
@@ -71,6 +77,7 @@ void expect_same_run(const ReportData::Run& a, const ReportData::Run& b) {
   for (const auto& [name, m] : a.timings) EXPECT_EQ(m.values, b.timings.at(name).values) << name;
   for (const auto& [name, m] : a.counters) EXPECT_EQ(m.values, b.counters.at(name).values) << name;
   EXPECT_EQ(a.series, b.series);
+  EXPECT_EQ(a.tables, b.tables);
   EXPECT_EQ(a.timings.size(), b.timings.size());
   EXPECT_EQ(a.counters.size(), b.counters.size());
 }
@@ -88,6 +95,8 @@ TEST_F(MergeMpi, CopiesEveryRunWithItsProvenanceAndConcatenatesTheSummary) {
   ASSERT_EQ(merged.runs.size(), 2u);
   expect_same_run(merged.runs[0], a.runs[0]);
   expect_same_run(merged.runs[1], b.runs[0]);
+  ASSERT_EQ(merged.runs[1].tables.size(), 3u) << "every table, the empty one too";
+  EXPECT_EQ(merged.runs[1].tables.at("eviction/hit_rate")(1, 2), 0.25) << "rows x columns as written";
   EXPECT_EQ(merged.runs[1].timings.at("x").cols, static_cast<std::size_t>(world.size()));
   EXPECT_EQ(merged.runs[0].metadata, a.attributes) << "the input's root attributes, as its provenance";
   EXPECT_EQ(std::get<std::string>(merged.runs[1].metadata.at("command_line")), "writer p1.r0");
@@ -105,7 +114,9 @@ TEST_F(MergeMpi, CopiesEveryRunWithItsProvenanceAndConcatenatesTheSummary) {
                       "merged into one"),
             std::string::npos);
   merge_reports({merged_path}, third, {{"schema_version", kReportSchemaVersion}});
-  EXPECT_EQ(read_report(third).runs[1].metadata, b.attributes);
+  const auto merged_twice = read_report(third);
+  EXPECT_EQ(merged_twice.runs[1].metadata, b.attributes);
+  EXPECT_EQ(merged_twice.runs[1].tables, b.runs[0].tables) << "beside the group metadata, which holds no table";
   const auto files = std::distance(fs::directory_iterator(dir), fs::directory_iterator());
   EXPECT_EQ(files, 5) << "first, second, merged, copy, third: no temporary file left by the failed merge";
 }

@@ -3,7 +3,8 @@
 # - a sweep (widths 8 and 32 x ranks 1 and 2 at one global batch, 2 repetitions) drawn through
 #   `embscale report --plot`: phase breakdown, throughput against both axes, strong scaling, ...
 # - two `embscale run --id` reports (1 and 2 ranks, the same batch per rank) joined by
-#   `embscale merge`, drawn by the script itself: weak scaling, no sweep_axes attribute.
+#   `embscale merge`, drawn by the script itself: weak scaling, no sweep_axes attribute; one of
+#   them holds a table (added by h5py), which `report` lists, merge keeps and the script draws.
 # - bad input (missing file, not HDF5, no schema_version, schema version 7): exit 2, file named.
 # Each expected PNG must be a PNG, non-empty and named on stdout. Exit 77 (skip) without merge.
 set -uo pipefail
@@ -58,10 +59,31 @@ for ranks in 1 2; do
     --set solver.max_iter=6 solver.batchsize=$((512 * ranks)) >"$work/out.txt" 2>&1 ||
     fail "run on $ranks ranks failed: $(cat "$work/out.txt")"
 done
+# A table (results/schema.md "Tables") added to r1 by h5py as another tool would: `report` lists
+# it, merge keeps it (h5py reads it back from the merged file), the script draws it.
+"$python" - "$work/r1.h5" <<'PY' || fail "h5py could not add a table to r1.h5"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "a") as f:
+    d = f.create_dataset("runs/r1/eviction/hit_rate", data=np.array([[1, .5, .6], [2, .7, .8], [3, .75, .9], [4, .8, .9]]))
+    d.attrs["columns"] = "step,table,lru"
+    d.attrs["meaning"] = "hit rate per step"
+PY
+"$embscale" report "$work/r1.h5" >"$work/report.txt" 2>&1 || fail "report r1.h5 failed: $(cat "$work/report.txt")"
+grep -qx "  table eviction/hit_rate: 4 x 3" "$work/report.txt" || fail "report does not list the table: $(cat "$work/report.txt")"
 "$embscale" merge -o "$work/merged.h5" "$work/r1.h5" "$work/r2.h5" >"$work/out.txt" 2>&1 ||
   fail "merge failed: $(cat "$work/out.txt")"
+"$embscale" report "$work/merged.h5" >"$work/report.txt" 2>&1 || fail "report merged.h5 failed: $(cat "$work/report.txt")"
+grep -qx "  table eviction/hit_rate: 4 x 3 in 1 of 2 runs" "$work/report.txt" ||
+  fail "report does not list the merged table: $(cat "$work/report.txt")"
+"$python" - "$work/r1.h5" "$work/merged.h5" <<'PY' || fail "the merged table differs from the input's"
+import sys, h5py, numpy as np
+a, b = (h5py.File(p, "r")["runs/r1/eviction/hit_rate"] for p in sys.argv[1:])
+assert b.dtype == np.float64 and (a[()] == b[()]).all() and dict(a.attrs) == dict(b.attrs), (b[()], dict(b.attrs))
+PY
 "$python" "$script" "$work/merged.h5" "$work/merged" >"$work/plot.txt" 2>&1 || fail "plotting the merge failed: $(cat "$work/plot.txt")"
-expect_pngs "$work/merged" "$work/plot.txt" phase_breakdown imbalance loss step_time scaling_weak throughput_vs_ranks
+expect_pngs "$work/merged" "$work/plot.txt" phase_breakdown imbalance loss step_time scaling_weak throughput_vs_ranks \
+  eviction_r1
+[ ! -e "$work/merged/eviction_r2.png" ] || fail "r2 has no table, yet eviction_r2.png was drawn"
 [ ! -e "$work/merged/scaling_strong.png" ] || fail "no strong-scaling study in the merge, yet scaling_strong.png was drawn"
 [ ! -e "$work/merged/throughput_vs_batchsize.png" ] || fail "batchsize follows ranks in the merge: drawn twice"
 
