@@ -25,6 +25,15 @@ std::uint32_t KeyIndex::find_or_insert(Key key, bool& inserted) {
   }
 }
 
+std::optional<std::uint32_t> KeyIndex::find(Key key) const {
+  if (mask_ == 0) return std::nullopt;
+  // Load <= 1/2: an empty slot ends every probe.
+  for (std::uint64_t slot = mix64(static_cast<std::uint64_t>(key)) & mask_;; slot = (slot + 1) & mask_) {
+    if (ids_[slot] == 0) return std::nullopt;
+    if (keys_[slot] == key) return ids_[slot] - 1;
+  }
+}
+
 void KeyIndex::grow() {
   const std::uint64_t capacity = mask_ == 0 ? 1024 : 2 * (mask_ + 1);
   std::vector<Key> keys(capacity);

@@ -11,9 +11,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/batch.hpp"
+#include "core/hash.hpp"
 
 namespace embscale::workloads {
 
@@ -24,6 +26,16 @@ class KeyIndex {
   // The dense id of `key`; a key never seen before gets id size() (and size() grows by one).
   // `inserted` tells which happened.
   std::uint32_t find_or_insert(Key key, bool& inserted);
+  // The dense id of `key`, or nothing when it was never inserted. Changes nothing.
+  std::optional<std::uint32_t> find(Key key) const;
+  // Pulls the slot where a probe for `key` starts into the cache (a hint only; nothing changes):
+  // callers that know their next keys issue it a few keys ahead so that the misses overlap.
+  void prefetch(Key key) const noexcept {
+    if (mask_ == 0) return;
+    const std::uint64_t slot = mix64(static_cast<std::uint64_t>(key)) & mask_;
+    __builtin_prefetch(&keys_[slot]);
+    __builtin_prefetch(&ids_[slot]);
+  }
 
   std::uint32_t size() const noexcept { return size_; }
   std::size_t memory_bytes() const noexcept { return keys_.capacity() * sizeof(Key) + ids_.capacity() * sizeof(std::uint32_t); }

@@ -55,6 +55,11 @@ std::int64_t ReuseDistanceCounter::access(std::uint32_t id) {
   return distance;
 }
 
+std::int64_t ReuseDistanceCounter::stack_depth(std::uint32_t id) const {
+  if (id >= last_.size() || last_[id] == kNone) return kCold;
+  return live_ - marks_up_to(last_[id]);  // as in access(): the marks after id's own
+}
+
 void ReuseDistanceCounter::compact() {
   // Renumber the marked times 0..live_-1 in order: distances depend only on the order of marks.
   std::uint32_t next = 0;

@@ -59,6 +59,12 @@ class ReuseDistanceCounter {
   // kCold for the key's first access.
   std::int64_t access(std::uint32_t id);
 
+  // The reuse distance an access to `id` would have now: the distinct keys other than `id`
+  // accessed since its latest access (its depth in the LRU stack, 0 for the latest key), or kCold
+  // when it was never accessed. An LRU cache of C keys holds `id` now iff this is in [0, C).
+  // O(log T); changes nothing.
+  std::int64_t stack_depth(std::uint32_t id) const;
+
   // Hit ratio of an LRU cache of `capacity` keys over the accesses so far (0 when there is none).
   double lru_hit_ratio(std::int64_t capacity) const;
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <set>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -111,6 +112,33 @@ TEST(ReuseDistance, SummaryMatchesSortedOracleDistances) {
     EXPECT_EQ(stats.median, nearest_rank(50)) << name(c);
     EXPECT_EQ(stats.p90, nearest_rank(90)) << name(c);
     EXPECT_EQ(stats.p99, nearest_rank(99)) << name(c);
+  }
+}
+
+// stack_depth(id) after every access, for every id, against the distinct keys accessed since the
+// id's latest access (a scan back), across compactions (few keys, long streams) and growth.
+TEST(ReuseDistance, StackDepthIsTheDistinctKeysSinceTheLatestAccess) {
+  std::uint64_t seed = 400;
+  for (const StreamCase& c : kCases) {
+    if (c.length * c.keys > 4'000'000) continue;  // quadratic check
+    const auto stream = random_stream(c.length, c.keys, c.exponent, ++seed);
+    ReuseDistanceCounter counter;
+    for (std::size_t t = 0; t < stream.size(); ++t) {
+      counter.access(static_cast<std::uint32_t>(stream[t]));
+      if (t % 7 != 0 && t + 1 != stream.size()) continue;  // every 7th access, and the last
+      for (std::int64_t id = 0; id < c.keys + 2; ++id) {
+        std::int64_t expected = testing::kColdDistance;
+        std::set<Key> since;
+        for (std::size_t p = t + 1; p-- > 0;) {
+          if (stream[p] == id) {
+            expected = static_cast<std::int64_t>(since.size());
+            break;
+          }
+          since.insert(stream[p]);
+        }
+        ASSERT_EQ(counter.stack_depth(static_cast<std::uint32_t>(id)), expected) << name(c) << ", after access " << t << ", id " << id;
+      }
+    }
   }
 }
 
