@@ -30,6 +30,9 @@ Each PNG is written only when the report holds what it needs, and named on stdou
   loss.png               series/loss per iteration, a small panel per point (first repetition).
   step_time.png          series/step_time per iteration (first repetition): a line per point, or
                          with more than six points a panel each on one y scale.
+  miss_ratio_<f>.png     a sweep over a table's capacity (f ends in max_capacity or
+                         global_hbm_for_values) with an eviction section: the hit rate of the table
+                         and of every oracle against f, mean over repetitions (miss-ratio curves).
   eviction_<run>.png     every table under /runs/<run>/eviction/ (results/schema.md "Tables")
                          with rows and two or more columns: columns 1.. against column 0, named
                          by the `columns` attribute; 1-D datasets (no tables, which a reader of
@@ -62,6 +65,8 @@ SCHEMA_VERSION = 1
 IDENTITY = {"run_id", "point", "repetition"}
 FIGURES = {"step_time_median_s", "step_time_p95_s", "throughput_samples_per_s", "throughput_keys_per_s",
            "bytes_sent_per_step", "load_imbalance", "bytes_imbalance", "unique_key_ratio", "final_loss"}
+# The eviction study's /summary columns (results/schema.md), each optionally "<layer>."-prefixed.
+EVICTION_FIGURE = re.compile(r"(^|\.)(hit_rate(_[a-z_]+)?|gap_to_[a-z_]+|retention_recall|hot_key_recall)$")
 STRUCTURE = {"phases", "phase_meanings", "samples", "raw_iterations", "summary_stride"}  # run attributes that are no parameters
 MAX_LINES = 12  # more curves (or panels) than this are unreadable: the first ones are drawn
 COLORS = plt.get_cmap("tab20").colors  # 20 distinct colours: enough for the phases of two layers
@@ -119,7 +124,8 @@ class Report:
         frame = pd.DataFrame(self.file["summary"][()]) if "summary" in self.file else self.summary_from_runs()
         frame = frame.apply(lambda c: c.map(text) if c.dtype == object else c)
         self.summary = frame[frame["run_id"].isin(list(self.file["runs"]))] if "run_id" in frame else frame.iloc[:0]
-        self.parameters = [c for c in self.summary.columns if c not in IDENTITY | FIGURES]
+        self.parameters = [c for c in self.summary.columns
+                           if c not in IDENTITY | FIGURES and not EVICTION_FIGURE.search(c)]
         self.varying = [c for c in self.parameters if self.summary[c].nunique() > 1]
         axes = text(self.file.attrs.get("sweep_axes", b""))
         swept = [a for a in axes.split(",") if a in self.summary.columns] if axes else self.varying
@@ -630,6 +636,40 @@ def eviction(report, outdir):
         save(fig, outdir, f"eviction_{run_id}.png")
 
 
+# ---- miss-ratio curves (a sweep over a table's capacity with an eviction section) ---------------
+
+def miss_ratio_curves(report, outdir):
+    """Hit rate against each swept capacity field, a line for the table and one per oracle (mean over
+    repetitions); one panel per combination of the other swept fields."""
+    s = report.summary
+    prefixes = sorted({m.group(1) or "" for m in (re.match(r"^(.*\.)?hit_rate$", c) for c in s.columns) if m})
+    for axis in [a for a in report.axes if a.endswith("max_capacity") or a.endswith("global_hbm_for_values")]:
+        others = [a for a in report.axes if a != axis]
+        groups = (list(s.groupby(grouper(others), sort=False)) if others else [((), s)])[:6]
+        for prefix in prefixes:
+            columns = [c for c in s.columns if c == prefix + "hit_rate" or
+                       (c.startswith(prefix + "hit_rate_") and "." not in c[len(prefix):])]
+            fig, axs = plt.subplots(len(groups), 1, figsize=(7.5, 3.8 * len(groups)), squeeze=False)
+            for ax, (_, rows) in zip(axs[:, 0], groups):
+                means = rows.groupby(axis, sort=True)[columns].mean()
+                for c in columns:
+                    name = c[len(prefix):].removeprefix("hit_rate").removeprefix("_") or "table"
+                    ax.plot(means.index, means[c], marker="o", label=name,
+                            linewidth=2.5 if name == "table" else 1.2)
+                ax.set_xscale("log", base=2)
+                ax.set_xlabel(axis)
+                ax.set_ylabel("hit rate")
+                ax.set_ylim(0, 1)
+                ax.grid(alpha=0.3)
+                ax.legend(fontsize="small")
+                title = f"{prefix}hit rate against {short_name(axis)} (timed iterations, all ranks)"
+                if others:
+                    title += "\n" + describe(rows.iloc[0], others)
+                ax.set_title(title, fontsize="medium")
+            fig.tight_layout()
+            save(fig, outdir, "miss_ratio_" + re.sub(r"[^A-Za-z0-9_]+", "_", prefix + axis) + ".png")
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      epilog="Exit codes: 0 done, 2 bad input.")
@@ -643,7 +683,8 @@ def main(argv):
         return 2
     os.makedirs(args.outdir, exist_ok=True)
     if not report.summary.empty:
-        for plot in (phase_breakdown, throughput_vs_axes, scaling, imbalance, loss_plot, step_time_plot, eviction):
+        for plot in (phase_breakdown, throughput_vs_axes, scaling, imbalance, loss_plot, step_time_plot, eviction,
+                     miss_ratio_curves):
             plot(report, args.outdir)
     if not WRITTEN:
         print(f"plot_report: {args.report}: nothing to plot (no run with recorded iterations)", file=sys.stderr)

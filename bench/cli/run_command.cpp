@@ -92,9 +92,11 @@ int run_command(const RunOptions& options) {
   const auto stop_check = [&world] { return comm::any_rank_stopping(world); };
   const auto run = embedding::run_training(world, *config, *source, options.quiet ? nullptr : &std::cout, stop_check);
 
+  if (root)
+    for (const auto& note : run.eviction.notes) std::cerr << "embscale run: " << note << '\n';
   const std::string& id = options.run_id;
   writer->write_run(make_run_record(id, *config, world.size(), run));
-  const std::vector<report::SummaryRow> summary{make_summary_row(id, *config, world.size(), run.summary)};
+  const std::vector<report::SummaryRow> summary{make_summary_row(id, *config, world.size(), run)};
   writer->write_summary(summary);
   writer->commit();
 

@@ -69,11 +69,14 @@ report::RunRecord make_run_record(const std::string& id, const config::Config& c
   record.series["step_time"] = run.measurements.step_time;
   record.series["loss"] = run.measurements.loss;
   for (const auto& [name, values] : run.measurements.bandwidth) record.series[name] = values;
+  for (const auto& table : run.eviction.tables)
+    record.tables["eviction/" + table.name] = report::ReportTable{table.columns, table.values, table.meaning};
   return record;
 }
 
 report::SummaryRow make_summary_row(const std::string& id, const config::Config& config, int ranks,
-                                    const embedding::RunSummary& s) {
+                                    const embedding::TrainingRun& run) {
+  const embedding::RunSummary& s = run.summary;
   report::SummaryRow row{{"run_id", id}};
   for (auto& field : run_parameters(config, ranks)) row.push_back(std::move(field));
   const report::SummaryRow figures{
@@ -88,6 +91,7 @@ report::SummaryRow make_summary_row(const std::string& id, const config::Config&
       {"final_loss", s.final_loss},
   };
   row.insert(row.end(), figures.begin(), figures.end());
+  for (const auto& [name, value] : run.eviction.summary) row.push_back({name, value});
   return row;
 }
 

@@ -14,7 +14,9 @@ namespace embscale::cli {
 std::vector<report::SummaryField> run_parameters(const config::Config& config, int ranks);
 report::RunRecord make_run_record(const std::string& id, const config::Config& config, int ranks,
                                   const embedding::TrainingRun& run);
+// The run's /summary row: its parameters, its figures, then the eviction study's (when the config
+// has an eviction section).
 report::SummaryRow make_summary_row(const std::string& id, const config::Config& config, int ranks,
-                                    const embedding::RunSummary& summary);
+                                    const embedding::TrainingRun& run);
 
 }  // namespace embscale::cli

@@ -107,7 +107,7 @@ void run_point(comm::Communicator& comm, const config::SweepSpec& spec, const Pl
   record.parameters.insert(record.parameters.begin(), swept.begin(), swept.end());
   record.point = planned.point->index;
   record.repetition = planned.repetition;
-  report::SummaryRow row = make_summary_row(planned.id, config, comm.size(), run.summary);
+  report::SummaryRow row = make_summary_row(planned.id, config, comm.size(), run);
   swept.insert(swept.begin(), {{"point", planned.point->index}, {"repetition", planned.repetition}});
   row.insert(row.begin() + 1, swept.begin(), swept.end());  // after run_id
   writer->write_run(record);

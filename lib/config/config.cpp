@@ -44,13 +44,14 @@ void record_keys_not_run(const ObjectReader& top, Config& c) {
 Config parse_config(const nlohmann::json& json, const std::string& origin) {
   const ObjectReader top(ValueReader(json, "", origin));
   check_schema_version(top);
-  top.only_keys({"schema_version", "solver", "optimizer", "layers"});
+  top.only_keys({"schema_version", "solver", "optimizer", "layers", "eviction"});
   Config c;
   c.schema_version = kSchemaVersion;
   c.solver = parse_solver(top.object("solver"));
   c.optimizer = parse_optimizer(top.object("optimizer"));  // before the layers: their default
   parse_layers(top.required("layers", "a non-empty array of layer objects"), c);
   record_keys_not_run(top, c);
+  if (top.has("eviction")) c.eviction = parse_eviction_study(top.object("eviction"), c);
   c.source = json;
   return c;
 }

@@ -134,12 +134,30 @@ struct EmbeddingLayer {
   EmbeddingStorage storage;
 };
 
+// The optional "eviction" section (issue 15; lib/sim): measure how well each dynamic table's
+// bucketed score eviction keeps what matters, against exact oracles fed the same access stream.
+// The oracles run outside the timed region; a config without the section builds none of it.
+struct EvictionStudy {
+  // The layers measured, by name, in config order: the section's "layers", else every layer with
+  // dynamic storage. Each has dynamic storage and is not in hybrid mode (checked).
+  std::vector<std::string> layers;
+  // The oracles, a subset of kEvictionOracles in that order: "lru", "lfu", "score_retention",
+  // "unbucketed", "belady" (default: all).
+  std::vector<std::string> oracles;
+  std::int64_t sample_every = 10;    // iterations between recall measurements (>= 1)
+  double hot_key_share = 0.01;       // hot-key recall: the share of the keys seen, by frequency
+  // Belady's optimum is offline: it keeps the whole access stream (8 bytes an access, per rank).
+  std::int64_t belady_max_accesses = 100'000'000;
+};
+inline const std::vector<std::string> kEvictionOracles = {"lru", "lfu", "score_retention", "unbucketed", "belady"};
+
 struct Config {
   int schema_version = kSchemaVersion;
   Solver solver;
   Optimizer optimizer;
   DataLayer data;
   std::vector<EmbeddingLayer> embeddings;  // at least one
+  std::optional<EvictionStudy> eviction;   // the "eviction" section, when given
   nlohmann::json source;            // the JSON as given (recorded in the report)
   // What the config asks for that embscale does not run: the layers in file order ("layers[fc1]
   // (\"InnerProduct\")"), then the solver's and the Data layer's keys ("solver.eval_interval

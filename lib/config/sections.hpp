@@ -29,5 +29,7 @@ EmbeddingLayer parse_embedding_layer(const ObjectReader& layer, const std::strin
 // The "layers" array: exactly one Data layer, at least one embedding layer, names and tops unique,
 // every embedding's bottom the Data layer's sparse top. Fills config.data and config.embeddings.
 void parse_layers(const ValueReader& layers, Config& config);
+// The "eviction" section, after the layers (it names them and needs their storage).
+EvictionStudy parse_eviction_study(const ObjectReader& eviction, const Config& config);
 
 }  // namespace embscale::config

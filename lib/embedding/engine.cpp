@@ -212,6 +212,7 @@ double EmbeddingEngine::step(const Batch& batch, StepRecorder& recorder) {
 const LayerSpec& EmbeddingEngine::spec(std::size_t layer) const { return layers_.at(layer)->spec; }
 const SchemeEntry& EmbeddingEngine::entry(std::size_t layer) const { return *layers_.at(layer)->entry; }
 const EmbeddingScheme& EmbeddingEngine::scheme(std::size_t layer) const { return *layers_.at(layer)->scheme; }
+RowStore& EmbeddingEngine::store(std::size_t layer) { return layers_.at(layer)->scheme->store(); }
 std::span<const float> EmbeddingEngine::pooled(std::size_t layer) const { return layers_.at(layer)->pooled; }
 const std::string& EmbeddingEngine::prefix(std::size_t layer) const { return layers_.at(layer)->prefix; }
 

@@ -50,6 +50,8 @@ class EmbeddingEngine {
   const LayerSpec& spec(std::size_t layer) const;
   const SchemeEntry& entry(std::size_t layer) const;
   const EmbeddingScheme& scheme(std::size_t layer) const;
+  // The layer's rows on this rank (the eviction study observes a dynamic store's reads).
+  RowStore& store(std::size_t layer);
   // Pooled outputs of the last step's forward ([bags x dim] of the layer's slots).
   std::span<const float> pooled(std::size_t layer) const;
   // The qualifier of a layer's phase and counter names: "" for one layer, "<name>." for several.

@@ -22,6 +22,10 @@ void count_call(StoreCounters& counters, const kv::CallStats& stats, std::size_t
   counters.not_admitted += stats.not_admitted;
 }
 
+sim::CallOutcome call_outcome(const kv::CallStats& stats, std::int64_t hits) {
+  return {hits, stats.inserted, stats.evicted, stats.refused, stats.not_admitted};
+}
+
 void KvRowStore::read(std::span<const Key> keys, std::span<float> rows) {
   const auto dim = static_cast<std::size_t>(dim_);
   EMBSCALE_EXPECTS(rows.size() == keys.size() * dim, "rows must hold keys.size() x dim values");
@@ -40,6 +44,7 @@ void KvRowStore::read(std::span<const Key> keys, std::span<float> rows) {
                      ", safe_check_mode ERROR): " + e.what());
   }
   count_call(counters_, stats, keys.size());
+  if (observer_) observer_->on_call(keys, call_outcome(stats, stats.found));
   for (std::size_t i = 0; i < keys.size(); ++i)
     std::copy_n(full_rows_.data() + i * row_width_, dim, rows.data() + i * dim);
 }
@@ -108,6 +113,15 @@ void KvRowStore::for_each_row(const std::function<void(Key, std::span<const floa
     table_->export_batch(offset, chunk, entries);
     for (std::size_t i = 0; i < entries.size(); ++i)
       visit(entries.keys[i], std::span<const float>(entries.values).subspan(i * row_width_, static_cast<std::size_t>(dim_)));
+  }
+}
+
+void KvRowStore::for_each_evicting_key(const std::function<void(Key)>& visit) const {
+  kv::Entries<std::int64_t> entries;
+  const std::int64_t chunk = 1 << 16;
+  for (std::int64_t offset = 0; offset < table_->capacity(); offset += chunk) {
+    table_->export_batch(offset, chunk, entries);
+    for (const Key key : entries.keys) visit(key);
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "core/batch.hpp"
 #include "embedding/sparse_optimizer.hpp"
+#include "sim/access_observer.hpp"
 
 namespace embscale::embedding {
 
@@ -53,6 +54,16 @@ class RowStore {
 
   // The counters since the last call, then zeroed.
   virtual StoreCounters take_counters() = 0;
+
+  // The eviction study's seam (lib/sim/eviction_study.hpp), for the stores that evict by score.
+  // The slots of the tier that evicts (the table's max_capacity; caching mode: the fast tier's),
+  // 0 for a store that never evicts (static; hybrid mode, placed by hash).
+  virtual std::int64_t evicting_capacity() const { return 0; }
+  // Every key that tier holds now, in no particular order.
+  virtual void for_each_evicting_key(const std::function<void(Key)>& visit) const { (void)visit; }
+  // From now on, every read call is shown to `observer` (null: to none). Stores that never evict
+  // show nothing.
+  virtual void set_access_observer(sim::AccessObserver* observer) { (void)observer; }
 };
 
 }  // namespace embscale::embedding

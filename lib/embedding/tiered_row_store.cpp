@@ -1,6 +1,7 @@
 #include "embedding/tiered_row_store.hpp"
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
@@ -56,8 +57,10 @@ class TieredRowStore final : public RowStore {
   void read(std::span<const Key> keys, std::span<float> rows) override {
     const auto dim = static_cast<std::size_t>(dim_);
     full_.resize(keys.size() * row_width_);
+    const std::int64_t slow_hits_before = slow_hits();
     const kv::CallStats stats = table_->find_or_insert(as_unsigned(keys), full_);
     count_call(counters_, stats, keys.size());
+    if (observer_) observer_->on_call(keys, call_outcome(stats, stats.found - (slow_hits() - slow_hits_before)));
     for (std::size_t i = 0; i < keys.size(); ++i) std::copy_n(full_.data() + i * row_width_, dim, rows.data() + i * dim);
   }
 
@@ -98,7 +101,28 @@ class TieredRowStore final : public RowStore {
 
   StoreCounters take_counters() override { return std::exchange(counters_, StoreCounters{}); }
 
+  // Caching mode evicts by score from its fast tier (what the eviction study measures); hybrid
+  // mode places keys by hash and has no such seam.
+  std::int64_t evicting_capacity() const override {
+    if constexpr (kCaching) return table_->fast().options().max_capacity;
+    return 0;
+  }
+  void for_each_evicting_key(const std::function<void(Key)>& visit) const override {
+    if constexpr (kCaching) visit_host_table(table_->fast(), [&](std::uint64_t key, std::span<const float>) { visit(static_cast<Key>(key)); });
+  }
+  void set_access_observer(sim::AccessObserver* observer) override {
+    if constexpr (kCaching) observer_ = observer;
+  }
+
  private:
+  static constexpr bool kCaching = std::is_same_v<Table, kv::CachingTable>;
+
+  // Keys found in the slow tier so far (caching mode): a read's hits minus these are the fast tier's.
+  std::int64_t slow_hits() const {
+    if constexpr (kCaching) return table_->counters().slow_hits;
+    return 0;
+  }
+
   static std::span<const std::uint64_t> as_unsigned(std::span<const Key> keys) {
     // Keys are non-negative int64 (the router checks): the same bits as uint64.
     return {reinterpret_cast<const std::uint64_t*>(keys.data()), keys.size()};
@@ -108,6 +132,7 @@ class TieredRowStore final : public RowStore {
   std::int32_t dim_, state_width_;
   std::size_t row_width_;
   StoreCounters counters_;
+  sim::AccessObserver* observer_ = nullptr;
   std::vector<float> full_;
   std::vector<std::uint8_t> founds_;
 };

@@ -75,6 +75,8 @@ class Loop {
     return out;
   }
 
+  EmbeddingEngine& engine() noexcept { return engine_; }
+
  private:
   comm::OpStats traffic() const {
     comm::OpStats sum;
@@ -167,6 +169,27 @@ void print_progress(std::ostream& out, const std::string& prefix, std::int64_t d
   out << line << std::endl;
 }
 
+// The eviction study of the layers the config's eviction section names: their stores show it
+// every read call from now on. Null without the section.
+std::unique_ptr<sim::EvictionStudy> start_eviction_study(const config::Config& config, EmbeddingEngine& engine) {
+  if (!config.eviction) return nullptr;
+  std::vector<sim::MeasuredTable> tables;
+  std::vector<RowStore*> stores;
+  for (const auto& name : config.eviction->layers) {
+    const auto layer = static_cast<std::size_t>(
+        std::find_if(config.embeddings.begin(), config.embeddings.end(), [&](const auto& e) { return e.name == name; }) -
+        config.embeddings.begin());
+    RowStore& store = engine.store(layer);
+    EMBSCALE_EXPECTS(store.evicting_capacity() > 0, "the config admits only layers whose store evicts");
+    tables.push_back({name, store.evicting_capacity(), config.embeddings[layer].storage.table.score_strategy,
+                      [&store](const std::function<void(std::int64_t)>& visit) { store.for_each_evicting_key(visit); }});
+    stores.push_back(&store);
+  }
+  auto study = std::make_unique<sim::EvictionStudy>(*config.eviction, std::move(tables), -config.solver.warmup_iter);
+  for (std::size_t t = 0; t < stores.size(); ++t) stores[t]->set_access_observer(&study->observer(t));
+  return study;
+}
+
 }  // namespace
 
 void check_run_environment() {
@@ -214,12 +237,14 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   std::optional<Loop> built;
   comm::run_agreed(comm, [&] { built.emplace(comm, config, source); });
   Loop& loop = *built;
+  const std::unique_ptr<sim::EvictionStudy> eviction = start_eviction_study(config, loop.engine());
   StepRecorder recorder;
   const InjectedDelay delay = injected_delay();
   if (delay.seconds > 0) recorder.inject_delay(delay.phase, delay.seconds);
   for (std::int64_t i = 0; i < config.solver.warmup_iter; ++i) {
     stop_if_asked("during the warm-up");
     loop.step(-1 - i, recorder);
+    if (eviction) eviction->end_step(iterations == 0 && i + 1 == config.solver.warmup_iter);
     if (i == 0 && delay.seconds > 0) require_phase(recorder, delay.phase);  // before any timed step
   }
 
@@ -235,6 +260,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
     stop_if_asked("before iteration " + std::to_string(it));
     fault.strike_if_due(comm.rank(), it);
     local_loss[uit] = loop.step(it, recorder);
+    if (eviction) eviction->end_step(it + 1 == iterations);  // the clock of the step has stopped
     const auto counters = loop.counters(recorder);
     if (it == 0) {
       if (config.solver.warmup_iter == 0 && delay.seconds > 0) require_phase(recorder, delay.phase);
@@ -326,6 +352,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
     s.throughput_keys_per_s = keys_per_step / s.step_time_median_s;
   }
   s.final_loss = m.loss.empty() ? 0.0 : m.loss.back();
+  if (eviction) run.eviction = eviction->finish(comm);
   return run;
 }
 

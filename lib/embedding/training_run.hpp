@@ -17,6 +17,7 @@
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
 #include "core/batch_source.hpp"
+#include "sim/eviction_study.hpp"
 
 namespace embscale::embedding {
 
@@ -54,6 +55,7 @@ struct RunSummary {
 struct TrainingRun {
   RunMeasurements measurements;
   RunSummary summary;
+  sim::EvictionResults eviction;  // the config's eviction section's figures; empty without one
 };
 
 // Checks what depends on the number of ranks (at least one sample per rank; every layer's scheme

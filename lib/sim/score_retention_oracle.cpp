@@ -9,8 +9,8 @@ constexpr std::size_t kPrefetchAhead = 16;  // as in lru_oracle.cpp
 
 }  // namespace
 
-ScoreRetentionOracle::ScoreRetentionOracle(std::int64_t capacity, kv::ScoreStrategy strategy)
-    : rules_(&kv::score_rules(strategy)), capacity_(capacity) {
+ScoreRetentionOracle::ScoreRetentionOracle(std::int64_t capacity, kv::ScoreStrategy strategy, ScoreMemory memory)
+    : rules_(&kv::score_rules(strategy)), memory_(memory), capacity_(capacity) {
   EMBSCALE_EXPECTS(capacity >= 1 && capacity <= (std::int64_t{1} << 31),
                    "ScoreRetentionOracle: capacity must be in [1, 2^31] keys");
   heap_.reserve(static_cast<std::size_t>(capacity));
@@ -51,7 +51,10 @@ std::int64_t ScoreRetentionOracle::access(std::span<const std::int64_t> call) {
     if (i + kPrefetchAhead < call.size()) index_.prefetch(call[i + kPrefetchAhead]);
     bool inserted = false;
     const std::uint32_t id = index_.find_or_insert(call[i], inserted);
-    if (inserted) position_.push_back(kNone);
+    if (inserted) {
+      position_.push_back(kNone);
+      if (memory_ == ScoreMemory::kEveryKey) remembered_.push_back(0);
+    }
     const std::uint32_t at = position_[id];
     if (at != kNone) {
       ++hits;
@@ -65,16 +68,21 @@ std::int64_t ScoreRetentionOracle::access(std::span<const std::int64_t> call) {
       }
       continue;
     }
-    const Entry entry{fresh, static_cast<std::uint64_t>(call[i]), id};
+    // A returning key under kEveryKey scores as if it had stayed (as a hit on its old score).
+    const bool returns = memory_ == ScoreMemory::kEveryKey && !inserted;
+    const std::uint64_t score = returns ? kv::present_key_score(*rules_, remembered_[id], fresh, epoch_high_) : fresh;
+    const Entry entry{score, static_cast<std::uint64_t>(call[i]), id};
     if (size() < capacity_) {
       heap_.push_back(entry);
       sift_up(heap_.size() - 1);
-    } else if (fresh >= heap_[0].score) {  // replaces the lowest (score, key); ties: the newcomer
+    } else if (score >= heap_[0].score) {  // replaces the lowest (score, key); ties: the newcomer
       position_[heap_[0].id] = kNone;
+      if (memory_ == ScoreMemory::kEveryKey) remembered_[heap_[0].id] = heap_[0].score;
       place(0, entry);
       sift_down(0);
     } else {
       ++refused_;
+      if (memory_ == ScoreMemory::kEveryKey) remembered_[id] = score;
     }
   }
   return hits;

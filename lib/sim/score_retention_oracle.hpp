@@ -1,12 +1,21 @@
-// ScoreRetentionOracle: "ideal score retention", the KV table's own score rules on one global
-// table of `capacity` keys instead of buckets: what bucket-local placement would keep if its
-// buckets were one.
+// ScoreRetentionOracle: the KV table's own score rules on one global table of `capacity` keys
+// instead of buckets, in two memories:
+//   kEveryKey   "ideal score retention" (the eviction study's score_retention): every key keeps
+//               its score for life, evicted or not, so the table holds the top-capacity keys by
+//               the table's own score (LFU: perfect LFU by count; STEP: LRU). A returning key
+//               resumes from its remembered score. What the table would keep with no buckets and
+//               no forgetting.
+//   kResidents  the table's rules exactly, without buckets (the study's `unbucketed`): an evicted
+//               key's score is forgotten and it returns as a newcomer (LFU: score 1 again). The
+//               gap between the table and this oracle is what bucket-local placement costs; a
+//               table of one bucket equals it (tests/sim/eviction_study_mpi_test.cpp).
 //
 // Rules (lib/kv/README.md, "Score strategies"; applied through kv/score_rules.hpp's functions, so
 // a change there changes this): a call reads its call score once, before its keys; a key it
 // inserts gets the new-key score, a key it finds (a hit) the present-key score. A newcomer takes a
 // free place while fewer than `capacity` keys are resident; in a full table it replaces the
-// resident of lowest (score, key) when its own score is not lower, else it is refused. Keys are
+// resident of lowest (score, key) when its own score (kEveryKey: the present-key score from the
+// one it remembers) is not lower, else it is refused. Keys are
 // ordered as the table orders them: as uint64 (an int64 key's two's-complement bits).
 //
 // Clocks. TIMESTAMP's and EPOCH_LRU's clock (ns) is modelled by a counter advanced once per call,
@@ -22,8 +31,8 @@
 // difference inside a call.
 //
 // Structure: an indexed binary min-heap of (score, key) over the residents, with each dense id's
-// heap position: O(log capacity) per access. Memory: per distinct key 4 bytes plus KeyIndex's
-// 24-48; per capacity slot 24 bytes.
+// heap position: O(log capacity) per access. Memory: per distinct key 4 bytes (kEveryKey: 12)
+// plus KeyIndex's 24-48; per capacity slot 24 bytes.
 #pragma once
 
 #include <cstdint>
@@ -38,10 +47,12 @@
 
 namespace embscale::sim {
 
+enum class ScoreMemory { kResidents, kEveryKey };
+
 class ScoreRetentionOracle {
  public:
   // capacity >= 1 keys, at most 2^31.
-  ScoreRetentionOracle(std::int64_t capacity, kv::ScoreStrategy strategy);
+  ScoreRetentionOracle(std::int64_t capacity, kv::ScoreStrategy strategy, ScoreMemory memory = ScoreMemory::kResidents);
 
   // Applies one call (a score-setting call such as find_or_insert) in order; returns its hits.
   // Keys distinct within the call.
@@ -82,6 +93,9 @@ class ScoreRetentionOracle {
   const kv::ScoreRules* rules_;  // a row of kv::kScoreRules
   workloads::KeyIndex index_;
   std::vector<std::uint32_t> position_;  // per dense id: its heap index, or kNone
+  // kEveryKey: per dense id, the score it had when last evicted (read when it returns)
+  std::vector<std::uint64_t> remembered_;
+  ScoreMemory memory_;
   std::vector<Entry> heap_;              // heap_[0] is the lowest (score, key)
   std::uint64_t calls_ = 0;              // the clock and the step: advanced once per call
   std::uint64_t epoch_high_ = 0;

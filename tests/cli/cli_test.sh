@@ -172,6 +172,25 @@ case "$case_name" in
         --set 'layers.emb1.storage={"type": "dynamic", "max_capacity": 65536}' -o "$work/reports/r.h5"
     done
     ;;
+  eviction_section)
+    # An eviction section needs a table that evicts by score: on static storage it is bad input.
+    expect_bad_input "eviction: no embedding layer can be measured; layers[emb1]: its storage is static" \
+      "$configs/default.json" --set 'eviction={}' -o "$work/reports/r.h5"
+    # On the example: its tables under /runs/<id>/eviction/ and its figures in the summary.
+    run_mpi 2 "$configs/eviction_study.json" --set solver.max_iter=6 --set solver.warmup_iter=4 \
+      --set eviction.sample_every=2 -o "$work/reports/e.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "eviction example: exit $rc: $(cat "$work/err.txt")"
+    for name in hit_rate churn recall by_rank; do
+      h5ls "$work/reports/e.h5/runs/run0/eviction/$name" >/dev/null 2>&1 || fail "no table eviction/$name: $(h5ls -r "$work/reports/e.h5")"
+    done
+    h5dump -a /runs/run0/eviction/hit_rate/columns "$work/reports/e.h5" | grep -qF '"iteration,table,lru,lfu,score_retention,unbucketed,belady"' ||
+      fail "hit_rate columns: $(h5dump -a /runs/run0/eviction/hit_rate/columns "$work/reports/e.h5")"
+    [ "$(h5dump -d /runs/run0/eviction/hit_rate -H "$work/reports/e.h5" | grep -c '( 10, 7 )')" -eq 1 ] ||
+      fail "hit_rate is not 10 iterations x 7 columns: $(h5dump -d /runs/run0/eviction/hit_rate -H "$work/reports/e.h5")"
+    for column in hit_rate hit_rate_belady gap_to_lru gap_to_belady retention_recall hot_key_recall; do
+      grep -qE "^$column " "$work/out.txt" || fail "summary lacks $column: $(cat "$work/out.txt")"
+    done
+    ;;
   slots_out_of_range)
     expect_bad_input "layers[emb1].slots: expected slot indices below the Data layer's slot_num (8), got [6,7,8]" \
       "$configs/scheme_all2all_dense.json" --set 'layers.emb1.slots=[6, 7, 8]' -o "$work/reports/r.h5"

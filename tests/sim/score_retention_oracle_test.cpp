@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "core/error.hpp"
@@ -19,10 +20,12 @@ using testing::random_calls;
 
 // The rules of lib/kv/README.md's "Score strategies" table, written out again per strategy (not
 // through kv/score_rules.hpp), on one global table: a vector of residents and linear scans. The
-// call counter stands for the clock and the step, as the oracle documents.
+// call counter stands for the clock and the step, as the oracle documents. `remember`: every key
+// keeps its score when it leaves (ScoreMemory::kEveryKey) and returns as a hit on it would score.
 class BruteScoreTable {
  public:
-  BruteScoreTable(std::int64_t capacity, ScoreStrategy strategy) : capacity_(capacity), strategy_(strategy) {}
+  BruteScoreTable(std::int64_t capacity, ScoreStrategy strategy, bool remember = false)
+      : capacity_(capacity), strategy_(strategy), remember_(remember) {}
 
   void set_epoch(std::uint32_t epoch) { epoch_ = epoch; }
   void set_score(std::uint64_t score) { custom_ = score; }
@@ -42,19 +45,18 @@ class BruteScoreTable {
         case ScoreStrategy::kEpochLru: fresh = high | (calls_ & kLow); break;
         case ScoreStrategy::kEpochLfu: fresh = high | 1; break;
       }
+      const auto touched = [&](std::uint64_t old) {
+        if (strategy_ == ScoreStrategy::kLfu) return old == ~std::uint64_t{0} ? old : old + 1;
+        if (strategy_ == ScoreStrategy::kEpochLfu) return (old >> 32) != epoch_ ? (high | 1) : (old & kLow) == kLow ? old : old + 1;
+        return fresh;
+      };
       const auto it = std::find_if(residents_.begin(), residents_.end(), [&](const Entry& e) { return e.key == key; });
       if (it != residents_.end()) {
         ++hits;
-        const std::uint64_t old = it->score;
-        if (strategy_ == ScoreStrategy::kLfu) {
-          it->score = old == ~std::uint64_t{0} ? old : old + 1;
-        } else if (strategy_ == ScoreStrategy::kEpochLfu) {
-          it->score = (old >> 32) != epoch_ ? (high | 1) : (old & kLow) == kLow ? old : old + 1;
-        } else {
-          it->score = fresh;
-        }
+        it->score = touched(it->score);
         continue;
       }
+      if (remember_ && gone_.count(key)) fresh = touched(gone_[key]);
       if (static_cast<std::int64_t>(residents_.size()) < capacity_) {
         residents_.push_back({key, fresh});
         continue;
@@ -66,9 +68,11 @@ class BruteScoreTable {
         if (lower) victim = e;
       }
       if (fresh >= victim->score) {
+        gone_[victim->key] = victim->score;
         *victim = {key, fresh};
       } else {
         ++refused_;
+        gone_[key] = fresh;
       }
     }
     return hits;
@@ -94,6 +98,8 @@ class BruteScoreTable {
   };
   std::int64_t capacity_;
   ScoreStrategy strategy_;
+  bool remember_;
+  std::map<std::int64_t, std::uint64_t> gone_;  // the scores of keys not resident (read when remember_)
   std::uint64_t calls_ = 0;
   std::uint32_t epoch_ = 0;
   std::uint64_t custom_ = 0;
@@ -117,7 +123,8 @@ struct TraceCase {
 const TraceCase kTraces[] = {{21, 300, 1, 12, 0.0}, {22, 120, 9, 40, 0.0}, {23, 80, 30, 60, 2.0},
                              {24, 200, 5, 300, 1.0}, {25, 60, 50, 25, 0.5}, {26, 400, 3, 30, 3.0}};
 
-TEST(ScoreRetentionOracle, EveryStrategyMatchesTheBruteForce) {
+TEST(ScoreRetentionOracle, EveryStrategyAndMemoryMatchesTheBruteForce) {
+  for (const ScoreMemory memory : {ScoreMemory::kResidents, ScoreMemory::kEveryKey})
   for (const ScoreStrategy strategy : kv::kScoreStrategies) {
     for (const TraceCase& t : kTraces) {
       const Calls calls = random_calls(t.seed, t.calls, t.max_call, t.keys, t.skew);
@@ -126,10 +133,11 @@ TEST(ScoreRetentionOracle, EveryStrategyMatchesTheBruteForce) {
       for (const std::int64_t capacity : {std::int64_t{1}, std::int64_t{2}, std::int64_t{5}, std::int64_t{11},
                                           distinct - 1, distinct, distinct + 3}) {
         if (capacity < 1) continue;
+        const bool remember = memory == ScoreMemory::kEveryKey;
         const std::string where = std::string(kv::score_rules(strategy).name) + ", trace " + std::to_string(t.seed) +
-                                  ", capacity " + std::to_string(capacity);
-        ScoreRetentionOracle oracle(capacity, strategy);
-        BruteScoreTable brute(capacity, strategy);
+                                  ", capacity " + std::to_string(capacity) + (remember ? ", every key" : ", residents");
+        ScoreRetentionOracle oracle(capacity, strategy, memory);
+        BruteScoreTable brute(capacity, strategy, remember);
         for (std::size_t c = 0; c < calls.size(); ++c) {
           // Epochs advance every 7 calls; the custom score wanders up and down (both heap moves).
           const auto epoch = static_cast<std::uint32_t>(c / 7);
