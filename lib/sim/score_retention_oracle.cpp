@@ -5,7 +5,9 @@
 namespace embscale::sim {
 namespace {
 
-constexpr std::size_t kPrefetchAhead = 16;  // as in lru_oracle.cpp
+// Prefetch distances, in accesses: a key's heap position, then (once it has arrived) its entry.
+constexpr std::size_t kAhead = 8;
+constexpr std::size_t kNear = 4;
 
 }  // namespace
 
@@ -46,12 +48,18 @@ std::int64_t ScoreRetentionOracle::access(std::span<const std::int64_t> call) {
       rules_->call, epoch_high_, custom_score_, [&] { return calls_ + 1; }, [&] { return calls_ + 1; });
   ++calls_;
   const std::uint64_t fresh = kv::new_key_score(*rules_, call_score, epoch_high_, std::nullopt);
+  ids_.resize(call.size());
+  index_.find_or_insert_all(call, ids_);
+  position_.resize(index_.size(), kNone);
   std::int64_t hits = 0;
-  for (std::size_t i = 0; i < call.size(); ++i) {
-    if (i + kPrefetchAhead < call.size()) index_.prefetch(call[i + kPrefetchAhead]);
-    bool inserted = false;
-    const std::uint32_t id = index_.find_or_insert(call[i], inserted);
-    if (inserted) position_.push_back(kNone);
+  const std::size_t n = call.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) __builtin_prefetch(&position_[ids_[i + kAhead]]);
+    if (i + kNear < n) {
+      const std::uint32_t ahead = position_[ids_[i + kNear]];  // a hint only: it may move
+      if (ahead != kNone) __builtin_prefetch(&heap_[ahead]);
+    }
+    const std::uint32_t id = ids_[i];
     const std::uint32_t at = position_[id];
     if (at != kNone) {
       ++hits;

@@ -23,7 +23,7 @@
 //
 // Structure: an indexed binary min-heap of (score, key) over the residents, with each dense id's
 // heap position: O(log capacity) per access. Memory: per distinct key 4 bytes plus KeyIndex's
-// 24-48; per capacity slot 24 bytes.
+// 32-64; per capacity slot 24 bytes.
 #pragma once
 
 #include <cstdint>
@@ -83,6 +83,7 @@ class ScoreRetentionOracle {
   workloads::KeyIndex index_;
   std::vector<std::uint32_t> position_;  // per dense id: its heap index, or kNone
   std::vector<Entry> heap_;              // heap_[0] is the lowest (score, key)
+  std::vector<std::uint32_t> ids_;       // one call's ids (scratch, kept)
   std::uint64_t calls_ = 0;              // the clock and the step: advanced once per call
   std::uint64_t epoch_high_ = 0;
   std::uint64_t custom_score_ = 0;
