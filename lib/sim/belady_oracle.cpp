@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/huge_page_allocator.hpp"
 
 namespace embscale::sim {
 namespace {
@@ -62,8 +63,8 @@ class FarthestFirst {
     place(at, e);
   }
 
-  std::vector<Entry> heap_;
-  std::vector<std::uint32_t> position_;  // per id: its heap index, or kNever when not resident
+  embscale::HugePageVector<Entry> heap_;
+  embscale::HugePageVector<std::uint32_t> position_;  // per id: its heap index, or kNever when not resident
 };
 
 }  // namespace

@@ -89,7 +89,7 @@ class LfuOracle {
   HugePageVector<Node> nodes_;         // per slot
   std::vector<std::uint32_t> ids_;     // one call's ids (scratch, kept)
   // Groups: a pool of capacity + 1 (at most capacity non-empty, plus one made before one is freed).
-  std::vector<Group> groups_;
+  HugePageVector<Group> groups_;
   std::uint32_t first_group_ = kNone;  // the smallest count's
   std::uint32_t free_groups_ = kNone;
   std::int64_t capacity_;

@@ -1,5 +1,7 @@
 #include "sim/score_retention_oracle.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace embscale::sim {
@@ -8,6 +10,10 @@ namespace {
 // Prefetch distances, in accesses: a key's heap position, then (once it has arrived) its entry.
 constexpr std::size_t kAhead = 8;
 constexpr std::size_t kNear = 4;
+// Children per heap node: 4 halves the depth (8.5 levels at 2^17 keys) for 4 compares a level,
+// whose entries lie in two cache lines. On embscale_micro_sim's stream under STEP: 105-140 ns per
+// access against 220 for 2 children and 140-160 for 8 (shared VM).
+constexpr std::size_t kArity = 4;
 
 }  // namespace
 
@@ -21,7 +27,7 @@ ScoreRetentionOracle::ScoreRetentionOracle(std::int64_t capacity, kv::ScoreStrat
 void ScoreRetentionOracle::sift_up(std::size_t at) noexcept {
   const Entry e = heap_[at];
   while (at > 0) {
-    const std::size_t parent = (at - 1) / 2;
+    const std::size_t parent = (at - 1) / kArity;
     if (!lower(e, heap_[parent])) break;
     place(at, heap_[parent]);
     at = parent;
@@ -33,9 +39,12 @@ void ScoreRetentionOracle::sift_down(std::size_t at) noexcept {
   const Entry e = heap_[at];
   const std::size_t n = heap_.size();
   for (;;) {
-    std::size_t child = 2 * at + 1;
-    if (child >= n) break;
-    if (child + 1 < n && lower(heap_[child + 1], heap_[child])) ++child;
+    const std::size_t first = kArity * at + 1;
+    if (first >= n) break;
+    std::size_t child = first;
+    const std::size_t end = std::min(first + kArity, n);
+    for (std::size_t c = first + 1; c < end; ++c)
+      if (lower(heap_[c], heap_[child])) child = c;
     if (!lower(heap_[child], e)) break;
     place(at, heap_[child]);
     at = child;

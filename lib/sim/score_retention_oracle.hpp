@@ -21,7 +21,7 @@
 // one key per call STEP is exactly LRU; tests/sim/score_retention_oracle_test.cpp shows the
 // difference inside a call.
 //
-// Structure: an indexed binary min-heap of (score, key) over the residents, with each dense id's
+// Structure: an indexed 4-ary min-heap of (score, key) over the residents, with each dense id's
 // heap position: O(log capacity) per access. Memory: per distinct key 4 bytes plus KeyIndex's
 // 32-64; per capacity slot 24 bytes.
 #pragma once
@@ -32,6 +32,7 @@
 #include <span>
 #include <vector>
 
+#include "core/huge_page_allocator.hpp"
 #include "kv/score_rules.hpp"
 #include "kv/table_options.hpp"
 #include "workloads/key_index.hpp"
@@ -81,8 +82,8 @@ class ScoreRetentionOracle {
 
   const kv::ScoreRules* rules_;  // a row of kv::kScoreRules
   workloads::KeyIndex index_;
-  std::vector<std::uint32_t> position_;  // per dense id: its heap index, or kNone
-  std::vector<Entry> heap_;              // heap_[0] is the lowest (score, key)
+  HugePageVector<std::uint32_t> position_;  // per dense id: its heap index, or kNone
+  HugePageVector<Entry> heap_;              // heap_[0] is the lowest (score, key)
   std::vector<std::uint32_t> ids_;       // one call's ids (scratch, kept)
   std::uint64_t calls_ = 0;              // the clock and the step: advanced once per call
   std::uint64_t epoch_high_ = 0;
