@@ -1,5 +1,6 @@
 #include "workloads/key_index.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/error.hpp"
@@ -11,17 +12,31 @@ std::uint32_t KeyIndex::find_or_insert(Key key, bool& inserted) {
   // Keeps load <= 1/2 after this insert: size_ + 1 <= capacity / 2.
   if (2 * (std::uint64_t{size_} + 1) > mask_ + 1) grow();
   for (std::uint64_t slot = mix64(static_cast<std::uint64_t>(key)) & mask_;; slot = (slot + 1) & mask_) {
-    if (ids_[slot] == 0) {
+    Slot& s = slots_[slot];
+    if (s.id_plus_one == 0) {
       EMBSCALE_EXPECTS(size_ < kMaxKeys, "KeyIndex holds at most 2^31 distinct keys");
-      keys_[slot] = key;
-      ids_[slot] = ++size_;
+      s = {key, ++size_};
       inserted = true;
       return size_ - 1;
     }
-    if (keys_[slot] == key) {
+    if (s.key == key) {
       inserted = false;
-      return ids_[slot] - 1;
+      return s.id_plus_one - 1;
     }
+  }
+}
+
+void KeyIndex::find_or_insert_all(std::span<const Key> keys, std::span<std::uint32_t> ids) {
+  // Far enough ahead to cover a miss to memory behind the probes of the keys between; near
+  // enough that the prefetched lines are still in L1. A growth in between only
+  // wastes the prefetches of that moment.
+  constexpr std::size_t kAhead = 12;
+  const std::size_t n = keys.size();
+  for (std::size_t i = 0; i < std::min(n, kAhead); ++i) prefetch(keys[i]);
+  bool inserted = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) prefetch(keys[i + kAhead]);
+    ids[i] = find_or_insert(keys[i], inserted);
   }
 }
 
@@ -29,25 +44,23 @@ std::optional<std::uint32_t> KeyIndex::find(Key key) const {
   if (mask_ == 0) return std::nullopt;
   // Load <= 1/2: an empty slot ends every probe.
   for (std::uint64_t slot = mix64(static_cast<std::uint64_t>(key)) & mask_;; slot = (slot + 1) & mask_) {
-    if (ids_[slot] == 0) return std::nullopt;
-    if (keys_[slot] == key) return ids_[slot] - 1;
+    const Slot& s = slots_[slot];
+    if (s.id_plus_one == 0) return std::nullopt;
+    if (s.key == key) return s.id_plus_one - 1;
   }
 }
 
 void KeyIndex::grow() {
   const std::uint64_t capacity = mask_ == 0 ? 1024 : 2 * (mask_ + 1);
-  std::vector<Key> keys(capacity);
-  std::vector<std::uint32_t> ids(capacity, 0);
+  HugePageVector<Slot> slots(capacity, Slot{0, 0});
   const std::uint64_t mask = capacity - 1;
-  for (std::size_t old = 0; old < ids_.size(); ++old) {
-    if (ids_[old] == 0) continue;
-    std::uint64_t slot = mix64(static_cast<std::uint64_t>(keys_[old])) & mask;
-    while (ids[slot] != 0) slot = (slot + 1) & mask;
-    keys[slot] = keys_[old];
-    ids[slot] = ids_[old];
+  for (const Slot& s : slots_) {
+    if (s.id_plus_one == 0) continue;
+    std::uint64_t slot = mix64(static_cast<std::uint64_t>(s.key)) & mask;
+    while (slots[slot].id_plus_one != 0) slot = (slot + 1) & mask;
+    slots[slot] = s;
   }
-  keys_ = std::move(keys);
-  ids_ = std::move(ids);
+  slots_ = std::move(slots);
   mask_ = mask;
 }
 

@@ -13,8 +13,8 @@
 // with per-key counters in vectors indexed by that id.
 //
 // Memory, per DISTINCT key (nothing is kept per access; accesses only cost time):
-//   KeyIndex 24-48 B, count 8 B, slot 4 B, reuse distances 21-29 B (reuse off: 0),
-//   and during finish() a sorted copy of the counts, 8-16 B: about 65-105 B per distinct key.
+//   KeyIndex 32-64 B, count 8 B, slot 4 B, reuse distances 21-29 B (reuse off: 0),
+//   and during finish() a sorted copy of the counts, 8-16 B: about 73-113 B per distinct key.
 // So 10^7 distinct keys take ~1 GB, 10^8 ~10 GB; beyond a few 10^8 (and the hard limit of 2^31
 // - 2) this needs sampling or sharding by key, which this collector does not do. Time: O(1)
 // expected per access for counting, O(log D) for reuse distances, O(D log D) in finish().

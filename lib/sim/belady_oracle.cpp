@@ -3,12 +3,12 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/huge_page_allocator.hpp"
 
 namespace embscale::sim {
 namespace {
 
 constexpr std::uint32_t kNever = ~std::uint32_t{0};  // a next use that never comes; also "no position"
-constexpr std::size_t kPrefetchAhead = 16;          // as in lru_oracle.cpp
 
 // Residents in a max-heap on their next use: heap[0] is the farthest, the first to go.
 class FarthestFirst {
@@ -63,8 +63,8 @@ class FarthestFirst {
     place(at, e);
   }
 
-  std::vector<Entry> heap_;
-  std::vector<std::uint32_t> position_;  // per id: its heap index, or kNever when not resident
+  embscale::HugePageVector<Entry> heap_;
+  embscale::HugePageVector<std::uint32_t> position_;  // per id: its heap index, or kNever when not resident
 };
 
 }  // namespace
@@ -72,11 +72,9 @@ class FarthestFirst {
 void BeladyOracle::append(std::span<const std::int64_t> call) {
   EMBSCALE_EXPECTS(stream_.size() + call.size() < kNever,
                    "BeladyOracle: at most 2^32 - 2 accesses can be recorded (32-bit times)");
-  for (std::size_t i = 0; i < call.size(); ++i) {
-    if (i + kPrefetchAhead < call.size()) index_.prefetch(call[i + kPrefetchAhead]);
-    bool inserted = false;
-    stream_.push_back(index_.find_or_insert(call[i], inserted));
-  }
+  const std::size_t at = stream_.size();
+  stream_.resize(at + call.size());
+  index_.find_or_insert_all(call, std::span(stream_).subspan(at));
   call_ends_.push_back(static_cast<std::int64_t>(stream_.size()));
 }
 

@@ -9,7 +9,7 @@
 // Ties are only between keys never used again, which are interchangeable: hit counts are unique.
 //
 // Cost. append() maps keys to dense 32-bit ids (KeyIndex) and keeps the stream: 4 bytes per
-// access and 8 per call, plus KeyIndex's 24-48 per distinct key. hits_per_call() computes every
+// access and 8 per call, plus KeyIndex's 32-64 per distinct key. hits_per_call() computes every
 // access's next use in one backward pass (4 more bytes per access, freed at return), then
 // replays the stream with the residents in an indexed max-heap on next use: O(N log capacity)
 // for N accesses, per capacity asked. At most 2^32 - 2 accesses (32-bit times).

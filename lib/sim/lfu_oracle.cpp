@@ -7,17 +7,16 @@
 namespace embscale::sim {
 namespace {
 
-constexpr std::size_t kPrefetchAhead = 16;  // as in lru_oracle.cpp
+// Prefetch distances, in accesses: a key's record, then (once it has arrived) its node.
+constexpr std::size_t kAhead = 8;
+constexpr std::size_t kNear = 4;
 
 }  // namespace
 
 LfuOracle::LfuOracle(std::int64_t capacity) : capacity_(capacity) {
   EMBSCALE_EXPECTS(capacity >= 1 && capacity <= (std::int64_t{1} << 31), "LfuOracle: capacity must be in [1, 2^31] keys");
   const auto slots = static_cast<std::size_t>(capacity);
-  id_of_.assign(slots, kNone);
-  prev_.assign(slots, kNone);
-  next_.assign(slots, kNone);
-  group_of_.assign(slots, kNone);
+  nodes_.assign(slots, Node{kNone, kNone, kNone, kNone});
   groups_.resize(slots + 1);
   for (std::size_t g = 0; g < groups_.size(); ++g)
     groups_[g].next = g + 1 < groups_.size() ? static_cast<std::uint32_t>(g + 1) : kNone;
@@ -52,31 +51,31 @@ void LfuOracle::free_group(std::uint32_t g) {
 
 void LfuOracle::append(std::uint32_t slot, std::uint32_t g) {
   Group& group = groups_[g];
-  group_of_[slot] = g;
-  prev_[slot] = group.tail;
-  next_[slot] = kNone;
+  Node& node = nodes_[slot];
+  node.group = g;
+  node.prev = group.tail;
+  node.next = kNone;
   if (group.tail == kNone) {
     group.head = slot;
   } else {
-    next_[group.tail] = slot;
+    nodes_[group.tail].next = slot;
   }
   group.tail = slot;
 }
 
 void LfuOracle::unlink(std::uint32_t slot) {
-  const std::uint32_t g = group_of_[slot];
+  const Node& node = nodes_[slot];
+  const std::uint32_t g = node.group;
   Group& group = groups_[g];
-  const std::uint32_t prev = prev_[slot];
-  const std::uint32_t next = next_[slot];
-  if (prev == kNone) {
-    group.head = next;
+  if (node.prev == kNone) {
+    group.head = node.next;
   } else {
-    next_[prev] = next;
+    nodes_[node.prev].next = node.next;
   }
-  if (next == kNone) {
-    group.tail = prev;
+  if (node.next == kNone) {
+    group.tail = node.prev;
   } else {
-    prev_[next] = prev;
+    nodes_[node.next].prev = node.prev;
   }
   if (group.head == kNone) free_group(g);
 }
@@ -88,21 +87,28 @@ std::uint32_t LfuOracle::group_after(std::uint32_t g) {
 }
 
 std::int64_t LfuOracle::access(std::span<const std::int64_t> call) {
+  ids_.resize(call.size());
+  index_.find_or_insert_all(call, ids_);
+  const std::size_t known = keys_.size();  // ids from here on are the call's new keys
+  keys_.resize(index_.size());
+  records_.resize(index_.size(), KeyRecord{0, kNone});
+  for (std::size_t i = 0; i < call.size(); ++i)
+    if (ids_[i] >= known) keys_[ids_[i]] = call[i];
   std::int64_t hits = 0;
-  for (std::size_t i = 0; i < call.size(); ++i) {
-    if (i + kPrefetchAhead < call.size()) index_.prefetch(call[i + kPrefetchAhead]);
-    bool inserted = false;
-    const std::uint32_t id = index_.find_or_insert(call[i], inserted);
-    if (inserted) {
-      counts_.push_back(0);
-      keys_.push_back(call[i]);
-      slot_of_.push_back(kNone);
+  const std::size_t n = call.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) __builtin_prefetch(&records_[ids_[i + kAhead]]);
+    if (i + kNear < n) {
+      const std::uint32_t ahead = records_[ids_[i + kNear]].slot;  // a hint only: it may move
+      if (ahead != kNone) __builtin_prefetch(&nodes_[ahead]);
     }
-    const std::int64_t count = ++counts_[id];
-    const std::uint32_t slot = slot_of_[id];
+    const std::uint32_t id = ids_[i];
+    KeyRecord& record = records_[id];
+    const std::int64_t count = ++record.count;
+    const std::uint32_t slot = record.slot;
     if (slot != kNone) {  // a hit: to the tail of the next count's group
       ++hits;
-      const std::uint32_t to = group_after(group_of_[slot]);
+      const std::uint32_t to = group_after(nodes_[slot].group);
       unlink(slot);  // after group_after: the old group is still the new one's anchor
       append(slot, to);
       continue;
@@ -111,8 +117,8 @@ std::int64_t LfuOracle::access(std::span<const std::int64_t> call) {
       const auto free_slot = static_cast<std::uint32_t>(size_++);
       const std::uint32_t to =
           first_group_ != kNone && groups_[first_group_].count == count ? first_group_ : new_group(count, kNone);
-      id_of_[free_slot] = id;
-      slot_of_[id] = free_slot;
+      nodes_[free_slot].id = id;
+      record.slot = free_slot;
       append(free_slot, to);
       continue;
     }
@@ -123,9 +129,9 @@ std::int64_t LfuOracle::access(std::span<const std::int64_t> call) {
     const std::uint32_t victim_slot = groups_[low].head;
     const std::uint32_t to = group_after(low);
     unlink(victim_slot);
-    slot_of_[id_of_[victim_slot]] = kNone;
-    id_of_[victim_slot] = id;
-    slot_of_[id] = victim_slot;
+    records_[nodes_[victim_slot].id].slot = kNone;
+    nodes_[victim_slot].id = id;
+    record.slot = victim_slot;
     append(victim_slot, to);
   }
   return hits;
@@ -133,20 +139,20 @@ std::int64_t LfuOracle::access(std::span<const std::int64_t> call) {
 
 bool LfuOracle::contains(std::int64_t key) const {
   const auto id = index_.find(key);
-  return id && slot_of_[*id] != kNone;
+  return id && records_[*id].slot != kNone;
 }
 
 std::int64_t LfuOracle::count(std::int64_t key) const {
   const auto id = index_.find(key);
-  return id ? counts_[*id] : 0;
+  return id ? records_[*id].count : 0;
 }
 
 std::vector<std::int64_t> LfuOracle::top_keys(std::int64_t k) const {
-  std::vector<std::uint32_t> ids(counts_.size());
+  std::vector<std::uint32_t> ids(keys_.size());
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::uint32_t>(i);
   const auto take = static_cast<std::size_t>(std::clamp<std::int64_t>(k, 0, distinct()));
   const auto before = [&](std::uint32_t a, std::uint32_t b) {
-    return counts_[a] != counts_[b] ? counts_[a] > counts_[b] : keys_[a] < keys_[b];
+    return records_[a].count != records_[b].count ? records_[a].count > records_[b].count : keys_[a] < keys_[b];
   };
   std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(take), ids.end(), before);
   std::vector<std::int64_t> top(take);

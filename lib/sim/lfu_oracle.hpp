@@ -17,14 +17,17 @@
 // the first group. Slots and groups are preallocated arrays linked by 32-bit indices: nothing is
 // allocated per access once the per-key arrays have grown.
 //
-// Memory: per distinct key 20 bytes (count, key, slot) plus KeyIndex's 24-48; per capacity slot
-// 16 bytes and a group record of 24.
+// Memory: per distinct key 24 bytes (count and slot, the key) plus KeyIndex's 32-64; per capacity
+// slot a 16-byte node (id and links, one cache line holds four) and a 24-byte group record. A
+// call's ids are found first (workloads::KeyIndex::find_or_insert_all) and its keys' records
+// prefetched ahead: the misses of the call's cold keys overlap.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "core/huge_page_allocator.hpp"
 #include "workloads/key_index.hpp"
 
 namespace embscale::sim {
@@ -41,7 +44,7 @@ class LfuOracle {
   // Accesses of `key` so far (0 for a key never seen).
   std::int64_t count(std::int64_t key) const;
   // Keys seen so far.
-  std::int64_t distinct() const noexcept { return static_cast<std::int64_t>(counts_.size()); }
+  std::int64_t distinct() const noexcept { return static_cast<std::int64_t>(keys_.size()); }
   // The k most frequent keys seen so far (ties: the smaller key first), most frequent first; all
   // of them when k >= distinct(). O(D log k).
   std::vector<std::int64_t> top_keys(std::int64_t k) const;
@@ -68,18 +71,25 @@ class LfuOracle {
   // The group of count + 1 right after group g (made when missing).
   std::uint32_t group_after(std::uint32_t g);
 
+  struct KeyRecord {
+    std::int64_t count;
+    std::uint32_t slot;  // kNone when not resident
+  };
+  struct Node {           // a resident's slot
+    std::uint32_t id;
+    std::uint32_t prev;   // within the slot's group, in order of arrival
+    std::uint32_t next;
+    std::uint32_t group;
+  };
+  static_assert(sizeof(Node) == 16, "four nodes to a cache line");
+
   workloads::KeyIndex index_;
-  // Per dense id (KeyIndex's numbering).
-  std::vector<std::int64_t> counts_;
-  std::vector<std::int64_t> keys_;
-  std::vector<std::uint32_t> slot_of_;  // the id's slot, or kNone when not resident
-  // Per slot.
-  std::vector<std::uint32_t> id_of_;
-  std::vector<std::uint32_t> prev_;  // within the slot's group list
-  std::vector<std::uint32_t> next_;
-  std::vector<std::uint32_t> group_of_;
+  HugePageVector<KeyRecord> records_;  // per dense id (KeyIndex's numbering)
+  std::vector<std::int64_t> keys_;     // per dense id: the key (for top_keys)
+  HugePageVector<Node> nodes_;         // per slot
+  std::vector<std::uint32_t> ids_;     // one call's ids (scratch, kept)
   // Groups: a pool of capacity + 1 (at most capacity non-empty, plus one made before one is freed).
-  std::vector<Group> groups_;
+  HugePageVector<Group> groups_;
   std::uint32_t first_group_ = kNone;  // the smallest count's
   std::uint32_t free_groups_ = kNone;
   std::int64_t capacity_;

@@ -5,28 +5,19 @@
 #include "core/error.hpp"
 
 namespace embscale::sim {
-namespace {
-
-// How many keys ahead access() prefetches a key's KeyIndex slot: far enough to cover a miss to
-// memory behind the work of that many accesses, near enough to stay in L1.
-constexpr std::size_t kPrefetchAhead = 16;
-
-}  // namespace
 
 LruOracle::LruOracle(std::int64_t capacity) : capacity_(capacity) {
   EMBSCALE_EXPECTS(capacity >= 1, "LruOracle: capacity must be at least 1 key");
 }
 
 std::int64_t LruOracle::access(std::span<const std::int64_t> call) {
+  ids_.resize(call.size());
+  call_distances_.resize(call.size());
+  index_.find_or_insert_all(call, ids_);
+  distances_.access_all(ids_, call_distances_);
   std::int64_t hits = 0;
-  for (std::size_t i = 0; i < call.size(); ++i) {
-    if (i + kPrefetchAhead < call.size()) index_.prefetch(call[i + kPrefetchAhead]);
-    bool inserted = false;
-    const std::uint32_t id = index_.find_or_insert(call[i], inserted);
-    const std::int64_t distance = distances_.access(id);
-    // Cold accesses (kCold = -1) miss: distance is >= 0 for every reuse.
-    hits += distance >= 0 && distance < capacity_ ? 1 : 0;
-  }
+  // Cold accesses (kCold = -1) miss: distance is >= 0 for every reuse.
+  for (const std::int64_t distance : call_distances_) hits += distance >= 0 && distance < capacity_ ? 1 : 0;
   return hits;
 }
 

@@ -8,14 +8,17 @@
 // behind workloads' dense key numbering, not a second LRU: no list, nothing evicted explicitly,
 // and the same pass gives the hit ratio of every other capacity (hit_ratio_at).
 //
-// Cost per access: one KeyIndex probe and O(log D) Fenwick-tree work (D distinct keys so far).
-// Memory per distinct key: KeyIndex's 24-48 bytes plus the counter's 21-29
-// (workloads/key_index.hpp, workloads/reuse_distance.hpp); nothing per access. Keys of at most
-// 2^31 - 2 distinct values.
+// Cost per access: one KeyIndex probe and O(log D) Fenwick-tree work (D distinct keys so far); a
+// call's ids are found first and its reuse distances counted after, each pass prefetching ahead
+// (KeyIndex::find_or_insert_all, ReuseDistanceCounter::access_all), so the misses of a call's
+// cold keys overlap. Memory per distinct key: KeyIndex's 32-64 bytes plus the counter's ~13
+// (workloads/key_index.hpp, workloads/reuse_distance.hpp); nothing per access. At most 2^31 - 2
+// distinct keys.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "workloads/key_index.hpp"
 #include "workloads/reuse_distance.hpp"
@@ -48,6 +51,9 @@ class LruOracle {
   workloads::KeyIndex index_;
   workloads::ReuseDistanceCounter distances_;
   std::int64_t capacity_;
+  // Scratch of one call (kept: no allocation per call once the largest call has been seen).
+  std::vector<std::uint32_t> ids_;
+  std::vector<std::int64_t> call_distances_;
 };
 
 }  // namespace embscale::sim

@@ -30,9 +30,9 @@
 // one key per call STEP is exactly LRU; tests/sim/score_retention_oracle_test.cpp shows the
 // difference inside a call.
 //
-// Structure: an indexed binary min-heap of (score, key) over the residents, with each dense id's
+// Structure: an indexed 4-ary min-heap of (score, key) over the residents, with each dense id's
 // heap position: O(log capacity) per access. Memory: per distinct key 4 bytes (kEveryKey: 12)
-// plus KeyIndex's 24-48; per capacity slot 24 bytes.
+// plus KeyIndex's 32-64; per capacity slot 24 bytes.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +41,7 @@
 #include <span>
 #include <vector>
 
+#include "core/huge_page_allocator.hpp"
 #include "kv/score_rules.hpp"
 #include "kv/table_options.hpp"
 #include "workloads/key_index.hpp"
@@ -92,11 +93,13 @@ class ScoreRetentionOracle {
 
   const kv::ScoreRules* rules_;  // a row of kv::kScoreRules
   workloads::KeyIndex index_;
-  std::vector<std::uint32_t> position_;  // per dense id: its heap index, or kNone
-  // kEveryKey: per dense id, the score it had when last evicted (read when it returns)
-  std::vector<std::uint64_t> remembered_;
+  HugePageVector<std::uint32_t> position_;  // per dense id: its heap index, or kNone
+  // kEveryKey: per dense id, the score it had when it last left or was refused (read when it
+  // returns)
+  HugePageVector<std::uint64_t> remembered_;
   ScoreMemory memory_;
-  std::vector<Entry> heap_;              // heap_[0] is the lowest (score, key)
+  HugePageVector<Entry> heap_;              // heap_[0] is the lowest (score, key)
+  std::vector<std::uint32_t> ids_;       // one call's ids (scratch, kept)
   std::uint64_t calls_ = 0;              // the clock and the step: advanced once per call
   std::uint64_t epoch_high_ = 0;
   std::uint64_t custom_score_ = 0;

@@ -17,9 +17,7 @@
 namespace embscale::sim {
 namespace {
 
-using testing::Calls;
-using testing::distinct_keys;
-using testing::random_calls;
+using namespace testing;  // sim/oracle_testing.hpp: traces, capacities, BruteLru
 
 std::vector<std::int64_t> flatten(const Calls& calls) {
   std::vector<std::int64_t> stream;
@@ -94,26 +92,15 @@ BeladyOracle recorded(const Calls& calls) {
   return oracle;
 }
 
-struct TraceCase {
-  std::uint64_t seed;
-  std::int64_t calls, max_call, keys;
-  double skew;
-};
-
-const TraceCase kTraces[] = {{41, 300, 1, 12, 0.0}, {42, 120, 9, 40, 0.0}, {43, 80, 30, 60, 2.0},
-                             {44, 200, 5, 300, 1.0}, {45, 60, 50, 25, 0.5}, {46, 400, 3, 30, 3.0}};
-
 TEST(BeladyOracle, EveryCallMatchesTheBruteForce) {
-  for (const TraceCase& t : kTraces) {
-    const Calls calls = random_calls(t.seed, t.calls, t.max_call, t.keys, t.skew);
+  for (const TraceCase& t : trace_cases(41)) {
+    const Calls calls = random_calls(t);
     const BeladyOracle oracle = recorded(calls);
     const auto distinct = static_cast<std::int64_t>(distinct_keys(calls).size());
     EXPECT_EQ(oracle.accesses(), static_cast<std::int64_t>(flatten(calls).size()));
     EXPECT_EQ(oracle.calls(), static_cast<std::int64_t>(calls.size()));
     EXPECT_EQ(oracle.distinct(), distinct);
-    for (const std::int64_t capacity : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{9}, distinct - 1,
-                                        distinct, distinct + 2}) {
-      if (capacity < 1) continue;
+    for (const std::int64_t capacity : capacities(distinct)) {
       EXPECT_EQ(oracle.hits_per_call(capacity), brute_min_hits_per_call(calls, capacity))
           << "trace " << t.seed << ", capacity " << capacity;
     }
@@ -137,8 +124,8 @@ TEST(BeladyOracle, NoPolicyDoesBetterOnTinyTraces) {
 }
 
 TEST(BeladyOracle, BoundsEveryOnlineOracle) {
-  for (const TraceCase& t : kTraces) {
-    const Calls calls = random_calls(t.seed + 50, t.calls, t.max_call, t.keys, t.skew);
+  for (const TraceCase& t : trace_cases(91)) {
+    const Calls calls = random_calls(t);
     const BeladyOracle belady = recorded(calls);
     for (const std::int64_t capacity : {1, 2, 4, 8, 16, 32}) {
       LruOracle lru(capacity);
@@ -153,7 +140,7 @@ TEST(BeladyOracle, BoundsEveryOnlineOracle) {
         for (std::size_t s = 0; s < scored.size(); ++s) scored_hits[s] += scored[s].access(call);
       }
       const std::int64_t best = total(belady.hits_per_call(capacity));
-      const std::string where = "trace " + std::to_string(t.seed + 50) + ", capacity " + std::to_string(capacity);
+      const std::string where = "trace " + std::to_string(t.seed) + ", capacity " + std::to_string(capacity);
       EXPECT_GE(best, lru_hits) << where;
       EXPECT_GE(best, lfu_hits) << where;
       for (std::size_t s = 0; s < scored.size(); ++s) EXPECT_GE(best, scored_hits[s]) << where << ", strategy " << s;

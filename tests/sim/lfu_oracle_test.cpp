@@ -11,9 +11,7 @@
 namespace embscale::sim {
 namespace {
 
-using testing::Calls;
-using testing::distinct_keys;
-using testing::random_calls;
+using namespace testing;  // sim/oracle_testing.hpp: traces, capacities, BruteLru
 
 // Perfect LFU by its definition, with linear scans: every key's count in a vector of pairs, the
 // residents with the time of their latest access; the victim is the resident of least
@@ -84,23 +82,12 @@ class BruteLfu {
   std::vector<Resident> residents_;
 };
 
-struct TraceCase {
-  std::uint64_t seed;
-  std::int64_t calls, max_call, keys;
-  double skew;
-};
-
-const TraceCase kTraces[] = {{11, 300, 1, 12, 0.0}, {12, 120, 9, 40, 0.0}, {13, 80, 30, 60, 2.0},
-                             {14, 200, 5, 300, 1.0}, {15, 60, 50, 25, 0.5}, {16, 400, 3, 30, 3.0}};
-
 TEST(LfuOracle, EveryCallResidentAndCountMatchTheBruteForce) {
-  for (const TraceCase& t : kTraces) {
-    const Calls calls = random_calls(t.seed, t.calls, t.max_call, t.keys, t.skew);
+  for (const TraceCase& t : trace_cases(11)) {
+    const Calls calls = random_calls(t);
     const auto keys = distinct_keys(calls);
     const auto distinct = static_cast<std::int64_t>(keys.size());
-    for (const std::int64_t capacity : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{7}, distinct - 1,
-                                        distinct, distinct + 4}) {
-      if (capacity < 1) continue;
+    for (const std::int64_t capacity : capacities(distinct)) {
       const std::string where = "trace " + std::to_string(t.seed) + ", capacity " + std::to_string(capacity);
       LfuOracle oracle(capacity);
       BruteLfu brute(capacity);

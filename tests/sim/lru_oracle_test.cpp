@@ -10,32 +10,13 @@
 namespace embscale::sim {
 namespace {
 
-using testing::BruteLru;
-using testing::Calls;
-using testing::distinct_keys;
-using testing::random_calls;
-
-struct TraceCase {
-  std::uint64_t seed;
-  std::int64_t calls, max_call, keys;
-  double skew;
-};
-
-// One key per call and long calls; few keys (everything fits soon) and many; uniform and skewed.
-const TraceCase kTraces[] = {{1, 300, 1, 12, 0.0}, {2, 120, 9, 40, 0.0}, {3, 80, 30, 60, 2.0},
-                             {4, 200, 5, 500, 1.0}, {5, 60, 50, 25, 0.5}};
-
-std::vector<std::int64_t> capacities(const Calls& calls) {
-  const auto distinct = static_cast<std::int64_t>(distinct_keys(calls).size());
-  return {1, 2, 3, 5, 17, distinct - 1, distinct, distinct + 10};
-}
+using namespace testing;  // sim/oracle_testing.hpp: traces, capacities, BruteLru
 
 TEST(LruOracle, EveryCallAndResidentMatchTheBruteForce) {
-  for (const TraceCase& t : kTraces) {
-    const Calls calls = random_calls(t.seed, t.calls, t.max_call, t.keys, t.skew);
+  for (const TraceCase& t : trace_cases(1)) {
+    const Calls calls = random_calls(t);
     const auto keys = distinct_keys(calls);
-    for (const std::int64_t capacity : capacities(calls)) {
-      if (capacity < 1) continue;
+    for (const std::int64_t capacity : capacities(static_cast<std::int64_t>(keys.size()))) {
       const std::string where = "trace " + std::to_string(t.seed) + ", capacity " + std::to_string(capacity);
       LruOracle oracle(capacity);
       BruteLru brute(capacity);
@@ -54,8 +35,8 @@ TEST(LruOracle, EveryCallAndResidentMatchTheBruteForce) {
 }
 
 TEST(LruOracle, HitRatioAtAnyCapacityMatchesTheBruteForceAtThatCapacity) {
-  for (const TraceCase& t : kTraces) {
-    const Calls calls = random_calls(t.seed + 10, t.calls, t.max_call, t.keys, t.skew);
+  for (const TraceCase& t : trace_cases(11)) {
+    const Calls calls = random_calls(t);
     LruOracle oracle(4);
     std::int64_t accesses = 0;
     for (const auto& call : calls) {
@@ -63,8 +44,7 @@ TEST(LruOracle, HitRatioAtAnyCapacityMatchesTheBruteForceAtThatCapacity) {
       accesses += static_cast<std::int64_t>(call.size());
     }
     EXPECT_EQ(oracle.accesses(), accesses);
-    for (const std::int64_t capacity : capacities(calls)) {
-      if (capacity < 1) continue;
+    for (const std::int64_t capacity : capacities(static_cast<std::int64_t>(distinct_keys(calls).size()))) {
       BruteLru brute(capacity);
       std::int64_t hits = 0;
       for (const auto& call : calls) hits += brute.access(call);

@@ -39,6 +39,28 @@ inline Calls random_calls(std::uint64_t seed, std::int64_t calls, std::int64_t m
   return out;
 }
 
+// The small traces every oracle test replays against its brute force: one key per call and long
+// calls; few keys (everything fits soon) and many; uniform and skewed. Seeds seed, seed + 1, ...
+struct TraceCase {
+  std::uint64_t seed;
+  std::int64_t calls, max_call, keys;
+  double skew;
+};
+inline std::vector<TraceCase> trace_cases(std::uint64_t seed) {
+  return {{seed, 300, 1, 12, 0.0},      {seed + 1, 120, 9, 40, 0.0}, {seed + 2, 80, 30, 60, 2.0},
+          {seed + 3, 200, 5, 300, 1.0}, {seed + 4, 60, 50, 25, 0.5}, {seed + 5, 400, 3, 30, 3.0}};
+}
+inline Calls random_calls(const TraceCase& t) { return random_calls(t.seed, t.calls, t.max_call, t.keys, t.skew); }
+
+// Capacities from 1 key to beyond a trace's distinct keys, ascending, each once.
+inline std::vector<std::int64_t> capacities(std::int64_t distinct) {
+  std::vector<std::int64_t> out;
+  for (const std::int64_t c : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{5}, std::int64_t{11},
+                               distinct - 1, distinct, distinct + 3})
+    if (c >= 1 && (out.empty() || c > out.back())) out.push_back(c);
+  return out;
+}
+
 // An independent Zipf(s) stream over ranks 1..keys (key = rank - 1) of `accesses` draws, cut into
 // calls of at most max_call keys, a call ending early where the next draw repeats one of its
 // keys: every draw is an access, so the stream is exactly the independent reference model.

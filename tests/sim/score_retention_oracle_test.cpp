@@ -13,10 +13,7 @@ namespace embscale::sim {
 namespace {
 
 using kv::ScoreStrategy;
-using testing::BruteLru;
-using testing::Calls;
-using testing::distinct_keys;
-using testing::random_calls;
+using namespace testing;  // sim/oracle_testing.hpp: traces, capacities, BruteLru
 
 // The rules of lib/kv/README.md's "Score strategies" table, written out again per strategy (not
 // through kv/score_rules.hpp), on one global table: a vector of residents and linear scans. The
@@ -114,25 +111,13 @@ std::vector<std::int64_t> resident_keys(const ScoreRetentionOracle& oracle) {
   return keys;
 }
 
-struct TraceCase {
-  std::uint64_t seed;
-  std::int64_t calls, max_call, keys;
-  double skew;
-};
-
-const TraceCase kTraces[] = {{21, 300, 1, 12, 0.0}, {22, 120, 9, 40, 0.0}, {23, 80, 30, 60, 2.0},
-                             {24, 200, 5, 300, 1.0}, {25, 60, 50, 25, 0.5}, {26, 400, 3, 30, 3.0}};
-
 TEST(ScoreRetentionOracle, EveryStrategyAndMemoryMatchesTheBruteForce) {
   for (const ScoreMemory memory : {ScoreMemory::kResidents, ScoreMemory::kEveryKey})
   for (const ScoreStrategy strategy : kv::kScoreStrategies) {
-    for (const TraceCase& t : kTraces) {
-      const Calls calls = random_calls(t.seed, t.calls, t.max_call, t.keys, t.skew);
+    for (const TraceCase& t : trace_cases(21)) {
+      const Calls calls = random_calls(t);
       const auto keys = distinct_keys(calls);
-      const auto distinct = static_cast<std::int64_t>(keys.size());
-      for (const std::int64_t capacity : {std::int64_t{1}, std::int64_t{2}, std::int64_t{5}, std::int64_t{11},
-                                          distinct - 1, distinct, distinct + 3}) {
-        if (capacity < 1) continue;
+      for (const std::int64_t capacity : capacities(static_cast<std::int64_t>(keys.size()))) {
         const bool remember = memory == ScoreMemory::kEveryKey;
         const std::string where = std::string(kv::score_rules(strategy).name) + ", trace " + std::to_string(t.seed) +
                                   ", capacity " + std::to_string(capacity) + (remember ? ", every key" : ", residents");

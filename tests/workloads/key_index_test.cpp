@@ -38,5 +38,23 @@ TEST(KeyIndex, NumbersKeysInOrderOfFirstAppearanceAndFindsThem) {
   EXPECT_EQ(index.find(INT64_MIN), reference.at(INT64_MIN));
 }
 
+// find_or_insert_all numbers a batch exactly as one find_or_insert per key would, across growth.
+TEST(KeyIndex, BatchesNumberAsOneKeyAtATime) {
+  std::mt19937_64 rng(6);
+  KeyIndex one, batched;
+  std::vector<Key> keys;
+  std::vector<std::uint32_t> ids;
+  for (int batch = 0; batch < 60; ++batch) {
+    keys.resize(1 + rng() % 700);
+    for (Key& key : keys) key = static_cast<Key>(rng() % 20000);
+    ids.assign(keys.size() + 3, 7);
+    batched.find_or_insert_all(keys, ids);
+    bool inserted = false;
+    for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(ids[i], one.find_or_insert(keys[i], inserted)) << batch << ", " << i;
+    EXPECT_EQ(ids[keys.size()], 7u);  // nothing written past the batch
+    EXPECT_EQ(batched.size(), one.size());
+  }
+}
+
 }  // namespace
 }  // namespace embscale::workloads

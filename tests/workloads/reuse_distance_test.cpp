@@ -142,6 +142,32 @@ TEST(ReuseDistance, StackDepthIsTheDistinctKeysSinceTheLatestAccess) {
   }
 }
 
+// access_all over batches of any length gives the distances and the summary of one access at a
+// time (it reorders only the histogram's increments).
+TEST(ReuseDistance, BatchesMatchOneAccessAtATime) {
+  std::uint64_t seed = 500;
+  for (const StreamCase& c : kCases) {
+    const auto stream = random_stream(c.length, c.keys, c.exponent, ++seed);
+    std::vector<std::int64_t> expected;
+    const ReuseDistanceCounter one = replay(stream, &expected);
+    ReuseDistanceCounter batched;
+    std::vector<std::uint32_t> ids;
+    std::vector<std::int64_t> distances;
+    for (std::size_t at = 0, size = 1; at < stream.size(); at += size, size = size * 3 % 997 + 1) {
+      const std::size_t n = std::min(size, stream.size() - at);
+      ids.assign(stream.begin() + static_cast<std::ptrdiff_t>(at), stream.begin() + static_cast<std::ptrdiff_t>(at + n));
+      const std::size_t before = distances.size();
+      distances.resize(before + n);
+      batched.access_all(ids, std::span(distances).subspan(before));
+    }
+    EXPECT_EQ(distances, expected) << name(c);
+    const ReuseDistanceStats a = one.summarize(), b = batched.summarize();
+    EXPECT_EQ(b.histogram, a.histogram) << name(c);
+    EXPECT_EQ(b.accesses, a.accesses) << name(c);
+    for (const std::int64_t capacity : {1, 5, 64, 3000}) EXPECT_EQ(batched.lru_hit_ratio(capacity), one.lru_hit_ratio(capacity));
+  }
+}
+
 TEST(ReuseDistance, HandmadeStream) {
   // a b c a a d b: a's reuse sees {b, c} = 2, then 0; b's sees {c, a, d} = 3.
   const std::vector<Key> stream = {0, 1, 2, 0, 0, 3, 1};
