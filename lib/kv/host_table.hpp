@@ -201,9 +201,15 @@ class HostTable {
   // Inserts `key` (absent) into its bucket; returns the slot, or index kRefusedIndex when its
   // score is too low, kNotAdmittedIndex when the admission filter kept it out (`filtered`: ask
   // the filter; restore does not). An evicted entry goes to `evicted` when given.
+  // `new_score(estimate)` gives the key's score from the filter's estimate of it (computed, after
+  // its sighting, only for strategies whose new keys score it; 0 otherwise).
   static constexpr std::int64_t kRefusedIndex = -1;
   static constexpr std::int64_t kNotAdmittedIndex = -2;
-  Slot insert_new(std::uint64_t key, std::uint64_t score, CallStats& stats, Evicted* evicted, bool filtered = true);
+  template <typename NewScore>
+  Slot insert_new(std::uint64_t key, NewScore&& new_score, CallStats& stats, Evicted* evicted, bool filtered = true);
+  // Records a sighting of `key` (of `bucket`) with the admission filter; when it ages the bank
+  // and the strategy's scores age with it (ScoreAging::kHalveWithBank), halves the bucket's scores.
+  void sighted(std::int64_t bucket, std::uint64_t key) noexcept;
   // Sets a present key's score (every score change of a present key goes through here, which
   // keeps the bucket's victim shortlist true).
   void rescore(Slot slot, std::uint64_t score) noexcept;
@@ -234,6 +240,8 @@ class HostTable {
                                           // (memory, or a file in options_.rows_directory)
   AdmissionFilter admission_;             // one bank per bucket: touched under the same rules
                                           // as the bucket (exclusive call or bucket lock)
+  bool estimate_new_keys_ = false;        // the strategy's new keys score the filter's estimate
+  bool halve_scores_ = false;             // its scores halve with the bucket's bank
   std::unique_ptr<std::atomic<std::uint8_t>[]> bucket_locks_;  // per bucket, 1 while held
   std::atomic<std::uint64_t> step_ = 0;          // advanced by update calls running together
   std::atomic<std::uint64_t> custom_score_ = 0;
