@@ -12,8 +12,9 @@
 // the gap in points (100 x (bound - hit rate)), the bucketed bound (each bucket keeping its own
 // most frequent keys: what bucket-local placement alone costs), the hit rate per distinct key,
 // not-admitted / refused / evicted keys per distinct key, and the run's seconds; with --drift also
-// the first and last interval's hit rate after the key mapping changed. --json FILE writes every
-// row with its interval curve. Exit codes: 0 ok, 2 bad input.
+// the first and last interval's hit rate after the key mapping changed. A combination the table
+// refuses (FREQUENCY without a filter) is a row saying why. --json FILE writes every row with its
+// interval curve. Exit codes: 0 ok, 2 bad input.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,7 @@
 #include "core/error.hpp"
 #include "eviction_study_run.hpp"
 #include "kv/score_rules.hpp"
+#include "kv/table_options.hpp"
 
 namespace {
 
@@ -101,6 +103,18 @@ int study(int argc, char** argv) {
     const double bucketed = bucketed_bound(setup, s);
     for (const auto strategy : chosen)
       for (const auto& setting : settings) {
+        const kv::TableOptions probe = study_table_options(setup, strategy, setting.options);
+        try {
+          kv::check_options(probe);
+        } catch (const InputError& e) {  // e.g. FREQUENCY without a filter: a row saying why
+          std::printf("%-5.2f %-10s %-44s n/a: %s\n", s, std::string(kv::score_rules(strategy).name).c_str(),
+                      setting.spec.c_str(), e.what());
+          rows.push_back({{"exponent", s},
+                          {"strategy", kv::score_rules(strategy).name},
+                          {"admission", setting.spec},
+                          {"not_applicable", e.what()}});
+          continue;
+        }
         const StudyResult r = run_study(setup, s, strategy, setting.options);
         const double gap = 100.0 * (bound - r.hit_rate);
         std::printf("%-5.2f %-10s %-44s %7.4f %7.4f %7.2f %7.4f %8.4f %8.4f %8.4f %8.4f %6.1f", s,

@@ -34,8 +34,10 @@ int integer_of(const std::string& spec, const std::string& field, const std::str
   return static_cast<int>(value);
 }
 
-kv::TableOptions table_options(const StudySetup& setup, kv::ScoreStrategy strategy,
-                               const kv::AdmissionOptions& admission) {
+}  // namespace
+
+kv::TableOptions study_table_options(const StudySetup& setup, kv::ScoreStrategy strategy,
+                                     const kv::AdmissionOptions& admission) {
   kv::TableOptions o;
   o.dim = 1;
   o.max_capacity = setup.capacity;
@@ -49,8 +51,6 @@ kv::TableOptions table_options(const StudySetup& setup, kv::ScoreStrategy strate
   o.clock = [tick = std::uint64_t{0}]() mutable { return ++tick; };
   return o;
 }
-
-}  // namespace
 
 AdmissionSetting parse_admission_setting(const std::string& spec) {
   AdmissionSetting setting{spec, {}};
@@ -97,7 +97,7 @@ AdmissionSetting parse_admission_setting(const std::string& spec) {
 StudyResult run_study(const StudySetup& setup, double exponent, kv::ScoreStrategy strategy,
                       const kv::AdmissionOptions& admission) {
   const auto start = std::chrono::steady_clock::now();
-  kv::HostTable table(table_options(setup, strategy, admission));
+  kv::HostTable table(study_table_options(setup, strategy, admission));
   table.set_execution_context({setup.threads, 4096});
   ZipfCalls calls(setup.keys, exponent, setup.seed, setup.batch);
   std::vector<std::uint64_t> keys;

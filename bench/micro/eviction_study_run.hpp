@@ -65,6 +65,11 @@ struct StudyResult {
   double seconds = 0;            // wall time of the whole run (warm-up included)
 };
 
+// The study's table: dim 1, training, max_capacity = initial capacity = setup.capacity, load
+// factor 1, constant initial rows, the counter clock.
+kv::TableOptions study_table_options(const StudySetup& setup, kv::ScoreStrategy strategy,
+                                     const kv::AdmissionOptions& admission);
+
 StudyResult run_study(const StudySetup& setup, double exponent, kv::ScoreStrategy strategy,
                       const kv::AdmissionOptions& admission);
 
