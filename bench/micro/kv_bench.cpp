@@ -6,7 +6,9 @@
 // same keys and rows (kv_bench_workload.hpp).
 //
 // Also kv_insert_steady/embscale/dim:<D>/lf:1.00/threads:<T>: evicting inserts into a full
-// table that are never undone (run_steady, below).
+// table that are never undone (run_steady, below); and kv_zipf_<op>/<variant>/dim:<D>/s:<s>/
+// threads:<T>: the eviction study's Zipf calls on a table with its best admission filter against
+// the same table without one, in the same loop (kv_bench_zipf.hpp; issue 15).
 //
 // Names: kv_<op>/<implementation>/dim:<D>/lf:<L>/threads:<T>, implementation one of embscale,
 // absl, libcuckoo, gather_limit; items_per_second = keys per second (bytes_per_second: the keys
@@ -19,9 +21,11 @@
 //      bench/micro/kv_ratios.py kv.json
 // --kv_log2_batch=N scales everything down (batches of 2^N keys, tables of 2^(N+2) slots): the
 // smoke test runs N = 12. --kv_bucket_capacity=N (a power of two in [16, 1024]; default 128, as
-// HierarchicalKV) changes embscale's buckets, for diagnosis only. --benchmark_min_time defaults
-// to kDefaultMinTime (below). Not with --benchmark_enable_random_interleaving: one (dim, load
-// factor) is set up at a time (seconds, and up to ~5 GB resident at dim 64), in registration order.
+// HierarchicalKV) changes embscale's buckets, for diagnosis only. --kv_zipf_warmup_calls=N
+// (default 1024) sets the Zipf benchmarks' warm-up calls (the smoke test runs 8).
+// --benchmark_min_time defaults to kDefaultMinTime (below). Not with
+// --benchmark_enable_random_interleaving: one (dim, load factor) is set up at a time (seconds,
+// and up to ~5 GB resident at dim 64), in registration order.
 //
 // What one timed iteration is: one call with the whole batch (embscale: one batch call on
 // ExecutionContext{threads}; peers: a loop over the keys, one at a time). A write is then undone
@@ -43,6 +47,7 @@
 #include "kv_bench_peers.hpp"
 #include "kv_bench_table.hpp"
 #include "kv_bench_workload.hpp"
+#include "kv_bench_zipf.hpp"
 
 namespace {
 
@@ -124,6 +129,8 @@ struct Fixture {
 
 Scale g_scale;
 std::unique_ptr<Fixture> g_fixture;
+ZipfScale g_zipf_scale;
+std::unique_ptr<ZipfFixture> g_zipf_fixture;
 
 Fixture& fixture(std::size_t dim, double load_factor) {
   if (!g_fixture || g_fixture->dim != dim || g_fixture->load_factor != load_factor) {
@@ -297,6 +304,40 @@ void run_steady(benchmark::State& state, std::size_t dim, int threads) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * keys.size()));
 }
 
+// kv_zipf_<op>/<variant>/dim:D/s:S/threads:T (kv_bench_zipf.hpp): the admission filter's cost on
+// the eviction study's stream, against the same table without it, in the same loop.
+void run_zipf_pair(benchmark::State& state, ZipfVariant variant, ZipfOp op, std::size_t dim, double s, int threads) {
+  try {
+    if (!g_zipf_fixture || g_zipf_fixture->variant != variant || g_zipf_fixture->dim != dim ||
+        g_zipf_fixture->exponent != s) {
+      g_fixture.reset();  // the main suite's tables: not needed here
+      g_zipf_fixture.reset();
+      g_zipf_fixture = std::make_unique<ZipfFixture>(variant, dim, s, g_zipf_scale);
+    }
+    run_zipf(state, *g_zipf_fixture, op, threads);
+  } catch (const std::exception& e) {
+    g_zipf_fixture.reset();
+    state.SkipWithError(e.what());
+  }
+}
+
+void register_zipf() {
+  for (const double s : {0.8, 1.05, 1.2})
+    for (const std::size_t dim : {8, 64})
+      for (const ZipfVariant variant : {ZipfVariant::kTinyLfu, ZipfVariant::kFrequency})
+        for (const int threads : {1, 2}) {
+          if (threads == 2 && s != 1.05) continue;  // two threads at the default workload's exponent
+          for (const ZipfOp op : {ZipfOp::kFindOrInsert, ZipfOp::kFind}) {
+            char name[128];
+            std::snprintf(name, sizeof name, "kv_zipf_%s/%s/dim:%zu/s:%.2f/threads:%d", name_of(op), name_of(variant),
+                          dim, s, threads);
+            benchmark::RegisterBenchmark(name, [=](benchmark::State& st) { run_zipf_pair(st, variant, op, dim, s, threads); })
+                ->Unit(benchmark::kMillisecond)
+                ->UseManualTime();
+          }
+        }
+}
+
 void register_all() {
   const Op ops[] = {Op::kFind, Op::kInsertOrAssign, Op::kFindOrInsert, Op::kInsertAndEvict};
   const Impl impls[] = {Impl::kEmbscale, Impl::kAbsl, Impl::kCuckoo, Impl::kLimit};
@@ -321,6 +362,7 @@ void register_all() {
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
+  register_zipf();
 }
 
 }  // namespace
@@ -344,6 +386,15 @@ int main(int argc, char** argv) {
       g_scale.bucket_capacity = std::atoi(arg.c_str() + std::strlen("--kv_bucket_capacity="));
       continue;
     }
+    if (arg.rfind("--kv_zipf_warmup_calls=", 0) == 0) {
+      const int calls = std::atoi(arg.c_str() + std::strlen("--kv_zipf_warmup_calls="));
+      if (calls < 0 || calls > 1000000) {
+        std::fprintf(stderr, "embscale_micro_kv: --kv_zipf_warmup_calls=%d: expected 0 .. 1000000\n", calls);
+        return 2;
+      }
+      g_zipf_scale.warmup_calls = calls;
+      continue;
+    }
     if (arg.rfind("--benchmark_min_time", 0) == 0) min_time = true;
     args.push_back(argv[i]);
   }
@@ -356,5 +407,6 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   g_fixture.reset();
+  g_zipf_fixture.reset();
   return 0;
 }

@@ -2,8 +2,9 @@
 # Smoke test of embscale_micro_kv and kv_ratios.py (ctest kv_bench_smoke; not a timed assertion):
 # every benchmark of the suite runs once at a small scale (batches of 2^12 keys, tables of 2^14
 # slots, --benchmark_min_time=0.002; seconds), each checks its own result, and
-#   * every expected name kv_<op>/<implementation>/dim:D/lf:L/threads:T is in the JSON output,
-#     with items_per_second and no error;
+#   * every expected name kv_<op>/<implementation>/dim:D/lf:L/threads:T and
+#     kv_zipf_<op>/<variant>/dim:D/s:S/threads:T (8 warm-up calls) is in the JSON output, with
+#     items_per_second and no error;
 #   * kv_ratios.py reads the output (exit 0, the targets section printed) and refuses a
 #     malformed file (exit 2, naming the file).
 #
@@ -14,7 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-"$binary" --kv_log2_batch=12 --benchmark_min_time=0.002 --benchmark_out="$work/kv.json" \
+"$binary" --kv_log2_batch=12 --kv_zipf_warmup_calls=8 --benchmark_min_time=0.002 --benchmark_out="$work/kv.json" \
   --benchmark_out_format=json >"$work/stdout.txt" 2>&1 ||
   { echo "kv_bench_smoke: $binary failed:"; tail -20 "$work/stdout.txt"; exit 1; }
 
@@ -33,6 +34,12 @@ for dim in (8, 64):
 for dim in (8, 64):
     for threads in (1, 2):
         expected.append(f"kv_insert_steady/embscale/dim:{dim}/lf:1.00/threads:{threads}/real_time")
+for s in ("0.80", "1.05", "1.20"):
+    for dim in (8, 64):
+        for variant in ("tiny_lfu", "frequency"):
+            for threads in ((1, 2) if s == "1.05" else (1,)):
+                for op in ("find_or_insert", "find"):
+                    expected.append(f"kv_zipf_{op}/{variant}/dim:{dim}/s:{s}/threads:{threads}/manual_time")
 bad = []
 for name in expected:
     b = runs.get(name)
@@ -52,6 +59,8 @@ PY
   { echo "kv_bench_smoke: kv_ratios.py failed on the output"; cat "$work/ratios.txt"; exit 1; }
 grep -q "^targets (issue 4)" "$work/ratios.txt" || { echo "kv_bench_smoke: kv_ratios.py printed no targets"; exit 1; }
 grep -q "embscale/libcuckoo" "$work/ratios.txt" || { echo "kv_bench_smoke: kv_ratios.py paired nothing"; exit 1; }
+grep -q "^Zipf calls, filter against none" "$work/ratios.txt" && grep -q "^find_or_insert  tiny_lfu" "$work/ratios.txt" ||
+  { echo "kv_bench_smoke: kv_ratios.py printed no Zipf pairs"; cat "$work/ratios.txt"; exit 1; }
 
 echo '{"benchmarks": [{"name": "kv_find/embscale/dim:8/lf:0.50/threads:1/real_time"}]}' >"$work/bad.json"
 set +e

@@ -12,6 +12,11 @@ faster). With repetitions, [lo-hi] is the widest ratio the repetitions allow (sl
 over fastest peer, fastest over slowest). Other benchmarks in the file are ignored; one that
 failed (error_occurred) is listed as such.
 
+Then the Zipf pairs (kv_zipf_<op>/<variant>/dim:D/s:S/threads:T, kv_bench_zipf.hpp): per pair
+the counters vs_none (the filtered table's keys/s over the unfiltered one's, same calls) and
+paired_vs_none (the median per-call ratio), as the median over repetitions [min-max], and issue
+15's target: vs_none >= 0.9 (at most 10 % lower throughput with the filter).
+
 Targets (issue 4), checked at every load factor measured:
   find, embscale / absl:          >= 2.0 at dim 8, >= 1.3 at dim 64, on 1 and 2 threads
   find, embscale / gather_limit:  >= 0.5 at dim 64
@@ -24,6 +29,8 @@ import re
 import statistics
 import sys
 
+ZIPF = re.compile(r"^kv_zipf_(?P<op>[a-z_]+)/(?P<variant>[a-z_]+)/dim:(?P<dim>\d+)/s:(?P<s>[0-9.]+)/threads:(?P<threads>\d+)")
+ZIPF_TARGET = 0.9
 NAME = re.compile(r"^kv_(?P<op>[a-z_]+)/(?P<impl>[a-z_]+)/dim:(?P<dim>\d+)/lf:(?P<lf>[0-9.]+)/threads:(?P<threads>\d+)")
 PEERS = ("absl", "libcuckoo", "gather_limit")
 OPS = ("find", "insert_or_assign", "find_or_insert", "insert_and_evict")
@@ -78,6 +85,52 @@ def load(path):
     return runs
 
 
+def load_zipf(path):
+    """{(op, variant, dim, s, threads): {"vs_none": [...], "paired": [...], "error": msg or None}}."""
+    with open(path) as f:
+        doc = json.load(f)
+    pairs = {}
+    for b in doc.get("benchmarks", []):
+        m = ZIPF.match(b.get("run_name", b.get("name", "")))
+        if not m or (b.get("run_type") == "aggregate"):
+            continue
+        key = (m["op"], m["variant"], int(m["dim"]), m["s"], int(m["threads"]))
+        entry = pairs.setdefault(key, {"vs_none": [], "paired": [], "error": None})
+        if b.get("error_occurred"):
+            entry["error"] = b.get("error_message", "error")
+            continue
+        for counter, field in (("vs_none", "vs_none"), ("paired_vs_none", "paired")):
+            value = b.get(counter)
+            if not isinstance(value, (int, float)) or value <= 0:
+                raise Malformed(f"{path}: benchmark {b['name']} has no positive {counter}")
+            entry[field].append(float(value))
+    return pairs
+
+
+def spread(values):
+    return f"{statistics.median(values):5.2f} [{min(values):.2f}-{max(values):.2f}]"
+
+
+def print_zipf(pairs):
+    if not pairs:
+        return
+    print(f"\nZipf calls, filter against none (issue 15: vs_none >= {ZIPF_TARGET}), median [min-max] over repetitions:")
+    print(f"{'op':<15} {'variant':<10} {'dim':>3} {'s':>4} {'T':>1} {'vs_none':<18} {'paired_vs_none':<18} n")
+    met = missed = 0
+    for key in sorted(pairs):
+        op, variant, dim, s, threads = key
+        e = pairs[key]
+        if e["error"]:
+            print(f"ERROR kv_zipf_{op}/{variant}/dim:{dim}/s:{s}/threads:{threads}: {e['error']}")
+            continue
+        ok = statistics.median(e["vs_none"]) >= ZIPF_TARGET
+        met += ok
+        missed += not ok
+        print(f"{op:<15} {variant:<10} {dim:>3} {s:>4} {threads:>1} {spread(e['vs_none']):<18} "
+              f"{spread(e['paired']):<18} {len(e['vs_none'])} {'MET' if ok else 'MISSED'}")
+    print(f"{met} met, {missed} missed")
+
+
 def fmt_rate(v):
     return f"{v / 1e6:8.2f}M"
 
@@ -99,11 +152,13 @@ def main(argv):
     path = argv[1]
     try:
         runs = load(path)
+        zipf = load_zipf(path)
     except Malformed as e:
         print(f"kv_ratios: {e}", file=sys.stderr)
         return 2
     if not runs:
         print(f"kv_ratios: {path}: no kv_<op>/<implementation>/dim:D/lf:L/threads:T benchmarks")
+        print_zipf(zipf)
         return 0
 
     errors = sorted(k for k, e in runs.items() if e["error"])
@@ -146,6 +201,7 @@ def main(argv):
             print(f"  NOT MEASURED {op} embscale/{peer}" + (f" dim:{dim}" if dim else "") +
                   (f" threads:{threads}" if threads else "") + f" (target >= {minimum})")
     print(f"{met} met, {missed} missed")
+    print_zipf(zipf)
     return 0
 
 

@@ -31,7 +31,7 @@ kv::InitializerArgs parse_initializer(const ObjectReader& r, kv::InitializerArgs
 }
 
 kv::AdmissionOptions parse_admission(const ObjectReader& r) {
-  r.only_keys({"strategy", "threshold", "max_count", "depth", "cells_per_slot", "aging_factor"});
+  r.only_keys({"strategy", "threshold", "max_count", "depth", "cells_per_slot", "aging_factor", "conservative_update"});
   kv::AdmissionOptions a;
   const auto strategy = r.one_of_or("strategy", "none", {"none", "k_count", "tiny_lfu"});
   a.kind = strategy == "k_count"    ? kv::AdmissionOptions::Kind::kKCount
@@ -42,6 +42,7 @@ kv::AdmissionOptions parse_admission(const ObjectReader& r) {
   a.depth = static_cast<int>(r.integer_or("depth", a.depth, IntRange::between(1, 8)));
   a.cells_per_slot = r.number_or("cells_per_slot", a.cells_per_slot, NumberRange::between(1e-6, 64.0));
   a.aging_factor = r.number_or("aging_factor", a.aging_factor, NumberRange::between(0.0, 1e6));
+  if (const auto conservative = r.optional("conservative_update")) a.conservative_update = conservative->boolean();
   return a;
 }
 
@@ -67,6 +68,10 @@ void parse_dynamic(const ObjectReader& r, kv::TableOptions& t) {
   const auto check = r.one_of_or("safe_check_mode", "IGNORE", {"ERROR", "WARNING", "IGNORE"});
   t.safe_check = check == "ERROR" ? kv::SafeCheck::kError : check == "WARNING" ? kv::SafeCheck::kWarning : kv::SafeCheck::kIgnore;
   if (r.has("admission")) t.admission = parse_admission(r.object("admission"));
+  if (kv::needs_admission_estimate(kv::score_rules(t.score_strategy)) && t.admission.kind == kv::AdmissionOptions::Kind::kNone)
+    r.required("score_strategy", "").fail_with(
+        strategy + " needs an admission filter (its new keys score the filter's estimate): set admission.strategy to "
+        "\"k_count\" or \"tiny_lfu\"");
 }
 
 void parse_tiers(const ObjectReader& r, EmbeddingStorage& s) {

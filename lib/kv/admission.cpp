@@ -9,8 +9,10 @@
 namespace embscale::kv {
 namespace {
 
-constexpr std::uint64_t kRowStride = 0x9e3779b97f4a7c15ULL;  // the golden ratio: rows' key offsets
 constexpr std::uint64_t kSaltMix = 0x5bd1e9955bd1e995ULL;
+constexpr int kCountersPerBlock = 64;
+constexpr int kBlockShift = 48;  // the block index comes from h's top 16 bits; rows use 6 bits
+                                 // each of the low 48 (depth <= 8)
 
 std::int64_t ceil_pow2(double x) {
   std::int64_t p = 1;
@@ -50,46 +52,73 @@ namespace detail {
 
 BankedSketch::BankedSketch(const AdmissionOptions& o, std::int64_t bucket_capacity, std::int64_t buckets)
     : depth_(o.depth),
-      width_(ceil_pow2(o.cells_per_slot * static_cast<double>(bucket_capacity))),
+      per_row_(static_cast<unsigned>(kCountersPerBlock / o.depth)),
+      blocks_(ceil_pow2(static_cast<double>(o.depth) * o.cells_per_slot * static_cast<double>(bucket_capacity) /
+                        kCountersPerBlock)),
       max_(static_cast<std::uint8_t>(o.max_count)),
+      conservative_(o.conservative_update),
       period_(static_cast<std::uint64_t>(std::llround(o.aging_factor * static_cast<double>(bucket_capacity)))),
       salt_(mix64(o.seed ^ kSaltMix)),
       buckets_(buckets),
-      counters_(static_cast<std::size_t>(buckets * o.depth * width_), 0),
+      blocks_of_banks_(static_cast<std::size_t>(buckets * blocks_), Block{}),
       sightings_(static_cast<std::size_t>(buckets), 0) {
   EMBSCALE_EXPECTS(buckets >= 1 && (buckets & (buckets - 1)) == 0, "a power-of-two number of buckets");
+  EMBSCALE_EXPECTS(depth_ >= 1 && depth_ <= 8, "depth in [1, 8]: rows take 6 bits each of the hash's low 48");
+  EMBSCALE_EXPECTS(blocks_ <= (std::int64_t{1} << (64 - kBlockShift)), "blocks per bank within the hash's top bits");
 }
 
-std::size_t BankedSketch::bank_of(std::uint64_t key) const noexcept {
-  return static_cast<std::size_t>(mix64(key) & static_cast<std::uint64_t>(buckets_ - 1));
-}
-
-std::size_t BankedSketch::cell(std::uint64_t key, int row) const noexcept {
-  const std::uint64_t h = mix64((key + static_cast<std::uint64_t>(row + 1) * kRowStride) ^ salt_);
-  return static_cast<std::size_t>(row) * static_cast<std::size_t>(width_) +
-         static_cast<std::size_t>(h & static_cast<std::uint64_t>(width_ - 1));
-}
-
-void BankedSketch::record(std::uint64_t key) noexcept {
-  const std::size_t bank = bank_of(key);
-  std::uint8_t* counters = counters_.data() + bank * static_cast<std::size_t>(depth_ * width_);
+BankedSketch::Cells BankedSketch::cells(std::uint64_t key) const noexcept {
+  Cells c;
+  c.bank = static_cast<std::size_t>(mix64(key) & static_cast<std::uint64_t>(buckets_ - 1));
+  const std::uint64_t h = mix64(key ^ salt_);
+  const auto block = static_cast<std::size_t>((h >> kBlockShift) & static_cast<std::uint64_t>(blocks_ - 1));
+  c.block = c.bank * static_cast<std::size_t>(blocks_) + block;
   for (int r = 0; r < depth_; ++r) {
-    std::uint8_t& c = counters[cell(key, r)];
-    if (c < max_) ++c;
+    const auto bits = static_cast<unsigned>((h >> (6 * r)) & 63);
+    c.at[r] = static_cast<unsigned>(r) * per_row_ + ((bits * per_row_) >> 6);
   }
-  if (period_ != 0 && ++sightings_[bank] >= period_) halve(bank);
+  return c;
+}
+
+bool BankedSketch::record(std::uint64_t key) noexcept {
+  const Cells c = cells(key);
+  std::uint8_t* counters = blocks_of_banks_[c.block].counters;
+  if (conservative_) {
+    std::uint8_t least = max_;
+    for (int r = 0; r < depth_; ++r) least = std::min(least, counters[c.at[r]]);
+    if (least < max_)
+      for (int r = 0; r < depth_; ++r)
+        if (counters[c.at[r]] == least) ++counters[c.at[r]];
+  } else {
+    for (int r = 0; r < depth_; ++r) {
+      std::uint8_t& counter = counters[c.at[r]];
+      if (counter < max_) ++counter;
+    }
+  }
+  if (period_ == 0 || ++sightings_[c.bank] < period_) return false;
+  halve(c.bank);
+  return true;
 }
 
 int BankedSketch::estimate(std::uint64_t key) const noexcept {
-  const std::uint8_t* counters = counters_.data() + bank_of(key) * static_cast<std::size_t>(depth_ * width_);
+  const Cells c = cells(key);
+  const std::uint8_t* counters = blocks_of_banks_[c.block].counters;
   int least = max_;
-  for (int r = 0; r < depth_; ++r) least = std::min<int>(least, counters[cell(key, r)]);
+  for (int r = 0; r < depth_; ++r) least = std::min<int>(least, counters[c.at[r]]);
   return least;
 }
 
+void BankedSketch::prefetch(std::uint64_t key) const noexcept {
+  const std::uint64_t h = mix64(key ^ salt_);
+  const auto bank = static_cast<std::size_t>(mix64(key) & static_cast<std::uint64_t>(buckets_ - 1));
+  const auto block = static_cast<std::size_t>((h >> kBlockShift) & static_cast<std::uint64_t>(blocks_ - 1));
+  __builtin_prefetch(&blocks_of_banks_[bank * static_cast<std::size_t>(blocks_) + block], 1);
+}
+
 void BankedSketch::halve(std::size_t bank) noexcept {
-  std::uint8_t* counters = counters_.data() + bank * static_cast<std::size_t>(depth_ * width_);
-  for (std::int64_t i = 0; i < depth_ * width_; ++i) counters[i] = static_cast<std::uint8_t>(counters[i] >> 1);
+  Block* first = blocks_of_banks_.data() + bank * static_cast<std::size_t>(blocks_);
+  for (std::int64_t b = 0; b < blocks_; ++b)
+    for (std::uint8_t& counter : first[b].counters) counter = static_cast<std::uint8_t>(counter >> 1);
   sightings_[bank] = 0;
 }
 
@@ -97,90 +126,58 @@ void BankedSketch::grow(std::int64_t buckets) {
   EMBSCALE_EXPECTS(buckets >= buckets_ && buckets % buckets_ == 0 && (buckets & (buckets - 1)) == 0,
                    "banks grow by a power-of-two factor");
   if (buckets == buckets_) return;
-  const auto bank_cells = static_cast<std::size_t>(depth_ * width_);
-  std::vector<std::uint8_t> counters(static_cast<std::size_t>(buckets) * bank_cells);
+  const auto bank_blocks = static_cast<std::size_t>(blocks_);
+  std::vector<Block> blocks(static_cast<std::size_t>(buckets) * bank_blocks);
   std::vector<std::uint32_t> sightings(static_cast<std::size_t>(buckets));
   // Bucket b of the new count holds keys that were in bucket b & (old - 1): its parent.
   for (std::int64_t b = 0; b < buckets; ++b) {
     const auto parent = static_cast<std::size_t>(b & (buckets_ - 1));
-    std::copy_n(counters_.begin() + static_cast<long>(parent * bank_cells), bank_cells,
-                counters.begin() + static_cast<long>(static_cast<std::size_t>(b) * bank_cells));
+    std::copy_n(blocks_of_banks_.begin() + static_cast<long>(parent * bank_blocks), bank_blocks,
+                blocks.begin() + static_cast<long>(static_cast<std::size_t>(b) * bank_blocks));
     sightings[static_cast<std::size_t>(b)] = sightings_[parent];
   }
-  counters_ = std::move(counters);
+  blocks_of_banks_ = std::move(blocks);
   sightings_ = std::move(sightings);
   buckets_ = buckets;
 }
 
 void BankedSketch::clear() noexcept {
-  std::fill(counters_.begin(), counters_.end(), std::uint8_t{0});
+  std::fill(blocks_of_banks_.begin(), blocks_of_banks_.end(), Block{});
   std::fill(sightings_.begin(), sightings_.end(), 0u);
 }
 
 std::size_t BankedSketch::memory_bytes() const noexcept {
-  return counters_.size() * sizeof(std::uint8_t) + sightings_.size() * sizeof(std::uint32_t);
+  return blocks_of_banks_.size() * sizeof(Block) + sightings_.size() * sizeof(std::uint32_t);
 }
 
 }  // namespace detail
 
-KCountAdmission::KCountAdmission(const AdmissionOptions& o, std::int64_t bucket_capacity, std::int64_t buckets)
-    : SketchAdmission(o, bucket_capacity, buckets), k_(o.threshold_k) {}
-
-bool KCountAdmission::admit(std::uint64_t key, Placement placement, std::uint64_t) noexcept {
-  sketch_.record(key);
-  return placement != Placement::kRefused && sketch_.estimate(key) >= k_;
-}
-
-bool TinyLfuAdmission::admit(std::uint64_t key, Placement placement, std::uint64_t victim) noexcept {
-  sketch_.record(key);
-  switch (placement) {
-    case Placement::kFreeSlot: return true;
-    case Placement::kEvict: return sketch_.estimate(key) > sketch_.estimate(victim);
-    case Placement::kRefused: return false;
-  }
-  return false;
-}
-
 AdmissionFilter::AdmissionFilter(const AdmissionOptions& o, std::int64_t bucket_capacity, std::int64_t buckets) {
   check_admission_options(o);
-  switch (o.kind) {  // no default: a new kind is a -Wswitch warning here
-    case AdmissionOptions::Kind::kNone: break;
-    case AdmissionOptions::Kind::kKCount: filter_.emplace<KCountAdmission>(o, bucket_capacity, buckets); break;
-    case AdmissionOptions::Kind::kTinyLfu: filter_.emplace<TinyLfuAdmission>(o, bucket_capacity, buckets); break;
+  kind_ = o.kind;
+  k_ = o.threshold_k;
+  if (enabled()) sketch_ = detail::BankedSketch(o, bucket_capacity, buckets);
+}
+
+bool AdmissionFilter::admits(std::uint64_t key, Placement placement, std::uint64_t victim) const noexcept {
+  if (placement == Placement::kRefused) return false;
+  switch (kind_) {  // no default: a new kind is a -Wswitch warning here
+    case AdmissionOptions::Kind::kNone: return true;
+    case AdmissionOptions::Kind::kKCount: return sketch_.estimate(key) >= k_;
+    case AdmissionOptions::Kind::kTinyLfu:
+      return placement == Placement::kFreeSlot || sketch_.estimate(key) > sketch_.estimate(victim);
   }
-}
-
-void AdmissionFilter::record(std::uint64_t key) noexcept {
-  if (auto* k = std::get_if<KCountAdmission>(&filter_)) k->record_hit(key);
-  else if (auto* t = std::get_if<TinyLfuAdmission>(&filter_)) t->record_hit(key);
-}
-
-bool AdmissionFilter::admit(std::uint64_t key, Placement placement, std::uint64_t victim) noexcept {
-  if (auto* k = std::get_if<KCountAdmission>(&filter_)) return k->admit(key, placement, victim);
-  if (auto* t = std::get_if<TinyLfuAdmission>(&filter_)) return t->admit(key, placement, victim);
-  return placement != Placement::kRefused;
+  return true;
 }
 
 void AdmissionFilter::resize(std::int64_t buckets) {
-  if (auto* k = std::get_if<KCountAdmission>(&filter_)) k->sketch().grow(buckets);
-  else if (auto* t = std::get_if<TinyLfuAdmission>(&filter_)) t->sketch().grow(buckets);
+  if (enabled()) sketch_.grow(buckets);
 }
 
 void AdmissionFilter::clear() noexcept {
-  if (auto* k = std::get_if<KCountAdmission>(&filter_)) k->sketch().clear();
-  else if (auto* t = std::get_if<TinyLfuAdmission>(&filter_)) t->sketch().clear();
+  if (enabled()) sketch_.clear();
 }
 
-std::size_t AdmissionFilter::memory_bytes() const noexcept {
-  if (const auto* k = std::get_if<KCountAdmission>(&filter_)) return k->sketch().memory_bytes();
-  if (const auto* t = std::get_if<TinyLfuAdmission>(&filter_)) return t->sketch().memory_bytes();
-  return 0;
-}
-
-int AdmissionFilter::estimate(std::uint64_t key) const noexcept {
-  if (const auto* k = std::get_if<KCountAdmission>(&filter_)) return k->sketch().estimate(key);
-  if (const auto* t = std::get_if<TinyLfuAdmission>(&filter_)) return t->sketch().estimate(key);
-  return 0;
-}
+std::size_t AdmissionFilter::memory_bytes() const noexcept { return enabled() ? sketch_.memory_bytes() : 0; }
 
 }  // namespace embscale::kv

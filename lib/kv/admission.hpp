@@ -1,8 +1,9 @@
-// Admission filters of the dynamic table: which new keys may enter it at all (issue 4).
+// Admission filters of the dynamic table: which new keys may enter it at all (issue 4), and the
+// frequency estimates the FREQUENCY score strategy starts a new key from (issue 15).
 //
 // A table without a filter admits every newcomer that has a place (a free slot, or a victim of
 // lower score). A filter refuses some of them to keep one-hit wonders from pushing out keys that
-// come back; the eviction study measures both filters against none.
+// come back; the eviction study (bench/micro/eviction_study.cpp) measures both filters against none.
 //
 // * k-count (dynamicemb's KCounter): a newcomer is admitted on its k-th sighting, counted by
 //   bounded counters. Applies to every newcomer, whether its bucket has a free slot or not.
@@ -13,18 +14,28 @@
 // Both count sightings in a count-min sketch of saturating 8-bit counters (`max_count` <= 255)
 // with aging. The layout, which tests/kv/admission_reference.hpp reimplements independently:
 // * Banks. The sketch is one bank per table bucket; a key's counters live only in the bank of
-//   its bucket, mix64(key) & (buckets - 1). A bank is `depth` rows of `width` counters, width =
-//   the power of two >= cells_per_slot x bucket_capacity. Row r's counter of a key is
-//   mix64((key + (r + 1) x 0x9e3779b97f4a7c15) ^ salt) & (width - 1), with salt =
-//   mix64(seed ^ 0x5bd1e9955bd1e995): independent of the bucket bits (mix64(key)'s low bits).
-// * Recording a sighting adds 1 (saturating at max_count) to the key's counter of every row;
-//   the estimate is the smallest of them (never below the true count since the last halving,
-//   until saturation).
+//   its bucket, mix64(key) & (buckets - 1).
+// * Blocks (Caffeine's layout): a bank is `blocks` blocks of 64 counters, one 64-byte cache line
+//   each, blocks = the power of two >= depth x cells_per_slot x bucket_capacity / 64 (at least
+//   1): so cells_per_slot counters per slot per row, as in a sketch of `depth` separate rows. All
+//   of a key's counters lie in one block, so recording or estimating a key touches one line.
+//   With h = mix64(key ^ salt), salt = mix64(seed ^ 0x5bd1e9955bd1e995) (independent of the
+//   bucket bits, mix64(key)'s low bits), the key's block is (h >> 48) & (blocks - 1), and its
+//   row-r counter (r < depth) is counter r x per_row + ((((h >> 6r) & 63) x per_row) >> 6) of
+//   the block, per_row = 64 / depth rounded down: row r owns its own per_row counters of the
+//   block, and a multiply-shift (no division) picks one of them.
+// * Recording a sighting adds 1 (saturating at max_count) to the key's counter of every row, or
+//   with `conservative_update` only to those of its counters that hold the smallest value
+//   (Estan and Varghese's conservative update: the estimate is the same, other keys' estimates
+//   are inflated less). The estimate is the smallest of the key's counters (never below the true
+//   count since the last halving, until saturation).
 // * Aging. A bank counts its recorded sightings; the aging_period-th since its last halving
 //   (aging_period = aging_factor x bucket_capacity, i.e. ten times the slots for the default)
 //   halves every counter of the bank (c >>= 1) and restarts the count at 0. aging_factor 0: never.
+//   record() says when it halved the bank: the FREQUENCY score strategy halves the bucket's
+//   scores then (kv/score_rules.hpp), so scores and estimates age together.
 // * Growth. When the table doubles, bucket b splits into b and b + old buckets; both new banks
-//   start as copies of bank b (counters and sighting count). A key's cells do not depend on the
+//   start as copies of bank b (counters and sighting count). A key's counters do not depend on the
 //   bucket count, so every key keeps exactly its estimate across a rehash.
 // * clear() zeroes every bank.
 //
@@ -39,7 +50,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <variant>
 #include <vector>
 
 namespace embscale::kv {
@@ -49,10 +59,11 @@ struct AdmissionOptions {
   Kind kind = Kind::kNone;
   int threshold_k = 2;            // k-count: admitted on the k-th sighting, in [1, max_count]
   int max_count = 15;             // counters saturate here (15: Caffeine's 4-bit counters), [1, 255]
-  int depth = 4;                  // rows (hash functions) of the sketch, [1, 8]
+  int depth = 4;                  // counters per key (rows of the sketch), [1, 8]
   double cells_per_slot = 2.0;    // counters per row per table slot, (0, 64]
   double aging_factor = 10.0;     // halve a bank after aging_factor x bucket_capacity sightings;
                                   // 0: never. [0, 1e6]
+  bool conservative_update = false;  // add a sighting only to the key's smallest counters
   std::uint64_t seed = 0;         // of the sketch's hashes
 };
 
@@ -67,97 +78,87 @@ enum class Placement { kFreeSlot, kEvict, kRefused };
 
 namespace detail {
 
-// The banked count-min sketch with aging described above: the engine of both filters.
+// The banked, blocked count-min sketch with aging described above: the engine of both filters.
 class BankedSketch {
  public:
   BankedSketch() = default;
   BankedSketch(const AdmissionOptions& options, std::int64_t bucket_capacity, std::int64_t buckets);
 
-  // The key's bank must be the one of `buckets` buckets (the table's current count).
-  void record(std::uint64_t key) noexcept;
+  // The key's bank must be the one of `buckets` buckets (the table's current count). Returns
+  // true when this sighting halved the bank (it was the aging_period-th since the last halving).
+  bool record(std::uint64_t key) noexcept;
   int estimate(std::uint64_t key) const noexcept;
+  // Hints the key's block into the cache (the table calls it ahead, as it prefetches buckets).
+  void prefetch(std::uint64_t key) const noexcept;
   // Doubles (or more: any power-of-two multiple) the banks: each new bank copies its parent.
   void grow(std::int64_t buckets);
   void clear() noexcept;
   std::size_t memory_bytes() const noexcept;
-  std::int64_t width() const noexcept { return width_; }
+  std::int64_t blocks_per_bank() const noexcept { return blocks_; }
   std::uint64_t aging_period() const noexcept { return period_; }
 
  private:
-  std::size_t bank_of(std::uint64_t key) const noexcept;
-  std::size_t cell(std::uint64_t key, int row) const noexcept;  // within a bank
+  struct alignas(64) Block {
+    std::uint8_t counters[64];
+  };
+  static_assert(sizeof(Block) == 64, "a block is one cache line: a key's counters are read with one miss");
+  struct Cells {
+    std::size_t bank;
+    std::size_t block;            // the key's block, an index of blocks_of_banks_
+    unsigned at[8];               // its counter of each row within the block
+  };
+  Cells cells(std::uint64_t key) const noexcept;
   void halve(std::size_t bank) noexcept;
 
   int depth_ = 0;
-  std::int64_t width_ = 0;        // a power of two
+  unsigned per_row_ = 0;          // counters of a block per row: 64 / depth
+  std::int64_t blocks_ = 0;       // per bank, a power of two
   std::uint8_t max_ = 0;
+  bool conservative_ = false;
   std::uint64_t period_ = 0;      // 0: no aging
   std::uint64_t salt_ = 0;
   std::int64_t buckets_ = 0;
-  std::vector<std::uint8_t> counters_;    // buckets x depth x width
+  std::vector<Block> blocks_of_banks_;    // buckets x blocks
   std::vector<std::uint32_t> sightings_;  // per bank, since its last halving
 };
 
 }  // namespace detail
 
-// What both filters share: the banked sketch of sightings, which hits feed.
-class SketchAdmission {
- public:
-  void record_hit(std::uint64_t key) noexcept { sketch_.record(key); }
-  detail::BankedSketch& sketch() noexcept { return sketch_; }
-  const detail::BankedSketch& sketch() const noexcept { return sketch_; }
-
- protected:
-  SketchAdmission(const AdmissionOptions& options, std::int64_t bucket_capacity, std::int64_t buckets)
-      : sketch_(options, bucket_capacity, buckets) {}
-  detail::BankedSketch sketch_;
-};
-
-// Admitted on the k-th sighting (this one included).
-class KCountAdmission : public SketchAdmission {
- public:
-  KCountAdmission(const AdmissionOptions& options, std::int64_t bucket_capacity, std::int64_t buckets);
-  bool admit(std::uint64_t key, Placement placement, std::uint64_t victim) noexcept;
-
- private:
-  int k_ = 2;
-};
-
-// Free slot: admitted; evict: admitted iff estimate(key) > estimate(victim), after recording
-// this sighting; refused: recorded only.
-class TinyLfuAdmission : public SketchAdmission {
- public:
-  TinyLfuAdmission(const AdmissionOptions& options, std::int64_t bucket_capacity, std::int64_t buckets)
-      : SketchAdmission(options, bucket_capacity, buckets) {}
-  bool admit(std::uint64_t key, Placement placement, std::uint64_t victim) noexcept;
-};
-
-// The table's filter: none, k-count or TinyLFU, chosen by AdmissionOptions::kind.
+// The table's filter: none, k-count or TinyLFU, chosen by AdmissionOptions::kind. A sighting is
+// recorded first (record), then a newcomer's fate is decided on the estimates that include it
+// (admits); admit() does both, in that order.
 class AdmissionFilter {
  public:
   AdmissionFilter() = default;  // none
   AdmissionFilter(const AdmissionOptions& options, std::int64_t bucket_capacity, std::int64_t buckets);
 
-  bool enabled() const noexcept { return !std::holds_alternative<std::monostate>(filter_); }
-  // A present key's score was touched (a hit): one sighting. Inline, so that a table without a
-  // filter pays one predictable branch per hit.
-  void record_hit(std::uint64_t key) noexcept {
-    if (enabled()) record(key);
+  bool enabled() const noexcept { return kind_ != AdmissionOptions::Kind::kNone; }
+  // One sighting of a key: a newcomer, or a hit that touches its score. Returns true when it
+  // halved the key's bank (never without a filter). Inline, so that a table without a filter
+  // pays one predictable branch per key.
+  bool record(std::uint64_t key) noexcept { return enabled() && sketch_.record(key); }
+  // Whether a newcomer whose sighting is recorded may enter: always false for kRefused, always
+  // true without a filter; k-count: its estimate reached k; TinyLFU: a free slot, or an estimate
+  // strictly above the victim's. `victim` matters for kEvict only.
+  bool admits(std::uint64_t key, Placement placement, std::uint64_t victim) const noexcept;
+  bool admit(std::uint64_t key, Placement placement, std::uint64_t victim) noexcept {
+    record(key);
+    return admits(key, placement, victim);
   }
-  // A newcomer (absent key) and where it would go; records the sighting. Whether it may enter:
-  // always false for kRefused, always true without a filter. `victim` matters for kEvict only.
-  bool admit(std::uint64_t key, Placement placement, std::uint64_t victim) noexcept;
+  void prefetch(std::uint64_t key) const noexcept {
+    if (enabled()) sketch_.prefetch(key);
+  }
   // The table now has `buckets` buckets (a power-of-two multiple of the old count).
   void resize(std::int64_t buckets);
   void clear() noexcept;
   std::size_t memory_bytes() const noexcept;
-  // The sketch's estimate of a key (0 without a filter), for tests and studies.
-  int estimate(std::uint64_t key) const noexcept;
+  // The sketch's estimate of a key (0 without a filter).
+  int estimate(std::uint64_t key) const noexcept { return enabled() ? sketch_.estimate(key) : 0; }
 
  private:
-  void record(std::uint64_t key) noexcept;
-
-  std::variant<std::monostate, KCountAdmission, TinyLfuAdmission> filter_;
+  AdmissionOptions::Kind kind_ = AdmissionOptions::Kind::kNone;
+  int k_ = 2;
+  detail::BankedSketch sketch_;
 };
 
 }  // namespace embscale::kv

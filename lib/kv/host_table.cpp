@@ -67,9 +67,11 @@ class HostTable::CallScores {
         call_score_(read_call_score(
             rules_.call, epoch_, table.custom_score_.load(std::memory_order_relaxed), [&] { return table.now(); },
             [&] { return table.step_.fetch_add(1, std::memory_order_relaxed) + 1; })) {}
-  // The score of key i when it is new.
-  std::uint64_t fresh(std::size_t i) const noexcept {
-    return new_key_score(rules_, call_score_, epoch_, custom_.empty() ? std::nullopt : std::optional(custom_[i]));
+  // The score of key i when it is new; `estimate`: the admission filter's estimate of it, which
+  // only strategies with NewKeyRule::kEstimate read (HostTable::insert_new computes it for them).
+  std::uint64_t fresh(std::size_t i, int estimate = 0) const noexcept {
+    return new_key_score(rules_, call_score_, epoch_, custom_.empty() ? std::nullopt : std::optional(custom_[i]),
+                         estimate);
   }
   // The score of key i when it was present with `old`.
   std::uint64_t touched(std::size_t i, std::uint64_t old) const noexcept {
@@ -107,6 +109,8 @@ HostTable::HostTable(TableOptions options) : options_(std::move(options)), match
   buckets_ = ceil_pow2(std::max<std::int64_t>(1, (initial + bucket_capacity_ - 1) / bucket_capacity_));
   if (options_.num_embeddings == 0) options_.num_embeddings = options_.max_capacity;
   admission_ = AdmissionFilter(options_.admission, bucket_capacity_, buckets_);
+  estimate_new_keys_ = needs_admission_estimate(score_rules(options_.score_strategy));
+  halve_scores_ = score_rules(options_.score_strategy).aging == ScoreAging::kHalveWithBank;
   rehash(buckets_);
 }
 
@@ -237,16 +241,21 @@ HostTable::Slot HostTable::locate(std::uint64_t key) const noexcept {
   return {bucket, -1};
 }
 
-HostTable::Slot HostTable::insert_new(std::uint64_t key, std::uint64_t score, CallStats& stats, Evicted* evicted,
+template <typename NewScore>
+HostTable::Slot HostTable::insert_new(std::uint64_t key, NewScore&& new_score, CallStats& stats, Evicted* evicted,
                                       bool filtered) {
   const std::uint64_t hash = mix64(key);
   const auto bucket = static_cast<std::int64_t>(hash & static_cast<std::uint64_t>(buckets_ - 1));
   const std::size_t base = static_cast<std::size_t>(bucket * bucket_capacity_);
   auto& occupied = occupied_[static_cast<std::size_t>(bucket)];
   filtered = filtered && admission_.enabled();
+  // The newcomer's sighting first (it may age the bucket's bank, and with it the bucket's scores
+  // under FREQUENCY); then its score, which under FREQUENCY is the estimate that includes it.
+  if (filtered) sighted(bucket, key);
+  const std::uint64_t score = new_score(filtered && estimate_new_keys_ ? admission_.estimate(key) : 0);
   std::int64_t index;
   if (occupied < static_cast<std::uint32_t>(bucket_capacity_)) {
-    if (filtered && !admission_.admit(key, Placement::kFreeSlot, 0)) {
+    if (filtered && !admission_.admits(key, Placement::kFreeSlot, 0)) {
       ++stats.not_admitted;
       return {bucket, kNotAdmittedIndex};
     }
@@ -259,11 +268,10 @@ HostTable::Slot HostTable::insert_new(std::uint64_t key, std::uint64_t score, Ca
       scan_shortlist_(scores_.data() + base, keys_.data() + base, static_cast<std::uint32_t>(bucket_capacity_), shortlist);
     const std::size_t victim = base + shortlist.slots[0];
     if (score < scores_[victim]) {
-      if (filtered) admission_.admit(key, Placement::kRefused, keys_[victim]);  // a sighting
-      ++stats.refused;
+      ++stats.refused;  // its sighting is recorded all the same
       return {bucket, kRefusedIndex};
     }
-    if (filtered && !admission_.admit(key, Placement::kEvict, keys_[victim])) {
+    if (filtered && !admission_.admits(key, Placement::kEvict, keys_[victim])) {
       ++stats.not_admitted;
       return {bucket, kNotAdmittedIndex};
     }
@@ -290,6 +298,17 @@ HostTable::Slot HostTable::insert_new(std::uint64_t key, std::uint64_t score, Ca
   scores_[slot] = score;
   ++stats.inserted;
   return {bucket, index};
+}
+
+void HostTable::sighted(std::int64_t bucket, std::uint64_t key) noexcept {
+  if (!admission_.record(key) || !halve_scores_) return;
+  // The bank aged: so do the bucket's scores (ScoreAging::kHalveWithBank). Halving keeps their
+  // order but can make two of them equal, where the smaller key now goes first: the shortlist
+  // is refilled on the next eviction.
+  const auto base = static_cast<std::size_t>(bucket * bucket_capacity_);
+  const std::uint32_t occupied = occupied_[static_cast<std::size_t>(bucket)];
+  for (std::uint32_t i = 0; i < occupied; ++i) scores_[base + i] >>= 1;
+  shortlists_[static_cast<std::size_t>(bucket)].count = 0;
 }
 
 void HostTable::rescore(Slot slot, std::uint64_t score) noexcept {
@@ -347,6 +366,7 @@ void HostTable::prefetch_bucket(std::uint64_t key) const noexcept {
   __builtin_prefetch(digests_.data() + base);
   if (bucket_capacity_ > 64) __builtin_prefetch(digests_.data() + base + 64);
   __builtin_prefetch(occupied_.data() + bucket);
+  admission_.prefetch(key);  // the key's block of counters (one line), which every key records
 }
 
 void HostTable::prefetch_slot(std::uint64_t key) const noexcept {
@@ -561,7 +581,7 @@ CallStats HostTable::find_and_update(std::span<const std::uint64_t> keys, std::s
     const BucketLock bucket(*this, s.bucket);
     read_row(flat(s), values.subspan(i * w, w));
     rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
-    admission_.record_hit(keys[i]);  // the bucket's bank: under its lock
+    sighted(s.bucket, keys[i]);  // the bucket's bank (and scores): under its lock
   }, nullptr, values);
 }
 
@@ -582,9 +602,9 @@ CallStats HostTable::upsert(std::span<const std::uint64_t> keys, std::span<const
     if (s.index >= 0) {
       ++st.found;
       rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
-      admission_.record_hit(keys[i]);
+      sighted(s.bucket, keys[i]);
     } else {
-      s = insert_new(keys[i], score.fresh(i), st, ev);
+      s = insert_new(keys[i], [&](int estimate) { return score.fresh(i, estimate); }, st, ev);
       if (s.index < 0) return;  // refused or not admitted: the value is dropped
     }
     write_row(flat(s), values.subspan(i * w, w));
@@ -633,11 +653,11 @@ CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::sp
     if (s.index >= 0) {
       ++st.found;
       rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
-      admission_.record_hit(keys[i]);
+      sighted(s.bucket, keys[i]);
       read_row(flat(s), row);
       return;
     }
-    s = insert_new(keys[i], score.fresh(i), st, ev);
+    s = insert_new(keys[i], [&](int estimate) { return score.fresh(i, estimate); }, st, ev);
     if (s.index == kNotAdmittedIndex) {  // not stored: the initializer's row as computed
       initial_row(options_.initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim, row);
       return;
@@ -684,7 +704,7 @@ CallStats HostTable::assign_scores(std::span<const std::uint64_t> keys, std::spa
     ++stats.found;
     const BucketLock bucket(*this, s.bucket);
     rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
-    admission_.record_hit(keys[i]);  // the bucket's bank: under its lock
+    sighted(s.bucket, keys[i]);  // the bucket's bank (and scores): under its lock
   });
 }
 
@@ -701,10 +721,10 @@ CallStats HostTable::accum_or_assign(std::span<const std::uint64_t> keys, std::s
       ++st.found;
       if (!accumulate[i]) return;
       rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
-      admission_.record_hit(keys[i]);
+      sighted(s.bucket, keys[i]);
       add_to_row(flat(s), values.subspan(i * w, w));
     } else if (!accumulate[i]) {
-      s = insert_new(keys[i], score.fresh(i), st, nullptr);
+      s = insert_new(keys[i], [&](int estimate) { return score.fresh(i, estimate); }, st, nullptr);
       if (s.index >= 0) write_row(flat(s), values.subspan(i * w, w));
     }
   }, nullptr, values);
@@ -724,7 +744,7 @@ CallStats HostTable::restore(std::span<const std::uint64_t> keys, std::span<cons
       ++st.found;
       rescore(s, scores[i]);
     } else {
-      s = insert_new(keys[i], scores[i], st, ev, /*filtered=*/false);  // entries put back: no filter
+      s = insert_new(keys[i], [&](int) { return scores[i]; }, st, ev, /*filtered=*/false);  // put back: no filter
       if (s.index < 0) return;
     }
     write_row(flat(s), values.subspan(i * w, w));

@@ -24,14 +24,17 @@
 //   of lowest score (ties: the smallest key) when its own score is not lower, else it is refused
 //   (CallStats::refused).
 // * Admission filter (TableOptions::admission, kv/admission.hpp): every newcomer of an inserting
-//   call (not restore) is shown to the filter with its placement (free slot, evict with the
-//   victim's key, refused), which records the sighting; a newcomer with a place that the filter
-//   turns down is not inserted and counted in CallStats::not_admitted (find_or_insert returns
-//   the initializer's row, unrounded, with found 0; upserts drop the value). A hit that touches
-//   a key's score (insert_or_assign, insert_and_evict, find_or_insert in training, accumulating
-//   accum_or_assign, assign_scores, find_and_update) records a sighting of that key. The filter
-//   keeps one bank of counters per bucket, so it follows the bucket partition below; on growth
-//   each new bucket's bank is a copy of its parent's; clear() zeroes it. restore bypasses it.
+//   call (not restore) is first recorded as a sighting, then given its score (under FREQUENCY
+//   the filter's estimate of it) and its placement (free slot, evict with the victim's key,
+//   refused), and the filter decides; a newcomer with a place that the filter turns down is not
+//   inserted and counted in CallStats::not_admitted (find_or_insert returns the initializer's
+//   row, unrounded, with found 0; upserts drop the value). A hit that touches a key's score
+//   (insert_or_assign, insert_and_evict, find_or_insert in training, accumulating
+//   accum_or_assign, assign_scores, find_and_update) records a sighting of that key after the
+//   new score is set. A sighting that ages the bucket's bank halves the bucket's scores under
+//   FREQUENCY (ScoreAging::kHalveWithBank). The filter keeps one bank of counters per bucket, so
+//   it follows the bucket partition below; on growth each new bucket's bank is a copy of its
+//   parent's; clear() zeroes it. restore bypasses it.
 // * Growth: before a call that may insert n keys, while size + n > max_load_factor * capacity
 //   and capacity < max_capacity, the table doubles (each bucket splits in two; nothing is lost).
 // * Keys 2^64-3 .. 2^64-1 (as int64: -3 .. -1) are reserved and rejected with InputError.
@@ -151,7 +154,7 @@ class HostTable {
 
   // The score the next score-setting call would give a new key for which it passes no score
   // (dynamicemb's get_score): the clock now, the next step, the set_score value, 1 under LFU
-  // (kv/score_rules.hpp).
+  // and FREQUENCY (whose new keys then score the filter's estimate; kv/score_rules.hpp).
   std::uint64_t get_score() const;
   // CUSTOMIZED: the score of calls that pass no per-key scores.
   void set_score(std::uint64_t score) noexcept { custom_score_.store(score, std::memory_order_relaxed); }
@@ -201,9 +204,15 @@ class HostTable {
   // Inserts `key` (absent) into its bucket; returns the slot, or index kRefusedIndex when its
   // score is too low, kNotAdmittedIndex when the admission filter kept it out (`filtered`: ask
   // the filter; restore does not). An evicted entry goes to `evicted` when given.
+  // `new_score(estimate)` gives the key's score from the filter's estimate of it (computed, after
+  // its sighting, only for strategies whose new keys score it; 0 otherwise).
   static constexpr std::int64_t kRefusedIndex = -1;
   static constexpr std::int64_t kNotAdmittedIndex = -2;
-  Slot insert_new(std::uint64_t key, std::uint64_t score, CallStats& stats, Evicted* evicted, bool filtered = true);
+  template <typename NewScore>
+  Slot insert_new(std::uint64_t key, NewScore&& new_score, CallStats& stats, Evicted* evicted, bool filtered = true);
+  // Records a sighting of `key` (of `bucket`) with the admission filter; when it ages the bank
+  // and the strategy's scores age with it (ScoreAging::kHalveWithBank), halves the bucket's scores.
+  void sighted(std::int64_t bucket, std::uint64_t key) noexcept;
   // Sets a present key's score (every score change of a present key goes through here, which
   // keeps the bucket's victim shortlist true).
   void rescore(Slot slot, std::uint64_t score) noexcept;
@@ -234,6 +243,8 @@ class HostTable {
                                           // (memory, or a file in options_.rows_directory)
   AdmissionFilter admission_;             // one bank per bucket: touched under the same rules
                                           // as the bucket (exclusive call or bucket lock)
+  bool estimate_new_keys_ = false;        // the strategy's new keys score the filter's estimate
+  bool halve_scores_ = false;             // its scores halve with the bucket's bank
   std::unique_ptr<std::atomic<std::uint8_t>[]> bucket_locks_;  // per bucket, 1 while held
   std::atomic<std::uint64_t> step_ = 0;          // advanced by update calls running together
   std::atomic<std::uint64_t> custom_score_ = 0;

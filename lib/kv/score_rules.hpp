@@ -7,6 +7,7 @@
 //                   STEP and EPOCH_LRU one call gives all the keys it sets one score);
 //   new key         the score of a key the call inserts;
 //   present key     the score of a key the call finds in the table (a hit);
+//   aging           what happens to scores between calls' touches (only FREQUENCY's change);
 //   next dump       where an incremental dump's next threshold lies (kv/table_file.hpp).
 // The rest is the same under every strategy: find, contains and export never change a score,
 // restore puts entries back with their own scores, and a new key in a full bucket replaces the
@@ -46,6 +47,9 @@ enum class NewKeyRule {
   kCallerOrCallScore,  // the caller's score for the key; the call's score when the call gives none
   kOne,                // 1: its first occurrence
   kEpochOne,           // epoch << 32 | 1: its first occurrence in the epoch
+  kEstimate,           // the admission filter's estimate of its sightings, this one included
+                       // (at least 1): its frequency so far, though it was not stored. Needs a
+                       // filter (check_options refuses the strategy without one)
 };
 
 // The score of a key the call finds in the table, whose score was `old`.
@@ -54,6 +58,15 @@ enum class PresentKeyRule {
   kCount,         // old + 1, saturating at 2^64 - 1
   kCountInEpoch,  // old + 1 when old is of the current epoch (its low 32 bits saturating at
                   // 2^32 - 1), else epoch << 32 | 1: the count restarts each epoch
+};
+
+// How scores age apart from the calls that set them.
+enum class ScoreAging {
+  kNever,          // a score changes only when a call sets it
+  kHalveWithBank,  // when a sighting ages its bucket's bank of the admission filter (every
+                   // aging_factor x bucket_capacity sightings of the bucket: kv/admission.hpp),
+                   // every score of the bucket is halved (s >>= 1), so that scores and the
+                   // filter's estimates, which the newcomers' scores come from, stay one scale
 };
 
 // An incremental dump's next threshold: after the dump, which scores count as changed.
@@ -71,18 +84,20 @@ struct ScoreRules {
   CallScoreRule call;
   NewKeyRule new_key;
   PresentKeyRule present_key;
+  ScoreAging aging;
   NextDumpRule next_dump;
 };
 
 // Indexed by ScoreStrategy (row i is the strategy of value i).
 inline constexpr ScoreRules kScoreRules[] = {
-    // strategy                  name          code call score                   new key                              present key                      next dump
-    {ScoreStrategy::kTimestamp,  "TIMESTAMP",  1,   CallScoreRule::kClock,       NewKeyRule::kCallScore,          PresentKeyRule::kAsNew,        NextDumpRule::kScoreNow},
-    {ScoreStrategy::kStep,       "STEP",       2,   CallScoreRule::kNextStep,    NewKeyRule::kCallScore,          PresentKeyRule::kAsNew,        NextDumpRule::kScoreNow},
-    {ScoreStrategy::kCustomized, "CUSTOMIZED", 3,   CallScoreRule::kSetScore,    NewKeyRule::kCallerOrCallScore,  PresentKeyRule::kAsNew,        NextDumpRule::kAfterMaxDumped},
-    {ScoreStrategy::kLfu,        "LFU",        4,   CallScoreRule::kNothing,     NewKeyRule::kOne,                PresentKeyRule::kCount,        NextDumpRule::kAfterMaxDumped},
-    {ScoreStrategy::kEpochLru,   "EPOCH_LRU",  5,   CallScoreRule::kEpochClock,  NewKeyRule::kCallScore,          PresentKeyRule::kAsNew,        NextDumpRule::kEpochStart},
-    {ScoreStrategy::kEpochLfu,   "EPOCH_LFU",  6,   CallScoreRule::kNothing,     NewKeyRule::kEpochOne,           PresentKeyRule::kCountInEpoch, NextDumpRule::kEpochStart},
+    // strategy                  name          code call score                   new key                              present key                      aging                          next dump
+    {ScoreStrategy::kTimestamp,  "TIMESTAMP",  1,   CallScoreRule::kClock,       NewKeyRule::kCallScore,          PresentKeyRule::kAsNew,        ScoreAging::kNever,          NextDumpRule::kScoreNow},
+    {ScoreStrategy::kStep,       "STEP",       2,   CallScoreRule::kNextStep,    NewKeyRule::kCallScore,          PresentKeyRule::kAsNew,        ScoreAging::kNever,          NextDumpRule::kScoreNow},
+    {ScoreStrategy::kCustomized, "CUSTOMIZED", 3,   CallScoreRule::kSetScore,    NewKeyRule::kCallerOrCallScore,  PresentKeyRule::kAsNew,        ScoreAging::kNever,          NextDumpRule::kAfterMaxDumped},
+    {ScoreStrategy::kLfu,        "LFU",        4,   CallScoreRule::kNothing,     NewKeyRule::kOne,                PresentKeyRule::kCount,        ScoreAging::kNever,          NextDumpRule::kAfterMaxDumped},
+    {ScoreStrategy::kEpochLru,   "EPOCH_LRU",  5,   CallScoreRule::kEpochClock,  NewKeyRule::kCallScore,          PresentKeyRule::kAsNew,        ScoreAging::kNever,          NextDumpRule::kEpochStart},
+    {ScoreStrategy::kEpochLfu,   "EPOCH_LFU",  6,   CallScoreRule::kNothing,     NewKeyRule::kEpochOne,           PresentKeyRule::kCountInEpoch, ScoreAging::kNever,          NextDumpRule::kEpochStart},
+    {ScoreStrategy::kFrequency,  "FREQUENCY",  7,   CallScoreRule::kNothing,     NewKeyRule::kEstimate,           PresentKeyRule::kCount,        ScoreAging::kHalveWithBank,  NextDumpRule::kAfterMaxDumped},
 };
 
 namespace detail {
@@ -96,7 +111,8 @@ constexpr bool is_score_strategy(int value) noexcept {
     case ScoreStrategy::kCustomized:
     case ScoreStrategy::kLfu:
     case ScoreStrategy::kEpochLru:
-    case ScoreStrategy::kEpochLfu: return true;
+    case ScoreStrategy::kEpochLfu:
+    case ScoreStrategy::kFrequency: return true;
   }
   return false;
 }
@@ -124,6 +140,8 @@ inline constexpr auto kScoreStrategies = [] {
 
 // Whether calls pass scores of their own per key (the other strategies ignore them).
 constexpr bool takes_caller_scores(const ScoreRules& r) noexcept { return r.new_key == NewKeyRule::kCallerOrCallScore; }
+// Whether a new key's score comes from the admission filter (the strategy needs one).
+constexpr bool needs_admission_estimate(const ScoreRules& r) noexcept { return r.new_key == NewKeyRule::kEstimate; }
 
 // The call's score. `epoch_high` is the epoch << 32; `set_score` is HostTable::set_score's
 // value. clock() is read, and next_step() (STEP's counter: advance, or peek for get_score) is
@@ -141,14 +159,16 @@ std::uint64_t read_call_score(CallScoreRule rule, std::uint64_t epoch_high, std:
   return 0;  // not a rule (a value cast from outside the enum)
 }
 
-// The score of a key the call inserts; `caller`: the call's score for the key, if it gives one.
+// The score of a key the call inserts; `caller`: the call's score for the key, if it gives one;
+// `estimate`: the admission filter's estimate of the key, its sighting recorded (kEstimate only).
 constexpr std::uint64_t new_key_score(const ScoreRules& r, std::uint64_t call_score, std::uint64_t epoch_high,
-                                      std::optional<std::uint64_t> caller) noexcept {
+                                      std::optional<std::uint64_t> caller, int estimate = 0) noexcept {
   switch (r.new_key) {
     case NewKeyRule::kCallScore: return call_score;
     case NewKeyRule::kCallerOrCallScore: return caller ? *caller : call_score;
     case NewKeyRule::kOne: return 1;
     case NewKeyRule::kEpochOne: return epoch_high | 1;
+    case NewKeyRule::kEstimate: return estimate > 1 ? static_cast<std::uint64_t>(estimate) : 1;
   }
   return call_score;  // not a rule
 }

@@ -31,6 +31,9 @@ void check_options(const TableOptions& o) {
     fail("max_load_factor", "a number in (0, 1]", std::to_string(o.max_load_factor));
   if (o.num_embeddings < 0) fail("num_embeddings", "an integer >= 0", std::to_string(o.num_embeddings));
   check_admission_options(o.admission);
+  if (needs_admission_estimate(score_rules(o.score_strategy)) && o.admission.kind == AdmissionOptions::Kind::kNone)
+    fail("score_strategy", "an admission filter (admission.kind k_count or tiny_lfu) with " + to_string(o.score_strategy) +
+         ", whose new keys score the filter's estimate", "admission.kind none");
 }
 
 }  // namespace embscale::kv

@@ -22,6 +22,8 @@ enum class ScoreStrategy {
   kLfu,         // the number of occurrences: +1 per occurrence of the key in score-setting calls
   kEpochLru,    // epoch << 32 | low 32 bits of the clock (ns)
   kEpochLfu,    // epoch << 32 | occurrences within the epoch (saturating at 2^32 - 1)
+  kFrequency,   // an aged frequency: a new key starts at the admission filter's estimate, +1 per
+                // occurrence, the bucket's scores halved whenever its bank of the filter ages
 };
 
 // What happens to keys find_or_insert cannot insert (their bucket is full of higher scores).

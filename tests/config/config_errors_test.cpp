@@ -167,6 +167,29 @@ TEST(ConfigErrorsEmbedding, HparamsBottomAndTypes) {
   });
 }
 
+// storage.admission (lib/config/README.md's storage table): each field named in its message.
+TEST(ConfigErrorsEmbedding, DynamicStorageAdmission) {
+  const auto storage = [](nlohmann::json& j) -> nlohmann::json& {
+    auto& s = layer(j, "emb1")["storage"];
+    s = {{"type", "dynamic"}, {"max_capacity", 65536}};
+    return s;
+  };
+  expect_messages({
+      {"admission strategy", [&](auto& j) { storage(j)["admission"] = {{"strategy", "w_tiny_lfu"}}; },
+       "layers[emb1].storage.admission.strategy: expected \"none\", \"k_count\" or \"tiny_lfu\", got "
+       "\"w_tiny_lfu\"; did you mean \"tiny_lfu\"?"},
+      {"conservative_update", [&](auto& j) { storage(j)["admission"] = {{"conservative_update", 1}}; },
+       "layers[emb1].storage.admission.conservative_update: expected true or false, got 1"},
+      {"aging_factor", [&](auto& j) { storage(j)["admission"] = {{"aging_factor", -1}}; },
+       "layers[emb1].storage.admission.aging_factor: expected a number in [0, 1000000], got -1"},
+      {"misspelt key", [&](auto& j) { storage(j)["admission"] = {{"conservativ_update", true}}; },
+       "layers[emb1].storage.admission.conservativ_update: unknown key; did you mean \"conservative_update\"?"},
+      {"FREQUENCY without a filter", [&](auto& j) { storage(j)["score_strategy"] = "FREQUENCY"; },
+       "layers[emb1].storage.score_strategy: FREQUENCY needs an admission filter (its new keys score the filter's "
+       "estimate): set admission.strategy to \"k_count\" or \"tiny_lfu\""},
+  });
+}
+
 TEST(ConfigErrorsLayers, UnknownTypeSuggestsAndListsKnownTypes) {
   auto j = default_json();
   layer(j, "emb1")["type"] = "All2AllDenseEmbeding";

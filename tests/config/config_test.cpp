@@ -137,6 +137,37 @@ TEST(ConfigEmbedding, PerLayerOptimizerOverridesTheGlobalOne) {
   EXPECT_EQ(c.embeddings[1].name, "emb2");
 }
 
+// Every option of storage.admission reaches the KV table's options, FREQUENCY among the
+// strategies (lib/config/README.md's storage table).
+TEST(ConfigEmbedding, DynamicStorageTakesEveryAdmissionOption) {
+  auto j = default_json();
+  layer(j, "emb1")["storage"] = {{"type", "dynamic"},
+                                 {"max_capacity", 65536},
+                                 {"score_strategy", "FREQUENCY"},
+                                 {"admission",
+                                  {{"strategy", "tiny_lfu"},
+                                   {"threshold", 3},
+                                   {"max_count", 255},
+                                   {"depth", 2},
+                                   {"cells_per_slot", 8},
+                                   {"aging_factor", 160},
+                                   {"conservative_update", true}}}};
+  const kv::TableOptions& t = parse_config(j, "t").embeddings.at(0).storage.table;
+  EXPECT_EQ(t.score_strategy, kv::ScoreStrategy::kFrequency);
+  EXPECT_EQ(t.admission.kind, kv::AdmissionOptions::Kind::kTinyLfu);
+  EXPECT_EQ(t.admission.threshold_k, 3);
+  EXPECT_EQ(t.admission.max_count, 255);
+  EXPECT_EQ(t.admission.depth, 2);
+  EXPECT_DOUBLE_EQ(t.admission.cells_per_slot, 8.0);
+  EXPECT_DOUBLE_EQ(t.admission.aging_factor, 160.0);
+  EXPECT_TRUE(t.admission.conservative_update);
+  layer(j, "emb1")["storage"]["admission"] = {{"strategy", "k_count"}};
+  const kv::AdmissionOptions defaults = parse_config(j, "t").embeddings.at(0).storage.table.admission;
+  EXPECT_EQ(defaults.kind, kv::AdmissionOptions::Kind::kKCount);
+  EXPECT_FALSE(defaults.conservative_update);
+  EXPECT_EQ(defaults.max_count, kv::AdmissionOptions{}.max_count);
+}
+
 TEST(ConfigEmbedding, LayerOrderDoesNotMatter) {
   auto j = default_json();
   std::swap(j["layers"][0], j["layers"][1]);  // embedding before the Data layer

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "admission_reference.hpp"
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "kv/admission.hpp"
@@ -47,9 +48,9 @@ TEST(KCountAdmission, AdmitsOnTheKthSighting) {
   EXPECT_FALSE(filter.admit(20, Placement::kRefused, 21));
   EXPECT_FALSE(filter.admit(20, Placement::kRefused, 21));
   EXPECT_TRUE(filter.admit(20, Placement::kEvict, 21));
-  filter.record_hit(30);
+  filter.record(30);
   EXPECT_FALSE(filter.admit(30, Placement::kFreeSlot, 0));
-  filter.record_hit(30);
+  filter.record(30);
   EXPECT_TRUE(filter.admit(30, Placement::kFreeSlot, 0));
 }
 
@@ -67,7 +68,7 @@ TEST(AdmissionSketch, CountersSaturate) {
   o.max_count = 5;
   o.threshold_k = 5;
   AdmissionFilter filter(o, 16, 1);
-  for (int i = 0; i < 100; ++i) filter.record_hit(42);
+  for (int i = 0; i < 100; ++i) filter.record(42);
   EXPECT_EQ(filter.estimate(42), 5);
   EXPECT_TRUE(filter.admit(42, Placement::kFreeSlot, 0));
 }
@@ -76,16 +77,16 @@ TEST(AdmissionSketch, AgingHalvesEveryCounterOfTheBank) {
   AdmissionOptions o = options_of(Kind::kTinyLfu);
   o.aging_factor = 1.0;  // a bank halves at its 16th sighting (bucket_capacity 16)
   AdmissionFilter filter(o, 16, 1);
-  for (int i = 0; i < 10; ++i) filter.record_hit(7);
-  for (int i = 0; i < 5; ++i) filter.record_hit(8);
+  for (int i = 0; i < 10; ++i) EXPECT_FALSE(filter.record(7));
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(filter.record(8));
   EXPECT_EQ(filter.estimate(7), 10);
   EXPECT_EQ(filter.estimate(8), 5);
-  filter.record_hit(8);  // the 16th: 10 -> 5, 6 -> 3
+  EXPECT_TRUE(filter.record(8)) << "the 16th sighting says it aged the bank";  // 10 -> 5, 6 -> 3
   EXPECT_EQ(filter.estimate(7), 5);
   EXPECT_EQ(filter.estimate(8), 3);
-  for (int i = 0; i < 15; ++i) filter.record_hit(9);
+  for (int i = 0; i < 15; ++i) EXPECT_FALSE(filter.record(9));
   EXPECT_EQ(filter.estimate(7), 5) << "the count restarted at the halving";
-  filter.record_hit(9);
+  EXPECT_TRUE(filter.record(9));
   EXPECT_EQ(filter.estimate(7), 2);
   EXPECT_EQ(filter.estimate(9), 8);
 }
@@ -93,7 +94,7 @@ TEST(AdmissionSketch, AgingHalvesEveryCounterOfTheBank) {
 TEST(TinyLfuAdmission, PrefersAFrequentKeyOverAOneHitWonder) {
   AdmissionFilter filter(options_of(Kind::kTinyLfu), 16, 1);
   const std::uint64_t regular = 100;
-  for (int i = 0; i < 4; ++i) filter.record_hit(regular);
+  for (int i = 0; i < 4; ++i) filter.record(regular);
   EXPECT_TRUE(filter.admit(200, Placement::kFreeSlot, 0)) << "a free slot takes anyone";
   EXPECT_FALSE(filter.admit(300, Placement::kEvict, regular)) << "1 sighting against 4";
   EXPECT_FALSE(filter.admit(300, Placement::kRefused, regular));
@@ -106,12 +107,72 @@ TEST(TinyLfuAdmission, PrefersAFrequentKeyOverAOneHitWonder) {
 
 TEST(AdmissionSketch, BanksOfDifferentBucketsShareNoCounter) {
   AdmissionOptions o = options_of(Kind::kTinyLfu);
-  o.cells_per_slot = 1.0 / 16.0;  // one counter per row per bank: every key of a bank shares it
+  o.depth = 1;
+  o.cells_per_slot = 1.0;  // one block of 64 counters per bank (16 slots): 200 keys share them
   AdmissionFilter filter(o, 16, 2);
-  const std::uint64_t a = key_in_bucket(0, 2, 0), b = key_in_bucket(0, 2, 1), c = key_in_bucket(1, 2, 0);
-  for (int i = 0; i < 9; ++i) filter.record_hit(a);
-  EXPECT_EQ(filter.estimate(b), 9) << "same bank, one cell";
-  EXPECT_EQ(filter.estimate(c), 0) << "another bank";
+  const std::uint64_t a = key_in_bucket(0, 2, 0);
+  for (int i = 0; i < 9; ++i) filter.record(a);
+  int same_bank_sharing = 0;
+  for (int n = 1; n <= 200; ++n) same_bank_sharing += filter.estimate(key_in_bucket(0, 2, n)) == 9;
+  EXPECT_GT(same_bank_sharing, 0) << "200 keys on 64 counters: some share a's";
+  for (int n = 0; n < 200; ++n) EXPECT_EQ(filter.estimate(key_in_bucket(1, 2, n)), 0) << "another bank";
+}
+
+// Caffeine's layout: a key's counters lie in one 64-byte block, one per row in the row's own
+// part of the block; keys that share the block but not a counter of every row keep their own
+// estimates.
+TEST(AdmissionSketch, EachKeysCountersLieInOneBlockOfItsBank) {
+  AdmissionOptions o = options_of(Kind::kTinyLfu);
+  o.depth = 4;
+  o.cells_per_slot = 0.5;  // 4 x 0.5 x 128 / 64 = 4 blocks per bank
+  AdmissionFilter filter(o, 128, 1);
+  EXPECT_EQ(filter.memory_bytes(), 4u * 64u + 4u);
+  std::mt19937_64 rng(3);
+  std::vector<std::uint64_t> keys(40);
+  for (auto& k : keys) k = rng() >> 2;
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    for (std::size_t t = 0; t <= i % 5; ++t) filter.record(keys[i]);
+  testing::ReferenceAdmission reference(o, 128, 1);
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    for (std::size_t t = 0; t <= i % 5; ++t) reference.record(keys[i]);
+  int exact = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(filter.estimate(keys[i]), reference.estimate(keys[i])) << i;
+    EXPECT_GE(filter.estimate(keys[i]), static_cast<int>(i % 5) + 1) << "a count-min estimate never undercounts";
+    exact += filter.estimate(keys[i]) == static_cast<int>(i % 5) + 1;
+  }
+  EXPECT_GE(exact, 30) << "40 keys on 4 blocks of 4 rows of 16: most estimates exact";
+}
+
+// Conservative update adds only to the key's smallest counters: the same estimate for the key,
+// never a larger one for any other key than plain count-min gives.
+TEST(AdmissionSketch, ConservativeUpdateInflatesOtherKeysLess) {
+  AdmissionOptions plain = options_of(Kind::kTinyLfu);
+  plain.cells_per_slot = 0.25;  // crowded: 1 block of 4 rows of 16 counters for 64 keys
+  AdmissionOptions conservative = plain;
+  conservative.conservative_update = true;
+  AdmissionFilter a(plain, 64, 1), b(conservative, 64, 1);
+  testing::ReferenceAdmission reference(conservative, 64, 1);
+  std::mt19937_64 rng(9);
+  std::vector<std::uint64_t> keys(64);
+  for (auto& k : keys) k = rng() >> 2;
+  std::vector<int> truth(keys.size());
+  for (int t = 0; t < 2000; ++t) {
+    const std::size_t i = rng() % keys.size();
+    ++truth[i];
+    a.record(keys[i]);
+    b.record(keys[i]);
+    reference.record(keys[i]);
+  }
+  long over_plain = 0, over_conservative = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(b.estimate(keys[i]), reference.estimate(keys[i])) << i;
+    EXPECT_GE(b.estimate(keys[i]), std::min(truth[i], 255)) << i;
+    EXPECT_LE(b.estimate(keys[i]), a.estimate(keys[i])) << i;
+    over_plain += a.estimate(keys[i]) - truth[i];
+    over_conservative += b.estimate(keys[i]) - truth[i];
+  }
+  EXPECT_LT(over_conservative, over_plain / 2) << "overestimation " << over_conservative << " vs " << over_plain;
 }
 
 TEST(AdmissionSketch, GrowthKeepsEveryEstimate) {
@@ -119,7 +180,7 @@ TEST(AdmissionSketch, GrowthKeepsEveryEstimate) {
   o.cells_per_slot = 0.5;  // collisions, so the estimates are not all exact
   AdmissionFilter filter(o, 16, 2);
   std::mt19937_64 rng(5);
-  for (int i = 0; i < 500; ++i) filter.record_hit(rng() % 64);
+  for (int i = 0; i < 500; ++i) filter.record(rng() % 64);
   std::vector<int> before(64);
   for (std::uint64_t k = 0; k < 64; ++k) before[k] = filter.estimate(k);
   filter.resize(8);
@@ -140,7 +201,7 @@ TEST(AdmissionSketch, IsAFunctionOfTheCallsAndTheSeed) {
     for (int i = 0; i < 3000; ++i) {
       const std::uint64_t key = rng() % 200;
       if (i == 1500) filter.resize(8);
-      if (rng() % 3 == 0) filter.record_hit(key);
+      if (rng() % 3 == 0) filter.record(key);
       else out.push_back(filter.admit(key, static_cast<Placement>(rng() % 3), rng() % 200));
     }
     for (std::uint64_t k = 0; k < 200; ++k) out.push_back(filter.estimate(k));
@@ -152,19 +213,21 @@ TEST(AdmissionSketch, IsAFunctionOfTheCallsAndTheSeed) {
   EXPECT_NE(run(o), run(other)) << "the seed picks the cells";
 }
 
-TEST(AdmissionFilter, MemoryIsBanksTimesRowsTimesWidth) {
+TEST(AdmissionFilter, MemoryIsBanksTimesBlocksOfALine) {
   EXPECT_EQ(AdmissionFilter().memory_bytes(), 0u);
   EXPECT_EQ(AdmissionFilter(AdmissionOptions{}, 128, 32).memory_bytes(), 0u) << "kind none";
   AdmissionOptions o;
-  o.kind = Kind::kTinyLfu;  // defaults: depth 4, 2 cells per slot
+  o.kind = Kind::kTinyLfu;  // defaults: depth 4, 2 cells per slot: 4 x 2 x 128 / 64 = 16 blocks
   AdmissionFilter filter(o, 128, 32);
-  EXPECT_EQ(filter.memory_bytes(), 32u * (4u * 256u + 4u));  // 1028 B per bucket of 128 slots
+  EXPECT_EQ(filter.memory_bytes(), 32u * (16u * 64u + 4u));  // 1028 B per bucket of 128 slots
   filter.resize(64);
-  EXPECT_EQ(filter.memory_bytes(), 64u * (4u * 256u + 4u));
+  EXPECT_EQ(filter.memory_bytes(), 64u * (16u * 64u + 4u));
   o.kind = Kind::kKCount;
   o.depth = 3;
-  o.cells_per_slot = 1.0;
-  EXPECT_EQ(AdmissionFilter(o, 128, 32).memory_bytes(), 32u * (3u * 128u + 4u));  // 388 B per bucket
+  o.cells_per_slot = 1.0;  // 3 x 128 / 64 = 6 blocks: rounded up to 8
+  EXPECT_EQ(AdmissionFilter(o, 128, 32).memory_bytes(), 32u * (8u * 64u + 4u));  // 516 B per bucket
+  o.cells_per_slot = 0.01;  // less than a block: one
+  EXPECT_EQ(AdmissionFilter(o, 16, 2).memory_bytes(), 2u * (64u + 4u));
 }
 
 TEST(AdmissionOptions, ErrorsNameTheField) {
@@ -266,6 +329,60 @@ TEST(HostTableAdmission, TinyLfuKeepsTheFrequentKeysOfAFullBucket) {
   std::vector<std::uint8_t> present(16);
   table.contains(regulars, present);
   EXPECT_EQ(present, std::vector<std::uint8_t>(16, 1));
+}
+
+// FREQUENCY (kv/score_rules.hpp): a new key scores the filter's estimate of it, its sighting
+// included; a hit adds 1; the sighting that ages the bucket's bank halves every score of the
+// bucket with it.
+TEST(HostTableAdmission, FrequencyScoresStartAtTheEstimateAndHalveWithTheBank) {
+  TableOptions o = table_options(Kind::kKCount);  // one bucket of 16 slots
+  o.score_strategy = ScoreStrategy::kFrequency;
+  o.admission.threshold_k = 3;
+  o.admission.aging_factor = 2.0;     // the bank halves at its 32nd sighting
+  o.admission.cells_per_slot = 16.0;  // 16 blocks: keys 5 and 6 share no counter
+  HostTable table(o);
+  std::vector<float> rows(2 * 2);
+  const auto call = [&](std::vector<std::uint64_t> keys) {
+    return table.find_or_insert(keys, std::span<float>(rows).first(2 * keys.size()));
+  };
+  const auto score_of = [&](std::uint64_t key) {
+    std::vector<float> out(2);
+    std::vector<std::uint8_t> found(1);
+    std::vector<std::uint64_t> score(1);
+    table.find(std::vector<std::uint64_t>{key}, out, found, score);
+    EXPECT_EQ(found[0], 1) << key;
+    return score[0];
+  };
+  EXPECT_EQ(call({5}).not_admitted, 1);
+  EXPECT_EQ(call({5}).not_admitted, 1);
+  const CallStats st = call({5, 6});  // 5's third sighting: admitted; 6's first
+  EXPECT_EQ(st.inserted, 1);
+  EXPECT_EQ(st.not_admitted, 1);
+  EXPECT_EQ(score_of(5), 3u) << "the estimate, not 1 as under LFU";
+  call({6});
+  call({6});
+  EXPECT_EQ(score_of(6), 3u);
+  for (int i = 0; i < 25; ++i) call({5});  // sightings 7 .. 31
+  EXPECT_EQ(score_of(5), 28u);
+  EXPECT_EQ(table.admission_estimate(5), 28);
+  call({5});  // the 32nd: 29, then the bank and the bucket halve
+  EXPECT_EQ(score_of(5), 14u);
+  EXPECT_EQ(score_of(6), 1u);
+  EXPECT_EQ(table.admission_estimate(5), 14);
+  EXPECT_EQ(table.admission_estimate(6), 1);
+}
+
+TEST(HostTableAdmission, FrequencyNeedsAFilter) {
+  TableOptions o = table_options(Kind::kNone);
+  o.score_strategy = ScoreStrategy::kFrequency;
+  try {
+    HostTable table(o);
+    ADD_FAILURE() << "FREQUENCY without an admission filter was accepted";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("score_strategy"), std::string::npos) << message;
+    EXPECT_NE(message.find("admission.kind"), std::string::npos) << message;
+  }
 }
 
 // Zipf(s) over n ranks by the inverse of its cumulative distribution.

@@ -67,7 +67,8 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // (key type, strategy, admission filter, threads): the filters over every score strategy, against
-// the reference's independent model of them (admission_reference.hpp), float32 rows.
+// the reference's independent model of them (admission_reference.hpp), float32 rows. FREQUENCY
+// runs only here: it needs a filter (its new keys score the filter's estimate).
 class AdmissionConformance
     : public ::testing::TestWithParam<std::tuple<KeyType, ScoreStrategy, AdmissionOptions::Kind, int>> {};
 
@@ -86,7 +87,8 @@ INSTANTIATE_TEST_SUITE_P(
     KeysStrategiesAndFilters, AdmissionConformance,
     ::testing::Combine(::testing::Values(KeyType::kInt64, KeyType::kUint64),
                        ::testing::Values(ScoreStrategy::kTimestamp, ScoreStrategy::kStep, ScoreStrategy::kCustomized,
-                                         ScoreStrategy::kLfu, ScoreStrategy::kEpochLru, ScoreStrategy::kEpochLfu),
+                                         ScoreStrategy::kLfu, ScoreStrategy::kEpochLru, ScoreStrategy::kEpochLfu,
+                                         ScoreStrategy::kFrequency),
                        ::testing::Values(AdmissionOptions::Kind::kKCount, AdmissionOptions::Kind::kTinyLfu),
                        ::testing::Values(1, 3)),
     [](const auto& test) {

@@ -71,7 +71,7 @@ class ReferenceTable {
       if (e) {
         ++st.found;
         e->score = touched(i, e->score, custom);
-        admission_.record_hit(keys[i]);
+        sighted(keys[i]);
       } else {
         e = admit(keys[i], fresh(i, custom), st, evicted);
         if (!e) continue;
@@ -109,7 +109,7 @@ class ReferenceTable {
       if (e) {
         ++st.found;
         e->score = touched(i, e->score, custom);
-        admission_.record_hit(keys[i]);
+        sighted(keys[i]);
       } else {
         const std::int64_t not_admitted = st.not_admitted;
         e = admit(keys[i], fresh(i, custom), st, nullptr);
@@ -135,7 +135,7 @@ class ReferenceTable {
       if (Entry* e = find_entry(keys[i])) {
         ++st.found;
         e->score = touched(i, e->score, {});
-        admission_.record_hit(keys[i]);
+        sighted(keys[i]);
       }
     return st;
   }
@@ -157,7 +157,7 @@ class ReferenceTable {
       if (Entry* e = find_entry(keys[i])) {
         ++st.found;
         e->score = touched(i, e->score, custom);
-        admission_.record_hit(keys[i]);
+        sighted(keys[i]);
       }
     return st;
   }
@@ -174,7 +174,7 @@ class ReferenceTable {
         ++st.found;
         if (!accumulate[i]) continue;
         e->score = touched(i, e->score, custom);
-        admission_.record_hit(keys[i]);
+        sighted(keys[i]);
         std::vector<float> sum(e->row);
         for (std::size_t d = 0; d < sum.size(); ++d) sum[d] += v[d];
         e->row = stored(sum);
@@ -239,11 +239,18 @@ class ReferenceTable {
 
   // Admission into the key's bucket: a free slot, else replace the lowest (score, key) entry
   // when the newcomer's score is not lower; either way only if the filter (when `filtered`)
-  // lets it in. The filter sees every newcomer, refused ones too.
+  // lets it in. The filter sees every newcomer, refused ones too, before its score is taken
+  // (FREQUENCY's new key scores the filter's estimate, this sighting included).
   Entry* admit(std::uint64_t key, std::uint64_t score, CallStats& st, Evicted* evicted, bool filtered = true) {
     auto& b = bucket(key);
+    filtered = filtered && admission_.enabled();
+    if (filtered) {
+      sighted(key);
+      if (o_.score_strategy == ScoreStrategy::kFrequency)
+        score = static_cast<std::uint64_t>(std::max(admission_.estimate(key), 1));
+    }
     if (static_cast<std::int64_t>(b.size()) < o_.bucket_capacity) {
-      if (filtered && !admission_.admit(key, Placement::kFreeSlot, 0)) {
+      if (filtered && !admission_.admits(key, Placement::kFreeSlot, 0)) {
         ++st.not_admitted;
         return nullptr;
       }
@@ -252,11 +259,10 @@ class ReferenceTable {
       for (auto it = b.begin(); it != b.end(); ++it)
         if (it->second.score < victim->second.score) victim = it;  // map order: ties keep the smaller key
       if (score < victim->second.score) {
-        if (filtered) admission_.admit(key, Placement::kRefused, victim->first);
         ++st.refused;
         return nullptr;
       }
-      if (filtered && !admission_.admit(key, Placement::kEvict, victim->first)) {
+      if (filtered && !admission_.admits(key, Placement::kEvict, victim->first)) {
         ++st.not_admitted;
         return nullptr;
       }
@@ -274,6 +280,13 @@ class ReferenceTable {
     return &e;
   }
 
+  // A sighting of `key` for the filter; under FREQUENCY, a sighting that ages the key's bank
+  // halves every score of the key's bucket.
+  void sighted(std::uint64_t key) {
+    if (admission_.record(key) && o_.score_strategy == ScoreStrategy::kFrequency)
+      for (auto& [k, e] : bucket(key)) e.score /= 2;
+  }
+
   // --- scores --------------------------------------------------------------------------------
   void begin_call() {
     switch (o_.score_strategy) {
@@ -288,12 +301,14 @@ class ReferenceTable {
     switch (o_.score_strategy) {
       case ScoreStrategy::kCustomized: return custom.empty() ? call_ : custom[i];
       case ScoreStrategy::kLfu: return 1;
+      case ScoreStrategy::kFrequency: return 1;  // admit() replaces it with the filter's estimate
       case ScoreStrategy::kEpochLfu: return (std::uint64_t{epoch_} << 32) + 1;
       default: return call_;
     }
   }
   std::uint64_t touched(std::size_t i, std::uint64_t old, std::span<const std::uint64_t> custom) const {
-    if (o_.score_strategy == ScoreStrategy::kLfu) return old + 1;  // tests stay far from 2^64
+    if (o_.score_strategy == ScoreStrategy::kLfu || o_.score_strategy == ScoreStrategy::kFrequency)
+      return old + 1;  // tests stay far from 2^64
     if (o_.score_strategy == ScoreStrategy::kEpochLfu)
       return (old >> 32) == epoch_ ? old + 1 : (std::uint64_t{epoch_} << 32) + 1;
     return fresh(i, custom);

@@ -44,7 +44,8 @@ TEST(ScoreRules, NamesAndDumpFileCodes) {
     int code;
   };
   const Row readme[] = {{S::kTimestamp, "TIMESTAMP", 1}, {S::kStep, "STEP", 2},          {S::kCustomized, "CUSTOMIZED", 3},
-                        {S::kLfu, "LFU", 4},             {S::kEpochLru, "EPOCH_LRU", 5}, {S::kEpochLfu, "EPOCH_LFU", 6}};
+                        {S::kLfu, "LFU", 4},             {S::kEpochLru, "EPOCH_LRU", 5}, {S::kEpochLfu, "EPOCH_LFU", 6},
+                        {S::kFrequency, "FREQUENCY", 7}};
   ASSERT_EQ(kScoreStrategies.size(), std::size(readme)) << "the README lists every strategy";
   for (std::size_t i = 0; i < std::size(readme); ++i) {
     EXPECT_EQ(kScoreStrategies[i], readme[i].strategy) << i;
@@ -69,6 +70,7 @@ TEST(ScoreRules, CallScore) {
       {S::kLfu, std::nullopt, 0, kStepBefore},
       {S::kEpochLru, kEpochHigh | 0x12345678, 1, kStepBefore},
       {S::kEpochLfu, std::nullopt, 0, kStepBefore},
+      {S::kFrequency, std::nullopt, 0, kStepBefore},
   };
   for (const Row& row : readme) {
     int clock_reads = 0;
@@ -88,23 +90,32 @@ TEST(ScoreRules, CallScore) {
   }
 }
 
-// "new key", without and with a caller's score. The call score given is arbitrary (1234): the
+// "new key", without and with a caller's score, and given the admission filter's estimate of the
+// key (6; 0, where the README says "at least 1"). The call score given is arbitrary (1234): the
 // README's "the call score" is whatever the call read.
 TEST(ScoreRules, NewKey) {
   constexpr std::uint64_t kCall = 1234;
+  constexpr int kEstimate = 6;
   struct Row {
     ScoreStrategy strategy;
-    std::uint64_t without_caller, with_caller;
+    std::uint64_t without_caller, with_caller, with_estimate;
   };
   const Row readme[] = {
-      {S::kTimestamp, kCall, kCall},     {S::kStep, kCall, kCall},         {S::kCustomized, kCall, kCaller},
-      {S::kLfu, 1, 1},                   {S::kEpochLru, kCall, kCall},     {S::kEpochLfu, kEpochHigh | 1, kEpochHigh | 1},
+      {S::kTimestamp, kCall, kCall, kCall},
+      {S::kStep, kCall, kCall, kCall},
+      {S::kCustomized, kCall, kCaller, kCall},
+      {S::kLfu, 1, 1, 1},
+      {S::kEpochLru, kCall, kCall, kCall},
+      {S::kEpochLfu, kEpochHigh | 1, kEpochHigh | 1, kEpochHigh | 1},
+      {S::kFrequency, 1, 1, kEstimate},
   };
   for (const Row& row : readme) {
     const ScoreRules& r = score_rules(row.strategy);
-    EXPECT_EQ(new_key_score(r, kCall, kEpochHigh, std::nullopt), row.without_caller) << to_string(row.strategy);
-    EXPECT_EQ(new_key_score(r, kCall, kEpochHigh, kCaller), row.with_caller) << to_string(row.strategy);
+    EXPECT_EQ(new_key_score(r, kCall, kEpochHigh, std::nullopt, 0), row.without_caller) << to_string(row.strategy);
+    EXPECT_EQ(new_key_score(r, kCall, kEpochHigh, kCaller, 0), row.with_caller) << to_string(row.strategy);
+    EXPECT_EQ(new_key_score(r, kCall, kEpochHigh, std::nullopt, kEstimate), row.with_estimate) << to_string(row.strategy);
     EXPECT_EQ(takes_caller_scores(r), row.without_caller != row.with_caller) << to_string(row.strategy);
+    EXPECT_EQ(needs_admission_estimate(r), row.without_caller != row.with_estimate) << to_string(row.strategy);
   }
 }
 
@@ -126,6 +137,7 @@ TEST(ScoreRules, PresentKey) {
       {S::kLfu, kOld + 1, kOldEarlier + 1, kOldSaturatedInEpoch + 1, kMax},
       {S::kEpochLru, kAsNew, kAsNew, kAsNew, kAsNew},
       {S::kEpochLfu, kEpochHigh | 6, kEpochHigh | 1, kOldSaturatedInEpoch, kEpochHigh | 1},
+      {S::kFrequency, kOld + 1, kOldEarlier + 1, kOldSaturatedInEpoch + 1, kMax},
   };
   for (const Row& row : readme) {
     const ScoreRules& r = score_rules(row.strategy);
@@ -149,6 +161,7 @@ TEST(ScoreRules, NextDumpThreshold) {
       {S::kTimestamp, kScoreNow, kScoreNow, kScoreNow},   {S::kStep, kScoreNow, kScoreNow, kScoreNow},
       {S::kCustomized, kMaxDumped + 1, kThreshold, kMax}, {S::kLfu, kMaxDumped + 1, kThreshold, kMax},
       {S::kEpochLru, kEpochHigh, kEpochHigh, kEpochHigh}, {S::kEpochLfu, kEpochHigh, kEpochHigh, kEpochHigh},
+      {S::kFrequency, kMaxDumped + 1, kThreshold, kMax},
   };
   for (const Row& row : readme) {
     const ScoreRules& r = score_rules(row.strategy);
@@ -158,9 +171,18 @@ TEST(ScoreRules, NextDumpThreshold) {
   }
 }
 
+// "aging": only FREQUENCY's scores change between the calls that set them.
+TEST(ScoreRules, Aging) {
+  for (const ScoreStrategy strategy : kScoreStrategies)
+    EXPECT_EQ(score_rules(strategy).aging,
+              strategy == S::kFrequency ? ScoreAging::kHalveWithBank : ScoreAging::kNever)
+        << to_string(strategy);
+}
+
 // The same rows through a HostTable (a fixed clock, epoch 3, set_score 500): get_score() before
 // any call, the score of key 7 inserted by one call and touched by the next, then touched again
-// in epoch 4.
+// in epoch 4. FREQUENCY's table has a k-count filter that admits on the first sighting (its new
+// key scores the filter's estimate, 1 here; aging is tested in tests/kv/admission_test.cpp).
 TEST(ScoreRules, HostTableFollowsThem) {
   constexpr std::uint64_t kNextEpochHigh = (kEpoch + 1) << 32;
   struct Row {
@@ -175,10 +197,15 @@ TEST(ScoreRules, HostTableFollowsThem) {
       {S::kEpochLru, kEpochHigh | 0x12345678, kEpochHigh | 0x12345678, kEpochHigh | 0x12345678,
        kNextEpochHigh | 0x12345678},
       {S::kEpochLfu, kEpochHigh | 1, kEpochHigh | 1, kEpochHigh | 2, kNextEpochHigh | 1},
+      {S::kFrequency, 1, 1, 2, 3},
   };
   for (const Row& row : readme) {
     TableOptions o = one_bucket(row.strategy);
     o.clock = [] { return kClock; };
+    if (needs_admission_estimate(score_rules(row.strategy))) {
+      o.admission.kind = AdmissionOptions::Kind::kKCount;
+      o.admission.threshold_k = 1;
+    }
     HostTable table(o);
     table.set_epoch(kEpoch);
     table.set_score(kSetScore);
