@@ -18,7 +18,8 @@ constexpr std::size_t kArity = 4;
 }  // namespace
 
 ScoreRetentionOracle::ScoreRetentionOracle(std::int64_t capacity, kv::ScoreStrategy strategy, ScoreMemory memory)
-    : rules_(&kv::score_rules(strategy)), memory_(memory), capacity_(capacity) {
+    : rules_(&kv::score_rules(strategy)), memory_(memory), estimates_(kv::needs_admission_estimate(*rules_)),
+      capacity_(capacity) {
   EMBSCALE_EXPECTS(capacity >= 1 && capacity <= (std::int64_t{1} << 31),
                    "ScoreRetentionOracle: capacity must be in [1, 2^31] keys");
   heap_.reserve(static_cast<std::size_t>(capacity));
@@ -62,6 +63,7 @@ std::int64_t ScoreRetentionOracle::access(std::span<const std::int64_t> call) {
   index_.find_or_insert_all(call, ids_);
   position_.resize(index_.size(), kNone);
   if (memory_ == ScoreMemory::kEveryKey) remembered_.resize(index_.size(), 0);
+  if (estimates_) sightings_.resize(index_.size(), 0);
   std::int64_t hits = 0;
   const std::size_t n = call.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -71,6 +73,7 @@ std::int64_t ScoreRetentionOracle::access(std::span<const std::int64_t> call) {
       if (ahead != kNone) __builtin_prefetch(&heap_[ahead]);
     }
     const std::uint32_t id = ids_[i];
+    if (estimates_) ++sightings_[id];
     const std::uint32_t at = position_[id];
     if (at != kNone) {
       ++hits;
@@ -86,7 +89,13 @@ std::int64_t ScoreRetentionOracle::access(std::span<const std::int64_t> call) {
     }
     // A returning key under kEveryKey scores as if it had stayed (as a hit on its old score).
     const bool returns = memory_ == ScoreMemory::kEveryKey && id < seen_before;
-    const std::uint64_t score = returns ? kv::present_key_score(*rules_, remembered_[id], fresh, epoch_high_) : fresh;
+    // FREQUENCY: a newcomer scores the filter's estimate of its sightings; the ideal filter's is
+    // the exact count (this sighting included), never aged.
+    const std::uint64_t as_new =
+        estimates_ ? kv::new_key_score(*rules_, call_score, epoch_high_, std::nullopt,
+                                       static_cast<int>(std::min<std::uint32_t>(sightings_[id], 1u << 30)))
+                   : fresh;
+    const std::uint64_t score = returns ? kv::present_key_score(*rules_, remembered_[id], as_new, epoch_high_) : as_new;
     const Entry entry{score, static_cast<std::uint64_t>(call[i]), id};
     if (size() < capacity_) {
       heap_.push_back(entry);

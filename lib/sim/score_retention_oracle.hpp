@@ -24,6 +24,9 @@
 // low 32 bits under the epoch, as the table takes the clock's. The table's real clock can give two
 // calls the same ns or, under EPOCH_LRU, wrap its low 32 bits every 4.3 s; the oracle does neither.
 // CUSTOMIZED gives every key of a call the last set_score value (no per-key caller scores).
+// FREQUENCY's newcomer scores the admission filter's estimate of its sightings: here the exact
+// count of its accesses so far (an ideal filter), never halved (the table halves a bucket's
+// scores when its sketch bank ages; the oracle has no banks).
 //
 // Versus LRU: under STEP (and TIMESTAMP) every key of a call gets the call's score, so the oldest
 // call's keys tie and the smallest key goes first, where LRU evicts the one accessed first. With
@@ -98,6 +101,8 @@ class ScoreRetentionOracle {
   // returns)
   HugePageVector<std::uint64_t> remembered_;
   ScoreMemory memory_;
+  bool estimates_;                          // FREQUENCY: newcomers score their sightings
+  HugePageVector<std::uint32_t> sightings_; // per dense id: accesses so far (when estimates_)
   HugePageVector<Entry> heap_;              // heap_[0] is the lowest (score, key)
   std::vector<std::uint32_t> ids_;       // one call's ids (scratch, kept)
   std::uint64_t calls_ = 0;              // the clock and the step: advanced once per call

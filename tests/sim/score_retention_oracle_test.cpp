@@ -41,9 +41,11 @@ class BruteScoreTable {
         case ScoreStrategy::kLfu: fresh = 1; break;
         case ScoreStrategy::kEpochLru: fresh = high | (calls_ & kLow); break;
         case ScoreStrategy::kEpochLfu: fresh = high | 1; break;
+        case ScoreStrategy::kFrequency: fresh = ++sightings_[key]; break;  // the exact count, this one included
       }
       const auto touched = [&](std::uint64_t old) {
-        if (strategy_ == ScoreStrategy::kLfu) return old == ~std::uint64_t{0} ? old : old + 1;
+        if (strategy_ == ScoreStrategy::kLfu || strategy_ == ScoreStrategy::kFrequency)
+          return old == ~std::uint64_t{0} ? old : old + 1;
         if (strategy_ == ScoreStrategy::kEpochLfu) return (old >> 32) != epoch_ ? (high | 1) : (old & kLow) == kLow ? old : old + 1;
         return fresh;
       };
@@ -97,6 +99,7 @@ class BruteScoreTable {
   ScoreStrategy strategy_;
   bool remember_;
   std::map<std::int64_t, std::uint64_t> gone_;  // the scores of keys not resident (read when remember_)
+  std::map<std::int64_t, std::uint64_t> sightings_;  // FREQUENCY: accesses of each key so far
   std::uint64_t calls_ = 0;
   std::uint32_t epoch_ = 0;
   std::uint64_t custom_ = 0;
