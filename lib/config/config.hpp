@@ -144,7 +144,9 @@ struct EvictionStudy {
   // The oracles, a subset of kEvictionOracles in that order: "lru", "lfu", "score_retention",
   // "unbucketed", "belady" (default: all).
   std::vector<std::string> oracles;
-  std::int64_t sample_every = 10;    // iterations between recall measurements (>= 1)
+  // Iterations between recall measurements (>= 1). The oracles are fed in bulk at these samples,
+  // so only the step after one runs with caches the oracles filled.
+  std::int64_t sample_every = 50;
   double hot_key_share = 0.01;       // hot-key recall: the share of the keys seen, by frequency
   // Belady's optimum is offline: it keeps the whole access stream (8 bytes an access, per rank).
   std::int64_t belady_max_accesses = 100'000'000;

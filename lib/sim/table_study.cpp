@@ -30,34 +30,46 @@ void TableStudy::on_call(std::span<const std::int64_t> keys, const CallOutcome& 
 void TableStudy::end_step(bool sample) {
   StepFigures step;
   step.table = outcome_;
-  step.accesses = static_cast<std::int64_t>(keys_.size());
-  std::size_t begin = 0;
-  for (const std::size_t end : call_ends_) {
-    const std::span<const std::int64_t> call(keys_.data() + begin, end - begin);
-    if (lru_) step.oracle_hits[static_cast<std::size_t>(Oracle::kLru)] += lru_->access(call);
-    if (lfu_) step.oracle_hits[static_cast<std::size_t>(Oracle::kLfu)] += lfu_->access(call);
-    if (score_) step.oracle_hits[static_cast<std::size_t>(Oracle::kScoreRetention)] += score_->access(call);
-    if (unbucketed_) step.oracle_hits[static_cast<std::size_t>(Oracle::kUnbucketed)] += unbucketed_->access(call);
-    if (belady_ && belady_complete_) {
-      if (belady_->accesses() + static_cast<std::int64_t>(call.size()) > belady_limit_) {
-        belady_complete_ = false;
-        belady_.reset();  // its memory back: the rest of the run needs none of it
-      } else {
-        belady_->append(call);
-      }
-    }
-    begin = end;
-  }
-  calls_per_step_.push_back(static_cast<std::int64_t>(call_ends_.size()));
+  step.accesses = static_cast<std::int64_t>(keys_.size() - (step_ends_.empty() ? 0 : step_ends_.back()));
   steps_.push_back(step);
+  step_ends_.push_back(keys_.size());
+  calls_per_step_.push_back(static_cast<std::int64_t>(call_ends_.size() - pending_calls_));
+  pending_calls_ = call_ends_.size();
+  outcome_ = {};
+  if (!sample) return;
+  feed_pending();
+  RecallSample s = sample_recall();
+  s.step = static_cast<std::int64_t>(steps_.size()) - 1;
+  samples_.push_back(s);
+}
+
+void TableStudy::feed_pending() {
+  std::size_t begin = 0, call = 0;
+  for (std::size_t p = 0; p < step_ends_.size(); ++p) {
+    StepFigures& step = steps_[fed_steps_ + p];
+    for (std::int64_t c = 0; c < calls_per_step_[fed_steps_ + p]; ++c, ++call) {
+      const std::size_t end = call_ends_[call];
+      const std::span<const std::int64_t> keys(keys_.data() + begin, end - begin);
+      if (lru_) step.oracle_hits[static_cast<std::size_t>(Oracle::kLru)] += lru_->access(keys);
+      if (lfu_) step.oracle_hits[static_cast<std::size_t>(Oracle::kLfu)] += lfu_->access(keys);
+      if (score_) step.oracle_hits[static_cast<std::size_t>(Oracle::kScoreRetention)] += score_->access(keys);
+      if (unbucketed_) step.oracle_hits[static_cast<std::size_t>(Oracle::kUnbucketed)] += unbucketed_->access(keys);
+      if (belady_ && belady_complete_) {
+        if (belady_->accesses() + static_cast<std::int64_t>(keys.size()) > belady_limit_) {
+          belady_complete_ = false;
+          belady_.reset();  // its memory back: the rest of the run needs none of it
+        } else {
+          belady_->append(keys);
+        }
+      }
+      begin = end;
+    }
+  }
+  fed_steps_ += step_ends_.size();
   keys_.clear();
   call_ends_.clear();
-  outcome_ = {};
-  if (sample) {
-    RecallSample s = sample_recall();
-    s.step = static_cast<std::int64_t>(steps_.size()) - 1;
-    samples_.push_back(s);
-  }
+  step_ends_.clear();
+  pending_calls_ = 0;
 }
 
 RecallSample TableStudy::sample_recall() const {
@@ -78,6 +90,7 @@ RecallSample TableStudy::sample_recall() const {
 }
 
 bool TableStudy::run_belady() {
+  feed_pending();
   if (!belady_ || !belady_complete_) return false;
   const std::vector<std::int64_t> per_call = belady_->hits_per_call(table_.capacity);
   std::size_t call = 0;

@@ -1,7 +1,11 @@
 // TableStudy: one measured table on one rank (eviction_study.hpp). It copies the table's read
-// calls as they happen (AccessObserver: inside the timed step, so nothing else) and, after the
-// step, feeds them in order to the online oracles, records the step's figures, and at sample
-// steps compares what the table holds with what the oracles say it should.
+// calls as they happen (AccessObserver: inside the timed step, so nothing else), records each
+// step's figures after it, and feeds the calls in order to the oracles only at sample steps (and
+// at the end), then compares what the table holds with what the oracles say it should. Feeding
+// in bulk keeps the oracles' memory traffic away from the steps in between: fed after every
+// step, their arrays evicted the table's buckets from the caches and the next step's lookup
+// measured 10-15 % slower (README.md "Eviction accuracy"); now only the step after a sample can
+// see that. The buffer holds sample_every steps' keys (8 bytes a key).
 #pragma once
 
 #include <array>
@@ -44,7 +48,8 @@ class TableStudy final : public AccessObserver {
   TableStudy(MeasuredTable table, const config::EvictionStudy& options);
 
   void on_call(std::span<const std::int64_t> keys, const CallOutcome& outcome) override;
-  // After a step: the oracles take its calls; `sample`: the recalls are measured now.
+  // After a step: records its figures; `sample`: the oracles take every call since the last
+  // sample and the recalls are measured now.
   void end_step(bool sample);
   // Belady over the whole recorded stream, into steps()[*].oracle_hits. False when the stream
   // outgrew belady_max_accesses (then Belady's hits stay 0 and must not be reported).
@@ -57,6 +62,7 @@ class TableStudy final : public AccessObserver {
 
  private:
   RecallSample sample_recall() const;
+  void feed_pending();  // the buffered calls to the oracles, their hits into their steps
 
   MeasuredTable table_;
   double hot_key_share_;
@@ -69,9 +75,13 @@ class TableStudy final : public AccessObserver {
   std::optional<BeladyOracle> belady_;
   bool belady_complete_ = true;
   std::vector<std::int64_t> calls_per_step_;  // Belady's per-call hits back to steps
-  // The step being recorded: its calls' keys back to back, each call's end, the table's outcome.
+  // The calls not yet fed: their keys back to back, each call's end, each step's end (in keys_);
+  // the step being recorded's outcome; steps fed so far; calls of the steps before this one.
   std::vector<std::int64_t> keys_;
   std::vector<std::size_t> call_ends_;
+  std::vector<std::size_t> step_ends_;
+  std::size_t fed_steps_ = 0;
+  std::size_t pending_calls_ = 0;
   CallOutcome outcome_;
   std::vector<StepFigures> steps_;
   std::vector<RecallSample> samples_;

@@ -29,7 +29,7 @@ TEST(ConfigEviction, DefaultsMeasureEveryDynamicLayerWithEveryOracle) {
   ASSERT_TRUE(c.eviction.has_value());
   EXPECT_EQ(c.eviction->layers, std::vector<std::string>{"emb1"});
   EXPECT_EQ(c.eviction->oracles, kEvictionOracles);
-  EXPECT_EQ(c.eviction->sample_every, 10);
+  EXPECT_EQ(c.eviction->sample_every, 50);
   EXPECT_DOUBLE_EQ(c.eviction->hot_key_share, 0.01);
 }
 
