@@ -24,6 +24,15 @@ std::vector<std::int64_t> flatten(const std::vector<StepFigures>& steps) {
 
 double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
 
+// Each column of flattened step figures summed over the timed iterations (iteration >= 0).
+std::array<double, kStepColumns> timed_totals(const std::vector<std::int64_t>& flat, std::int64_t first_iteration) {
+  std::array<double, kStepColumns> total{};
+  const std::size_t steps = flat.size() / kStepColumns;
+  for (std::size_t s = static_cast<std::size_t>(std::max<std::int64_t>(0, -first_iteration)); s < steps; ++s)
+    for (std::size_t c = 0; c < kStepColumns; ++c) total[c] += static_cast<double>(flat[s * kStepColumns + c]);
+  return total;
+}
+
 // Builds one table's results from its figures summed over ranks.
 class TableResults {
  public:
@@ -57,10 +66,7 @@ class TableResults {
 
   // Timed iterations only (iteration >= 0): the summary's hit rates and gaps.
   void add_summary(const std::vector<std::int64_t>& sums, EvictionResults& out) const {
-    std::array<double, kStepColumns> total{};
-    const std::size_t steps = sums.size() / kStepColumns;
-    for (std::size_t s = static_cast<std::size_t>(std::max<std::int64_t>(0, -first_)); s < steps; ++s)
-      for (std::size_t c = 0; c < kStepColumns; ++c) total[c] += static_cast<double>(sums[s * kStepColumns + c]);
+    const auto total = timed_totals(sums, first_);
     const double table = ratio(total[1], total[0]);
     out.summary.emplace_back(prefix_ + "hit_rate", table);
     for (const std::size_t o : oracles_)
@@ -102,13 +108,7 @@ class TableResults {
                         {"rank", "table"}, {}};
     for (const std::size_t o : oracles_) by_rank.columns.push_back(config::kEvictionOracles[o]);
     const std::size_t width = by_rank.columns.size();
-    std::array<double, kStepColumns> total{};
-    const auto& steps = study_.steps();
-    for (std::size_t s = static_cast<std::size_t>(std::max<std::int64_t>(0, -first_)); s < steps.size(); ++s) {
-      total[0] += static_cast<double>(steps[s].accesses);
-      total[1] += static_cast<double>(steps[s].table.hits);
-      for (std::size_t o = 0; o < kOracleCount; ++o) total[6 + o] += static_cast<double>(steps[s].oracle_hits[o]);
-    }
+    const auto total = timed_totals(flatten(study_.steps()), first_);
     std::vector<double> local(width * static_cast<std::size_t>(comm.size()), 0.0);
     double* row = local.data() + width * static_cast<std::size_t>(comm.rank());
     row[0] = comm.rank();
