@@ -38,12 +38,15 @@ Each PNG is written only when the report holds what it needs, and named on stdou
                          by the `columns` attribute; 1-D datasets (no tables, which a reader of
                          the schema refuses) are drawn against their index; the rest is skipped.
 
+A collectives report (root attribute report_kind "collectives") gets none of these but its own
+(results/plot_collectives.py): busbw_<collective>.png and overhead.png.
+
 Runs with the same parameters (all /summary columns but run_id, point, repetition and the figures)
 are repetitions of one point. Without /summary (the schema allows it) the runs' parameter
 attributes and series/step_time stand in for it. With `samples = "capped"` only the raw
 iterations are used.
-Exit codes: 0 done, 2 bad input (missing file, not an embscale report, another schema version),
-with a message naming the file.
+Exit codes: 0 done, 2 bad input (missing file, not an embscale report, another schema version, a
+report_kind other than run and collectives), with a message naming the file.
 """
 import argparse
 import functools
@@ -61,7 +64,10 @@ import pandas as pd  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import EngFormatter, MaxNLocator  # noqa: E402
 
+import plot_collectives  # noqa: E402  (beside this script: Python puts its directory on sys.path)
+
 SCHEMA_VERSION = 1
+KINDS = ("run", "collectives")  # report_kind values this script draws (absent: "run")
 IDENTITY = {"run_id", "point", "repetition"}
 FIGURES = {"step_time_median_s", "step_time_p95_s", "throughput_samples_per_s", "throughput_keys_per_s",
            "bytes_sent_per_step", "load_imbalance", "bytes_imbalance", "unique_key_ratio", "final_loss"}
@@ -119,6 +125,10 @@ class Report:
             raise BadInput(f"{path}: not an embscale report (no root attribute schema_version)")
         if int(version) != SCHEMA_VERSION:
             raise BadInput(f"{path}: report schema version {int(version)}, this script reads version {SCHEMA_VERSION}")
+        self.kind = text(self.file.attrs.get("report_kind", "run"))
+        if self.kind not in KINDS:
+            raise BadInput(f"{path}: a report of kind {self.kind!r} (root attribute report_kind), "
+                           f"this script draws {' and '.join(KINDS)} reports")
         if not isinstance(self.file.get("runs"), h5py.Group):
             raise BadInput(f"{path}: the report has no /runs (nothing to plot)")
         frame = pd.DataFrame(self.file["summary"][()]) if "summary" in self.file else self.summary_from_runs()
@@ -682,12 +692,17 @@ def main(argv):
         print(f"plot_report: error: {e}", file=sys.stderr)
         return 2
     os.makedirs(args.outdir, exist_ok=True)
-    if not report.summary.empty:
-        for plot in (phase_breakdown, throughput_vs_axes, scaling, imbalance, loss_plot, step_time_plot, eviction,
-                     miss_ratio_curves):
-            plot(report, args.outdir)
+    if report.kind == "collectives":
+        plot_collectives.plot(plt, report.summary, args.outdir, save, report.setting_note())
+        missing = "no /summary with collective, size_bytes and busbw_GBps"
+    else:
+        if not report.summary.empty:
+            for plot in (phase_breakdown, throughput_vs_axes, scaling, imbalance, loss_plot, step_time_plot,
+                         eviction, miss_ratio_curves):
+                plot(report, args.outdir)
+        missing = "no run with recorded iterations"
     if not WRITTEN:
-        print(f"plot_report: {args.report}: nothing to plot (no run with recorded iterations)", file=sys.stderr)
+        print(f"plot_report: {args.report}: nothing to plot ({missing})", file=sys.stderr)
     return 0
 
 

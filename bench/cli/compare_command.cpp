@@ -7,6 +7,7 @@
 #include "report/compare.hpp"
 #include "report/gbench_json.hpp"
 #include "report/reader.hpp"
+#include "report/report_kind.hpp"
 
 namespace embscale::cli {
 
@@ -15,6 +16,8 @@ int compare_command(const CompareOptions& command_options) {
   if (!options.gate_names.empty()) options.settings.gate = report::parse_gate_selection(options.gate_names);
   const auto base = report::read_comparable(options.base_path);
   const auto next = report::read_comparable(options.new_path);
+  // Runs of different kinds have different parameters and would merely fail to pair; say why.
+  report::require_one_kind({{options.base_path, base.kind()}, {options.new_path, next.kind()}}, "compare");
   const auto comparison = [&] {
     try {
       return report::compare_reports(base, next, options.settings);

@@ -96,7 +96,7 @@ int plot(const std::string& report_path, const std::string& directory) {
 
 int report_command(const ReportOptions& options) {
   const auto data = report::read_report(options.report_path);
-  std::cout << options.report_path << "\n";
+  std::cout << options.report_path << "\n  report_kind: " << data.kind() << '\n';
   for (const char* name : {"embscale_version", "git_sha", "created_utc", "ranks", "hosts", "slurm_job_id"})
     std::cout << "  " << name << ": " << attribute_text(data, name) << '\n';
   if (const auto axes = data.attributes.find("sweep_axes"); axes != data.attributes.end())

@@ -1,48 +1,14 @@
 #include "bench/cli/run_report.hpp"
 
-#include <algorithm>
 #include <string>
+
+#include "config/workload_summary.hpp"
 
 namespace embscale::cli {
 
-namespace {
-
-// The summary's one-value view of the slots' workloads: the largest bag size, the distribution
-// every slot shares (else "per_slot"), and the Zipf exponent every slot shares (else 0).
-struct WorkloadParameters {
-  std::int64_t max_nnz = 0;
-  std::string key_distribution;
-  double zipf_alpha = 0.0;
-};
-
-WorkloadParameters workload_parameters(const config::SyntheticSource& syn) {
-  WorkloadParameters p;
-  const auto& first = syn.slots.front().keys;
-  bool same_distribution = true;
-  bool same_zipf = first.distribution == config::KeyDistribution::kZipf;
-  for (const auto& slot : syn.slots) {
-    p.max_nnz = std::max(p.max_nnz, slot.nnz);
-    same_distribution = same_distribution && slot.keys.distribution == first.distribution;
-    same_zipf = same_zipf && slot.keys.distribution == config::KeyDistribution::kZipf &&
-                slot.keys.zipf_alpha == first.zipf_alpha;
-  }
-  p.key_distribution = same_distribution ? config::to_string(first.distribution) : "per_slot";
-  p.zipf_alpha = same_zipf ? first.zipf_alpha : 0.0;
-  return p;
-}
-
-// A trace's bags are as recorded: the distribution is "trace", the largest bag the configured
-// sparse max_nnz (0 when not given).
-WorkloadParameters data_parameters(const config::DataLayer& data) {
-  if (data.format == config::DataFormat::kSynthetic) return workload_parameters(data.synthetic);
-  return {data.max_nnz, "trace", 0.0};
-}
-
-}  // namespace
-
 std::vector<report::SummaryField> run_parameters(const config::Config& config, int ranks) {
   const auto& emb = config.embeddings.front();
-  const auto workload = data_parameters(config.data);
+  const auto workload = config::summarize_workload(config.data);
   return {
       {"scheme", embedding::scheme_names(config)},
       {"ranks", std::int64_t{ranks}},

@@ -71,6 +71,7 @@ std::vector<DefinedSubcommand> define_subcommands(CLI::App& app, const Invocatio
 // The define functions, each at the end of its subcommand's file.
 RunFunction define_run(CLI::App& command, const Invocation& invocation);
 RunFunction define_sweep(CLI::App& command, const Invocation& invocation);
+RunFunction define_collectives(CLI::App& command, const Invocation& invocation);
 RunFunction define_merge(CLI::App& command, const Invocation& invocation);
 RunFunction define_validate(CLI::App& command, const Invocation& invocation);
 RunFunction define_report(CLI::App& command, const Invocation& invocation);

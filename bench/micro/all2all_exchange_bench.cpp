@@ -10,7 +10,7 @@
 // Work: for each scheme of the registry (distributed_sparse is distributed_slot's factory under
 // SOK's name and runs once as distributed_slot), the engine is built on the default config with
 // the layer's type set to the scheme and runs one step (forward, loss, backward) of iteration 0's
-// batch through a capturing Communicator (scheme_step_capture.hpp). The step's collectives, in
+// batch through a capturing Communicator (lib/collectives/step_capture.hpp). The step's collectives, in
 // order, with this rank's counts, are what is timed (collective_replay.hpp): the scheme's own
 // counts, not a re-derivation. Before timing, each call runs once each way on a pattern and the
 // received bytes must agree (else the benchmark reports an error and the binary exits 1).
@@ -47,11 +47,11 @@
 #include "core/timer.hpp"
 #include "embedding/scheme_registry.hpp"
 #include "final_runs.hpp"
-#include "scheme_step_capture.hpp"
+#include "collectives/step_capture.hpp"
 
 namespace {
 
-using embscale::bench::CollectiveCall;
+using embscale::collectives::CollectiveCall;
 using embscale::bench::ReplayedStep;
 using Runs = std::vector<std::pair<benchmark::IterationCount, double>>;
 
@@ -98,7 +98,7 @@ std::string prepare(const embscale::embedding::SchemeEntry& scheme) {
   g_replayed = scheme.name;
   std::string error;
   try {
-    auto step = embscale::bench::capture_scheme_step(*g_world, embscale::bench::scheme_config(scheme, g_world->size()));
+    auto step = embscale::collectives::capture_scheme_step(*g_world, embscale::collectives::scheme_config(scheme, g_world->size()));
     g_replay = std::make_unique<ReplayedStep>(std::move(step), *g_world);
     error = g_replay->check();
   } catch (const std::exception& e) {
@@ -110,7 +110,7 @@ std::string prepare(const embscale::embedding::SchemeEntry& scheme) {
   std::vector<CallInfo> infos;
   for (std::size_t k = 0; k < g_replay->size(); ++k) {
     const CollectiveCall& call = g_replay->call(k);
-    infos.push_back({embscale::bench::collective_name(call.op), describe_comm(call),
+    infos.push_back({embscale::collectives::collective_name(call.op), describe_comm(call),
                      static_cast<std::uint64_t>(max_over_ranks(static_cast<double>(g_replay->bytes_sent(k))))});
   }
   g_schemes.emplace_back(scheme.name, std::move(infos));

@@ -1,36 +1,28 @@
 #include "collective_replay.hpp"
 
+#include "collectives/bare_mpi.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <span>
+#include <type_traits>
 
 namespace embscale::bench {
 namespace {
 
-void check_mpi_call(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) throw Error(std::string("bare ") + what + " failed with MPI error " + std::to_string(rc));
-}
-
+// The bare MPI datatype and op of a replayed call (lib/collectives' mapping), refusing what bare
+// MPI has no equivalent of (16-bit floats, average): no scheme step sends them.
 MPI_Datatype element_datatype(comm::DataType type) {
-  switch (type) {
-    case comm::DataType::kBytes: return MPI_BYTE;
-    case comm::DataType::kInt32: return MPI_INT32_T;
-    case comm::DataType::kInt64: return MPI_INT64_T;
-    case comm::DataType::kUInt64: return MPI_UINT64_T;
-    case comm::DataType::kFloat32: return MPI_FLOAT;
-    case comm::DataType::kFloat64: return MPI_DOUBLE;
-  }
-  throw Error("element_datatype: unknown DataType");
+  const MPI_Datatype datatype = collectives::bare_datatype(type);
+  if (datatype == MPI_DATATYPE_NULL) throw Error("bare replay: MPI has no datatype for this DataType");
+  return datatype;
 }
 
 MPI_Op mpi_op(comm::ReduceOp op) {
-  switch (op) {
-    case comm::ReduceOp::kSum: return MPI_SUM;
-    case comm::ReduceOp::kMax: return MPI_MAX;
-    case comm::ReduceOp::kMin: return MPI_MIN;
-  }
-  throw Error("mpi_op: unknown ReduceOp");
+  const MPI_Op mpi = collectives::bare_op(op);
+  if (mpi == MPI_OP_NULL) throw Error("bare replay: MPI has no operation for this ReduceOp");
+  return mpi;
 }
 
 // Rows -> elements as MPI's int, refusing what the bare form cannot express in one call.
@@ -65,10 +57,10 @@ ReplayedStep::ReplayedStep(SchemeStep step, comm::MpiCommunicator& world) : worl
     embscale_comms_.push_back(owned_splits_.back().get());
     MPI_Comm bare = MPI_COMM_NULL;
     if (s.by_host)
-      check_mpi_call(MPI_Comm_split_type(bare_comms_[parent], MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &bare),
+      collectives::check_bare(MPI_Comm_split_type(bare_comms_[parent], MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &bare),
                      "MPI_Comm_split_type");
     else
-      check_mpi_call(MPI_Comm_split(bare_comms_[parent], s.color, s.key, &bare), "MPI_Comm_split");
+      collectives::check_bare(MPI_Comm_split(bare_comms_[parent], s.color, s.key, &bare), "MPI_Comm_split");
     bare_comms_.push_back(bare);
   }
   for (CollectiveCall& captured : step.calls) {
@@ -115,24 +107,24 @@ void ReplayedStep::run_bare(std::size_t k) {
   void* recv = c.recv_ptr();
   switch (c.call.op) {
     case CollectiveOp::kAlltoall:
-      check_mpi_call(MPI_Alltoall(send, c.send_counts[0], c.element, recv, c.send_counts[0], c.element, comm), "MPI_Alltoall");
+      collectives::check_bare(MPI_Alltoall(send, c.send_counts[0], c.element, recv, c.send_counts[0], c.element, comm), "MPI_Alltoall");
       return;
     case CollectiveOp::kAlltoallv:
-      check_mpi_call(MPI_Alltoallv(send, c.send_counts.data(), c.send_displs.data(), c.element, recv, c.recv_counts.data(),
+      collectives::check_bare(MPI_Alltoallv(send, c.send_counts.data(), c.send_displs.data(), c.element, recv, c.recv_counts.data(),
                                    c.recv_displs.data(), c.element, comm),
                      "MPI_Alltoallv");
       return;
     case CollectiveOp::kReduceScatter:
-      check_mpi_call(MPI_Reduce_scatter(send, recv, c.recv_counts.data(), c.element, mpi_op(c.call.reduce), comm),
+      collectives::check_bare(MPI_Reduce_scatter(send, recv, c.recv_counts.data(), c.element, mpi_op(c.call.reduce), comm),
                      "MPI_Reduce_scatter");
       return;
     case CollectiveOp::kAllgatherv:
-      check_mpi_call(MPI_Allgatherv(send, c.send_counts[0], c.element, recv, c.recv_counts.data(), c.recv_displs.data(),
+      collectives::check_bare(MPI_Allgatherv(send, c.send_counts[0], c.element, recv, c.recv_counts.data(), c.recv_displs.data(),
                                     c.element, comm),
                      "MPI_Allgatherv");
       return;
     case CollectiveOp::kAllreduce:
-      check_mpi_call(MPI_Allreduce(c.call.in_place ? MPI_IN_PLACE : send, recv, c.send_counts[0], c.element,
+      collectives::check_bare(MPI_Allreduce(c.call.in_place ? MPI_IN_PLACE : send, recv, c.send_counts[0], c.element,
                                    mpi_op(c.call.reduce), comm),
                      "MPI_Allreduce");
       return;
@@ -144,8 +136,13 @@ void ReplayedStep::fill_pattern(Call& c, int world_rank) {
   const std::size_t rows = c.call.send_rows();
   with_element_type(c.call.type.type, [&]<class T>(std::type_identity<T>) {
     const std::span<T> values(reinterpret_cast<T*>(buffer.data()), rows * elements_per_row(c.call.type));
-    for (std::size_t i = 0; i < values.size(); ++i)
-      values[i] = static_cast<T>((static_cast<std::size_t>(world_rank) * 7 + i) % 13);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const std::size_t v = (static_cast<std::size_t>(world_rank) * 7 + i) % 13;
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+        values[i] = T{static_cast<std::uint16_t>(v)};  // a bit pattern: the check compares bytes
+      else
+        values[i] = static_cast<T>(v);
+    }
   });
 }
 

@@ -1,4 +1,4 @@
-// A scheme's captured step (scheme_step_capture.hpp) made runnable twice over, on the same
+// A scheme's captured step (lib/collectives/step_capture.hpp) made runnable twice over, on the same
 // buffers: through embscale's Communicator (the typed front end, as the scheme calls it) and
 // through the bare MPI call that moves the same bytes with the same counts: the scalar MPI
 // datatype (MPI_BYTE for byte rows) with counts and displacements in its elements, no row
@@ -15,9 +15,19 @@
 #include <vector>
 
 #include "comm/mpi_communicator.hpp"
-#include "scheme_step_capture.hpp"
+#include "collectives/step_capture.hpp"
 
 namespace embscale::bench {
+
+// The captured step's vocabulary (lib/collectives), used throughout the replay.
+using collectives::CollectiveCall;
+using collectives::CollectiveOp;
+using collectives::CommSplit;
+using collectives::SchemeStep;
+using collectives::collective_name;
+using collectives::elements_per_row;
+using collectives::invoke;
+using collectives::with_element_type;
 
 class ReplayedStep {
  public:

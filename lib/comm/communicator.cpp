@@ -4,21 +4,57 @@
 
 namespace embscale::comm {
 
+const char* comm_op_name(CommOp op) noexcept {
+  switch (op) {
+    case CommOp::kBarrier: return "barrier";
+    case CommOp::kBcast: return "bcast";
+    case CommOp::kAllreduce: return "allreduce";
+    case CommOp::kReduceScatter: return "reduce_scatter";
+    case CommOp::kGatherv: return "gatherv";
+    case CommOp::kAllgatherv: return "allgatherv";
+    case CommOp::kAlltoallv: return "alltoallv";
+    case CommOp::kAlltoall: return "alltoall";
+    case CommOp::kAllgather: return "allgather";
+    case CommOp::kReduce: return "reduce";
+    case CommOp::kReduceScatterBlock: return "reduce_scatter_block";
+    case CommOp::kSendrecv: return "sendrecv";
+    case CommOp::kSend: return "send";
+    case CommOp::kRecv: return "recv";
+    case CommOp::kCount: break;
+  }
+  return "?";
+}
+
+namespace {
+void add(OpStats& to, const OpStats& from) noexcept {
+  to.calls += from.calls;
+  to.bytes_sent += from.bytes_sent;
+  to.bytes_recv += from.bytes_recv;
+}
+}  // namespace
+
 void CommStats::record(const std::string& op, std::uint64_t sent, std::uint64_t recv) {
-  auto& s = by_op_[op];
-  ++s.calls;
-  s.bytes_sent += sent;
-  s.bytes_recv += recv;
+  add(named_[op], OpStats{1, sent, recv});
+}
+
+const std::map<std::string, OpStats>& CommStats::by_op() const {
+  by_op_ = named_;
+  for (std::size_t i = 0; i < fixed_.size(); ++i)
+    if (fixed_[i].calls > 0) add(by_op_[comm_op_name(static_cast<CommOp>(i))], fixed_[i]);
+  return by_op_;
 }
 
 OpStats CommStats::total() const noexcept {
   OpStats t;
-  for (const auto& [name, s] : by_op_) {
-    t.calls += s.calls;
-    t.bytes_sent += s.bytes_sent;
-    t.bytes_recv += s.bytes_recv;
-  }
+  for (const auto& s : fixed_) add(t, s);
+  for (const auto& [name, s] : named_) add(t, s);
   return t;
+}
+
+void CommStats::reset() noexcept {
+  fixed_ = {};
+  named_.clear();
+  by_op_.clear();
 }
 
 Request& Request::operator=(Request&& other) noexcept {

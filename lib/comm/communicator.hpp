@@ -16,6 +16,7 @@
 //   that need it: parallel HDF5, NCCL bootstrap.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -25,16 +26,27 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/half_float.hpp"
+
 namespace embscale::comm {
 
-enum class ReduceOp { kSum, kMax, kMin };
+// NCCL's reduction operations. kAvg is the sum divided by the number of ranks, in the element
+// type (integers: truncated toward zero, as ncclAvg does); MPI has no average, so the MPI
+// implementation sums and divides on completion.
+enum class ReduceOp { kSum, kProd, kMax, kMin, kAvg };
 
-// Scalar types the transport can reduce; anything else travels as bytes.
-enum class DataType { kBytes, kInt32, kInt64, kUInt64, kFloat32, kFloat64 };
+// Scalar types the transport can reduce (NCCL's types); anything else travels as bytes. Half and
+// BFloat16 (core/half_float.hpp) are reduced in float and rounded back once per pairwise step.
+enum class DataType { kBytes, kInt32, kInt64, kUInt64, kFloat32, kFloat64, kInt8, kUInt8, kUInt32, kFloat16, kBFloat16 };
 
 template <class T>
 constexpr DataType data_type_of() {
-  if constexpr (std::is_same_v<T, std::int32_t>) return DataType::kInt32;
+  if constexpr (std::is_same_v<T, std::int8_t>) return DataType::kInt8;
+  else if constexpr (std::is_same_v<T, std::uint8_t>) return DataType::kUInt8;
+  else if constexpr (std::is_same_v<T, std::uint32_t>) return DataType::kUInt32;
+  else if constexpr (std::is_same_v<T, Half>) return DataType::kFloat16;
+  else if constexpr (std::is_same_v<T, BFloat16>) return DataType::kBFloat16;
+  else if constexpr (std::is_same_v<T, std::int32_t>) return DataType::kInt32;
   else if constexpr (std::is_same_v<T, std::int64_t>) return DataType::kInt64;
   else if constexpr (std::is_same_v<T, std::uint64_t>) return DataType::kUInt64;
   else if constexpr (std::is_same_v<T, float>) return DataType::kFloat32;
@@ -60,15 +72,34 @@ struct OpStats {
   std::uint64_t bytes_recv = 0;
 };
 
+// The operations the implementations count, by name (comm_op_name). Recording one is an array
+// update: a few nanoseconds, so that counting stays far below the cost of a small message.
+enum class CommOp : std::uint8_t {
+  kBarrier, kBcast, kAllreduce, kReduceScatter, kGatherv, kAllgatherv, kAlltoallv, kAlltoall,
+  kAllgather, kReduce, kReduceScatterBlock, kSendrecv, kSend, kRecv, kCount
+};
+const char* comm_op_name(CommOp op) noexcept;
+
 class CommStats {
  public:
+  void record(CommOp op, std::uint64_t sent, std::uint64_t recv) noexcept {
+    OpStats& s = fixed_[static_cast<std::size_t>(op)];
+    ++s.calls;
+    s.bytes_sent += sent;
+    s.bytes_recv += recv;
+  }
+  // Any other name (a map update).
   void record(const std::string& op, std::uint64_t sent, std::uint64_t recv);
-  const std::map<std::string, OpStats>& by_op() const noexcept { return by_op_; }
+  // Every operation called since the last reset, by name. The map is rebuilt by each call of
+  // by_op(): a reference taken earlier does not see later calls.
+  const std::map<std::string, OpStats>& by_op() const;
   OpStats total() const noexcept;
-  void reset() noexcept { by_op_.clear(); }
+  void reset() noexcept;
 
  private:
-  std::map<std::string, OpStats> by_op_;
+  std::array<OpStats, static_cast<std::size_t>(CommOp::kCount)> fixed_{};
+  std::map<std::string, OpStats> named_;
+  mutable std::map<std::string, OpStats> by_op_;
 };
 
 // What an in-flight operation holds until it completes; defined by the implementation.
@@ -180,6 +211,37 @@ class Communicator {
     return out;
   }
 
+  // allgather: every rank contributes `send` (the same number of rows on every rank); recv holds
+  // size() times that many rows, in rank order. In place when send is this rank's segment of recv
+  // (send.data() == recv.data() + rank() * send.size()).
+  template <class T> void allgather(std::span<const T> send, std::span<T> recv, std::size_t row = 1) {
+    check_trivial<T>(); do_allgather(send.data(), recv.data(), send.size() / row, row_type_of<T>(row), nullptr);
+  }
+  template <class T> Request iallgather(std::span<const T> send, std::span<T> recv, std::size_t row = 1) {
+    check_trivial<T>(); Request r; do_allgather(send.data(), recv.data(), send.size() / row, row_type_of<T>(row), &r); return r;
+  }
+
+  // reduce: the element-wise reduction of every rank's `send` lands in `recv` on `root` (recv is
+  // not touched elsewhere and may be empty there). In place on the root when send and recv are
+  // the same buffer.
+  template <class T> void reduce(std::span<const T> send, std::span<T> recv, ReduceOp op, int root) {
+    do_reduce(send.data(), recv.data(), send.size(), row_type_of<T>(), op, root, nullptr);
+  }
+  template <class T> Request ireduce(std::span<const T> send, std::span<T> recv, ReduceOp op, int root) {
+    Request r; do_reduce(send.data(), recv.data(), send.size(), row_type_of<T>(), op, root, &r); return r;
+  }
+
+  // reduce_scatter_block: send holds size() segments of recv.size() values; rank r receives the
+  // element-wise reduction of segment r over all ranks. In place (MPI's convention) when send and
+  // recv start at the same address: the buffer holds all segments and the result replaces its
+  // first segment.
+  template <class T> void reduce_scatter_block(std::span<const T> send, std::span<T> recv, ReduceOp op) {
+    do_reduce_scatter_block(send.data(), recv.data(), recv.size(), row_type_of<T>(), op, nullptr);
+  }
+  template <class T> Request ireduce_scatter_block(std::span<const T> send, std::span<T> recv, ReduceOp op) {
+    Request r; do_reduce_scatter_block(send.data(), recv.data(), recv.size(), row_type_of<T>(), op, &r); return r;
+  }
+
   // alltoallv: send holds, in rank order, send_counts[r] rows for rank r; recv gets, in rank
   // order, recv_counts[r] rows from rank r.
   template <class T> void alltoallv(std::span<const T> send, std::span<const std::size_t> send_counts,
@@ -209,6 +271,23 @@ class Communicator {
   template <class T> Request isend(std::span<const T> data, int dest, int tag, std::size_t row = 1) {
     check_trivial<T>(); Request r; do_send(data.data(), data.size() / row, row_type_of<T>(row), dest, tag, &r); return r;
   }
+  // sendrecv: sends `send` to `dest` and receives `recv` from `source` as one operation, so a
+  // ring of them (each rank sends right, receives from the left) cannot deadlock. The receiver
+  // posts exactly the sender's count (as recv does). send and recv must not overlap.
+  template <class T> void sendrecv(std::span<const T> send, int dest, int send_tag, std::span<T> recv, int source,
+                                   int recv_tag, std::size_t row = 1) {
+    check_trivial<T>();
+    do_sendrecv(send.data(), send.size() / row, dest, send_tag, recv.data(), recv.size() / row, source, recv_tag,
+                row_type_of<T>(row), nullptr);
+  }
+  template <class T> Request isendrecv(std::span<const T> send, int dest, int send_tag, std::span<T> recv,
+                                       int source, int recv_tag, std::size_t row = 1) {
+    check_trivial<T>(); Request r;
+    do_sendrecv(send.data(), send.size() / row, dest, send_tag, recv.data(), recv.size() / row, source, recv_tag,
+                row_type_of<T>(row), &r);
+    return r;
+  }
+
   template <class T> void recv(std::span<T> data, int source, int tag, std::size_t row = 1) {
     check_trivial<T>(); do_recv(data.data(), data.size() / row, row_type_of<T>(row), source, tag, nullptr);
   }
@@ -232,6 +311,13 @@ class Communicator {
   virtual void do_alltoallv(const void* send, std::span<const std::size_t> send_counts, void* recv,
                             std::span<const std::size_t> recv_counts, RowType type, Request* request) = 0;
   virtual void do_alltoall(const void* send, void* recv, std::size_t count, RowType type, Request* request) = 0;
+  virtual void do_allgather(const void* send, void* recv, std::size_t count, RowType type, Request* request) = 0;
+  virtual void do_reduce(const void* send, void* recv, std::size_t count, RowType type, ReduceOp op, int root,
+                         Request* request) = 0;
+  virtual void do_reduce_scatter_block(const void* send, void* recv, std::size_t count, RowType type, ReduceOp op,
+                                       Request* request) = 0;
+  virtual void do_sendrecv(const void* send, std::size_t send_count, int dest, int send_tag, void* recv,
+                           std::size_t recv_count, int source, int recv_tag, RowType type, Request* request) = 0;
   virtual void do_send(const void* data, std::size_t count, RowType type, int dest, int tag,
                        Request* request) = 0;
   virtual void do_recv(void* data, std::size_t count, RowType type, int source, int tag,

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 #include <string>
 
 #include "comm/mpi_types.hpp"
@@ -10,81 +9,44 @@
 
 namespace embscale::comm {
 
+using detail::bytes;
+using detail::bytes_to_others;
+using detail::CallRecord;
+using detail::for_pieces;
 using detail::MpiPending;
 
 namespace {
 
-// Tag of the internal point-to-point messages of the collective schedules. They travel on a
-// duplicate of the user's communicator (chunk_comm_), so they never match a user's send/recv;
-// pieces of one transfer keep their order because MPI never reorders messages between the same
-// pair on the same communicator and tag.
-constexpr int kChunkTag = 7001;
-
-// Fills int counts and displacements (in rows) when every count and displacement fits `limit`;
-// returns false otherwise (the caller then takes the large-count schedule).
-bool int_layout(std::span<const std::size_t> counts, std::size_t limit, std::vector<int>& out_counts,
-                std::vector<int>& out_displs) {
+// Fills int counts (and displacements, when `out_displs` is given) of counts[r] * scale when every
+// count and displacement fits `limit`; returns false otherwise (the caller then takes the
+// large-count schedule).
+bool int_layout(std::span<const std::size_t> counts, std::size_t scale, std::size_t limit, std::vector<int>& out_counts,
+                std::vector<int>* out_displs) {
   out_counts.resize(counts.size());
-  out_displs.resize(counts.size());
+  if (out_displs) out_displs->resize(counts.size());
   std::size_t displ = 0;
   for (std::size_t r = 0; r < counts.size(); ++r) {
-    if (counts[r] > limit || displ > limit) return false;
-    out_counts[r] = static_cast<int>(counts[r]);
-    out_displs[r] = static_cast<int>(displ);
-    displ += counts[r];
+    const std::size_t n = counts[r] * scale;
+    if (n > limit || displ > limit) return false;
+    out_counts[r] = static_cast<int>(n);
+    if (out_displs) (*out_displs)[r] = static_cast<int>(displ);
+    displ += n;
   }
   return true;
 }
 
-std::vector<std::size_t> row_offsets(std::span<const std::size_t> counts) {
-  std::vector<std::size_t> offsets(counts.size() + 1, 0);
-  std::partial_sum(counts.begin(), counts.end(), offsets.begin() + 1);
-  return offsets;
-}
-
-std::uint64_t bytes_to_others(std::span<const std::size_t> counts, int self, std::size_t row_bytes) {
-  std::uint64_t rows = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r)
-    if (static_cast<int>(r) != self) rows += counts[r];
-  return rows * row_bytes;
-}
-
-// Posts `rows` rows as messages of at most `limit` rows each. Sender and receiver cut the same
-// pieces because they pass the same row count.
-void post_chunked(MpiPending& p, bool is_send, void* base, std::size_t rows, std::size_t row_bytes,
-                  MPI_Datatype type, int peer, MPI_Comm comm, std::size_t limit, int tag = kChunkTag) {
-  auto* bytes = static_cast<std::byte*>(base);
-  for (std::size_t first = 0; first < rows; first += limit) {
-    const int n = static_cast<int>(std::min(limit, rows - first));
-    MPI_Request req;
-    if (is_send)
-      check_mpi(MPI_Isend(bytes + first * row_bytes, n, type, peer, tag, comm, &req), "MPI_Isend");
-    else
-      check_mpi(MPI_Irecv(bytes + first * row_bytes, n, type, peer, tag, comm, &req), "MPI_Irecv");
-    p.requests.push_back(req);
-  }
-}
-
-// Completes an operation: now when blocking, else hands it to the caller's Request.
-void finish(std::unique_ptr<MpiPending> pending, Request* request) {
-  if (request)
-    *request = Request(std::move(pending));
-  else
-    pending->wait();
-}
-
-// Runs `post(request_slot_or_null)`: the blocking MPI call when request is null, the non-blocking
-// one otherwise (its MPI_Request goes into the pending record).
-template <class Blocking, class NonBlocking>
-void call(std::unique_ptr<MpiPending> pending, Request* request, Blocking blocking, NonBlocking nonblocking) {
-  if (!request) {
-    blocking(*pending);
-    return;
-  }
-  MPI_Request req;
-  nonblocking(*pending, &req);
-  pending->requests.push_back(req);
-  *request = Request(std::move(pending));
+// What a reduction hands to MPI: scalars, since MPI's predefined operations are defined on
+// predefined types only (a row of several values is reduced as that many scalars).
+struct Scalars {
+  std::size_t values;
+  std::size_t bytes;  // of one scalar
+  MPI_Datatype type;
+  MPI_Op op;
+};
+Scalars scalars_of(std::size_t rows, RowType type, ReduceOp op, const char* operation) {
+  if (type.type == DataType::kBytes) throw Error(std::string(operation) + " needs an arithmetic type, not bytes");
+  return {rows * type.row_values, type.row_bytes / type.row_values, detail::scalar_datatype(type.type),
+          detail::reduce_op(op, type.type)};
 }
 
 }  // namespace
@@ -145,249 +107,363 @@ std::unique_ptr<Communicator> MpiCommunicator::split_by_host() const {
 }
 
 void MpiCommunicator::barrier() {
-  stats().record("barrier", 0, 0);
+  stats().record(CommOp::kBarrier, 0, 0);
   check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
 }
 
+// Every rank passes the same count to the collectives below, so all take the same branch and cut
+// the same pieces.
+
 void MpiCommunicator::do_bcast(void* data, std::size_t count, RowType type, int root, Request* request) {
-  const std::uint64_t bytes = count * type.row_bytes;
-  stats().record("bcast", rank_ == root ? bytes * static_cast<std::uint64_t>(size_ - 1) : 0,
-                 rank_ == root ? 0 : bytes);
+  const std::uint64_t payload = count * type.row_bytes;
+  stats().record(CommOp::kBcast, rank_ == root ? payload * static_cast<std::uint64_t>(size_ - 1) : 0,
+                 rank_ == root ? 0 : payload);
   const MPI_Datatype dt = row_datatype(type);
-  auto pending = std::make_unique<MpiPending>();
-  auto* bytes_ptr = static_cast<std::byte*>(data);
-  // Every rank passes the same count, so all take the same branch and cut the same pieces.
-  for (std::size_t first = 0; first < count || first == 0; first += max_message_rows_) {
-    const int n = static_cast<int>(std::min(max_message_rows_, count - first));
-    void* piece = bytes_ptr + first * type.row_bytes;
-    if (!request) {
-      check_mpi(MPI_Bcast(piece, n, dt, root, comm_), "MPI_Bcast");
-    } else {
-      MPI_Request req;
-      check_mpi(MPI_Ibcast(piece, n, dt, root, comm_, &req), "MPI_Ibcast");
-      pending->requests.push_back(req);
-    }
-    if (count == 0) break;
+  if (!request) {
+    for_pieces(count, max_message_rows_, [&](std::size_t first, int n) {
+      check_mpi(MPI_Bcast(bytes(data) + first * type.row_bytes, n, dt, root, comm_), "MPI_Bcast");
+    });
+    return;
   }
-  if (request) *request = Request(std::move(pending));
+  CallRecord record(request);
+  for_pieces(count, max_message_rows_, [&](std::size_t first, int n) {
+    MPI_Request req;
+    check_mpi(MPI_Ibcast(bytes(data) + first * type.row_bytes, n, dt, root, comm_, &req), "MPI_Ibcast");
+    record.post(req);
+  });
+  record.finish();
 }
 
 void MpiCommunicator::do_allreduce(const void* send, void* recv, std::size_t count, RowType type,
                                    ReduceOp op, Request* request) {
-  EMBSCALE_EXPECTS(type.type != DataType::kBytes, "allreduce needs an arithmetic type");
-  const std::size_t values = count * type.row_values;
-  const std::size_t scalar_bytes = type.row_bytes / type.row_values;
-  stats().record("allreduce", values * scalar_bytes, values * scalar_bytes);
-  const MPI_Datatype dt = detail::scalar_datatype(type.type);
-  auto pending = std::make_unique<MpiPending>();
-  const auto* in = static_cast<const std::byte*>(send);
-  auto* out = static_cast<std::byte*>(recv);
-  for (std::size_t first = 0; first < values || first == 0; first += max_message_rows_) {
-    const int n = static_cast<int>(std::min(max_message_rows_, values - first));
-    const void* in_piece = send == recv ? MPI_IN_PLACE : in + first * scalar_bytes;
-    void* out_piece = out + first * scalar_bytes;
-    if (!request) {
-      check_mpi(MPI_Allreduce(in_piece, out_piece, n, dt, detail::reduce_op(op), comm_), "MPI_Allreduce");
-    } else {
-      MPI_Request req;
-      check_mpi(MPI_Iallreduce(in_piece, out_piece, n, dt, detail::reduce_op(op), comm_, &req),
-                "MPI_Iallreduce");
-      pending->requests.push_back(req);
-    }
-    if (values == 0) break;
+  const auto [values, sb, dt, mpi_op] = scalars_of(count, type, op, "allreduce");
+  stats().record(CommOp::kAllreduce, values * sb, values * sb);
+  const auto in_piece = [&](std::size_t first) -> const void* { return send == recv ? MPI_IN_PLACE : bytes(send) + first * sb; };
+  if (!request) {
+    for_pieces(values, max_message_rows_, [&](std::size_t first, int n) {
+      check_mpi(MPI_Allreduce(in_piece(first), bytes(recv) + first * sb, n, dt, mpi_op, comm_), "MPI_Allreduce");
+    });
+    detail::average_step(op, nullptr, recv, values, type.type, size_);
+    return;
   }
-  if (request) *request = Request(std::move(pending));
+  CallRecord record(request);
+  for_pieces(values, max_message_rows_, [&](std::size_t first, int n) {
+    MPI_Request req;
+    check_mpi(MPI_Iallreduce(in_piece(first), bytes(recv) + first * sb, n, dt, mpi_op, comm_, &req), "MPI_Iallreduce");
+    record.post(req);
+  });
+  detail::average_step(op, &record.get(), recv, values, type.type, size_);
+  record.finish();
+}
+
+void MpiCommunicator::do_reduce(const void* send, void* recv, std::size_t count, RowType type, ReduceOp op, int root,
+                                Request* request) {
+  EMBSCALE_EXPECTS(root >= 0 && root < size_, "reduce: root out of range");
+  const auto [values, sb, dt, mpi_op] = scalars_of(count, type, op, "reduce");
+  const bool is_root = rank_ == root;
+  // The payload goes to the root: counted as sent elsewhere, as received on the root.
+  stats().record(CommOp::kReduce, is_root ? 0 : values * sb, is_root ? values * sb : 0);
+  // MPI_IN_PLACE is the root's alone; recv means nothing elsewhere (and may be empty there).
+  const auto in_piece = [&](std::size_t first) -> const void* {
+    return is_root && send == recv ? MPI_IN_PLACE : bytes(send) + first * sb;
+  };
+  const auto out_piece = [&](std::size_t first) -> void* { return is_root ? bytes(recv) + first * sb : nullptr; };
+  if (!request) {
+    for_pieces(values, max_message_rows_, [&](std::size_t first, int n) {
+      check_mpi(MPI_Reduce(in_piece(first), out_piece(first), n, dt, mpi_op, root, comm_), "MPI_Reduce");
+    });
+    detail::average_step(op, nullptr, is_root ? recv : nullptr, values, type.type, size_);
+    return;
+  }
+  CallRecord record(request);
+  for_pieces(values, max_message_rows_, [&](std::size_t first, int n) {
+    MPI_Request req;
+    check_mpi(MPI_Ireduce(in_piece(first), out_piece(first), n, dt, mpi_op, root, comm_, &req), "MPI_Ireduce");
+    record.post(req);
+  });
+  detail::average_step(op, &record.get(), is_root ? recv : nullptr, values, type.type, size_);
+  record.finish();
+}
+
+void MpiCommunicator::do_reduce_scatter_block(const void* send, void* recv, std::size_t count, RowType type,
+                                              ReduceOp op, Request* request) {
+  const auto [values, sb, dt, mpi_op] = scalars_of(count, type, op, "reduce_scatter_block");
+  stats().record(CommOp::kReduceScatterBlock, values * sb * static_cast<std::size_t>(size_), values * sb);
+  const bool in_place = send == recv;
+  if (values <= max_message_rows_) {
+    const void* in = in_place ? MPI_IN_PLACE : send;
+    const int n = static_cast<int>(values);
+    if (!request) {
+      check_mpi(MPI_Reduce_scatter_block(in, recv, n, dt, mpi_op, comm_), "MPI_Reduce_scatter_block");
+      detail::average_step(op, nullptr, recv, values, type.type, size_);
+      return;
+    }
+    CallRecord record(request);
+    MPI_Request req;
+    check_mpi(MPI_Ireduce_scatter_block(in, recv, n, dt, mpi_op, comm_, &req), "MPI_Ireduce_scatter_block");
+    record.post(req);
+    detail::average_step(op, &record.get(), recv, values, type.type, size_);
+    record.finish();
+    return;
+  }
+  // Large counts: segment r is contiguous, so reduce it to rank r piece by piece. In place, the
+  // own segment is reduced where it lies (other ranks' reductions still read segment 0, so the
+  // result cannot go there before all complete) and moved to the front on completion.
+  CallRecord record(request);
+  const std::byte* segments = in_place ? bytes(recv) : bytes(send);
+  for (int root = 0; root < size_; ++root) {
+    const std::byte* segment = segments + static_cast<std::size_t>(root) * values * sb;
+    for_pieces(values, max_message_rows_, [&](std::size_t first, int n) {
+      const bool mine = root == rank_;
+      const void* in = mine && in_place ? MPI_IN_PLACE : segment + first * sb;
+      void* out = !mine ? nullptr : in_place ? const_cast<std::byte*>(segment) + first * sb : bytes(recv) + first * sb;
+      MPI_Request req;
+      check_mpi(MPI_Ireduce(in, out, n, dt, mpi_op, root, chunk_comm_, &req), "MPI_Ireduce");
+      record.post(req);
+    });
+  }
+  const std::size_t own_offset = in_place ? static_cast<std::size_t>(rank_) * values * sb : 0;
+  const DataType t = type.type;
+  const int ranks = size_;
+  record.get().on_complete = [=] {
+    if (own_offset != 0) std::memmove(recv, bytes(recv) + own_offset, values * sb);
+    detail::average_step(op, nullptr, recv, values, t, ranks);
+  };
+  record.finish();
 }
 
 void MpiCommunicator::do_reduce_scatter(const void* send, void* recv,
                                         std::span<const std::size_t> recv_counts, RowType type,
                                         ReduceOp op, Request* request) {
-  EMBSCALE_EXPECTS(type.type != DataType::kBytes, "reduce_scatter needs an arithmetic type");
   EMBSCALE_EXPECTS(recv_counts.size() == static_cast<std::size_t>(size_), "reduce_scatter needs one count per rank");
-  const std::size_t scalar_bytes = type.row_bytes / type.row_values;
-  // Reductions run on scalars: predefined MPI ops are defined on predefined types.
-  std::vector<std::size_t> values(recv_counts.size());
-  for (std::size_t r = 0; r < values.size(); ++r) values[r] = recv_counts[r] * type.row_values;
-  const auto offsets = row_offsets(values);
-  stats().record("reduce_scatter", offsets.back() * scalar_bytes, values[static_cast<std::size_t>(rank_)] * scalar_bytes);
-  const MPI_Datatype dt = detail::scalar_datatype(type.type);
-  const MPI_Op mpi_op = detail::reduce_op(op);
-  auto pending = std::make_unique<MpiPending>();
-  std::vector<int> unused_displs;
-  if (offsets.back() <= max_message_rows_ && int_layout(values, max_message_rows_, pending->counts_a, unused_displs)) {
-    call(std::move(pending), request,
-         [&](MpiPending& p) { check_mpi(MPI_Reduce_scatter(send, recv, p.counts_a.data(), dt, mpi_op, comm_), "MPI_Reduce_scatter"); },
-         [&](MpiPending& p, MPI_Request* req) { check_mpi(MPI_Ireduce_scatter(send, recv, p.counts_a.data(), dt, mpi_op, comm_, req), "MPI_Ireduce_scatter"); });
+  const auto [own_values, sb, dt, mpi_op] = scalars_of(recv_counts[static_cast<std::size_t>(rank_)], type, op, "reduce_scatter");
+  std::size_t total_values = 0;
+  for (const std::size_t c : recv_counts) total_values += c * type.row_values;
+  stats().record(CommOp::kReduceScatter, total_values * sb, own_values * sb);
+  if (!request && total_values <= max_message_rows_ &&
+      int_layout(recv_counts, type.row_values, max_message_rows_, layout_.counts_a, nullptr)) {
+    check_mpi(MPI_Reduce_scatter(send, recv, layout_.counts_a.data(), dt, mpi_op, comm_), "MPI_Reduce_scatter");
+    detail::average_step(op, nullptr, recv, own_values, type.type, size_);
     return;
   }
-  // Large counts: segment r is contiguous in `send`, so reduce it to rank r piece by piece.
-  const auto* in = static_cast<const std::byte*>(send);
-  for (int root = 0; root < size_; ++root) {
-    const std::size_t n = values[static_cast<std::size_t>(root)];
-    for (std::size_t first = 0; first < n; first += max_message_rows_) {
-      const int piece = static_cast<int>(std::min(max_message_rows_, n - first));
-      const void* in_piece = in + (offsets[static_cast<std::size_t>(root)] + first) * scalar_bytes;
-      void* out_piece = root == rank_ ? static_cast<std::byte*>(recv) + first * scalar_bytes : nullptr;
-      MPI_Request req;
-      check_mpi(MPI_Ireduce(in_piece, out_piece, piece, dt, mpi_op, root, chunk_comm_, &req), "MPI_Ireduce");
-      pending->requests.push_back(req);
+  CallRecord record(request);
+  MpiPending& pending = record.get();
+  if (total_values <= max_message_rows_ &&
+      int_layout(recv_counts, type.row_values, max_message_rows_, pending.layout.counts_a, nullptr)) {
+    MPI_Request req;
+    check_mpi(MPI_Ireduce_scatter(send, recv, pending.layout.counts_a.data(), dt, mpi_op, comm_, &req),
+              "MPI_Ireduce_scatter");
+    record.post(req);
+  } else {
+    // Large counts: segment r is contiguous in `send`, so reduce it to rank r piece by piece.
+    std::size_t offset = 0;
+    for (int root = 0; root < size_; ++root) {
+      const std::size_t n = recv_counts[static_cast<std::size_t>(root)] * type.row_values;
+      for_pieces(n, max_message_rows_, [&](std::size_t first, int piece) {
+        void* out = root == rank_ ? bytes(recv) + first * sb : nullptr;
+        MPI_Request req;
+        check_mpi(MPI_Ireduce(bytes(send) + (offset + first) * sb, out, piece, dt, mpi_op, root, chunk_comm_, &req),
+                  "MPI_Ireduce");
+        record.post(req);
+      });
+      offset += n;
     }
   }
-  finish(std::move(pending), request);
+  detail::average_step(op, &pending, recv, own_values, type.type, size_);
+  record.finish();
 }
 
 void MpiCommunicator::do_gatherv(const void* send, std::size_t send_count, void* recv,
                                  std::span<const std::size_t> recv_counts, RowType type, int root,
                                  Request* request) {
   EMBSCALE_EXPECTS(recv_counts.size() == static_cast<std::size_t>(size_),
-                   "gatherv needs the counts of every rank on every rank (all must agree on the schedule)");
+                   "gatherv needs one count per rank");
   EMBSCALE_EXPECTS(recv_counts[static_cast<std::size_t>(rank_)] == send_count, "gatherv: own count differs from recv_counts");
-  stats().record("gatherv", rank_ == root ? 0 : send_count * type.row_bytes,
+  stats().record(CommOp::kGatherv, rank_ == root ? 0 : send_count * type.row_bytes,
                  rank_ == root ? bytes_to_others(recv_counts, rank_, type.row_bytes) : 0);
   const MPI_Datatype dt = row_datatype(type);
-  auto pending = std::make_unique<MpiPending>();
-  if (int_layout(recv_counts, max_message_rows_, pending->counts_a, pending->displs_a)) {
-    const int n = static_cast<int>(send_count);
-    call(std::move(pending), request,
-         [&](MpiPending& p) { check_mpi(MPI_Gatherv(send, n, dt, recv, p.counts_a.data(), p.displs_a.data(), dt, root, comm_), "MPI_Gatherv"); },
-         [&](MpiPending& p, MPI_Request* req) { check_mpi(MPI_Igatherv(send, n, dt, recv, p.counts_a.data(), p.displs_a.data(), dt, root, comm_, req), "MPI_Igatherv"); });
+  const int n = static_cast<int>(send_count);
+  if (!request && int_layout(recv_counts, 1, max_message_rows_, layout_.counts_a, &layout_.displs_a)) {
+    check_mpi(MPI_Gatherv(send, n, dt, recv, layout_.counts_a.data(), layout_.displs_a.data(), dt, root, comm_),
+              "MPI_Gatherv");
     return;
   }
-  const auto offsets = row_offsets(recv_counts);
-  auto* out = static_cast<std::byte*>(recv);
-  if (rank_ == root) {
+  CallRecord record(request);
+  detail::IntLayout& layout = record.get().layout;
+  if (int_layout(recv_counts, 1, max_message_rows_, layout.counts_a, &layout.displs_a)) {
+    MPI_Request req;
+    check_mpi(MPI_Igatherv(send, n, dt, recv, layout.counts_a.data(), layout.displs_a.data(), dt, root, comm_, &req),
+              "MPI_Igatherv");
+    record.post(req);
+  } else if (rank_ == root) {
+    std::size_t offset = 0;
     for (int r = 0; r < size_; ++r) {
       const auto ur = static_cast<std::size_t>(r);
       if (r == root)
-        std::memcpy(out + offsets[ur] * type.row_bytes, send, send_count * type.row_bytes);
+        std::memcpy(bytes(recv) + offset * type.row_bytes, send, send_count * type.row_bytes);
       else
-        post_chunked(*pending, false, out + offsets[ur] * type.row_bytes, recv_counts[ur], type.row_bytes, dt, r, chunk_comm_, max_message_rows_);
+        detail::post_chunked(record.get(), false, bytes(recv) + offset * type.row_bytes, recv_counts[ur], type.row_bytes, dt,
+                             r, chunk_comm_, max_message_rows_);
+      offset += recv_counts[ur];
     }
   } else {
-    post_chunked(*pending, true, const_cast<void*>(send), send_count, type.row_bytes, dt, root, chunk_comm_, max_message_rows_);
+    detail::post_chunked(record.get(), true, const_cast<void*>(send), send_count, type.row_bytes, dt, root, chunk_comm_,
+                         max_message_rows_);
   }
-  finish(std::move(pending), request);
+  record.finish();
 }
 
 void MpiCommunicator::do_allgatherv(const void* send, std::size_t send_count, void* recv,
                                     std::span<const std::size_t> recv_counts, RowType type, Request* request) {
   EMBSCALE_EXPECTS(recv_counts.size() == static_cast<std::size_t>(size_), "allgatherv needs one count per rank");
   EMBSCALE_EXPECTS(recv_counts[static_cast<std::size_t>(rank_)] == send_count, "allgatherv: own count differs from recv_counts");
-  stats().record("allgatherv", send_count * type.row_bytes * static_cast<std::size_t>(size_ - 1),
+  stats().record(CommOp::kAllgatherv, send_count * type.row_bytes * static_cast<std::size_t>(size_ - 1),
                  bytes_to_others(recv_counts, rank_, type.row_bytes));
   const MPI_Datatype dt = row_datatype(type);
-  auto pending = std::make_unique<MpiPending>();
-  if (int_layout(recv_counts, max_message_rows_, pending->counts_a, pending->displs_a)) {
-    const int n = static_cast<int>(send_count);
-    call(std::move(pending), request,
-         [&](MpiPending& p) { check_mpi(MPI_Allgatherv(send, n, dt, recv, p.counts_a.data(), p.displs_a.data(), dt, comm_), "MPI_Allgatherv"); },
-         [&](MpiPending& p, MPI_Request* req) { check_mpi(MPI_Iallgatherv(send, n, dt, recv, p.counts_a.data(), p.displs_a.data(), dt, comm_, req), "MPI_Iallgatherv"); });
+  const int n = static_cast<int>(send_count);
+  if (!request && int_layout(recv_counts, 1, max_message_rows_, layout_.counts_a, &layout_.displs_a)) {
+    check_mpi(MPI_Allgatherv(send, n, dt, recv, layout_.counts_a.data(), layout_.displs_a.data(), dt, comm_),
+              "MPI_Allgatherv");
     return;
   }
-  const auto offsets = row_offsets(recv_counts);
-  auto* out = static_cast<std::byte*>(recv);
-  std::memcpy(out + offsets[static_cast<std::size_t>(rank_)] * type.row_bytes, send, send_count * type.row_bytes);
-  for (int r = 0; r < size_; ++r) {
-    if (r == rank_) continue;
-    const auto ur = static_cast<std::size_t>(r);
-    post_chunked(*pending, false, out + offsets[ur] * type.row_bytes, recv_counts[ur], type.row_bytes, dt, r, chunk_comm_, max_message_rows_);
-    post_chunked(*pending, true, const_cast<void*>(send), send_count, type.row_bytes, dt, r, chunk_comm_, max_message_rows_);
+  if (request && int_layout(recv_counts, 1, max_message_rows_, layout_.counts_a, &layout_.displs_a)) {
+    CallRecord record(request);
+    detail::IntLayout& layout = record.get().layout;
+    layout.counts_a = layout_.counts_a;
+    layout.displs_a = layout_.displs_a;
+    MPI_Request req;
+    check_mpi(MPI_Iallgatherv(send, n, dt, recv, layout.counts_a.data(), layout.displs_a.data(), dt, comm_, &req),
+              "MPI_Iallgatherv");
+    record.post(req);
+    record.finish();
+    return;
   }
-  finish(std::move(pending), request);
+  allgatherv_chunked(send, send_count, recv, recv_counts, type, dt, request);
 }
 
-void MpiCommunicator::do_alltoallv(const void* send, std::span<const std::size_t> send_counts, void* recv,
-                                   std::span<const std::size_t> recv_counts, RowType type, Request* request) {
-  EMBSCALE_EXPECTS(send_counts.size() == static_cast<std::size_t>(size_) && recv_counts.size() == send_counts.size(),
-                   "alltoallv needs one send and one recv count per rank");
-  stats().record("alltoallv", bytes_to_others(send_counts, rank_, type.row_bytes),
-                 bytes_to_others(recv_counts, rank_, type.row_bytes));
+void MpiCommunicator::allgatherv_chunked(const void* send, std::size_t send_count, void* recv,
+                                         std::span<const std::size_t> recv_counts, RowType type, MPI_Datatype dt,
+                                         Request* request) {
+  CallRecord record(request);
+  std::size_t offset = 0;
+  for (int r = 0; r < size_; ++r) {
+    const auto ur = static_cast<std::size_t>(r);
+    std::byte* segment = bytes(recv) + offset * type.row_bytes;
+    offset += recv_counts[ur];
+    if (r == rank_) {
+      if (segment != send) std::memcpy(segment, send, send_count * type.row_bytes);  // else in place
+      continue;
+    }
+    detail::post_chunked(record.get(), false, segment, recv_counts[ur], type.row_bytes, dt, r, chunk_comm_, max_message_rows_);
+    detail::post_chunked(record.get(), true, const_cast<void*>(send), send_count, type.row_bytes, dt, r, chunk_comm_,
+                         max_message_rows_);
+  }
+  record.finish();
+}
+
+void MpiCommunicator::do_allgather(const void* send, void* recv, std::size_t count, RowType type, Request* request) {
+  const std::uint64_t payload = count * type.row_bytes * static_cast<std::uint64_t>(size_ - 1);
+  stats().record(CommOp::kAllgather, payload, payload);
   const MPI_Datatype dt = row_datatype(type);
-  auto pending = std::make_unique<MpiPending>();
-  const bool local_fits = int_layout(send_counts, max_message_rows_, pending->counts_a, pending->displs_a) &&
-                          int_layout(recv_counts, max_message_rows_, pending->counts_b, pending->displs_b);
-  // A rank sees only its own counts, yet all ranks must take the same branch. Blocking: agree
-  // with one small allreduce (a blocking alltoallv synchronises anyway). Non-blocking: an
-  // agreement would block, so the point-to-point schedule, which needs no agreement, always runs.
-  if (!request) {
-    int all_fit = local_fits ? 1 : 0;
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &all_fit, 1, MPI_INT, MPI_MIN, chunk_comm_), "MPI_Allreduce");
-    if (all_fit) {
-      check_mpi(MPI_Alltoallv(send, pending->counts_a.data(), pending->displs_a.data(), dt, recv,
-                              pending->counts_b.data(), pending->displs_b.data(), dt, comm_),
-                "MPI_Alltoallv");
+  const bool in_place = send == bytes(recv) + static_cast<std::size_t>(rank_) * count * type.row_bytes;
+  const void* in = in_place ? MPI_IN_PLACE : send;
+  const int n = static_cast<int>(count);
+  if (count <= max_message_rows_) {
+    if (!request) {
+      check_mpi(MPI_Allgather(in, n, dt, recv, n, dt, comm_), "MPI_Allgather");
       return;
     }
-  }
-  const auto send_offsets = row_offsets(send_counts);
-  const auto recv_offsets = row_offsets(recv_counts);
-  auto* out = static_cast<std::byte*>(recv);
-  auto* in = static_cast<std::byte*>(const_cast<void*>(send));
-  const auto self = static_cast<std::size_t>(rank_);
-  EMBSCALE_EXPECTS(send_counts[self] == recv_counts[self], "alltoallv: rows to self must equal rows from self");
-  std::memcpy(out + recv_offsets[self] * type.row_bytes, in + send_offsets[self] * type.row_bytes,
-              send_counts[self] * type.row_bytes);
-  for (int r = 0; r < size_; ++r) {
-    if (r == rank_) continue;
-    const auto ur = static_cast<std::size_t>(r);
-    post_chunked(*pending, false, out + recv_offsets[ur] * type.row_bytes, recv_counts[ur], type.row_bytes, dt, r, chunk_comm_, max_message_rows_);
-    post_chunked(*pending, true, in + send_offsets[ur] * type.row_bytes, send_counts[ur], type.row_bytes, dt, r, chunk_comm_, max_message_rows_);
-  }
-  finish(std::move(pending), request);
-}
-
-void MpiCommunicator::do_alltoall(const void* send, void* recv, std::size_t count, RowType type, Request* request) {
-  // Every rank passes the same count (an MPI rule), so the choice below is the same everywhere
-  // and needs no agreement, unlike alltoallv's.
-  const auto ranks = static_cast<std::size_t>(size_);
-  if (count * ranks > max_message_rows_) {
-    const std::vector<std::size_t> counts(ranks, count);
-    do_alltoallv(send, counts, recv, counts, type, request);
+    CallRecord record(request);
+    MPI_Request req;
+    check_mpi(MPI_Iallgather(in, n, dt, recv, n, dt, comm_, &req), "MPI_Iallgather");
+    record.post(req);
+    record.finish();
     return;
   }
-  stats().record("alltoall", count * (ranks - 1) * type.row_bytes, count * (ranks - 1) * type.row_bytes);
+  const std::vector<std::size_t> counts(static_cast<std::size_t>(size_), count);
+  allgatherv_chunked(send, count, recv, counts, type, dt, request);
+}
+
+void MpiCommunicator::do_sendrecv(const void* send, std::size_t send_count, int dest, int send_tag, void* recv,
+                                  std::size_t recv_count, int source, int recv_tag, RowType type, Request* request) {
+  stats().record(CommOp::kSendrecv, dest == rank_ ? 0 : send_count * type.row_bytes,
+                 source == rank_ ? 0 : recv_count * type.row_bytes);
   const MPI_Datatype dt = row_datatype(type);
-  const int n = static_cast<int>(count);
-  call(std::make_unique<MpiPending>(), request,
-       [&](MpiPending&) { check_mpi(MPI_Alltoall(send, n, dt, recv, n, dt, comm_), "MPI_Alltoall"); },
-       [&](MpiPending&, MPI_Request* req) { check_mpi(MPI_Ialltoall(send, n, dt, recv, n, dt, comm_, req), "MPI_Ialltoall"); });
+  const bool send_fits = send_count <= max_message_rows_;
+  const bool recv_fits = recv_count <= max_message_rows_;
+  if (!request && send_fits && recv_fits) {
+    check_mpi(MPI_Sendrecv(send, static_cast<int>(send_count), dt, dest, send_tag, recv, static_cast<int>(recv_count), dt,
+                           source, recv_tag, comm_, MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
+    return;
+  }
+  // Each direction on its own: within the limit as one message on the user's communicator,
+  // beyond it in pieces on large_p2p_comm_ (as send and recv do, so a sendrecv matches those too).
+  CallRecord record(request);
+  if (recv_fits) {
+    MPI_Request req;
+    check_mpi(MPI_Irecv(recv, static_cast<int>(recv_count), dt, source, recv_tag, comm_, &req), "MPI_Irecv");
+    record.post(req);
+  } else {
+    EMBSCALE_EXPECTS(source != MPI_ANY_SOURCE && recv_tag != MPI_ANY_TAG,
+                     "a receive beyond max_message_rows needs an explicit source and tag");
+    detail::post_chunked(record.get(), false, recv, recv_count, type.row_bytes, dt, source, large_p2p_comm_,
+                         max_message_rows_, recv_tag);
+  }
+  if (send_fits) {
+    MPI_Request req;
+    check_mpi(MPI_Isend(send, static_cast<int>(send_count), dt, dest, send_tag, comm_, &req), "MPI_Isend");
+    record.post(req);
+  } else {
+    detail::post_chunked(record.get(), true, const_cast<void*>(send), send_count, type.row_bytes, dt, dest,
+                         large_p2p_comm_, max_message_rows_, send_tag);
+  }
+  record.finish();
 }
 
 void MpiCommunicator::do_send(const void* data, std::size_t count, RowType type, int dest, int tag,
                               Request* request) {
-  stats().record("send", count * type.row_bytes, 0);
+  stats().record(CommOp::kSend, count * type.row_bytes, 0);
   const MPI_Datatype dt = row_datatype(type);
-  auto pending = std::make_unique<MpiPending>();
-  if (count <= max_message_rows_) {
-    const int n = static_cast<int>(count);
-    call(std::move(pending), request,
-         [&](MpiPending&) { check_mpi(MPI_Send(data, n, dt, dest, tag, comm_), "MPI_Send"); },
-         [&](MpiPending&, MPI_Request* req) { check_mpi(MPI_Isend(data, n, dt, dest, tag, comm_, req), "MPI_Isend"); });
+  const int n = static_cast<int>(count);
+  if (!request && count <= max_message_rows_) {
+    check_mpi(MPI_Send(data, n, dt, dest, tag, comm_), "MPI_Send");
     return;
   }
-  // Large messages go in pieces with the user's tag on a communicator of their own (MPI keeps
-  // their order per source and tag); the receiver posts the same count and cuts the same pieces.
-  post_chunked(*pending, true, const_cast<void*>(data), count, type.row_bytes, dt, dest, large_p2p_comm_,
-               max_message_rows_, tag);
-  finish(std::move(pending), request);
+  CallRecord record(request);
+  if (count <= max_message_rows_) {
+    MPI_Request req;
+    check_mpi(MPI_Isend(data, n, dt, dest, tag, comm_, &req), "MPI_Isend");
+    record.post(req);
+  } else {
+    // Large messages go in pieces with the user's tag on a communicator of their own (MPI keeps
+    // their order per source and tag); the receiver posts the same count and cuts the same pieces.
+    detail::post_chunked(record.get(), true, const_cast<void*>(data), count, type.row_bytes, dt, dest, large_p2p_comm_,
+                         max_message_rows_, tag);
+  }
+  record.finish();
 }
 
 void MpiCommunicator::do_recv(void* data, std::size_t count, RowType type, int source, int tag,
                               Request* request) {
-  stats().record("recv", 0, count * type.row_bytes);
+  stats().record(CommOp::kRecv, 0, count * type.row_bytes);
   const MPI_Datatype dt = row_datatype(type);
-  auto pending = std::make_unique<MpiPending>();
-  if (count <= max_message_rows_) {
-    const int n = static_cast<int>(count);
-    call(std::move(pending), request,
-         [&](MpiPending&) { check_mpi(MPI_Recv(data, n, dt, source, tag, comm_, MPI_STATUS_IGNORE), "MPI_Recv"); },
-         [&](MpiPending&, MPI_Request* req) { check_mpi(MPI_Irecv(data, n, dt, source, tag, comm_, req), "MPI_Irecv"); });
+  const int n = static_cast<int>(count);
+  if (!request && count <= max_message_rows_) {
+    check_mpi(MPI_Recv(data, n, dt, source, tag, comm_, MPI_STATUS_IGNORE), "MPI_Recv");
     return;
   }
-  EMBSCALE_EXPECTS(source != MPI_ANY_SOURCE && tag != MPI_ANY_TAG,
-                   "a receive beyond max_message_rows needs an explicit source and tag");
-  post_chunked(*pending, false, data, count, type.row_bytes, dt, source, large_p2p_comm_, max_message_rows_, tag);
-  finish(std::move(pending), request);
+  CallRecord record(request);
+  if (count <= max_message_rows_) {
+    MPI_Request req;
+    check_mpi(MPI_Irecv(data, n, dt, source, tag, comm_, &req), "MPI_Irecv");
+    record.post(req);
+  } else {
+    EMBSCALE_EXPECTS(source != MPI_ANY_SOURCE && tag != MPI_ANY_TAG,
+                     "a receive beyond max_message_rows needs an explicit source and tag");
+    detail::post_chunked(record.get(), false, data, count, type.row_bytes, dt, source, large_p2p_comm_, max_message_rows_, tag);
+  }
+  record.finish();
 }
 
 }  // namespace embscale::comm

@@ -1,14 +1,25 @@
-// The Communicator over MPI (OpenMPI here). With lib/report, the only home of MPI_* calls.
-//
-// Cost of safety: a blocking alltoallv first agrees on its schedule with a one-integer
-// allreduce (each rank sees only its own counts); ialltoallv never blocks and always takes the
-// point-to-point schedule.
+// The Communicator over MPI (OpenMPI 4.1 here: MPI-3, no large-count calls). With lib/report, the
+// only home of MPI_* calls.
 //
 // Counts beyond INT_MAX: MPI-3 takes int counts and displacements. Every operation checks its
 // counts against max_message_rows(); when all fit it makes one MPI call with a contiguous
 // datatype of one row, otherwise it falls back to a schedule of messages of at most that many
 // rows each (point-to-point for the v-collectives, chunked collectives for the rest). The limit
-// is settable so tests run the fallback on small data.
+// is settable so tests run the fallback on small data; every rank must set the same one.
+//
+// No agreement: every rank takes its branch from what it knows alone, and the branches of the
+// ranks always fit together. Collectives whose counts every rank passes alike (bcast, allreduce,
+// reduce, allgather, alltoall, reduce_scatter_block, reduce_scatter) decide the same everywhere.
+// alltoallv decides per pair: both ends of a pair know its count c, so with T =
+// max_message_rows() / size() (at least 1), pairs with c <= T travel in the one (I)Alltoallv every
+// rank makes, larger pairs go in it with count 0 and travel as chunked point-to-point beside it
+// (self pairs: a copy). The collective part then holds at most size() * T rows per side; where
+// its displacements in the caller's layout still exceed the limit, that side alone packs its
+// collective pairs into a compact scratch buffer (mpi_alltoallv.cpp).
+//
+// Cost: when everything fits, a blocking call is exactly the MPI call on the caller's buffers:
+// no agreement, no copy, no heap allocation (the int arrays are member scratch; counting traffic
+// is an array update). Non-blocking calls allocate their pending record.
 #pragma once
 
 #include <mpi.h>
@@ -60,6 +71,13 @@ class MpiCommunicator final : public Communicator {
   void do_alltoallv(const void* send, std::span<const std::size_t> send_counts, void* recv,
                     std::span<const std::size_t> recv_counts, RowType type, Request* request) override;
   void do_alltoall(const void* send, void* recv, std::size_t count, RowType type, Request* request) override;
+  void do_allgather(const void* send, void* recv, std::size_t count, RowType type, Request* request) override;
+  void do_reduce(const void* send, void* recv, std::size_t count, RowType type, ReduceOp op, int root,
+                 Request* request) override;
+  void do_reduce_scatter_block(const void* send, void* recv, std::size_t count, RowType type, ReduceOp op,
+                               Request* request) override;
+  void do_sendrecv(const void* send, std::size_t send_count, int dest, int send_tag, void* recv,
+                   std::size_t recv_count, int source, int recv_tag, RowType type, Request* request) override;
   void do_send(const void* data, std::size_t count, RowType type, int dest, int tag,
                Request* request) override;
   void do_recv(void* data, std::size_t count, RowType type, int source, int tag,
@@ -70,14 +88,20 @@ class MpiCommunicator final : public Communicator {
   // The committed MPI datatype of one row, created on first use and kept (a handful per run):
   // creating and freeing one per call would cost more than a small message.
   MPI_Datatype row_datatype(RowType type);
+  // The point-to-point allgatherv schedule of counts beyond the limit (allgatherv, allgather).
+  void allgatherv_chunked(const void* send, std::size_t send_count, void* recv, std::span<const std::size_t> recv_counts,
+                          RowType type, MPI_Datatype dt, Request* request);
 
   MPI_Comm comm_;
-  MPI_Comm chunk_comm_ = MPI_COMM_NULL;      // duplicate: collective schedules and agreements
+  MPI_Comm chunk_comm_ = MPI_COMM_NULL;      // duplicate: the internal schedules of collectives
   MPI_Comm large_p2p_comm_ = MPI_COMM_NULL;  // duplicate: user send/recv beyond the row limit
   bool owned_;
   int rank_ = 0;
   int size_ = 1;
   std::size_t max_message_rows_ = kIntLimit;
+  // The int arrays of blocking calls (MPI reads them only during the call): reused, so a call
+  // whose counts fit allocates nothing once they have reached size().
+  detail::IntLayout layout_;
   std::vector<std::pair<RowType, std::unique_ptr<detail::RowDatatype>>> row_types_;
 };
 

@@ -1,6 +1,9 @@
 #include "comm/mpi_types.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <exception>
+#include <type_traits>
 
 #include "comm/mpi_communicator.hpp"
 #include "core/error.hpp"
@@ -15,17 +18,71 @@ MPI_Datatype scalar_datatype(DataType type) {
     case DataType::kUInt64: return MPI_UINT64_T;
     case DataType::kFloat32: return MPI_FLOAT;
     case DataType::kFloat64: return MPI_DOUBLE;
+    case DataType::kInt8: return MPI_INT8_T;
+    case DataType::kUInt8: return MPI_UINT8_T;
+    case DataType::kUInt32: return MPI_UINT32_T;
+    case DataType::kFloat16:
+    case DataType::kBFloat16: return half_datatype(type);
   }
-  throw Error("unknown DataType");
+  throw Error("scalar_datatype: unknown DataType " + std::to_string(static_cast<int>(type)));
 }
 
-MPI_Op reduce_op(ReduceOp op) {
+MPI_Op reduce_op(ReduceOp op, DataType type) {
+  if (type == DataType::kFloat16 || type == DataType::kBFloat16) return half_reduce_op(op, type);
   switch (op) {
-    case ReduceOp::kSum: return MPI_SUM;
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg: return MPI_SUM;
+    case ReduceOp::kProd: return MPI_PROD;
     case ReduceOp::kMax: return MPI_MAX;
     case ReduceOp::kMin: return MPI_MIN;
   }
-  throw Error("unknown ReduceOp");
+  throw Error("reduce_op: unknown ReduceOp " + std::to_string(static_cast<int>(op)));
+}
+
+namespace {
+
+template <class T>
+void divide(void* data, std::size_t values, int ranks) {
+  T* v = static_cast<T*>(data);
+  if constexpr (std::is_same_v<T, Half>) {
+    for (std::size_t i = 0; i < values; ++i) v[i] = to_half(to_float(v[i]) / static_cast<float>(ranks));
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    for (std::size_t i = 0; i < values; ++i) v[i] = to_bfloat16(to_float(v[i]) / static_cast<float>(ranks));
+  } else if constexpr (std::is_integral_v<T>) {
+    // In 64 bits, so that `ranks` itself never wraps in a narrow type; C++ truncates toward zero.
+    using Wide = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
+    for (std::size_t i = 0; i < values; ++i) v[i] = static_cast<T>(static_cast<Wide>(v[i]) / static_cast<Wide>(ranks));
+  } else {
+    for (std::size_t i = 0; i < values; ++i) v[i] = v[i] / static_cast<T>(ranks);
+  }
+}
+
+}  // namespace
+
+void divide_for_average(void* data, std::size_t values, DataType type, int ranks) {
+  switch (type) {
+    case DataType::kInt8: return divide<std::int8_t>(data, values, ranks);
+    case DataType::kUInt8: return divide<std::uint8_t>(data, values, ranks);
+    case DataType::kInt32: return divide<std::int32_t>(data, values, ranks);
+    case DataType::kUInt32: return divide<std::uint32_t>(data, values, ranks);
+    case DataType::kInt64: return divide<std::int64_t>(data, values, ranks);
+    case DataType::kUInt64: return divide<std::uint64_t>(data, values, ranks);
+    case DataType::kFloat16: return divide<Half>(data, values, ranks);
+    case DataType::kFloat32: return divide<float>(data, values, ranks);
+    case DataType::kFloat64: return divide<double>(data, values, ranks);
+    case DataType::kBFloat16: return divide<BFloat16>(data, values, ranks);
+    case DataType::kBytes: break;
+  }
+  throw Error("divide_for_average: an average needs an arithmetic type");
+}
+
+void average_step(ReduceOp op, MpiPending* pending, void* data, std::size_t values, DataType type, int ranks) {
+  if (op != ReduceOp::kAvg || data == nullptr) return;
+  if (!pending) {
+    divide_for_average(data, values, type, ranks);
+    return;
+  }
+  pending->on_complete = [=] { divide_for_average(data, values, type, ranks); };
 }
 
 RowDatatype::RowDatatype(RowType type) {
@@ -52,20 +109,44 @@ MpiPending::~MpiPending() {
     MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
 }
 
-void MpiPending::wait() {
-  if (requests.empty()) return;
-  check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-            "MPI_Waitall");
+void MpiPending::complete() {
   requests.clear();
+  if (!on_complete) return;
+  auto step = std::move(on_complete);
+  on_complete = nullptr;
+  step();
+}
+
+void MpiPending::wait() {
+  if (!requests.empty())
+    check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+              "MPI_Waitall");
+  complete();
 }
 
 bool MpiPending::test() {
-  if (requests.empty()) return true;
-  int done = 0;
-  check_mpi(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE),
-            "MPI_Testall");
-  if (done) requests.clear();
-  return done != 0;
+  if (!requests.empty()) {
+    int done = 0;
+    check_mpi(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE),
+              "MPI_Testall");
+    if (!done) return false;
+  }
+  complete();
+  return true;
+}
+
+void post_chunked(MpiPending& p, bool is_send, void* base, std::size_t rows, std::size_t row_bytes,
+                  MPI_Datatype type, int peer, MPI_Comm comm, std::size_t limit, int tag) {
+  auto* bytes = static_cast<std::byte*>(base);
+  for (std::size_t first = 0; first < rows; first += limit) {
+    const int n = static_cast<int>(std::min(limit, rows - first));
+    MPI_Request req;
+    if (is_send)
+      check_mpi(MPI_Isend(bytes + first * row_bytes, n, type, peer, tag, comm, &req), "MPI_Isend");
+    else
+      check_mpi(MPI_Irecv(bytes + first * row_bytes, n, type, peer, tag, comm, &req), "MPI_Irecv");
+    p.requests.push_back(req);
+  }
 }
 
 }  // namespace embscale::comm::detail

@@ -19,6 +19,10 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+bool has_parameter(const ReportData::Run& run, const std::string& name) {
+  return std::any_of(run.parameters.begin(), run.parameters.end(), [&](const auto& p) { return p.name == name; });
+}
+
 std::int64_t integer_parameter(const ReportData::Run& run, const std::string& name) {
   for (const auto& p : run.parameters)
     if (p.name == name)
@@ -119,9 +123,14 @@ Samples samples_of(const RunPair& pair, const std::string& figure, const Compare
 }
 
 // The figures of a run, in report order: step time and throughput, phases, bytes, other series.
+// Throughput is samples per second: only runs with a batch (run reports) have it; a collectives
+// run's step_time is one call, and its mpi_time (the bare MPI call) is an other series.
 std::vector<std::string> figures_of(const ReportData::Run& run) {
   std::vector<std::string> figures;
-  if (run.series.count("step_time")) figures = {"step_time", "throughput_samples_per_s"};
+  if (run.series.count("step_time")) {
+    figures.push_back("step_time");
+    if (has_parameter(run, "batchsize")) figures.push_back("throughput_samples_per_s");
+  }
   for (const auto& phase : run.phase_names) figures.push_back("phase:" + phase);
   if (run.counters.count("bytes_sent")) figures.push_back("bytes_sent");
   // Other series are figures of their own (Google Benchmark's real_time, cpu_time); the loss is

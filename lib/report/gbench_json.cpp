@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "report/report_kind.hpp"
 
 namespace embscale::report {
 namespace {
@@ -33,6 +34,7 @@ ReportData read_google_benchmark_json(const std::filesystem::path& path) {
     throw InputError(path.string() + ": expected Google Benchmark JSON with a \"benchmarks\" array");
   ReportData data;
   data.attributes["source"] = std::string("google benchmark json");
+  data.attributes[std::string(kReportKindAttribute)] = std::string("google_benchmark");
   std::size_t index = 0;
   for (const auto& b : json["benchmarks"]) {
     if (!b.is_object() || !b.contains("name") || !b.contains("real_time")) continue;

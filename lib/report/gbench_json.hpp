@@ -2,7 +2,8 @@
 // so that `embscale compare` judges micro-benchmarks with the same statistics as runs: one run per
 // repetition of a benchmark, its parameters the benchmark's name (so repetitions group), its
 // series real_time and cpu_time in seconds. Aggregate rows (mean, median, stddev, cv) are
-// skipped: the test needs the repetitions themselves.
+// skipped: the test needs the repetitions themselves. Its report_kind is "google_benchmark", so
+// that compare refuses to judge it against an HDF5 report by name.
 #pragma once
 
 #include <filesystem>

@@ -8,6 +8,7 @@
 #include "report/hdf5_handles.hpp"
 #include "report/layout.hpp"
 #include "report/reader.hpp"
+#include "report/report_kind.hpp"
 
 namespace embscale::report {
 namespace {
@@ -33,6 +34,23 @@ std::string how_to_name_runs(const std::string& id) {
   if (std::regex_match(id, sweep_id))
     return "the reports of two sweeps (whose runs are named p<point>.r<repetition>) cannot be merged into one";
   return "give each run its own id with `embscale run --id NAME`";
+}
+
+// The merged report's root attributes: `attributes` with the inputs' one kind (a merge of
+// collectives reports is a collectives report, whatever the caller copied its attributes from).
+std::map<std::string, SummaryValue> with_kind(std::map<std::string, SummaryValue> attributes,
+                                              const std::vector<std::filesystem::path>& inputs,
+                                              const std::vector<ReportData>& reports,
+                                              const std::filesystem::path& output) {
+  std::vector<FileKind> kinds;
+  for (std::size_t i = 0; i < inputs.size(); ++i) kinds.push_back({inputs[i].string(), reports[i].kind()});
+  const std::string kind = require_one_kind(kinds, "merge");
+  const std::string name(kReportKindAttribute);
+  if (attributes.count(name) && report_kind(attributes) != kind)
+    throw InputError(output.string() + ": the merged report was given report_kind \"" + report_kind(attributes) +
+                     "\", but its inputs are " + kind + " reports");
+  attributes[name] = kind;
+  return attributes;
 }
 
 // What the inputs hold, checked before anything is written: run ids unique over all inputs,
@@ -79,7 +97,7 @@ void copy_runs(const std::filesystem::path& input, const ReportData& report, hid
 }  // namespace
 
 void merge_reports(const std::vector<std::filesystem::path>& inputs, const std::filesystem::path& output,
-                   const std::map<std::string, SummaryValue>& attributes) {
+                   const std::map<std::string, SummaryValue>& given_attributes) {
   silence_hdf5_errors();
   check_file_can_be_created(output, "report");  // before reading inputs: say it at once
   std::vector<ReportData> reports;
@@ -89,6 +107,7 @@ void merge_reports(const std::vector<std::filesystem::path>& inputs, const std::
       throw InputError(output.string() + ": the merged report cannot also be an input");
     reports.push_back(read_report(input));
   }
+  const auto attributes = with_kind(given_attributes, inputs, reports, output);
   const std::vector<SummaryRow> rows = check_inputs(inputs, reports);
   const SummaryTable table(rows);
   if (!table.problem().empty()) throw InputError(output.string() + ": summary: " + table.problem());

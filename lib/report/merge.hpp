@@ -16,10 +16,12 @@
 
 namespace embscale::report {
 
-// Writes `output` atomically (temporary name, then rename). Throws InputError naming the file
-// when an input cannot be read as a report, when two inputs hold a run of the same id (naming
-// both files and how to name runs apart: `embscale run --id`), when an input's /summary columns differ from the first input's, or when `output`
-// cannot be created. `output` is never one of the inputs.
+// Writes `output` atomically (temporary name, then rename), with the inputs' report_kind (which
+// `attributes` may repeat but not contradict). Throws InputError naming the file when an input
+// cannot be read as a report, when the inputs are of different kinds (naming each file and its
+// kind), when two inputs hold a run of the same id (naming both files and how to name runs apart:
+// `embscale run --id`), when an input's /summary columns differ from the first input's, or when
+// `output` cannot be created. `output` is never one of the inputs.
 void merge_reports(const std::vector<std::filesystem::path>& inputs, const std::filesystem::path& output,
                    const std::map<std::string, SummaryValue>& attributes);
 

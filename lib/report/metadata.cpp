@@ -106,7 +106,7 @@ std::string hosts_on_root(comm::Communicator& comm) {
 }  // namespace
 
 RunMetadata collect_run_metadata(comm::Communicator& comm, const std::string& command_line,
-                                 const std::string& config_json) {
+                                 const std::string& config_json, std::string_view kind) {
   const bool root = comm.rank() == 0;
   const std::string hosts = hosts_on_root(comm);
   // Names and rank 0's values, in one order on every rank.
@@ -124,6 +124,7 @@ RunMetadata collect_run_metadata(comm::Communicator& comm, const std::string& co
   auto& a = metadata.attributes;
   for (std::size_t i = 0; i < names.size(); ++i) a[names[i]] = std::move(values[i]);
   a["schema_version"] = kReportSchemaVersion;
+  a[std::string(kReportKindAttribute)] = std::string(kind);
   a["embscale_version"] = std::string(build_info::version());
   a["git_sha"] = std::string(build_info::git_sha());
   a["ranks"] = std::int64_t{comm.size()};

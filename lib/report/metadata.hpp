@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "comm/communicator.hpp"
+#include "report/report_kind.hpp"
 #include "report/summary.hpp"
 
 namespace embscale::report {
@@ -24,8 +26,10 @@ struct RunMetadata {
 
 // Collective over `comm`: every rank returns identical attributes. Host names come from every
 // rank; everything else (the clock, the environment, the machine, the given command line and
-// config) is taken on rank 0 and broadcast, so the arguments matter on rank 0 only.
+// config) is taken on rank 0 and broadcast, so the arguments matter on rank 0 only. `kind` is the
+// root attribute report_kind (report/report_kind.hpp): every program that writes a report names
+// its kind, kRunReport for `run` and `sweep` (the default), kCollectivesReport for `collectives`.
 RunMetadata collect_run_metadata(comm::Communicator& comm, const std::string& command_line,
-                                 const std::string& config_json);
+                                 const std::string& config_json, std::string_view kind = kRunReport);
 
 }  // namespace embscale::report

@@ -6,6 +6,7 @@
 #include "report/hdf5_handles.hpp"
 #include "report/layout.hpp"
 #include "report/metadata.hpp"
+#include "report/report_kind.hpp"
 
 namespace embscale::report {
 namespace {
@@ -299,6 +300,8 @@ ReportData::Run read_run(hid_t runs, const std::string& id) {
 
 }  // namespace
 
+std::string ReportData::kind() const { return report_kind(attributes); }
+
 ReportData read_report(const std::filesystem::path& path) {
   silence_hdf5_errors();
   const std::string file_name = path.string();
@@ -324,6 +327,7 @@ ReportData read_report(const std::filesystem::path& path) {
     if (const auto v = std::get<std::int64_t>(version->second); v != kReportSchemaVersion)
       throw InputError("report schema version " + std::to_string(v) + ", this embscale reads version " +
                        std::to_string(kReportSchemaVersion));
+    report_kind(data.attributes);  // throws when it is not text: say so now, naming the file
     data.summary = read_summary(file);
     if (H5Lexists(file, "runs", H5P_DEFAULT) > 0) {
       const Group runs(H5Gopen2(file, "runs", H5P_DEFAULT), "open group /runs");

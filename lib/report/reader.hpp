@@ -53,6 +53,10 @@ struct ReportData {
   std::vector<SummaryRow> summary;                 // /summary, a row per run (empty if absent)
   std::vector<Run> runs;                           // in written order
 
+  // The root attribute report_kind (report/report_kind.hpp): "run" when absent, "collectives",
+  // or whatever a newer embscale wrote (read_report has checked that it is text).
+  std::string kind() const;
+
   const Run* find_run(std::string_view id) const noexcept {
     for (const auto& run : runs)
       if (run.id == id) return &run;
@@ -62,8 +66,10 @@ struct ReportData {
 
 // Throws InputError naming the file: when it is missing, not HDF5, not an embscale report, of
 // another schema version ("<file>: report schema version 7, this embscale reads version 1"),
-// or when a part of it does not have the schema's shape or cannot be read (a table that is no 2-D
-// float dataset, or whose `columns` attribute names another number of columns, among them).
+// when its report_kind attribute is not text, or when a part of it does not have the schema's
+// shape or cannot be read (a table that is no 2-D float dataset, or whose `columns` attribute
+// names another number of columns, among them). Any kind is read: the tools that read one kind
+// only refuse the others (report/report_kind.hpp).
 // Attributes of other types than integer, float and string (arrays, say, added by hand) are
 // read as a text saying what they are; integers come back as int64, floats as double.
 ReportData read_report(const std::filesystem::path& path);

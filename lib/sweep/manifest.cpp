@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/temp_files.hpp"
 #include "report/reader.hpp"
+#include "report/report_kind.hpp"
 
 namespace embscale::sweep {
 
@@ -61,6 +62,7 @@ Manifest Manifest::load(std::filesystem::path directory, std::uint64_t sweep_dig
     const auto file = manifest.directory_ / entry.file;
     try {
       const auto report = report::read_report(file);
+      report::require_kind({file.string(), report.kind()}, report::kRunReport, "a sweep");
       if (!report.find_run(entry.run_id))
         throw InputError(file.string() + ": holds no run " + entry.run_id);
     } catch (const InputError& e) {

@@ -65,10 +65,12 @@ case "$case_name" in
     grep -qE "^/runs/run0/timings/route[[:space:]]+Dataset \{100, 2\}" "$work/h5ls.txt" ||
       fail "timings are not [iterations=100, ranks=2]: $(grep route "$work/h5ls.txt")"
     h5dump -A -g / "$work/reports/default.h5" >"$work/attrs.txt" 2>/dev/null
-    for attr in schema_version embscale_version git_sha created_utc command_line config_json \
+    for attr in schema_version report_kind embscale_version git_sha created_utc command_line config_json \
                 mpi_library_version ranks hosts machine slurm_job_id; do
       grep -q "ATTRIBUTE \"$attr\"" "$work/attrs.txt" || fail "root attribute $attr missing"
     done
+    grep -A10 'ATTRIBUTE "report_kind"' "$work/attrs.txt" | grep -qF '"run"' ||
+      fail "report_kind is not \"run\": $(grep -A10 'ATTRIBUTE "report_kind"' "$work/attrs.txt")"
     "$embscale" report "$work/reports/default.h5" >"$work/report.txt" || fail "embscale report failed"
     grep -q "all2all_dense" "$work/report.txt" || fail "embscale report shows no run: $(cat "$work/report.txt")"
     ;;
@@ -377,10 +379,10 @@ case "$case_name" in
     listed() { sed -n '/^Subcommands:/,$p' "$1" | awk 'NR > 1 && /^  [a-z]/ {print $1}'; }
     "$embscale" --help >"$work/help.txt" 2>&1 || fail "embscale --help exited $?: $(cat "$work/help.txt")"
     names=$(listed "$work/help.txt")
-    for expected in run sweep merge validate report compare trace; do
+    for expected in run sweep collectives merge validate report compare trace; do
       grep -qx "$expected" <<<"$names" || fail "embscale --help does not list $expected: $(cat "$work/help.txt")"
     done
-    grep -qF "MPI programs (launch with mpiexec -n N or srun -n N): run, sweep." "$work/help.txt" ||
+    grep -qF "MPI programs (launch with mpiexec -n N or srun -n N): run, sweep, collectives." "$work/help.txt" ||
       fail "the top-level help does not name the MPI programs: $(cat "$work/help.txt")"
     checked=0
     for name in $names; do
@@ -394,7 +396,7 @@ case "$case_name" in
         checked=$((checked + 1))
       done
     done
-    [ "$checked" -ge 10 ] || fail "only $checked commands checked (7 subcommands and trace's 3 expected)"
+    [ "$checked" -ge 11 ] || fail "only $checked commands checked (8 subcommands and trace's 3 expected)"
     "$embscale" run --help >"$work/run.txt" 2>&1
     grep -qF 'An MPI program: launch it as `mpiexec -n N embscale run ...`' "$work/run.txt" &&
       grep -qE '^  3  stopped by SIGTERM/SIGUSR1' "$work/run.txt" && grep -qE '^  1  failure' "$work/run.txt" ||

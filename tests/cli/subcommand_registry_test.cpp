@@ -58,11 +58,13 @@ TEST(SubcommandRegistry, EveryEntryIsCompleteAndNamedOnce) {
     EXPECT_EQ(codes[1], kExitFailure) << name;
     EXPECT_EQ(codes[2], kExitBadInput) << name;
   }
-  // The MPI programs are exactly those that stop on a signal (kExitStopped), and run and sweep.
+  // The MPI programs are exactly those that stop on a signal (kExitStopped): run, sweep and
+  // collectives.
   for (const Subcommand& entry : subcommands()) {
     const bool stoppable = entry.exit_codes.back().code == kExitStopped;
     EXPECT_EQ(entry.launch == Launch::kMpi, stoppable) << entry.name;
-    EXPECT_EQ(entry.launch == Launch::kMpi, entry.name == "run" || entry.name == "sweep") << entry.name;
+    EXPECT_EQ(entry.launch == Launch::kMpi, entry.name == "run" || entry.name == "sweep" || entry.name == "collectives")
+        << entry.name;
   }
 }
 
@@ -102,7 +104,7 @@ TEST(SubcommandRegistry, HelpSaysHowToLaunchAndWhatEachCodeMeans) {
   EXPECT_EQ(compare.rfind("Serial: ", 0), 0u) << compare;
   EXPECT_NE(compare.find("\n  1  a regression"), std::string::npos) << compare;
   const std::string top = top_level_footer();
-  EXPECT_NE(top.find("MPI programs (launch with mpiexec -n N or srun -n N): run, sweep."), std::string::npos) << top;
+  EXPECT_NE(top.find("MPI programs (launch with mpiexec -n N or srun -n N): run, sweep, collectives."), std::string::npos) << top;
 }
 
 TEST(SubcommandRegistry, AParsedCommandLineChoosesExactlyTheNamedSubcommand) {

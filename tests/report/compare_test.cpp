@@ -286,6 +286,67 @@ TEST(CompareReports, IgnoredParametersPairRunsOnPurpose) {
   EXPECT_NE(figure(c, "step_time").run.find("ranks=2->4"), std::string::npos) << figure(c, "step_time").run;
 }
 
+// A run of `embscale collectives` (results/schema.md "Collectives reports") on 2 ranks: one call
+// per iteration taking `level` (1 + noise) seconds through the Communicator and `mpi_level` as
+// bare MPI; no batch, so no throughput.
+ReportData::Run collectives_run(const std::string& id, std::uint64_t seed, std::int64_t size_bytes, double level,
+                                double mpi_level, std::size_t iterations = 100) {
+  ReportData::Run run;
+  run.id = id;
+  run.parameters = {{"collective", std::string("allreduce")}, {"counts", std::string("equal")},
+                    {"type", std::string("float")},          {"redop", std::string("sum")},
+                    {"root", std::int64_t{-1}},              {"placement", std::string("out_of_place")},
+                    {"blocking", std::int64_t{1}},           {"size_bytes", size_bytes},
+                    {"count", size_bytes / 4},               {"ranks", std::int64_t{2}},
+                    {"iterations", static_cast<std::int64_t>(iterations)}};
+  run.phase_names = {"collective"};
+  const CounterRng rng(seed, 0);
+  Matrix<double> per_rank{iterations, 2, {}};
+  Matrix<std::int64_t> bytes{iterations, 2, {}};
+  for (std::size_t i = 0; i < iterations; ++i) {
+    const double t = level * (1.0 + 0.05 * rng.uniform(i));
+    run.series["step_time"].push_back(t);
+    run.series["mpi_time"].push_back(mpi_level * (1.0 + 0.05 * rng.uniform(i + iterations)));
+    per_rank.values.insert(per_rank.values.end(), {t * 0.95, t});
+    bytes.values.insert(bytes.values.end(), {size_bytes, size_bytes});
+  }
+  run.timings["collective"] = per_rank;
+  run.counters["bytes_sent"] = bytes;
+  run.counters["bytes_recv"] = bytes;
+  return run;
+}
+
+TEST(CompareReports, CollectivesRunsPairBySizeAndGateOnTheirStepTimeAlone) {
+  const auto base = report_of({collectives_run("s1k", 1, 1024, 1e-5, 1e-5), collectives_run("s4k", 2, 4096, 2e-5, 2e-5)});
+  // The new side: 1 KiB calls 30 % slower through the Communicator; 4 KiB calls as fast, but the
+  // bare MPI call (not the Communicator's figure) 30 % slower.
+  const auto next = report_of({collectives_run("s1k", 3, 1024, 1.3e-5, 1e-5), collectives_run("s4k", 4, 4096, 2e-5, 2.6e-5)});
+  const auto c = compare_reports(base, next, {});
+  EXPECT_EQ(c.matched_runs, 2u);
+  EXPECT_EQ(c.gated_tests, 2u) << "one step_time per size";
+  EXPECT_TRUE(c.warnings.empty()) << c.warnings.front() << ": no throughput is expected of a collectives run";
+  std::vector<std::string> names;
+  for (const auto& f : c.figures)
+    if (f.run.find("size_bytes=1024") != std::string::npos) names.push_back(f.figure);
+  EXPECT_EQ(names, (std::vector<std::string>{"step_time", "phase:collective", "bytes_sent", "mpi_time"}));
+  for (const auto& f : c.figures) {
+    EXPECT_EQ(f.gated, f.figure == "step_time") << f.figure;
+    const bool small = f.run.find("size_bytes=1024 ") != std::string::npos;
+    if (f.figure == "step_time") {
+      EXPECT_EQ(f.regression, small) << f.run;
+    }
+    if (f.figure == "mpi_time") {
+      EXPECT_EQ(f.slower, !small) << f.run << ": reported, not gated";
+    }
+  }
+  EXPECT_TRUE(c.any_regression);
+  // The bare call's slowdown fails the verdict only when other series are gated.
+  const auto other = compare_reports(report_of({collectives_run("s4k", 2, 4096, 2e-5, 2e-5)}),
+                                     report_of({collectives_run("s4k", 4, 4096, 2e-5, 2.6e-5)}), gating({"other"}));
+  EXPECT_EQ(other.gated_tests, 1u);
+  EXPECT_TRUE(figure(other, "mpi_time").regression);
+}
+
 TEST(CompareReports, GateNamesAreCheckedAndDescribed) {
   EXPECT_THROW(parse_gate_selection({"phase"}), InputError);
   const auto none = parse_gate_selection({"none"});

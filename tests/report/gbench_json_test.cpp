@@ -39,6 +39,7 @@ class GbenchJson : public testing::Test {
 TEST_F(GbenchJson, RepetitionsBecomeRunsInSecondsAndAggregatesAreSkipped) {
   const auto data = read_comparable(write("base.json", gbench_file(1.0).dump()));
   ASSERT_EQ(data.runs.size(), 10u);
+  EXPECT_EQ(data.kind(), "google_benchmark") << "compare refuses it beside an HDF5 report by its kind";
   EXPECT_EQ(std::get<std::string>(data.runs[0].parameters[0].value), "BM_A");
   EXPECT_DOUBLE_EQ(data.runs[0].series.at("real_time")[0], 100e-9);
   EXPECT_DOUBLE_EQ(data.runs[1].series.at("real_time")[0], 2e-6);

@@ -26,7 +26,8 @@ class MergeMpi : public testing::SharedDirectoryTest {
   MergeMpi() : SharedDirectoryTest("embscale_merge_mpi_") {}
 
   // A report of one run `id` (point/repetition set), values depending on the rank and `seed`.
-  fs::path write(const std::string& file, const std::string& id, int seed, const std::string& extra_column = "") {
+  fs::path write(const std::string& file, const std::string& id, int seed, const std::string& extra_column = "",
+                 std::string_view kind = kRunReport) {
     RunRecord run;
     run.id = id;
     run.parameters = {{"seed", std::int64_t{seed}}, {"alpha", 0.5 * seed}};
@@ -47,16 +48,17 @@ class MergeMpi : public testing::SharedDirectoryTest {
     SummaryRow row{{"run_id", id}, {"seed", std::int64_t{seed}}, {"step_s", 0.25 * seed}};
     if (!extra_column.empty()) row.push_back({extra_column, 1.0});
     const auto path = dir / file;
-    ReportWriter writer(world, path, collect_run_metadata(world, "writer " + id, "{\"seed\": " + std::to_string(seed) + "}"));
+    ReportWriter writer(world, path, collect_run_metadata(world, "writer " + id, "{\"seed\": " + std::to_string(seed) + "}", kind));
     writer.write_run(run);
     writer.write_summary({row});
     writer.commit();
     return path;
   }
 
-  std::string merge_error(const std::vector<fs::path>& inputs) const {
+  std::string merge_error(const std::vector<fs::path>& inputs,
+                          std::map<std::string, SummaryValue> attributes = {{"schema_version", kReportSchemaVersion}}) const {
     try {
-      merge_reports(inputs, dir / "bad.h5", {{"schema_version", kReportSchemaVersion}});
+      merge_reports(inputs, dir / "bad.h5", attributes);
     } catch (const InputError& e) {
       return e.what();
     }
@@ -139,6 +141,29 @@ TEST_F(MergeMpi, RefusesConflictingInputs) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), one.string() + ": the merged report cannot also be an input");
   }
+}
+
+TEST_F(MergeMpi, KeepsTheInputsKindAndRefusesMixedKinds) {
+  const auto run = write("run.h5", "run", 1);
+  const auto first = write("first.h5", "c1", 2, "", kCollectivesReport);
+  const auto second = write("second.h5", "c2", 3, "", kCollectivesReport);
+  if (world.rank() != 0) return;
+  EXPECT_EQ(read_report(run).kind(), "run") << "collect_run_metadata's default";
+  EXPECT_EQ(merge_error({first, run, second}),
+            "cannot merge reports of different kinds (root attribute report_kind): " + first.string() +
+                " is a collectives report, " + run.string() + " a run report, " + second.string() +
+                " a collectives report");
+  EXPECT_EQ(merge_error({first, second}, {{"schema_version", kReportSchemaVersion}, {"report_kind", std::string("run")}}),
+            (dir / "bad.h5").string() + ": the merged report was given report_kind \"run\", but its inputs are "
+                                        "collectives reports");
+  EXPECT_FALSE(fs::exists(dir / "bad.h5"));
+  // Attributes that name no kind (or the first input's, as `embscale merge` passes) get the inputs'.
+  merge_reports({first, second}, dir / "merged.h5", {{"schema_version", kReportSchemaVersion}});
+  const auto merged = read_report(dir / "merged.h5");
+  EXPECT_EQ(merged.kind(), "collectives");
+  EXPECT_EQ(merged.runs.size(), 2u);
+  merge_reports({dir / "merged.h5"}, dir / "again.h5", merged.attributes);
+  EXPECT_EQ(read_report(dir / "again.h5").kind(), "collectives");
 }
 
 }  // namespace

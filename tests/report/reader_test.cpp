@@ -84,6 +84,25 @@ TEST_F(ReportReader, NoOrAnotherSchemaVersion) {
   EXPECT_EQ(error_of(path), path.string() + ": report schema version 7, this embscale reads version 1");
 }
 
+TEST_F(ReportReader, TheKindIsRunWithoutTheAttributeAndItsTextOtherwise) {
+  const auto path = dir / "kind.h5";
+  hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  int_attribute(file, "schema_version", H5T_STD_I64LE, kReportSchemaVersion);
+  H5Fclose(file);
+  EXPECT_EQ(read_report(path).kind(), "run") << "every report before the attribute was a run report";
+
+  file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  vlen_string_attribute(file, "report_kind", "collectives", H5T_CSET_UTF8);  // as h5py writes it
+  H5Fclose(file);
+  EXPECT_EQ(read_report(path).kind(), "collectives");
+
+  file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  int_attribute(file, "schema_version", H5T_STD_I64LE, kReportSchemaVersion);
+  int_attribute(file, "report_kind", H5T_STD_I64LE, 1);
+  H5Fclose(file);
+  EXPECT_EQ(error_of(path), path.string() + ": /: expected the attribute report_kind to be text (\"run\", \"collectives\")");
+}
+
 TEST_F(ReportReader, ADatasetOfTheWrongShapeNamesItsPlace) {
   const auto path = dir / "shape.h5";
   const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);

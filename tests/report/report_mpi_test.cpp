@@ -12,6 +12,7 @@
 
 #include "comm/mpi_communicator.hpp"
 #include "core/error.hpp"
+#include "report/compare.hpp"
 #include "report/metadata.hpp"
 #include "report/reader.hpp"
 #include "report/writer.hpp"
@@ -112,6 +113,9 @@ TEST_F(ReportMpi, MetadataIsTheSameOnEveryRank) {
   const RunMetadata meta = collect_run_metadata(world, world.rank() == 0 ? "cmd" : "ignored off rank 0", "{}");
   const auto& a = meta.attributes;
   EXPECT_EQ(std::get<std::string>(a.at("command_line")), "cmd");
+  EXPECT_EQ(std::get<std::string>(a.at("report_kind")), "run") << "run and sweep leave the kind to its default";
+  EXPECT_EQ(std::get<std::string>(collect_run_metadata(world, "c", "{}", kCollectivesReport).attributes.at("report_kind")),
+            "collectives");
   EXPECT_EQ(std::get<std::int64_t>(a.at("ranks")), world.size());
   EXPECT_TRUE(std::regex_match(std::get<std::string>(a.at("created_utc")),
                                std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
@@ -125,6 +129,54 @@ TEST_F(ReportMpi, MetadataIsTheSameOnEveryRank) {
     EXPECT_TRUE(a.contains(name)) << name;
   // Identical everywhere: the writer's agreement check passes (it throws otherwise).
   EXPECT_NO_THROW(ReportWriter(world, dir / "meta.h5", meta));
+}
+
+// One run of `embscale collectives` (results/schema.md "Collectives reports"): an allreduce of
+// `size_bytes` whose call takes slowness * (1 + 0.01 (i % 7)) ms on every rank at iteration i.
+RunRecord collectives_record(std::int64_t size_bytes, double slowness, int ranks) {
+  RunRecord run;
+  run.id = "allreduce.float.sum.out_of_place." + std::to_string(size_bytes);
+  run.parameters = {{"collective", std::string("allreduce")}, {"counts", std::string("equal")},
+                    {"type", std::string("float")},          {"redop", std::string("sum")},
+                    {"root", std::int64_t{-1}},              {"placement", std::string("out_of_place")},
+                    {"blocking", std::int64_t{1}},           {"size_bytes", size_bytes},
+                    {"count", size_bytes / 4},               {"ranks", std::int64_t{ranks}},
+                    {"iterations", std::int64_t{40}}};
+  run.phase_names = {"collective"};
+  run.phase_meanings = {"one call of the collective through the Communicator"};
+  for (int i = 0; i < 40; ++i) {
+    const double t = slowness * 1e-3 * (1.0 + 0.01 * (i % 7));
+    run.timings["collective"].push_back(t);
+    run.series["step_time"].push_back(t);
+    run.series["mpi_time"].push_back(1e-3 * (1.0 + 0.01 * (i % 5)));
+    run.counters["bytes_sent"].push_back(size_bytes);
+    run.counters["bytes_recv"].push_back(size_bytes);
+  }
+  return run;
+}
+
+TEST_F(ReportMpi, ACollectivesReportKeepsItsKindAndComparesOnItsStepTimeAlone) {
+  const auto write = [&](const fs::path& path, double slowness) {
+    ReportWriter writer(world, path, collect_run_metadata(world, "embscale collectives", "{}", kCollectivesReport));
+    for (const std::int64_t size : {1024, 4096}) writer.write_run(collectives_record(size, slowness, world.size()));
+    writer.commit();
+  };
+  write(dir / "base.h5", 1.0);
+  write(dir / "new.h5", 1.5);
+  if (world.rank() != 0) return;
+  const ReportData base = read_report(dir / "base.h5");
+  const ReportData next = read_report(dir / "new.h5");
+  EXPECT_EQ(base.kind(), "collectives");
+  const Comparison c = compare_reports(base, next, {});
+  EXPECT_EQ(c.matched_runs, 2u) << "a pair per size: the parameters are equal";
+  EXPECT_EQ(c.gated_tests, 2u) << "step_time alone gates by default";
+  EXPECT_TRUE(c.warnings.empty()) << c.warnings.front();
+  for (const auto& f : c.figures) {
+    EXPECT_NE(f.figure, "throughput_samples_per_s") << "a collectives run has no batch";
+    EXPECT_EQ(f.gated, f.figure == "step_time") << f.figure;
+    EXPECT_EQ(f.regression, f.figure == "step_time") << f.figure << " " << f.run;
+  }
+  EXPECT_NEAR(c.step_time_ratio_geomean, 1.5, 1e-9);
 }
 
 TEST_F(ReportMpi, AnUncreatablePathFailsOnEveryRankWithoutHanging) {

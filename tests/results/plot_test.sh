@@ -5,7 +5,10 @@
 # - two `embscale run --id` reports (1 and 2 ranks, the same batch per rank) joined by
 #   `embscale merge`, drawn by the script itself: weak scaling, no sweep_axes attribute; one of
 #   them holds a table (added by h5py), which `report` lists, merge keeps and the script draws.
-# - bad input (missing file, not HDF5, no schema_version, schema version 7): exit 2, file named.
+# - a collectives report (built by h5py): busbw and overhead plots, compare and merge of such
+#   reports, and their refusal to mix it with run reports.
+# - bad input (missing file, not HDF5, no schema_version, schema version 7, an unknown
+#   report_kind): exit 2, file named.
 # Each expected PNG must be a PNG, non-empty and named on stdout. Exit 77 (skip) without merge.
 set -uo pipefail
 embscale=$1
@@ -87,14 +90,127 @@ expect_pngs "$work/merged" "$work/plot.txt" phase_breakdown imbalance loss step_
 [ ! -e "$work/merged/scaling_strong.png" ] || fail "no strong-scaling study in the merge, yet scaling_strong.png was drawn"
 [ ! -e "$work/merged/throughput_vs_batchsize.png" ] || fail "batchsize follows ranks in the merge: drawn twice"
 
+# A collectives report (results/schema.md "Collectives reports"), built by h5py as `embscale
+# collectives` lays it out: report --plot draws bus bandwidth and overhead and none of the run
+# plots; compare pairs its runs and gates the step time alone; compare and merge refuse to mix
+# it with a run report, naming both files and their kinds; a merge of two keeps the kind.
+collectives_report() {  # collectives_report FILE RUN_ID_PREFIX SEED
+  "$python" - "$@" <<'PY'
+import sys, h5py, numpy as np
+path, prefix, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rng, ranks, iterations = np.random.default_rng(seed), 2, 20
+factor = {"allreduce": 2 * (ranks - 1) / ranks, "alltoallv": (ranks - 1) / ranks, "bcast": 1.0}
+# (collective, counts, type, redop, root, placement, element bytes, bare MPI call?)
+kinds = [("allreduce", "equal", "float", "sum", -1, "out_of_place", 4, True),
+         ("allreduce", "equal", "float", "sum", -1, "in_place", 4, True),
+         ("allreduce", "equal", "int32", "max", -1, "out_of_place", 4, True),
+         ("alltoallv", "equal", "float", "none", -1, "out_of_place", 4, True),
+         ("alltoallv", "skewed", "float", "none", -1, "out_of_place", 4, True),
+         ("bcast", "equal", "half", "none", 0, "out_of_place", 2, False)]
+rows = []
+with h5py.File(path, "w") as f:
+    f.attrs["schema_version"] = np.int64(1)
+    f.attrs["report_kind"] = np.bytes_("collectives")
+    f.attrs["ranks"] = np.int64(ranks)
+    f.attrs["hosts"] = np.bytes_("localhost (2 ranks)")
+    for collective, counts, dtype, redop, root, placement, width, bare in kinds:
+        for size in (1024, 4096, 16384, 65536):
+            run_id = f"{prefix}{collective}.{counts}.{dtype}.{redop}.{placement}.{size}"
+            seconds = (5e-6 + size / 2e9) * (1.8 if counts == "skewed" else 1.0)
+            per_rank = seconds * (1 + 0.02 * rng.random((iterations, ranks)))
+            params = {"collective": collective, "counts": counts, "type": dtype, "redop": redop, "root": root,
+                      "placement": placement, "blocking": 1, "size_bytes": size, "count": size // width,
+                      "ranks": ranks, "iterations": iterations}
+            if counts == "skewed":
+                params.update(scheme="key % ranks", zipf_alpha=1.05)
+            run = f.create_group(f"runs/{run_id}", track_order=True)
+            for k, v in params.items():
+                run.attrs[k] = np.bytes_(v) if isinstance(v, str) else (np.float64(v) if isinstance(v, float) else np.int64(v))
+            run.attrs["phases"] = np.bytes_("collective")
+            run.attrs["phase_meanings"] = np.bytes_("collective: one call of the collective through the Communicator")
+            run.attrs["samples"] = np.bytes_("raw")
+            run["timings/collective"] = per_rank
+            sent = np.full((iterations, ranks), size // ranks, dtype=np.int64)
+            if counts == "skewed":
+                sent[:, 0] *= 3
+            run["counters/bytes_sent"] = sent
+            run["counters/bytes_recv"] = sent[:, ::-1]
+            run["series/step_time"] = per_rank.mean(axis=1)
+            mpi = per_rank.mean(axis=1) / 1.03
+            if bare:
+                run["series/mpi_time"] = mpi
+            time_us = per_rank.mean() * 1e6
+            mpi_us = mpi.mean() * 1e6 if bare else np.nan
+            means = per_rank.mean(axis=0) * 1e6
+            send, recv = sent.mean(axis=0).astype(float), sent[:, ::-1].mean(axis=0).astype(float)
+            rows.append((run_id, collective, counts, dtype, redop, root, placement, 1, size, size // width, ranks,
+                         iterations, params.get("scheme", ""), params.get("zipf_alpha", 0.0), time_us, means.min(),
+                         means.max(), size / time_us / 1e3, size / time_us / 1e3 * factor[collective], 0, mpi_us,
+                         time_us / mpi_us - 1, send.max(), send.mean(), send.max() / send.mean(), recv.max(),
+                         recv.mean(), recv.max() / recv.mean()))
+    names = ["run_id", "collective", "counts", "type", "redop", "root", "placement", "blocking", "size_bytes", "count",
+             "ranks", "iterations", "scheme", "zipf_alpha", "time_us", "time_min_us", "time_max_us", "algbw_GBps",
+             "busbw_GBps", "wrong", "mpi_time_us", "overhead", "send_bytes_max", "send_bytes_mean", "send_imbalance",
+             "recv_bytes_max", "recv_bytes_mean", "recv_imbalance"]
+    def kind(i):
+        values = [r[i] for r in rows]
+        if isinstance(values[0], str):
+            return f"S{max(1, max(len(v) for v in values))}"
+        return "<i8" if isinstance(values[0], int) else "<f8"
+    table = np.array([tuple(v.encode() if isinstance(v, str) else v for v in r) for r in rows],
+                     dtype=[(n, kind(i)) for i, n in enumerate(names)])
+    f["summary"] = table
+PY
+}
+collectives_report "$work/coll.h5" "" 1 || fail "h5py could not write a collectives report"
+collectives_report "$work/coll_again.h5" "" 2 || fail "h5py could not write the second collectives report"
+collectives_report "$work/coll_other.h5" "b." 3 || fail "h5py could not write the third collectives report"
+"$embscale" report "$work/coll.h5" --plot "$work/coll" >"$work/report.txt" 2>&1 ||
+  fail "report --plot on a collectives report failed: $(cat "$work/report.txt")"
+grep -qx "  report_kind: collectives" "$work/report.txt" || fail "report does not say the kind: $(cat "$work/report.txt")"
+expect_pngs "$work/coll" "$work/report.txt" busbw_allreduce busbw_alltoallv busbw_bcast overhead
+for name in phase_breakdown step_time imbalance throughput_vs_size_bytes; do
+  [ ! -e "$work/coll/$name.png" ] || fail "a collectives report got the run plot $name.png"
+done
+"$embscale" compare --json "$work/coll.h5" "$work/coll_again.h5" >"$work/cmp.json" 2>"$work/cmp.txt" ||
+  fail "compare of two collectives reports exited $?: $(cat "$work/cmp.txt")"
+"$python" - "$work/cmp.json" <<'PY' || fail "compare of two collectives reports: $(cat "$work/cmp.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+gated = {f["figure"] for f in c["figures"] if f["gated"]}
+figures = {f["figure"] for f in c["figures"]}
+assert c["matched_runs"] == 24 and c["gated_tests"] == 24, (c["matched_runs"], c["gated_tests"])
+assert gated == {"step_time"}, gated
+assert figures == {"step_time", "phase:collective", "bytes_sent", "mpi_time"}, figures
+assert not c["regression"] and not c.get("warnings"), c.get("warnings")
+PY
+"$embscale" compare "$work/r1.h5" "$work/coll.h5" >"$work/cmp.txt" 2>&1
+code=$?
+[ "$code" -eq 2 ] || fail "compare of a run and a collectives report: exit $code, expected 2: $(cat "$work/cmp.txt")"
+grep -qF "cannot compare reports of different kinds (root attribute report_kind): $work/r1.h5 is a run report, $work/coll.h5 a collectives report" \
+  "$work/cmp.txt" || fail "compare of two kinds: $(cat "$work/cmp.txt")"
+"$embscale" merge -o "$work/mixed.h5" "$work/coll.h5" "$work/r2.h5" >"$work/out.txt" 2>&1
+code=$?
+[ "$code" -eq 2 ] || fail "merge of two kinds: exit $code, expected 2: $(cat "$work/out.txt")"
+grep -qF "cannot merge reports of different kinds (root attribute report_kind): $work/coll.h5 is a collectives report, $work/r2.h5 a run report" \
+  "$work/out.txt" || fail "merge of two kinds: $(cat "$work/out.txt")"
+[ ! -e "$work/mixed.h5" ] || fail "a refused merge left $work/mixed.h5"
+"$embscale" merge -o "$work/coll_merged.h5" "$work/coll.h5" "$work/coll_other.h5" >"$work/out.txt" 2>&1 ||
+  fail "merge of two collectives reports failed: $(cat "$work/out.txt")"
+"$embscale" report "$work/coll_merged.h5" >"$work/report.txt" 2>&1 && grep -qx "  report_kind: collectives" "$work/report.txt" ||
+  fail "the merged collectives report lost its kind: $(cat "$work/report.txt")"
+
 # Bad input: the script, and `embscale report --plot` passing its exit 2 on.
 echo "not a report" >"$work/text.h5"
 "$python" -c "import h5py, sys; h5py.File(sys.argv[1], 'w').attrs['schema_version'] = 7" "$work/v7.h5"
 "$python" -c "import h5py, sys; h5py.File(sys.argv[1], 'w').attrs['x'] = 1" "$work/plain.h5"
+"$python" -c "import h5py, sys; f = h5py.File(sys.argv[1], 'w'); f.attrs['schema_version'] = 1; f.attrs['report_kind'] = 'future'" \
+  "$work/future.h5"
 expect_bad "$work/missing.h5" "no such report file"
 expect_bad "$work/text.h5" "not an HDF5 file"
 expect_bad "$work/plain.h5" "not an embscale report (no root attribute schema_version)"
 expect_bad "$work/v7.h5" "report schema version 7, this script reads version 1"
+expect_bad "$work/future.h5" "a report of kind 'future' (root attribute report_kind), this script draws run and collectives reports"
 "$embscale" report "$work/text.h5" --plot "$work/bad" >"$work/bad.txt" 2>&1
 code=$?
 [ "$code" -eq 2 ] || fail "report --plot on a bad report: exit $code, expected 2"

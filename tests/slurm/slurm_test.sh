@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests of the sbatch templates on the one-host cluster of scripts/slurm-cluster:
 #   slurm_test.sh EMBSCALE SLURM_DIR CASE
-# CASE: start | stop | single_run | scaling_study | requeue_sweep
+# CASE: start | stop | single_run | scaling_study | requeue_sweep | collectives
 set -uo pipefail
 embscale=$1
 slurm_dir=$2
@@ -41,6 +41,27 @@ case $case_name in
     grep -q "ranks: 2" "$work/report.txt" || fail "expected 2 ranks: $(cat "$work/report.txt")"
     h5ls -r "$report" | grep -qE "^/runs/run0/timings/lookup[[:space:]]+Dataset \{10, 2\}" ||
       fail "timings are not [10 iterations, 2 ranks]"
+    ;;
+  collectives)
+    # The collectives sweep on every rank of a 2-task allocation: a report of kind "collectives"
+    # with a run per collective and size, and the job's output table.
+    work=$(mktemp -d "${TMPDIR:-/tmp}/embscale_slurm_collectives.XXXXXX")
+    trap 'rm -rf "$work"' EXIT
+    cd "$work" || fail "no work directory"
+    timeout 240 sbatch --wait --quiet --time=5 --ntasks=2 \
+      --export=ALL,EMBSCALE="$embscale",EMBSCALE_RESULTS="$work/reports" \
+      "$root/slurm/collectives.sbatch" allreduce alltoallv -b 1K -e 4K -n 3 -w 1 --set solver.max_iter=3 \
+      >"$work/sbatch.txt" 2>&1 ||
+      fail "job failed: $(cat "$work/sbatch.txt" "$work"/embscale-collectives-*.out 2>/dev/null)"
+    out=$(ls "$work"/embscale-collectives-*.out | head -n 1)
+    job=${out##*embscale-collectives-}
+    job=${job%.out}
+    report="$work/reports/collectives-$job.h5"
+    [ -f "$report" ] || fail "no report $report; job output: $(cat "$out")"
+    grep -q "allreduce on 2 ranks" "$out" || fail "no allreduce table on 2 ranks: $(cat "$out")"
+    grep -q "alltoallv (skewed counts) on 2 ranks" "$out" || fail "no skewed alltoallv table: $(cat "$out")"
+    h5dump -a /report_kind "$report" | grep -q '"collectives"' || fail "report_kind is not collectives"
+    h5ls "$report/runs" | grep -q "allreduce-float-sum-in_place-4096" || fail "no 4 KiB in-place allreduce run"
     ;;
   scaling_study)
     # Weak scaling at 1 and 2 ranks as srun steps of one job, merged into one report.

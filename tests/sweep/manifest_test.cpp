@@ -24,13 +24,22 @@ class ManifestTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // The smallest file read_report accepts, written with HDF5's C API (not lib/report): the
-  // schema version and one run group.
-  void write_report(const std::string& file, const std::string& run_id) const {
+  // schema version and one run group; and report_kind when `kind` is not empty.
+  void write_report(const std::string& file, const std::string& run_id, const std::string& kind = "") const {
     const hid_t f = H5Fcreate((dir_ / file).c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     const hid_t space = H5Screate(H5S_SCALAR);
     const hid_t attr = H5Acreate2(f, "schema_version", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT);
     const std::int64_t version = 1;
     H5Awrite(attr, H5T_NATIVE_INT64, &version);
+    if (!kind.empty()) {
+      const hid_t text = H5Tcopy(H5T_C_S1);
+      H5Tset_size(text, kind.size());
+      H5Tset_strpad(text, H5T_STR_NULLPAD);  // as lib/report writes text
+      const hid_t kind_attr = H5Acreate2(f, "report_kind", text, space, H5P_DEFAULT, H5P_DEFAULT);
+      H5Awrite(kind_attr, text, kind.data());
+      H5Aclose(kind_attr);
+      H5Tclose(text);
+    }
     const hid_t runs = H5Gcreate2(f, "runs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     const hid_t run = H5Gcreate2(runs, run_id.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     H5Gclose(run);
@@ -93,6 +102,18 @@ TEST_F(ManifestTest, RefusesAManifestThatDoesNotMatchItsFiles) {
   std::filesystem::remove(dir_ / "p0.r0.h5");
   EXPECT_EQ(load_error(1, 3), name + ": lists run p0.r0 as done, but its report does not match: " +
                                   (dir_ / "p0.r0.h5").string() + ": no such report file");
+}
+
+TEST_F(ManifestTest, RefusesAPointReportOfAnotherKind) {
+  auto manifest = Manifest::create(dir_, 1, 2);
+  write_report("p0.r0.h5", "p0.r0", "run");
+  write_report("p1.r0.h5", "p1.r0", "collectives");
+  manifest.mark_done({"p0.r0", "p0.r0.h5", "2026-11-22T10:00:00Z", ""});
+  EXPECT_EQ(load_error(1, 2), "") << "a run report is a sweep's point";
+  manifest.mark_done({"p1.r0", "p1.r0.h5", "2026-11-22T10:00:01Z", ""});
+  EXPECT_EQ(load_error(1, 2), Manifest::path_in(dir_).string() + ": lists run p1.r0 as done, but its report does not "
+                                  "match: " + (dir_ / "p1.r0.h5").string() +
+                                  ": a collectives report (root attribute report_kind); a sweep reads run reports only");
 }
 
 TEST_F(ManifestTest, RefusesACorruptManifest) {

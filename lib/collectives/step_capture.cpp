@@ -1,4 +1,4 @@
-#include "scheme_step_capture.hpp"
+#include "collectives/step_capture.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -11,7 +11,7 @@
 #include "embedding/step_recorder.hpp"
 #include "workloads/batch_source_factory.hpp"
 
-namespace embscale::bench {
+namespace embscale::collectives {
 namespace {
 
 std::size_t total(const std::vector<std::size_t>& counts) {
@@ -19,7 +19,7 @@ std::size_t total(const std::vector<std::size_t>& counts) {
 }
 
 // What the capturing communicators of one engine share: the splits made so far and, while
-// `recording`, the step's calls.
+// `recording`, the current step's calls.
 struct CaptureLog {
   SchemeStep step;
   bool recording = false;
@@ -92,12 +92,24 @@ class CapturingCommunicator final : public comm::Communicator {
   }
   void do_send(const void*, std::size_t, comm::RowType, int, int, comm::Request*) override { refuse("send"); }
   void do_recv(void*, std::size_t, comm::RowType, int, int, comm::Request*) override { refuse("recv"); }
+  void do_allgather(const void*, void*, std::size_t, comm::RowType, comm::Request*) override { refuse("allgather"); }
+  void do_reduce(const void*, void*, std::size_t, comm::RowType, comm::ReduceOp, int, comm::Request*) override {
+    refuse("reduce");
+  }
+  void do_reduce_scatter_block(const void*, void*, std::size_t, comm::RowType, comm::ReduceOp,
+                               comm::Request*) override {
+    refuse("reduce_scatter_block");
+  }
+  void do_sendrecv(const void*, std::size_t, int, int, void*, std::size_t, int, int, comm::RowType,
+                   comm::Request*) override {
+    refuse("sendrecv");
+  }
 
  private:
   CollectiveCall make(CollectiveOp op, comm::RowType type, const comm::Request* request) const {
     if (request)
       throw Error(std::string("scheme step capture: non-blocking ") + collective_name(op) +
-                  " is not captured (the replay times blocking calls); extend bench/micro/scheme_step_capture");
+                  " is not captured (the replay times blocking calls); extend lib/collectives/step_capture");
     CollectiveCall call;
     call.op = op;
     call.comm = id_;
@@ -112,11 +124,11 @@ class CapturingCommunicator final : public comm::Communicator {
   }
   void refuse_while_recording(const char* op) const {
     if (log_.recording)
-      throw Error(std::string("scheme step capture: a step called ") + op + ", which the exchange replay does not time");
+      throw Error(std::string("scheme step capture: a step called ") + op + ", which the capture does not record");
   }
   [[noreturn]] static void refuse(const char* op) {
     throw Error(std::string("scheme step capture: ") + op +
-                " is not forwarded (no scheme uses it); extend bench/micro/scheme_step_capture");
+                " is not forwarded (no scheme uses it); extend lib/collectives/step_capture");
   }
 
   std::unique_ptr<comm::Communicator> owned_;  // a split's communicator; null for the root
@@ -160,28 +172,60 @@ std::size_t CollectiveCall::recv_rows() const noexcept {
   return 0;
 }
 
+void set_layer_scheme(config::EmbeddingLayer& layer, const std::string& name) {
+  const auto schemes = embedding::schemes();
+  const auto it = std::find_if(schemes.begin(), schemes.end(), [&](const auto& e) { return name == e.name; });
+  if (it == schemes.end()) {
+    std::string names;
+    for (const auto& e : schemes) names += (names.empty() ? "" : ", ") + std::string(e.name);
+    throw InputError("scheme \"" + name + "\": expected one of " + names);
+  }
+  layer.type = it->config_type;
+  layer.sharding = layer.type == "ShardedEmbedding" ? it->name : "";
+  if (name != "table_row_wise") layer.ranks_per_node = 0;
+}
+
 config::Config scheme_config(const embedding::SchemeEntry& scheme, int ranks) {
   config::Config config = config::default_config();
   config::resolve_batch_for_ranks(config, ranks);
   EMBSCALE_EXPECTS(config.embeddings.size() == 1, "the default config has one embedding layer");
   auto& layer = config.embeddings.front();
-  layer.type = scheme.config_type;
-  layer.sharding = layer.type == "ShardedEmbedding" ? scheme.name : "";
+  set_layer_scheme(layer, scheme.name);
   if (std::string(scheme.name) == "table_row_wise") layer.ranks_per_node = std::max(1, ranks / 2);
   return config;
 }
 
-SchemeStep capture_scheme_step(comm::MpiCommunicator& world, const config::Config& config) {
+std::vector<SchemeStep> capture_scheme_steps(comm::Communicator& world, config::Config config, std::int64_t first,
+                                             std::int64_t iterations) {
+  EMBSCALE_EXPECTS(iterations >= 0, "capture_scheme_steps: a negative number of iterations");
+  config::resolve_batch_for_ranks(config, world.size());
   CaptureLog log;
   CapturingCommunicator root(world, 0, log);
   const auto source = workloads::make_batch_source(config);
+  // A trace serves the config's run (make_batch_source checked warm-up + max_iter against it),
+  // not necessarily more: a range outside it is the caller's input error, not a failed read.
+  if (source->iterations_available(config.solver.batchsize) != BatchSource::kUnbounded &&
+      (first < -config.solver.warmup_iter || first + iterations > config.solver.max_iter))
+    throw InputError("solver.max_iter: iterations [" + std::to_string(first) + ", " + std::to_string(first + iterations) +
+                     ") of " + source->describe() + " asked, the config's run covers [" +
+                     std::to_string(-config.solver.warmup_iter) + ", " + std::to_string(config.solver.max_iter) + ")");
   embedding::EmbeddingEngine engine(root, config, source->slot_sizes());
-  const Batch batch = source->next_batch(0, world.rank(), world.size());
   embedding::StepRecorder recorder;
-  log.recording = true;
-  engine.step(batch, recorder);
-  log.recording = false;
-  return std::move(log.step);
+  std::vector<SchemeStep> steps;
+  steps.reserve(static_cast<std::size_t>(iterations));
+  for (std::int64_t i = first; i < first + iterations; ++i) {
+    const Batch batch = source->next_batch(i, world.rank(), world.size());
+    log.step.calls.clear();
+    log.recording = true;
+    engine.step(batch, recorder);
+    log.recording = false;
+    steps.push_back(log.step);
+  }
+  return steps;
+}
+
+SchemeStep capture_scheme_step(comm::Communicator& world, const config::Config& config) {
+  return std::move(capture_scheme_steps(world, config, 0, 1).front());
 }
 
 void invoke(const CollectiveCall& call, comm::Communicator& comm, const void* send, void* recv) {
@@ -204,4 +248,4 @@ void invoke(const CollectiveCall& call, comm::Communicator& comm, const void* se
   });
 }
 
-}  // namespace embscale::bench
+}  // namespace embscale::collectives

@@ -1,0 +1,67 @@
+#include "bench/cli/run_setup.hpp"
+
+#include <cstdlib>
+
+#include "comm/failure.hpp"
+#include "config/sweep_spec.hpp"
+#include "core/error.hpp"
+#include "core/timer.hpp"
+#include "embedding/training_run.hpp"
+#include "workloads/batch_source_factory.hpp"
+
+namespace embscale::cli {
+namespace {
+
+std::string default_output_path(const std::string& folder) {
+  std::string name = utc_timestamp("%Y%m%dT%H%M%SZ");
+  if (const char* job = std::getenv("SLURM_JOB_ID")) name += std::string("-job") + job;
+  // Two runs started in the same second must not overwrite each other.
+  const std::string stem = "results/" + folder + "/" + name;
+  std::string path = stem + ".h5";
+  for (int n = 1; std::filesystem::exists(path); ++n) path = stem + "-" + std::to_string(n) + ".h5";
+  return path;
+}
+
+}  // namespace
+
+AgreedConfig load_config_agreed(comm::Communicator& world, const std::optional<std::string>& path,
+                                const std::vector<std::string>& settings, bool embedding_only,
+                                const std::function<void(config::Config&)>& adjust) {
+  std::string text;
+  if (path) comm::run_agreed(world, [&] {
+    if (world.rank() == 0) text = config::read_config_text(*path);
+  });
+  text = comm::broadcast_strings(world, {text})[0];
+  std::optional<config::Config> config;
+  std::unique_ptr<BatchSource> source;
+  comm::run_agreed(world, [&] {
+    const std::string origin = path.value_or("<embedded default>");
+    config = config::parse_config_with_settings(path ? text : config::default_config_text(), origin, settings);
+    if (path) config->directory = config::config_directory(*path);
+    config::check_runs_whole(*config, embedding_only, origin);
+    if (adjust) adjust(*config);
+    config::resolve_batch_for_ranks(*config, world.size());
+    embedding::check_config_for_ranks(*config, world.size());
+    embedding::check_run_environment();
+    // A trace that cannot be read, or is too short for warmup_iter + max_iter batches, is bad
+    // input too.
+    source = workloads::make_batch_source(*config);
+  });
+  return {std::move(*config), std::move(source)};
+}
+
+std::filesystem::path agreed_output_path(comm::Communicator& world, const std::optional<std::string>& given,
+                                         const std::string& folder) {
+  const bool root = world.rank() == 0;
+  std::filesystem::path output = comm::broadcast_strings(world, {root ? given.value_or(default_output_path(folder)) : ""})[0];
+  if (!given) {
+    comm::run_agreed(world, [&] {
+      std::error_code ec;
+      if (root) std::filesystem::create_directories(output.parent_path(), ec);
+      if (ec) throw InputError(output.parent_path().string() + ": cannot create the report directory: " + ec.message());
+    });
+  }
+  return output;
+}
+
+}  // namespace embscale::cli

@@ -1,0 +1,38 @@
+// A case of `embscale collectives` as a report run (results/schema.md, "Collectives reports"): its
+// parameters, per-call series and per-rank timings and counters, and its /summary row; and the
+// nccl-tests-style text table.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collectives/benchmark_run.hpp"
+#include "report/summary.hpp"
+#include "report/writer.hpp"
+
+namespace embscale::collectives {
+
+// What a case's parameters need beyond its spec and settings.
+struct CaseContext {
+  int ranks = 1;
+  std::string scheme = "none";  // skewed counts: the scheme whose exchange they are
+  double zipf_alpha = 0;        // skewed counts: the workload's Zipf exponent (0: not one)
+};
+
+// The run's name under /runs: "<collective>[_skewed]-<type>-<redop>-[root<r>-]<placement>-<bytes>".
+std::string case_id(const CaseSpec& spec);
+std::vector<report::SummaryField> case_parameters(const CaseSpec& spec, const RunSettings& settings,
+                                                  const CaseResult& result, const CaseContext& context);
+report::RunRecord make_case_record(const CaseSpec& spec, const RunSettings& settings, const CaseResult& result,
+                                   const CaseContext& context);
+report::SummaryRow make_case_summary(const CaseSpec& spec, const RunSettings& settings, const CaseResult& result,
+                                     const CaseContext& context);
+
+// The table: a header per (collective, counts) and one line per size, with the out-of-place and
+// in-place cases side by side as nccl-tests prints them (a placement the collective lacks shows
+// as "-"), plus the bare-MPI time and the Communicator's overhead, and for skewed counts the
+// max/mean of the bytes ranks send.
+std::string table_header(const CaseSpec& spec, const RunSettings& settings, int ranks);
+std::string table_line(const CaseSpec& spec, const CaseResult* out_of_place, const CaseResult* in_place);
+
+}  // namespace embscale::collectives

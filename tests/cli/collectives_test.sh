@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# End-to-end tests of `embscale collectives`: collectives_test.sh EMBSCALE MPIEXEC CASE
+set -uo pipefail
+embscale=$1
+mpiexec=$2
+case_name=$3
+work=$(mktemp -d "${TMPDIR:-/tmp}/embscale_collectives_${case_name}.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+
+# Runs `embscale collectives` on N ranks; stdout in $work/out.txt, stderr in $work/err.txt, code in $rc.
+run_collectives() {
+  local ranks=$1; shift
+  "$mpiexec" -n "$ranks" --oversubscribe "$embscale" collectives "$@" >"$work/out.txt" 2>"$work/err.txt"
+  rc=$?
+}
+
+# Expects exit code 2, stderr naming $1 (once), and no file in $work/reports.
+expect_bad_flag() {
+  local expected=$1; shift
+  rm -rf "$work/reports"
+  mkdir -p "$work/reports"
+  run_collectives 2 "$@" -o "$work/reports/r.h5"
+  [ "$rc" -eq 2 ] || fail "$*: exit code $rc, expected 2; stderr: $(cat "$work/err.txt")"
+  grep -qF -- "$expected" "$work/err.txt" || fail "$*: stderr lacks '$expected': $(cat "$work/err.txt")"
+  [ "$(grep -c 'embscale: error' "$work/err.txt")" -le 1 ] || fail "$*: the error should be printed once: $(cat "$work/err.txt")"
+  [ -z "$(ls -A "$work/reports")" ] || fail "$*: files left behind: $(ls -A "$work/reports")"
+}
+
+case "$case_name" in
+  collectives_sweep)
+    # Two collectives over 1-8 KiB on 2 ranks, alltoallv with equal and skewed counts.
+    run_collectives 2 allreduce alltoallv -b 1K -e 8K -n 3 -w 1 --set solver.max_iter=3 -o "$work/r.h5"
+    [ "$rc" -eq 0 ] || fail "exit code $rc: $(cat "$work/err.txt")"
+    for header in "allreduce on 2 ranks" "alltoallv on 2 ranks" "alltoallv (skewed counts) on 2 ranks"; do
+      grep -qF "$header" "$work/out.txt" || fail "no table '$header': $(cat "$work/out.txt")"
+    done
+    # nccl-tests' columns: size, count, type, redop, root, then time algbw busbw #wrong per placement.
+    grep -qE "^ +4096 +1024 +float +sum +-1 " "$work/out.txt" || fail "no 4 KiB allreduce line: $(cat "$work/out.txt")"
+    grep -qF "report: $work/r.h5" "$work/out.txt" || fail "report path not printed"
+    h5dump -a /report_kind "$work/r.h5" | grep -q '"collectives"' || fail "report_kind is not collectives"
+    h5ls "$work/r.h5/runs" >"$work/runs.txt"
+    for run in allreduce-float-sum-out_of_place-1024 allreduce-float-sum-in_place-8192 \
+               alltoallv-float-out_of_place-4096; do
+      grep -q "^$run " "$work/runs.txt" || fail "no run $run: $(cat "$work/runs.txt")"
+    done
+    grep -q "^alltoallv_skewed-float-out_of_place-" "$work/runs.txt" || fail "no skewed alltoallv run: $(cat "$work/runs.txt")"
+    h5ls -r "$work/r.h5/runs/allreduce-float-sum-out_of_place-1024" >"$work/run.txt"
+    for d in "timings/collective" "counters/bytes_sent" "series/step_time" "series/mpi_time"; do
+      grep -q "^/$d " "$work/run.txt" || fail "no $d in the run: $(cat "$work/run.txt")"
+    done
+    "$embscale" report "$work/r.h5" >"$work/report.txt" || fail "embscale report failed"
+    grep -q "busbw_GBps" "$work/report.txt" || fail "report does not show busbw_GBps"
+    "$embscale" compare "$work/r.h5" "$work/r.h5" >"$work/compare.txt" 2>&1 || fail "compare of a report with itself: $(cat "$work/compare.txt")"
+    ;;
+  collectives_every_type)
+    # Every collective, type and op on 1 and 4 ranks at sizes that are no multiple of the rank
+    # count: the data check passes everywhere (exit 0).
+    for ranks in 1 4; do
+      run_collectives "$ranks" -d all --op all -r all -b 100 -e 300 -i 200 -n 1 -w 0 --rounds 1 --set solver.max_iter=2 \
+        -o "$work/r$ranks.h5"
+      [ "$rc" -eq 0 ] || fail "$ranks ranks: exit code $rc: $(tail -n 20 "$work/err.txt")"
+      grep -qE "^ +300 +300 +int8 +prod +-1 " "$work/out.txt" || fail "$ranks ranks: no 300-byte int8 prod allreduce line"
+    done
+    ;;
+  collectives_bad_flags)
+    expect_bad_flag '-e: "2T" is beyond the largest size, 2^40 bytes' -e 2T
+    expect_bad_flag '-b: "-5" is negative' --minbytes=-5
+    expect_bad_flag '-b: "abc" is not a size' -b abc
+    expect_bad_flag '-i: "1.5K" is not a size' -i 1.5K
+    expect_bad_flag '-b: the smallest size (2M) is above -e' -b 2M -e 1M
+    expect_bad_flag '-d: unknown data type "float7"' -d float7
+    expect_bad_flag '--op: unknown reduction op "mean"' --op mean
+    expect_bad_flag '-f: a factor must be at least 2 (got 1)' -f 1
+    expect_bad_flag '-f: "x2" is not a factor' -f x2
+    expect_bad_flag '-f and -i: give one of them' -f 2 -i 1K
+    expect_bad_flag '-r: root 9 is not a rank of this run' -r 9
+    expect_bad_flag 'collectives: unknown collective "allreducee"' allreducee
+    expect_bad_flag '--counts: "uneven" is not a kind of counts' --counts uneven
+    expect_bad_flag '-n: 0 is not a call count of at least 1' -n 0
+    expect_bad_flag '-a: 4 is not 0 (rank 0)' -a 4
+    expect_bad_flag '--scheme: ' alltoallv --scheme nonesuch
+    expect_bad_flag 'data_parallel' alltoallv --scheme data_parallel
+    ;;
+  *)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS [$case_name]"
