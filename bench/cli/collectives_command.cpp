@@ -209,6 +209,9 @@ RunFunction define_collectives(CLI::App& command, const Invocation& invocation) 
                      "rounds of -n calls per side; the side that goes first alternates by round")
       ->capture_default_str();
   command.add_flag("--no-baseline", o.no_baseline, "do not time the bare MPI calls");
+  command.add_flag("--calibrate", o.calibrate,
+                   "time bare MPI on both sides (the Communicator still runs the check): the overhead column is then "
+                   "the harness's own noise floor");
   command.add_option("--counts", o.counts, "alltoallv's counts: equal (osu_alltoallv), skewed (a scheme's key exchange) or both")
       ->capture_default_str();
   command.add_option("--config", parsed->config,

@@ -75,6 +75,9 @@ CollectivesPlan plan_collectives(const CollectivesOptions& o, int ranks) {
   s.blocking = in_range(o.blocking, 0, 1, "-z", "0 (non-blocking call and wait) or 1 (blocking call)") == 1;
   s.rounds = static_cast<std::size_t>(in_range(o.rounds, 1, 1'000'000, "--rounds", "a round count of at least 1"));
   s.baseline = !o.no_baseline;
+  s.calibrate = o.calibrate;
+  if (o.calibrate && o.no_baseline)
+    throw InputError("--calibrate times bare MPI against itself; it cannot go with --no-baseline");
 
   plan.equal_counts = plan.skewed_counts = false;
   std::string word;

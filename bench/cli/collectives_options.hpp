@@ -30,6 +30,7 @@ struct CollectivesOptions {
   std::string root = "0";          // -r: a rank or "all"
   std::int64_t rounds = 2;         // --rounds
   bool no_baseline = false;        // --no-baseline
+  bool calibrate = false;          // --calibrate
   std::string counts = "equal,skewed";  // --counts (alltoallv)
   std::optional<std::string> config_path;  // --config (skewed counts)
   std::vector<std::string> settings;       // --set

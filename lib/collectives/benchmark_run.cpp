@@ -87,23 +87,25 @@ void fill_case_inputs(const CaseSpec& spec, const Layout& layout, std::size_t ca
               [&](std::size_t i) { return spec.bench->input_slot(layout, call, i, rank, ranks); });
 }
 
-// Bytes this rank sends and receives in call k, from the Communicator's counters of the calls
-// just made (`calls` of them; all alike unless the layout varies by call).
-void record_bytes(const Layout& layout, std::size_t calls, const comm::OpStats& before, const comm::OpStats& after,
-                  std::size_t element_bytes, int rank, CaseResult& out) {
-  const auto n = static_cast<double>(calls);
-  const auto sent = static_cast<double>(after.bytes_sent - before.bytes_sent) / n;
-  const auto received = static_cast<double>(after.bytes_recv - before.bytes_recv) / n;
-  const std::size_t total = out.times.size();
-  out.bytes_sent.assign(total, std::llround(sent));
-  out.bytes_recv.assign(total, std::llround(received));
-  if (layout.per_call.size() <= 1) return;
-  // Calls differ (skewed traffic): each call's own bytes to and from the other ranks.
-  const auto self = static_cast<std::size_t>(rank);
-  for (std::size_t k = 0; k < total; ++k) {
-    const auto& c = layout.per_call[k % layout.per_call.size()];
-    out.bytes_sent[k] = static_cast<std::int64_t>((c.send_offsets.back() - c.send[self]) * element_bytes);
-    out.bytes_recv[k] = static_cast<std::int64_t>((c.recv_offsets.back() - c.recv[self]) * element_bytes);
+// Bytes this rank sends and receives in each timed call, as the Communicator counts them: one
+// untimed call of each distinct layout (alltoallv's skewed counts differ by call; the others have
+// one) through the Communicator, its counters read around it.
+void record_bytes(comm::Communicator& world, const CollectiveBench& bench, const CallArgs& args, CaseResult& out) {
+  const std::size_t distinct = std::max<std::size_t>(1, args.layout->per_call.size());
+  std::vector<std::int64_t> sent(distinct), received(distinct);
+  double unused = 0;
+  for (std::size_t k = 0; k < distinct; ++k) {
+    const comm::OpStats before = world.stats().total();
+    bench.run(Side::kEmbscale, args, k, std::span<double>(&unused, 1));
+    const comm::OpStats after = world.stats().total();
+    sent[k] = static_cast<std::int64_t>(after.bytes_sent - before.bytes_sent);
+    received[k] = static_cast<std::int64_t>(after.bytes_recv - before.bytes_recv);
+  }
+  out.bytes_sent.resize(out.times.size());
+  out.bytes_recv.resize(out.times.size());
+  for (std::size_t k = 0; k < out.times.size(); ++k) {
+    out.bytes_sent[k] = sent[k % distinct];
+    out.bytes_recv[k] = received[k % distinct];
   }
 }
 
@@ -144,19 +146,18 @@ CaseResult run_case(comm::MpiCommunicator& world, MPI_Comm bare, const CaseSpec&
 
   out.times.resize(settings.rounds * n);
   if (out.measured_bare) out.bare_times.resize(settings.rounds * n);
-  comm::OpStats before, after;
   for (std::size_t round = 0; round < settings.rounds; ++round) {
     const bool embscale_first = round % 2 == 0 || !out.measured_bare;
     for (int turn = 0; turn < (out.measured_bare ? 2 : 1); ++turn) {
       const bool embscale = (turn == 0) == embscale_first;
       world.barrier();
       const std::span<double> times = std::span<double>(embscale ? out.times : out.bare_times).subspan(round * n, n);
-      if (embscale && round == 0) before = world.stats().total();
-      bench.run(embscale ? Side::kEmbscale : Side::kBareMpi, args, round * n, times);
-      if (embscale && round == 0) after = world.stats().total();
+      // --calibrate: bare MPI on both sides, so the "overhead" is the harness's own bias and noise.
+      const Side side = embscale && !settings.calibrate ? Side::kEmbscale : Side::kBareMpi;
+      bench.run(side, args, round * n, times);
     }
   }
-  record_bytes(layout, n, before, after, spec.type.bytes, rank, out);
+  record_bytes(world, bench, args, out);
 
   // The check: fresh inputs and a garbage receive buffer per checked call.
   CheckResult check;

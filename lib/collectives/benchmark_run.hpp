@@ -38,6 +38,7 @@ struct RunSettings {
   TimeCombine combine = TimeCombine::kAvg;
   bool blocking = true;         // -z 1
   bool baseline = true;         // time bare MPI too (where MPI has the call)
+  bool calibrate = false;       // time bare MPI on both sides: the harness's noise floor
 };
 
 struct CaseSpec {

@@ -58,6 +58,7 @@ std::vector<report::SummaryField> case_parameters(const CaseSpec& spec, const Ru
       {"iterations", static_cast<std::int64_t>(settings.iterations)},
       {"rounds", static_cast<std::int64_t>(settings.rounds)},
       {"time_combine", std::string(time_combine_name(settings.combine))},
+      {"calibrate", std::int64_t{settings.calibrate ? 1 : 0}},
       {"scheme", context.scheme},
       {"zipf_alpha", context.zipf_alpha},
   };
@@ -108,7 +109,8 @@ report::SummaryRow make_case_summary(const CaseSpec& spec, const RunSettings& se
 
 std::string table_header(const CaseSpec& spec, const RunSettings& settings, int ranks) {
   const auto& t = spec.bench->traits();
-  std::string h = "#\n# " + std::string(t.name) + (spec.counts == "skewed" ? " (skewed counts)" : "") + " on " +
+  std::string h = "#\n# " + std::string(t.name) + (spec.counts == "skewed" ? " (skewed counts)" : "") +
+                  (settings.calibrate ? " [calibration: bare MPI on both sides]" : "") + " on " +
                   std::to_string(ranks) + " ranks, " + (settings.blocking ? "blocking" : "non-blocking") +
                   ", times: " + std::string(time_combine_name(settings.combine)) + " over ranks\n" +
                   "# time: mean of a call (as nccl-tests); ovh: the Communicator's median call over bare MPI's, - 1\n";
@@ -116,7 +118,7 @@ std::string table_header(const CaseSpec& spec, const RunSettings& settings, int 
        "in-place\n";
   h += "#        size         count      type   redop  root      time   algbw   busbw #wrong   mpi time    ovh"
        "      time   algbw   busbw #wrong   mpi time    ovh";
-  if (spec.counts == "skewed") h += "  send max/mean";
+  if (spec.counts == "skewed") h += "  send max/mean  recv max/mean";
   h += "\n#         (B)    (elements)                            (us)  (GB/s)  (GB/s)             (us)    (%)"
        "      (us)  (GB/s)  (GB/s)             (us)    (%)\n";
   return h;
@@ -129,7 +131,8 @@ std::string table_line(const CaseSpec& spec, const CaseResult* out_of_place, con
                 std::string(spec.type.name).c_str(), redop_of(spec).c_str(), static_cast<long long>(root_of(spec)));
   std::string line = std::string(head) + placement_columns(out_of_place) + placement_columns(in_place);
   if (spec.counts == "skewed")
-    line += formatted("%15.3f", any.send_bytes_mean > 0 ? any.send_bytes_max / any.send_bytes_mean : kNaN);
+    line += formatted("%15.3f", any.send_bytes_mean > 0 ? any.send_bytes_max / any.send_bytes_mean : kNaN) +
+            formatted("%15.3f", any.recv_bytes_mean > 0 ? any.recv_bytes_max / any.recv_bytes_mean : kNaN);
   return line + "\n";
 }
 

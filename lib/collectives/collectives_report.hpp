@@ -31,7 +31,7 @@ report::SummaryRow make_case_summary(const CaseSpec& spec, const RunSettings& se
 // The table: a header per (collective, counts) and one line per size, with the out-of-place and
 // in-place cases side by side as nccl-tests prints them (a placement the collective lacks shows
 // as "-"), plus the bare-MPI time and the Communicator's overhead, and for skewed counts the
-// max/mean of the bytes ranks send.
+// max/mean over ranks of the bytes a rank sends and receives.
 std::string table_header(const CaseSpec& spec, const RunSettings& settings, int ranks);
 std::string table_line(const CaseSpec& spec, const CaseResult* out_of_place, const CaseResult* in_place);
 

@@ -82,24 +82,41 @@ void MpiCommunicator::do_alltoallv(const void* send, std::span<const std::size_t
                    "alltoallv needs one send and one recv count per rank");
   const auto self = static_cast<std::size_t>(rank_);
   EMBSCALE_EXPECTS(send_counts[self] == recv_counts[self], "alltoallv: rows to self must equal rows from self");
-  stats().record(CommOp::kAlltoallv, detail::bytes_to_others(send_counts, rank_, type.row_bytes),
-                 detail::bytes_to_others(recv_counts, rank_, type.row_bytes));
   const MPI_Datatype dt = row_datatype(type);
   const std::size_t limit = max_message_rows_;
-  const std::size_t per_pair = std::max<std::size_t>(1, limit / static_cast<std::size_t>(size_));
+  const std::size_t per_pair = alltoallv_pair_limit_;
 
-  // The normal case, blocking: one MPI_Alltoallv on the caller's buffers with the member arrays.
+  // The normal case, blocking: every pair at most T and every displacement an int. One pass
+  // fills the member arrays and counts the traffic; then one MPI_Alltoallv on the caller's buffers.
   if (!request) {
-    bool large = false;
-    const bool send_fits = collective_side(send_counts, per_pair, limit, layout_.counts_a, layout_.displs_a, large);
-    const bool recv_fits = collective_side(recv_counts, per_pair, limit, layout_.counts_b, layout_.displs_b, large);
-    if (!large && send_fits && recv_fits) {
+    const std::size_t n = send_counts.size();
+    layout_.counts_a.resize(n);
+    layout_.displs_a.resize(n);
+    layout_.counts_b.resize(n);
+    layout_.displs_b.resize(n);
+    std::size_t send_at = 0, recv_at = 0;
+    bool fits = true;
+    for (std::size_t r = 0; r < n; ++r) {
+      const std::size_t s = send_counts[r], v = recv_counts[r];
+      fits &= (s <= per_pair) & (v <= per_pair) & (send_at <= limit) & (recv_at <= limit);
+      layout_.counts_a[r] = static_cast<int>(s);
+      layout_.displs_a[r] = static_cast<int>(send_at);
+      layout_.counts_b[r] = static_cast<int>(v);
+      layout_.displs_b[r] = static_cast<int>(recv_at);
+      send_at += s;
+      recv_at += v;
+    }
+    if (fits) {
+      stats().record(CommOp::kAlltoallv, (send_at - send_counts[self]) * type.row_bytes,
+                     (recv_at - recv_counts[self]) * type.row_bytes);
       check_mpi(MPI_Alltoallv(send, layout_.counts_a.data(), layout_.displs_a.data(), dt, recv, layout_.counts_b.data(),
                               layout_.displs_b.data(), dt, comm_),
                 "MPI_Alltoallv");
       return;
     }
   }
+  stats().record(CommOp::kAlltoallv, detail::bytes_to_others(send_counts, rank_, type.row_bytes),
+                 detail::bytes_to_others(recv_counts, rank_, type.row_bytes));
 
   detail::CallRecord record(request);
   detail::MpiPending& pending = record.get();

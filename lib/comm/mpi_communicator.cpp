@@ -66,6 +66,7 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, bool owned) : comm_(comm), owned
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  alltoallv_pair_limit_ = std::max<std::size_t>(1, max_message_rows_ / static_cast<std::size_t>(size_));
   check_mpi(MPI_Comm_dup(comm_, &chunk_comm_), "MPI_Comm_dup");
   check_mpi(MPI_Comm_dup(comm_, &large_p2p_comm_), "MPI_Comm_dup");
 }
@@ -75,22 +76,26 @@ MpiCommunicator::~MpiCommunicator() {
   MPI_Finalized(&finalized);
   if (finalized) return;
   row_types_.clear();
+  owned_row_types_.clear();
   MPI_Comm_free(&chunk_comm_);
   MPI_Comm_free(&large_p2p_comm_);
   if (owned_) MPI_Comm_free(&comm_);
 }
 
 MPI_Datatype MpiCommunicator::row_datatype(RowType type) {
+  if (type.type == DataType::kBytes ? type.row_bytes == 1 : type.row_values == 1) return detail::scalar_datatype(type.type);
   for (const auto& [cached, datatype] : row_types_)
     if (cached.type == type.type && cached.row_values == type.row_values && cached.row_bytes == type.row_bytes)
-      return datatype->get();
-  row_types_.emplace_back(type, std::make_unique<detail::RowDatatype>(type));
-  return row_types_.back().second->get();
+      return datatype;
+  owned_row_types_.push_back(std::make_unique<detail::RowDatatype>(type));
+  row_types_.emplace_back(type, owned_row_types_.back()->get());
+  return row_types_.back().second;
 }
 
 void MpiCommunicator::set_max_message_rows(std::size_t rows) {
   EMBSCALE_EXPECTS(rows >= 1 && rows <= kIntLimit, "max_message_rows must lie in [1, INT_MAX]");
   max_message_rows_ = rows;
+  alltoallv_pair_limit_ = std::max<std::size_t>(1, rows / static_cast<std::size_t>(size_));
 }
 
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) const {

@@ -85,8 +85,9 @@ class MpiCommunicator final : public Communicator {
 
  private:
   MpiCommunicator(MPI_Comm comm, bool owned);
-  // The committed MPI datatype of one row, created on first use and kept (a handful per run):
-  // creating and freeing one per call would cost more than a small message.
+  // The MPI datatype of one row: the scalar's own for a one-value row (no lookup), else a
+  // committed contiguous type created on first use and kept (a handful per run): creating and
+  // freeing one per call would cost more than a small message.
   MPI_Datatype row_datatype(RowType type);
   // The point-to-point allgatherv schedule of counts beyond the limit (allgatherv, allgather).
   void allgatherv_chunked(const void* send, std::size_t send_count, void* recv, std::span<const std::size_t> recv_counts,
@@ -99,10 +100,14 @@ class MpiCommunicator final : public Communicator {
   int rank_ = 0;
   int size_ = 1;
   std::size_t max_message_rows_ = kIntLimit;
+  // alltoallv's threshold T = max(1, max_message_rows_ / size_): pairs above it go point to point.
+  std::size_t alltoallv_pair_limit_ = kIntLimit;
   // The int arrays of blocking calls (MPI reads them only during the call): reused, so a call
   // whose counts fit allocates nothing once they have reached size().
   detail::IntLayout layout_;
-  std::vector<std::pair<RowType, std::unique_ptr<detail::RowDatatype>>> row_types_;
+  // Derived row types: looked up by value (no pointer to follow per call), owned beside.
+  std::vector<std::pair<RowType, MPI_Datatype>> row_types_;
+  std::vector<std::unique_ptr<detail::RowDatatype>> owned_row_types_;
 };
 
 // Throws embscale::Error naming the MPI call and MPI's error string when rc != MPI_SUCCESS.

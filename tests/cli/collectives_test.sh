@@ -80,6 +80,7 @@ case "$case_name" in
     expect_bad_flag '--counts: "uneven" is not a kind of counts' --counts uneven
     expect_bad_flag '-n: 0 is not a call count of at least 1' -n 0
     expect_bad_flag '-a: 4 is not 0 (rank 0)' -a 4
+    expect_bad_flag '--calibrate times bare MPI against itself' --calibrate --no-baseline
     expect_bad_flag '--scheme: ' alltoallv --scheme nonesuch
     expect_bad_flag 'data_parallel' alltoallv --scheme data_parallel
     ;;
