@@ -11,15 +11,12 @@ namespace {
 class Allgather final : public CollectiveBench {
  public:
   const CollectiveTraits& traits() const override {
-    static const CollectiveTraits t{"allgather", false, false, true, true, [](int n) { return (n - 1.0) / n; }};
+    static const CollectiveTraits t{"allgather", false, false, true, true, bus_factor_ring};
     return t;
   }
   Layout layout(std::size_t count, std::size_t element_bytes, int, int ranks) const override {
-    Layout l;
-    const auto n = static_cast<std::size_t>(ranks);
-    l.count = l.send_elements = count / n;
-    l.recv_elements = l.count * n;
-    l.size_bytes = static_cast<double>(l.recv_elements * element_bytes);
+    Layout l = per_rank_layout(count, element_bytes, ranks);
+    l.send_elements = l.count;  // one rank's share
     return l;
   }
   std::size_t in_place_offset(const Layout& l, int rank, int) const override {

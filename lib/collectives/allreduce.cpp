@@ -11,15 +11,11 @@ namespace {
 class Allreduce final : public CollectiveBench {
  public:
   const CollectiveTraits& traits() const override {
-    static const CollectiveTraits t{"allreduce", true, false, true, true,
-                                    [](int n) { return 2.0 * (n - 1) / n; }};
+    static const CollectiveTraits t{"allreduce", true, false, true, true, bus_factor_allreduce};
     return t;
   }
   Layout layout(std::size_t count, std::size_t element_bytes, int, int) const override {
-    Layout l;
-    l.count = l.send_elements = l.recv_elements = count;
-    l.size_bytes = static_cast<double>(count * element_bytes);
-    return l;
+    return whole_layout(count, element_bytes);
   }
   std::size_t input_elements(const Layout& l, std::size_t, int, int) const override { return l.count; }
   ExpectedElement expected(const Layout&, std::size_t, std::size_t i, int, int, int) const override {

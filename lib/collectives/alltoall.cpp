@@ -11,16 +11,11 @@ namespace {
 class Alltoall final : public CollectiveBench {
  public:
   const CollectiveTraits& traits() const override {
-    static const CollectiveTraits t{"alltoall", false, false, true, false, [](int n) { return (n - 1.0) / n; }};
+    static const CollectiveTraits t{"alltoall", false, false, true, false, bus_factor_ring};
     return t;
   }
   Layout layout(std::size_t count, std::size_t element_bytes, int, int ranks) const override {
-    Layout l;
-    const auto n = static_cast<std::size_t>(ranks);
-    l.count = count / n;
-    l.send_elements = l.recv_elements = l.count * n;
-    l.size_bytes = static_cast<double>(l.recv_elements * element_bytes);
-    return l;
+    return per_rank_layout(count, element_bytes, ranks);
   }
   std::size_t input_elements(const Layout& l, std::size_t, int, int) const override { return l.send_elements; }
   InputSlot input_slot(const Layout& l, std::size_t, std::size_t i, int, int) const override {

@@ -52,15 +52,12 @@ int block_of(const std::vector<std::size_t>& offsets, std::size_t i) {
 class Alltoallv : public CollectiveBench {
  public:
   const CollectiveTraits& traits() const override {
-    static const CollectiveTraits t{"alltoallv", false, false, true, false, [](int n) { return (n - 1.0) / n; }};
+    static const CollectiveTraits t{"alltoallv", false, false, true, false, bus_factor_ring};
     return t;
   }
   Layout layout(std::size_t count, std::size_t element_bytes, int, int ranks) const override {
-    Layout l;
+    Layout l = per_rank_layout(count, element_bytes, ranks);
     const auto n = static_cast<std::size_t>(ranks);
-    l.count = count / n;
-    l.send_elements = l.recv_elements = l.count * n;
-    l.size_bytes = static_cast<double>(l.send_elements * element_bytes);
     l.per_call.push_back(counts_of(std::vector<std::size_t>(n, l.count), std::vector<std::size_t>(n, l.count)));
     return l;
   }

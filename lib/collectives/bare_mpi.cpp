@@ -51,13 +51,4 @@ void check_bare(int rc, const char* call) {
   if (rc != MPI_SUCCESS) throw Error(std::string("bare ") + call + " failed with MPI error " + std::to_string(rc));
 }
 
-bool CollectiveBench::has_bare_mpi(const CallArgs& args) const {
-  if (bare_datatype(args.type) == MPI_DATATYPE_NULL) return false;
-  return !traits().reduces || bare_op(args.op) != MPI_OP_NULL;
-}
-
-std::string_view placement_name(Placement placement) {
-  return placement == Placement::kInPlace ? "in_place" : "out_of_place";
-}
-
 }  // namespace embscale::collectives

@@ -11,13 +11,12 @@ namespace {
 class Bcast final : public CollectiveBench {
  public:
   const CollectiveTraits& traits() const override {
-    static const CollectiveTraits t{"bcast", false, true, false, true, [](int) { return 1.0; }};
+    static const CollectiveTraits t{"bcast", false, true, false, true, bus_factor_one};
     return t;
   }
   Layout layout(std::size_t count, std::size_t element_bytes, int, int) const override {
-    Layout l;
-    l.count = l.recv_elements = count;
-    l.size_bytes = static_cast<double>(count * element_bytes);
+    Layout l = whole_layout(count, element_bytes);
+    l.send_elements = 0;  // one buffer
     return l;
   }
   std::size_t input_elements(const Layout& l, std::size_t, int rank, int root) const override {

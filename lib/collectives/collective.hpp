@@ -69,6 +69,19 @@ struct CallArgs {
 
 enum class Side { kEmbscale, kBareMpi };
 
+// The layouts nccl-tests gives the collectives, from a size's element count:
+// * whole: the count in and out (allreduce, reduce, bcast, sendrecv); size = count elements;
+// * per rank: count / ranks (rounded down) per rank or peer, ranks times that in and out
+//   (alltoall, alltoallv, reduce_scatter; allgather sends one rank's share); size = all of it.
+Layout whole_layout(std::size_t count, std::size_t element_bytes);
+Layout per_rank_layout(std::size_t count, std::size_t element_bytes, int ranks);
+
+// nccl-tests' bus factors: 1 (bcast, reduce, sendrecv), (n-1)/n (reduce_scatter, allgather,
+// alltoall, alltoallv), 2(n-1)/n (allreduce).
+double bus_factor_one(int ranks);
+double bus_factor_ring(int ranks);
+double bus_factor_allreduce(int ranks);
+
 class CollectiveBench {
  public:
   virtual ~CollectiveBench() = default;

@@ -13,17 +13,11 @@ namespace {
 class ReduceScatter final : public CollectiveBench {
  public:
   const CollectiveTraits& traits() const override {
-    static const CollectiveTraits t{"reduce_scatter", true, false, true, true,
-                                    [](int n) { return (n - 1.0) / n; }};
+    static const CollectiveTraits t{"reduce_scatter", true, false, true, true, bus_factor_ring};
     return t;
   }
   Layout layout(std::size_t count, std::size_t element_bytes, int, int ranks) const override {
-    Layout l;
-    const auto n = static_cast<std::size_t>(ranks);
-    l.count = count / n;
-    l.send_elements = l.recv_elements = l.count * n;  // the in-place buffer holds every segment
-    l.size_bytes = static_cast<double>(l.count * n * element_bytes);
-    return l;
+    return per_rank_layout(count, element_bytes, ranks);  // the in-place buffer holds every segment
   }
   std::size_t input_elements(const Layout& l, std::size_t, int, int) const override { return l.send_elements; }
   ExpectedElement expected(const Layout& l, std::size_t, std::size_t i, int rank, int, int) const override {

@@ -12,14 +12,11 @@ constexpr int kRingTag = 0;
 class Sendrecv final : public CollectiveBench {
  public:
   const CollectiveTraits& traits() const override {
-    static const CollectiveTraits t{"sendrecv", false, false, true, false, [](int) { return 1.0; }};
+    static const CollectiveTraits t{"sendrecv", false, false, true, false, bus_factor_one};
     return t;
   }
   Layout layout(std::size_t count, std::size_t element_bytes, int, int) const override {
-    Layout l;
-    l.count = l.send_elements = l.recv_elements = count;
-    l.size_bytes = static_cast<double>(count * element_bytes);
-    return l;
+    return whole_layout(count, element_bytes);
   }
   std::size_t input_elements(const Layout& l, std::size_t, int, int) const override { return l.count; }
   ExpectedElement expected(const Layout&, std::size_t, std::size_t i, int rank, int ranks, int) const override {
