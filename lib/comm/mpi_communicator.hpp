@@ -111,6 +111,9 @@ class MpiCommunicator final : public Communicator {
 };
 
 // Throws embscale::Error naming the MPI call and MPI's error string when rc != MPI_SUCCESS.
-void check_mpi(int rc, const char* call);
+[[noreturn]] void throw_mpi_error(int rc, const char* call);
+inline void check_mpi(int rc, const char* call) {
+  if (rc != MPI_SUCCESS) [[unlikely]] throw_mpi_error(rc, call);
+}
 
 }  // namespace embscale::comm

@@ -10,33 +10,8 @@
 
 namespace embscale::comm::detail {
 
-MPI_Datatype scalar_datatype(DataType type) {
-  switch (type) {
-    case DataType::kBytes: return MPI_BYTE;
-    case DataType::kInt32: return MPI_INT32_T;
-    case DataType::kInt64: return MPI_INT64_T;
-    case DataType::kUInt64: return MPI_UINT64_T;
-    case DataType::kFloat32: return MPI_FLOAT;
-    case DataType::kFloat64: return MPI_DOUBLE;
-    case DataType::kInt8: return MPI_INT8_T;
-    case DataType::kUInt8: return MPI_UINT8_T;
-    case DataType::kUInt32: return MPI_UINT32_T;
-    case DataType::kFloat16:
-    case DataType::kBFloat16: return half_datatype(type);
-  }
-  throw Error("scalar_datatype: unknown DataType " + std::to_string(static_cast<int>(type)));
-}
-
-MPI_Op reduce_op(ReduceOp op, DataType type) {
-  if (type == DataType::kFloat16 || type == DataType::kBFloat16) return half_reduce_op(op, type);
-  switch (op) {
-    case ReduceOp::kSum:
-    case ReduceOp::kAvg: return MPI_SUM;
-    case ReduceOp::kProd: return MPI_PROD;
-    case ReduceOp::kMax: return MPI_MAX;
-    case ReduceOp::kMin: return MPI_MIN;
-  }
-  throw Error("reduce_op: unknown ReduceOp " + std::to_string(static_cast<int>(op)));
+void throw_unknown(const char* what, int value) {
+  throw Error(std::string("unknown ") + what + " " + std::to_string(value));
 }
 
 namespace {
@@ -76,8 +51,7 @@ void divide_for_average(void* data, std::size_t values, DataType type, int ranks
   throw Error("divide_for_average: an average needs an arithmetic type");
 }
 
-void average_step(ReduceOp op, MpiPending* pending, void* data, std::size_t values, DataType type, int ranks) {
-  if (op != ReduceOp::kAvg || data == nullptr) return;
+void average_step_now_or_later(MpiPending* pending, void* data, std::size_t values, DataType type, int ranks) {
   if (!pending) {
     divide_for_average(data, values, type, ranks);
     return;

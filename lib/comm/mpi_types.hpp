@@ -15,16 +15,46 @@
 
 namespace embscale::comm::detail {
 
-// MPI's type of one scalar. Half and BFloat16 are a 2-byte type of ours (mpi_half_ops.cpp).
-MPI_Datatype scalar_datatype(DataType type);
-// MPI's operation for `op` on scalars of `type`: the predefined ones for MPI's own types (kAvg is
-// MPI_SUM: the caller divides afterwards, divide_for_average), commutative user operations that
-// compute in float for Half and BFloat16.
-MPI_Op reduce_op(ReduceOp op, DataType type);
 // The user operation on Half or BFloat16 scalars (kAvg: their sum); created on first use, freed
 // when MPI_Finalize deletes MPI_COMM_SELF's attributes (MPI's hook for cleanup before finalize).
 MPI_Op half_reduce_op(ReduceOp op, DataType type);
 MPI_Datatype half_datatype(DataType type);
+[[noreturn]] void throw_unknown(const char* what, int value);
+
+// MPI's type of one scalar. Half and BFloat16 are a 2-byte type of ours (mpi_half_ops.cpp).
+// Inline, as the two mappings below: every call of the Communicator passes through them, and a
+// 1 KiB collective over shared memory takes well under a microsecond.
+inline MPI_Datatype scalar_datatype(DataType type) {
+  switch (type) {
+    case DataType::kBytes: return MPI_BYTE;
+    case DataType::kInt32: return MPI_INT32_T;
+    case DataType::kInt64: return MPI_INT64_T;
+    case DataType::kUInt64: return MPI_UINT64_T;
+    case DataType::kFloat32: return MPI_FLOAT;
+    case DataType::kFloat64: return MPI_DOUBLE;
+    case DataType::kInt8: return MPI_INT8_T;
+    case DataType::kUInt8: return MPI_UINT8_T;
+    case DataType::kUInt32: return MPI_UINT32_T;
+    case DataType::kFloat16:
+    case DataType::kBFloat16: return half_datatype(type);
+  }
+  throw_unknown("DataType", static_cast<int>(type));
+}
+
+// MPI's operation for `op` on scalars of `type`: the predefined ones for MPI's own types (kAvg is
+// MPI_SUM: the caller divides afterwards, divide_for_average), commutative user operations that
+// compute in float for Half and BFloat16.
+inline MPI_Op reduce_op(ReduceOp op, DataType type) {
+  if (type == DataType::kFloat16 || type == DataType::kBFloat16) return half_reduce_op(op, type);
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg: return MPI_SUM;
+    case ReduceOp::kProd: return MPI_PROD;
+    case ReduceOp::kMax: return MPI_MAX;
+    case ReduceOp::kMin: return MPI_MIN;
+  }
+  throw_unknown("ReduceOp", static_cast<int>(op));
+}
 // kAvg's last step: divides `values` scalars of `type` in place by `ranks`, in the element type
 // (integers truncate toward zero; Half and BFloat16 divide in float and round once).
 void divide_for_average(void* data, std::size_t values, DataType type, int ranks);
@@ -109,7 +139,10 @@ void for_pieces(std::size_t count, std::size_t limit, Piece&& piece) {
 
 // kAvg's last step, on `values` scalars at `data` (nothing for other ops or a null buffer): now
 // when `pending` is null (a blocking call, its sum complete), else as pending's completion step.
-void average_step(ReduceOp op, MpiPending* pending, void* data, std::size_t values, DataType type, int ranks);
+void average_step_now_or_later(MpiPending* pending, void* data, std::size_t values, DataType type, int ranks);
+inline void average_step(ReduceOp op, MpiPending* pending, void* data, std::size_t values, DataType type, int ranks) {
+  if (op == ReduceOp::kAvg && data != nullptr) average_step_now_or_later(pending, data, values, type, ranks);
+}
 
 inline const std::byte* bytes(const void* p) noexcept { return static_cast<const std::byte*>(p); }
 inline std::byte* bytes(void* p) noexcept { return static_cast<std::byte*>(p); }
