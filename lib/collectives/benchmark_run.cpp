@@ -109,6 +109,17 @@ void record_bytes(comm::Communicator& world, const CollectiveBench& bench, const
   }
 }
 
+// Test hook for the failure path of the data check (tests/cli/collectives_test.sh):
+// EMBSCALE_INJECT_WRONG=COLLECTIVE flips a bit of the first element that collective's checked
+// call received on the last rank, so the check must find exactly one wrong element per checked
+// call and the command must exit 1.
+void inject_wrong_element(const CollectiveBench& bench, comm::Communicator& world, void* received,
+                          std::size_t elements) {
+  static const char* wanted = std::getenv("EMBSCALE_INJECT_WRONG");
+  if (!wanted || bench.traits().name != wanted || world.rank() != world.size() - 1 || elements == 0) return;
+  *static_cast<unsigned char*>(received) ^= 0x10;
+}
+
 }  // namespace
 
 std::string_view time_combine_name(TimeCombine combine) { return kCombineNames[static_cast<int>(combine)]; }
@@ -167,6 +178,7 @@ CaseResult run_case(comm::MpiCommunicator& world, MPI_Comm bare, const CaseSpec&
     double unused = 0;
     world.barrier();
     bench.run(Side::kEmbscale, args, k, std::span<double>(&unused, 1));
+    inject_wrong_element(bench, world, buffers.recv.data(), layout.recv_elements);
     check_elements(spec.type.type, buffers.recv.data(), layout.recv_elements,
                    InputPattern{bench.traits().reduces, spec.op}, ranks,
                    [&](std::size_t i) { return bench.expected(layout, k, i, rank, ranks, spec.root); }, check);

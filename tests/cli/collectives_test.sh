@@ -64,6 +64,24 @@ case "$case_name" in
       grep -qE "^ +300 +300 +int8 +prod +-1 " "$work/out.txt" || fail "$ranks ranks: no 300-byte int8 prod allreduce line"
     done
     ;;
+  collectives_wrong_element)
+    # A wrong element (EMBSCALE_INJECT_WRONG flips a bit of the last rank's first received
+    # element in each checked call): stderr says how many and where, the report keeps them, exit 1.
+    EMBSCALE_INJECT_WRONG=allgather run_collectives 2 allreduce allgather -b 1K -e 2K -n 2 -w 0 -c 2 \
+      -o "$work/r.h5"
+    [ "$rc" -eq 1 ] || fail "exit code $rc, expected 1: $(cat "$work/err.txt")"
+    grep -qE "rank 1, allgather-float-out_of_place-1024: element 0: got .*, expected " "$work/err.txt" ||
+      fail "no located wrong element: $(cat "$work/err.txt")"
+    grep -qF "allgather-float-out_of_place-1024: 2 wrong elements over all ranks" "$work/err.txt" ||
+      fail "no count of wrong elements: $(cat "$work/err.txt")"
+    grep -qF "the data check found 8 wrong elements" "$work/err.txt" || fail "no total: $(cat "$work/err.txt")"
+    [ -f "$work/r.h5" ] || fail "the report was not kept"
+    /usr/bin/python3 -c "import h5py, sys
+s = h5py.File(sys.argv[1])['summary'][()]
+wrong = {r['run_id'].decode(): int(r['wrong']) for r in s}
+assert all(v == (2 if k.startswith('allgather') else 0) for k, v in wrong.items()), wrong" "$work/r.h5" ||
+      fail "the report's wrong column is not 2 for allgather and 0 for allreduce"
+    ;;
   collectives_bad_flags)
     expect_bad_flag '-e: "2T" is beyond the largest size, 2^40 bytes' -e 2T
     expect_bad_flag '-b: "-5" is negative' --minbytes=-5
