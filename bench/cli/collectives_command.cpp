@@ -209,6 +209,9 @@ RunFunction define_collectives(CLI::App& command, const Invocation& invocation) 
                      "rounds of -n calls per side; the side that goes first alternates by round")
       ->capture_default_str();
   command.add_flag("--no-baseline", o.no_baseline, "do not time the bare MPI calls");
+  command.add_flag("--barrier", o.barrier,
+                   "OSU's timing: an untimed barrier after every call, so each starts with the ranks aligned "
+                   "(default: nccl-tests' calls back to back)");
   command.add_flag("--calibrate", o.calibrate,
                    "time bare MPI on both sides (the Communicator still runs the check): the overhead column is then "
                    "the harness's own noise floor");

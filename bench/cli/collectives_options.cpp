@@ -76,6 +76,7 @@ CollectivesPlan plan_collectives(const CollectivesOptions& o, int ranks) {
   s.rounds = static_cast<std::size_t>(in_range(o.rounds, 1, 1'000'000, "--rounds", "a round count of at least 1"));
   s.baseline = !o.no_baseline;
   s.calibrate = o.calibrate;
+  s.barrier_each_call = o.barrier;
   if (o.calibrate && o.no_baseline)
     throw InputError("--calibrate times bare MPI against itself; it cannot go with --no-baseline");
 

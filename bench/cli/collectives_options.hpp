@@ -31,6 +31,7 @@ struct CollectivesOptions {
   std::int64_t rounds = 2;         // --rounds
   bool no_baseline = false;        // --no-baseline
   bool calibrate = false;          // --calibrate
+  bool barrier = false;            // --barrier
   std::string counts = "equal,skewed";  // --counts (alltoallv)
   std::optional<std::string> config_path;  // --config (skewed counts)
   std::vector<std::string> settings;       // --set

@@ -5,6 +5,9 @@
 
 #include <mpi.h>
 
+#include <chrono>
+#include <span>
+
 #include "collectives/collective.hpp"
 
 namespace embscale::collectives {
@@ -30,6 +33,32 @@ MPI_Op bare_op(comm::ReduceOp op);
 // Throws embscale::Error naming the bare call when rc is not MPI_SUCCESS.
 void check_bare(int rc, const char* call);
 
+// Times `call(k)` for k in [first, first + times.size()), the same loop for both sides.
+// Back to back (nccl-tests; the default): one clock read per call, times[k] from the end of the
+// previous call to the end of this one. With args.barrier_each_call (OSU): a clock read before and
+// after each call and an untimed barrier on the bare communicator after it, so that every call
+// starts with the ranks aligned.
+template <class Call>
+void timed_calls(const CallArgs& args, std::size_t first, std::span<double> times, Call&& call) {
+  using Clock = std::chrono::steady_clock;
+  if (args.barrier_each_call) {
+    for (std::size_t k = 0; k < times.size(); ++k) {
+      const auto start = Clock::now();
+      call(first + k);
+      times[k] = std::chrono::duration<double>(Clock::now() - start).count();
+      check_bare(MPI_Barrier(args.bare), "MPI_Barrier");
+    }
+    return;
+  }
+  auto last = Clock::now();
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    call(first + k);
+    const auto now = Clock::now();
+    times[k] = std::chrono::duration<double>(now - last).count();
+    last = now;
+  }
+}
+
 // Runs one side of a collective for calls [first, first + times.size()):
 //   embscale, blocking:      blocking(k)              (a Communicator call)
 //   embscale, non-blocking:  immediate(k).wait()      (a Communicator i-call returning a Request)
@@ -40,12 +69,12 @@ template <class Blocking, class Immediate, class Bare, class BareImmediate>
 void run_side(Side side, const CallArgs& args, std::size_t first, std::span<double> times, const char* bare_name,
               Blocking&& blocking, Immediate&& immediate, Bare&& bare, BareImmediate&& bare_immediate) {
   if (side == Side::kEmbscale) {
-    if (args.blocking) timed_calls(first, times, blocking);
-    else timed_calls(first, times, [&](std::size_t k) { immediate(k).wait(); });
+    if (args.blocking) timed_calls(args, first, times, blocking);
+    else timed_calls(args, first, times, [&](std::size_t k) { immediate(k).wait(); });
   } else if (args.blocking) {
-    timed_calls(first, times, [&](std::size_t k) { check_bare(bare(k), bare_name); });
+    timed_calls(args, first, times, [&](std::size_t k) { check_bare(bare(k), bare_name); });
   } else {
-    timed_calls(first, times, [&](std::size_t k) {
+    timed_calls(args, first, times, [&](std::size_t k) {
       MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
       check_bare(bare_immediate(k, requests), bare_name);
       check_bare(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE), "MPI_Waitall");

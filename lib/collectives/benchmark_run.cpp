@@ -145,6 +145,7 @@ CaseResult run_case(comm::MpiCommunicator& world, MPI_Comm bare, const CaseSpec&
   args.root = spec.root;
   args.placement = spec.placement;
   args.blocking = settings.blocking;
+  args.barrier_each_call = settings.barrier_each_call;
   args.layout = &layout;
   args.send = buffers.input;
   args.recv = buffers.recv.data();

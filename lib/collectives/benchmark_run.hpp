@@ -2,11 +2,12 @@
 // run the way nccl-tests and the OSU micro-benchmarks time it, through the Communicator and as bare
 // MPI, then checked.
 //
-// Timing (the same loop for both sides, collective.hpp's timed_calls):
+// Timing (the same loop for both sides, bare_mpi.hpp's timed_calls):
 //   * warm-up: -w calls of each side, untimed;
 //   * rounds: each round times -n calls of each side, a barrier (untimed) before each side's
 //     calls; the side that goes first alternates by round, so neither always runs on a cache or
-//     a peer warmed by the other;
+//     a peer warmed by the other; calls go back to back as in nccl-tests, or with --barrier as
+//     in OSU (an untimed barrier after each call, so each starts with the ranks aligned);
 //   * per rank: each call's time, and their average; over ranks (OSU): min, avg and max of the
 //     per-rank averages, and the time nccl-tests' -a chooses (rank 0's, avg, min or max);
 //   * the Communicator's overhead compares medians (each rank's median call, combined by -a):
@@ -37,6 +38,7 @@ struct RunSettings {
   std::size_t checks = 1;       // -c: checked calls (0: no check)
   TimeCombine combine = TimeCombine::kAvg;
   bool blocking = true;         // -z 1
+  bool barrier_each_call = false;  // --barrier: OSU's timing
   bool baseline = true;         // time bare MPI too (where MPI has the call)
   bool calibrate = false;       // time bare MPI on both sides: the harness's noise floor
 };

@@ -9,7 +9,6 @@
 
 #include <mpi.h>
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -62,6 +61,7 @@ struct CallArgs {
   int root = 0;
   Placement placement = Placement::kOutOfPlace;
   bool blocking = true;
+  bool barrier_each_call = false;  // OSU's timing: an untimed barrier after every call
   const Layout* layout = nullptr;
   const void* send = nullptr;
   void* recv = nullptr;
@@ -110,20 +110,5 @@ class CollectiveBench {
   // Runs calls [first, first + times.size()) of the layout, timing each into times[k] (seconds).
   virtual void run(Side side, const CallArgs& args, std::size_t first, std::span<double> times) const = 0;
 };
-
-// Times `call(k)` for k in [first, first + times.size()), one clock read per call (both sides
-// alike): times[k] is the interval from the end of the previous call (or the start) to the end of
-// this one.
-template <class Call>
-void timed_calls(std::size_t first, std::span<double> times, Call&& call) {
-  using Clock = std::chrono::steady_clock;
-  auto last = Clock::now();
-  for (std::size_t k = 0; k < times.size(); ++k) {
-    call(first + k);
-    const auto now = Clock::now();
-    times[k] = std::chrono::duration<double>(now - last).count();
-    last = now;
-  }
-}
 
 }  // namespace embscale::collectives

@@ -52,6 +52,7 @@ std::vector<report::SummaryField> case_parameters(const CaseSpec& spec, const Ru
       {"root", root_of(spec)},
       {"placement", std::string(placement_name(spec.placement))},
       {"blocking", std::int64_t{settings.blocking ? 1 : 0}},
+      {"barrier_each_call", std::int64_t{settings.barrier_each_call ? 1 : 0}},
       {"size_bytes", static_cast<std::int64_t>(std::llround(result.layout.size_bytes))},
       {"count", static_cast<std::int64_t>(result.layout.count)},
       {"ranks", std::int64_t{context.ranks}},
@@ -112,6 +113,7 @@ std::string table_header(const CaseSpec& spec, const RunSettings& settings, int 
   std::string h = "#\n# " + std::string(t.name) + (spec.counts == "skewed" ? " (skewed counts)" : "") +
                   (settings.calibrate ? " [calibration: bare MPI on both sides]" : "") + " on " +
                   std::to_string(ranks) + " ranks, " + (settings.blocking ? "blocking" : "non-blocking") +
+                  (settings.barrier_each_call ? ", a barrier after each call (OSU)" : ", calls back to back") +
                   ", times: " + std::string(time_combine_name(settings.combine)) + " over ranks\n" +
                   "# time: mean of a call (as nccl-tests); ovh: the Communicator's median call over bare MPI's, - 1\n";
   h += "#                                                     out-of-place                                       "

@@ -53,6 +53,12 @@ case "$case_name" in
     "$embscale" report "$work/r.h5" >"$work/report.txt" || fail "embscale report failed"
     grep -q "busbw_GBps" "$work/report.txt" || fail "report does not show busbw_GBps"
     "$embscale" compare "$work/r.h5" "$work/r.h5" >"$work/compare.txt" 2>&1 || fail "compare of a report with itself: $(cat "$work/compare.txt")"
+    # OSU's timing (--barrier): said in the table and recorded with each run.
+    run_collectives 2 bcast -b 1K -e 1K -n 3 -w 1 --barrier -o "$work/b.h5"
+    [ "$rc" -eq 0 ] || fail "--barrier: exit code $rc: $(cat "$work/err.txt")"
+    grep -qF "a barrier after each call (OSU)" "$work/out.txt" || fail "--barrier not in the table header: $(cat "$work/out.txt")"
+    h5dump -a /runs/bcast-float-root0-in_place-1024/barrier_each_call "$work/b.h5" | grep -qE "\(0\): 1$" ||
+      fail "barrier_each_call is not 1 in the run"
     ;;
   collectives_every_type)
     # Every collective, type and op on 1 and 4 ranks at sizes that are no multiple of the rank
