@@ -81,16 +81,10 @@ CollectivesPlan plan_collectives(const CollectivesOptions& o, int ranks) {
     throw InputError("--calibrate times bare MPI against itself; it cannot go with --no-baseline");
 
   plan.equal_counts = plan.skewed_counts = false;
-  std::string word;
-  for (const char c : o.counts + ",") {
-    if (c != ',') {
-      word += c;
-      continue;
-    }
+  for (const auto& word : collectives::split_list(o.counts)) {
     if (word == "equal") plan.equal_counts = true;
     else if (word == "skewed") plan.skewed_counts = true;
     else throw InputError("--counts: \"" + word + "\" is not a kind of counts; expected equal, skewed or equal,skewed");
-    word.clear();
   }
   const bool alltoallv = std::any_of(plan.collectives.begin(), plan.collectives.end(),
                                      [](const auto* e) { return e->name == "alltoallv"; });

@@ -123,7 +123,7 @@ class SkewedAlltoallv final : public Alltoallv {
     const auto k = static_cast<std::size_t>(per_row);
     Layout l;
     for (const auto& call : traffic_.calls) {
-      std::vector<std::size_t> send(call.send), recv(call.recv);
+      std::vector<std::size_t> send(call.send_counts), recv(call.recv_counts);
       for (auto& c : send) c *= k;
       for (auto& c : recv) c *= k;
       l.per_call.push_back(counts_of(std::move(send), std::move(recv)));

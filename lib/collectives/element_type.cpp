@@ -3,8 +3,6 @@
 #include <algorithm>
 
 namespace embscale::collectives {
-namespace {
-
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
   std::string item;
@@ -18,6 +16,8 @@ std::vector<std::string> split_list(const std::string& text) {
   }
   return items;
 }
+
+namespace {
 
 // Parses "all" or a list of names of `table` (entries with a .name); the error names the flag.
 template <class Entry>

@@ -31,6 +31,9 @@ struct ReduceOpName {
 const std::vector<ReduceOpName>& reduce_ops();
 std::string_view reduce_op_name(comm::ReduceOp op);
 
+// "a,b,c" -> {"a", "b", "c"} ("" -> one empty item, which no flag accepts).
+std::vector<std::string> split_list(const std::string& text);
+
 // "all", or a comma-separated list of names; throws InputError naming `flag` and the choices.
 std::vector<ElementType> parse_element_types(const std::string& text, std::string_view flag);
 std::vector<comm::ReduceOp> parse_reduce_ops(const std::string& text, std::string_view flag);
