@@ -54,6 +54,8 @@ class SlotGenerator {
 
   std::uint64_t space() const noexcept { return space_; }
   Key offset() const noexcept { return offset_; }
+  // The unified key of sampled index `index` (the hottest is 0): the offset plus the mapped index.
+  Key to_key(std::uint64_t index) const { return offset_ + static_cast<Key>(permutation_ ? (*permutation_)(index) : index); }
 
  private:
   // floor(Lomax) of a Pareto companion from its uniform, and its index (the floor modulo N).
@@ -70,7 +72,6 @@ class SlotGenerator {
                     std::vector<Key>& keys) const;
   void append_distinct(const KeySampler& sampler, const CounterRng& rng, std::int64_t size,
                        std::span<const std::uint64_t> drawn, std::vector<Key>& keys) const;
-  Key to_key(std::uint64_t index) const { return offset_ + static_cast<Key>(permutation_ ? (*permutation_)(index) : index); }
 
   config::SlotWorkload workload_;
   std::unique_ptr<const KeySource> source_;

@@ -37,7 +37,7 @@ struct Skew {
 };
 
 Skew capture_skew(comm::MpiCommunicator& world, const CollectivesOptions& options, const CollectivesPlan& plan) {
-  auto [config, source] = load_config_agreed(world, options.config_path, options.settings, false, [&](config::Config& c) {
+  auto [config, source, sharding_plan] = load_config_agreed(world, options.config_path, options.settings, false, [&](config::Config& c) {
     if (!options.scheme) return;
     try {
       collectives::set_layer_scheme(c.embeddings.front(), *options.scheme);

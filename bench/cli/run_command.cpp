@@ -24,7 +24,7 @@ int run_command(const RunOptions& options) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   const bool root = world.rank() == 0;
 
-  auto [config, source] = load_config_agreed(world, options.config_path, options.settings, options.embedding_only);
+  auto [config, source, plan] = load_config_agreed(world, options.config_path, options.settings, options.embedding_only);
   const std::filesystem::path output = agreed_output_path(world, options.output_path, "runs");
 
   std::optional<report::ReportWriter> writer;
@@ -37,6 +37,9 @@ int run_command(const RunOptions& options) {
     std::cout << "embscale run: " << embedding::scheme_names(config) << " on " << world.size() << " ranks, "
               << config.solver.max_iter << " iterations of " << config.solver.batchsize << " samples\n";
     if (config.data.format != config::DataFormat::kSynthetic) std::cout << "data: " << source->describe() << '\n';
+    if (plan)
+      std::cout << "sharding plan (" << plan->policy << "): " << embedding::scheme_names(config) << ", predicted step "
+                << plan->step_seconds * 1e3 << " ms (embscale plan prints it in full)\n";
     if (!config.not_run.empty())
       std::cout << "note: --embedding-only: running the embedding layers; not run: " << config::describe_not_run(config)
                 << '\n';
@@ -48,7 +51,7 @@ int run_command(const RunOptions& options) {
   if (root)
     for (const auto& note : run.eviction.notes) std::cerr << "embscale run: " << note << '\n';
   const std::string& id = options.run_id;
-  writer->write_run(make_run_record(id, config, world.size(), run));
+  writer->write_run(make_run_record(id, config, world.size(), run, plan ? &*plan : nullptr));
   const std::vector<report::SummaryRow> summary{make_summary_row(id, config, world.size(), run)};
   writer->write_summary(summary);
   writer->commit();

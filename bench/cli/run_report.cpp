@@ -1,5 +1,7 @@
 #include "bench/cli/run_report.hpp"
 
+#include "plan/plan_report.hpp"
+
 #include <string>
 
 #include "config/workload_summary.hpp"
@@ -24,7 +26,7 @@ std::vector<report::SummaryField> run_parameters(const config::Config& config, i
 }
 
 report::RunRecord make_run_record(const std::string& id, const config::Config& config, int ranks,
-                                  const embedding::TrainingRun& run) {
+                                  const embedding::TrainingRun& run, const plan::ShardingPlan* plan) {
   report::RunRecord record;
   record.id = id;
   record.parameters = run_parameters(config, ranks);
@@ -37,6 +39,10 @@ report::RunRecord make_run_record(const std::string& id, const config::Config& c
   for (const auto& [name, values] : run.measurements.bandwidth) record.series[name] = values;
   for (const auto& table : run.eviction.tables)
     record.tables["eviction/" + table.name] = report::ReportTable{table.columns, table.values, table.meaning};
+  if (plan) {
+    record.sharding_plan = plan::plan_json(*plan).dump();
+    record.tables["plan/loads"] = plan::plan_loads_table(*plan);
+  }
   return record;
 }
 

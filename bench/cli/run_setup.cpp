@@ -24,6 +24,13 @@ std::string default_output_path(const std::string& folder) {
 
 }  // namespace
 
+void agree_planner_memory(comm::Communicator& world, config::Config& config) {
+  if (!config.planner && !plan::has_auto_layers(config)) return;
+  const auto limit = comm::broadcast_strings(world, {std::to_string(plan::default_memory_per_rank(world.size()))})[0];
+  if (!config.planner) config.planner.emplace();
+  if (config.planner->memory_per_rank == 0) config.planner->memory_per_rank = std::stoll(limit);
+}
+
 AgreedConfig load_config_agreed(comm::Communicator& world, const std::optional<std::string>& path,
                                 const std::vector<std::string>& settings, bool embedding_only,
                                 const std::function<void(config::Config&)>& adjust) {
@@ -34,6 +41,7 @@ AgreedConfig load_config_agreed(comm::Communicator& world, const std::optional<s
   text = comm::broadcast_strings(world, {text})[0];
   std::optional<config::Config> config;
   std::unique_ptr<BatchSource> source;
+  std::optional<plan::ShardingPlan> plan;
   comm::run_agreed(world, [&] {
     const std::string origin = path.value_or("<embedded default>");
     config = config::parse_config_with_settings(path ? text : config::default_config_text(), origin, settings);
@@ -41,13 +49,17 @@ AgreedConfig load_config_agreed(comm::Communicator& world, const std::optional<s
     config::check_runs_whole(*config, embedding_only, origin);
     if (adjust) adjust(*config);
     config::resolve_batch_for_ranks(*config, world.size());
+  });
+  agree_planner_memory(world, *config);
+  comm::run_agreed(world, [&] {
+    plan = plan::plan_for_run(*config, world.size());
     embedding::check_config_for_ranks(*config, world.size());
     embedding::check_run_environment();
     // A trace that cannot be read, or is too short for warmup_iter + max_iter batches, is bad
     // input too.
     source = workloads::make_batch_source(*config);
   });
-  return {std::move(*config), std::move(source)};
+  return {std::move(*config), std::move(source), std::move(plan)};
 }
 
 std::filesystem::path agreed_output_path(comm::Communicator& world, const std::optional<std::string>& given,

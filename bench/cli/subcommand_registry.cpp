@@ -50,6 +50,15 @@ const std::vector<Subcommand>& subcommands() {
         {kExitFailure, "failure (an internal error)"},
         {kExitBadInput, "bad input: an invalid config (the message names the file and the field), or bad arguments"}},
        define_validate},
+      {"plan",
+       "Plan a config's \"auto\" layers for N ranks (each table's scheme and placement, from the key skew), print "
+       "the plan and write it as a config run accepts",
+       Launch::kSerial,
+       {{0, "planned (the plan printed and written)"},
+        {kExitFailure, "failure (an I/O error while writing)"},
+        {kExitBadInput, "bad input (arguments, config; no layer to plan; no plan fits the memory per rank: the "
+                        "message names the rank, the shortfall and the largest table there)"}},
+       define_plan},
       {"report", "Print the summary of an existing report, and plot it", Launch::kSerial,
        {{0, "printed (and plotted)"},
         {kExitFailure, "failure (the plot script failed or could not start)"},

@@ -74,6 +74,7 @@ RunFunction define_sweep(CLI::App& command, const Invocation& invocation);
 RunFunction define_collectives(CLI::App& command, const Invocation& invocation);
 RunFunction define_merge(CLI::App& command, const Invocation& invocation);
 RunFunction define_validate(CLI::App& command, const Invocation& invocation);
+RunFunction define_plan(CLI::App& command, const Invocation& invocation);
 RunFunction define_report(CLI::App& command, const Invocation& invocation);
 RunFunction define_compare(CLI::App& command, const Invocation& invocation);
 RunFunction define_trace(CLI::App& command, const Invocation& invocation);  // trace_options.cpp

@@ -21,6 +21,7 @@
 
 #include "bench/cli/commands.hpp"
 #include "bench/cli/run_report.hpp"
+#include "bench/cli/run_setup.hpp"
 #include "bench/cli/subcommand_registry.hpp"
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
@@ -92,7 +93,10 @@ std::string format_duration(double seconds) {
 // Collective over the point's communicator: runs it and writes its report to `path`.
 void run_point(comm::Communicator& comm, const config::SweepSpec& spec, const PlannedRun& planned,
                const std::filesystem::path& path, const SweepOptions& options, const std::string& prefix) {
-  const auto& config = planned.point->config;
+  auto config = planned.point->config;
+  agree_planner_memory(comm, config);
+  std::optional<plan::ShardingPlan> plan;
+  comm::run_agreed(comm, [&] { plan = plan::plan_for_run(config, comm.size()); });
   std::optional<report::ReportWriter> writer;
   comm::run_agreed(comm, [&] {
     writer.emplace(comm, path, report::collect_run_metadata(comm, options.command_line, config.source.dump()));
@@ -102,7 +106,7 @@ void run_point(comm::Communicator& comm, const config::SweepSpec& spec, const Pl
   comm::run_agreed(comm, [&] { source = workloads::make_batch_source(config); });
   const auto run = embedding::run_training(comm, config, *source, options.quiet ? nullptr : &std::cout, stop_check, prefix);
 
-  report::RunRecord record = make_run_record(planned.id, config, comm.size(), run);
+  report::RunRecord record = make_run_record(planned.id, config, comm.size(), run, plan ? &*plan : nullptr);
   auto swept = swept_parameters(spec, *planned.point);
   record.parameters.insert(record.parameters.begin(), swept.begin(), swept.end());
   record.point = planned.point->index;
@@ -148,7 +152,9 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
       try {
         config::check_runs_whole(point.config, options.embedding_only, source.base_origin);
         config::resolve_batch_for_ranks(point.config, ranks);
-        embedding::check_config_for_ranks(point.config, ranks);
+        auto planned = point.config;  // planned again when it runs (plan::plan_for_run); refused now if no plan fits
+        (void)plan::plan_for_run(planned, ranks);
+        embedding::check_config_for_ranks(planned, ranks);
         // A trace is opened now (its headers, its length against the point's iterations); a
         // generated source has nothing to check.
         if (point.config.data.format != config::DataFormat::kSynthetic) (void)workloads::make_batch_source(point.config);

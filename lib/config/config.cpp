@@ -44,7 +44,7 @@ void record_keys_not_run(const ObjectReader& top, Config& c) {
 Config parse_config(const nlohmann::json& json, const std::string& origin) {
   const ObjectReader top(ValueReader(json, "", origin));
   check_schema_version(top);
-  top.only_keys({"schema_version", "solver", "optimizer", "layers", "eviction"});
+  top.only_keys({"schema_version", "solver", "optimizer", "layers", "eviction", "planner"});
   Config c;
   c.schema_version = kSchemaVersion;
   c.solver = parse_solver(top.object("solver"));
@@ -52,6 +52,7 @@ Config parse_config(const nlohmann::json& json, const std::string& origin) {
   parse_layers(top.required("layers", "a non-empty array of layer objects"), c);
   record_keys_not_run(top, c);
   if (top.has("eviction")) c.eviction = parse_eviction_study(top.object("eviction"), c);
+  if (top.has("planner")) c.planner = parse_planner_settings(top.object("planner"));
   c.source = json;
   return c;
 }

@@ -118,7 +118,12 @@ struct EmbeddingLayer {
   // ShardedEmbedding only: the sharding scheme by name (TorchRec's: "table_wise", "row_wise",
   // ...; lib/embedding's scheme registry decides which names run). Empty for the other types,
   // whose type names their scheme.
+  // "auto" or "auto_skew_blind" (kAutoShardings) asks lib/plan to choose the schemes and placement
+  // of the layer's tables before the run; `run` then runs the planned layers.
   std::string sharding;
+  // table_wise only: the rank that owns each of the layer's slots, in the order of `slots` (what
+  // the planner writes); empty: placed largest first onto the least loaded rank.
+  std::vector<std::int32_t> table_ranks;
   std::string bottom;               // a DataLayer's sparse_top
   std::string top;
   std::int64_t max_vocabulary_size_per_gpu = 0;
@@ -153,6 +158,27 @@ struct EvictionStudy {
 };
 inline const std::vector<std::string> kEvictionOracles = {"lru", "lfu", "score_retention", "unbucketed", "belady"};
 
+// The "sharding" values that ask the planner (lib/plan) for a layer's plan: skew-aware (the loads
+// of the slots' generators) or skew-blind (TorchRec's planner: a table's size and pooling factor).
+inline constexpr const char* kAutoSharding = "auto";
+inline constexpr const char* kAutoSkewBlindSharding = "auto_skew_blind";
+bool is_auto_sharding(const std::string& sharding);
+
+// The optional "planner" section (issue 17; lib/plan/README.md): what the planner of "auto" layers
+// assumes. A cost left unset takes lib/plan's default, measured on the development machine.
+struct PlannerSettings {
+  // Bytes of rows, optimizer state and tables one rank may hold; 0: this host's memory divided
+  // among the ranks on it, less TorchRec's 15 % reserve.
+  std::int64_t memory_per_rank = 0;
+  std::optional<double> seconds_per_key;        // a key routed, de-duplicated or pooled
+  std::optional<double> seconds_per_row;        // a distinct row looked up or updated
+  std::optional<double> seconds_per_byte;       // a byte read or written in memory
+  std::optional<double> seconds_per_comm_byte;  // a byte sent or received
+  std::optional<double> seconds_per_collective; // a collective call's fixed cost
+  std::vector<std::string> schemes;  // the schemes it chooses among (lib/plan checks them); empty: all it models
+  bool all_layers = false;           // plan every embedding layer, as if each said "auto"
+};
+
 struct Config {
   int schema_version = kSchemaVersion;
   Solver solver;
@@ -160,6 +186,7 @@ struct Config {
   DataLayer data;
   std::vector<EmbeddingLayer> embeddings;  // at least one
   std::optional<EvictionStudy> eviction;   // the "eviction" section, when given
+  std::optional<PlannerSettings> planner;  // the "planner" section, when given
   nlohmann::json source;            // the JSON as given (recorded in the report)
   // What the config asks for that embscale does not run: the layers in file order ("layers[fc1]
   // (\"InnerProduct\")"), then the solver's and the Data layer's keys ("solver.eval_interval

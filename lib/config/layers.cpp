@@ -71,7 +71,7 @@ std::vector<std::int32_t> parse_slot_subset(const ValueReader& value) {
 EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& name, const std::string& type,
                                      const Optimizer& global) {
   std::vector<std::string> keys = {"name",  "type",        "bottom",         "top",     "sparse_embedding_hparam",
-                                   "optimizer", "sharding", "slots", "deduplicate", "ranks_per_node", "storage"};
+                                   "optimizer", "sharding", "table_ranks", "slots", "deduplicate", "ranks_per_node", "storage"};
   keys.insert(keys.end(), hugectr::unused_embedding_keys().begin(), hugectr::unused_embedding_keys().end());
   r.only_keys(keys);
   EmbeddingLayer e;
@@ -94,6 +94,15 @@ EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& n
   e.combiner = parse_combiner(h);
   e.optimizer = r.has("optimizer") ? parse_optimizer(r.object("optimizer")) : global;
   if (const auto slots = r.optional("slots")) e.slots = parse_slot_subset(*slots);
+  if (const auto ranks = r.optional("table_ranks")) {
+    if (e.sharding != "table_wise")
+      ranks->fail_with("\"table_ranks\" places the tables of a \"table_wise\" layer; this layer's scheme is " +
+                       (e.sharding.empty() ? "its type's" : "\"" + e.sharding + "\""));
+    // Their count is checked against the layer's slots in parse_layers, their range at run time
+    // (the rank count is the launcher's).
+    for (const auto& rank : ranks->array(1, "a non-empty array of ranks, one per slot of the layer"))
+      e.table_ranks.push_back(static_cast<std::int32_t>(rank.integer(IntRange::between(0, std::numeric_limits<std::int32_t>::max()))));
+  }
   if (const auto dedup = r.optional("deduplicate")) e.deduplicate = dedup->boolean();
   e.ranks_per_node = static_cast<std::int32_t>(r.integer_or("ranks_per_node", 0, IntRange::between(0, 1 << 20)));
   if (r.has("storage")) e.storage = parse_embedding_storage(r.object("storage"));
@@ -108,6 +117,7 @@ void parse_layers(const ValueReader& layers, Config& c) {
   std::vector<TensorName> tops;
   std::vector<ValueReader> bottoms;  // checked once the Data layer is known, wherever it sits
   std::vector<std::optional<ValueReader>> slot_lists;  // likewise
+  std::vector<std::optional<ValueReader>> table_rank_lists;  // checked against the slots
   std::vector<std::pair<std::string, std::string>> not_run;  // (path, type) of HugeCTR layers not run
   std::string data_path;
   for (std::size_t i = 0; i < elements.size(); ++i) {
@@ -126,6 +136,7 @@ void parse_layers(const ValueReader& layers, Config& c) {
       tops.push_back({c.embeddings.back().top, r.path_of("top")});
       bottoms.push_back(r.required("bottom", ""));
       slot_lists.push_back(r.optional("slots"));
+      table_rank_lists.push_back(r.optional("table_ranks"));
     } else if (contains(hugectr::known_embedding_types(), type)) {
       type_value.fail_with("\"" + type + "\" is a HugeCTR embedding type not runnable in this version; runnable: " +
                            quoted_list(hugectr::runnable_embedding_types()));
@@ -168,6 +179,8 @@ void parse_layers(const ValueReader& layers, Config& c) {
                               : "slot indices of its bottom " + describe_json(layer.bottom) + ": [" +
                                     std::to_string(first) + ", " + std::to_string(end) + ")");
     }
+    if (!layer.table_ranks.empty() && layer.table_ranks.size() != layer.slots.size())
+      table_rank_lists[i]->fail("one rank per slot of the layer (" + std::to_string(layer.slots.size()) + " ranks)");
   }
   check_unique_tops(tops, origin);
 }

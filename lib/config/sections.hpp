@@ -31,5 +31,7 @@ EmbeddingLayer parse_embedding_layer(const ObjectReader& layer, const std::strin
 void parse_layers(const ValueReader& layers, Config& config);
 // The "eviction" section, after the layers (it names them and needs their storage).
 EvictionStudy parse_eviction_study(const ObjectReader& eviction, const Config& config);
+// The "planner" section.
+PlannerSettings parse_planner_settings(const ObjectReader& planner);
 
 }  // namespace embscale::config

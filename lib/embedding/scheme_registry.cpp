@@ -16,6 +16,7 @@ std::unique_ptr<EmbeddingScheme> make_row_wise(const LayerSpec&);
 std::unique_ptr<EmbeddingScheme> make_column_wise(const LayerSpec&);
 std::unique_ptr<EmbeddingScheme> make_table_row_wise(const LayerSpec&);
 std::unique_ptr<EmbeddingScheme> make_data_parallel(const LayerSpec&);
+void check_table_wise(const LayerSpec&, int ranks);
 void check_column_wise(const LayerSpec&, int ranks);
 void check_table_row_wise(const LayerSpec&, int ranks);
 void check_data_parallel(const LayerSpec&, int ranks);
@@ -29,7 +30,7 @@ constexpr std::array<SchemeEntry, 9> kSchemes = {{
     {"distributed_slot", "DistributedSlotSparseEmbeddingHash", "HugeCTR", make_distributed_slot},
     {"distributed_sparse", "DistributedSparseEmbedding", "SOK (= HugeCTR's distributed slot)", make_distributed_slot},
     {"localized_slot", "LocalizedSlotSparseEmbeddingHash", "HugeCTR", make_localized_slot},
-    {"table_wise", kSharded, "TorchRec", make_table_wise},
+    {"table_wise", kSharded, "TorchRec", make_table_wise, check_table_wise},
     {"row_wise", kSharded, "TorchRec", make_row_wise},
     {"column_wise", kSharded, "TorchRec", make_column_wise, check_column_wise},
     {"table_row_wise", kSharded, "TorchRec", make_table_row_wise, check_table_row_wise},
@@ -49,8 +50,11 @@ const SchemeEntry& scheme_of(const config::EmbeddingLayer& layer) {
     if (sharded ? layer.sharding == entry.name : layer.type == entry.config_type) return entry;
     names += (names.empty() ? "\"" : ", \"") + std::string(entry.name) + "\"";
   }
+  if (sharded && config::is_auto_sharding(layer.sharding))
+    throw InputError("layers[" + layer.name + "].sharding: \"" + layer.sharding + "\" is planned before a run "
+                     "(embscale run and sweep do it; embscale plan writes the plan)");
   if (sharded)
-    throw InputError("layers[" + layer.name + "].sharding: expected one of " + names + ", got \"" + layer.sharding + "\"");
+    throw InputError("layers[" + layer.name + "].sharding: expected one of " + names + ", \"auto\" or \"auto_skew_blind\", got \"" + layer.sharding + "\"");
   throw InputError("layers[" + layer.name + "].type: \"" + layer.type + "\" has no scheme in this build");
 }
 

@@ -10,7 +10,8 @@
 namespace embscale::report {
 
 bool is_structural_attribute(std::string_view name) {
-  return name == "phases" || name == "phase_meanings" || name == "samples" || name == "point" || name == "repetition";
+  return name == "phases" || name == "phase_meanings" || name == "samples" || name == "point" || name == "repetition" ||
+         name == "sharding_plan";
 }
 
 bool is_reserved_run_group(std::string_view name) {

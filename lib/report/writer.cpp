@@ -65,6 +65,7 @@ std::string describe_run(const RunRecord& run, Digest& digest, std::vector<PerRa
   digest.add(static_cast<std::uint64_t>(run.point.value_or(-1))).add(static_cast<std::uint64_t>(run.repetition.value_or(-1)));
   digest.add(join_names(run.phase_names));
   digest.add(join_names(run.phase_meanings));
+  digest.add(run.sharding_plan);  // planned identically on every rank
   for (const auto& phase : run.phase_names)
     if (phase.find(',') != std::string::npos) note("phase name \"" + phase + "\" contains ','");
   for (const auto& [name, column] : run.timings) {
@@ -267,6 +268,7 @@ void ReportWriter::write_run(const RunRecord& run) {
   write_attribute(group, "samples", std::string("raw"), "/runs/" + run.id);  // no cap applied yet
   if (run.point) write_attribute(group, "point", *run.point, "/runs/" + run.id);
   if (run.repetition) write_attribute(group, "repetition", *run.repetition, "/runs/" + run.id);
+  if (!run.sharding_plan.empty()) write_attribute(group, "sharding_plan", run.sharding_plan, "/runs/" + run.id);
   std::size_t i = 0;
   Group timings = create_group(group, "timings", "/runs/" + run.id + "/timings");
   for (const auto& [name, column] : run.timings)

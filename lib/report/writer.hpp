@@ -48,6 +48,10 @@ struct RunRecord {
   // `point` and `repetition` (not parameters: repetitions of a point share their parameters).
   std::optional<std::int64_t> point;
   std::optional<std::int64_t> repetition;
+  // The sharding plan the run used (lib/plan's plan_json), written as the structural attribute
+  // `sharding_plan` when not empty: a run of "sharding": "auto" layers, or of a config with a
+  // "planner" section.
+  std::string sharding_plan;
 };
 // Every rank passes the same id, parameters, phase names, dataset names, series lengths, table
 // names, columns, meanings and row counts (rank 0 alone writes series and table values).

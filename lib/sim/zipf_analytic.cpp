@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/gauss_legendre.hpp"
 #include "core/math.hpp"
 
 namespace embscale::sim {
@@ -15,18 +16,6 @@ void check_arguments(double s, std::int64_t keys) {
   EMBSCALE_EXPECTS(s >= 0.0 && std::isfinite(s), "Zipf hit rate needs a finite exponent s >= 0");
 }
 
-// 8-point Gauss-Legendre nodes and weights on [-1, 1] (the positive half; symmetric).
-constexpr double kNodes[] = {0.1834346424956498, 0.5255324099163290, 0.7966664774136267, 0.9602898564975363};
-constexpr double kWeights[] = {0.3626837833783620, 0.3137066458778873, 0.2223810344533745, 0.1012285362903763};
-// The rule integrates 1 and x^2 exactly on [-1, 1]: a mistyped digit fails here, not in a sum.
-static_assert(2.0 * (kWeights[0] + kWeights[1] + kWeights[2] + kWeights[3]) - 2.0 < 1e-15 &&
-                  2.0 * (kWeights[0] + kWeights[1] + kWeights[2] + kWeights[3]) - 2.0 > -1e-15,
-              "8-point Gauss-Legendre weights must sum to 2");
-static_assert(2.0 * (kWeights[0] * kNodes[0] * kNodes[0] + kWeights[1] * kNodes[1] * kNodes[1] +
-                     kWeights[2] * kNodes[2] * kNodes[2] + kWeights[3] * kNodes[3] * kNodes[3]) - 2.0 / 3.0 < 1e-15 &&
-                  2.0 * (kWeights[0] * kNodes[0] * kNodes[0] + kWeights[1] * kNodes[1] * kNodes[1] +
-                         kWeights[2] * kNodes[2] * kNodes[2] + kWeights[3] * kNodes[3] * kNodes[3]) - 2.0 / 3.0 > -1e-15,
-              "8-point Gauss-Legendre must integrate x^2 to 2/3");
 // Panel width in y = ln x. The integrands below vary on the scale of 1 / s in y, at most a few
 // times faster where exp(-u) turns on; 8 nodes per 1/4 keeps the quadrature error below 1e-14
 // of the sums for s <= 2 (tests/sim/zipf_analytic_test.cpp holds it to direct sums).
@@ -102,9 +91,9 @@ class CheSums {
       const double middle = y0 + (static_cast<double>(k) + 0.5) * width;
       for (int j = 0; j < 4; ++j) {
         for (const double side : {-1.0, 1.0}) {
-          const double x = std::exp(middle + side * kNodes[j] * width / 2.0);
+          const double x = std::exp(middle + side * kGaussLegendreNodes[j] * width / 2.0);
           const CheTerms f = terms(t, x);
-          const double w = kWeights[j] * width / 2.0 * x;
+          const double w = kGaussLegendreWeights[j] * width / 2.0 * x;
           sum.occupancy += w * f.occupancy;
           sum.hit += w * f.hit;
           sum.miss += w * f.miss;

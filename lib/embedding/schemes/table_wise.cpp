@@ -1,12 +1,26 @@
-// TorchRec's table-wise sharding: each table (a slot of the layer) whole on one rank, placed
-// largest first onto the least loaded rank; the owner pools whole bags and an alltoallv sends each
-// rank its pooled vectors (TorchRec's TwPooledEmbeddingDist).
+// TorchRec's table-wise sharding: each table (a slot of the layer) whole on one rank, the one
+// `table_ranks` names (the planner's placement, lib/plan), else placed largest first onto the
+// least loaded rank; the owner pools whole bags and an alltoallv sends each rank its pooled vectors
+// (TorchRec's TwPooledEmbeddingDist).
+#include <string>
+
+#include "core/error.hpp"
 #include "embedding/pooled_scheme.hpp"
 
 namespace embscale::embedding {
 
 std::unique_ptr<EmbeddingScheme> make_table_wise(const LayerSpec& spec) {
+  const auto& given = spec.config->table_ranks;
+  if (!given.empty()) return make_whole_table_scheme(spec, std::vector<int>(given.begin(), given.end()));
   return make_whole_table_scheme(spec, place_tables(spec, spec.comm->size()));
+}
+
+void check_table_wise(const LayerSpec& spec, int ranks) {
+  const auto& given = spec.config->table_ranks;
+  for (std::size_t i = 0; i < given.size(); ++i)
+    if (given[i] >= ranks)
+      throw InputError(spec.path + ".table_ranks[" + std::to_string(i) + "]: expected a rank below " +
+                       std::to_string(ranks) + " (the ranks of the run), got " + std::to_string(given[i]));
 }
 
 }  // namespace embscale::embedding

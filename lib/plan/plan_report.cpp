@@ -1,0 +1,117 @@
+#include "plan/plan_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace embscale::plan {
+namespace {
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+std::string joined(const std::vector<std::int32_t>& values) {
+  std::string out;
+  for (const auto v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
+  return out;
+}
+
+double mib(double bytes) { return bytes / double(1 << 20); }
+
+// max / mean of the ranks' values (1 = balanced; 0 when all are 0).
+double imbalance(const std::vector<double>& values) {
+  double sum = 0.0, top = 0.0;
+  for (const auto v : values) {
+    sum += v;
+    top = std::max(top, v);
+  }
+  return sum > 0.0 ? top / (sum / static_cast<double>(values.size())) : 0.0;
+}
+
+std::vector<double> lookups_of(const PlannedLayer& layer) {
+  std::vector<double> out;
+  for (const auto& load : layer.loads) out.push_back(load.distinct);
+  return out;
+}
+
+}  // namespace
+
+void print_plan(std::ostream& out, const ShardingPlan& plan) {
+  out << "sharding plan for " << plan.ranks << " ranks (" << plan.policy << "): predicted step "
+      << fixed(plan.step_seconds * 1e3, 3) << " ms; memory limit " << fixed(mib(static_cast<double>(plan.memory_per_rank)), 0)
+      << " MiB per rank\n";
+  out << "costs: " << plan.cost.seconds_per_key * 1e9 << " ns/key, " << plan.cost.seconds_per_row * 1e9 << " ns/row, "
+      << plan.cost.seconds_per_byte * 1e9 << " ns/byte, "
+      << plan.cost.seconds_per_comm_byte * 1e9 << " ns/byte sent or received, " << plan.cost.seconds_per_collective * 1e6
+      << " us/collective\n\n";
+  for (const auto& layer : plan.layers) {
+    out << layer.name << (layer.planned ? "" : " (fixed)") << ": " << layer.scheme << ", slots " << joined(layer.slots);
+    if (!layer.table_ranks.empty()) out << " on ranks " << joined(layer.table_ranks);
+    out << "; predicted " << fixed(layer.step_seconds * 1e3, 3) << " ms, lookup imbalance "
+        << fixed(imbalance(lookups_of(layer)), 2) << "\n";
+    out << "  rank      pairs    lookups   sent+recv MiB   memory MiB   predicted ms\n";
+    for (std::size_t r = 0; r < layer.loads.size(); ++r) {
+      char line[160];
+      std::snprintf(line, sizeof line, "  %4zu %10.0f %10.0f %15.2f %12.1f %14.3f\n", r, layer.loads[r].pairs,
+                    layer.loads[r].distinct, mib(layer.work[r].comm_bytes), mib(layer.memory_bytes[r]),
+                    layer.seconds[r] * 1e3);
+      out << line;
+    }
+  }
+}
+
+nlohmann::json plan_json(const ShardingPlan& plan) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& layer : plan.layers) {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (std::size_t r = 0; r < layer.loads.size(); ++r)
+      ranks.push_back({{"pairs", layer.loads[r].pairs},
+                       {"lookups", layer.loads[r].distinct},
+                       {"key_ops", layer.work[r].key_ops},
+                       {"row_ops", layer.work[r].row_ops},
+                       {"memory_traffic_bytes", layer.work[r].memory_bytes},
+                       {"comm_bytes", layer.work[r].comm_bytes},
+                       {"memory_bytes", layer.memory_bytes[r]},
+                       {"seconds", layer.seconds[r]}});
+    nlohmann::json entry = {{"name", layer.name},       {"from", layer.source_layer},
+                            {"scheme", layer.scheme},   {"planned", layer.planned},
+                            {"slots", layer.slots},     {"step_seconds", layer.step_seconds},
+                            {"collectives", layer.collectives},
+                            {"lookup_imbalance", imbalance(lookups_of(layer))}, {"ranks", ranks}};
+    if (!layer.table_ranks.empty()) entry["table_ranks"] = layer.table_ranks;
+    layers.push_back(std::move(entry));
+  }
+  return {{"ranks", plan.ranks},
+          {"policy", plan.policy},
+          {"step_seconds", plan.step_seconds},
+          {"memory_per_rank", plan.memory_per_rank},
+          {"cost",
+           {{"seconds_per_key", plan.cost.seconds_per_key},
+            {"seconds_per_row", plan.cost.seconds_per_row},
+            {"seconds_per_byte", plan.cost.seconds_per_byte},
+            {"seconds_per_comm_byte", plan.cost.seconds_per_comm_byte},
+            {"seconds_per_collective", plan.cost.seconds_per_collective}}},
+          {"layers", layers},
+          {"config", plan.config}};
+}
+
+report::ReportTable plan_loads_table(const ShardingPlan& plan) {
+  report::ReportTable table;
+  table.columns = {"layer", "rank", "pairs", "lookups", "seconds", "memory_bytes", "comm_bytes"};
+  table.meaning = "the planner's prediction per step for one layer (its index in the run attribute sharding_plan's "
+                  "layers) and rank: (key, bag) pairs handled as owner, distinct keys looked up, time, bytes held, "
+                  "bytes sent plus received";
+  for (std::size_t l = 0; l < plan.layers.size(); ++l) {
+    const auto& layer = plan.layers[l];
+    for (std::size_t r = 0; r < layer.loads.size(); ++r)
+      table.values.insert(table.values.end(), {static_cast<double>(l), static_cast<double>(r), layer.loads[r].pairs,
+                                               layer.loads[r].distinct, layer.seconds[r], layer.memory_bytes[r],
+                                               layer.work[r].comm_bytes});
+  }
+  return table;
+}
+
+}  // namespace embscale::plan

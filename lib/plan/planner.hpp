@@ -1,0 +1,80 @@
+// The sharding planner: for the layers whose "sharding" is "auto" (or every layer, with the
+// planner section's all_layers), it chooses each table's scheme and placement (which rank owns a
+// whole table; row blocks, key modulo, column slices or replicas) to minimise the predicted step
+// time under each rank's memory limit. TorchRec's planner (enumerator -> proposer -> partitioner
+// -> perf model) in embscale's terms:
+//   enumerate   every table x every scheme the layer may run (memory_model: what it holds per rank)
+//   propose     each scheme for every table (table_wise placed largest predicted time first onto the
+//               least loaded rank that has room), and the least-memory choice per table
+//   improve     move one table at a time to its best scheme or owner while the prediction drops
+//   rate        the step time: per planned layer, its slowest rank's time plus its collectives'
+//               fixed cost, summed over the layers (the engine runs them one after another)
+// Skew-aware ("auto") loads come from the slots' generators (table_load.hpp); skew-blind
+// ("auto_skew_blind", TorchRec's model) from the table sizes and pooling factors alone.
+//
+// The plan is a config: each planned layer is the auto layer's slots of one scheme
+// (`<layer>_<scheme>` when the layer splits, else its own name), a table_wise one with its
+// `table_ranks`. A plan refused for memory names the table and the shortfall (InputError).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
+#include "plan/scheme_cost.hpp"
+
+namespace embscale::plan {
+
+// One layer of the planned config, with what the planner predicts for it per step.
+struct PlannedLayer {
+  std::string name;             // in the planned config
+  std::string source_layer;     // the layer of the given config it comes from
+  std::string scheme;
+  bool planned = false;         // chosen by the planner (false: a fixed layer, predicted only)
+  std::vector<std::int32_t> slots;       // Data layer slots, ascending
+  std::vector<std::int32_t> table_ranks; // table_wise: owner per slot
+  std::vector<RankLoad> loads;           // per rank, summed over its tables
+  std::vector<RankWork> work;            // per rank
+  std::vector<double> seconds;           // per rank: compute and communication
+  std::vector<double> memory_bytes;      // per rank
+  int collectives = 0;                   // collective calls per step
+  double step_seconds = 0.0;             // slowest rank plus the collectives' fixed cost
+};
+
+struct ShardingPlan {
+  int ranks = 0;
+  std::string policy;                 // "skew_aware", "skew_blind" or "skew_aware+skew_blind"
+  CostParameters cost;
+  std::int64_t memory_per_rank = 0;   // bytes
+  std::vector<PlannedLayer> layers;   // every layer of the planned config, in its order
+  double step_seconds = 0.0;          // predicted, all layers
+  nlohmann::json config;              // the planned config (the given one with its auto layers replaced)
+};
+
+// Whether `config` has a layer to plan.
+bool has_auto_layers(const config::Config& config);
+
+// Plans `config` (its batch resolved for `ranks`: config::resolve_batch_for_ranks) on `ranks`
+// ranks. Layers that are not planned keep their scheme and are predicted too.
+ShardingPlan plan_sharding(const config::Config& config, int ranks);
+
+// The planned config, parsed (its directory and origin those of `config`): what `run` runs.
+config::Config planned_config(const config::Config& config, const ShardingPlan& plan);
+
+// The memory limit a plan gets without planner.memory_per_rank: this host's MemTotal divided by
+// `ranks` (every rank on this host), less TorchRec's 15 % reserve.
+std::int64_t default_memory_per_rank(int ranks);
+
+// What `run` and `sweep` do before a run on `ranks` ranks: when `config` has layers to plan or a
+// "planner" section, plans it (plan_sharding) and, when there was something to plan, replaces it
+// by the planned config. Returns the plan (empty when neither).
+std::optional<ShardingPlan> plan_for_run(config::Config& config, int ranks);
+
+// The cost parameters of `settings` (lib/plan's measured defaults where unset).
+CostParameters cost_parameters(const config::PlannerSettings* settings);
+
+}  // namespace embscale::plan

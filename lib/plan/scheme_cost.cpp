@@ -1,0 +1,104 @@
+#include "plan/scheme_cost.hpp"
+
+#include <array>
+
+namespace embscale::plan {
+namespace {
+
+// Collective calls per step. Pooled schemes: counts and pairs (alltoall + alltoallv), the output
+// and its reverse (reduce-scatter and all-gather, or two alltoallv); data_parallel: two allreduces.
+constexpr std::array<SchemeModel, 5> kModels = {{
+    {PlannedScheme::kTableWise, "table_wise", Ownership::kOneRank, 4, false},
+    {PlannedScheme::kRowWise, "row_wise", Ownership::kRowBlocks, 4, false},
+    {PlannedScheme::kDistributedSlot, "distributed_slot", Ownership::kKeyModulo, 4, false},
+    {PlannedScheme::kColumnWise, "column_wise", Ownership::kEveryRank, 4, true},
+    {PlannedScheme::kDataParallel, "data_parallel", Ownership::kReplicas, 2, true},
+}};
+
+constexpr double kPairBytes = 16.0;   // a (key, position) pair on the wire
+constexpr double kFloatBytes = 4.0;   // pooled vectors and gradients are fp32
+
+}  // namespace
+
+std::span<const SchemeModel> planned_schemes() { return kModels; }
+
+const SchemeModel* planned_scheme(std::string_view name) {
+  for (const auto& model : kModels)
+    if (name == model.name) return &model;
+  return nullptr;
+}
+
+void add_table_work(const SchemeModel& model, const LayerShape& shape, const TableModel& table,
+                    const std::vector<RankLoad>& loads, int owner, std::vector<RankWork>& work) {
+  const int ranks = shape.ranks;
+  const double p = ranks;
+  const double others = (p - 1.0) / p;   // the share of a collective's buffer that leaves a rank
+  const double pairs = static_cast<double>(shape.samples) * table.bag_size;  // the step's key occurrences
+  const double local_pairs = pairs / p;  // every rank routes its own samples' keys
+  const double dim = shape.dim;
+  const double row_values = dim + shape.state_width;
+  const double bag_bytes = static_cast<double>(shape.samples) * dim * kFloatBytes;  // one pooled vector per sample
+  // An owner's work for its (pairs, distinct keys), at `width` columns of `values` stored values per row:
+  // pool forward and the gradient sums backward touch a row slice per pair; the lookup reads the
+  // distinct rows and the update reads and writes them with their optimizer state.
+  const auto owner_memory = [&](const RankLoad& load, double width, double values) {
+    return 2.0 * load.pairs * width * kFloatBytes + load.distinct * (width + 2.0 * values) * shape.value_bytes;
+  };
+  // Every rank's stand-in loss reads its pooled vectors and writes their gradients.
+  const double loss_bytes = 2.0 * bag_bytes / p;
+  // data_parallel: every rank updates every row any rank touched.
+  const double touched =
+      model.scheme == PlannedScheme::kDataParallel ? table.popularity.expected_distinct(0, table.rows, pairs) : 0.0;
+  for (int r = 0; r < ranks; ++r) {
+    auto& w = work[static_cast<std::size_t>(r)];
+    switch (model.scheme) {
+      case PlannedScheme::kTableWise: {
+        w.key_ops += local_pairs;
+        w.memory_bytes += loss_bytes;
+        w.comm_bytes += local_pairs * kPairBytes + 2.0 * bag_bytes / p * others;  // its keys out; its bags back
+        if (r == owner) {
+          w.key_ops += loads[0].pairs;
+          w.row_ops += 2.0 * loads[0].distinct;
+          w.memory_bytes += owner_memory(loads[0], dim, row_values);
+          w.comm_bytes += loads[0].pairs * kPairBytes + 2.0 * bag_bytes * others;  // every bag of the table, both ways
+        }
+        break;
+      }
+      case PlannedScheme::kRowWise:
+      case PlannedScheme::kDistributedSlot: {
+        const auto& load = loads[static_cast<std::size_t>(r)];
+        w.key_ops += local_pairs + load.pairs;
+        w.row_ops += 2.0 * load.distinct;
+        w.memory_bytes += owner_memory(load, dim, row_values) + 2.0 * bag_bytes * others + loss_bytes;  // + the reduction's sums
+        w.comm_bytes += (local_pairs + load.pairs) * kPairBytes + 2.0 * bag_bytes * others;  // reduce-scatter + all-gather
+        break;
+      }
+      case PlannedScheme::kColumnWise: {
+        const auto& load = loads[static_cast<std::size_t>(r)];
+        const double width = dim / p;
+        w.key_ops += local_pairs + load.pairs;
+        w.row_ops += 2.0 * load.distinct;
+        w.memory_bytes += owner_memory(load, width, width + shape.column_state_width) + loss_bytes;
+        w.comm_bytes += (pairs + load.pairs) * kPairBytes + 2.0 * bag_bytes / p * others * 2.0;  // every key to every rank
+        break;
+      }
+      case PlannedScheme::kDataParallel: {
+        const auto& load = loads[static_cast<std::size_t>(r)];
+        const double rows = static_cast<double>(table.rows);
+        w.key_ops += load.pairs;
+        w.row_ops += load.distinct + touched;
+        w.memory_bytes += loss_bytes + 2.0 * load.pairs * dim * kFloatBytes + load.distinct * dim * shape.value_bytes +
+                          2.0 * rows * (dim + 1.0) * kFloatBytes + touched * 2.0 * row_values * shape.value_bytes;
+        w.comm_bytes += 2.0 * 2.0 * rows * (dim + 1.0) * kFloatBytes * others;  // allreduce of the table's gradient and touches
+        break;
+      }
+    }
+  }
+}
+
+double rank_seconds(const RankWork& work, const CostParameters& cost) {
+  return work.key_ops * cost.seconds_per_key + work.row_ops * cost.seconds_per_row + work.memory_bytes * cost.seconds_per_byte +
+         work.comm_bytes * cost.seconds_per_comm_byte;
+}
+
+}  // namespace embscale::plan

@@ -1,0 +1,67 @@
+// What a step of each scheme the planner chooses among costs each rank, from the loads of
+// table_load.hpp: the key operations (routing, de-duplication, the pairs an owner pools), the
+// distinct rows it looks up and updates, the bytes it moves through memory (rows read, pooled, updated; gradient buffers) and the bytes it
+// sends and receives, each as the engine's data flow does it (lib/embedding/README.md's phase
+// tables), and a time per rank from a cost per key, per row, per byte and per collective call
+// (CostParameters: a planner parameter; the defaults were measured on the development machine,
+// lib/plan/README.md says how).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "plan/table_load.hpp"
+
+namespace embscale::plan {
+
+enum class PlannedScheme { kTableWise, kRowWise, kDistributedSlot, kColumnWise, kDataParallel };
+
+struct SchemeModel {
+  PlannedScheme scheme;
+  const char* name;         // the scheme registry's name (lib/embedding/scheme_registry.cpp)
+  Ownership ownership;
+  int collectives;          // collective calls per step (forward and backward)
+  bool static_only;         // refused on dynamic storage (column_wise, data_parallel)
+};
+
+// Every scheme the planner can choose, in the order it tries them.
+std::span<const SchemeModel> planned_schemes();
+// The model of a scheme by its registry name; null when the planner has none.
+const SchemeModel* planned_scheme(std::string_view name);
+
+// The layer-wide quantities a table's cost depends on.
+struct LayerShape {
+  std::int64_t samples = 0;     // global batch
+  int ranks = 1;
+  std::int32_t dim = 0;
+  std::int32_t state_width = 0;         // optimizer values per row (0 in evaluation)
+  std::int32_t column_state_width = 0;  // per row of a column shard of dim / ranks columns
+  double value_bytes = 4.0;             // bytes per stored value (fp32 4, fp16 and bf16 2)
+};
+
+struct RankWork {
+  double key_ops = 0.0;       // key occurrences routed, de-duplicated and pooled (per pair)
+  double row_ops = 0.0;       // distinct rows looked up and updated (per row: its hash probe, its call)
+  double memory_bytes = 0.0;  // bytes read or written in the rank's memory
+  double comm_bytes = 0.0;    // bytes sent plus bytes received
+};
+
+struct CostParameters {
+  double seconds_per_key = 0.0;
+  double seconds_per_row = 0.0;
+  double seconds_per_byte = 0.0;
+  double seconds_per_comm_byte = 0.0;
+  double seconds_per_collective = 0.0;
+};
+
+// Adds one table's step to `work` (one entry per rank). `loads`: expected_loads of the scheme's
+// ownership; a whole table (kOneRank) is placed on `owner`.
+void add_table_work(const SchemeModel& model, const LayerShape& shape, const TableModel& table,
+                    const std::vector<RankLoad>& loads, int owner, std::vector<RankWork>& work);
+
+// A rank's compute and communication time.
+double rank_seconds(const RankWork& work, const CostParameters& cost);
+
+}  // namespace embscale::plan

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# End-to-end tests of `embscale plan` and of "sharding": "auto" in `run` and `sweep`:
+# plan_test.sh EMBSCALE MPIEXEC CASE
+set -uo pipefail
+embscale=$1
+mpiexec=$2
+case_name=$3
+work=$(mktemp -d "${TMPDIR:-/tmp}/embscale_plan_${case_name}.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+
+# A config of two Zipf tables (the hotter and larger first) with one layer of sharding $1 and the
+# planner section $2.
+write_config() {
+  cat >"$work/$3" <<JSON
+{
+  "schema_version": 1,
+  "solver": {"batchsize": 512, "max_iter": 4, "warmup_iter": 1, "display": 0, "seed": 11},
+  "optimizer": {"type": "SGD", "sgd_hparam": {"learning_rate": 0.05}},
+  "planner": {$2},
+  "layers": [
+    {"name": "data", "type": "Data", "format": "Synthetic", "slot_size_array": [30000, 2000],
+     "synthetic": {"key_distribution": "zipf", "zipf_alpha": 1.2, "nnz_per_slot": [6, 1]},
+     "label": {"top": "label", "label_dim": 1}, "dense": {"top": "dense", "dense_dim": 1},
+     "sparse": [{"top": "data1", "type": "DistributedSlot", "slot_num": 2}]},
+    {"name": "emb1", "type": "ShardedEmbedding", "sharding": "$1", "bottom": "data1", "top": "emb1",
+     "sparse_embedding_hparam": {"max_vocabulary_size_per_gpu": 40000, "embedding_vec_size": 8, "combiner": "sum"}}
+  ]
+}
+JSON
+}
+
+run2() { "$mpiexec" -n 2 --oversubscribe "$embscale" run -q "$@" >"$work/run.txt" 2>&1 || fail "run $*: $(cat "$work/run.txt")"; }
+
+# What a run computed: its loss per iteration and every rank's counters (not its times).
+results_of() {
+  for d in series/loss counters/lookups counters/pairs_received counters/keys; do
+    h5dump -d "/runs/run0/$d" "$1" | sed -n '/DATA {/,/}/p'
+  done
+}
+
+# Expects `embscale plan` to exit 2 with stderr naming each of the remaining arguments.
+expect_refused() {
+  local args=$1; shift
+  # shellcheck disable=SC2086
+  "$embscale" plan $args >"$work/out.txt" 2>"$work/err.txt"
+  local rc=$?
+  [ "$rc" -eq 2 ] || fail "plan $args: exit code $rc, expected 2: $(cat "$work/err.txt")"
+  for expected in "$@"; do
+    grep -qF -- "$expected" "$work/err.txt" || fail "plan $args: stderr lacks '$expected': $(cat "$work/err.txt")"
+  done
+}
+
+case "$case_name" in
+  plan_runs_as_typed_by_hand)
+    # The written plan runs unchanged and computes what the same plan typed by hand computes, and
+    # what `run` of the "auto" config computes. Two choices with one answer each: key % ranks
+    # (row blocks would put the Zipf head on rank 0), and whole tables on ranks 0 and 1 (the
+    # busier table first).
+    for choice in distributed_slot table_wise; do
+      if [ "$choice" = distributed_slot ]; then
+        write_config auto '"schemes": ["row_wise", "distributed_slot"]' auto.json
+        write_config distributed_slot '' by_hand.json
+      else
+        write_config auto '"schemes": ["table_wise"]' auto.json
+        write_config table_wise '' by_hand.json
+        sed -i 's/"sharding": "table_wise",/"sharding": "table_wise", "table_ranks": [0, 1],/' "$work/by_hand.json"
+      fi
+      "$embscale" plan "$work/auto.json" --ranks 2 -o "$work/plan.json" >"$work/out.txt" 2>&1 ||
+        fail "plan: $(cat "$work/out.txt")"
+      grep -qF "emb1: $choice, slots 0,1" "$work/out.txt" || fail "plan is not $choice: $(cat "$work/out.txt")"
+      grep -qF "plan written to $work/plan.json" "$work/out.txt" || fail "no output line: $(cat "$work/out.txt")"
+      grep -qF "\"sharding\": \"$choice\"" "$work/plan.json" || fail "written plan: $(cat "$work/plan.json")"
+      run2 "$work/plan.json" -o "$work/planned.h5"
+      run2 "$work/by_hand.json" -o "$work/by_hand.h5"
+      run2 "$work/auto.json" -o "$work/auto.h5"
+      results_of "$work/by_hand.h5" >"$work/by_hand.txt"
+      [ -s "$work/by_hand.txt" ] || fail "no results read"
+      results_of "$work/planned.h5" | cmp -s - "$work/by_hand.txt" || fail "$choice: the written plan computes otherwise"
+      results_of "$work/auto.h5" | cmp -s - "$work/by_hand.txt" || fail "$choice: run of auto computes otherwise"
+    done
+    ;;
+  run_records_the_plan)
+    # `run` of an "auto" layer records the plan (attribute sharding_plan, table plan/loads: a
+    # row per layer and rank), and its predicted per-rank lookups agree with the measured ones.
+    write_config auto '' auto.json
+    run2 "$work/auto.json" -o "$work/auto.h5"
+    grep -qF "sharding plan (skew_aware)" "$work/run.txt" || fail "no plan line: $(cat "$work/run.txt")"
+    h5dump -a /runs/run0/sharding_plan "$work/auto.h5" | grep -qF '\"policy\": \"skew_aware\"' ||
+      h5dump -a /runs/run0/sharding_plan "$work/auto.h5" | grep -qF 'skew_aware' || fail "no sharding_plan attribute"
+    h5dump -A -d /runs/run0/plan/loads "$work/auto.h5" | grep -qF "layer,rank,pairs,lookups" || fail "no plan/loads table"
+    write_config auto_skew_blind '' blind.json
+    run2 "$work/blind.json" -o "$work/blind.h5"
+    grep -qF "sharding plan (skew_blind)" "$work/run.txt" || fail "no skew-blind plan line: $(cat "$work/run.txt")"
+    # A sweep over auto, the skew-blind plan and a fixed scheme merges into one report.
+    cat >"$work/sweep.json" <<JSON
+{"sweep_version": 1, "base": "auto.json", "grid": {"layers.emb1.sharding": ["auto", "auto_skew_blind", "row_wise"]}}
+JSON
+    "$mpiexec" -n 2 --oversubscribe "$embscale" sweep "$work/sweep.json" -o "$work/sweep.h5" -q >"$work/sweep.txt" 2>&1 ||
+      fail "sweep: $(cat "$work/sweep.txt")"
+    for p in p0.r0 p1.r0 p2.r0; do
+      h5dump -a "/runs/$p/sharding_plan" "$work/sweep.h5" >/dev/null 2>&1 || fail "sweep run $p has no plan"
+    done
+    ;;
+  plan_bad_input)
+    write_config auto '' auto.json
+    expect_refused "$work/auto.json --ranks 2 --memory-per-rank 100K -o $work/p.json" \
+      "no sharding plan fits 2 ranks" "more than" "slot 0 (30000 rows"
+    [ ! -e "$work/p.json" ] || fail "a refused plan wrote a file"
+    write_config row_wise '' fixed.json
+    expect_refused "$work/fixed.json --ranks 2" "no layer to plan" "--all-layers"
+    expect_refused "$work/auto.json --ranks 2 --set planner.schemes=[\"all2all_dense\"]" "planner.schemes[0]"
+    expect_refused "$work/auto.json --ranks 2 -o $work/missing/dir/p.json" "is not a directory"
+    "$embscale" plan "$work/fixed.json" --ranks 2 --all-layers -o "$work/all.json" >"$work/out.txt" 2>&1 ||
+      fail "--all-layers: $(cat "$work/out.txt")"
+    # run refuses an auto layer that no plan fits, before anything runs.
+    write_config auto '"memory_per_rank": 1000' tiny.json
+    "$mpiexec" -n 2 --oversubscribe "$embscale" run "$work/tiny.json" -o "$work/r.h5" >"$work/out.txt" 2>"$work/err.txt"
+    rc=$?
+    [ "$rc" -eq 2 ] || fail "run of an unplannable config: exit $rc: $(cat "$work/err.txt")"
+    grep -qF "no sharding plan fits 2 ranks" "$work/err.txt" || fail "run's message: $(cat "$work/err.txt")"
+    [ ! -e "$work/r.h5" ] || fail "a refused run wrote a report"
+    ;;
+  *)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS [$case_name]"
