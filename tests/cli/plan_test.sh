@@ -80,6 +80,15 @@ case "$case_name" in
       results_of "$work/planned.h5" | cmp -s - "$work/by_hand.txt" || fail "$choice: the written plan computes otherwise"
       results_of "$work/auto.h5" | cmp -s - "$work/by_hand.txt" || fail "$choice: run of auto computes otherwise"
     done
+    # table_ranks places the tables: swapped owners swap the ranks' lookups.
+    sed -i 's/"table_ranks": \[0, 1\]/"table_ranks": [1, 0]/' "$work/by_hand.json"
+    run2 "$work/by_hand.json" -o "$work/swapped.h5"
+    /usr/bin/python3 - "$work/planned.h5" "$work/swapped.h5" <<'PY' || fail "table_ranks [1, 0] did not swap the owners"
+import sys, h5py, numpy as np
+a, b = (h5py.File(p, "r")["runs/run0/counters/lookups"][()] for p in sys.argv[1:])
+assert a[:, 0].sum() > 0 and a[:, 1].sum() > 0 and not np.array_equal(a, b), (a, b)
+assert np.array_equal(a[:, ::-1], b), (a, b)
+PY
     ;;
   run_records_the_plan)
     # `run` of an "auto" layer records the plan (attribute sharding_plan, table plan/loads: a
@@ -90,6 +99,16 @@ case "$case_name" in
     h5dump -a /runs/run0/sharding_plan "$work/auto.h5" | grep -qF '\"policy\": \"skew_aware\"' ||
       h5dump -a /runs/run0/sharding_plan "$work/auto.h5" | grep -qF 'skew_aware' || fail "no sharding_plan attribute"
     h5dump -A -d /runs/run0/plan/loads "$work/auto.h5" | grep -qF "layer,rank,pairs,lookups" || fail "no plan/loads table"
+    # Predicted against measured per rank (one planned layer; 4 steps of 512 samples: within 10 %).
+    /usr/bin/python3 - "$work/auto.h5" <<'PY' || fail "predicted lookups disagree with the measured ones"
+import json, sys, h5py, numpy as np
+run = h5py.File(sys.argv[1], "r")["runs/run0"]
+plan = json.loads(run.attrs["sharding_plan"])
+assert len(plan["layers"]) == 1, plan["layers"]
+loads = run["plan/loads"][()]
+measured = run["counters/lookups"][()].mean(axis=0)
+assert np.allclose(loads[:, 3], measured, rtol=0.1), (loads[:, 3], measured)
+PY
     write_config auto_skew_blind '' blind.json
     run2 "$work/blind.json" -o "$work/blind.h5"
     grep -qF "sharding plan (skew_blind)" "$work/run.txt" || fail "no skew-blind plan line: $(cat "$work/run.txt")"
