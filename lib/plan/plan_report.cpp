@@ -46,7 +46,24 @@ void print_plan(std::ostream& out, const ShardingPlan& plan) {
   out << "costs: " << plan.cost.seconds_per_key * 1e9 << " ns/key, " << plan.cost.seconds_per_row * 1e9 << " ns/row, "
       << plan.cost.seconds_per_byte * 1e9 << " ns/byte, "
       << plan.cost.seconds_per_comm_byte * 1e9 << " ns/byte sent or received, " << plan.cost.seconds_per_collective * 1e6
-      << " us/collective\n\n";
+      << " us/collective\n";
+  if (!plan.measured_slots.empty()) {
+    // Slots grouped by reason: "slots 0,1,2: multi-hot companions make its keys dependent".
+    out << "loads measured on " << plan.measured_batches << " batches of the data (no analytic model):";
+    std::vector<bool> said(plan.measured_slots.size(), false);
+    for (std::size_t i = 0; i < plan.measured_slots.size(); ++i) {
+      if (said[i]) continue;
+      std::vector<std::int32_t> slots;
+      for (std::size_t j = i; j < plan.measured_slots.size(); ++j) {
+        if (plan.measured_reasons[j] != plan.measured_reasons[i]) continue;
+        slots.push_back(plan.measured_slots[j]);
+        said[j] = true;
+      }
+      out << (i ? "; " : " ") << (slots.size() > 1 ? "slots " : "slot ") << joined(slots) << " (" << plan.measured_reasons[i] << ")";
+    }
+    out << "\n";
+  }
+  out << "\n";
   for (const auto& layer : plan.layers) {
     out << layer.name << (layer.planned ? "" : " (fixed)") << ": " << layer.scheme << ", slots " << joined(layer.slots);
     if (!layer.table_ranks.empty()) out << " on ranks " << joined(layer.table_ranks);
@@ -95,6 +112,8 @@ nlohmann::json plan_json(const ShardingPlan& plan) {
             {"seconds_per_comm_byte", plan.cost.seconds_per_comm_byte},
             {"seconds_per_collective", plan.cost.seconds_per_collective}}},
           {"layers", layers},
+          {"measured_slots", plan.measured_slots},
+          {"measured_batches", plan.measured_batches},
           {"config", plan.config}};
 }
 

@@ -16,6 +16,7 @@
 #include "embedding/sparse_optimizer.hpp"
 #include "kv/value_types.hpp"
 #include "plan/memory_model.hpp"
+#include "plan/sampled_load.hpp"
 
 namespace embscale::plan {
 namespace {
@@ -79,6 +80,18 @@ class Planner {
     cost_ = cost_parameters(settings);
     memory_limit_ = settings && settings->memory_per_rank > 0 ? settings->memory_per_rank : default_memory_per_rank(ranks);
     for (std::size_t i = 0; i < config.embeddings.size(); ++i) contexts_.push_back(make_context(i, settings));
+    // The skew-aware loads of a slot without an analytic model are measured on the data.
+    measured_.assign(config.data.slot_size_array.size(), false);
+    for (const auto& context : contexts_) {
+      if (!context.skew_aware) continue;
+      for (const auto slot : context.layer->slots) {
+        std::string why_not;
+        if (measured_[static_cast<std::size_t>(slot)] || has_skew_model(config, slot, why_not)) continue;
+        measured_[static_cast<std::size_t>(slot)] = true;
+        measured_slots_.push_back(slot);
+        measured_reasons_.push_back(why_not);
+      }
+    }
   }
 
   ShardingPlan plan() {
@@ -170,12 +183,7 @@ class Planner {
         }
       }
     }
-    if (context.fixed) {
-      // Predicted with the best model the slots have.
-      std::string why_not;
-      for (const auto slot : layer.slots) context.skew_aware = context.skew_aware && has_skew_model(config_, slot, why_not);
-    }
-    return context;
+    return context;  // predicted skew-aware: analytic where the slots have a model, else measured
   }
 
   static void check_scheme_names(const std::vector<std::string>& names) {
@@ -188,19 +196,45 @@ class Planner {
     }
   }
 
+  bool measured(bool aware, std::int32_t slot) const { return aware && measured_[static_cast<std::size_t>(slot)]; }
+
+  const LoadSample& sample() {
+    if (!sample_) {
+      const bool dynamic = std::any_of(contexts_.begin(), contexts_.end(),
+                                       [](const LayerContext& c) { return c.layer->storage.dynamic; });
+      sample_.emplace(config_, ranks_, measured_slots_, dynamic);
+    }
+    return *sample_;
+  }
+
   const TableModel& table(bool aware, std::int32_t slot) {
     auto key = std::make_pair(aware, slot);
     auto it = tables_.find(key);
-    if (it == tables_.end()) it = tables_.emplace(key, table_model(config_, slot, aware)).first;
+    if (it == tables_.end()) {
+      // A measured slot: the sizes of the skew-blind model, the bag size measured.
+      auto model = table_model(config_, slot, aware && !measured(aware, slot));
+      if (measured(aware, slot)) model.bag_size = sample().bag_size(slot);
+      it = tables_.emplace(key, std::move(model)).first;
+    }
     return it->second;
   }
 
   const std::vector<RankLoad>& loads(bool aware, std::int32_t slot, Ownership ownership) {
     auto key = std::make_tuple(aware, slot, static_cast<int>(ownership));
     auto it = loads_.find(key);
-    if (it == loads_.end())
-      it = loads_.emplace(key, expected_loads(table(aware, slot), ownership, ranks_, config_.solver.batchsize)).first;
+    if (it == loads_.end()) {
+      auto computed = measured(aware, slot) ? sample().loads(slot, ownership)
+                                            : expected_loads(table(aware, slot), ownership, ranks_, config_.solver.batchsize);
+      it = loads_.emplace(key, std::move(computed)).first;
+    }
     return it->second;
+  }
+
+  // add_table_work with the table's loads under the scheme's ownership.
+  void add_work(const LayerContext& context, const SchemeModel& model, std::int32_t slot, int owner,
+                std::vector<RankWork>& work) {
+    add_table_work(model, context.shape, table(context.skew_aware, slot), loads(context.skew_aware, slot, model.ownership),
+                   loads(context.skew_aware, slot, Ownership::kOneRank)[0].distinct, owner, work);
   }
 
   // A dynamic table's distinct keys per rank over the run (warm-up and timed steps).
@@ -209,7 +243,18 @@ class Planner {
     auto it = run_keys_.find(key);
     if (it == run_keys_.end()) {
       const auto steps = std::max<std::int64_t>(1, config_.solver.warmup_iter + config_.solver.max_iter);
-      it = run_keys_.emplace(key, distinct_over_run(table(aware, slot), ownership, ranks_, config_.solver.batchsize, steps)).first;
+      std::vector<double> keys;
+      if (measured(aware, slot)) {
+        // Measured over the sample's batches; a longer run is extrapolated linearly, up to the
+        // keys the rank owns (an upper bound: the memory plan errs on the safe side).
+        keys = sample().distinct_over_sample(slot, ownership);
+        const auto owned = owned_rows(table(aware, slot), ownership, ranks_);
+        const double scale = std::max(1.0, static_cast<double>(steps) / static_cast<double>(sample().batches()));
+        for (std::size_t r = 0; r < keys.size(); ++r) keys[r] = std::min(keys[r] * scale, static_cast<double>(owned[r]));
+      } else {
+        keys = distinct_over_run(table(aware, slot), ownership, ranks_, config_.solver.batchsize, steps);
+      }
+      it = run_keys_.emplace(key, std::move(keys)).first;
     }
     return it->second;
   }
@@ -248,7 +293,7 @@ class Planner {
         const auto& model = *choice.scheme;
         const auto& table_loads = loads(context.skew_aware, choice.slot, model.ownership);
         const auto& model_table = table(context.skew_aware, choice.slot);
-        add_table_work(model, context.shape, model_table, table_loads, choice.owner, group.work);
+        add_work(context, model, choice.slot, choice.owner, group.work);
         group.slots.push_back(choice.slot);
         if (model.ownership == Ownership::kOneRank) {
           group.table_ranks.push_back(choice.owner);
@@ -336,8 +381,7 @@ class Planner {
     const auto weight = [&](std::size_t i) {
       const auto& context = contexts_[choices[i].context];
       std::vector<RankWork> work(static_cast<std::size_t>(ranks_));
-      add_table_work(*choices[i].scheme, context.shape, table(context.skew_aware, choices[i].slot),
-                     loads(context.skew_aware, choices[i].slot, Ownership::kOneRank), 0, work);
+      add_work(context, *choices[i].scheme, choices[i].slot, 0, work);
       return rank_seconds(work[0], cost_);
     };
     std::vector<double> weights(choices.size(), 0.0);
@@ -437,6 +481,9 @@ class Planner {
     plan.cost = cost_;
     plan.memory_per_rank = memory_limit_;
     plan.step_seconds = evaluation.seconds;
+    plan.measured_slots = measured_slots_;
+    plan.measured_reasons = measured_reasons_;
+    plan.measured_batches = sample_ ? sample_->batches() : 0;
     bool aware = false, blind = false;
     for (const auto& context : contexts_) {
       if (!context.planned) continue;
@@ -489,6 +536,10 @@ class Planner {
   CostParameters cost_;
   std::int64_t memory_limit_ = 0;
   std::vector<LayerContext> contexts_;
+  std::vector<bool> measured_;                // per slot
+  std::vector<std::int32_t> measured_slots_;
+  std::vector<std::string> measured_reasons_;
+  std::optional<LoadSample> sample_;
   std::map<std::pair<bool, std::int32_t>, TableModel> tables_;
   std::map<std::tuple<bool, std::int32_t, int>, std::vector<RankLoad>> loads_;
   std::map<std::tuple<bool, std::int32_t, int>, std::vector<double>> run_keys_;

@@ -52,6 +52,11 @@ struct ShardingPlan {
   std::int64_t memory_per_rank = 0;   // bytes
   std::vector<PlannedLayer> layers;   // every layer of the planned config, in its order
   double step_seconds = 0.0;          // predicted, all layers
+  // Slots whose loads were measured on the data's batches (no analytic model; sampled_load.hpp),
+  // how many batches, and why each has no model.
+  std::vector<std::int32_t> measured_slots;
+  std::vector<std::string> measured_reasons;
+  std::int64_t measured_batches = 0;
   nlohmann::json config;              // the planned config (the given one with its auto layers replaced)
 };
 

@@ -29,7 +29,7 @@ const SchemeModel* planned_scheme(std::string_view name) {
 }
 
 void add_table_work(const SchemeModel& model, const LayerShape& shape, const TableModel& table,
-                    const std::vector<RankLoad>& loads, int owner, std::vector<RankWork>& work) {
+                    const std::vector<RankLoad>& loads, double batch_distinct, int owner, std::vector<RankWork>& work) {
   const int ranks = shape.ranks;
   const double p = ranks;
   const double others = (p - 1.0) / p;   // the share of a collective's buffer that leaves a rank
@@ -46,9 +46,7 @@ void add_table_work(const SchemeModel& model, const LayerShape& shape, const Tab
   };
   // Every rank's stand-in loss reads its pooled vectors and writes their gradients.
   const double loss_bytes = 2.0 * bag_bytes / p;
-  // data_parallel: every rank updates every row any rank touched.
-  const double touched =
-      model.scheme == PlannedScheme::kDataParallel ? table.popularity.expected_distinct(0, table.rows, pairs) : 0.0;
+  const double touched = batch_distinct;  // data_parallel: every rank updates every row any rank touched
   for (int r = 0; r < ranks; ++r) {
     auto& w = work[static_cast<std::size_t>(r)];
     switch (model.scheme) {

@@ -56,10 +56,11 @@ struct CostParameters {
   double seconds_per_collective = 0.0;
 };
 
-// Adds one table's step to `work` (one entry per rank). `loads`: expected_loads of the scheme's
-// ownership; a whole table (kOneRank) is placed on `owner`.
+// Adds one table's step to `work` (one entry per rank). `loads`: the per-rank loads of the
+// scheme's ownership; a whole table (kOneRank) is placed on `owner`. `batch_distinct`: the
+// table's distinct keys in a global batch (data_parallel updates them all on every rank).
 void add_table_work(const SchemeModel& model, const LayerShape& shape, const TableModel& table,
-                    const std::vector<RankLoad>& loads, int owner, std::vector<RankWork>& work);
+                    const std::vector<RankLoad>& loads, double batch_distinct, int owner, std::vector<RankWork>& work);
 
 // A rank's compute and communication time.
 double rank_seconds(const RankWork& work, const CostParameters& cost);

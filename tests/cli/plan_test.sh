@@ -141,6 +141,22 @@ JSON
     grep -qF "no sharding plan fits 2 ranks" "$work/err.txt" || fail "run's message: $(cat "$work/err.txt")"
     [ ! -e "$work/r.h5" ] || fail "a refused run wrote a report"
     ;;
+  plan_measured_loads)
+    # Slots without an analytic model (multi-hot companions; a trace) are planned from loads
+    # measured on the data's own batches, and say so.
+    write_config auto '' auto.json
+    sed -i 's/"nnz_per_slot": \[6, 1\]}/"nnz_per_slot": [6, 1], "multi_hot": {"companions": "uniform"}}/' "$work/auto.json"
+    "$embscale" plan "$work/auto.json" --ranks 2 -o "$work/p.json" >"$work/out.txt" 2>&1 || fail "plan: $(cat "$work/out.txt")"
+    grep -qF "batches of the data (no analytic model): slots 0,1 (multi-hot companions" "$work/out.txt" ||
+      fail "no measured-loads line: $(cat "$work/out.txt")"
+    "$embscale" trace generate "$work/auto.json" -o "$work/t.emb" --iterations 8 >"$work/out.txt" 2>&1 ||
+      fail "trace generate: $(cat "$work/out.txt")"
+    sed -e 's/"format": "Synthetic"/"format": "Embscale", "source": "t.emb"/' "$work/auto.json" >"$work/trace.json"
+    "$embscale" plan "$work/trace.json" --ranks 2 -o "$work/pt.json" >"$work/out.txt" 2>&1 || fail "plan of a trace: $(cat "$work/out.txt")"
+    grep -qF "(a trace (\"Embscale\") has no generator's parameters to predict from)" "$work/out.txt" ||
+      fail "no measured-loads line for the trace: $(cat "$work/out.txt")"
+    run2 "$work/trace.json" -o "$work/t.h5"
+    ;;
   *)
     fail "unknown case"
     ;;
