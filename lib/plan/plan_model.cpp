@@ -1,0 +1,294 @@
+#include "plan/plan_model.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "embedding/pooled_scheme.hpp"
+#include "embedding/scheme_registry.hpp"
+#include "embedding/sparse_optimizer.hpp"
+#include "kv/value_types.hpp"
+#include "plan/memory_model.hpp"
+
+namespace embscale::plan {
+namespace {
+
+std::string gib(double bytes) {
+  std::ostringstream out;
+  out.precision(3);
+  out << bytes / double(1 << 30) << " GiB";
+  return out.str();
+}
+
+// planner.schemes names only schemes the planner models.
+void check_scheme_names(const std::vector<std::string>& names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (planned_scheme(names[i])) continue;
+    std::string known;
+    for (const auto& model : planned_schemes()) known += (known.empty() ? "\"" : ", \"") + std::string(model.name) + "\"";
+    throw InputError("planner.schemes[" + std::to_string(i) + "]: expected one of " + known +
+                     " (the schemes the planner models), got \"" + names[i] + "\"");
+  }
+}
+
+}  // namespace
+
+PlanModel::PlanModel(const config::Config& config, int ranks) : config_(config), ranks_(ranks) {
+  const auto* settings = config.planner ? &*config.planner : nullptr;
+  cost_ = cost_parameters(settings);
+  memory_limit_ = settings && settings->memory_per_rank > 0 ? settings->memory_per_rank : default_memory_per_rank(ranks);
+  for (std::size_t i = 0; i < config.embeddings.size(); ++i) contexts_.push_back(make_context(i, settings));
+  // The skew-aware loads of a slot without an analytic model are measured on the data.
+  measured_.assign(config.data.slot_size_array.size(), false);
+  for (const auto& context : contexts_) {
+    if (!context.skew_aware) continue;
+    for (const auto slot : context.layer->slots) {
+      std::string why_not;
+      if (measured_[static_cast<std::size_t>(slot)] || has_skew_model(config, slot, why_not)) continue;
+      measured_[static_cast<std::size_t>(slot)] = true;
+      measured_slots_.push_back(slot);
+      measured_reasons_.push_back(why_not);
+    }
+  }
+}
+
+
+LayerContext PlanModel::make_context(std::size_t i, const config::PlannerSettings* settings) {
+  LayerContext context;
+  context.index = i;
+  context.layer = &config_.embeddings[i];
+  const auto& layer = *context.layer;
+  context.planned = config::is_auto_sharding(layer.sharding) || (settings && settings->all_layers);
+  context.skew_aware = layer.sharding != config::kAutoSkewBlindSharding;
+  const std::int32_t dim = layer.embedding_vec_size;
+  const bool training = layer.storage.table.training;
+  const auto state = [&](std::int32_t width) {
+    return training ? embedding::make_sparse_optimizer(layer.optimizer, width)->state_width() : 0;
+  };
+  context.shape.samples = config_.solver.batchsize;
+  context.shape.ranks = ranks_;
+  context.shape.dim = dim;
+  context.shape.state_width = state(dim);
+  context.shape.column_state_width = state(std::max(1, dim / ranks_));
+  context.shape.value_bytes = static_cast<double>(kv::value_bytes(layer.storage.table.value_type));
+  context.row_bytes = (dim + context.shape.state_width) * context.shape.value_bytes;
+  context.column_row_bytes = (std::max(1, dim / ranks_) + context.shape.column_state_width) * context.shape.value_bytes;
+  const std::string path = "layers[" + layer.name + "]";
+  if (context.planned) {
+    for (const auto& model : planned_schemes()) {
+      if (settings && !settings->schemes.empty() &&
+          std::find(settings->schemes.begin(), settings->schemes.end(), model.name) == settings->schemes.end())
+        continue;
+      if (model.static_only && layer.storage.dynamic) continue;
+      if (model.scheme == PlannedScheme::kColumnWise && dim < ranks_) continue;
+      context.candidates.push_back(&model);
+    }
+    if (settings) check_scheme_names(settings->schemes);
+    if (context.candidates.empty())
+      throw InputError(path + ": no scheme the planner may choose can run this layer (planner.schemes; column_wise "
+                       "and data_parallel need static storage, column_wise a column per rank)");
+    return context;
+  }
+  const auto& entry = embedding::scheme_of(layer);
+  context.fixed_name = entry.name;
+  const std::string name = context.fixed_name == "distributed_sparse" ? "distributed_slot" : context.fixed_name;
+  if (name == "localized_slot") {
+    context.fixed = planned_scheme("table_wise");
+    for (std::size_t p = 0; p < layer.slots.size(); ++p) context.fixed_owner.push_back(static_cast<int>(p) % ranks_);
+  } else {
+    context.fixed = planned_scheme(name);
+    if (name == "table_wise") {
+      if (!layer.table_ranks.empty()) {
+        context.fixed_owner.assign(layer.table_ranks.begin(), layer.table_ranks.end());
+      } else {
+        embedding::LayerSpec spec;
+        for (const auto slot : layer.slots) spec.slot_sizes.push_back(config_.data.slot_size_array[static_cast<std::size_t>(slot)]);
+        context.fixed_owner = embedding::place_tables(spec, ranks_);
+      }
+    }
+  }
+  return context;  // predicted skew-aware: analytic where the slots have a model, else measured
+}
+
+
+
+bool PlanModel::measured(bool aware, std::int32_t slot) const { return aware && measured_[static_cast<std::size_t>(slot)]; }
+
+const LoadSample& PlanModel::sample() {
+  if (!sample_) {
+    const bool dynamic = std::any_of(contexts_.begin(), contexts_.end(),
+                                     [](const LayerContext& c) { return c.layer->storage.dynamic; });
+    sample_.emplace(config_, ranks_, measured_slots_, dynamic);
+  }
+  return *sample_;
+}
+
+const TableModel& PlanModel::table(bool aware, std::int32_t slot) {
+  auto key = std::make_pair(aware, slot);
+  auto it = tables_.find(key);
+  if (it == tables_.end()) {
+    // A measured slot: the sizes of the skew-blind model, the bag size measured.
+    auto model = table_model(config_, slot, aware && !measured(aware, slot));
+    if (measured(aware, slot)) model.bag_size = sample().bag_size(slot);
+    it = tables_.emplace(key, std::move(model)).first;
+  }
+  return it->second;
+}
+
+const std::vector<RankLoad>& PlanModel::loads(bool aware, std::int32_t slot, Ownership ownership) {
+  auto key = std::make_tuple(aware, slot, static_cast<int>(ownership));
+  auto it = loads_.find(key);
+  if (it == loads_.end()) {
+    auto computed = measured(aware, slot) ? sample().loads(slot, ownership)
+                                          : expected_loads(table(aware, slot), ownership, ranks_, config_.solver.batchsize);
+    it = loads_.emplace(key, std::move(computed)).first;
+  }
+  return it->second;
+}
+
+// add_table_work with the table's loads under the scheme's ownership.
+void PlanModel::add_work(const LayerContext& context, const SchemeModel& model, std::int32_t slot, int owner,
+              std::vector<RankWork>& work) {
+  add_table_work(model, context.shape, table(context.skew_aware, slot), loads(context.skew_aware, slot, model.ownership),
+                 loads(context.skew_aware, slot, Ownership::kOneRank)[0].distinct, owner, work);
+}
+
+// A dynamic table's distinct keys per rank over the run (warm-up and timed steps).
+const std::vector<double>& PlanModel::run_keys(bool aware, std::int32_t slot, Ownership ownership) {
+  auto key = std::make_tuple(aware, slot, static_cast<int>(ownership));
+  auto it = run_keys_.find(key);
+  if (it == run_keys_.end()) {
+    const auto steps = std::max<std::int64_t>(1, config_.solver.warmup_iter + config_.solver.max_iter);
+    std::vector<double> keys;
+    if (measured(aware, slot)) {
+      // Measured over the sample's batches; a longer run is extrapolated linearly, up to the
+      // keys the rank owns (an upper bound: the memory plan errs on the safe side).
+      keys = sample().distinct_over_sample(slot, ownership);
+      const auto owned = owned_rows(table(aware, slot), ownership, ranks_);
+      const double scale = std::max(1.0, static_cast<double>(steps) / static_cast<double>(sample().batches()));
+      for (std::size_t r = 0; r < keys.size(); ++r) keys[r] = std::min(keys[r] * scale, static_cast<double>(owned[r]));
+    } else {
+      keys = distinct_over_run(table(aware, slot), ownership, ranks_, config_.solver.batchsize, steps);
+    }
+    it = run_keys_.emplace(key, std::move(keys)).first;
+  }
+  return it->second;
+}
+
+
+// The planned layers of `choices` with their predictions, and whether they fit.
+Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) {
+  Evaluation result;
+  result.seconds = 0.0;
+  std::vector<double> memory(static_cast<std::size_t>(ranks_), 0.0);
+  std::vector<std::int32_t> largest_slot(static_cast<std::size_t>(ranks_), -1);
+  std::vector<double> largest_bytes(static_cast<std::size_t>(ranks_), 0.0);
+  std::string vocabulary_shortfall;
+  for (std::size_t c = 0; c < contexts_.size(); ++c) {
+    const auto& context = contexts_[c];
+    std::vector<double> layer_rows(static_cast<std::size_t>(ranks_), 0.0);
+    const auto group_of = [&](const SchemeModel* model) {
+      PlannedLayer group;
+      group.source_layer = context.layer->name;
+      group.scheme = context.planned || !context.fixed ? model->name : context.fixed_name;
+      group.planned = context.planned;
+      group.loads.assign(static_cast<std::size_t>(ranks_), {});
+      group.work.assign(static_cast<std::size_t>(ranks_), {});
+      group.memory_bytes.assign(static_cast<std::size_t>(ranks_), 0.0);
+      return group;
+    };
+    std::vector<std::pair<const SchemeModel*, PlannedLayer>> groups;
+    std::vector<double> dynamic_keys(static_cast<std::size_t>(ranks_), 0.0);
+    for (const auto& choice : choices) {
+      if (choice.context != c || !choice.scheme) continue;
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == choice.scheme; });
+      if (it == groups.end()) {
+        groups.emplace_back(choice.scheme, group_of(choice.scheme));
+        it = groups.end() - 1;
+      }
+      auto& group = it->second;
+      const auto& model = *choice.scheme;
+      const auto& table_loads = loads(context.skew_aware, choice.slot, model.ownership);
+      const auto& model_table = table(context.skew_aware, choice.slot);
+      add_work(context, model, choice.slot, choice.owner, group.work);
+      group.slots.push_back(choice.slot);
+      if (model.ownership == Ownership::kOneRank) {
+        group.table_ranks.push_back(choice.owner);
+        group.loads[static_cast<std::size_t>(choice.owner)].pairs += table_loads[0].pairs;
+        group.loads[static_cast<std::size_t>(choice.owner)].distinct += table_loads[0].distinct;
+      } else {
+        for (std::size_t r = 0; r < table_loads.size(); ++r) {
+          group.loads[r].pairs += table_loads[r].pairs;
+          group.loads[r].distinct += table_loads[r].distinct;
+        }
+      }
+      // Memory: static rows now; a dynamic layer's keys are summed and charged per rank below.
+      auto rows = owned_rows(model_table, model.ownership, ranks_);
+      if (model.ownership == Ownership::kOneRank) std::rotate(rows.rbegin(), rows.rbegin() + choice.owner, rows.rend());
+      const auto& run = context.layer->storage.dynamic ? run_keys(context.skew_aware, choice.slot, model.ownership)
+                                                       : std::vector<double>{};
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        layer_rows[r] += static_cast<double>(rows[r]);
+        if (context.layer->storage.dynamic) {
+          const double keys = model.ownership == Ownership::kOneRank ? (static_cast<int>(r) == choice.owner ? run[0] : 0.0) : run[r];
+          dynamic_keys[r] += keys;
+          continue;
+        }
+        const double bytes = static_cast<double>(rows[r]) *
+                             (model.ownership == Ownership::kEveryRank ? context.column_row_bytes : context.row_bytes);
+        group.memory_bytes[r] += bytes;
+        if (bytes > largest_bytes[r]) {
+          largest_bytes[r] = bytes;
+          largest_slot[r] = choice.slot;
+        }
+      }
+    }
+    // A dynamic layer keeps one KV table per rank for all its slots.
+    if (context.layer->storage.dynamic && !groups.empty()) {
+      for (std::size_t r = 0; r < dynamic_keys.size(); ++r)
+        groups.front().second.memory_bytes[r] += kv_table_bytes(context.layer->storage, dynamic_keys[r], context.row_bytes);
+    }
+    if (!context.layer->storage.dynamic) {
+      for (std::size_t r = 0; r < layer_rows.size(); ++r)
+        if (layer_rows[r] > static_cast<double>(context.layer->max_vocabulary_size_per_gpu) && vocabulary_shortfall.empty())
+          vocabulary_shortfall = "layers[" + context.layer->name + "]: rank " + std::to_string(r) + " would hold " +
+                                 std::to_string(static_cast<std::int64_t>(layer_rows[r])) +
+                                 " rows, above its sparse_embedding_hparam.max_vocabulary_size_per_gpu (" +
+                                 std::to_string(context.layer->max_vocabulary_size_per_gpu) + ")";
+    }
+    // The planned layers in the order of planned_schemes().
+    std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [model, group] : groups) {
+      double slowest = 0.0;
+      group.seconds.clear();
+      for (std::size_t r = 0; r < group.work.size(); ++r) {
+        group.seconds.push_back(rank_seconds(group.work[r], cost_));
+        slowest = std::max(slowest, group.seconds.back());
+        memory[r] += group.memory_bytes[r];
+      }
+      group.collectives = model->collectives;
+      group.step_seconds = slowest + model->collectives * cost_.seconds_per_collective;
+      result.seconds += group.step_seconds;
+      if (detail) result.layers.push_back(std::move(group));
+    }
+  }
+  const auto worst = std::max_element(memory.begin(), memory.end());
+  result.fits = *worst <= static_cast<double>(memory_limit_) && vocabulary_shortfall.empty();
+  if (!vocabulary_shortfall.empty()) {
+    result.shortfall = vocabulary_shortfall;
+  } else if (!result.fits) {
+    const auto r = static_cast<std::size_t>(worst - memory.begin());
+    result.shortfall = "rank " + std::to_string(r) + " needs " + gib(*worst) + ", " +
+                       gib(*worst - static_cast<double>(memory_limit_)) + " more than the " + gib(static_cast<double>(memory_limit_)) +
+                       " a rank may hold (planner.memory_per_rank)";
+    if (largest_slot[r] >= 0)
+      result.shortfall += "; its largest table is slot " + std::to_string(largest_slot[r]) + " (" +
+                          std::to_string(config_.data.slot_size_array[static_cast<std::size_t>(largest_slot[r])]) +
+                          " rows, " + gib(largest_bytes[r]) + " on that rank)";
+  }
+  return result;
+}
+
+
+}  // namespace embscale::plan

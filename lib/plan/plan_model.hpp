@@ -1,0 +1,100 @@
+// PlanModel: what the planner knows of a config on P ranks, and its prediction of any choice of
+// schemes and owners. Each layer is a LayerContext (planned or fixed; its shape, its candidate
+// schemes); each table's loads under each ownership are analytic (table_load.hpp) or measured
+// (sampled_load.hpp) and cached; evaluate() turns a choice per table into the planned layers with
+// their per-rank loads, work, time and memory, and says whether they fit. The search over choices
+// is planner.cpp's.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "config/config.hpp"
+#include "plan/planner.hpp"
+#include "plan/sampled_load.hpp"
+#include "plan/scheme_cost.hpp"
+#include "plan/table_load.hpp"
+
+namespace embscale::plan {
+
+// A layer of the given config as the planner sees it.
+struct LayerContext {
+  std::size_t index = 0;                        // in config.embeddings
+  const config::EmbeddingLayer* layer = nullptr;
+  bool planned = false;
+  bool skew_aware = true;
+  std::vector<const SchemeModel*> candidates;   // planned layers: the schemes it may run
+  const SchemeModel* fixed = nullptr;           // fixed layers: the model of its scheme (null: none)
+  std::string fixed_name;                       // fixed layers: the registry's name
+  std::vector<int> fixed_owner;                 // fixed whole-table layers: each slot's owner
+  LayerShape shape;
+  double row_bytes = 0.0;                       // a stored row with its optimizer state
+  double column_row_bytes = 0.0;                // a column shard's stored row
+};
+
+// A table's place: the layer context, the slot's position in that layer, its scheme and owner.
+struct Choice {
+  std::size_t context = 0;
+  std::size_t position = 0;
+  std::int32_t slot = 0;
+  const SchemeModel* scheme = nullptr;  // null: not predicted (a fixed scheme the planner does not model)
+  int owner = 0;
+  bool operator==(const Choice&) const = default;
+};
+
+struct Evaluation {
+  double seconds = 0.0;
+  bool fits = false;
+  std::string shortfall;              // why it does not fit
+  std::vector<PlannedLayer> layers;   // with `detail`
+};
+
+class PlanModel {
+ public:
+  PlanModel(const config::Config& config, int ranks);
+
+  const config::Config& config() const noexcept { return config_; }
+  int ranks() const noexcept { return ranks_; }
+  const CostParameters& cost() const noexcept { return cost_; }
+  std::int64_t memory_limit() const noexcept { return memory_limit_; }
+  const std::vector<LayerContext>& contexts() const noexcept { return contexts_; }
+
+  const TableModel& table(bool aware, std::int32_t slot);
+  const std::vector<RankLoad>& loads(bool aware, std::int32_t slot, Ownership ownership);
+  // add_table_work with the table's loads under the scheme's ownership.
+  void add_work(const LayerContext& context, const SchemeModel& model, std::int32_t slot, int owner,
+                std::vector<RankWork>& work);
+  // The planned layers of `choices` (with their predictions when `detail`), and whether they fit.
+  Evaluation evaluate(const std::vector<Choice>& choices, bool detail);
+
+  // The slots whose loads were measured (no analytic model), why, and on how many batches.
+  const std::vector<std::int32_t>& measured_slots() const noexcept { return measured_slots_; }
+  const std::vector<std::string>& measured_reasons() const noexcept { return measured_reasons_; }
+  std::int64_t measured_batches() const noexcept { return sample_ ? sample_->batches() : 0; }
+
+ private:
+  LayerContext make_context(std::size_t i, const config::PlannerSettings* settings);
+  bool measured(bool aware, std::int32_t slot) const;
+  const LoadSample& sample();
+  // A dynamic table's distinct keys per rank over the run (warm-up and timed steps).
+  const std::vector<double>& run_keys(bool aware, std::int32_t slot, Ownership ownership);
+
+  const config::Config& config_;
+  int ranks_;
+  CostParameters cost_;
+  std::int64_t memory_limit_ = 0;
+  std::vector<LayerContext> contexts_;
+  std::vector<bool> measured_;                // per slot
+  std::vector<std::int32_t> measured_slots_;
+  std::vector<std::string> measured_reasons_;
+  std::optional<LoadSample> sample_;
+  std::map<std::pair<bool, std::int32_t>, TableModel> tables_;
+  std::map<std::tuple<bool, std::int32_t, int>, std::vector<RankLoad>> loads_;
+  std::map<std::tuple<bool, std::int32_t, int>, std::vector<double>> run_keys_;
+};
+
+}  // namespace embscale::plan
