@@ -414,7 +414,7 @@ case "$case_name" in
     "$embscale" reprot results.h5 >"$work/out.txt" 2>&1
     code=$?
     [ "$code" -eq 2 ] || fail "unknown subcommand: exit $code, expected 2"
-    grep -qF 'embscale: unknown subcommand "reprot" (subcommands: run, sweep, collectives, merge, validate, report, compare, trace; see embscale --help)' \
+    grep -qF 'embscale: unknown subcommand "reprot" (subcommands: run, sweep, collectives, merge, validate, plan, report, compare, trace; see embscale --help)' \
       "$work/out.txt" || fail "unknown subcommand: $(cat "$work/out.txt")"
     "$embscale" trace >"$work/out.txt" 2>&1
     code=$?
