@@ -94,7 +94,8 @@ class PooledExchange {
   std::vector<std::int64_t> recv_positions_;
   KeyRouter router_;
   RoutedKeys distinct_;         // the received keys, de-duplicated (one group)
-  std::vector<float> rows_;     // distinct keys' rows
+  std::vector<const float*> row_addresses_;  // distinct keys' rows in the store, where it can say
+  std::vector<float> rows_;     // distinct keys' rows, copied, where it cannot
   std::vector<float> out_;      // this rank's output buffer (pooled sums / their gradients)
   std::vector<float> staging_;  // received pooled blocks / packed gradients
   std::vector<float> grads_;    // distinct keys' gradients
