@@ -6,6 +6,7 @@ and prints one table of per-batch times and ratios. bench/peers/run calls it wit
   compare.py --binary BUILD/bench/peers/embscale_peers_bench --config bench/peers/peers.json
              [--threads 1,2] [--distributions uniform,zipf] [--modes forward,sgd,rowwise_adagrad]
              [--rounds 3] [--batches 8] [--repetitions 10] [--json FILE] [--baseline OTHER_BINARY]
+             [--set FIELD=VALUE ...]
 
 A cell's time is the median over every timed pass of every round (a pass's time: its mean per
 batch), with the lowest and highest pass beside it; a ratio is embscale's median over the peer's,
@@ -18,6 +19,7 @@ import json
 import os
 import platform
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -82,6 +84,8 @@ def main():
     parser.add_argument("--repetitions", type=int, default=10)
     parser.add_argument("--json", help="write every pass's time and the versions here")
     parser.add_argument("--baseline", help="another build's embscale_peers_bench, timed at 1 thread beside")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="a setting of the config for every run (embscale run --set)")
     args = parser.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
     modes = args.modes.split(",")
@@ -91,13 +95,16 @@ def main():
             parser.error(f"--distributions: unknown {d!r} (expected {', '.join(DISTRIBUTIONS)})")
 
     info = versions(args.binary)
+    keys_per_bag = float("nan")  # from embscale's report of its batches
     times = {}  # (dist, threads, mode, impl) -> [passes of round 0, of round 1, ...]
     with tempfile.TemporaryDirectory() as scratch:
         for dist in dists:
-            settings = [a for s in DISTRIBUTIONS[dist] for a in ("--set", s)]
+            settings = [a for s in DISTRIBUTIONS[dist] + args.set for a in ("--set", s)]
             common = ["--config", args.config, "--batches", str(args.batches)] + settings
             batches = os.path.join(scratch, f"{dist}.bin")
             subprocess.run([args.binary, "--write-batches", batches] + common, check=True)
+            with open(batches, "rb") as f:
+                shape = struct.unpack("<8x5q", f.read(48))[1:]  # B, T, E, D after the magic and the count
             for n in threads:
                 env = dict(os.environ, OMP_NUM_THREADS=str(n), MKL_NUM_THREADS=str(n))
                 for r in range(args.rounds):
@@ -117,12 +124,15 @@ def main():
                             if out["threads"] != n and impl != "baseline":
                                 raise RuntimeError(f"{impl} ran on {out['threads']} threads, asked for {n}")
                             times.setdefault((dist, n, mode, impl), []).append(out["per_batch_s"])
+                            if "keys_per_batch" in out:
+                                keys_per_bag = out["keys_per_batch"] / (shape[0] * shape[1])
                             print(f"  {dist} threads={n} {mode} {impl} round {r + 1}: "
                                   f"{1e3 * statistics.median(out['per_batch_s']):.1f} ms/batch", file=sys.stderr)
 
     print(f"embscale {info['embscale']}, torch {info['torch']}, fbgemm_gpu {info['fbgemm_gpu']}, "
           f"python {info['python']}; {info['cpu']}, {info['isa']} (torch: {info['torch_cpu_capability']})")
-    print(f"B=512 T=32 E=100000 D=128 L=20 fp32 (bench/peers/peers.json); {args.batches} batches, "
+    print(f"B={shape[0]} T={shape[1]} E={shape[2]} D={shape[3]} L={keys_per_bag:g} fp32 ({os.path.relpath(args.config)}"
+          f"{' ' + ' '.join(args.set) if args.set else ''}); {args.batches} batches, "
           f"{args.rounds} rounds x {args.repetitions} passes; ms per batch: median [min-max]; "
           f"ratio embscale/peer: of medians [range over rounds]")
     header = f"{'keys':8} {'thr':>3} {'mode':16} {'embscale':>22} {'FBGEMM':>22} {'torch':>22} {'emb/FBGEMM':>18} {'emb/torch':>18}"
