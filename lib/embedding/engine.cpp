@@ -63,7 +63,7 @@ std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int
                        std::to_string(most) + " (the most rows one rank holds of the layer's " +
                        std::to_string(vocabulary()) + " over " + std::to_string(comm->size()) + " ranks), got " +
                        std::to_string(config->max_vocabulary_size_per_gpu));
-    return std::make_unique<StaticRowStore>(owned, options, column_first, dim());
+    return std::make_unique<StaticRowStore>(owned, options, column_first, dim(), threads);
   }
   try {
     kv::check_options(options);
@@ -156,12 +156,14 @@ void check_layers_for_ranks(const config::Config& config, std::span<const std::i
 }
 
 EmbeddingEngine::EmbeddingEngine(comm::Communicator& comm, const config::Config& config,
-                                 std::span<const std::int64_t> slot_sizes)
+                                 std::span<const std::int64_t> slot_sizes, EngineOptions options)
     : comm_(comm), global_batch_(config.solver.batchsize) {
+  EMBSCALE_EXPECTS(options.threads >= 1, "the engine needs at least one thread");
   check_layers_for_ranks(config, slot_sizes, comm.size());
   for (std::size_t i = 0; i < config.embeddings.size(); ++i) {
     auto layer = std::make_unique<Layer>();
     layer->spec = layer_spec(&comm, config, i, slot_sizes);
+    layer->spec.threads = options.threads;
     layer->entry = &scheme_of(config.embeddings[i]);
     if (config.embeddings[i].storage.table.training)
       layer->optimizer = make_sparse_optimizer(config.embeddings[i].optimizer, layer->spec.dim());

@@ -35,11 +35,19 @@ std::uint64_t table_seed(std::uint64_t solver_seed, std::size_t layer_index);
 // options suit its scheme. InputError naming the field.
 void check_layers_for_ranks(const config::Config& config, std::span<const std::int64_t> slot_sizes, int ranks);
 
+struct EngineOptions {
+  // OpenMP threads each rank's owner-side pooling (pool, pool_backward) and static-table update
+  // use; the results do not depend on it. 1 by default: an MPI run already puts a rank on every
+  // core (bench/peers sets it to compare with single-process libraries at equal threads).
+  int threads = 1;
+};
+
 class EmbeddingEngine {
  public:
   // Collective (schemes may split the communicator). `slot_sizes`: the Data layer's key space
   // (BatchSource::slot_sizes).
-  EmbeddingEngine(comm::Communicator& comm, const config::Config& config, std::span<const std::int64_t> slot_sizes);
+  EmbeddingEngine(comm::Communicator& comm, const config::Config& config, std::span<const std::int64_t> slot_sizes,
+                  EngineOptions options = {});
   ~EmbeddingEngine();
 
   // One step over all layers (forward, loss, backward); returns this rank's share of the loss.

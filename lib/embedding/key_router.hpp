@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/batch.hpp"
+#include "core/huge_page_allocator.hpp"
 
 namespace embscale::embedding {
 
@@ -90,7 +91,7 @@ class KeyRouter {
     std::uint32_t id;
     std::uint32_t stamp;
   };
-  std::vector<Slot> slots_;
+  HugePageVector<Slot> slots_;  // 2n slots probed at random: on 2 MiB pages where the kernel gives them
   std::uint32_t stamp_ = 0;
   std::vector<Key> distinct_;           // distinct keys in order of first occurrence
   std::vector<std::uint32_t> owners_;   // owner of distinct key j

@@ -12,7 +12,7 @@ namespace {
 
 constexpr PhaseDefinition kRoute{"route", "each key occurrence to its owner, with its bag's place there"};
 constexpr PhaseDefinition kExchangeKeys{"exchange_keys", "send each owner its (key, bag) pairs", "alltoallv"};
-constexpr PhaseDefinition kOwnerLookup{"lookup", "the owner de-duplicates its keys and reads their rows"};
+constexpr PhaseDefinition kOwnerLookup{"lookup", "the owner de-duplicates its keys and finds their rows (copies unless fp32 static)"};
 constexpr PhaseDefinition kOwnerPool{"pool", "the owner sums each bag's rows (whole or partial bags)"};
 constexpr PhaseDefinition kUnpack{"unpack", "received pooled vectors into bag order; mean: divide"};
 constexpr PhaseDefinition kPoolBackward{"pool_backward", "each distinct key's gradient: summed over its bags"};
@@ -149,12 +149,20 @@ void PooledExchange::exchange_and_pool(StepRecorder& recorder) {
     recv_positions_[j] = recv_pairs_[j].position;
   }
   router_.route(std::span<const Key>(recv_keys_), 1, [](Key) { return 0; }, distinct_);
-  rows_.resize(distinct_.send_keys.size() * width_);
-  store_.read(distinct_.send_keys, rows_);
+  row_addresses_.resize(distinct_.send_keys.size());
+  const bool in_place = store_.row_pointers(distinct_.send_keys, row_addresses_);
+  if (!in_place) {
+    rows_.resize(distinct_.send_keys.size() * width_);
+    store_.read(distinct_.send_keys, rows_);
+  }
   recorder.lap("lookup");
 
   std::fill(out_.begin(), out_.end(), 0.0f);
-  pool_pairs(recv_positions_, distinct_.inverse, rows_, width_, out_);
+  if (in_place)
+    pool_pairs(recv_positions_, distinct_.inverse, std::span<const float* const>(row_addresses_), width_, out_,
+               spec_.threads);
+  else
+    pool_pairs(recv_positions_, distinct_.inverse, std::span<const float>(rows_), width_, out_, spec_.threads);
   recorder.lap("pool");
   recorder.count("pairs_sent", static_cast<std::int64_t>(send_pairs_.size()));
   recorder.count("pairs_received", static_cast<std::int64_t>(recv_pairs_.size()));
@@ -303,7 +311,7 @@ void PooledExchange::backward(const Batch& batch, std::span<const float> grad_po
     }
   }
   grads_.resize(distinct_.send_keys.size() * width_);
-  unpool_pairs(recv_positions_, distinct_.inverse, out_, width_, grads_);
+  unpool_pairs(recv_positions_, distinct_.inverse, out_, width_, grads_, spec_.threads);
   recorder.lap("pool_backward");
   store_.apply(distinct_.send_keys, grads_, *spec_.optimizer, step);
   recorder.lap("update");

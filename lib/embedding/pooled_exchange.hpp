@@ -20,6 +20,7 @@
 #include <span>
 #include <vector>
 
+#include "core/huge_page_allocator.hpp"
 #include "embedding/key_router.hpp"
 #include "embedding/scheme.hpp"
 
@@ -94,10 +95,13 @@ class PooledExchange {
   std::vector<std::int64_t> recv_positions_;
   KeyRouter router_;
   RoutedKeys distinct_;         // the received keys, de-duplicated (one group)
-  std::vector<float> rows_;     // distinct keys' rows
+  std::vector<const float*> row_addresses_;  // distinct keys' rows in the store, where it can say
+  // The two buffers of a row per distinct key (tens of MiB at a large batch, read at random: in
+  // key order by the pool, in row order by the update) on 2 MiB pages where the kernel gives them.
+  HugePageVector<float> rows_;  // distinct keys' rows, copied, where the store cannot say
   std::vector<float> out_;      // this rank's output buffer (pooled sums / their gradients)
   std::vector<float> staging_;  // received pooled blocks / packed gradients
-  std::vector<float> grads_;    // distinct keys' gradients
+  HugePageVector<float> grads_;  // distinct keys' gradients
   std::vector<float> grad_pooled_;  // backward: this rank's pooled gradients (mean: divided)
 };
 

@@ -41,6 +41,16 @@ class RowStore {
   // permitting); evaluation: a missing key reads the eval initializer and is not inserted. A static
   // store holds every key it owns; a key it does not own is an Error.
   virtual void read(std::span<const Key> keys, std::span<float> rows) = 0;
+  // Where the store can, the address of each of the distinct `keys`' embedding values (dim fp32
+  // values) into `rows` (keys.size() pointers), counted as reads; valid until the next call that
+  // changes the store. Pooling then reads the rows where they are instead of copies (the copy of
+  // read() doubles the memory traffic of a lookup). False when the store cannot (rows stored as
+  // fp16/bf16, or a table that moves rows): the caller calls read().
+  virtual bool row_pointers(std::span<const Key> keys, std::span<const float*> rows) {
+    (void)keys;
+    (void)rows;
+    return false;
+  }
   // Applies `optimizer` at `step` to the rows of the distinct `keys` with their combined gradients
   // `grads` (keys.size() x dim). A key a dynamic store no longer holds (evicted since it was read)
   // is skipped. Under the Global update type every other held row is updated too.

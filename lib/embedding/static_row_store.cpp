@@ -1,5 +1,7 @@
 #include "embedding/static_row_store.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <utility>
 #include <string>
@@ -11,8 +13,8 @@
 namespace embscale::embedding {
 
 StaticRowStore::StaticRowStore(OwnedKeys owned, const kv::TableOptions& options, std::int32_t column_first,
-                               std::int32_t full_dim)
-    : owned_(std::move(owned)), dim_(static_cast<std::int32_t>(options.dim)),
+                               std::int32_t full_dim, int threads)
+    : threads_(std::max(threads, 1)), owned_(std::move(owned)), dim_(static_cast<std::int32_t>(options.dim)),
       state_width_(options.training ? static_cast<std::int32_t>(options.optimizer_state_width) : 0),
       row_width_(static_cast<std::size_t>(dim_ + state_width_)), type_(options.value_type),
       words_per_row_((row_width_ * kv::value_bytes(options.value_type) + sizeof(float) - 1) / sizeof(float)) {
@@ -63,12 +65,29 @@ const std::vector<std::uint64_t>& StaticRowStore::rows_in_order(std::span<const 
   return order_;
 }
 
+void StaticRowStore::prefetch_row(std::int64_t row) const noexcept {
+  const std::byte* bytes = bytes_of(row);
+  for (std::size_t b = 0; b < words_per_row_ * sizeof(float); b += kLineBytes) __builtin_prefetch(bytes + b);
+}
+
 void StaticRowStore::read(std::span<const Key> keys, std::span<float> rows) {
   const auto dim = static_cast<std::size_t>(dim_);
   EMBSCALE_EXPECTS(rows.size() == keys.size() * dim, "rows must hold keys.size() x dim values");
-  for (const auto v : rows_in_order(keys))
+  const auto& order = rows_in_order(keys);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (k + kRowsAhead < order.size()) prefetch_row(static_cast<std::int64_t>(order[k + kRowsAhead] >> 32));
+    const auto v = order[k];
     decode_values(type_, bytes_of(static_cast<std::int64_t>(v >> 32)), rows.data() + (v & 0xffffffffu) * dim, dim);
+  }
   reads_ += static_cast<std::int64_t>(keys.size());
+}
+
+bool StaticRowStore::row_pointers(std::span<const Key> keys, std::span<const float*> rows) {
+  if (type_ != kv::ValueType::kFloat32) return false;
+  EMBSCALE_EXPECTS(rows.size() == keys.size(), "one pointer per key");
+  for (std::size_t i = 0; i < keys.size(); ++i) rows[i] = fp32_row(checked_row(keys[i]));
+  reads_ += static_cast<std::int64_t>(keys.size());
+  return true;
 }
 
 void StaticRowStore::apply(std::span<const Key> keys, std::span<const float> grads, const SparseOptimizer& optimizer,
@@ -77,25 +96,51 @@ void StaticRowStore::apply(std::span<const Key> keys, std::span<const float> gra
   EMBSCALE_EXPECTS(grads.size() == keys.size() * dim, "grads must hold keys.size() x dim values");
   EMBSCALE_EXPECTS(optimizer.state_width() == state_width_, "the store was made for this optimizer's state width");
   const bool in_place = type_ == kv::ValueType::kFloat32;
-  // Runs `change(row, state)` on row r: in place for fp32, else decoded, changed, encoded.
-  const auto modify = [&](std::int64_t r, const auto& change) {
-    float* values = in_place ? fp32_row(r) : scratch_.data();
+  // Runs `change(row, state)` on row r: in place for fp32, else decoded into `scratch` (one row,
+  // the calling thread's), changed, encoded.
+  const auto modify = [&](std::int64_t r, std::vector<float>& scratch, const auto& change) {
+    float* values = in_place ? fp32_row(r) : scratch.data();
     if (!in_place) decode_values(type_, bytes_of(r), values, row_width_);
     change(std::span<float>(values, dim), std::span<float>(values + dim, row_width_ - dim));
     if (!in_place) encode_values(type_, values, bytes_of(r), row_width_);
   };
   const bool global = optimizer.update_type() == UpdateType::kGlobal && optimizer.changes_untouched_rows();
   if (global) touched_.assign(static_cast<std::size_t>(owned_.rows()), 0);
-  for (const auto v : rows_in_order(keys)) {
-    const auto r = static_cast<std::int64_t>(v >> 32);
-    const std::size_t i = v & 0xffffffffu;
-    modify(r, [&](std::span<float> row, std::span<float> state) { optimizer.update(row, state, grads.subspan(i * dim, dim), step); });
-    if (global) touched_[static_cast<std::size_t>(r)] = 1;
+  const auto& order = rows_in_order(keys);
+  // Visits [begin, end) of the rows in address order; each row and its gradient are prefetched
+  // kRowsAhead visits ahead (the gradient's index is in key order: a random access).
+  const auto update = [&](std::size_t begin, std::size_t end, std::vector<float>& scratch) {
+    for (std::size_t k = begin; k < end; ++k) {
+      if (k + kRowsAhead < end) {
+        const auto ahead = order[k + kRowsAhead];
+        prefetch_row(static_cast<std::int64_t>(ahead >> 32));
+        const float* g = grads.data() + (ahead & 0xffffffffu) * dim;
+        for (std::size_t d = 0; d < dim; d += kLineBytes / sizeof(float)) __builtin_prefetch(g + d);
+      }
+      const auto r = static_cast<std::int64_t>(order[k] >> 32);
+      const std::size_t i = order[k] & 0xffffffffu;
+      modify(r, scratch, [&](std::span<float> row, std::span<float> state) {
+        optimizer.update(row, state, grads.subspan(i * dim, dim), step);
+      });
+      if (global) touched_[static_cast<std::size_t>(r)] = 1;
+    }
+  };
+  // Distinct keys are distinct rows, and the optimizer's methods are const (sparse_optimizer.hpp):
+  // threads updating disjoint ranges of rows give the sequential result.
+  if (threads_ > 1) {
+#pragma omp parallel num_threads(threads_)
+    {
+      std::vector<float> scratch(row_width_);
+      const auto t = static_cast<std::size_t>(omp_get_thread_num()), n = static_cast<std::size_t>(omp_get_num_threads());
+      update(order.size() * t / n, order.size() * (t + 1) / n, scratch);
+    }
+  } else {
+    update(0, order.size(), scratch_);
   }
   if (!global) return;
   for (std::int64_t r = 0; r < owned_.rows(); ++r)
     if (!touched_[static_cast<std::size_t>(r)])
-      modify(r, [&](std::span<float> row, std::span<float> state) { optimizer.update_untouched(row, state, step); });
+      modify(r, scratch_, [&](std::span<float> row, std::span<float> state) { optimizer.update_untouched(row, state, step); });
 }
 
 bool StaticRowStore::row(Key key, std::span<float> out) const {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "core/huge_page_allocator.hpp"
 #include "embedding/owned_keys.hpp"
 #include "embedding/row_store.hpp"
 #include "kv/table_options.hpp"
@@ -17,14 +18,17 @@ class StaticRowStore final : public RowStore {
   // Uses options.dim, optimizer_state_width (training only), value_type, training, initializer,
   // seed and num_embeddings (the rest are the dynamic table's). A column shard (column-wise
   // sharding) stores columns [column_first, column_first + options.dim) of rows `full_dim` wide
-  // and starts from those columns of the full rows' initial values.
+  // and starts from those columns of the full rows' initial values. `threads`: the OpenMP threads
+  // apply() may use (disjoint rows each; the result does not depend on it).
   StaticRowStore(OwnedKeys owned, const kv::TableOptions& options, std::int32_t column_first = 0,
-                 std::int32_t full_dim = 0);
+                 std::int32_t full_dim = 0, int threads = 1);
 
   std::int32_t dim() const noexcept override { return dim_; }
   std::int32_t state_width() const noexcept override { return state_width_; }
   std::int64_t size() const override { return owned_.rows(); }
   void read(std::span<const Key> keys, std::span<float> rows) override;
+  // fp32 rows only (the others are packed).
+  bool row_pointers(std::span<const Key> keys, std::span<const float*> rows) override;
   void apply(std::span<const Key> keys, std::span<const float> grads, const SparseOptimizer& optimizer,
              std::int64_t step) override;
   bool row(Key key, std::span<float> out) const override;
@@ -40,6 +44,12 @@ class StaticRowStore final : public RowStore {
   // prefetcher stream a table far larger than the caches (measured: lookup and update of the
   // default run 2.5 and 3.6 ms in key order). An LSD radix sort, O(keys) per pass.
   const std::vector<std::uint64_t>& rows_in_order(std::span<const Key> keys);
+  // Rows visited in address order are still random accesses when a batch touches a small share of
+  // a large table (the hardware prefetcher does not cross the gaps): the row kRowsAhead visits
+  // ahead is prefetched, so that several misses are in flight.
+  static constexpr std::size_t kRowsAhead = 8;
+  static constexpr std::size_t kLineBytes = 64;
+  void prefetch_row(std::int64_t row) const noexcept;
   // Row r occupies words_per_row_ floats of storage_: its values in fp32, or packed fp16/bf16.
   std::byte* bytes_of(std::int64_t row) noexcept {
     return reinterpret_cast<std::byte*>(storage_.data() + static_cast<std::size_t>(row) * words_per_row_);
@@ -50,13 +60,16 @@ class StaticRowStore final : public RowStore {
   // fp32 rows are updated in place; other types through scratch_.
   float* fp32_row(std::int64_t row) noexcept { return storage_.data() + static_cast<std::size_t>(row) * words_per_row_; }
 
+  int threads_;
   OwnedKeys owned_;
   std::int32_t dim_;
   std::int32_t state_width_;
   std::size_t row_width_;   // dim + state
   kv::ValueType type_;
   std::size_t words_per_row_;
-  std::vector<float> storage_;
+  // The rows: a table far larger than the caches read at random, on 2 MiB pages where the kernel
+  // gives them (core/huge_page_allocator.hpp): with 4 KiB pages every row read also misses the TLB.
+  HugePageVector<float> storage_;
   std::int64_t reads_ = 0;
   std::vector<float> scratch_;          // one row, decoded
   std::vector<std::uint8_t> touched_;   // Global update: rows the step touched

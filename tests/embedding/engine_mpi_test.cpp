@@ -63,11 +63,11 @@ config::Config test_config(const Case& c, int ranks) {
 
 // Runs `cfg` for kSteps steps on every rank of the world and checks each layer's pooled outputs of
 // the last step and every row each rank holds against the layer's reference model.
-void check_config_against_reference(const config::Config& cfg, const std::string& what) {
+void check_config_against_reference(const config::Config& cfg, const std::string& what, EngineOptions options = {}) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   const int ranks = world.size(), rank = world.rank();
   const workloads::SyntheticGenerator gen(cfg.data, cfg.solver.seed, cfg.solver.batchsize);
-  EmbeddingEngine engine(world, cfg, cfg.data.slot_size_array);
+  EmbeddingEngine engine(world, cfg, cfg.data.slot_size_array, options);
 
   std::vector<testing::ReferenceModel> references;
   std::vector<std::int32_t> my_first;  // per layer: the first column this rank holds
@@ -119,9 +119,9 @@ void check_config_against_reference(const config::Config& cfg, const std::string
   }
 }
 
-void check_against_reference(const Case& c) {
+void check_against_reference(const Case& c, EngineOptions options = {}) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
-  check_config_against_reference(test_config(c, world.size()), c.scheme);
+  check_config_against_reference(test_config(c, world.size()), c.scheme, options);
 }
 
 std::vector<std::string> scheme_names() {
@@ -160,6 +160,18 @@ TEST_P(EveryScheme, EveryOptimizerAndCombinerMatchesTheReference) {
       SCOPED_TRACE("optimizer " + config::to_string(optimizer.type) + ", update " +
                    config::to_string(optimizer.update_type) + ", combiner " + config::to_string(combiner));
       check_against_reference(Case{GetParam(), combiner, optimizer, false});
+    }
+}
+
+// Several threads per rank (EngineOptions::threads: the owners' pooling and the static table's
+// update) give the reference's results too.
+TEST_P(EveryScheme, SeveralThreadsPerRankMatchTheReference) {
+  for (const auto& optimizer : every_optimizer())
+    for (const bool dynamic : {false, true}) {
+      if (dynamic && (GetParam() == "column_wise" || GetParam() == "data_parallel")) continue;  // static only
+      SCOPED_TRACE("optimizer " + config::to_string(optimizer.type) + ", update " +
+                   config::to_string(optimizer.update_type) + (dynamic ? ", dynamic" : ", static"));
+      check_against_reference(Case{GetParam(), config::Combiner::kSum, optimizer, dynamic}, EngineOptions{.threads = 2});
     }
 }
 

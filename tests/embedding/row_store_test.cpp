@@ -106,6 +106,52 @@ TEST(RowStores, ApplyUpdatesRowsAndStateAlikeInBothStorages) {
   }
 }
 
+TEST(RowStores, AStaticFp32StoreGivesItsRowsAddressesAndThePackedTypesDoNot) {
+  StaticRowStore fixed(keys_below(300), options(7));
+  const std::vector<Key> keys = {299, 0, 17};
+  std::vector<const float*> at(keys.size());
+  ASSERT_TRUE(fixed.row_pointers(keys, at));
+  std::vector<float> row(7);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_TRUE(fixed.row(keys[i], row));
+    for (std::size_t d = 0; d < 7; ++d) EXPECT_EQ(at[i][d], row[d]) << "key " << keys[i];
+  }
+  EXPECT_EQ(fixed.take_counters().hits, 3);  // counted as reads
+  const std::vector<Key> foreign = {300};
+  std::vector<const float*> one(1);
+  EXPECT_THROW(fixed.row_pointers(foreign, one), Error);
+
+  kv::TableOptions half = options(7);
+  half.value_type = kv::ValueType::kFloat16;
+  StaticRowStore packed(keys_below(300), half);
+  EXPECT_FALSE(packed.row_pointers(keys, at));
+  KvRowStore dynamic(options(7), "x");
+  EXPECT_FALSE(dynamic.row_pointers(keys, at));
+}
+
+TEST(RowStores, AStaticStoreUpdatesTheSameBitsOnAnyNumberOfThreads) {
+  const CountingOptimizer optimizer(UpdateType::kGlobal);
+  std::vector<Key> keys;
+  for (Key k = 0; k < 500; k += 3) keys.push_back(499 - k);  // not in row order
+  std::vector<float> grads(keys.size() * 5);
+  for (std::size_t i = 0; i < grads.size(); ++i) grads[i] = 0.25f * static_cast<float>(i % 13) - 1.0f;
+  for (const auto type : {kv::ValueType::kFloat32, kv::ValueType::kBFloat16}) {
+    kv::TableOptions o = options(5);
+    o.value_type = type;
+    std::vector<std::vector<float>> results;
+    for (const int threads : {1, 2, 3}) {
+      StaticRowStore store(keys_below(500), o, 0, 0, threads);
+      store.apply(keys, grads, optimizer, 1);
+      store.apply(keys, grads, optimizer, 2);
+      std::vector<float> all;
+      store.for_each_row([&](Key, std::span<const float> values) { all.insert(all.end(), values.begin(), values.end()); });
+      results.push_back(all);
+    }
+    EXPECT_EQ(results[0], results[1]) << kv::to_string(type);
+    EXPECT_EQ(results[0], results[2]) << kv::to_string(type);
+  }
+}
+
 TEST(RowStores, AColumnShardHoldsThoseColumnsOfTheFullRows) {
   kv::TableOptions o = options(2);
   StaticRowStore shard(keys_below(20), o, 3, 8);  // columns 3 and 4 of rows 8 wide
