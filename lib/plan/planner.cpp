@@ -14,7 +14,7 @@ namespace {
 
 // Measured on the development machine (lib/plan/README.md, "Calibration"): a fit of the phase
 // times of every fixed scheme's run to the work this model predicts for it.
-constexpr CostParameters kDefaultCost{4.0e-9, 5.0e-8, 1.5e-10, 4.0e-10, 2.0e-5};
+constexpr CostParameters kDefaultCost{2.55e-8, 2.45e-8, 4.38e-11, 2.43e-10, 0.0};
 
 // TorchRec's HeuristicalStorageReservation keeps 15 % of a device's memory back.
 constexpr double kMemoryReserve = 0.15;
