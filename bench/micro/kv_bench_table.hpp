@@ -32,7 +32,7 @@ inline kv::TableOptions table_options(std::size_t dim, Scale scale) {
   o.score_strategy = kv::ScoreStrategy::kTimestamp;  // HierarchicalKV's benchmark: LRU
   o.training = true;  // find_or_insert inserts; optimizer_state_width 0: a row is dim values
   // New keys of find_or_insert take a constant row (the peers call the same initial_row).
-  o.initializer = {kv::InitializerMode::kConstant, 0.0, 1.0, 0.0, 0.0, 0.5};
+  o.initializer = {kv::InitializerMode::kConstant, 0.0, 1.0, 0.0, 0.0, 0.5, {}};
   return o;
 }
 
