@@ -48,7 +48,6 @@ config::Config load_for_planning(const PlanOptions& options) {
       layer["sharding"] = options.skew_blind ? config::kAutoSkewBlindSharding : config::kAutoSharding;
       layer.erase("table_ranks");
     }
-    auto directory = config.directory;
     config = config::parse_config(json, origin);
   }
   if (options.config_path) config.directory = config::config_directory(*options.config_path);

@@ -152,8 +152,10 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
       try {
         config::check_runs_whole(point.config, options.embedding_only, source.base_origin);
         config::resolve_batch_for_ranks(point.config, ranks);
-        auto planned = point.config;  // planned again when it runs (plan::plan_for_run); refused now if no plan fits
-        (void)plan::plan_for_run(planned, ranks);
+        // An "auto" layer is planned when its point runs (plan::plan_for_run); here only whether
+        // a plan fits and runs on this many ranks.
+        auto planned = point.config;
+        if (plan::has_auto_layers(planned)) (void)plan::plan_for_run(planned, ranks);
         embedding::check_config_for_ranks(planned, ranks);
         // A trace is opened now (its headers, its length against the point's iterations); a
         // generated source has nothing to check.

@@ -13,13 +13,12 @@ namespace {
 // The terms vary on the scale of 1 / s in log-index; 8 nodes per 1/4 of it (as sim/zipf_analytic).
 constexpr double kPanel = 0.25;
 
-// 1 - (1 - p)^draws without cancellation where p draws is small.
+}  // namespace
+
 double distinct_term(double p, double draws) {
   if (p >= 1.0) return draws > 0.0 ? 1.0 : 0.0;
   return -std::expm1(draws * std::log1p(-p));
 }
-
-}  // namespace
 
 KeyPopularity KeyPopularity::uniform(std::int64_t keys) {
   EMBSCALE_EXPECTS(keys >= 1, "a popularity needs at least one key");

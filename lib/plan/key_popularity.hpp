@@ -57,6 +57,10 @@ class KeyPopularity {
   std::vector<Piece> pieces_;
 };
 
+// 1 - (1 - p)^draws: the chance that a key of probability p is among `draws` independent draws
+// (without cancellation where p draws is small).
+double distinct_term(double p, double draws);
+
 // The mean keys of a bag of `workload` (fixed: nnz; uniform sizes: (nnz_min + nnz) / 2), and
 // whether its bags are independent draws of its popularity with nothing else moving it (no drift,
 // growth, companions, or repeats removed): else nullopt, with the field that stops it.

@@ -226,8 +226,8 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
       // Memory: static rows now; a dynamic layer's keys are summed and charged per rank below.
       auto rows = owned_rows(model_table, model.ownership, ranks_);
       if (model.ownership == Ownership::kOneRank) std::rotate(rows.rbegin(), rows.rbegin() + choice.owner, rows.rend());
-      const auto& run = context.layer->storage.dynamic ? run_keys(context.skew_aware, choice.slot, model.ownership)
-                                                       : std::vector<double>{};
+      static const std::vector<double> kNone;
+      const auto& run = context.layer->storage.dynamic ? run_keys(context.skew_aware, choice.slot, model.ownership) : kNone;
       for (std::size_t r = 0; r < rows.size(); ++r) {
         layer_rows[r] += static_cast<double>(rows[r]);
         if (context.layer->storage.dynamic) {

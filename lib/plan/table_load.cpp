@@ -31,7 +31,7 @@ std::vector<RankLoad> split_loads(const TableModel& table, Ownership ownership, 
     const double p = popularity.probability(k);
     const auto r = static_cast<std::size_t>(owner_of(table, ownership, ranks, table.key_of_index(k)));
     loads[r].pairs += draws * p;
-    loads[r].distinct += popularity.expected_distinct(k, k + 1, draws);
+    loads[r].distinct += distinct_term(p, draws);
     ++head_keys[r];
   }
   if (head == table.rows) return loads;
