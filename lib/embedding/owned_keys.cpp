@@ -30,6 +30,7 @@ std::int64_t OwnedKeys::row_of(Key key) const noexcept {
   if (ranges_.size() == 1) {  // one division, not two
     const Range& r = ranges_.front();
     if (key < r.begin || key >= r.end) return -1;
+    if (r.stride == 1) return key - r.begin;  // whole tables and row blocks: no division
     const std::int64_t row = (key - r.begin) / r.stride;
     return r.begin + row * r.stride == key ? row : -1;
   }
@@ -37,7 +38,9 @@ std::int64_t OwnedKeys::row_of(Key key) const noexcept {
   auto it = std::upper_bound(ranges_.begin(), ranges_.end(), key, [](Key k, const Range& r) { return k < r.begin; });
   if (it == ranges_.begin()) return -1;
   const Range& r = *--it;
-  if (key >= r.end || (key - r.begin) % r.stride != 0) return -1;
+  if (key >= r.end) return -1;
+  if (r.stride == 1) return r.first_row + (key - r.begin);
+  if ((key - r.begin) % r.stride != 0) return -1;
   return r.first_row + (key - r.begin) / r.stride;
 }
 

@@ -12,7 +12,7 @@ namespace {
 
 constexpr PhaseDefinition kRoute{"route", "each key occurrence to its owner, with its bag's place there"};
 constexpr PhaseDefinition kExchangeKeys{"exchange_keys", "send each owner its (key, bag) pairs", "alltoallv"};
-constexpr PhaseDefinition kOwnerLookup{"lookup", "the owner de-duplicates its keys and finds their rows (copies unless fp32 static)"};
+constexpr PhaseDefinition kOwnerLookup{"lookup", "the owner de-duplicates its keys and finds their rows (copies unless fp32 static; evaluation on fp32 static: a row address per pair, no de-duplication)"};
 constexpr PhaseDefinition kOwnerPool{"pool", "the owner sums each bag's rows (whole or partial bags)"};
 constexpr PhaseDefinition kUnpack{"unpack", "received pooled vectors into bag order; mean: divide"};
 constexpr PhaseDefinition kPoolBackward{"pool_backward", "each distinct key's gradient: summed over its bags"};
@@ -148,25 +148,40 @@ void PooledExchange::exchange_and_pool(StepRecorder& recorder) {
     recv_keys_[j] = recv_pairs_[j].key;
     recv_positions_[j] = recv_pairs_[j].position;
   }
-  router_.route(std::span<const Key>(recv_keys_), 1, [](Key) { return 0; }, distinct_);
-  row_addresses_.resize(distinct_.send_keys.size());
-  const bool in_place = store_.row_pointers(distinct_.send_keys, row_addresses_);
-  if (!in_place) {
-    rows_.resize(distinct_.send_keys.size() * width_);
-    store_.read(distinct_.send_keys, rows_);
+  // Evaluation mode with rows in place: every pair reads its row where it lies, as FBGEMM's
+  // forward does. De-duplication would save only pointer computations (a repeated row is read
+  // from cache) for a hash probe per pair; it is there for the backward (one gradient per
+  // distinct key) and for stores whose reads cost (copies, the KV table).
+  row_addresses_.resize(recv_keys_.size());
+  const bool per_pair = !spec_.training() && store_.row_pointers(recv_keys_, row_addresses_);
+  bool in_place = per_pair;
+  if (per_pair) {
+    const std::size_t had = pair_ids_.size();
+    if (had < recv_keys_.size()) {  // the identity, grown once to the largest step
+      pair_ids_.resize(recv_keys_.size());
+      for (std::size_t j = had; j < pair_ids_.size(); ++j) pair_ids_[j] = static_cast<std::uint32_t>(j);
+    }
+  } else {
+    router_.route(std::span<const Key>(recv_keys_), 1, [](Key) { return 0; }, distinct_);
+    row_addresses_.resize(distinct_.send_keys.size());
+    in_place = store_.row_pointers(distinct_.send_keys, row_addresses_);
+    if (!in_place) {
+      rows_.resize(distinct_.send_keys.size() * width_);
+      store_.read(distinct_.send_keys, rows_);
+    }
   }
   recorder.lap("lookup");
 
-  std::fill(out_.begin(), out_.end(), 0.0f);
+  const auto ids = per_pair ? std::span<const std::uint32_t>(pair_ids_).first(recv_keys_.size())
+                            : std::span<const std::uint32_t>(distinct_.inverse);
   if (in_place)
-    pool_pairs(recv_positions_, distinct_.inverse, std::span<const float* const>(row_addresses_), width_, out_,
-               spec_.threads);
+    pool_pairs(recv_positions_, ids, std::span<const float* const>(row_addresses_), width_, out_, spec_.threads);
   else
-    pool_pairs(recv_positions_, distinct_.inverse, std::span<const float>(rows_), width_, out_, spec_.threads);
+    pool_pairs(recv_positions_, ids, std::span<const float>(rows_), width_, out_, spec_.threads);
   recorder.lap("pool");
   recorder.count("pairs_sent", static_cast<std::int64_t>(send_pairs_.size()));
   recorder.count("pairs_received", static_cast<std::int64_t>(recv_pairs_.size()));
-  recorder.count("lookups", static_cast<std::int64_t>(distinct_.send_keys.size()));
+  recorder.count("lookups", static_cast<std::int64_t>(per_pair ? recv_keys_.size() : distinct_.send_keys.size()));
 }
 
 void PooledExchange::output_forward(const Batch& batch, std::span<float> pooled, StepRecorder& recorder) {

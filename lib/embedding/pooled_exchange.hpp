@@ -94,8 +94,9 @@ class PooledExchange {
   std::vector<Key> recv_keys_;
   std::vector<std::int64_t> recv_positions_;
   KeyRouter router_;
-  RoutedKeys distinct_;         // the received keys, de-duplicated (one group)
-  std::vector<const float*> row_addresses_;  // distinct keys' rows in the store, where it can say
+  RoutedKeys distinct_;         // the received keys, de-duplicated (one group; training, or rows not in place)
+  std::vector<const float*> row_addresses_;  // rows in the store, where it can say: per distinct key, or per pair
+  std::vector<std::uint32_t> pair_ids_;      // 0, 1, 2, ...: the ids of pairs that are not de-duplicated
   // The two buffers of a row per distinct key (tens of MiB at a large batch, read at random: in
   // key order by the pool, in row order by the update) on 2 MiB pages where the kernel gives them.
   HugePageVector<float> rows_;  // distinct keys' rows, copied, where the store cannot say
@@ -131,11 +132,14 @@ void PooledExchange::forward(const Batch& batch, std::span<float> pooled, StepRe
   for (std::int64_t b = 0; b < batch.num_bags(); ++b) {
     const std::int64_t sample = b / slots;
     const auto slot = static_cast<std::int32_t>(b % slots);
+    int last_dest = -1;  // the bag's position at last_dest (a bag's keys mostly share an owner)
+    std::int64_t last_position = 0;
     for (auto k = batch.offsets[static_cast<std::size_t>(b)]; k < batch.offsets[static_cast<std::size_t>(b) + 1]; ++k) {
       const Key key = batch.keys[static_cast<std::size_t>(k)];
       if (!plan_.every_rank_gets_every_key) {
         const int dest = occurrence_dest_[static_cast<std::size_t>(k)];
-        send_pairs_[next[static_cast<std::size_t>(dest)]++] = {key, position(dest, sample, slot)};
+        if (dest != last_dest) last_position = position(last_dest = dest, sample, slot);
+        send_pairs_[next[static_cast<std::size_t>(dest)]++] = {key, last_position};
       } else {
         for (int dest = 0; dest < ranks_; ++dest)
           send_pairs_[next[static_cast<std::size_t>(dest)]++] = {key, position(dest, sample, slot)};

@@ -18,11 +18,12 @@ void pool_bags(const Batch& batch, std::span<const std::uint32_t> inverse, std::
 void unpool_bags(const Batch& batch, std::span<const std::uint32_t> inverse, std::span<const float> grad_pooled,
                  std::size_t dim, bool mean, std::span<float> grads);
 
-// Owner-side pooling of (key, position) pairs: out[position[j]] += rows[inverse[j]], rows of
-// `width` values; every value takes its additions in pair order, so the result is the same bits
-// on any thread count. `out` is not zeroed here. `threads` > 1: OpenMP threads, each pooling whole
-// runs of consecutive pairs of one position when no position has two runs (an owner's pairs: a
-// bag's keys arrive together), else a share of the columns (whole cache lines) of every pair.
+// Owner-side pooling of (key, position) pairs: out[p] = the sum of rows[inverse[j]] over the pairs
+// j with positions[j] == p, taken in pair order from +0 (rows of no pair: 0); out is overwritten,
+// so the caller need not zero it. The result is the same bits on any thread count. `threads` > 1:
+// OpenMP threads, each pooling whole runs of consecutive pairs of one position when no position
+// has two runs (an owner's pairs: a bag's keys arrive together), else a share of the columns
+// (whole cache lines) of every pair.
 void pool_pairs(std::span<const std::int64_t> positions, std::span<const std::uint32_t> inverse,
                 std::span<const float> rows, std::size_t width, std::span<float> out, int threads = 1);
 // The same, reading each distinct key's row where the store keeps it (RowStore::row_pointers):

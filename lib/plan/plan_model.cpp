@@ -74,6 +74,8 @@ LayerContext PlanModel::make_context(std::size_t i, const config::PlannerSetting
   context.shape.value_bytes = static_cast<double>(kv::value_bytes(layer.storage.table.value_type));
   context.row_bytes = (dim + context.shape.state_width) * context.shape.value_bytes;
   context.column_row_bytes = (std::max(1, dim / ranks_) + context.shape.column_state_width) * context.shape.value_bytes;
+  context.owners_read_every_pair =
+      !training && !layer.storage.dynamic && layer.storage.table.value_type == kv::ValueType::kFloat32;
   const std::string path = "layers[" + layer.name + "]";
   if (context.planned) {
     for (const auto& model : planned_schemes()) {
@@ -147,10 +149,24 @@ const std::vector<RankLoad>& PlanModel::loads(bool aware, std::int32_t slot, Own
   return it->second;
 }
 
+const std::vector<RankLoad>& PlanModel::owner_loads(const LayerContext& context, const SchemeModel& model,
+                                                    std::int32_t slot) {
+  const auto& given = loads(context.skew_aware, slot, model.ownership);
+  if (!context.owners_read_every_pair || model.scheme == PlannedScheme::kDataParallel) return given;
+  auto key = std::make_tuple(context.skew_aware, slot, static_cast<int>(model.ownership));
+  auto it = pair_loads_.find(key);
+  if (it == pair_loads_.end()) {
+    auto every_pair = given;
+    for (auto& load : every_pair) load.distinct = load.pairs;
+    it = pair_loads_.emplace(key, std::move(every_pair)).first;
+  }
+  return it->second;
+}
+
 // add_table_work with the table's loads under the scheme's ownership.
 void PlanModel::add_work(const LayerContext& context, const SchemeModel& model, std::int32_t slot, int owner,
               std::vector<RankWork>& work) {
-  add_table_work(model, context.shape, table(context.skew_aware, slot), loads(context.skew_aware, slot, model.ownership),
+  add_table_work(model, context.shape, table(context.skew_aware, slot), owner_loads(context, model, slot),
                  loads(context.skew_aware, slot, Ownership::kOneRank)[0].distinct, owner, work);
 }
 
@@ -209,7 +225,7 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
       }
       auto& group = it->second;
       const auto& model = *choice.scheme;
-      const auto& table_loads = loads(context.skew_aware, choice.slot, model.ownership);
+      const auto& table_loads = owner_loads(context, model, choice.slot);
       const auto& model_table = table(context.skew_aware, choice.slot);
       add_work(context, model, choice.slot, choice.owner, group.work);
       group.slots.push_back(choice.slot);

@@ -34,6 +34,9 @@ struct LayerContext {
   LayerShape shape;
   double row_bytes = 0.0;                       // a stored row with its optimizer state
   double column_row_bytes = 0.0;                // a column shard's stored row
+  // Evaluation on static fp32 rows: an owner that pools reads every pair's row in place, without
+  // de-duplicating (PooledExchange), so its lookups are its pairs.
+  bool owners_read_every_pair = false;
 };
 
 // A table's place: the layer context, the slot's position in that layer, its scheme and owner.
@@ -65,6 +68,8 @@ class PlanModel {
 
   const TableModel& table(bool aware, std::int32_t slot);
   const std::vector<RankLoad>& loads(bool aware, std::int32_t slot, Ownership ownership);
+  // The table's loads as the layer's scheme serves them (owners_read_every_pair: lookups = pairs).
+  const std::vector<RankLoad>& owner_loads(const LayerContext& context, const SchemeModel& model, std::int32_t slot);
   // add_table_work with the table's loads under the scheme's ownership.
   void add_work(const LayerContext& context, const SchemeModel& model, std::int32_t slot, int owner,
                 std::vector<RankWork>& work);
@@ -94,6 +99,7 @@ class PlanModel {
   std::optional<LoadSample> sample_;
   std::map<std::pair<bool, std::int32_t>, TableModel> tables_;
   std::map<std::tuple<bool, std::int32_t, int>, std::vector<RankLoad>> loads_;
+  std::map<std::tuple<bool, std::int32_t, int>, std::vector<RankLoad>> pair_loads_;  // owner_loads reading every pair
   std::map<std::tuple<bool, std::int32_t, int>, std::vector<double>> run_keys_;
 };
 

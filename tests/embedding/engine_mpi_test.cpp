@@ -215,14 +215,39 @@ TEST(EngineLayers, SeveralLayersOverSlotSubsetsMatchTheirReferences) {
   check_config_against_reference(cfg, "two layers");
 }
 
-// Evaluation mode: forward only, the rows stay their initial values.
-TEST(EngineLayers, EvaluationModeLeavesTheRowsUnchanged) {
+// Evaluation mode: forward only, the rows stay their initial values (static rows; a dynamic table
+// inserts nothing in evaluation, so only its counters are checked). On static fp32 rows an owner
+// that pools reads every pair's row in place (no de-duplication: its lookups are its pairs); on a
+// dynamic table it de-duplicates first (lookups: distinct keys, no more than its pairs).
+TEST_P(EveryScheme, EvaluationModeMatchesTheReferenceAndCountsItsRowReads) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
-  Case c{"distributed_slot", config::Combiner::kSum, {}, false};
-  c.optimizer.learning_rate = 0.5;
-  config::Config cfg = test_config(c, world.size());
-  cfg.embeddings[0].storage.table.training = false;
-  check_config_against_reference(cfg, "evaluation");
+  for (const bool dynamic : {false, true})
+    for (const int threads : {1, 2}) {
+      if (dynamic && (GetParam() == "column_wise" || GetParam() == "data_parallel")) continue;  // static only
+      SCOPED_TRACE(std::string(dynamic ? "dynamic" : "static") + ", threads " + std::to_string(threads));
+      Case c{GetParam(), config::Combiner::kMean, {}, dynamic};
+      c.optimizer.learning_rate = 0.5;
+      config::Config cfg = test_config(c, world.size());
+      cfg.embeddings[0].storage.table.training = false;
+      if (!dynamic) check_config_against_reference(cfg, "evaluation", EngineOptions{.threads = threads});
+
+      const workloads::SyntheticGenerator gen(cfg.data, cfg.solver.seed, cfg.solver.batchsize);
+      EmbeddingEngine engine(world, cfg, cfg.data.slot_size_array, EngineOptions{.threads = threads});
+      StepRecorder recorder;
+      engine.step(gen.generate(0, world.rank(), world.size()), recorder);
+      std::int64_t lookups = -1, pairs = -1;
+      for (const auto& [name, value] : recorder.counters()) {
+        if (name.ends_with("lookups")) lookups = value;
+        if (name.ends_with("pairs_received")) pairs = value;
+      }
+      ASSERT_GE(lookups, 0) << "no lookups counter";
+      if (pairs < 0) continue;  // not a scheme that pools on owners
+      if (dynamic) {
+        EXPECT_LE(lookups, pairs) << "rank " << world.rank();
+      } else {
+        EXPECT_EQ(lookups, pairs) << "rank " << world.rank();
+      }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, EveryScheme, ::testing::ValuesIn(scheme_names()), param_name);

@@ -97,7 +97,7 @@ OwnerPairs owner_pairs(std::mt19937_64& rng, std::size_t bags, std::size_t disti
   p.bags = bags;
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
   for (std::size_t b = 0; b < bags; ++b)
-    for (std::size_t k = rng() % 41; k > 0; --k) {
+    for (std::size_t k = rng() % 41; k > 0; --k) {  // some bags empty: their rows must come out 0
       p.positions.push_back(static_cast<std::int64_t>(b));
       p.inverse.push_back(static_cast<std::uint32_t>(rng() % distinct));
     }
@@ -134,7 +134,8 @@ TEST(Pooling, PairsGiveThePairOrderSumsBitForBitOnAnyThreadsAndRowSource) {
       std::vector<const float*> addresses(p.ids);
       for (std::size_t i = 0; i < p.ids; ++i) addresses[i] = p.rows.data() + i * width;
       for (const int threads : {1, 2, 3}) {
-        std::vector<float> copied(want.size(), 0.0f), in_place(want.size(), 0.0f);
+        // Garbage to start from: pool_pairs overwrites every value (rows of no pair with 0).
+        std::vector<float> copied(want.size(), 1e30f), in_place(want.size(), -1e30f);
         pool_pairs(p.positions, p.inverse, p.rows, width, copied, threads);
         pool_pairs(p.positions, p.inverse, std::span<const float* const>(addresses), width, in_place, threads);
         EXPECT_TRUE(same_bits(copied, want)) << "width " << width << ", threads " << threads << ", split " << split_runs;

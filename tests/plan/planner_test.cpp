@@ -95,6 +95,27 @@ TEST(Planner, SkewAwareSeesTheRowWiseHeadSkewBlindDoesNot) {
   EXPECT_NEAR(even[0].pairs, even[1].pairs, 0.01 * even[0].pairs);
 }
 
+// The lookups predicted are the rows an owner reads: distinct keys when training (de-duplicated),
+// every pair in evaluation on static fp32 rows (PooledExchange reads them in place, per pair).
+TEST(Planner, EvaluationOnStaticRowsPredictsARowReadPerPair) {
+  for (const std::string scheme : {"row_wise", "distributed_slot", "table_wise"}) {
+    SCOPED_TRACE(scheme);
+    const std::string choices = R"("schemes": [")" + scheme + R"("])";
+    auto training = config_with("auto", choices);
+    auto evaluation = config_with("auto", choices);
+    evaluation.embeddings[0].storage.table.training = false;
+    const auto trained = plan_sharding(training, 2).layers.front().loads;
+    const auto evaluated = plan_sharding(evaluation, 2).layers.front().loads;
+    for (std::size_t r = 0; r < trained.size(); ++r) {
+      EXPECT_NEAR(evaluated[r].pairs, trained[r].pairs, 1e-9 * (1 + trained[r].pairs)) << "rank " << r;
+      EXPECT_EQ(evaluated[r].distinct, evaluated[r].pairs) << "rank " << r;
+      if (trained[r].pairs > 0) {
+        EXPECT_LT(trained[r].distinct, trained[r].pairs) << "rank " << r;  // Zipf repeats keys
+      }
+    }
+  }
+}
+
 TEST(Planner, RespectsTheMemoryLimit) {
   // Room for every table split over the ranks, not for a whole 400k-row table on one rank nor a
   // replica: 400000 x 32 x 4 bytes = 51.2 MB.
