@@ -58,7 +58,10 @@ SchemeTraffic scheme_key_exchange(comm::Communicator& world, const config::Confi
     if (it == step.calls.end())
       throw InputError("layers[" + traffic.layer + "]: scheme " + traffic.scheme +
                        " exchanges no keys by alltoallv on the layer's communicator, so it has no skewed alltoallv "
-                       "to measure; its step calls " + describe_calls(step.calls));
+                       "to measure; its step calls " + describe_calls(step.calls) +
+                       (world.size() == 1 ? " (on one rank a scheme that pools on the owners keeps its keys on the "
+                                            "rank: skewed counts need 2 or more ranks)"
+                                          : ""));
     traffic.steps.push_back({it->send_counts, it->recv_counts, it->type.row_bytes});
   }
   return traffic;

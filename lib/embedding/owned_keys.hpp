@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/batch.hpp"
@@ -22,6 +23,14 @@ class OwnedKeys {
   std::int64_t row_of(Key key) const noexcept;
   // The key of local row `row` in [0, rows()).
   Key key_of(std::int64_t row) const noexcept;
+  // The first key `begin` when the owned keys are one range of stride 1, [begin, begin + rows())
+  // (a whole table, a row block, adjacent tables): row_of(key) is then key - begin, a subtraction
+  // a caller can run over a whole batch without a call per key. nullopt otherwise (strided or
+  // several ranges; a strided range of one key too, though consecutive).
+  std::optional<Key> one_block() const noexcept {
+    if (ranges_.size() != 1 || ranges_.front().stride != 1) return std::nullopt;
+    return ranges_.front().begin;
+  }
 
  private:
   struct Range {

@@ -85,6 +85,14 @@ PooledExchange::PooledExchange(const LayerSpec& spec, PooledPlan plan, RowStore&
         for (int r = 0; r < rank_; ++r) base_[static_cast<std::size_t>(o)] += samples(r) * owned;
       }
       out_.resize(static_cast<std::size_t>(spec_.global_batch) * plan_.owner_slots[static_cast<std::size_t>(rank_)].size() * width_);
+      // One owner of every slot, in order, with every column (one rank, or every table placed on
+      // one rank): the received blocks are [sample][slot][dim], the pooled output's own layout.
+      for (int o = 0; o < ranks_; ++o) {
+        const auto& owned = plan_.owner_slots[static_cast<std::size_t>(o)];
+        if (static_cast<std::int32_t>(owned.size()) == S && std::is_sorted(owned.begin(), owned.end()) &&
+            plan_.column_count[static_cast<std::size_t>(o)] == spec_.dim())
+          received_in_bag_order_ = true;  // then it owns every slot and column: no other owner has any
+      }
       break;
     case PooledOutput::kNodeThenCross: {
       const int rpn = plan_.ranks_per_node, nodes = ranks_ / rpn;
@@ -111,6 +119,9 @@ PooledExchange::PooledExchange(const LayerSpec& spec, PooledPlan plan, RowStore&
       break;
     }
   }
+  // On one rank the reduce-scatter's buffer is the global batch's bags in sample order, and a
+  // received_in_bag_order_ alltoallv's is [sample][slot][dim]: both the pooled output's layout.
+  output_is_pooled_ = ranks_ == 1 && (plan_.output == PooledOutput::kReduceScatter || received_in_bag_order_);
 }
 
 std::vector<const comm::Communicator*> PooledExchange::communicators() const {
@@ -134,19 +145,22 @@ void PooledExchange::prepare_step(const Batch& batch) {
                    "a rank's batch is its share of the global batch, with the layer's slots");
 }
 
-void PooledExchange::exchange_and_pool(StepRecorder& recorder) {
-  recv_counts_.assign(send_counts_.size(), 0);
-  comm_.alltoall(std::span<const std::size_t>(send_counts_), std::span<std::size_t>(recv_counts_), 1);
-  recv_pairs_.resize(total(recv_counts_));
-  comm_.alltoallv(std::span<const KeyPosition>(send_pairs_), std::span<const std::size_t>(send_counts_),
-                  std::span<KeyPosition>(recv_pairs_), std::span<const std::size_t>(recv_counts_));
+void PooledExchange::exchange_and_pool(std::span<float> pooled, StepRecorder& recorder) {
+  if (ranks_ > 1) {
+    recv_counts_.assign(send_counts_.size(), 0);
+    comm_.alltoall(std::span<const std::size_t>(send_counts_), std::span<std::size_t>(recv_counts_), 1);
+    recv_pairs_.resize(total(recv_counts_));
+    comm_.alltoallv(std::span<const KeyPosition>(send_pairs_), std::span<const std::size_t>(send_counts_),
+                    std::span<KeyPosition>(recv_pairs_), std::span<const std::size_t>(recv_counts_));
+  }
+  const std::vector<KeyPosition>& received = ranks_ > 1 ? recv_pairs_ : send_pairs_;  // one rank: sent to itself
   recorder.lap("exchange_keys");
 
-  recv_keys_.resize(recv_pairs_.size());
-  recv_positions_.resize(recv_pairs_.size());
-  for (std::size_t j = 0; j < recv_pairs_.size(); ++j) {
-    recv_keys_[j] = recv_pairs_[j].key;
-    recv_positions_[j] = recv_pairs_[j].position;
+  recv_keys_.resize(received.size());
+  recv_positions_.resize(received.size());
+  for (std::size_t j = 0; j < received.size(); ++j) {
+    recv_keys_[j] = received[j].key;
+    recv_positions_[j] = received[j].position;
   }
   // Evaluation mode with rows in place: every pair reads its row where it lies, as FBGEMM's
   // forward does. De-duplication would save only pointer computations (a repeated row is read
@@ -154,33 +168,28 @@ void PooledExchange::exchange_and_pool(StepRecorder& recorder) {
   // distinct key) and for stores whose reads cost (copies, the KV table).
   row_addresses_.resize(recv_keys_.size());
   const bool per_pair = !spec_.training() && store_.row_pointers(recv_keys_, row_addresses_);
-  bool in_place = per_pair;
-  if (per_pair) {
-    const std::size_t had = pair_ids_.size();
-    if (had < recv_keys_.size()) {  // the identity, grown once to the largest step
-      pair_ids_.resize(recv_keys_.size());
-      for (std::size_t j = had; j < pair_ids_.size(); ++j) pair_ids_[j] = static_cast<std::uint32_t>(j);
-    }
-  } else {
+  if (!per_pair) {
     router_.route(std::span<const Key>(recv_keys_), 1, [](Key) { return 0; }, distinct_);
     row_addresses_.resize(distinct_.send_keys.size());
-    in_place = store_.row_pointers(distinct_.send_keys, row_addresses_);
-    if (!in_place) {
-      rows_.resize(distinct_.send_keys.size() * width_);
-      store_.read(distinct_.send_keys, rows_);
-    }
+  }
+  const bool in_place = per_pair || store_.row_pointers(distinct_.send_keys, row_addresses_);
+  if (!in_place) {
+    rows_.resize(distinct_.send_keys.size() * width_);
+    store_.read(distinct_.send_keys, rows_);
   }
   recorder.lap("lookup");
 
-  const auto ids = per_pair ? std::span<const std::uint32_t>(pair_ids_).first(recv_keys_.size())
-                            : std::span<const std::uint32_t>(distinct_.inverse);
-  if (in_place)
-    pool_pairs(recv_positions_, ids, std::span<const float* const>(row_addresses_), width_, out_, spec_.threads);
+  const std::span<const float* const> addresses(row_addresses_);
+  const std::span<float> sums = output_is_pooled_ ? pooled : std::span<float>(out_);
+  if (per_pair)
+    pool_pairs(recv_positions_, addresses, width_, sums, spec_.threads);
+  else if (in_place)
+    pool_pairs(recv_positions_, distinct_.inverse, addresses, width_, sums, spec_.threads);
   else
-    pool_pairs(recv_positions_, ids, std::span<const float>(rows_), width_, out_, spec_.threads);
+    pool_pairs(recv_positions_, distinct_.inverse, std::span<const float>(rows_), width_, sums, spec_.threads);
   recorder.lap("pool");
   recorder.count("pairs_sent", static_cast<std::int64_t>(send_pairs_.size()));
-  recorder.count("pairs_received", static_cast<std::int64_t>(recv_pairs_.size()));
+  recorder.count("pairs_received", static_cast<std::int64_t>(received.size()));
   recorder.count("lookups", static_cast<std::int64_t>(per_pair ? recv_keys_.size() : distinct_.send_keys.size()));
 }
 
@@ -204,6 +213,10 @@ void PooledExchange::output_forward(const Batch& batch, std::span<float> pooled,
   };
   switch (plan_.output) {
     case PooledOutput::kReduceScatter: {
+      if (output_is_pooled_) {  // one rank: pooled holds the sums already
+        recorder.lap("reduce_scatter");
+        break;
+      }
       std::vector<std::size_t> counts(static_cast<std::size_t>(ranks_));
       for (int r = 0; r < ranks_; ++r) counts[static_cast<std::size_t>(r)] = samples(r) * S * dim;
       comm_.reduce_scatter(std::span<const float>(out_), pooled, std::span<const std::size_t>(counts), comm::ReduceOp::kSum);
@@ -217,6 +230,16 @@ void PooledExchange::output_forward(const Batch& batch, std::span<float> pooled,
         send[static_cast<std::size_t>(r)] = samples(r) * owned * width_;
         recv[static_cast<std::size_t>(r)] = mine * plan_.owner_slots[static_cast<std::size_t>(r)].size() *
                                             static_cast<std::size_t>(plan_.column_count[static_cast<std::size_t>(r)]);
+      }
+      if (output_is_pooled_) {  // one rank: pooled holds the sums already
+        recorder.lap("exchange_pooled");
+        break;
+      }
+      if (received_in_bag_order_) {  // staging's layout is pooled's: receive there, nothing to unpack
+        comm_.alltoallv(std::span<const float>(out_), std::span<const std::size_t>(send), pooled,
+                        std::span<const std::size_t>(recv));
+        recorder.lap("exchange_pooled");
+        break;
       }
       staging_.resize(total(recv));
       comm_.alltoallv(std::span<const float>(out_), std::span<const std::size_t>(send), std::span<float>(staging_),
@@ -261,9 +284,15 @@ void PooledExchange::backward(const Batch& batch, std::span<const float> grad_po
   const auto S = static_cast<std::size_t>(spec_.slots());
   const auto samples = [&](int r) { return static_cast<std::size_t>(sample_share_of(spec_.global_batch, r, ranks_).count); };
   const std::size_t mine = samples(rank_);
-  std::vector<float>& grad = grad_pooled_;  // a copy: the mean divides it in place
-  grad.assign(grad_pooled.begin(), grad_pooled.end());
-  if (spec_.mean()) divide_by_bag_size(batch, dim, grad);
+  std::span<const float> grad = grad_pooled;
+  if (spec_.mean()) {  // divided in a copy: grad_pooled is the caller's
+    grad_pooled_.assign(grad_pooled.begin(), grad_pooled.end());
+    divide_by_bag_size(batch, dim, grad_pooled_);
+    grad = grad_pooled_;
+  }
+  // The gradients of the owner's pooled sums (out_'s layout): where they arrive, or on one rank
+  // where output_is_pooled_, grad itself.
+  std::span<const float> sums_grad = out_;
   // Packs `grad` per owner group into staging (the unpack's layout).
   const auto pack = [&](const std::vector<std::vector<std::int32_t>>& groups, const auto& columns) {
     staging_.clear();
@@ -279,13 +308,24 @@ void PooledExchange::backward(const Batch& batch, std::span<const float> grad_po
   switch (plan_.output) {
     case PooledOutput::kReduceScatter: {
       recorder.lap("pack_grads");  // the all-gather takes the (mean: divided) gradients as they are
+      if (output_is_pooled_) {
+        sums_grad = grad;
+        recorder.lap("all_gather");
+        break;
+      }
       std::vector<std::size_t> counts(static_cast<std::size_t>(ranks_));
       for (int r = 0; r < ranks_; ++r) counts[static_cast<std::size_t>(r)] = samples(r) * S * dim;
-      comm_.allgatherv(std::span<const float>(grad), std::span<float>(out_), std::span<const std::size_t>(counts));
+      comm_.allgatherv(grad, std::span<float>(out_), std::span<const std::size_t>(counts));
       recorder.lap("all_gather");
       break;
     }
     case PooledOutput::kAllToAll: {
+      if (output_is_pooled_) {
+        sums_grad = grad;
+        recorder.lap("pack_grads");
+        recorder.lap("exchange_grads");
+        break;
+      }
       pack(plan_.owner_slots, [&](std::size_t g) {
         return std::pair<std::size_t, std::size_t>(static_cast<std::size_t>(plan_.column_first[g]),
                                                    static_cast<std::size_t>(plan_.column_count[g]));
@@ -326,7 +366,7 @@ void PooledExchange::backward(const Batch& batch, std::span<const float> grad_po
     }
   }
   grads_.resize(distinct_.send_keys.size() * width_);
-  unpool_pairs(recv_positions_, distinct_.inverse, out_, width_, grads_, spec_.threads);
+  unpool_pairs(recv_positions_, distinct_.inverse, sums_grad, width_, grads_, spec_.threads);
   recorder.lap("pool_backward");
   store_.apply(distinct_.send_keys, grads_, *spec_.optimizer, step);
   recorder.lap("update");

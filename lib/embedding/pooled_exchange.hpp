@@ -9,6 +9,9 @@
 //   lookup           the owner de-duplicates the keys it received and reads their rows
 //   pool             out[position] += row, per pair (partial or whole bags, per the output)
 //   <output>         the pooled vectors back to the requesters (PooledOutput), then the mean
+// On one rank every exchange is the identity: the routed pairs are the received ones and, where
+// the owner's output buffer has the pooled output's layout, the owner pools straight into it;
+// no collective is called and no buffer copied (the phases still appear, at no cost).
 // Backward mirrors it: the pooled gradients go to the owners (the output's reverse), each
 // distinct key's gradient is summed over its pairs (pool_backward), the optimizer updates.
 // The owner always sums; the requester applies the mean combiner (forward: after the output;
@@ -74,7 +77,7 @@ class PooledExchange {
   };
   std::int64_t position(int dest, std::int64_t sample, std::int32_t slot) const noexcept;
   void prepare_step(const Batch& batch);
-  void exchange_and_pool(StepRecorder& recorder);
+  void exchange_and_pool(std::span<float> pooled, StepRecorder& recorder);
   void output_forward(const Batch& batch, std::span<float> pooled, StepRecorder& recorder);
 
   LayerSpec spec_;
@@ -84,6 +87,10 @@ class PooledExchange {
   std::unique_ptr<comm::Communicator> node_comm_, cross_comm_;  // kNodeThenCross
   int rank_, ranks_;
   std::size_t width_;  // this rank's stored columns
+  bool received_in_bag_order_ = false;  // kAllToAll: the pooled blocks arrive in the output's layout
+  // One rank, and its output buffer (the owner's pooled sums; backward, their gradients) laid out
+  // as the pooled output: the owner pools into the output and reads the gradients where they are.
+  bool output_is_pooled_ = false;
   // Per step: the base of this rank's bags in each destination's buffer, per-destination slot
   // index tables, and the buffers carried from forward to backward.
   std::vector<std::int64_t> base_;                   // per destination rank
@@ -96,14 +103,13 @@ class PooledExchange {
   KeyRouter router_;
   RoutedKeys distinct_;         // the received keys, de-duplicated (one group; training, or rows not in place)
   std::vector<const float*> row_addresses_;  // rows in the store, where it can say: per distinct key, or per pair
-  std::vector<std::uint32_t> pair_ids_;      // 0, 1, 2, ...: the ids of pairs that are not de-duplicated
   // The two buffers of a row per distinct key (tens of MiB at a large batch, read at random: in
   // key order by the pool, in row order by the update) on 2 MiB pages where the kernel gives them.
   HugePageVector<float> rows_;  // distinct keys' rows, copied, where the store cannot say
   std::vector<float> out_;      // this rank's output buffer (pooled sums / their gradients)
   std::vector<float> staging_;  // received pooled blocks / packed gradients
   HugePageVector<float> grads_;  // distinct keys' gradients
-  std::vector<float> grad_pooled_;  // backward: this rank's pooled gradients (mean: divided)
+  std::vector<float> grad_pooled_;  // backward, mean only: this rank's pooled gradients, divided
 };
 
 // ---- implementation of the template ----
@@ -113,8 +119,10 @@ void PooledExchange::forward(const Batch& batch, std::span<float> pooled, StepRe
   prepare_step(batch);
   const auto slots = batch.num_slots;
   send_counts_.assign(static_cast<std::size_t>(ranks_), 0);
-  occurrence_dest_.resize(batch.keys.size());
-  if (!plan_.every_rank_gets_every_key) {
+  // Each key to every rank (column-wise; on one rank, the only owner there is): no owner to find.
+  const bool to_every_rank = plan_.every_rank_gets_every_key || ranks_ == 1;
+  if (!to_every_rank) {
+    occurrence_dest_.resize(batch.keys.size());
     for (std::int64_t b = 0; b < batch.num_bags(); ++b) {
       const auto slot = static_cast<std::int32_t>(b % slots);
       for (auto k = batch.offsets[static_cast<std::size_t>(b)]; k < batch.offsets[static_cast<std::size_t>(b) + 1]; ++k) {
@@ -132,22 +140,25 @@ void PooledExchange::forward(const Batch& batch, std::span<float> pooled, StepRe
   for (std::int64_t b = 0; b < batch.num_bags(); ++b) {
     const std::int64_t sample = b / slots;
     const auto slot = static_cast<std::int32_t>(b % slots);
+    const auto first = static_cast<std::size_t>(batch.offsets[static_cast<std::size_t>(b)]),
+               last = static_cast<std::size_t>(batch.offsets[static_cast<std::size_t>(b) + 1]);
+    if (to_every_rank) {  // the bag's keys to every rank, at its place there
+      for (int dest = 0; dest < ranks_; ++dest) {
+        const std::int64_t at = position(dest, sample, slot);
+        for (std::size_t k = first; k < last; ++k) send_pairs_[next[static_cast<std::size_t>(dest)]++] = {batch.keys[k], at};
+      }
+      continue;
+    }
     int last_dest = -1;  // the bag's position at last_dest (a bag's keys mostly share an owner)
     std::int64_t last_position = 0;
-    for (auto k = batch.offsets[static_cast<std::size_t>(b)]; k < batch.offsets[static_cast<std::size_t>(b) + 1]; ++k) {
-      const Key key = batch.keys[static_cast<std::size_t>(k)];
-      if (!plan_.every_rank_gets_every_key) {
-        const int dest = occurrence_dest_[static_cast<std::size_t>(k)];
-        if (dest != last_dest) last_position = position(last_dest = dest, sample, slot);
-        send_pairs_[next[static_cast<std::size_t>(dest)]++] = {key, last_position};
-      } else {
-        for (int dest = 0; dest < ranks_; ++dest)
-          send_pairs_[next[static_cast<std::size_t>(dest)]++] = {key, position(dest, sample, slot)};
-      }
+    for (std::size_t k = first; k < last; ++k) {
+      const int dest = occurrence_dest_[k];
+      if (dest != last_dest) last_position = position(last_dest = dest, sample, slot);
+      send_pairs_[next[static_cast<std::size_t>(dest)]++] = {batch.keys[k], last_position};
     }
   }
   recorder.lap("route");
-  exchange_and_pool(recorder);
+  exchange_and_pool(pooled, recorder);
   output_forward(batch, pooled, recorder);
 }
 

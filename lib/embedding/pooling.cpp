@@ -98,9 +98,8 @@ constexpr std::size_t kPairsAhead = 16;  // pairs between a row's prefetch and i
 // of the row kPairsAhead pairs ahead (clamped to `stop`, this thread's last pair), one prefetch per
 // cache line interleaved with the additions, as FBGEMM's CPU kernel does; so about kPairsAhead
 // rows are in flight and the loop never waits on an address it could have known.
-template <std::size_t kBlocks, bool kFresh, class RowOf>
-EMBSCALE_ALWAYS_INLINE inline void pool_run_block(std::span<const std::uint32_t> inverse, const RowOf& row,
-                                                  std::size_t j, std::size_t end, std::size_t stop, std::size_t c,
+template <std::size_t kBlocks, bool kFresh, class PairRow>
+EMBSCALE_ALWAYS_INLINE inline void pool_run_block(const PairRow& row, std::size_t j, std::size_t end, std::size_t stop, std::size_t c,
                                                   float* o) {
   static_assert(kBlocks % 2 == 0 || kBlocks == 1, "blocks pair up into 64-byte lines");
   Float8 acc[kBlocks], v;
@@ -112,8 +111,8 @@ EMBSCALE_ALWAYS_INLINE inline void pool_run_block(std::span<const std::uint32_t>
     else
       std::memcpy(&acc[b], o + c + 8 * b, sizeof v);
   for (std::size_t m = j; m < end; ++m) {
-    const float* r = row(inverse[m]) + c;
-    const float* ahead = row(inverse[std::min(m + kPairsAhead, stop - 1)]) + c;
+    const float* r = row(m) + c;
+    const float* ahead = row(std::min(m + kPairsAhead, stop - 1)) + c;
     // Opaque to the optimiser: otherwise it keeps c + 8 b for every b in a register of its own
     // (loop invariants), runs out of registers and reloads them from the stack at every row;
     // opaque, each load and prefetch is one instruction with a constant displacement.
@@ -128,15 +127,14 @@ EMBSCALE_ALWAYS_INLINE inline void pool_run_block(std::span<const std::uint32_t>
   for (std::size_t b = 0; b < kBlocks; ++b) std::memcpy(o + c + 8 * b, &acc[b], sizeof v);
 }
 
-// Pools runs [first_run, last_run), columns [first, last), rows found by row(i) (a pointer to
-// distinct key i's values). kFresh: each run's output row starts from +0 (its position's only
+// Pools runs [first_run, last_run), columns [first, last), the row of pair m found by row(m) (a
+// pointer to its values). kFresh: each run's output row starts from +0 (its position's only
 // run); else from out's values. Each run is one pass per column block: kWidest x 8 columns while
 // they last (a whole row of dim 128 in one pass at AVX2: 16 ymm accumulators, FBGEMM's register
 // blocking), then halving blocks, then single columns. Compiled for the CPU's SIMD level
 // (core/simd_level.hpp): additions only, the same bits on every path.
-template <std::size_t kWidest, bool kFresh, class RowOf>
-EMBSCALE_ALWAYS_INLINE inline void pool_runs_at(std::span<const std::int64_t> positions,
-                                                std::span<const std::uint32_t> inverse, const RowOf& row,
+template <std::size_t kWidest, bool kFresh, class PairRow>
+EMBSCALE_ALWAYS_INLINE inline void pool_runs_at(std::span<const std::int64_t> positions, const PairRow& row,
                                                 std::size_t width, float* out, const Runs& runs,
                                                 std::size_t first_run, std::size_t last_run, std::size_t first,
                                                 std::size_t last) {
@@ -153,7 +151,7 @@ EMBSCALE_ALWAYS_INLINE inline void pool_runs_at(std::span<const std::int64_t> po
     }
     std::size_t c = first;
     const auto blocks = [&]<std::size_t kBlocks>() EMBSCALE_ALWAYS_INLINE {
-      for (; c + 8 * kBlocks <= last; c += 8 * kBlocks) pool_run_block<kBlocks, kFresh>(inverse, row, j, end, stop, c, o);
+      for (; c + 8 * kBlocks <= last; c += 8 * kBlocks) pool_run_block<kBlocks, kFresh>(row, j, end, stop, c, o);
     };
     blocks.template operator()<kWidest>();
     if constexpr (kWidest > 8) blocks.template operator()<8>();
@@ -163,7 +161,7 @@ EMBSCALE_ALWAYS_INLINE inline void pool_runs_at(std::span<const std::int64_t> po
     if (c == last) continue;
     if constexpr (kFresh) std::fill(o + c, o + last, 0.0f);
     for (std::size_t m = j; m < end; ++m) {
-      const float* r = row(inverse[m]);
+      const float* r = row(m);
       for (std::size_t d = c; d < last; ++d) o[d] += r[d];
     }
   }
@@ -171,17 +169,16 @@ EMBSCALE_ALWAYS_INLINE inline void pool_runs_at(std::span<const std::int64_t> po
 
 // pool_runs_at for this CPU: 16 accumulators where the level has 16 or more 256-bit registers,
 // 4 at baseline (each Float8 takes two of its 16 xmm registers).
-template <bool kFresh, class RowOf>
-void pool_runs(std::span<const std::int64_t> positions, std::span<const std::uint32_t> inverse, const RowOf& row,
-               std::size_t width, float* out, const Runs& runs, std::size_t first_run, std::size_t last_run,
+template <bool kFresh, class PairRow>
+void pool_runs(std::span<const std::int64_t> positions, const PairRow& row, std::size_t width, float* out, const Runs& runs, std::size_t first_run, std::size_t last_run,
                std::size_t first, std::size_t last) {
   const SimdLevel level = simd_level();
   if (level == SimdLevel::kBaseline)
     return run_at(level, [&]() EMBSCALE_ALWAYS_INLINE {
-      pool_runs_at<4, kFresh>(positions, inverse, row, width, out, runs, first_run, last_run, first, last);
+      pool_runs_at<4, kFresh>(positions, row, width, out, runs, first_run, last_run, first, last);
     });
   run_at(level, [&]() EMBSCALE_ALWAYS_INLINE {
-    pool_runs_at<16, kFresh>(positions, inverse, row, width, out, runs, first_run, last_run, first, last);
+    pool_runs_at<16, kFresh>(positions, row, width, out, runs, first_run, last_run, first, last);
   });
 }
 
@@ -189,27 +186,26 @@ void pool_runs(std::span<const std::int64_t> positions, std::span<const std::uin
 // output row fresh, the rows of no run are zeroed, and threads take whole runs each (each output
 // row then belongs to one thread). Else out is zeroed and every run adds to it, threads taking a
 // share of the columns of every run (over_column_ranges).
-template <class RowOf>
-void pool_pairs_from(std::span<const std::int64_t> positions, std::span<const std::uint32_t> inverse, const RowOf& row,
-                     std::size_t width, std::span<float> out, int threads) {
-  EMBSCALE_EXPECTS(inverse.size() == positions.size(), "one distinct id per pair");
+template <class PairRow>
+void pool_pairs_from(std::span<const std::int64_t> positions, const PairRow& row, std::size_t width,
+                     std::span<float> out, int threads) {
   EMBSCALE_EXPECTS(width >= 1, "pooling needs width >= 1");
   const Runs runs = runs_of(positions, out.size() / width);
   const std::size_t count = runs.start.size() - 1;
   if (!runs.one_run_per_position) {
     std::fill(out.begin(), out.end(), 0.0f);
     over_column_ranges(width, threads, [&](std::size_t first, std::size_t last) {
-      pool_runs<false>(positions, inverse, row, width, out.data(), runs, 0, count, first, last);
+      pool_runs<false>(positions, row, width, out.data(), runs, 0, count, first, last);
     });
     return;
   }
   for (std::size_t p = 0; p < runs.covered.size(); ++p)
     if (!runs.covered[p]) std::fill_n(out.data() + p * width, width, 0.0f);
-  if (threads <= 1) return pool_runs<true>(positions, inverse, row, width, out.data(), runs, 0, count, 0, width);
+  if (threads <= 1) return pool_runs<true>(positions, row, width, out.data(), runs, 0, count, 0, width);
 #pragma omp parallel num_threads(threads)
   {
     const auto t = static_cast<std::size_t>(omp_get_thread_num()), n = static_cast<std::size_t>(omp_get_num_threads());
-    pool_runs<true>(positions, inverse, row, width, out.data(), runs, count * t / n, count * (t + 1) / n, 0, width);
+    pool_runs<true>(positions, row, width, out.data(), runs, count * t / n, count * (t + 1) / n, 0, width);
   }
 }
 
@@ -217,14 +213,23 @@ void pool_pairs_from(std::span<const std::int64_t> positions, std::span<const st
 
 void pool_pairs(std::span<const std::int64_t> positions, std::span<const std::uint32_t> inverse,
                 std::span<const float> rows, std::size_t width, std::span<float> out, int threads) {
-  pool_pairs_from(positions, inverse, [&](std::uint32_t i) EMBSCALE_ALWAYS_INLINE { return rows.data() + i * width; },
-                  width, out, threads);
+  EMBSCALE_EXPECTS(inverse.size() == positions.size(), "one distinct id per pair");
+  pool_pairs_from(
+      positions, [&](std::size_t m) EMBSCALE_ALWAYS_INLINE { return rows.data() + std::size_t{inverse[m]} * width; },
+      width, out, threads);
 }
 
 void pool_pairs(std::span<const std::int64_t> positions, std::span<const std::uint32_t> inverse,
                 std::span<const float* const> rows, std::size_t width, std::span<float> out, int threads) {
-  pool_pairs_from(positions, inverse, [&](std::uint32_t i) EMBSCALE_ALWAYS_INLINE { return rows[i]; }, width, out,
+  EMBSCALE_EXPECTS(inverse.size() == positions.size(), "one distinct id per pair");
+  pool_pairs_from(positions, [&](std::size_t m) EMBSCALE_ALWAYS_INLINE { return rows[inverse[m]]; }, width, out,
                   threads);
+}
+
+void pool_pairs(std::span<const std::int64_t> positions, std::span<const float* const> pair_rows, std::size_t width,
+                std::span<float> out, int threads) {
+  EMBSCALE_EXPECTS(pair_rows.size() == positions.size(), "one row per pair");
+  pool_pairs_from(positions, [&](std::size_t m) EMBSCALE_ALWAYS_INLINE { return pair_rows[m]; }, width, out, threads);
 }
 
 void unpool_pairs(std::span<const std::int64_t> positions, std::span<const std::uint32_t> inverse,

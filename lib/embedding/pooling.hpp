@@ -30,6 +30,9 @@ void pool_pairs(std::span<const std::int64_t> positions, std::span<const std::ui
 // rows[i] points at the `width` values of distinct key i.
 void pool_pairs(std::span<const std::int64_t> positions, std::span<const std::uint32_t> inverse,
                 std::span<const float* const> rows, std::size_t width, std::span<float> out, int threads = 1);
+// The same with a row per pair (no de-duplication): pair_rows[j] points at pair j's row.
+void pool_pairs(std::span<const std::int64_t> positions, std::span<const float* const> pair_rows, std::size_t width,
+                std::span<float> out, int threads = 1);
 // Its backward: grads[i] = sum of grad_out[position[j]] over the pairs j with inverse[j] == i.
 // Precondition (KeyRouter's de-duplicated inverse): the ids [0, grads.size() / width) first
 // appear in increasing order, each at least once; a pair whose id appears for the first time

@@ -85,7 +85,23 @@ void StaticRowStore::read(std::span<const Key> keys, std::span<float> rows) {
 bool StaticRowStore::row_pointers(std::span<const Key> keys, std::span<const float*> rows) {
   if (type_ != kv::ValueType::kFloat32) return false;
   EMBSCALE_EXPECTS(rows.size() == keys.size(), "one pointer per key");
-  for (std::size_t i = 0; i < keys.size(); ++i) rows[i] = fp32_row(checked_row(keys[i]));
+  if (const auto begin = owned_.one_block()) {
+    // One block of keys: a subtraction and a bounds check per key, no call (a third of the
+    // lookup's time at one rank went to row_of and checked_row's calls). A key below the block
+    // wraps around to a large unsigned offset and fails the same check.
+    const auto count = static_cast<std::uint64_t>(owned_.rows());
+    float* const base = storage_.data();
+    bool all_owned = true;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const auto row = static_cast<std::uint64_t>(keys[i] - *begin);
+      all_owned &= row < count;
+      rows[i] = base + (all_owned ? row : 0) * words_per_row_;
+    }
+    if (!all_owned)
+      for (const Key key : keys) checked_row(key);  // throws naming the first key not owned here
+  } else {
+    for (std::size_t i = 0; i < keys.size(); ++i) rows[i] = fp32_row(checked_row(keys[i]));
+  }
   reads_ += static_cast<std::int64_t>(keys.size());
   return true;
 }

@@ -30,6 +30,18 @@ TEST(OwnedKeys, RowsAndKeysMatchABruteForceListOnRandomRanges) {
       EXPECT_EQ(owned.row_of(k), it == expected.end() ? -1 : it->second) << "key " << k << ", trial " << trial;
     }
     for (const auto& [key, row] : expected) EXPECT_EQ(owned.key_of(row), key);
+    // one_block: only for consecutive keys, starting at the first; always for stride 1 (adjacent
+    // ranges merge), where row_of(key) is then key - begin.
+    const bool consecutive = !expected.empty() && expected.rbegin()->first - expected.begin()->first + 1 ==
+                                                      static_cast<Key>(expected.size());
+    const auto block = owned.one_block();
+    if (block) {
+      EXPECT_TRUE(consecutive) << "trial " << trial;
+      EXPECT_EQ(*block, expected.begin()->first) << "trial " << trial;
+    }
+    if (stride == 1 && consecutive) {
+      EXPECT_TRUE(block.has_value()) << "trial " << trial;
+    }
   }
 }
 

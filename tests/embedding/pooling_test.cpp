@@ -133,13 +133,19 @@ TEST(Pooling, PairsGiveThePairOrderSumsBitForBitOnAnyThreadsAndRowSource) {
       const auto want = pooled_in_pair_order(p, width);
       std::vector<const float*> addresses(p.ids);
       for (std::size_t i = 0; i < p.ids; ++i) addresses[i] = p.rows.data() + i * width;
+      std::vector<const float*> pair_addresses;  // a row per pair: no de-duplication
+      for (const auto id : p.inverse) pair_addresses.push_back(addresses[id]);
       for (const int threads : {1, 2, 3}) {
         // Garbage to start from: pool_pairs overwrites every value (rows of no pair with 0).
-        std::vector<float> copied(want.size(), 1e30f), in_place(want.size(), -1e30f);
+        std::vector<float> copied(want.size(), 1e30f), in_place(want.size(), -1e30f), per_pair(want.size(), 1e30f);
         pool_pairs(p.positions, p.inverse, p.rows, width, copied, threads);
         pool_pairs(p.positions, p.inverse, std::span<const float* const>(addresses), width, in_place, threads);
-        EXPECT_TRUE(same_bits(copied, want)) << "width " << width << ", threads " << threads << ", split " << split_runs;
-        EXPECT_TRUE(same_bits(in_place, want)) << "width " << width << ", threads " << threads << ", split " << split_runs;
+        pool_pairs(p.positions, std::span<const float* const>(pair_addresses), width, per_pair, threads);
+        const std::string where =
+            "width " + std::to_string(width) + ", threads " + std::to_string(threads) + ", split " + std::to_string(split_runs);
+        EXPECT_TRUE(same_bits(copied, want)) << where;
+        EXPECT_TRUE(same_bits(in_place, want)) << where;
+        EXPECT_TRUE(same_bits(per_pair, want)) << where;
       }
     }
 }

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <map>
+#include <random>
+#include <string>
 
 #include "core/error.hpp"
 #include "embedding/kv_row_store.hpp"
@@ -127,6 +129,39 @@ TEST(RowStores, AStaticFp32StoreGivesItsRowsAddressesAndThePackedTypesDoNot) {
   EXPECT_FALSE(packed.row_pointers(keys, at));
   KvRowStore dynamic(options(7), "x");
   EXPECT_FALSE(dynamic.row_pointers(keys, at));
+}
+
+TEST(RowStores, RowAddressesMatchTheRowsForOneBlockAndForStridedOwnershipAndRefuseForeignKeys) {
+  // One block not starting at 0 (the fast path), two blocks with a gap, and key % 3.
+  const auto block = [] { OwnedKeys o; o.add(1000, 1400); return o; };
+  const auto gap = [] { OwnedKeys o; o.add(1000, 1200); o.add(1300, 1500); return o; };
+  const auto strided = [] { OwnedKeys o; o.add(1000, 2200, 3); return o; };
+  std::mt19937_64 rng(20261127);
+  for (const auto& make : {+block, +gap, +strided}) {
+    const OwnedKeys owned = make();
+    StaticRowStore store(owned, options(5));
+    std::vector<Key> keys;
+    for (int i = 0; i < 300; ++i) keys.push_back(owned.key_of(static_cast<std::int64_t>(rng() % owned.rows())));
+    std::vector<const float*> at(keys.size());
+    ASSERT_TRUE(store.row_pointers(keys, at));
+    std::vector<float> row(5);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_TRUE(store.row(keys[i], row));
+      ASSERT_EQ(std::vector<float>(at[i], at[i] + 5), row) << "key " << keys[i];
+    }
+    // Just outside the owned keys on either side, and in the gap: refused, naming the key.
+    for (const Key foreign : {Key{999}, owned.key_of(owned.rows() - 1) + 1, Key{1250}}) {
+      if (owned.row_of(foreign) >= 0) continue;  // key % 3 owns some of them
+      std::vector<Key> with_foreign = {keys[0], foreign, keys[1]};
+      std::vector<const float*> three(3);
+      try {
+        store.row_pointers(with_foreign, three);
+        ADD_FAILURE() << "key " << foreign << " was not refused";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find(std::to_string(foreign)), std::string::npos) << e.what();
+      }
+    }
+  }
 }
 
 TEST(RowStores, AStaticStoreUpdatesTheSameBitsOnAnyNumberOfThreads) {
