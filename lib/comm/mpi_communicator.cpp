@@ -474,4 +474,37 @@ void MpiCommunicator::do_recv(void* data, std::size_t count, RowType type, int s
   record.finish();
 }
 
+std::optional<MessageInfo> MpiCommunicator::do_probe(int source, int tag, RowType type, bool blocking) {
+  const int mpi_source = source == kAnySource ? MPI_ANY_SOURCE : source;
+  const int mpi_tag = tag == kAnyTag ? MPI_ANY_TAG : tag;
+  MPI_Status status;
+  if (blocking) {
+    check_mpi(MPI_Probe(mpi_source, mpi_tag, comm_, &status), "MPI_Probe");
+  } else {
+    int found = 0;
+    check_mpi(MPI_Iprobe(mpi_source, mpi_tag, comm_, &found, &status), "MPI_Iprobe");
+    if (!found) return std::nullopt;
+  }
+  int bytes = 0;
+  check_mpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "MPI_Get_count");
+  const auto size = static_cast<std::size_t>(bytes);
+  if (size % type.row_bytes != 0)
+    throw Error("probe: the message from rank " + std::to_string(status.MPI_SOURCE) + " (tag " +
+                std::to_string(status.MPI_TAG) + ") holds " + std::to_string(size) +
+                " bytes, not a whole number of rows of " + std::to_string(type.row_bytes) + " bytes");
+  return MessageInfo{status.MPI_SOURCE, status.MPI_TAG, size / type.row_bytes};
+}
+
+MessageInfo MpiCommunicator::do_recv_any(void* data, std::size_t capacity, RowType type, int source, int tag) {
+  // Probe, then receive that message by its source and tag: MPI keeps the order of one source's
+  // messages of one tag, so the receive takes the probed message (one thread receives per
+  // communicator), and a message too large is refused while it is still waiting.
+  const MessageInfo info = *do_probe(source, tag, type, true);
+  if (info.rows > capacity)
+    throw Error("recv_any: the message from rank " + std::to_string(info.source) + " (tag " + std::to_string(info.tag) +
+                ") holds " + std::to_string(info.rows) + " rows, the buffer room for " + std::to_string(capacity));
+  do_recv(data, info.rows, type, info.source, info.tag, nullptr);
+  return info;
+}
+
 }  // namespace embscale::comm

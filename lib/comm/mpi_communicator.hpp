@@ -82,6 +82,8 @@ class MpiCommunicator final : public Communicator {
                Request* request) override;
   void do_recv(void* data, std::size_t count, RowType type, int source, int tag,
                Request* request) override;
+  std::optional<MessageInfo> do_probe(int source, int tag, RowType type, bool blocking) override;
+  MessageInfo do_recv_any(void* data, std::size_t capacity, RowType type, int source, int tag) override;
 
  private:
   MpiCommunicator(MPI_Comm comm, bool owned);

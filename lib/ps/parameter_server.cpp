@@ -1,0 +1,146 @@
+#include "ps/parameter_server.hpp"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "core/timer.hpp"
+
+namespace embscale::ps {
+
+ParameterServer::ParameterServer(comm::Communicator& comm, ServerOptions options, embedding::RowStore& shard,
+                                 const embedding::SparseOptimizer& optimizer)
+    : comm_(comm), options_(std::move(options)), shard_(shard), optimizer_(optimizer),
+      dim_(static_cast<std::size_t>(shard.dim())), applied_(options_.trainers.size(), 0) {
+  EMBSCALE_EXPECTS(!options_.trainers.empty(), "a parameter server serves at least one trainer");
+  EMBSCALE_EXPECTS(std::is_sorted(options_.trainers.begin(), options_.trainers.end()), "trainers in ascending order");
+  EMBSCALE_EXPECTS(options_.staleness >= 0, "staleness >= 0");
+  if (options_.synchronous) options_.staleness = 0;
+}
+
+std::size_t ParameterServer::trainer_index(int source) const {
+  const auto it = std::lower_bound(options_.trainers.begin(), options_.trainers.end(), source);
+  if (it == options_.trainers.end() || *it != source)
+    throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): a request from rank " +
+                std::to_string(source) + ", which is not a trainer");
+  return static_cast<std::size_t>(it - options_.trainers.begin());
+}
+
+std::int64_t ParameterServer::applied_through() const { return *std::min_element(applied_.begin(), applied_.end()); }
+
+void ParameterServer::answer(const Pull& pull) {
+  stats_.max_staleness = std::max(stats_.max_staleness, pull.step - 1 - applied_through());
+  rows_.resize(pull.keys.size() * dim_);
+  if (!pull.keys.empty()) shard_.read(pull.keys, rows_);  // inserts unseen ids with their initial rows
+  comm_.send(std::span<const float>(rows_), pull.source, kRowsTag);
+  ++stats_.pulls;
+  stats_.keys_pulled += static_cast<std::int64_t>(pull.keys.size());
+}
+
+void ParameterServer::answer_eligible() {
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (!may_read(it->step)) {
+      ++it;
+      continue;
+    }
+    answer(*it);
+    it = waiting_.erase(it);
+  }
+}
+
+void ParameterServer::apply(std::int64_t step, std::span<const Key> keys, std::span<const float> grads) {
+  if (!keys.empty()) shard_.apply(keys, grads, optimizer_, step);
+}
+
+void ParameterServer::on_push(int source, std::int64_t step, Push push) {
+  const std::size_t t = trainer_index(source);
+  if (step != applied_[t] + 1)
+    throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): trainer rank " + std::to_string(source) +
+                " pushed step " + std::to_string(step) + " after step " + std::to_string(applied_[t]));
+  ++stats_.pushes;
+  stats_.keys_pushed += static_cast<std::int64_t>(push.keys.size());
+  if (!options_.synchronous) {
+    apply(step, push.keys, push.grads);
+    applied_[t] = step;
+    return;
+  }
+  auto& pushes = held_[step];
+  pushes.resize(options_.trainers.size());
+  pushes[t] = std::move(push);
+  if (++held_count_[step] < options_.trainers.size()) return;
+  // Every trainer has pushed `step`: one gradient per key, summed in trainer order, applied once.
+  std::vector<Key> keys;
+  std::vector<float> grads;
+  std::unordered_map<Key, std::size_t> at;
+  for (const Push& p : pushes)
+    for (std::size_t i = 0; i < p.keys.size(); ++i) {
+      const auto [it, fresh] = at.try_emplace(p.keys[i], keys.size());
+      if (fresh) {
+        keys.push_back(p.keys[i]);
+        grads.insert(grads.end(), p.grads.begin() + static_cast<std::ptrdiff_t>(i * dim_),
+                     p.grads.begin() + static_cast<std::ptrdiff_t>((i + 1) * dim_));
+      } else {
+        float* g = grads.data() + it->second * dim_;
+        for (std::size_t d = 0; d < dim_; ++d) g[d] += p.grads[i * dim_ + d];
+      }
+    }
+  apply(step, keys, grads);
+  held_.erase(step);
+  held_count_.erase(step);
+  std::fill(applied_.begin(), applied_.end(), step);
+}
+
+ServeStats ParameterServer::serve() {
+  stats_ = {};
+  std::size_t done = 0;
+  Header header;
+  while (done < options_.trainers.size()) {
+    Stopwatch idle;
+    const comm::MessageInfo from = comm_.recv_any(std::span<Header>(&header, 1), comm::kAnySource, kHeaderTag);
+    stats_.idle_seconds += idle.seconds();
+    Stopwatch busy;
+    const int source = from.source;
+    trainer_index(source);  // a request from a rank that is not a trainer is an Error
+    if (from.rows != 1 || header.keys < 0)
+      throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): a malformed request from rank " +
+                  std::to_string(source));
+    const auto n = static_cast<std::size_t>(header.keys);
+    switch (header.kind) {
+      case RequestKind::kPull: {
+        Pull pull{source, header.step, std::vector<Key>(n)};
+        if (n) comm_.recv(std::span<Key>(pull.keys), source, kKeysTag);
+        if (may_read(pull.step)) {
+          answer(pull);
+        } else {
+          ++stats_.deferred_pulls;
+          waiting_.push_back(std::move(pull));
+        }
+        break;
+      }
+      case RequestKind::kPush: {
+        Push push{std::vector<Key>(n), std::vector<float>(n * dim_)};
+        if (n) {
+          comm_.recv(std::span<Key>(push.keys), source, kKeysTag);
+          comm_.recv(std::span<float>(push.grads), source, kGradsTag);
+        }
+        on_push(source, header.step, std::move(push));
+        answer_eligible();
+        break;
+      }
+      case RequestKind::kDone:
+        ++done;
+        break;
+      default:
+        throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): unknown request kind " +
+                    std::to_string(static_cast<std::int64_t>(header.kind)) + " from rank " + std::to_string(source));
+    }
+    stats_.busy_seconds += busy.seconds();
+  }
+  if (!waiting_.empty())
+    throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): every trainer is done but " +
+                std::to_string(waiting_.size()) + " pulls still wait for pushes that will not come");
+  return stats_;
+}
+
+}  // namespace embscale::ps

@@ -1,0 +1,87 @@
+// ParameterServer: one server rank of seed 001's distributed lookup table. It owns the ids that
+// hash to it (ps_messages.hpp: server_of) in a dynamic table (a RowStore, in practice the KV
+// table: an unseen id is inserted with its initial row on its first pull, capacity limits evict
+// by score) and applies the trainers' gradients with the layer's sparse optimizer, whose state
+// lives beside each row on the server. serve() answers the trainers' pulls and pushes in whatever
+// order they arrive until every trainer is done.
+//
+// When a pull of step s may read (the staleness rule): every trainer's pushes of the steps up to
+// s - 1 - staleness have been applied. A pull that may not read yet waits (its keys received, its
+// rows not sent) and is answered, in arrival order, as soon as pushes make it eligible.
+//   synchronous: staleness 0, and a step's pushes are held until every trainer has pushed that
+//                step, then summed per key (in trainer order) and applied once: the single-process
+//                model's update, whatever the number of trainers and servers;
+//   asynchronous: each push is applied when it arrives (an optimizer step per trainer's push),
+//                and a trainer may run at most `staleness` steps ahead of the slowest one.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "embedding/row_store.hpp"
+#include "embedding/sparse_optimizer.hpp"
+#include "ps/ps_messages.hpp"
+
+namespace embscale::ps {
+
+struct ServerOptions {
+  std::vector<int> trainers;  // the trainers' ranks in the communicator, ascending
+  bool synchronous = true;
+  std::int64_t staleness = 0;  // asynchronous: steps a trainer may run ahead (synchronous: 0)
+};
+
+// What one serve() did. Staleness of a served pull of step s: (s - 1) minus the last step every
+// trainer's pushes had been applied through when it was answered (0 in synchronous mode).
+struct ServeStats {
+  std::int64_t pulls = 0, pushes = 0;            // requests answered / applied
+  std::int64_t keys_pulled = 0, keys_pushed = 0;
+  std::int64_t deferred_pulls = 0;               // pulls that had to wait for pushes
+  std::int64_t max_staleness = 0;
+  double busy_seconds = 0;  // handling requests (receiving payloads, table reads, updates, answers)
+  double idle_seconds = 0;  // waiting for the next request
+};
+
+class ParameterServer {
+ public:
+  // `shard` holds this server's rows (dim values and the optimizer's state); `optimizer` is the
+  // layer's. Both outlive the server.
+  ParameterServer(comm::Communicator& comm, ServerOptions options, embedding::RowStore& shard,
+                  const embedding::SparseOptimizer& optimizer);
+
+  ServeStats serve();
+
+ private:
+  struct Pull {
+    int source;
+    std::int64_t step;
+    std::vector<Key> keys;
+  };
+  struct Push {
+    std::vector<Key> keys;
+    std::vector<float> grads;
+  };
+  std::size_t trainer_index(int source) const;
+  std::int64_t applied_through() const;  // every trainer's pushes applied up to this step
+  bool may_read(std::int64_t step) const { return step - 1 - applied_through() <= options_.staleness; }
+  void answer(const Pull& pull);
+  void answer_eligible();
+  void on_push(int source, std::int64_t step, Push push);
+  void apply(std::int64_t step, std::span<const Key> keys, std::span<const float> grads);
+
+  comm::Communicator& comm_;
+  ServerOptions options_;
+  embedding::RowStore& shard_;
+  const embedding::SparseOptimizer& optimizer_;
+  std::size_t dim_;
+  std::vector<std::int64_t> applied_;               // per trainer: the last step of its pushes applied
+  std::deque<Pull> waiting_;                        // pulls not yet eligible, in arrival order
+  std::map<std::int64_t, std::vector<Push>> held_;  // synchronous: a step's pushes per trainer, until complete
+  std::map<std::int64_t, std::size_t> held_count_;
+  std::vector<float> rows_;
+  ServeStats stats_;
+};
+
+}  // namespace embscale::ps

@@ -1,0 +1,40 @@
+// The parameter server's wire protocol (seed 001, Paddle's distributed lookup table): trainers
+// split a batch's distinct ids by the same hash the servers shard by (split_ids), pull the rows
+// they need (prefetch) and push their gradients back (send); each server owns the ids that hash
+// to it. Messages, between one trainer and one server, in this order per trainer:
+//   pull:  Header{kPull, step, n} (kHeaderTag), n keys (kKeysTag); the server answers n rows of
+//          dim floats (kRowsTag) once the step may read (ParameterServer's rules)
+//   push:  Header{kPush, step, n}, n keys (kKeysTag), n x dim gradients (kGradsTag); no answer
+//   done:  Header{kDone, last step, 0}: the trainer sends nothing more
+// A trainer sends a pull and a push to every server every step, with n = 0 where it has no ids
+// there: a server counts the trainers' requests per step, so it knows when a step is complete.
+// Headers are received from any source (Communicator::recv_any); payloads by their source.
+#pragma once
+
+#include <cstdint>
+
+#include "core/batch.hpp"
+#include "core/hash.hpp"
+
+namespace embscale::ps {
+
+enum class RequestKind : std::int64_t { kPull = 1, kPush = 2, kDone = 3 };
+
+struct Header {
+  RequestKind kind = RequestKind::kDone;
+  std::int64_t step = 0;  // 1-based training step
+  std::int64_t keys = 0;  // keys that follow (pull, push)
+};
+
+inline constexpr int kHeaderTag = 7001, kKeysTag = 7002, kGradsTag = 7003, kRowsTag = 7004;
+
+// The server (0 .. servers-1) that owns `key`: a hash, so that consecutive ids (a Zipf head at the
+// low ids of a table) spread over the servers instead of landing on one. Seeded apart from the KV
+// table's own mix64(key) bucketing: with the same hash a server's keys would all share
+// mix64(key) % servers and fill only some of its table's buckets.
+inline constexpr std::uint64_t kShardSeed = 0x5053'4b45'5953ULL;
+inline int server_of(Key key, int servers) noexcept {
+  return static_cast<int>(hash_combine(kShardSeed, static_cast<std::uint64_t>(key)) % static_cast<std::uint64_t>(servers));
+}
+
+}  // namespace embscale::ps

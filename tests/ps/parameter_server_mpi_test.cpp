@@ -1,0 +1,179 @@
+// The parameter server (lib/ps) against the single-process reference (tests/embedding/
+// reference_model.hpp) on the role splits this binary's world allows: 1 trainer + 1 server on 2
+// ranks; 2 + 2 and 3 + 1 on 4. Trainers are the first ranks, servers the rest. Synchronous mode
+// must train exactly the reference's rows (every server checks each row it holds, and that it
+// holds exactly the ids that hash to it); trainers check the pooled vectors of the last step.
+// Asynchronous mode must never serve a pull staler than its bound (instrumented on the servers).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "comm/mpi_communicator.hpp"
+#include "core/batch_source.hpp"
+#include "embedding/engine_test_support.hpp"
+#include "embedding/kv_row_store.hpp"
+#include "embedding/reference_model.hpp"
+#include "kv/table_options.hpp"
+#include "ps/parameter_server.hpp"
+#include "ps/ps_trainer.hpp"
+#include "workloads/synthetic.hpp"
+
+namespace embscale::ps {
+namespace {
+
+using embedding::testing::kTolerance;
+using embedding::testing::RelativeError;
+
+constexpr std::int64_t kSteps = 6, kBatch = 24;
+constexpr std::uint64_t kTableSeed = 4321;
+const std::vector<std::int64_t> kSlotSizes = {40, 9, 300};
+const std::vector<Key> kSlotOffsets = {0, 40, 49};
+
+struct Roles {
+  int trainers, servers;
+};
+
+// The splits a world of this size runs (nothing on one rank).
+std::vector<Roles> role_splits(int world) {
+  if (world == 2) return {{1, 1}};
+  if (world == 4) return {{2, 2}, {3, 1}};
+  return {};
+}
+
+config::Config ps_config(const config::Optimizer& optimizer, config::Combiner combiner) {
+  config::SlotWorkload slot;
+  slot.keys.distribution = config::KeyDistribution::kZipf;
+  slot.keys.zipf_alpha = 1.05;
+  slot.nnz = 3;
+  config::Config cfg = embedding::testing::synthetic_config(kSlotSizes, slot, kBatch, kSteps, 1234);
+  config::EmbeddingLayer layer = embedding::testing::scheme_layer("distributed_slot");
+  layer.optimizer = optimizer;
+  layer.combiner = combiner;
+  layer.storage.dynamic = true;
+  cfg.embeddings.push_back(layer);
+  return cfg;
+}
+
+// A server's shard: the KV table with the layer's options, far above the keys (nothing evicted).
+std::unique_ptr<embedding::KvRowStore> shard_for(const config::EmbeddingLayer& layer,
+                                                 const embedding::SparseOptimizer& optimizer) {
+  kv::TableOptions options = layer.storage.table;
+  options.dim = layer.embedding_vec_size;
+  options.training = true;
+  options.optimizer_state_width = optimizer.state_width();
+  options.seed = kTableSeed;
+  options.num_embeddings = 349;  // the slots' ids: the reference's vocabulary
+  options.max_capacity = 4096;
+  options.bucket_capacity = 128;
+  options.initializer.initial_state.assign(static_cast<std::size_t>(optimizer.state_width()), 0.0f);
+  optimizer.init_state(options.initializer.initial_state);
+  return std::make_unique<embedding::KvRowStore>(options, "ps");
+}
+
+struct Outcome {
+  ServeStats stats;  // on servers
+};
+
+// Runs `cfg` with `roles` and checks it; `slow_trainer_ms`: trainer 0 sleeps this long per step.
+Outcome run_and_check(const config::Config& cfg, Roles roles, bool synchronous, std::int64_t staleness,
+                      int slow_trainer_ms = 0) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  const int rank = world.rank();
+  const auto& layer = cfg.embeddings.front();
+  const auto dim = static_cast<std::size_t>(layer.embedding_vec_size);
+  const bool mean = layer.combiner == config::Combiner::kMean;
+  std::vector<int> trainers, servers;
+  for (int r = 0; r < roles.trainers + roles.servers; ++r) (r < roles.trainers ? trainers : servers).push_back(r);
+  const workloads::SyntheticGenerator gen(cfg.data, cfg.solver.seed, cfg.solver.batchsize);
+  embedding::testing::ReferenceModel reference(layer, kTableSeed, kSlotSizes, kSlotOffsets, kBatch,
+                                               {layer.embedding_vec_size});
+  std::vector<std::vector<float>> expected_pooled;
+  std::set<Key> seen;
+  for (std::int64_t it = 0; it < kSteps; ++it) {
+    const Batch global = gen.generate_range(it, {0, kBatch});
+    seen.insert(global.keys.begin(), global.keys.end());
+    expected_pooled.push_back(reference.step(global));
+  }
+  const std::string what = std::to_string(roles.trainers) + " trainers + " + std::to_string(roles.servers) +
+                           " servers, " + (synchronous ? "synchronous" : "asynchronous") + ", rank " + std::to_string(rank);
+
+  Outcome outcome;
+  if (rank < roles.trainers) {
+    PsClient client(world, servers, layer.embedding_vec_size);
+    PsTrainer trainer(client, layer.embedding_vec_size, mean, kBatch);
+    for (std::int64_t it = 0; it < kSteps; ++it) {
+      if (rank == 0 && slow_trainer_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_trainer_ms));
+      trainer.step(it + 1, gen.generate(it, rank, roles.trainers));
+    }
+    client.finish(kSteps);
+    if (synchronous) {  // the last step's pooled vectors: the rows before its update, as the reference's
+      const auto share = sample_share_of(kBatch, rank, roles.trainers);
+      const RelativeError pooled = embedding::testing::pooled_error(trainer.pooled(), expected_pooled.back(), share,
+                                                                    kSlotSizes.size() * dim);
+      EXPECT_LT(pooled.relative(), kTolerance) << what << ": pooled vectors of the last step";
+    }
+  } else {
+    const int index = rank - roles.trainers;
+    const auto optimizer = embedding::make_sparse_optimizer(layer.optimizer, layer.embedding_vec_size);
+    const auto shard = shard_for(layer, *optimizer);
+    ParameterServer server(world, {trainers, synchronous, staleness}, *shard, *optimizer);
+    outcome.stats = server.serve();
+    EXPECT_EQ(outcome.stats.pushes, roles.trainers * kSteps) << what;
+    EXPECT_EQ(outcome.stats.pulls, roles.trainers * kSteps) << what;
+    EXPECT_LE(outcome.stats.max_staleness, synchronous ? 0 : staleness) << what;
+    // Exactly the ids that hash here, each pulled at least once.
+    std::set<Key> held;
+    RelativeError rows;
+    shard->for_each_row([&](Key key, std::span<const float> values) {
+      held.insert(key);
+      const auto want = reference.values(key, 0, dim);
+      for (std::size_t d = 0; d < dim; ++d) rows.add(values[d], want[d]);
+    });
+    std::set<Key> mine;
+    for (const Key key : seen)
+      if (server_of(key, roles.servers) == index) mine.insert(key);
+    EXPECT_EQ(held, mine) << what;
+    if (synchronous) {
+      EXPECT_LT(rows.relative(), kTolerance) << what << ": rows held";
+    }
+  }
+  world.barrier();
+  return outcome;
+}
+
+config::Optimizer optimizer_of(config::OptimizerType type) {
+  config::Optimizer o;
+  o.type = type;
+  o.learning_rate = 0.3;  // large: the rows move visibly in a few steps
+  return o;
+}
+
+TEST(ParameterServer, SynchronousTrainingEqualsTheSingleProcessReference) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  if (role_splits(world.size()).empty()) GTEST_SKIP() << "runs on 2 ranks (1 + 1) and 4 (2 + 2, 3 + 1)";
+  for (const auto type : {config::OptimizerType::kSGD, config::OptimizerType::kAdaGrad, config::OptimizerType::kAdam})
+    for (const auto combiner : {config::Combiner::kSum, config::Combiner::kMean})
+      for (const Roles roles : role_splits(world.size()))
+        run_and_check(ps_config(optimizer_of(type), combiner), roles, /*synchronous=*/true, 0);
+}
+
+// Trainer 0 sleeps each step, so the others run ahead until the bound holds them: some pulls
+// wait (more than one trainer), none is served staler than the bound.
+TEST(ParameterServer, AsynchronousPullsAreNeverStalerThanTheBound) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  if (role_splits(world.size()).empty()) GTEST_SKIP() << "runs on 2 ranks (1 + 1) and 4 (2 + 2, 3 + 1)";
+  for (const std::int64_t bound : {0, 2})
+    for (const Roles roles : role_splits(world.size())) {
+      const Outcome outcome = run_and_check(ps_config(optimizer_of(config::OptimizerType::kSGD), config::Combiner::kSum),
+                                            roles, /*synchronous=*/false, bound, /*slow_trainer_ms=*/20);
+      if (world.rank() >= roles.trainers && roles.trainers > 1) {
+        EXPECT_GT(outcome.stats.deferred_pulls, 0) << "bound " << bound << ": no pull waited for the slow trainer";
+        EXPECT_EQ(outcome.stats.max_staleness, bound) << "the fast trainers ran ahead as far as allowed";
+      }
+    }
+}
+
+}  // namespace
+}  // namespace embscale::ps
