@@ -37,6 +37,7 @@ class KvRowStore final : public RowStore {
   void set_access_observer(sim::AccessObserver* observer) override { observer_ = observer; }
 
   const kv::KvTable<std::int64_t>& table() const noexcept { return *table_; }
+  kv::KvTable<std::int64_t>& table() noexcept { return *table_; }  // dump and load (a parameter server's shard)
 
  private:
   void update_untouched_rows(std::span<const Key> touched, const SparseOptimizer& optimizer, std::int64_t step);

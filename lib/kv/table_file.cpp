@@ -106,14 +106,18 @@ std::uint64_t dump_incremental(const HostTable& table, KeyType key_type, const s
 }
 
 void check_compatible(const TableFileHeader& h, const HostTable& table, KeyType key_type, const std::string& name) {
-  const TableOptions& o = table.options();
+  check_compatible(h, table.options(), table.row_width(), key_type, name);
+}
+
+void check_compatible(const TableFileHeader& h, const TableOptions& o, std::int64_t row_width, KeyType key_type,
+                      const std::string& name) {
   const auto refuse = [&](const std::string& field, const std::string& file, const std::string& mine) {
     throw InputError(name + ": cannot load into this table: " + field + ": the file has " + file + ", the table " +
                      mine);
   };
   if (h.key_type != key_type) refuse("key type (header byte 16)", to_string(h.key_type), to_string(key_type));
   if (h.dim != o.dim) refuse("dim (header byte 24)", std::to_string(h.dim), std::to_string(o.dim));
-  const std::int64_t width = table.row_width() - o.dim;
+  const std::int64_t width = row_width - o.dim;
   if (h.optimizer_width != width)
     refuse("optimizer state width (header byte 32)", std::to_string(h.optimizer_width),
            std::to_string(width) + (o.training ? " (training)" : " (evaluation: no optimizer state)"));
@@ -137,6 +141,14 @@ LoadStats load_bytes(HostTable& table, KeyType key_type, std::span<const std::by
   out.threshold = contents.header.threshold;
   out.next_threshold = contents.header.next_threshold;
   return out;
+}
+
+TableFileContents read_dump(const std::filesystem::path& path, const TableOptions& options, std::int64_t row_width,
+                            KeyType key_type) {
+  const std::vector<std::byte> bytes = read_whole_file(path);
+  TableFileContents contents = parse_table_file(bytes, path.string());
+  check_compatible(contents.header, options, row_width, key_type, path.string());
+  return contents;
 }
 
 LoadStats load(HostTable& table, KeyType key_type, const std::filesystem::path& path) {

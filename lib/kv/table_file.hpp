@@ -69,5 +69,13 @@ LoadStats load(HostTable& table, KeyType key_type, const std::filesystem::path& 
 LoadStats load_bytes(HostTable& table, KeyType key_type, std::span<const std::byte> bytes, const std::string& name);
 // Throws InputError when a file with this header cannot load into `table` (rules above).
 void check_compatible(const TableFileHeader& header, const HostTable& table, KeyType key_type, const std::string& name);
+// The same for a table of `options` whose rows are `row_width` values (dim and optimizer state).
+void check_compatible(const TableFileHeader& header, const TableOptions& options, std::int64_t row_width,
+                      KeyType key_type, const std::string& name);
+// A dump's entries, validated and checked compatible with a table of `options` and `row_width`
+// (load()'s rules), loaded into nothing: for a caller that restores a part of them (a parameter
+// server taking its share of shards saved by another number of servers).
+TableFileContents read_dump(const std::filesystem::path& path, const TableOptions& options, std::int64_t row_width,
+                            KeyType key_type);
 
 }  // namespace embscale::kv

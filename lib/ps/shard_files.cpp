@@ -1,0 +1,107 @@
+#include "ps/shard_files.hpp"
+
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <system_error>
+
+#include "core/error.hpp"
+#include "kv/table_file.hpp"
+#include "ps/ps_messages.hpp"
+
+namespace embscale::ps {
+namespace {
+
+// "shard-<i>-of-<S>.kv" -> (i, S); nullopt for any other name.
+std::optional<std::pair<int, int>> parse_shard_name(const std::string& name) {
+  int server = -1, servers = -1, used = 0;
+  if (std::sscanf(name.c_str(), "shard-%d-of-%d.kv%n", &server, &servers, &used) != 2) return std::nullopt;
+  if (used != static_cast<int>(name.size()) || servers < 1 || server < 0 || server >= servers) return std::nullopt;
+  if (name != shard_path("", server, servers).string()) return std::nullopt;  // no leading zeros or signs
+  return std::make_pair(server, servers);
+}
+
+// The directory's one complete set of shards: its server count.
+int saved_server_count(const std::filesystem::path& directory) {
+  std::error_code error;
+  std::filesystem::directory_iterator it(directory, error);
+  if (error) throw InputError(directory.string() + ": cannot read the saved shards: " + error.message());
+  std::map<int, std::set<int>> found;  // server count -> servers present
+  for (const auto& entry : it)
+    if (const auto parsed = parse_shard_name(entry.path().filename().string())) found[parsed->second].insert(parsed->first);
+  if (found.empty())
+    throw InputError(directory.string() + ": no saved parameter-server shards (expected files shard-<i>-of-<S>.kv)");
+  if (found.size() > 1) {
+    std::string counts;
+    for (const auto& [servers, present] : found) counts += (counts.empty() ? "" : " and ") + std::to_string(servers);
+    throw InputError(directory.string() + ": holds shards saved by " + counts +
+                     " servers; a directory holds one save (remove the others)");
+  }
+  const auto& [servers, present] = *found.begin();
+  for (int i = 0; i < servers; ++i)
+    if (!present.count(i))
+      throw InputError(directory.string() + ": " + shard_path("", i, servers).string() + " is missing (saved by " +
+                       std::to_string(servers) + " servers, every shard is needed)");
+  return servers;
+}
+
+}  // namespace
+
+std::filesystem::path shard_path(const std::filesystem::path& directory, int server, int servers) {
+  return directory / ("shard-" + std::to_string(server) + "-of-" + std::to_string(servers) + ".kv");
+}
+
+void save_shard(const kv::KvTable<std::int64_t>& shard, const std::filesystem::path& directory, int server,
+                int servers) {
+  EMBSCALE_EXPECTS(servers >= 1 && server >= 0 && server < servers, "server index within the server count");
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error) throw InputError(directory.string() + ": cannot create the directory for the shards: " + error.message());
+  shard.dump(shard_path(directory, server, servers));
+}
+
+ShardLoad load_shard(kv::KvTable<std::int64_t>& shard, const std::filesystem::path& directory, int server,
+                     int servers) {
+  EMBSCALE_EXPECTS(servers >= 1 && server >= 0 && server < servers, "server index within the server count");
+  ShardLoad out;
+  out.saved_servers = saved_server_count(directory);
+  if (out.saved_servers == servers) {  // the same sharding: this server's file is its part, whole
+    const kv::LoadStats stats = shard.load(shard_path(directory, server, servers));
+    out.files_read = 1;
+    out.entries_read = stats.entries;
+    out.entries_kept = stats.inserted + stats.replaced;
+    out.evicted = stats.evicted;
+    out.refused = stats.refused;
+    return out;
+  }
+  std::vector<std::int64_t> keys;
+  std::vector<std::uint64_t> scores;
+  std::vector<float> values;
+  const auto width = static_cast<std::size_t>(shard.row_width());
+  for (int i = 0; i < out.saved_servers; ++i) {
+    const kv::TableFileContents contents = kv::read_dump(shard_path(directory, i, out.saved_servers), shard.options(),
+                                                         shard.row_width(), kv::KeyType::kInt64);
+    keys.clear();
+    scores.clear();
+    values.clear();
+    for (std::size_t e = 0; e < contents.keys.size(); ++e) {
+      const auto key = static_cast<std::int64_t>(contents.keys[e]);
+      if (server_of(key, servers) != server) continue;
+      keys.push_back(key);
+      scores.push_back(contents.scores[e]);
+      values.insert(values.end(), contents.values.begin() + static_cast<std::ptrdiff_t>(e * width),
+                    contents.values.begin() + static_cast<std::ptrdiff_t>((e + 1) * width));
+    }
+    const kv::CallStats stats = shard.restore(keys, values, scores);
+    ++out.files_read;
+    out.entries_read += static_cast<std::int64_t>(contents.keys.size());
+    out.entries_kept += stats.inserted + stats.found;
+    out.evicted += stats.evicted;
+    out.refused += stats.refused;
+  }
+  return out;
+}
+
+}  // namespace embscale::ps
