@@ -32,7 +32,9 @@ std::int64_t ParameterServer::applied_through() const { return *std::min_element
 void ParameterServer::answer(const Pull& pull) {
   stats_.max_staleness = std::max(stats_.max_staleness, pull.step - 1 - applied_through());
   rows_.resize(pull.keys.size() * dim_);
+  Stopwatch table;
   if (!pull.keys.empty()) shard_.read(pull.keys, rows_);  // inserts unseen ids with their initial rows
+  stats_.read_seconds += table.seconds();
   comm_.send(std::span<const float>(rows_), pull.source, kRowsTag);
   ++stats_.pulls;
   stats_.keys_pulled += static_cast<std::int64_t>(pull.keys.size());
@@ -50,7 +52,9 @@ void ParameterServer::answer_eligible() {
 }
 
 void ParameterServer::apply(std::int64_t step, std::span<const Key> keys, std::span<const float> grads) {
+  Stopwatch table;
   if (!keys.empty()) shard_.apply(keys, grads, optimizer_, step);
+  stats_.update_seconds += table.seconds();
 }
 
 void ParameterServer::on_push(int source, std::int64_t step, Push push) {

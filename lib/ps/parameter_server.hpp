@@ -42,6 +42,8 @@ struct ServeStats {
   std::int64_t max_staleness = 0;
   double busy_seconds = 0;  // handling requests (receiving payloads, table reads, updates, answers)
   double idle_seconds = 0;  // waiting for the next request
+  double read_seconds = 0;    // of busy_seconds: the shard's reads for pulls
+  double update_seconds = 0;  // of busy_seconds: the optimizer's updates of the shard
 };
 
 class ParameterServer {
