@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "bench/cli/subcommand_registry.hpp"
 #include "comm/failure.hpp"
+#include "config/json_reader.hpp"
 #include "core/build_info.hpp"
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
@@ -61,10 +63,16 @@ int run_mpi(int argc, char** argv, const std::function<int()>& command) {
 // the word is and what exists instead.
 int unknown_argument(const std::string& word) {
   std::string known;
-  for (const auto& entry : embscale::cli::subcommands()) known += (known.empty() ? "" : ", ") + std::string(entry.name);
+  std::vector<std::string> names;
+  for (const auto& entry : embscale::cli::subcommands()) {
+    known += (known.empty() ? "" : ", ") + std::string(entry.name);
+    names.emplace_back(entry.name);
+  }
   const bool option = word.rfind('-', 0) == 0;
-  std::fprintf(stderr, "embscale: unknown %s \"%s\" (subcommands: %s; see embscale --help)\n",
-               option ? "option" : "subcommand", word.c_str(), known.c_str());
+  // A typo of a subcommand ("reprot") gets the nearest one: "...; did you mean "report"?".
+  const std::string suggestion = option ? "" : embscale::config::did_you_mean(word, names);
+  std::fprintf(stderr, "embscale: unknown %s \"%s\"%s (subcommands: %s; see embscale --help)\n",
+               option ? "option" : "subcommand", word.c_str(), suggestion.c_str(), known.c_str());
   return embscale::kExitBadInput;
 }
 

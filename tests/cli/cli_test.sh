@@ -414,8 +414,12 @@ case "$case_name" in
     "$embscale" reprot results.h5 >"$work/out.txt" 2>&1
     code=$?
     [ "$code" -eq 2 ] || fail "unknown subcommand: exit $code, expected 2"
-    grep -qF 'embscale: unknown subcommand "reprot" (subcommands: run, sweep, collectives, merge, validate, plan, report, compare, trace; see embscale --help)' \
+    grep -qF 'embscale: unknown subcommand "reprot"; did you mean "report"? (subcommands: run, sweep, collectives, merge, validate, plan, report, compare, trace; see embscale --help)' \
       "$work/out.txt" || fail "unknown subcommand: $(cat "$work/out.txt")"
+    "$embscale" frobnicate >"$work/out.txt" 2>&1  # no subcommand is near: no suggestion
+    [ $? -eq 2 ] || fail "unknown subcommand frobnicate: exit not 2"
+    grep -qF 'embscale: unknown subcommand "frobnicate" (subcommands: run,' "$work/out.txt" ||
+      fail "unknown subcommand frobnicate: $(cat "$work/out.txt")"
     "$embscale" trace >"$work/out.txt" 2>&1
     code=$?
     [ "$code" -eq 2 ] || fail "trace without its subcommand: exit $code, expected 2"
