@@ -4,9 +4,13 @@
 // must train exactly the reference's rows (every server checks each row it holds, and that it
 // holds exactly the ids that hash to it); trainers check the pooled vectors of the last step.
 // Asynchronous mode must never serve a pull staler than its bound (instrumented on the servers).
+// Shards saved by the servers after training load into any number of servers unchanged.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -18,6 +22,7 @@
 #include "kv/table_options.hpp"
 #include "ps/parameter_server.hpp"
 #include "ps/ps_trainer.hpp"
+#include "ps/shard_files.hpp"
 #include "workloads/synthetic.hpp"
 
 namespace embscale::ps {
@@ -78,7 +83,7 @@ struct Outcome {
 
 // Runs `cfg` with `roles` and checks it; `slow_trainer_ms`: trainer 0 sleeps this long per step.
 Outcome run_and_check(const config::Config& cfg, Roles roles, bool synchronous, std::int64_t staleness,
-                      int slow_trainer_ms = 0) {
+                      int slow_trainer_ms = 0, const std::filesystem::path& save_to = {}) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   const int rank = world.rank();
   const auto& layer = cfg.embeddings.front();
@@ -135,12 +140,48 @@ Outcome run_and_check(const config::Config& cfg, Roles roles, bool synchronous, 
     for (const Key key : seen)
       if (server_of(key, roles.servers) == index) mine.insert(key);
     EXPECT_EQ(held, mine) << what;
+    if (!save_to.empty()) save_shard(shard->table(), save_to, index, roles.servers);
     if (synchronous) {
       EXPECT_LT(rows.relative(), kTolerance) << what << ": rows held";
     }
   }
   world.barrier();
   return outcome;
+}
+
+// The rows `cfg`'s reference trains, checked on `servers` servers loading the shards in `dir`:
+// ranks 0 .. servers-1 each load their part into a fresh shard and must hold exactly the ids that
+// hash to them now, with the reference's rows.
+void expect_loaded_rows(const config::Config& cfg, const std::filesystem::path& dir, int servers) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  const auto& layer = cfg.embeddings.front();
+  const auto dim = static_cast<std::size_t>(layer.embedding_vec_size);
+  if (world.rank() < servers) {
+    const workloads::SyntheticGenerator gen(cfg.data, cfg.solver.seed, cfg.solver.batchsize);
+    embedding::testing::ReferenceModel reference(layer, kTableSeed, kSlotSizes, kSlotOffsets, kBatch,
+                                                 {layer.embedding_vec_size});
+    std::set<Key> mine;
+    for (std::int64_t it = 0; it < kSteps; ++it) {
+      const Batch global = gen.generate_range(it, {0, kBatch});
+      for (const Key key : global.keys)
+        if (server_of(key, servers) == world.rank()) mine.insert(key);
+      reference.step(global);
+    }
+    const auto optimizer = embedding::make_sparse_optimizer(layer.optimizer, layer.embedding_vec_size);
+    const auto shard = shard_for(layer, *optimizer);
+    load_shard(shard->table(), dir, world.rank(), servers);
+    std::set<Key> held;
+    RelativeError rows;
+    shard->for_each_row([&](Key key, std::span<const float> values) {
+      held.insert(key);
+      const auto want = reference.values(key, 0, dim);
+      for (std::size_t d = 0; d < dim; ++d) rows.add(values[d], want[d]);
+    });
+    const std::string what = "loaded by " + std::to_string(servers) + " servers, rank " + std::to_string(world.rank());
+    EXPECT_EQ(held, mine) << what;
+    EXPECT_LT(rows.relative(), kTolerance) << what << ": rows";
+  }
+  world.barrier();
 }
 
 config::Optimizer optimizer_of(config::OptimizerType type) {
@@ -157,6 +198,24 @@ TEST(ParameterServer, SynchronousTrainingEqualsTheSingleProcessReference) {
     for (const auto combiner : {config::Combiner::kSum, config::Combiner::kMean})
       for (const Roles roles : role_splits(world.size()))
         run_and_check(ps_config(optimizer_of(type), combiner), roles, /*synchronous=*/true, 0);
+}
+
+// Trained on S servers, saved there (each server its shard), loaded by 1 .. world ranks as
+// servers: the rows are the reference's, each on the server that owns it now.
+TEST(ParameterServer, ShardsSavedAfterTrainingLoadIntoAnyServerCountUnchanged) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  if (role_splits(world.size()).empty()) GTEST_SKIP() << "runs on 2 ranks (1 + 1) and 4 (2 + 2, 3 + 1)";
+  // One directory for all ranks (one host): rank 0's name, broadcast.
+  const std::string base = comm::broadcast_strings(
+      world, {(std::filesystem::temp_directory_path() / ("embscale_ps_save_" + std::to_string(::getpid()))).string()})[0];
+  const config::Config cfg = ps_config(optimizer_of(config::OptimizerType::kAdam), config::Combiner::kMean);
+  int split = 0;
+  for (const Roles roles : role_splits(world.size())) {
+    const std::filesystem::path dir = base + "_" + std::to_string(split++);
+    run_and_check(cfg, roles, /*synchronous=*/true, 0, 0, dir);
+    for (int servers = 1; servers <= world.size(); ++servers) expect_loaded_rows(cfg, dir, servers);
+    if (world.rank() == 0) std::filesystem::remove_all(dir);
+  }
 }
 
 // Trainer 0 sleeps each step, so the others run ahead until the bound holds them: some pulls
