@@ -7,8 +7,8 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "embedding/row_codec.hpp"
 #include "kv/initializer.hpp"
+#include "kv/row_codec.hpp"
 
 namespace embscale::embedding {
 
@@ -32,7 +32,7 @@ StaticRowStore::StaticRowStore(OwnedKeys owned, const kv::TableOptions& options,
     kv::initial_row(options.initializer, options.seed, num_embeddings, static_cast<std::uint64_t>(owned_.key_of(r)),
                     full_dim, full);
     std::copy_n(full.begin() + column_first, dim_, scratch_.begin());
-    encode_values(type_, scratch_.data(), bytes_of(r), row_width_);
+    kv::encode_values(type_, scratch_.data(), bytes_of(r), row_width_);
   }
 }
 
@@ -77,7 +77,7 @@ void StaticRowStore::read(std::span<const Key> keys, std::span<float> rows) {
   for (std::size_t k = 0; k < order.size(); ++k) {
     if (k + kRowsAhead < order.size()) prefetch_row(static_cast<std::int64_t>(order[k + kRowsAhead] >> 32));
     const auto v = order[k];
-    decode_values(type_, bytes_of(static_cast<std::int64_t>(v >> 32)), rows.data() + (v & 0xffffffffu) * dim, dim);
+    kv::decode_values(type_, bytes_of(static_cast<std::int64_t>(v >> 32)), rows.data() + (v & 0xffffffffu) * dim, dim);
   }
   reads_ += static_cast<std::int64_t>(keys.size());
 }
@@ -116,9 +116,9 @@ void StaticRowStore::apply(std::span<const Key> keys, std::span<const float> gra
   // the calling thread's), changed, encoded.
   const auto modify = [&](std::int64_t r, std::vector<float>& scratch, const auto& change) {
     float* values = in_place ? fp32_row(r) : scratch.data();
-    if (!in_place) decode_values(type_, bytes_of(r), values, row_width_);
+    if (!in_place) kv::decode_values(type_, bytes_of(r), values, row_width_);
     change(std::span<float>(values, dim), std::span<float>(values + dim, row_width_ - dim));
-    if (!in_place) encode_values(type_, values, bytes_of(r), row_width_);
+    if (!in_place) kv::encode_values(type_, values, bytes_of(r), row_width_);
   };
   const bool global = optimizer.update_type() == UpdateType::kGlobal && optimizer.changes_untouched_rows();
   if (global) touched_.assign(static_cast<std::size_t>(owned_.rows()), 0);
@@ -163,14 +163,14 @@ bool StaticRowStore::row(Key key, std::span<float> out) const {
   const std::int64_t r = owned_.row_of(key);
   if (r < 0) return false;
   EMBSCALE_EXPECTS(out.size() == static_cast<std::size_t>(dim_), "out must hold dim values");
-  decode_values(type_, bytes_of(r), out.data(), out.size());
+  kv::decode_values(type_, bytes_of(r), out.data(), out.size());
   return true;
 }
 
 void StaticRowStore::for_each_row(const std::function<void(Key, std::span<const float>)>& visit) const {
   std::vector<float> values(static_cast<std::size_t>(dim_));
   for (std::int64_t r = 0; r < owned_.rows(); ++r) {
-    decode_values(type_, bytes_of(r), values.data(), values.size());
+    kv::decode_values(type_, bytes_of(r), values.data(), values.size());
     visit(owned_.key_of(r), values);
   }
 }

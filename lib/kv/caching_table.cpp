@@ -230,4 +230,42 @@ CallStats CachingTable::erase(std::span<const std::uint64_t> keys) {
   return stats;
 }
 
+CallStats CachingTable::restore(std::span<const std::uint64_t> keys, std::span<const float> values,
+                                std::span<const std::uint64_t> scores) {
+  const auto w = static_cast<std::size_t>(row_width());
+  EMBSCALE_EXPECTS(values.size() == keys.size() * w && scores.size() == keys.size(), "a row and a score per key");
+  std::vector<std::uint8_t> in_fast(keys.size());
+  fast_.contains(keys, in_fast);
+  const std::int64_t was_slow = slow_->erase(keys);  // a key lives in one tier: the entry's copy wins
+  const std::int64_t dropped_before = counters_.slow_dropped;
+  Evicted evicted;
+  CallStats stats = fast_.restore(keys, values, scores, &evicted);
+  demote(evicted);
+  // Entries the fast tier refused (not there now, and not demoted: those were placed, then evicted).
+  std::vector<std::uint8_t> now_fast(keys.size());
+  fast_.contains(keys, now_fast);
+  std::vector<std::uint64_t> demoted(evicted.keys.begin(), evicted.keys.end());
+  std::sort(demoted.begin(), demoted.end());
+  Evicted refused;
+  for (std::size_t j = 0; j < keys.size(); ++j) {
+    if (now_fast[j] || std::binary_search(demoted.begin(), demoted.end(), keys[j])) continue;
+    refused.keys.push_back(keys[j]);
+    refused.scores.push_back(scores[j]);
+    refused.values.insert(refused.values.end(), values.begin() + static_cast<long>(j * w),
+                          values.begin() + static_cast<long>((j + 1) * w));
+  }
+  counters_.slow_writes += static_cast<std::int64_t>(refused.size());
+  counters_.slow_dropped += slow_->insert(refused.keys, refused.values, refused.scores);
+  stats.found = std::count(in_fast.begin(), in_fast.end(), std::uint8_t{1}) + was_slow;
+  stats.inserted = static_cast<std::int64_t>(keys.size()) - stats.found;
+  stats.refused = 0;  // refused by the fast tier, kept by the slow one (or counted in evicted)
+  stats.evicted = counters_.slow_dropped - dropped_before;
+  return stats;
+}
+
+void CachingTable::for_each_entry(const EntryVisitor& visit) const {
+  for_each_entry_of(fast_, visit);
+  slow_->for_each(visit);
+}
+
 }  // namespace embscale::kv

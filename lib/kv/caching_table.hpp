@@ -53,6 +53,17 @@ class CachingTable {
                              std::span<const std::uint64_t> scores = {});
   CallStats erase(std::span<const std::uint64_t> keys);
 
+  // Load (kv/tiered_file.hpp): puts distinct entries back with exactly their scores. A key lives
+  // in one tier: its slow copy goes, the entry enters the fast tier (restore: placement, eviction
+  // and growth as for an insert), the fast tier's evictions are demoted, and an entry the fast
+  // tier refuses is written to the slow tier. found: keys either tier held; evicted: entries the
+  // slow tier dropped (a bounded storage).
+  CallStats restore(std::span<const std::uint64_t> keys, std::span<const float> values,
+                    std::span<const std::uint64_t> scores);
+  // Dump (kv/tiered_file.hpp): every entry of both tiers once, in batches, rows in float.
+  void for_each_entry(const EntryVisitor& visit) const;
+  const TableOptions& options() const noexcept { return fast_.options(); }
+
  private:
   void demote(const Evicted& evicted);
   void write_refused_to_slow(SubBatch& batch, std::uint64_t call_score);

@@ -143,4 +143,26 @@ CallStats HybridTable::erase(std::span<const std::uint64_t> keys) {
   return stats;
 }
 
+CallStats HybridTable::restore(std::span<const std::uint64_t> keys, std::span<const float> values,
+                               std::span<const std::uint64_t> scores) {
+  const auto w = static_cast<std::size_t>(row_width());
+  EMBSCALE_EXPECTS(values.size() == keys.size() * w && scores.size() == keys.size(), "a row and a score per key");
+  auto parts = split(keys);
+  CallStats stats;
+  for (std::size_t t = 0; t < 2; ++t) {
+    SubBatch& part = parts[t];
+    if (part.size() == 0) continue;
+    part.gather_rows(values, w);
+    std::vector<std::uint64_t> part_scores;
+    for (const auto position : part.positions) part_scores.push_back(scores[position]);
+    stats += (t == 0 ? fast_ : slow_).restore(part.keys, part.rows, part_scores);
+  }
+  return stats;
+}
+
+void HybridTable::for_each_entry(const EntryVisitor& visit) const {
+  for_each_entry_of(fast_, visit);
+  for_each_entry_of(slow_, visit);
+}
+
 }  // namespace embscale::kv

@@ -45,6 +45,14 @@ class HybridTable {
                              std::span<const std::uint64_t> scores = {});
   CallStats erase(std::span<const std::uint64_t> keys);
 
+  // Load (kv/tiered_file.hpp): puts distinct entries back with exactly their scores, each in the
+  // tier its hash places it (restore there: placement, eviction and growth as for an insert).
+  CallStats restore(std::span<const std::uint64_t> keys, std::span<const float> values,
+                    std::span<const std::uint64_t> scores);
+  // Dump (kv/tiered_file.hpp): every entry of both tiers once, in batches, rows in float.
+  void for_each_entry(const EntryVisitor& visit) const;
+  const TableOptions& options() const noexcept { return fast_.options(); }
+
  private:
   HybridTable(const TableOptions& options, const HybridOptions& hybrid, std::int64_t fast_slots);
   // The batch split by tier: [0] fast, [1] slow.

@@ -26,18 +26,9 @@ std::uint64_t write_dump(const HostTable& table, KeyType key_type, const std::fi
                          bool incremental, std::uint64_t threshold, const DumpOptions& options) {
   check_file_can_be_created(path, "the table dump");
   const TableOptions& o = table.options();
-  TableFileHeader header;
-  header.key_type = key_type;
-  header.value_type = o.value_type;
-  header.score_strategy = o.score_strategy;
+  TableFileHeader header = dump_header(o, table.row_width(), key_type, options.chunk_entries);
   header.incremental = incremental;
   header.threshold = incremental ? threshold : 0;
-  header.dim = o.dim;
-  header.optimizer_width = table.row_width() - o.dim;
-  const std::int64_t entry_bytes = 16 + table.row_width() * static_cast<std::int64_t>(value_bytes(o.value_type));
-  header.chunk_entries = options.chunk_entries > 0
-                             ? std::min(options.chunk_entries, kTableFileMaxChunkEntries)
-                             : std::clamp<std::int64_t>(kChunkTargetBytes / entry_bytes, 1, std::int64_t{1} << 20);
 
   // Written under a temporary name, renamed when complete (core/atomic_file.hpp); an exception
   // leaves the previous dump at `path` untouched and removes the temporary file.
@@ -96,6 +87,19 @@ std::vector<std::byte> read_whole_file(const std::filesystem::path& path) {
 
 }  // namespace
 
+TableFileHeader dump_header(const TableOptions& o, std::int64_t row_width, KeyType key_type, std::int64_t chunk_entries) {
+  TableFileHeader header;
+  header.key_type = key_type;
+  header.value_type = o.value_type;
+  header.score_strategy = o.score_strategy;
+  header.dim = o.dim;
+  header.optimizer_width = row_width - o.dim;
+  const std::int64_t entry_bytes = 16 + row_width * static_cast<std::int64_t>(value_bytes(o.value_type));
+  header.chunk_entries = chunk_entries > 0 ? std::min(chunk_entries, kTableFileMaxChunkEntries)
+                                           : std::clamp<std::int64_t>(kChunkTargetBytes / entry_bytes, 1, std::int64_t{1} << 20);
+  return header;
+}
+
 void dump(const HostTable& table, KeyType key_type, const std::filesystem::path& path, const DumpOptions& options) {
   write_dump(table, key_type, path, false, 0, options);
 }
@@ -130,13 +134,16 @@ LoadStats load_bytes(HostTable& table, KeyType key_type, std::span<const std::by
   check_compatible(contents.header, table, key_type, name);
   // Nothing above changed the table; restore is the only call that does, and it checks its keys
   // (the parser refused reserved ones) before changing anything.
-  const CallStats stats = table.restore(contents.keys, contents.values, contents.scores);
+  return load_stats(contents, table.restore(contents.keys, contents.values, contents.scores));
+}
+
+LoadStats load_stats(const TableFileContents& contents, const CallStats& restored) {
   LoadStats out;
   out.entries = static_cast<std::int64_t>(contents.keys.size());
-  out.inserted = stats.inserted;
-  out.replaced = stats.found;
-  out.evicted = stats.evicted;
-  out.refused = stats.refused;
+  out.inserted = restored.inserted;
+  out.replaced = restored.found;
+  out.evicted = restored.evicted;
+  out.refused = restored.refused;
   out.incremental = contents.header.incremental;
   out.threshold = contents.header.threshold;
   out.next_threshold = contents.header.next_threshold;

@@ -72,6 +72,12 @@ void check_compatible(const TableFileHeader& header, const HostTable& table, Key
 // The same for a table of `options` whose rows are `row_width` values (dim and optimizer state).
 void check_compatible(const TableFileHeader& header, const TableOptions& options, std::int64_t row_width,
                       KeyType key_type, const std::string& name);
+// What a load did: the file's counts and header fields, and what the restore of its entries did.
+LoadStats load_stats(const TableFileContents& contents, const CallStats& restored);
+// The header of a full dump of a table of `options` whose rows are `row_width` values:
+// chunk_entries entries per chunk (0: about 4 MiB of chunk); entry_count is the caller's.
+TableFileHeader dump_header(const TableOptions& options, std::int64_t row_width, KeyType key_type,
+                            std::int64_t chunk_entries = 0);
 // A dump's entries, validated and checked compatible with a table of `options` and `row_width`
 // (load()'s rules), loaded into nothing: for a caller that restores a part of them (a parameter
 // server taking its share of shards saved by another number of servers).

@@ -22,4 +22,12 @@ DistinctKeys distinct_keys(std::span<const std::uint64_t> keys, bool keep_last) 
   return d;
 }
 
+void for_each_entry_of(const HostTable& tier, const EntryVisitor& visit) {
+  std::vector<std::uint64_t> keys, scores;
+  std::vector<float> values;
+  constexpr std::int64_t kSlots = 4096;
+  for (std::int64_t offset = 0; offset < tier.capacity(); offset += kSlots)
+    if (tier.export_batch(offset, kSlots, keys, values, scores) > 0) visit(keys, values, scores);
+}
+
 }  // namespace embscale::kv

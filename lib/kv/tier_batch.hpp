@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
+
+#include "kv/host_table.hpp"
 
 namespace embscale::kv {
 
@@ -50,5 +53,10 @@ struct DistinctKeys {
 };
 
 DistinctKeys distinct_keys(std::span<const std::uint64_t> keys, bool keep_last);
+
+// Every entry of `tier`, a page of slots at a time, rows in float: a tiered table's dump.
+using EntryVisitor = std::function<void(std::span<const std::uint64_t> keys, std::span<const float> values,
+                                        std::span<const std::uint64_t> scores)>;
+void for_each_entry_of(const HostTable& tier, const EntryVisitor& visit);
 
 }  // namespace embscale::kv
