@@ -219,17 +219,23 @@ TEST(ParameterServer, ShardsSavedAfterTrainingLoadIntoAnyServerCountUnchanged) {
 }
 
 // Trainer 0 sleeps each step, so the others run ahead until the bound holds them: some pulls
-// wait (more than one trainer), none is served staler than the bound.
+// wait (more than one trainer), none is served staler than the bound, and with a bound above 0
+// some are served stale.
 TEST(ParameterServer, AsynchronousPullsAreNeverStalerThanTheBound) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   if (role_splits(world.size()).empty()) GTEST_SKIP() << "runs on 2 ranks (1 + 1) and 4 (2 + 2, 3 + 1)";
   for (const std::int64_t bound : {0, 2})
     for (const Roles roles : role_splits(world.size())) {
       const Outcome outcome = run_and_check(ps_config(optimizer_of(config::OptimizerType::kSGD), config::Combiner::kSum),
-                                            roles, /*synchronous=*/false, bound, /*slow_trainer_ms=*/20);
+                                            roles, /*synchronous=*/false, bound, /*slow_trainer_ms=*/60);
+      // The bound itself is checked in run_and_check (max_staleness <= bound). Here: the slow
+      // trainer made the others wait, and with room to run ahead they did (the instrument sees
+      // stale reads); how far they got depends on scheduling, so only "some" is asserted.
       if (world.rank() >= roles.trainers && roles.trainers > 1) {
         EXPECT_GT(outcome.stats.deferred_pulls, 0) << "bound " << bound << ": no pull waited for the slow trainer";
-        EXPECT_EQ(outcome.stats.max_staleness, bound) << "the fast trainers ran ahead as far as allowed";
+        if (bound > 0) {
+          EXPECT_GE(outcome.stats.max_staleness, 1) << "the fast trainers never read ahead";
+        }
       }
     }
 }
