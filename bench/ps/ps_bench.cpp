@@ -231,49 +231,47 @@ int run(int argc, char** argv) {
   for (std::int64_t round = 0; round < o.rounds; ++round) {
     nlohmann::json figures;
     const bool ps_first = round % 2 == 0;
-    {
-      for (const bool ps_side : {ps_first, !ps_first}) {
-        world.barrier();
-        std::vector<double> pulls, pushes;
-        double busy = 0, table_per_step = 0;
-        if (ps_side) {
-          if (serving) {
-            ps::ParameterServer server(world, {trainers, false, o.staleness}, *shard, *optimizer);
-            const ps::ServeStats stats = server.serve();
-            busy = stats.busy_seconds / std::max(1e-12, stats.busy_seconds + stats.idle_seconds);
-            table_per_step = (stats.read_seconds + stats.update_seconds) / static_cast<double>(o.warmup + o.steps);
-          } else {
-            ps::PsClient client(world, servers, static_cast<std::int32_t>(o.dim));
-            std::tie(pulls, pushes) = train(
-                o, rank, [&](std::int64_t s, std::span<const Key> ids, std::span<float> rows) { client.pull(s, ids, rows); },
-                [&](std::int64_t s, std::span<const Key> ids, std::span<const float> g) { client.push(s, ids, g); });
-            client.finish(o.warmup + o.steps);
-          }
-        } else if (serving) {
-          bare_serve(o, T);
+    for (const bool ps_side : {ps_first, !ps_first}) {
+      world.barrier();
+      std::vector<double> pulls, pushes;
+      double busy = 0, table_per_step = 0;
+      if (ps_side) {
+        if (serving) {
+          ps::ParameterServer server(world, {trainers, false, o.staleness}, *shard, *optimizer);
+          const ps::ServeStats stats = server.serve();
+          busy = stats.busy_seconds / std::max(1e-12, stats.busy_seconds + stats.idle_seconds);
+          table_per_step = (stats.read_seconds + stats.update_seconds) / static_cast<double>(o.warmup + o.steps);
         } else {
-          BareClient client{o, servers, {}, {}};
+          ps::PsClient client(world, servers, static_cast<std::int32_t>(o.dim));
           std::tie(pulls, pushes) = train(
-              o, rank, [&](std::int64_t s, std::span<const Key> ids, std::span<float>) { client.pull(s, ids); },
-              [&](std::int64_t s, std::span<const Key> ids, std::span<const float>) { client.push(s, ids); });
-          client.finish();
+              o, rank, [&](std::int64_t s, std::span<const Key> ids, std::span<float> rows) { client.pull(s, ids, rows); },
+              [&](std::int64_t s, std::span<const Key> ids, std::span<const float> g) { client.push(s, ids, g); });
+          client.finish(o.warmup + o.steps);
         }
-        pulls.resize(static_cast<std::size_t>(o.steps), 0.0);
-        pushes.resize(static_cast<std::size_t>(o.steps), 0.0);
-        const StepTimes times = slowest(world, pulls, pushes, o.steps);
-        double most_busy = 0, most_table = 0;
-        world.allreduce(std::span<const double>(&busy, 1), std::span<double>(&most_busy, 1), comm::ReduceOp::kMax);
-        world.allreduce(std::span<const double>(&table_per_step, 1), std::span<double>(&most_table, 1), comm::ReduceOp::kMax);
-        const std::string side = ps_side ? "ps" : "bare";
-        figures[side] = {{"pull_s", median(times.pull)}, {"push_s", median(times.push)}};
-        (ps_side ? ps_pull : bare_pull).push_back(median(times.pull));
-        (ps_side ? ps_push : bare_push).push_back(median(times.push));
-        if (ps_side) {
-          figures[side]["server_busy_share_max"] = most_busy;
-          figures[side]["server_table_s_per_step_max"] = most_table;
-          busy_share.push_back(most_busy);
-          table_time.push_back(most_table);
-        }
+      } else if (serving) {
+        bare_serve(o, T);
+      } else {
+        BareClient client{o, servers, {}, {}};
+        std::tie(pulls, pushes) = train(
+            o, rank, [&](std::int64_t s, std::span<const Key> ids, std::span<float>) { client.pull(s, ids); },
+            [&](std::int64_t s, std::span<const Key> ids, std::span<const float>) { client.push(s, ids); });
+        client.finish();
+      }
+      pulls.resize(static_cast<std::size_t>(o.steps), 0.0);
+      pushes.resize(static_cast<std::size_t>(o.steps), 0.0);
+      const StepTimes times = slowest(world, pulls, pushes, o.steps);
+      double most_busy = 0, most_table = 0;
+      world.allreduce(std::span<const double>(&busy, 1), std::span<double>(&most_busy, 1), comm::ReduceOp::kMax);
+      world.allreduce(std::span<const double>(&table_per_step, 1), std::span<double>(&most_table, 1), comm::ReduceOp::kMax);
+      const std::string side = ps_side ? "ps" : "bare";
+      figures[side] = {{"pull_s", median(times.pull)}, {"push_s", median(times.push)}};
+      (ps_side ? ps_pull : bare_pull).push_back(median(times.pull));
+      (ps_side ? ps_push : bare_push).push_back(median(times.push));
+      if (ps_side) {
+        figures[side]["server_busy_share_max"] = most_busy;
+        figures[side]["server_table_s_per_step_max"] = most_table;
+        busy_share.push_back(most_busy);
+        table_time.push_back(most_table);
       }
     }
     rounds.push_back(figures);

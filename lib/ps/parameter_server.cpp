@@ -69,15 +69,15 @@ void ParameterServer::on_push(int source, std::int64_t step, Push push) {
     applied_[t] = step;
     return;
   }
-  auto& pushes = held_[step];
-  pushes.resize(options_.trainers.size());
-  pushes[t] = std::move(push);
-  if (++held_count_[step] < options_.trainers.size()) return;
+  HeldStep& held = held_[step];
+  held.pushes.resize(options_.trainers.size());
+  held.pushes[t] = std::move(push);
+  if (++held.arrived < options_.trainers.size()) return;
   // Every trainer has pushed `step`: one gradient per key, summed in trainer order, applied once.
   std::vector<Key> keys;
   std::vector<float> grads;
   std::unordered_map<Key, std::size_t> at;
-  for (const Push& p : pushes)
+  for (const Push& p : held.pushes)
     for (std::size_t i = 0; i < p.keys.size(); ++i) {
       const auto [it, fresh] = at.try_emplace(p.keys[i], keys.size());
       if (fresh) {
@@ -91,7 +91,6 @@ void ParameterServer::on_push(int source, std::int64_t step, Push push) {
     }
   apply(step, keys, grads);
   held_.erase(step);
-  held_count_.erase(step);
   std::fill(applied_.begin(), applied_.end(), step);
 }
 

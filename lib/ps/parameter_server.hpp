@@ -80,8 +80,11 @@ class ParameterServer {
   std::size_t dim_;
   std::vector<std::int64_t> applied_;               // per trainer: the last step of its pushes applied
   std::deque<Pull> waiting_;                        // pulls not yet eligible, in arrival order
-  std::map<std::int64_t, std::vector<Push>> held_;  // synchronous: a step's pushes per trainer, until complete
-  std::map<std::int64_t, std::size_t> held_count_;
+  struct HeldStep {
+    std::vector<Push> pushes;  // per trainer
+    std::size_t arrived = 0;
+  };
+  std::map<std::int64_t, HeldStep> held_;  // synchronous: a step's pushes, until every trainer's is there
   std::vector<float> rows_;
   ServeStats stats_;
 };

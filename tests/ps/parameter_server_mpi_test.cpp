@@ -77,6 +77,30 @@ std::unique_ptr<embedding::KvRowStore> shard_for(const config::EmbeddingLayer& l
   return std::make_unique<embedding::KvRowStore>(options, "ps");
 }
 
+// The ids a server's shard holds, and how far their rows are from the reference's.
+struct ShardContents {
+  std::set<Key> held;
+  RelativeError rows;
+};
+ShardContents contents_of(const embedding::RowStore& shard, embedding::testing::ReferenceModel& reference,
+                          std::size_t dim) {
+  ShardContents out;
+  shard.for_each_row([&](Key key, std::span<const float> values) {
+    out.held.insert(key);
+    const auto want = reference.values(key, 0, dim);
+    for (std::size_t d = 0; d < dim; ++d) out.rows.add(values[d], want[d]);
+  });
+  return out;
+}
+
+// The ids of `seen` that server `index` of `servers` owns.
+std::set<Key> owned_by(const std::set<Key>& seen, int index, int servers) {
+  std::set<Key> mine;
+  for (const Key key : seen)
+    if (server_of(key, servers) == index) mine.insert(key);
+  return mine;
+}
+
 struct Outcome {
   ServeStats stats;  // on servers
 };
@@ -129,20 +153,11 @@ Outcome run_and_check(const config::Config& cfg, Roles roles, bool synchronous, 
     EXPECT_EQ(outcome.stats.pulls, roles.trainers * kSteps) << what;
     EXPECT_LE(outcome.stats.max_staleness, synchronous ? 0 : staleness) << what;
     // Exactly the ids that hash here, each pulled at least once.
-    std::set<Key> held;
-    RelativeError rows;
-    shard->for_each_row([&](Key key, std::span<const float> values) {
-      held.insert(key);
-      const auto want = reference.values(key, 0, dim);
-      for (std::size_t d = 0; d < dim; ++d) rows.add(values[d], want[d]);
-    });
-    std::set<Key> mine;
-    for (const Key key : seen)
-      if (server_of(key, roles.servers) == index) mine.insert(key);
-    EXPECT_EQ(held, mine) << what;
+    const ShardContents contents = contents_of(*shard, reference, dim);
+    EXPECT_EQ(contents.held, owned_by(seen, index, roles.servers)) << what;
     if (!save_to.empty()) save_shard(shard->table(), save_to, index, roles.servers);
     if (synchronous) {
-      EXPECT_LT(rows.relative(), kTolerance) << what << ": rows held";
+      EXPECT_LT(contents.rows.relative(), kTolerance) << what << ": rows held";
     }
   }
   world.barrier();
@@ -160,26 +175,19 @@ void expect_loaded_rows(const config::Config& cfg, const std::filesystem::path& 
     const workloads::SyntheticGenerator gen(cfg.data, cfg.solver.seed, cfg.solver.batchsize);
     embedding::testing::ReferenceModel reference(layer, kTableSeed, kSlotSizes, kSlotOffsets, kBatch,
                                                  {layer.embedding_vec_size});
-    std::set<Key> mine;
+    std::set<Key> seen;
     for (std::int64_t it = 0; it < kSteps; ++it) {
       const Batch global = gen.generate_range(it, {0, kBatch});
-      for (const Key key : global.keys)
-        if (server_of(key, servers) == world.rank()) mine.insert(key);
+      seen.insert(global.keys.begin(), global.keys.end());
       reference.step(global);
     }
     const auto optimizer = embedding::make_sparse_optimizer(layer.optimizer, layer.embedding_vec_size);
     const auto shard = shard_for(layer, *optimizer);
     load_shard(shard->table(), dir, world.rank(), servers);
-    std::set<Key> held;
-    RelativeError rows;
-    shard->for_each_row([&](Key key, std::span<const float> values) {
-      held.insert(key);
-      const auto want = reference.values(key, 0, dim);
-      for (std::size_t d = 0; d < dim; ++d) rows.add(values[d], want[d]);
-    });
+    const ShardContents contents = contents_of(*shard, reference, dim);
     const std::string what = "loaded by " + std::to_string(servers) + " servers, rank " + std::to_string(world.rank());
-    EXPECT_EQ(held, mine) << what;
-    EXPECT_LT(rows.relative(), kTolerance) << what << ": rows";
+    EXPECT_EQ(contents.held, owned_by(seen, world.rank(), servers)) << what;
+    EXPECT_LT(contents.rows.relative(), kTolerance) << what << ": rows";
   }
   world.barrier();
 }
