@@ -9,11 +9,13 @@
 #include "bench/cli/run_report.hpp"
 #include "bench/cli/run_setup.hpp"
 #include "bench/cli/subcommand_registry.hpp"
+#include "bench/cli/training.hpp"
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
 #include "embedding/training_run.hpp"
+#include "ps/ps_run.hpp"
 #include "report/metadata.hpp"
 #include "report/writer.hpp"
 
@@ -34,8 +36,14 @@ int run_command(const RunOptions& options) {
   });
 
   if (root) {
-    std::cout << "embscale run: " << embedding::scheme_names(config) << " on " << world.size() << " ranks, "
-              << config.solver.max_iter << " iterations of " << config.solver.batchsize << " samples\n";
+    std::cout << "embscale run: " << embedding::scheme_names(config) << " on " << world.size() << " ranks";
+    if (config::runs_on_parameter_servers(config)) {
+      const auto roles = ps::check_parameter_server_run(config, world.size());
+      std::cout << " (" << roles.trainers << (roles.trainers == 1 ? " trainer, " : " trainers, ") << roles.servers << (roles.servers == 1 ? " server, " : " servers, ")
+                << (config.parameter_server->synchronous ? "synchronous" : "asynchronous, staleness " +
+                    std::to_string(config.parameter_server->staleness)) << ")";
+    }
+    std::cout << ", " << config.solver.max_iter << " iterations of " << config.solver.batchsize << " samples\n";
     if (config.data.format != config::DataFormat::kSynthetic) std::cout << "data: " << source->describe() << '\n';
     if (plan)
       std::cout << "sharding plan (" << plan->policy << "): " << embedding::scheme_names(config) << ", predicted step "
@@ -46,7 +54,7 @@ int run_command(const RunOptions& options) {
   }
   // A signal stops the run at an iteration boundary, on every rank, with no report.
   const auto stop_check = [&world] { return comm::any_rank_stopping(world); };
-  const auto run = embedding::run_training(world, config, *source, options.quiet ? nullptr : &std::cout, stop_check);
+  const auto run = train(world, config, *source, options.quiet ? nullptr : &std::cout, stop_check);
 
   if (root)
     for (const auto& note : run.eviction.notes) std::cerr << "embscale run: " << note << '\n';

@@ -5,13 +5,14 @@
 #include <string>
 
 #include "config/workload_summary.hpp"
+#include "ps/ps_run.hpp"
 
 namespace embscale::cli {
 
 std::vector<report::SummaryField> run_parameters(const config::Config& config, int ranks) {
   const auto& emb = config.embeddings.front();
   const auto workload = config::summarize_workload(config.data);
-  return {
+  std::vector<report::SummaryField> parameters = {
       {"scheme", embedding::scheme_names(config)},
       {"ranks", std::int64_t{ranks}},
       {"batchsize", config.solver.batchsize},
@@ -23,6 +24,17 @@ std::vector<report::SummaryField> run_parameters(const config::Config& config, i
       {"zipf_alpha", workload.zipf_alpha},
       {"iterations", config.solver.max_iter},
   };
+  // A parameter-server run's roles and mode (only there: reports of the engine's runs keep their
+  // columns, so compare pairs them with older reports).
+  if (config::runs_on_parameter_servers(config)) {
+    const auto roles = ps::check_parameter_server_run(config, ranks);
+    const auto& settings = *config.parameter_server;
+    parameters.insert(parameters.end(), {{"trainers", std::int64_t{roles.trainers}},
+                                         {"servers", std::int64_t{roles.servers}},
+                                         {"ps_mode", settings.synchronous ? "synchronous" : "asynchronous"},
+                                         {"staleness", settings.staleness}});
+  }
+  return parameters;
 }
 
 report::RunRecord make_run_record(const std::string& id, const config::Config& config, int ranks,

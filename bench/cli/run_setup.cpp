@@ -1,4 +1,5 @@
 #include "bench/cli/run_setup.hpp"
+#include "bench/cli/training.hpp"
 
 #include <cstdlib>
 
@@ -53,7 +54,7 @@ AgreedConfig load_config_agreed(comm::Communicator& world, const std::optional<s
   agree_planner_memory(world, *config);
   comm::run_agreed(world, [&] {
     plan = plan::plan_for_run(*config, world.size());
-    embedding::check_config_for_ranks(*config, world.size());
+    check_training_for_ranks(*config, world.size());
     embedding::check_run_environment();
     // A trace that cannot be read, or is too short for warmup_iter + max_iter batches, is bad
     // input too.

@@ -23,6 +23,7 @@
 #include "bench/cli/run_report.hpp"
 #include "bench/cli/run_setup.hpp"
 #include "bench/cli/subcommand_registry.hpp"
+#include "bench/cli/training.hpp"
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "config/sweep_spec.hpp"
@@ -104,7 +105,7 @@ void run_point(comm::Communicator& comm, const config::SweepSpec& spec, const Pl
   const auto stop_check = [&comm] { return comm::any_rank_stopping(comm); };
   std::unique_ptr<BatchSource> source;
   comm::run_agreed(comm, [&] { source = workloads::make_batch_source(config); });
-  const auto run = embedding::run_training(comm, config, *source, options.quiet ? nullptr : &std::cout, stop_check, prefix);
+  const auto run = train(comm, config, *source, options.quiet ? nullptr : &std::cout, stop_check, prefix);
 
   report::RunRecord record = make_run_record(planned.id, config, comm.size(), run, plan ? &*plan : nullptr);
   auto swept = swept_parameters(spec, *planned.point);
@@ -156,7 +157,7 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
         // a plan fits and runs on this many ranks.
         auto planned = point.config;
         if (plan::has_auto_layers(planned)) (void)plan::plan_for_run(planned, ranks);
-        embedding::check_config_for_ranks(planned, ranks);
+        check_training_for_ranks(planned, ranks);
         // A trace is opened now (its headers, its length against the point's iterations); a
         // generated source has nothing to check.
         if (point.config.data.format != config::DataFormat::kSynthetic) (void)workloads::make_batch_source(point.config);

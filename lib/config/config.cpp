@@ -44,7 +44,7 @@ void record_keys_not_run(const ObjectReader& top, Config& c) {
 Config parse_config(const nlohmann::json& json, const std::string& origin) {
   const ObjectReader top(ValueReader(json, "", origin));
   check_schema_version(top);
-  top.only_keys({"schema_version", "solver", "optimizer", "layers", "eviction", "planner"});
+  top.only_keys({"schema_version", "solver", "optimizer", "layers", "eviction", "planner", "parameter_server"});
   Config c;
   c.schema_version = kSchemaVersion;
   c.solver = parse_solver(top.object("solver"));
@@ -53,6 +53,8 @@ Config parse_config(const nlohmann::json& json, const std::string& origin) {
   record_keys_not_run(top, c);
   if (top.has("eviction")) c.eviction = parse_eviction_study(top.object("eviction"), c);
   if (top.has("planner")) c.planner = parse_planner_settings(top.object("planner"));
+  if (top.has("parameter_server")) c.parameter_server = parse_parameter_server_settings(top.object("parameter_server"));
+  check_parameter_server_layers(c, origin);
   c.source = json;
   return c;
 }
@@ -82,9 +84,10 @@ Config load_config_file(const std::filesystem::path& path) {
 
 Config default_config() { return parse_config_text(default_config_text(), kEmbeddedOrigin); }
 
-void resolve_batch_for_ranks(Config& config, int ranks) {
+void resolve_batch_for_ranks(Config& config, int world_ranks) {
   const std::int64_t per_rank = config.solver.batchsize_per_rank;
   if (per_rank == 0) return;
+  const int ranks = batch_ranks(config, world_ranks);
   if (per_rank > std::numeric_limits<std::int64_t>::max() / ranks)
     throw InputError("solver.batchsize_per_rank: " + std::to_string(per_rank) + " samples on each of " +
                      std::to_string(ranks) + " ranks overflow a 64-bit global batch");

@@ -179,6 +179,27 @@ struct PlannerSettings {
   bool all_layers = false;           // plan every embedding layer, as if each said "auto"
 };
 
+// The "sharding" of a layer whose table lives on parameter servers (seed 001, lib/ps), and the
+// optional "parameter_server" section that says how the run's ranks split (lib/config/README.md).
+inline constexpr const char* kParameterServerSharding = "parameter_server";
+struct ParameterServerSettings {
+  std::int32_t servers = 1;   // server ranks: the last ranks of the run
+  std::int32_t trainers = 0;  // trainer ranks, the first ones; 0 (absent): every rank that is not a server
+  // "mode": "synchronous" (each step's pushes applied, summed over the trainers, before any pull
+  // of the next) or "asynchronous" (each push applied on arrival; a trainer may run `staleness`
+  // steps ahead of the slowest).
+  bool synchronous = true;
+  std::int64_t staleness = 0;
+  // Server-side save and load (seed 001): each server writes its shard into save_directory after
+  // the run, and reads its part of load_directory's shards (saved by any number of servers)
+  // before it. Relative paths resolve against Config::directory; empty: none.
+  std::string save_directory;
+  std::string load_directory;
+
+  // The trainers of a run on `ranks` ranks.
+  std::int32_t trainers_for(int ranks) const noexcept;
+};
+
 struct Config {
   int schema_version = kSchemaVersion;
   Solver solver;
@@ -187,6 +208,9 @@ struct Config {
   std::vector<EmbeddingLayer> embeddings;  // at least one
   std::optional<EvictionStudy> eviction;   // the "eviction" section, when given
   std::optional<PlannerSettings> planner;  // the "planner" section, when given
+  // The "parameter_server" section, when given (required when a layer's sharding is
+  // "parameter_server"; read only then, so one config can sweep that layer over every scheme).
+  std::optional<ParameterServerSettings> parameter_server;
   nlohmann::json source;            // the JSON as given (recorded in the report)
   // What the config asks for that embscale does not run: the layers in file order ("layers[fc1]
   // (\"InnerProduct\")"), then the solver's and the Data layer's keys ("solver.eval_interval
@@ -211,9 +235,16 @@ std::string read_config_text(const std::filesystem::path& path);
 Config default_config();
 const std::string& default_config_text();
 
-// Sets solver.batchsize for a run on `ranks` ranks: batchsize_per_rank x ranks when the config
-// gives a per-rank batch (weak scaling), else unchanged (strong scaling). An InputError when the
-// product overflows.
+// Whether a layer's table lives on parameter servers (its sharding is kParameterServerSharding):
+// then the run's ranks split into trainers and servers.
+bool runs_on_parameter_servers(const Config& config);
+// The ranks a run on `ranks` ranks splits its global batch over: the trainers in a
+// parameter-server run, else every rank.
+int batch_ranks(const Config& config, int ranks);
+
+// Sets solver.batchsize for a run on `ranks` ranks: batchsize_per_rank x batch_ranks(ranks) when
+// the config gives a per-rank batch (weak scaling), else unchanged (strong scaling). An InputError
+// when the product overflows.
 void resolve_batch_for_ranks(Config& config, int ranks);
 
 // Sum of slot_size_array: the number of distinct keys of the unified encoding.

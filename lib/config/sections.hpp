@@ -33,5 +33,10 @@ void parse_layers(const ValueReader& layers, Config& config);
 EvictionStudy parse_eviction_study(const ObjectReader& eviction, const Config& config);
 // The "planner" section.
 PlannerSettings parse_planner_settings(const ObjectReader& planner);
+// The "parameter_server" section.
+ParameterServerSettings parse_parameter_server_settings(const ObjectReader& parameter_server);
+// After every section: a layer on parameter servers needs the section, and shares the run only with
+// other such layers (the world splits into trainers and servers for all of them).
+void check_parameter_server_layers(const Config& config, const std::string& origin);
 
 }  // namespace embscale::config

@@ -108,10 +108,8 @@ struct EmbeddingEngine::Layer {
   std::vector<float> pooled, grad;
 };
 
-namespace {
-
-LayerSpec layer_spec(comm::Communicator* comm, const config::Config& config, std::size_t i,
-                     std::span<const std::int64_t> slot_sizes) {
+LayerSpec make_layer_spec(comm::Communicator* comm, const config::Config& config, std::size_t i,
+                          std::span<const std::int64_t> slot_sizes) {
   const auto& layer = config.embeddings[i];
   LayerSpec spec;
   spec.comm = comm;
@@ -131,6 +129,8 @@ LayerSpec layer_spec(comm::Communicator* comm, const config::Config& config, std
   return spec;
 }
 
+namespace {
+
 // Fields a scheme would ignore are refused, so that a config says what it runs.
 void check_scheme_fields(const LayerSpec& spec, const SchemeEntry& entry) {
   const auto& layer = *spec.config;
@@ -148,7 +148,7 @@ void check_scheme_fields(const LayerSpec& spec, const SchemeEntry& entry) {
 
 void check_layers_for_ranks(const config::Config& config, std::span<const std::int64_t> slot_sizes, int ranks) {
   for (std::size_t i = 0; i < config.embeddings.size(); ++i) {
-    const LayerSpec spec = layer_spec(nullptr, config, i, slot_sizes);  // the checks need no communicator
+    const LayerSpec spec = make_layer_spec(nullptr, config, i, slot_sizes);  // the checks need no communicator
     const auto& entry = scheme_of(config.embeddings[i]);
     check_scheme_fields(spec, entry);
     if (entry.check) entry.check(spec, ranks);
@@ -162,7 +162,7 @@ EmbeddingEngine::EmbeddingEngine(comm::Communicator& comm, const config::Config&
   check_layers_for_ranks(config, slot_sizes, comm.size());
   for (std::size_t i = 0; i < config.embeddings.size(); ++i) {
     auto layer = std::make_unique<Layer>();
-    layer->spec = layer_spec(&comm, config, i, slot_sizes);
+    layer->spec = make_layer_spec(&comm, config, i, slot_sizes);
     layer->spec.threads = options.threads;
     layer->entry = &scheme_of(config.embeddings[i]);
     if (config.embeddings[i].storage.table.training)

@@ -30,6 +30,12 @@ inline constexpr PhaseDefinition kLossPhase{"loss", "stand-in dense model: a reg
 // domain apart from the workload's seeds).
 std::uint64_t table_seed(std::uint64_t solver_seed, std::size_t layer_index);
 
+// The spec of the config's `layer_index`-th embedding layer (its slots' sizes and offsets in
+// `slot_sizes`, the Data layer's key space; the global batch; its table seed) on `comm`; the
+// optimizer and threads are the caller's to set. InputError naming .slots beyond the data's.
+LayerSpec make_layer_spec(comm::Communicator* comm, const config::Config& config, std::size_t layer_index,
+                          std::span<const std::int64_t> slot_sizes);
+
 // Checks what depends on the number of ranks for every layer: its scheme exists and can run on
 // `ranks` (the registry's check), its rows fit max_vocabulary_size_per_gpu (static storage), its
 // options suit its scheme. InputError naming the field.

@@ -36,8 +36,15 @@ class KvRowStore final : public RowStore {
   void for_each_evicting_key(const std::function<void(Key)>& visit) const override;
   void set_access_observer(sim::AccessObserver* observer) override { observer_ = observer; }
 
+  const kv::TableOptions* table_options() const override { return &table_->options(); }
+  void dump_table(const std::filesystem::path& path) const override { table_->dump(path); }
+  kv::CallStats restore_entries(std::span<const Key> keys, std::span<const float> rows,
+                                std::span<const std::uint64_t> scores) override {
+    return table_->restore(keys, rows, scores);
+  }
+
   const kv::KvTable<std::int64_t>& table() const noexcept { return *table_; }
-  kv::KvTable<std::int64_t>& table() noexcept { return *table_; }  // dump and load (a parameter server's shard)
+  kv::KvTable<std::int64_t>& table() noexcept { return *table_; }
 
  private:
   void update_untouched_rows(std::span<const Key> touched, const SparseOptimizer& optimizer, std::int64_t step);

@@ -8,11 +8,15 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <span>
+#include <string>
 
 #include "core/batch.hpp"
+#include "core/error.hpp"
 #include "embedding/sparse_optimizer.hpp"
+#include "kv/kv_table.hpp"
 #include "sim/access_observer.hpp"
 
 namespace embscale::embedding {
@@ -74,6 +78,23 @@ class RowStore {
   // From now on, every read call is shown to `observer` (null: to none). Stores that never evict
   // show nothing.
   virtual void set_access_observer(sim::AccessObserver* observer) { (void)observer; }
+
+  // A dynamic store's table as a file and back (a parameter server's shard: lib/ps/shard_files).
+  // The table's options (what a dump must match); null for a store without a table (static).
+  virtual const kv::TableOptions* table_options() const { return nullptr; }
+  // Every entry (both tiers' of a tiered store) in the KV table's dump format (kv/table_file.hpp),
+  // written atomically at `path`. An Error for a store without a table.
+  virtual void dump_table(const std::filesystem::path& path) const {
+    throw Error(path.string() + ": this store has no table to dump (static storage)");
+  }
+  // Entries read from such a dump: `rows` keys.size() x the table's row width (values, then the
+  // optimizer's state), restored with exactly their `scores`. An Error for a store without a table.
+  virtual kv::CallStats restore_entries(std::span<const Key> keys, std::span<const float> rows,
+                                        std::span<const std::uint64_t> scores) {
+    (void)rows;
+    (void)scores;
+    throw Error("restoring " + std::to_string(keys.size()) + " entries: this store has no table (static storage)");
+  }
 };
 
 }  // namespace embscale::embedding

@@ -53,8 +53,12 @@ const SchemeEntry& scheme_of(const config::EmbeddingLayer& layer) {
   if (sharded && config::is_auto_sharding(layer.sharding))
     throw InputError("layers[" + layer.name + "].sharding: \"" + layer.sharding + "\" is planned before a run "
                      "(embscale run and sweep do it; embscale plan writes the plan)");
+  if (sharded && layer.sharding == config::kParameterServerSharding)
+    throw InputError("layers[" + layer.name + "].sharding: \"parameter_server\" runs on server ranks (lib/ps; embscale "
+                     "run and sweep start them), not in the engine");
   if (sharded)
-    throw InputError("layers[" + layer.name + "].sharding: expected one of " + names + ", \"auto\" or \"auto_skew_blind\", got \"" + layer.sharding + "\"");
+    throw InputError("layers[" + layer.name + "].sharding: expected one of " + names +
+                     ", \"parameter_server\", \"auto\" or \"auto_skew_blind\", got \"" + layer.sharding + "\"");
   throw InputError("layers[" + layer.name + "].type: \"" + layer.type + "\" has no scheme in this build");
 }
 

@@ -9,6 +9,7 @@
 #include "kv/caching_table.hpp"
 #include "kv/hybrid_table.hpp"
 #include "kv/mapped_storage.hpp"
+#include "kv/tiered_file.hpp"
 #include "kv/value_types.hpp"
 
 namespace embscale::embedding {
@@ -103,6 +104,13 @@ class TieredRowStore final : public RowStore {
 
   // Caching mode evicts by score from its fast tier (what the eviction study measures); hybrid
   // mode places keys by hash and has no such seam.
+  const kv::TableOptions* table_options() const override { return &table_->options(); }
+  void dump_table(const std::filesystem::path& path) const override { kv::dump(*table_, kv::KeyType::kInt64, path); }
+  kv::CallStats restore_entries(std::span<const Key> keys, std::span<const float> rows,
+                                std::span<const std::uint64_t> scores) override {
+    return table_->restore(as_unsigned(keys), rows, scores);
+  }
+
   std::int64_t evicting_capacity() const override {
     if constexpr (kCaching) return table_->fast().options().max_capacity;
     return 0;

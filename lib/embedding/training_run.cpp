@@ -13,6 +13,7 @@
 #include "core/stop_request.hpp"
 #include "core/timer.hpp"
 #include "embedding/engine.hpp"
+#include "embedding/run_hooks.hpp"
 #include "embedding/step_recorder.hpp"
 
 namespace embscale::embedding {
@@ -95,80 +96,6 @@ class Loop {
   std::int64_t bytes_sent_ = 0, bytes_recv_ = 0;
 };
 
-// Fault injection for the tests of the failure path: EMBSCALE_FAULT_INJECT="RANK:ITERATION"
-// makes that rank throw at the start of that timed iteration, as a real local failure would;
-// "RANK:ITERATION:kill" makes it raise SIGKILL on itself there instead, as the OOM killer or a
-// crashed node would: no handler runs, nothing is cleaned up by that process.
-struct InjectedFault {
-  int rank = -1;
-  std::int64_t iteration = -1;
-  bool kill = false;
-
-  void strike_if_due(int this_rank, std::int64_t it) const {
-    if (rank != this_rank || iteration != it) return;
-    if (kill) std::raise(SIGKILL);
-    throw Error("injected fault at iteration " + std::to_string(it) + " (EMBSCALE_FAULT_INJECT)");
-  }
-};
-
-InjectedFault injected_fault() {
-  InjectedFault fault;
-  if (const char* spec = std::getenv("EMBSCALE_FAULT_INJECT")) {
-    long long rank = -1, iteration = -1;
-    int end = 0;
-    const bool parsed = std::sscanf(spec, "%lld:%lld%n", &rank, &iteration, &end) == 2;
-    const std::string action = parsed ? spec + end : "";
-    if (!parsed || (action != "" && action != ":kill"))
-      throw InputError(std::string("EMBSCALE_FAULT_INJECT: expected RANK:ITERATION or RANK:ITERATION:kill, got \"") +
-                       spec + "\"");
-    fault = {static_cast<int>(rank), iteration, action == ":kill"};
-  }
-  return fault;
-}
-
-// Test hook for measuring compare's detection rate: EMBSCALE_INJECT_DELAY="PHASE:SECONDS" makes
-// every rank do SECONDS of CPU work more inside each PHASE (a phase name the run's layers record,
-// such as update; StepRecorder::inject_delay). Unset: no delay.
-struct InjectedDelay {
-  std::string phase;
-  double seconds = 0;
-};
-
-InjectedDelay injected_delay() {
-  InjectedDelay delay;
-  if (const char* spec = std::getenv("EMBSCALE_INJECT_DELAY")) {
-    const std::string text = spec;
-    const auto colon = text.rfind(':');
-    char* end = nullptr;
-    const double seconds = colon == std::string::npos ? -1.0 : std::strtod(text.c_str() + colon + 1, &end);
-    if (colon == std::string::npos || colon == 0 || end == text.c_str() + colon + 1 || *end != '\0' ||
-        !(seconds >= 0 && seconds <= 10))
-      throw InputError("EMBSCALE_INJECT_DELAY: expected PHASE:SECONDS (a phase name, 0 to 10 seconds), got \"" + text +
-                       "\"");
-    delay = {text.substr(0, colon), seconds};
-  }
-  return delay;
-}
-
-void require_phase(const StepRecorder& recorder, const std::string& phase) {
-  std::string names;
-  for (const auto& p : recorder.phases()) {
-    if (p.definition->name == phase) return;
-    names += (names.empty() ? "" : ", ") + std::string(p.definition->name);
-  }
-  throw InputError("EMBSCALE_INJECT_DELAY: this run has no phase \"" + phase + "\" (its phases: " + names + ")");
-}
-
-void print_progress(std::ostream& out, const std::string& prefix, std::int64_t done, std::int64_t total, double step_s, double loss,
-                    std::int64_t batch, double elapsed_s) {
-  char line[256];
-  const double eta = elapsed_s / static_cast<double>(done) * static_cast<double>(total - done);
-  std::snprintf(line, sizeof line, "%siteration %lld/%lld  step %.3f ms  %.3g samples/s  loss %.6g  ETA %.1f s",
-                prefix.c_str(), static_cast<long long>(done), static_cast<long long>(total), step_s * 1e3,
-                static_cast<double>(batch) / step_s, loss, eta);
-  out << line << std::endl;
-}
-
 // The eviction study of the layers the config's eviction section names: their stores show it
 // every read call from now on. Null without the section.
 std::unique_ptr<sim::EvictionStudy> start_eviction_study(const config::Config& config, EmbeddingEngine& engine) {
@@ -210,7 +137,8 @@ void check_config_for_ranks(const config::Config& config, int ranks) {
 std::string scheme_names(const config::Config& config) {
   std::vector<std::string> names;
   for (const auto& layer : config.embeddings) {
-    const std::string name = scheme_of(layer).name;
+    const std::string name =
+        layer.sharding == config::kParameterServerSharding ? config::kParameterServerSharding : scheme_of(layer).name;
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
   std::string joined;
@@ -218,15 +146,62 @@ std::string scheme_names(const config::Config& config) {
   return joined;
 }
 
+void check_source_holds(const config::Config& config, const BatchSource& source) {
+  const std::int64_t needed = config.solver.warmup_iter + config.solver.max_iter;
+  const std::int64_t available = source.iterations_available(config.solver.batchsize);
+  if (available != BatchSource::kUnbounded && available < needed)
+    throw InputError("solver.max_iter: " + source.describe() + " holds " + std::to_string(available) +
+                     " batches of " + std::to_string(config.solver.batchsize) + " samples; warmup_iter + max_iter = " +
+                     std::to_string(needed) + " need more");
+}
+
+RunSummary summarize_run(comm::Communicator& comm, std::int64_t global_batch, const RunMeasurements& m,
+                         bool holds_rows) {
+  RunSummary s;
+  const auto iterations = static_cast<std::int64_t>(m.step_time.size());
+  s.iterations = iterations;
+  s.step_time_median_s = quantile(m.step_time, 0.5);
+  s.step_time_p95_s = quantile(m.step_time, 0.95);
+  // Sums over iterations of the counters named `suffix` (every layer's, qualified or not).
+  const auto local_sum = [&](const std::string& suffix) {
+    double sum = 0;
+    for (const auto& [name, values] : m.counters)
+      if (name == suffix || name.ends_with("." + suffix))
+        for (const auto v : values) sum += static_cast<double>(v);
+    return sum;
+  };
+  const double n = std::max<double>(1.0, static_cast<double>(iterations));
+  const double local_keys = local_sum("keys");
+  double sent = 0;  // the run-wide counter only (the per-phase ones are parts of it)
+  if (const auto it = m.counters.find("bytes_sent"); it != m.counters.end())
+    for (const auto v : it->second) sent += static_cast<double>(v);
+  const double keys_per_step = comm.allreduce(local_keys, comm::ReduceOp::kSum) / n;
+  s.bytes_sent_per_step = comm.allreduce(sent, comm::ReduceOp::kSum) / n;
+  // max / mean over the ranks that take part.
+  const auto imbalance = [&](double local, bool takes_part) {
+    const double max = comm.allreduce(takes_part ? local : 0.0, comm::ReduceOp::kMax);
+    const double sum = comm.allreduce(takes_part ? local : 0.0, comm::ReduceOp::kSum);
+    const double ranks = comm.allreduce(takes_part ? 1.0 : 0.0, comm::ReduceOp::kSum);
+    return sum > 0 ? max / (sum / ranks) : 1.0;
+  };
+  s.load_imbalance = imbalance(local_sum("lookups"), holds_rows);
+  s.bytes_imbalance = imbalance(sent, true);
+  const double unique = comm.allreduce(local_sum("unique_keys"), comm::ReduceOp::kSum);
+  const double counted_keys = comm.allreduce(unique > 0 ? local_keys : 0.0, comm::ReduceOp::kSum);
+  s.unique_key_ratio = unique > 0 && counted_keys > 0 ? unique / counted_keys : 0.0;
+  if (s.step_time_median_s > 0) {
+    s.throughput_samples_per_s = static_cast<double>(global_batch) / s.step_time_median_s;
+    s.throughput_keys_per_s = keys_per_step / s.step_time_median_s;
+  }
+  s.final_loss = m.loss.empty() ? 0.0 : m.loss.back();
+  return s;
+}
+
 TrainingRun run_training(comm::Communicator& comm, const config::Config& config, BatchSource& source,
                          std::ostream* progress, const StopCheck& stop_check, const std::string& progress_prefix) {
   check_config_for_ranks(config, comm.size());
   const std::int64_t iterations = config.solver.max_iter;
-  const std::int64_t available = source.iterations_available(config.solver.batchsize);
-  if (available != BatchSource::kUnbounded && available < config.solver.warmup_iter + iterations)
-    throw InputError("solver.max_iter: " + source.describe() + " holds " + std::to_string(available) +
-                     " batches of " + std::to_string(config.solver.batchsize) + " samples; warmup_iter + max_iter = " +
-                     std::to_string(config.solver.warmup_iter + iterations) + " need more");
+  check_source_holds(config, source);
   // At an iteration boundary, outside the timed region: all ranks stop here, or none.
   const auto stop_if_asked = [&](const std::string& where) {
     if (!stop_check) return;
@@ -319,39 +294,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
     }
   }
 
-  auto& s = run.summary;
-  s.iterations = iterations;
-  s.step_time_median_s = quantile(m.step_time, 0.5);
-  s.step_time_p95_s = quantile(m.step_time, 0.95);
-  // Sums over iterations of the counters named `suffix` (every layer's, qualified or not).
-  const auto local_sum = [&](const std::string& suffix) {
-    double sum = 0;
-    for (const auto& [name, values] : m.counters)
-      if (name == suffix || name.ends_with("." + suffix))
-        for (const auto v : values) sum += static_cast<double>(v);
-    return sum;
-  };
-  const double n = static_cast<double>(iterations);
-  const double local_keys = local_sum("keys");
-  double sent = 0;  // the run-wide counter only (the per-phase ones are parts of it)
-  for (const auto v : m.counters["bytes_sent"]) sent += static_cast<double>(v);
-  const double keys_per_step = comm.allreduce(local_keys, comm::ReduceOp::kSum) / n;
-  s.bytes_sent_per_step = comm.allreduce(sent, comm::ReduceOp::kSum) / n;
-  const auto imbalance = [&](double local) {
-    const double max = comm.allreduce(local, comm::ReduceOp::kMax);
-    const double mean = comm.allreduce(local, comm::ReduceOp::kSum) / comm.size();
-    return mean > 0 ? max / mean : 1.0;
-  };
-  s.load_imbalance = imbalance(local_sum("lookups"));
-  s.bytes_imbalance = imbalance(sent);
-  const double unique = comm.allreduce(local_sum("unique_keys"), comm::ReduceOp::kSum);
-  const double counted_keys = comm.allreduce(unique > 0 ? local_keys : 0.0, comm::ReduceOp::kSum);
-  s.unique_key_ratio = unique > 0 && counted_keys > 0 ? unique / counted_keys : 0.0;
-  if (s.step_time_median_s > 0) {
-    s.throughput_samples_per_s = static_cast<double>(config.solver.batchsize) / s.step_time_median_s;
-    s.throughput_keys_per_s = keys_per_step / s.step_time_median_s;
-  }
-  s.final_loss = m.loss.empty() ? 0.0 : m.loss.back();
+  run.summary = summarize_run(comm, config.solver.batchsize, m, true);
   if (eviction) run.eviction = eviction->finish(comm);
   return run;
 }

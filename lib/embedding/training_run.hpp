@@ -70,6 +70,15 @@ std::string scheme_names(const config::Config& config);
 // Checks the environment a run reads (EMBSCALE_FAULT_INJECT). Throws InputError naming it.
 void check_run_environment();
 
+// InputError naming solver.max_iter when `source` holds fewer batches than warmup_iter + max_iter.
+void check_source_holds(const config::Config& config, const BatchSource& source);
+
+// The run-wide figures of `m` (its step_time and loss filled; every rank the same counter names).
+// Collective over `comm`. `holds_rows`: whether this rank owns rows, so that its `lookups` count
+// towards load_imbalance (every rank of the engine's schemes; the servers of a parameter-server
+// run, whose trainers look nothing up).
+RunSummary summarize_run(comm::Communicator& comm, std::int64_t global_batch, const RunMeasurements& m, bool holds_rows);
+
 // Asked by every rank at every iteration boundary, outside the timed region; collective. Returns
 // the agreed stop signal (0: go on), e.g. comm::any_rank_stopping.
 using StopCheck = std::function<int()>;

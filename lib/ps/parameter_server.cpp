@@ -12,7 +12,8 @@ namespace embscale::ps {
 ParameterServer::ParameterServer(comm::Communicator& comm, ServerOptions options, embedding::RowStore& shard,
                                  const embedding::SparseOptimizer& optimizer)
     : comm_(comm), options_(std::move(options)), shard_(shard), optimizer_(optimizer),
-      dim_(static_cast<std::size_t>(shard.dim())), applied_(options_.trainers.size(), 0) {
+      dim_(static_cast<std::size_t>(shard.dim())), applied_(options_.trainers.size(), 0),
+      received_(options_.trainers.size(), 0), finished_(options_.trainers.size(), false) {
   EMBSCALE_EXPECTS(!options_.trainers.empty(), "a parameter server serves at least one trainer");
   EMBSCALE_EXPECTS(std::is_sorted(options_.trainers.begin(), options_.trainers.end()), "trainers in ascending order");
   EMBSCALE_EXPECTS(options_.staleness >= 0, "staleness >= 0");
@@ -62,6 +63,7 @@ void ParameterServer::on_push(int source, std::int64_t step, Push push) {
   if (step != applied_[t] + 1)
     throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): trainer rank " + std::to_string(source) +
                 " pushed step " + std::to_string(step) + " after step " + std::to_string(applied_[t]));
+  received_[t] = step;
   ++stats_.pushes;
   stats_.keys_pushed += static_cast<std::int64_t>(push.keys.size());
   if (!options_.synchronous) {
@@ -94,52 +96,70 @@ void ParameterServer::on_push(int source, std::int64_t step, Push push) {
   std::fill(applied_.begin(), applied_.end(), step);
 }
 
+void ParameterServer::handle_next() {
+  Header header;
+  Stopwatch idle;
+  const comm::MessageInfo from = comm_.recv_any(std::span<Header>(&header, 1), comm::kAnySource, kHeaderTag);
+  stats_.idle_seconds += idle.seconds();
+  Stopwatch busy;
+  const int source = from.source;
+  const std::size_t t = trainer_index(source);  // a request from a rank that is not a trainer is an Error
+  if (from.rows != 1 || header.keys < 0)
+    throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): a malformed request from rank " +
+                std::to_string(source));
+  const auto n = static_cast<std::size_t>(header.keys);
+  switch (header.kind) {
+    case RequestKind::kPull: {
+      Pull pull{source, header.step, std::vector<Key>(n)};
+      if (n) comm_.recv(std::span<Key>(pull.keys), source, kKeysTag);
+      if (may_read(pull.step)) {
+        answer(pull);
+      } else {
+        ++stats_.deferred_pulls;
+        waiting_.push_back(std::move(pull));
+      }
+      break;
+    }
+    case RequestKind::kPush: {
+      Push push{std::vector<Key>(n), std::vector<float>(n * dim_)};
+      if (n) {
+        comm_.recv(std::span<Key>(push.keys), source, kKeysTag);
+        comm_.recv(std::span<float>(push.grads), source, kGradsTag);
+      }
+      on_push(source, header.step, std::move(push));
+      answer_eligible();
+      break;
+    }
+    case RequestKind::kDone:
+      if (finished_[t])
+        throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): trainer rank " +
+                    std::to_string(source) + " finished twice");
+      finished_[t] = true;
+      ++finished_count_;
+      break;
+    default:
+      throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): unknown request kind " +
+                  std::to_string(static_cast<std::int64_t>(header.kind)) + " from rank " + std::to_string(source));
+  }
+  stats_.busy_seconds += busy.seconds();
+}
+
+ServeStats ParameterServer::serve_through(std::int64_t step) {
+  stats_ = {};
+  while (applied_through() < step) {
+    handle_next();
+    for (std::size_t t = 0; t < finished_.size(); ++t)
+      if (finished_[t] && received_[t] < step)
+        throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): trainer rank " +
+                    std::to_string(options_.trainers[t]) + " finished after step " + std::to_string(received_[t]) +
+                    ", before step " + std::to_string(step));
+  }
+  return stats_;
+}
+
 ServeStats ParameterServer::serve() {
   stats_ = {};
-  std::size_t done = 0;
-  Header header;
-  while (done < options_.trainers.size()) {
-    Stopwatch idle;
-    const comm::MessageInfo from = comm_.recv_any(std::span<Header>(&header, 1), comm::kAnySource, kHeaderTag);
-    stats_.idle_seconds += idle.seconds();
-    Stopwatch busy;
-    const int source = from.source;
-    trainer_index(source);  // a request from a rank that is not a trainer is an Error
-    if (from.rows != 1 || header.keys < 0)
-      throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): a malformed request from rank " +
-                  std::to_string(source));
-    const auto n = static_cast<std::size_t>(header.keys);
-    switch (header.kind) {
-      case RequestKind::kPull: {
-        Pull pull{source, header.step, std::vector<Key>(n)};
-        if (n) comm_.recv(std::span<Key>(pull.keys), source, kKeysTag);
-        if (may_read(pull.step)) {
-          answer(pull);
-        } else {
-          ++stats_.deferred_pulls;
-          waiting_.push_back(std::move(pull));
-        }
-        break;
-      }
-      case RequestKind::kPush: {
-        Push push{std::vector<Key>(n), std::vector<float>(n * dim_)};
-        if (n) {
-          comm_.recv(std::span<Key>(push.keys), source, kKeysTag);
-          comm_.recv(std::span<float>(push.grads), source, kGradsTag);
-        }
-        on_push(source, header.step, std::move(push));
-        answer_eligible();
-        break;
-      }
-      case RequestKind::kDone:
-        ++done;
-        break;
-      default:
-        throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): unknown request kind " +
-                    std::to_string(static_cast<std::int64_t>(header.kind)) + " from rank " + std::to_string(source));
-    }
-    stats_.busy_seconds += busy.seconds();
-  }
+  while (finished_count_ < options_.trainers.size()) handle_next();
   if (!waiting_.empty())
     throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): every trainer is done but " +
                 std::to_string(waiting_.size()) + " pulls still wait for pushes that will not come");

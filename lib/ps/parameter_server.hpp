@@ -53,7 +53,12 @@ class ParameterServer {
   ParameterServer(comm::Communicator& comm, ServerOptions options, embedding::RowStore& shard,
                   const embedding::SparseOptimizer& optimizer);
 
+  // Serves until every trainer is done (PsClient::finish); what this call did.
   ServeStats serve();
+  // Serves until every trainer's pushes through `step` have been applied (requests of later steps
+  // that arrive meanwhile are served too); what this call did. A run's server calls it once per
+  // iteration, so its busy and idle time fall into the iterations of the trainers' steps.
+  ServeStats serve_through(std::int64_t step);
 
  private:
   struct Pull {
@@ -65,6 +70,7 @@ class ParameterServer {
     std::vector<Key> keys;
     std::vector<float> grads;
   };
+  void handle_next();  // receives one request (blocking) and handles it
   std::size_t trainer_index(int source) const;
   std::int64_t applied_through() const;  // every trainer's pushes applied up to this step
   bool may_read(std::int64_t step) const { return step - 1 - applied_through() <= options_.staleness; }
@@ -79,6 +85,9 @@ class ParameterServer {
   const embedding::SparseOptimizer& optimizer_;
   std::size_t dim_;
   std::vector<std::int64_t> applied_;               // per trainer: the last step of its pushes applied
+  std::vector<std::int64_t> received_;              // per trainer: the last step of its pushes received
+  std::vector<bool> finished_;                      // per trainer: sent kDone
+  std::size_t finished_count_ = 0;
   std::deque<Pull> waiting_;                        // pulls not yet eligible, in arrival order
   struct HeldStep {
     std::vector<Push> pushes;  // per trainer

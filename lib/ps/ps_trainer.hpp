@@ -10,9 +10,21 @@
 #include <vector>
 
 #include "core/batch.hpp"
+#include "embedding/step_recorder.hpp"
 #include "ps/ps_client.hpp"
 
 namespace embscale::ps {
+
+// A trainer's phases, in the order one step records them.
+inline constexpr embedding::PhaseDefinition kTrainerPhases[] = {
+    {"dedup", "the batch's distinct ids, and each occurrence's index among them"},
+    {"pull", "split_ids and prefetch: each server's ids out, their rows back (waits for the servers' table reads "
+             "and, asynchronous, for the staleness bound)"},
+    {"pool", "each bag's rows summed (mean: averaged)"},
+    {"loss", "stand-in dense model: a regression loss and its gradient per bag"},
+    {"unpool", "each id's gradient, summed over the bags it is in"},
+    {"push", "split_ids and send: each server's ids and gradients out (the server applies the optimizer)"},
+};
 
 class PsTrainer {
  public:
@@ -20,8 +32,8 @@ class PsTrainer {
   PsTrainer(PsClient& client, std::int32_t dim, bool mean, std::int64_t global_batch);
 
   // Step `step` (1-based, one more each call) on this trainer's `batch`; returns its share of
-  // the loss.
-  double step(std::int64_t step, const Batch& batch);
+  // the loss. `recorder` gets the step's kTrainerPhases (begin_step is the caller's).
+  double step(std::int64_t step, const Batch& batch, embedding::StepRecorder& recorder);
   // The last step's pooled vectors [bags x dim] (mean: averaged), read before its update.
   std::span<const float> pooled() const noexcept { return pooled_; }
   std::size_t distinct_keys() const noexcept { return keys_.size(); }

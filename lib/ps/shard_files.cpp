@@ -1,6 +1,7 @@
 #include "ps/shard_files.hpp"
 
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -53,36 +54,54 @@ std::filesystem::path shard_path(const std::filesystem::path& directory, int ser
   return directory / ("shard-" + std::to_string(server) + "-of-" + std::to_string(servers) + ".kv");
 }
 
-void save_shard(const kv::KvTable<std::int64_t>& shard, const std::filesystem::path& directory, int server,
-                int servers) {
+namespace {
+
+// What load needs of a shard's table, whichever holds it.
+struct ShardAccess {
+  const kv::TableOptions& options;
+  std::int64_t row_width;
+  std::function<kv::CallStats(std::span<const std::int64_t>, std::span<const float>, std::span<const std::uint64_t>)>
+      restore;
+};
+
+ShardAccess access(kv::KvTable<std::int64_t>& table) {
+  return {table.options(), table.row_width(),
+          [&table](auto keys, auto values, auto scores) { return table.restore(keys, values, scores); }};
+}
+
+ShardAccess access(embedding::RowStore& store) {
+  const kv::TableOptions* options = store.table_options();
+  if (!options) throw Error("a parameter server's shard is a dynamic table; this store is static");
+  return {*options, store.dim() + store.state_width(),
+          [&store](auto keys, auto values, auto scores) { return store.restore_entries(keys, values, scores); }};
+}
+
+// `dump` writes the shard at the path it is given.
+void save(const std::function<void(const std::filesystem::path&)>& dump, const std::filesystem::path& directory,
+          int server, int servers) {
   EMBSCALE_EXPECTS(servers >= 1 && server >= 0 && server < servers, "server index within the server count");
   std::error_code error;
   std::filesystem::create_directories(directory, error);
   if (error) throw InputError(directory.string() + ": cannot create the directory for the shards: " + error.message());
-  shard.dump(shard_path(directory, server, servers));
+  dump(shard_path(directory, server, servers));
 }
 
-ShardLoad load_shard(kv::KvTable<std::int64_t>& shard, const std::filesystem::path& directory, int server,
-                     int servers) {
+// Every saved file is read and validated whole against the table (kv's rules, naming the path and
+// the field), then the entries that hash to this server are restored with their exact scores: all
+// of its own file's when the server count is the saved one.
+ShardLoad load(const ShardAccess& shard, const std::filesystem::path& directory, int server, int servers) {
   EMBSCALE_EXPECTS(servers >= 1 && server >= 0 && server < servers, "server index within the server count");
   ShardLoad out;
   out.saved_servers = saved_server_count(directory);
-  if (out.saved_servers == servers) {  // the same sharding: this server's file is its part, whole
-    const kv::LoadStats stats = shard.load(shard_path(directory, server, servers));
-    out.files_read = 1;
-    out.entries_read = stats.entries;
-    out.entries_kept = stats.inserted + stats.replaced;
-    out.evicted = stats.evicted;
-    out.refused = stats.refused;
-    return out;
-  }
+  const bool same = out.saved_servers == servers;
   std::vector<std::int64_t> keys;
   std::vector<std::uint64_t> scores;
   std::vector<float> values;
-  const auto width = static_cast<std::size_t>(shard.row_width());
+  const auto width = static_cast<std::size_t>(shard.row_width);
   for (int i = 0; i < out.saved_servers; ++i) {
-    const kv::TableFileContents contents = kv::read_dump(shard_path(directory, i, out.saved_servers), shard.options(),
-                                                         shard.row_width(), kv::KeyType::kInt64);
+    if (same && i != server) continue;
+    const kv::TableFileContents contents = kv::read_dump(shard_path(directory, i, out.saved_servers), shard.options,
+                                                         shard.row_width, kv::KeyType::kInt64);
     keys.clear();
     scores.clear();
     values.clear();
@@ -102,6 +121,26 @@ ShardLoad load_shard(kv::KvTable<std::int64_t>& shard, const std::filesystem::pa
     out.refused += stats.refused;
   }
   return out;
+}
+
+}  // namespace
+
+void save_shard(const kv::KvTable<std::int64_t>& shard, const std::filesystem::path& directory, int server,
+                int servers) {
+  save([&shard](const std::filesystem::path& path) { shard.dump(path); }, directory, server, servers);
+}
+
+void save_shard(const embedding::RowStore& shard, const std::filesystem::path& directory, int server, int servers) {
+  save([&shard](const std::filesystem::path& path) { shard.dump_table(path); }, directory, server, servers);
+}
+
+ShardLoad load_shard(kv::KvTable<std::int64_t>& shard, const std::filesystem::path& directory, int server,
+                     int servers) {
+  return load(access(shard), directory, server, servers);
+}
+
+ShardLoad load_shard(embedding::RowStore& shard, const std::filesystem::path& directory, int server, int servers) {
+  return load(access(shard), directory, server, servers);
 }
 
 }  // namespace embscale::ps

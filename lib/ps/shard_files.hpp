@@ -10,15 +10,19 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "embedding/row_store.hpp"
 #include "kv/kv_table.hpp"
 
 namespace embscale::ps {
 
 std::filesystem::path shard_path(const std::filesystem::path& directory, int server, int servers);
 
-// Writes server `server` of `servers`' shard (creates the directory when missing).
+// Writes server `server` of `servers`' shard (creates the directory when missing). The shard is a
+// KV table, or a server's store (the KV table or a tiered one: RowStore::dump_table; an Error for
+// a static store).
 void save_shard(const kv::KvTable<std::int64_t>& shard, const std::filesystem::path& directory, int server,
                 int servers);
+void save_shard(const embedding::RowStore& shard, const std::filesystem::path& directory, int server, int servers);
 
 // What load_shard did: the saved server count, and the table's counts summed over the files read.
 struct ShardLoad {
@@ -35,5 +39,6 @@ struct ShardLoad {
 // a file that does not load into `shard` (kv's rules) names its path and the field.
 ShardLoad load_shard(kv::KvTable<std::int64_t>& shard, const std::filesystem::path& directory, int server,
                      int servers);
+ShardLoad load_shard(embedding::RowStore& shard, const std::filesystem::path& directory, int server, int servers);
 
 }  // namespace embscale::ps

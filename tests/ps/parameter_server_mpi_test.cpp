@@ -132,9 +132,11 @@ Outcome run_and_check(const config::Config& cfg, Roles roles, bool synchronous, 
   if (rank < roles.trainers) {
     PsClient client(world, servers, layer.embedding_vec_size);
     PsTrainer trainer(client, layer.embedding_vec_size, mean, kBatch);
+    embedding::StepRecorder recorder;
     for (std::int64_t it = 0; it < kSteps; ++it) {
       if (rank == 0 && slow_trainer_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_trainer_ms));
-      trainer.step(it + 1, gen.generate(it, rank, roles.trainers));
+      recorder.begin_step();
+      trainer.step(it + 1, gen.generate(it, rank, roles.trainers), recorder);
     }
     client.finish(kSteps);
     if (synchronous) {  // the last step's pooled vectors: the rows before its update, as the reference's

@@ -1,0 +1,74 @@
+// The "parameter_server" section (seed 001; lib/ps): how the ranks of a run split into trainers
+// and servers for the layers whose "sharding" is "parameter_server", how the servers order the
+// trainers' updates, and where they save and load their shards. Whether the run's rank count
+// fits is checked when the count is known (lib/ps: check_parameter_server_run).
+#include <algorithm>
+#include <string>
+
+#include "config/sections.hpp"
+#include "core/error.hpp"
+
+namespace embscale::config {
+
+bool runs_on_parameter_servers(const Config& config) {
+  for (const auto& layer : config.embeddings)
+    if (layer.sharding == kParameterServerSharding) return true;
+  return false;
+}
+
+std::int32_t ParameterServerSettings::trainers_for(int ranks) const noexcept {
+  return trainers > 0 ? trainers : ranks - servers;
+}
+
+int batch_ranks(const Config& config, int ranks) {
+  if (!runs_on_parameter_servers(config) || !config.parameter_server) return ranks;
+  return std::max(1, config.parameter_server->trainers_for(ranks));
+}
+
+ParameterServerSettings parse_parameter_server_settings(const ObjectReader& r) {
+  r.only_keys({"servers", "trainers", "mode", "staleness", "save_directory", "load_directory"});
+  constexpr std::int64_t kMostRanks = 1 << 20;
+  ParameterServerSettings p;
+  p.servers = static_cast<std::int32_t>(r.integer("servers", IntRange::between(1, kMostRanks)));
+  p.trainers = static_cast<std::int32_t>(r.integer_or("trainers", 0, IntRange::between(1, kMostRanks)));
+  p.synchronous = r.one_of_or("mode", "synchronous", {"synchronous", "asynchronous"}) == "synchronous";
+  if (const auto staleness = r.optional("staleness")) {
+    p.staleness = staleness->integer(IntRange::between(0, 1'000'000));
+    if (p.synchronous && p.staleness != 0)
+      staleness->fail_with("a synchronous server applies each step's pushes before the next pull (staleness 0); "
+                           "a staleness bound needs \"mode\": \"asynchronous\"");
+  }
+  if (r.has("save_directory")) p.save_directory = r.name("save_directory");
+  if (r.has("load_directory")) p.load_directory = r.name("load_directory");
+  return p;
+}
+
+void check_parameter_server_layers(const Config& config, const std::string& origin) {
+  if (!runs_on_parameter_servers(config)) return;
+  const auto fail = [&](const std::string& path, const std::string& message) {
+    throw InputError(origin + ": " + path + ": " + message);
+  };
+  const EmbeddingLayer& layer = *std::find_if(config.embeddings.begin(), config.embeddings.end(),
+                                              [](const auto& e) { return e.sharding == kParameterServerSharding; });
+  const std::string path = "layers[" + layer.name + "]";
+  // One table per run: the servers' protocol (lib/ps/ps_messages.hpp) addresses one table, and
+  // the world splits into trainers and servers for all of the run. A layer's slots are already
+  // several tables over unified keys.
+  if (config.embeddings.size() != 1)
+    fail(path + ".sharding", "a parameter-server run has one embedding layer, on the servers (its slots are its "
+                             "tables); this config has " + std::to_string(config.embeddings.size()) +
+                             " (put their slots into one layer)");
+  if (!config.parameter_server)
+    fail(path + ".sharding", "\"parameter_server\" needs the top-level \"parameter_server\" section (at least "
+                             "\"servers\": how many of the run's ranks serve the table)");
+  if (!layer.storage.dynamic)
+    fail(path + ".storage.dynamic", "the servers keep the table in the dynamic KV table (seed 001: ids grow as they "
+                                    "come); expected true");
+  if (!layer.storage.table.training)
+    fail(path + ".storage.training", "a parameter-server run trains its table (pull, push); expected true");
+  if (config.eviction)
+    fail("eviction", "the eviction study measures the engine's tables; a parameter-server run has none (remove "
+                     "the section or run another sharding)");
+}
+
+}  // namespace embscale::config

@@ -1,0 +1,248 @@
+#include "ps/ps_run.hpp"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "comm/failure.hpp"
+#include "core/error.hpp"
+#include "core/stop_request.hpp"
+#include "core/timer.hpp"
+#include "embedding/engine.hpp"
+#include "embedding/run_hooks.hpp"
+#include "embedding/sparse_optimizer.hpp"
+#include "ps/parameter_server.hpp"
+#include "ps/ps_trainer.hpp"
+#include "ps/shard_files.hpp"
+
+namespace embscale::ps {
+namespace {
+
+// Every rank records every counter (the report's columns are the same on all ranks); a rank
+// leaves the other role's at 0.
+constexpr std::array<const char*, 2> kTrainerCounters = {"keys", "unique_keys"};
+constexpr std::array<const char*, 11> kServerCounters = {
+    "lookups", "keys_pushed", "pulls_deferred", "staleness", "hits",         "misses",
+    "inserts", "evictions",   "refused",        "not_admitted", "table_size"};
+
+std::filesystem::path resolve(const config::Config& config, const std::string& directory) {
+  const std::filesystem::path path(directory);
+  return path.is_relative() ? config.directory / path : path;
+}
+
+// One rank's part of the run: a trainer (client and step) or a server (shard and serve loop).
+class Role {
+ public:
+  Role(comm::Communicator& world, const config::Config& config, const RunRoles& roles,
+       std::span<const std::int64_t> slot_sizes)
+      : world_(world), roles_(roles), server_(roles.is_server(world.rank())),
+        spec_(embedding::make_layer_spec(&world, config, 0, slot_sizes)) {
+    const config::EmbeddingLayer& layer = config.embeddings.front();
+    optimizer_ = embedding::make_sparse_optimizer(layer.optimizer, layer.embedding_vec_size);
+    spec_.optimizer = optimizer_.get();
+    std::vector<int> trainers, servers;
+    for (int r = 0; r < world.size(); ++r) (roles.is_server(r) ? servers : trainers).push_back(r);
+    const auto& settings = *config.parameter_server;
+    if (server_) {
+      // Dynamic storage (config checks it): the owned keys size nothing, ids come as they are pulled.
+      shard_ = spec_.make_store(embedding::OwnedKeys{}, layer.embedding_vec_size);
+      server_loop_.emplace(world, ServerOptions{trainers, settings.synchronous, settings.staleness}, *shard_,
+                           *optimizer_);
+    } else {
+      client_.emplace(world, servers, layer.embedding_vec_size);
+      trainer_.emplace(*client_, layer.embedding_vec_size, spec_.mean(), config.solver.batchsize);
+    }
+  }
+
+  bool server() const noexcept { return server_; }
+  int server_index() const noexcept { return world_.rank() - roles_.trainers; }
+
+  // The shards of `directory` (saved by any number of servers), this server's part of them.
+  void load(const std::filesystem::path& directory) {
+    if (server_) load_shard(*shard_, directory, server_index(), roles_.servers);
+  }
+  void save(const std::filesystem::path& directory) const {
+    if (server_) save_shard(*shard_, directory, server_index(), roles_.servers);
+  }
+
+  // Step `step` (1-based over warm-up and timed steps) of iteration `iteration` (the batch's
+  // index: negative in the warm-up, as the engine's run numbers them). Fills `recorder` (trainers)
+  // or `serve` (servers); returns this rank's share of the loss.
+  double step(std::int64_t step, std::int64_t iteration, BatchSource& source, embedding::StepRecorder& recorder) {
+    recorder.begin_step();
+    if (server_) {
+      serve_ = server_loop_->serve_through(step);
+      return 0.0;
+    }
+    batch_ = source.next_batch(iteration, world_.rank(), roles_.trainers);
+    return trainer_->step(step, batch_, recorder);
+  }
+
+  // After the last step: trainers say they are done, servers take their word for it.
+  void finish(std::int64_t last_step) {
+    if (server_)
+      server_loop_->serve();
+    else
+      client_->finish(last_step);
+  }
+
+  // This rank's counters of the last step, in kTrainerCounters then kServerCounters order.
+  std::vector<std::int64_t> counters() {
+    std::vector<std::int64_t> out(kTrainerCounters.size() + kServerCounters.size(), 0);
+    if (!server_) {
+      out[0] = static_cast<std::int64_t>(batch_.keys.size());
+      out[1] = static_cast<std::int64_t>(trainer_->distinct_keys());
+      return out;
+    }
+    const embedding::StoreCounters c = shard_->take_counters();
+    const std::array<std::int64_t, kServerCounters.size()> values = {
+        serve_.keys_pulled, serve_.keys_pushed, serve_.deferred_pulls, serve_.max_staleness, c.hits, c.misses,
+        c.inserts,          c.evictions,        c.refused,             c.not_admitted,       shard_->size()};
+    std::copy(values.begin(), values.end(), out.begin() + static_cast<std::ptrdiff_t>(kTrainerCounters.size()));
+    return out;
+  }
+
+  // The last step's server phases, in kServerPhases order (0 on trainers).
+  std::array<double, 4> server_phases() const {
+    if (!server_) return {0, 0, 0, 0};
+    const double messages = std::max(0.0, serve_.busy_seconds - serve_.read_seconds - serve_.update_seconds);
+    return {serve_.read_seconds, serve_.update_seconds, messages, serve_.idle_seconds};
+  }
+
+ private:
+  comm::Communicator& world_;
+  RunRoles roles_;
+  bool server_;
+  embedding::LayerSpec spec_;
+  std::unique_ptr<embedding::SparseOptimizer> optimizer_;
+  std::unique_ptr<embedding::RowStore> shard_;
+  std::optional<ParameterServer> server_loop_;
+  std::optional<PsClient> client_;
+  std::optional<PsTrainer> trainer_;
+  Batch batch_;
+  ServeStats serve_;
+};
+
+}  // namespace
+
+RunRoles check_parameter_server_run(const config::Config& config, int ranks) {
+  EMBSCALE_EXPECTS(config::runs_on_parameter_servers(config) && config.parameter_server,
+                   "a parameter-server config (parse_config checks its section)");
+  const auto& settings = *config.parameter_server;
+  RunRoles roles{settings.trainers_for(ranks), settings.servers};
+  const auto count = [](int n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+  if (settings.trainers > 0 && ranks != settings.trainers + settings.servers)
+    throw InputError("parameter_server: this config runs " + count(settings.trainers, "trainer") + " and " +
+                     count(settings.servers, "server") + ", " + std::to_string(settings.trainers + settings.servers) +
+                     " ranks (mpiexec -n " + std::to_string(settings.trainers + settings.servers) + "); this run has " +
+                     std::to_string(ranks));
+  if (roles.trainers < 1)
+    throw InputError("parameter_server.servers: " + count(settings.servers, "server") + " leave no trainer among " +
+                     std::to_string(ranks) + " ranks; a run needs at least " + std::to_string(settings.servers + 1));
+  if (config.solver.batchsize < roles.trainers)
+    throw InputError("solver.batchsize: expected at least one sample per trainer (>= " + std::to_string(roles.trainers) +
+                     "), got " + std::to_string(config.solver.batchsize));
+  return roles;
+}
+
+embedding::TrainingRun run_parameter_server(comm::Communicator& world, const config::Config& config,
+                                            BatchSource& source, std::ostream* progress,
+                                            const embedding::StopCheck& stop_check,
+                                            const std::string& progress_prefix) {
+  const RunRoles roles = check_parameter_server_run(config, world.size());
+  embedding::check_source_holds(config, source);
+  const auto& settings = *config.parameter_server;
+  std::optional<Role> built;
+  comm::run_agreed(world, [&] { built.emplace(world, config, roles, source.slot_sizes()); });
+  Role& role = *built;
+  if (!settings.load_directory.empty())
+    comm::run_agreed(world, [&] { role.load(resolve(config, settings.load_directory)); });
+
+  const auto stop_if_asked = [&](const std::string& where) {
+    if (!stop_check) return;
+    if (const int signal = stop_check()) throw StopRequested("stopped by " + signal_name(signal) + " " + where);
+  };
+  const embedding::InjectedFault fault = embedding::injected_fault();
+  const embedding::InjectedDelay delay = embedding::injected_delay();
+  embedding::StepRecorder recorder;
+  if (delay.seconds > 0) recorder.inject_delay(delay.phase, delay.seconds);
+  comm::run_agreed(world, [&] {
+    if (delay.seconds > 0 && !embedding::find_phase(kTrainerPhases, delay.phase)) {
+      std::string names;
+      for (const auto& phase : kTrainerPhases) names += (names.empty() ? "" : ", ") + std::string(phase.name);
+      throw InputError("EMBSCALE_INJECT_DELAY: a parameter-server run delays its trainers' phases (" + names +
+                       "); it has no phase \"" + delay.phase + "\"");
+    }
+  });
+
+  embedding::TrainingRun run;
+  auto& m = run.measurements;
+  const std::int64_t warmup = config.solver.warmup_iter, iterations = config.solver.max_iter;
+  const auto n_it = static_cast<std::size_t>(iterations);
+  for (const auto& phase : kTrainerPhases) m.phase_names.emplace_back(phase.name), m.phase_meanings.emplace_back(phase.meaning);
+  for (const auto& phase : kServerPhases) m.phase_names.emplace_back(phase.name), m.phase_meanings.emplace_back(phase.meaning);
+  for (const auto& name : m.phase_names) m.timings[name].assign(n_it, 0.0);
+  std::vector<std::string> counter_names = {"bytes_sent", "bytes_recv"};
+  counter_names.insert(counter_names.end(), kTrainerCounters.begin(), kTrainerCounters.end());
+  counter_names.insert(counter_names.end(), kServerCounters.begin(), kServerCounters.end());
+  for (const auto& name : counter_names) m.counters[name].assign(n_it, 0);
+
+  // Ranks meet every `window` steps: a trainer can then run ahead as far as the staleness allows.
+  const std::int64_t window = settings.synchronous ? 1 : settings.staleness + 1;
+  std::vector<double> rank_step(n_it, 0.0), local_loss(n_it, 0.0);
+  std::int64_t last_progress = 0;
+  Stopwatch elapsed;
+  for (std::int64_t s = 1; s <= warmup + iterations; ++s) {
+    const bool timed = s > warmup;
+    const std::int64_t it = s - warmup - 1;  // the timed iteration (negative in the warm-up)
+    if ((timed ? it : s - 1) % window == 0)
+      stop_if_asked(timed ? "before iteration " + std::to_string(it) : std::string("during the warm-up"));
+    if (timed) fault.strike_if_due(world.rank(), it);
+    const auto before = world.stats().total();
+    const double loss = role.step(s, timed ? it : -s, source, recorder);
+    if (!timed) continue;
+    const auto after = world.stats().total();
+    const auto uit = static_cast<std::size_t>(it);
+    local_loss[uit] = loss;
+    if (!role.server())
+      for (const auto& phase : recorder.phases()) {
+        m.timings[phase.name][uit] = phase.seconds;
+        rank_step[uit] += phase.seconds;
+      }
+    const auto server_seconds = role.server_phases();
+    for (std::size_t p = 0; p < server_seconds.size(); ++p) m.timings[kServerPhases[p].name][uit] = server_seconds[p];
+    m.counters["bytes_sent"][uit] = static_cast<std::int64_t>(after.bytes_sent - before.bytes_sent);
+    m.counters["bytes_recv"][uit] = static_cast<std::int64_t>(after.bytes_recv - before.bytes_recv);
+    const auto values = role.counters();
+    for (std::size_t c = 0; c < values.size(); ++c) m.counters[counter_names[c + 2]][uit] = values[c];
+
+    // Progress at a boundary (or the end) after a multiple of `display`: a reduction outside any step.
+    const std::int64_t display = config.solver.display;
+    const bool at_boundary = (it + 1) % window == 0 || it + 1 == iterations;
+    if (display > 0 && at_boundary && (it + 1) / display > last_progress / display) {
+      last_progress = it + 1;
+      const double step = world.allreduce(rank_step[uit], comm::ReduceOp::kMax);
+      const double total_loss = world.allreduce(local_loss[uit], comm::ReduceOp::kSum);
+      if (progress && world.rank() == 0)
+        embedding::print_progress(*progress, progress_prefix, it + 1, iterations, step, total_loss,
+                                  config.solver.batchsize, elapsed.seconds());
+    }
+  }
+  role.finish(warmup + iterations);
+  if (!settings.save_directory.empty())
+    comm::run_agreed(world, [&] { role.save(resolve(config, settings.save_directory)); });
+
+  // A step's time: the slowest trainer's (servers give 0); the loss: the trainers' shares summed.
+  m.step_time.resize(n_it);
+  m.loss.resize(n_it);
+  world.allreduce(std::span<const double>(rank_step), std::span<double>(m.step_time), comm::ReduceOp::kMax);
+  world.allreduce(std::span<const double>(local_loss), std::span<double>(m.loss), comm::ReduceOp::kSum);
+  run.summary = embedding::summarize_run(world, config.solver.batchsize, m, role.server());
+  return run;
+}
+
+}  // namespace embscale::ps
