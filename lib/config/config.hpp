@@ -179,6 +179,18 @@ struct PlannerSettings {
   bool all_layers = false;           // plan every embedding layer, as if each said "auto"
 };
 
+// A dense layer after the embeddings (seed 003, lib/model): HugeCTR's InnerProduct followed by the
+// ReLU that reads its top, run as one layer, with embscale's partition_dim: 0 data-parallel (each
+// rank its samples' rows, the whole W), 1 feature-parallel (each rank its share of the outputs).
+struct DenseLayerConfig {
+  std::string name;               // the InnerProduct's
+  std::string relu;               // the ReLU fused after it
+  std::string bottom;             // the embedding layer's top (the first), or the previous ReLU's top
+  std::string top;                // its ReLU's top
+  std::int64_t num_output = 0;    // fc_param.num_output
+  std::int32_t partition_dim = 0;
+};
+
 // The "sharding" of a layer whose table lives on parameter servers (seed 001, lib/ps), and the
 // optional "parameter_server" section that says how the run's ranks split (lib/config/README.md).
 inline constexpr const char* kParameterServerSharding = "parameter_server";
@@ -206,6 +218,11 @@ struct Config {
   Optimizer optimizer;
   DataLayer data;
   std::vector<EmbeddingLayer> embeddings;  // at least one
+  // The dense tower: the InnerProduct + ReLU chain that starts at one embedding layer's top, in
+  // order (empty: each embedding layer's output meets the stand-in regression objective). Trained
+  // by SGD at the global optimizer's learning rate.
+  std::vector<DenseLayerConfig> dense;
+  std::string dense_input;                 // the embedding layer (its name) whose output the tower reads
   std::optional<EvictionStudy> eviction;   // the "eviction" section, when given
   std::optional<PlannerSettings> planner;  // the "planner" section, when given
   // The "parameter_server" section, when given (required when a layer's sharding is

@@ -118,7 +118,7 @@ void parse_layers(const ValueReader& layers, Config& c) {
   std::vector<ValueReader> bottoms;  // checked once the Data layer is known, wherever it sits
   std::vector<std::optional<ValueReader>> slot_lists;  // likewise
   std::vector<std::optional<ValueReader>> table_rank_lists;  // checked against the slots
-  std::vector<std::pair<std::string, std::string>> not_run;  // (path, type) of HugeCTR layers not run
+  std::vector<DenseCandidate> dense;  // HugeCTR dense layers: the tower's, or not run
   std::string data_path;
   for (std::size_t i = 0; i < elements.size(); ++i) {
     const std::string path = layer_path(layers.json(), i);
@@ -141,7 +141,7 @@ void parse_layers(const ValueReader& layers, Config& c) {
       type_value.fail_with("\"" + type + "\" is a HugeCTR embedding type not runnable in this version; runnable: " +
                            quoted_list(hugectr::runnable_embedding_types()));
     } else if (contains(hugectr::known_dense_layer_types(), type)) {
-      not_run.emplace_back(path, type);
+      dense.push_back({ValueReader(elements[i].json(), path, origin), type});
     } else {
       const auto suggestion = did_you_mean(type, hugectr::all_layer_types());  // "; did you mean "X"?" or ""
       type_value.fail_with("unknown layer type \"" + type + "\"" + (suggestion.empty() ? ";" : suggestion) +
@@ -150,13 +150,16 @@ void parse_layers(const ValueReader& layers, Config& c) {
                            " (not run yet)");
     }
   }
-  // Recorded, not refused: `run` names them all in one message (a HugeCTR file has many) and runs
-  // the embedding part only when asked to (config.hpp, check_runs_whole).
-  for (const auto& [path, type] : not_run) c.not_run.push_back(path + " (\"" + type + "\")");
   if (data_path.empty()) layers.fail_with("expected one layer of type \"Data\", got none");
   if (c.embeddings.empty())
     layers.fail_with("expected at least one embedding layer (" + quoted_list(hugectr::runnable_embedding_types()) +
                      "), got none");
+  // The dense tower on an embedding layer runs; the other dense layers are recorded, not refused:
+  // `run` names them all in one message (a HugeCTR file has many) and runs the rest only when
+  // asked to (config.hpp, check_runs_whole).
+  for (const auto& other : parse_dense_tower(dense, c))
+    c.not_run.push_back(other.layer.path() + " (\"" + other.type + "\")");
+  for (const auto& layer : c.dense) tops.push_back({layer.top, "layers[" + layer.relu + "].top"});
   // A layer reads the slots of its bottom's sparse input (HugeCTR), or the subset `slots` of them.
   for (std::size_t i = 0; i < c.embeddings.size(); ++i) {
     auto& layer = c.embeddings[i];

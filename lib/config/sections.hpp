@@ -29,6 +29,15 @@ EmbeddingLayer parse_embedding_layer(const ObjectReader& layer, const std::strin
 // The "layers" array: exactly one Data layer, at least one embedding layer, names and tops unique,
 // every embedding's bottom the Data layer's sparse top. Fills config.data and config.embeddings.
 void parse_layers(const ValueReader& layers, Config& config);
+// A HugeCTR dense layer the layers array holds, for the dense tower.
+struct DenseCandidate {
+  ValueReader layer;
+  std::string type;
+};
+// The dense tower among `candidates` (after the embeddings are parsed): the InnerProduct + ReLU
+// pairs chained from an embedding layer's top. Fills config.dense and config.dense_input; returns
+// the candidates it did not take (they stay not run).
+std::vector<DenseCandidate> parse_dense_tower(const std::vector<DenseCandidate>& candidates, Config& config);
 // The "eviction" section, after the layers (it names them and needs their storage).
 EvictionStudy parse_eviction_study(const ObjectReader& eviction, const Config& config);
 // The "planner" section.

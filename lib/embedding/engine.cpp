@@ -106,6 +106,7 @@ struct EmbeddingEngine::Layer {
   std::string prefix;
   bool all_slots = true;
   std::vector<float> pooled, grad;
+  LayerObjective objective;  // empty: the stand-in regression
 };
 
 LayerSpec make_layer_spec(comm::Communicator* comm, const config::Config& config, std::size_t i,
@@ -192,9 +193,13 @@ double EmbeddingEngine::step(const Batch& batch, StepRecorder& recorder) {
     layer.grad.resize(n);
     recorder.begin_layer(layer.prefix, layer.scheme->phases(), layer.scheme->communicators());
     layer.scheme->forward(input, layer.pooled, recorder);
-    recorder.begin_layer(layer.prefix, std::span<const PhaseDefinition>(&kLossPhase, 1), {});
-    loss += regression_loss_and_gradient(input, layer.pooled, layer.spec.dim(), global_batch_, layer.grad);
-    recorder.lap(kLossPhase.name);
+    if (layer.objective) {
+      loss += layer.objective(input, layer.pooled, layer.grad, recorder);
+    } else {
+      recorder.begin_layer(layer.prefix, std::span<const PhaseDefinition>(&kLossPhase, 1), {});
+      loss += regression_loss_and_gradient(input, layer.pooled, layer.spec.dim(), global_batch_, layer.grad);
+      recorder.lap(kLossPhase.name);
+    }
     if (layer.optimizer) {
       recorder.begin_layer(layer.prefix, layer.scheme->phases(), layer.scheme->communicators());
       layer.scheme->backward(input, layer.grad, steps_, recorder);
@@ -209,6 +214,10 @@ double EmbeddingEngine::step(const Batch& batch, StepRecorder& recorder) {
     recorder.count("table_size", layer.scheme->store().size());
   }
   return loss;
+}
+
+void EmbeddingEngine::set_objective(std::size_t layer, LayerObjective objective) {
+  layers_.at(layer)->objective = std::move(objective);
 }
 
 const LayerSpec& EmbeddingEngine::spec(std::size_t layer) const { return layers_.at(layer)->spec; }

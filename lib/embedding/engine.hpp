@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -41,6 +42,12 @@ LayerSpec make_layer_spec(comm::Communicator* comm, const config::Config& config
 // options suit its scheme. InputError naming the field.
 void check_layers_for_ranks(const config::Config& config, std::span<const std::int64_t> slot_sizes, int ranks);
 
+// The loss of a layer's pooled output (this rank's bags x dim) and its gradient into `grad`, in
+// place of the stand-in regression objective (a dense tower on the layer: dense_objective.hpp).
+// It records its own phases on `recorder` (its layer begun) and returns this rank's share.
+using LayerObjective = std::function<double(const Batch& input, std::span<const float> pooled, std::span<float> grad,
+                                            StepRecorder& recorder)>;
+
 struct EngineOptions {
   // OpenMP threads each rank's owner-side pooling (pool, pool_backward) and static-table update
   // use; the results do not depend on it. 1 by default: an MPI run already puts a rank on every
@@ -59,6 +66,9 @@ class EmbeddingEngine {
   // One step over all layers (forward, loss, backward); returns this rank's share of the loss.
   // The recorder gets every phase and counter of the step.
   double step(const Batch& batch, StepRecorder& recorder);
+
+  // From the next step on, `layer`'s loss is `objective`'s (empty: the stand-in regression).
+  void set_objective(std::size_t layer, LayerObjective objective);
 
   std::size_t layers() const noexcept { return layers_.size(); }
   const LayerSpec& spec(std::size_t layer) const;

@@ -4,26 +4,33 @@
 
 namespace embscale::embedding {
 
-double regression_loss_and_gradient(const Batch& batch, std::span<const float> pooled, std::int32_t dim,
-                                    std::int64_t global_batch, std::span<float> grad) {
-  const auto udim = static_cast<std::size_t>(dim);
-  EMBSCALE_EXPECTS(pooled.size() == static_cast<std::size_t>(batch.num_bags()) * udim && grad.size() == pooled.size(),
-                   "pooled and gradient must hold num_bags * dim values");
+double regression_loss_and_gradient_per_sample(const Batch& batch, std::span<const float> values, std::int64_t width,
+                                               std::int64_t global_batch, std::span<float> grad) {
+  const auto uwidth = static_cast<std::size_t>(width);
+  EMBSCALE_EXPECTS(values.size() == static_cast<std::size_t>(batch.num_samples) * uwidth && grad.size() == values.size(),
+                   "values and gradient must hold num_samples * width values");
   EMBSCALE_EXPECTS(batch.label_dim >= 1, "the regression objective needs a label");
   const double inv_batch = 1.0 / static_cast<double>(global_batch);
   double loss = 0.0;
   for (std::int64_t s = 0; s < batch.num_samples; ++s) {
     const float target = regression_target(batch, s);
-    for (std::int32_t slot = 0; slot < batch.num_slots; ++slot) {
-      const std::size_t base = static_cast<std::size_t>(s * batch.num_slots + slot) * udim;
-      for (std::size_t d = 0; d < udim; ++d) {
-        const double diff = static_cast<double>(pooled[base + d]) - target;
-        loss += 0.5 * diff * diff;
-        grad[base + d] = static_cast<float>(diff * inv_batch);
-      }
+    const std::size_t base = static_cast<std::size_t>(s) * uwidth;
+    for (std::size_t v = 0; v < uwidth; ++v) {
+      const double diff = static_cast<double>(values[base + v]) - target;
+      loss += 0.5 * diff * diff;
+      grad[base + v] = static_cast<float>(diff * inv_batch);
     }
   }
   return loss * inv_batch;
+}
+
+// A bag's pooled vectors are its sample's values: [sample][slot][dim] is [sample][slots x dim].
+double regression_loss_and_gradient(const Batch& batch, std::span<const float> pooled, std::int32_t dim,
+                                    std::int64_t global_batch, std::span<float> grad) {
+  EMBSCALE_EXPECTS(pooled.size() == static_cast<std::size_t>(batch.num_bags()) * static_cast<std::size_t>(dim),
+                   "pooled and gradient must hold num_bags * dim values");
+  return regression_loss_and_gradient_per_sample(batch, pooled, static_cast<std::int64_t>(batch.num_slots) * dim,
+                                                 global_batch, grad);
 }
 
 }  // namespace embscale::embedding

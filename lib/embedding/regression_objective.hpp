@@ -17,6 +17,11 @@ inline float regression_target(const Batch& batch, std::int64_t sample) {
   return batch.labels[static_cast<std::size_t>(sample * batch.label_dim)] > 0.5f ? 0.5f : -0.5f;
 }
 
+// The same objective over any per-sample output: `values` holds `width` values per sample of the
+// batch ([num_samples x width]: a dense tower's output), each regressing onto its sample's target.
+double regression_loss_and_gradient_per_sample(const Batch& batch, std::span<const float> values, std::int64_t width,
+                                               std::int64_t global_batch, std::span<float> grad);
+
 // Writes dLoss/dpooled into grad (same shape as pooled: [num_bags, dim]) and returns this
 // rank's share of the loss (sum over its bags, already divided by the global batch).
 double regression_loss_and_gradient(const Batch& batch, std::span<const float> pooled, std::int32_t dim,

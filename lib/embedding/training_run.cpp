@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
 #include "core/timer.hpp"
+#include "embedding/dense_objective.hpp"
 #include "embedding/engine.hpp"
 #include "embedding/run_hooks.hpp"
 #include "embedding/step_recorder.hpp"
@@ -44,6 +45,7 @@ class Loop {
  public:
   Loop(comm::Communicator& comm, const config::Config& config, BatchSource& source)
       : comm_(comm), source_(source), engine_(comm, config, source.slot_sizes()), traffic_comms_{&comm} {
+    attach_dense_tower(comm, config, engine_);
     // A scheme may split communicators off the run's (table_row_wise: its node and cross-node
     // groups), each with its own counts: the step's traffic is on all of them, each counted once.
     for (std::size_t l = 0; l < engine_.layers(); ++l)

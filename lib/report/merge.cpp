@@ -1,6 +1,8 @@
 #include "report/merge.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <regex>
 
 #include "core/error.hpp"
@@ -13,17 +15,54 @@
 namespace embscale::report {
 namespace {
 
-std::string column_names(const SummaryRow& row) {
-  std::string names;
-  for (const auto& field : row) names += (names.empty() ? "" : ", ") + field.name;
-  return names;
-}
-
-bool same_columns(const SummaryRow& a, const SummaryRow& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].name != b[i].name || a[i].value.index() != b[i].value.index()) return false;
-  return true;
+// The rows over the union of their columns, so that runs of different kinds merge (a
+// parameter-server run's roles, an eviction study's figures beside runs without them). A column
+// keeps its place after the column before it in the first row that has it (after the columns
+// earlier rows put there). Where a row lacks a
+// column, a string column holds "" and a numeric one NaN (an int64 column some row lacks becomes
+// float64: NaN is the only "absent" a number has). A name with two types is an InputError.
+std::vector<SummaryRow> over_all_columns(const std::vector<SummaryRow>& rows, const std::vector<std::string>& origins) {
+  std::vector<std::string> names;
+  std::map<std::string, std::pair<std::size_t, std::size_t>> type_of;  // name -> (variant index, row that set it)
+  std::map<std::string, std::size_t> rows_with;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const auto in_row = [&](const std::string& name) {
+      return std::any_of(rows[r].begin(), rows[r].end(), [&](const SummaryField& f) { return f.name == name; });
+    };
+    auto at = names.begin();
+    for (const auto& field : rows[r]) {
+      const auto found = std::find(names.begin(), names.end(), field.name);
+      if (found != names.end()) {
+        at = found + 1;
+      } else {
+        while (at != names.end() && !in_row(*at)) ++at;  // after the columns earlier rows put here
+        at = names.insert(at, field.name) + 1;
+      }
+      const auto [type, fresh] = type_of.try_emplace(field.name, field.value.index(), r);
+      if (!fresh && type->second.first != field.value.index())
+        throw InputError(origins[r] + ": /summary column " + field.name + " has another type than in " +
+                         origins[type->second.second]);
+      ++rows_with[field.name];
+    }
+  }
+  std::vector<SummaryRow> out;
+  for (const auto& row : rows) {
+    SummaryRow unified;
+    for (const auto& name : names) {
+      const auto field = std::find_if(row.begin(), row.end(), [&](const SummaryField& f) { return f.name == name; });
+      const bool everywhere = rows_with[name] == rows.size();
+      if (field != row.end()) {
+        const auto* integer = std::get_if<std::int64_t>(&field->value);
+        unified.push_back(integer && !everywhere ? SummaryField{name, static_cast<double>(*integer)} : *field);
+      } else if (type_of[name].first == 2) {
+        unified.push_back({name, std::string()});
+      } else {
+        unified.push_back({name, std::numeric_limits<double>::quiet_NaN()});
+      }
+    }
+    out.push_back(std::move(unified));
+  }
+  return out;
 }
 
 // The hint after a duplicate run id. A sweep names its runs p<point>.r<repetition> itself, so
@@ -59,7 +98,7 @@ std::vector<SummaryRow> check_inputs(const std::vector<std::filesystem::path>& i
                                      const std::vector<ReportData>& reports) {
   std::map<std::string, std::size_t> owner;  // run id -> input index
   std::vector<SummaryRow> rows;
-  std::size_t first_with_rows = 0;
+  std::vector<std::string> origins;  // per row: its input
   for (std::size_t i = 0; i < reports.size(); ++i) {
     for (const auto& run : reports[i].runs) {
       const auto [at, fresh] = owner.emplace(run.id, i);
@@ -68,14 +107,11 @@ std::vector<SummaryRow> check_inputs(const std::vector<std::filesystem::path>& i
                          "; run ids must be unique across the merged reports: " + how_to_name_runs(run.id));
     }
     for (const auto& row : reports[i].summary) {
-      if (rows.empty()) first_with_rows = i;
-      else if (!same_columns(rows.front(), row))
-        throw InputError(inputs[i].string() + ": /summary columns (" + column_names(row) + ") differ from those of " +
-                         inputs[first_with_rows].string() + " (" + column_names(rows.front()) + ")");
       rows.push_back(row);
+      origins.push_back(inputs[i].string());
     }
   }
-  return rows;
+  return over_all_columns(rows, origins);
 }
 
 void copy_runs(const std::filesystem::path& input, const ReportData& report, hid_t runs) {

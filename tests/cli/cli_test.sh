@@ -157,6 +157,39 @@ case "$case_name" in
       grep -qE "^scheme .* $scheme( |$)" "$work/report.txt" || fail "the merged report lacks $scheme: $(cat "$work/report.txt")"
     done
     ;;
+  hybrid_dense_tower)
+    # The hybrid-parallel example (an embedding layer model-parallel, then InnerProduct + ReLU
+    # layers data- or feature-parallel) computes the same losses on 1, 2 and 4 ranks and with every
+    # partition_dim (seed 003's connections move the data; only float rounding differs), and its
+    # report has the tower's phases.
+    mkdir -p "$work/reports"
+    cfg=$configs/hybrid_parallel.json
+    common=(--set solver.max_iter=4 --set solver.warmup_iter=1 --set solver.batchsize=512 --quiet)
+    run_mpi 1 "$cfg" "${common[@]}" -o "$work/reports/one.h5"
+    [ "$rc" -eq 0 ] || fail "1 rank: exit $rc: $(cat "$work/err.txt")"
+    expected=$(dataset_values "$work/reports/one.h5" /runs/run0/series/loss)
+    for variant in "2 0 1" "2 1 0" "4 1 1" "4 0 0"; do
+      read -r ranks fc1 fc2 <<<"$variant"
+      run_mpi "$ranks" "$cfg" "${common[@]}" --set layers.fc1.partition_dim="$fc1" --set layers.fc2.partition_dim="$fc2" \
+        -o "$work/reports/r.h5"
+      [ "$rc" -eq 0 ] || fail "$variant: exit $rc: $(cat "$work/err.txt")"
+      got=$(dataset_values "$work/reports/r.h5" /runs/run0/series/loss)
+      awk -v a="$got" -v b="$expected" 'BEGIN { n = split(a, x, ","); m = split(b, y, ",");
+        if (n != m || n == 0) exit 1
+        for (i = 1; i <= n; i++) { d = x[i] - y[i]; if (d < 0) d = -d; if (d > 1e-4 * (y[i] < 0 ? -y[i] : y[i])) exit 1 } }' ||
+        fail "ranks, partition_dims $variant: losses $got, on 1 rank $expected"
+      rm -f "$work/reports/r.h5"
+    done
+    h5dump -n "$work/reports/one.h5" | grep -q "timings/dense_backward" || fail "no dense phases: $(h5dump -n "$work/reports/one.h5")"
+    # Refused by field: a partition_dim other than 0 or 1, an InnerProduct without num_output; an
+    # InnerProduct no ReLU follows is not run (the tower ends before it), so it needs --embedding-only.
+    sed 's/"partition_dim": 1/"partition_dim": 2/' "$cfg" >"$work/bad.json"
+    rm -rf "$work/reports"; expect_bad_input "layers[fc2].partition_dim" "$work/bad.json"
+    sed 's/"fc_param": { "num_output": 16 }/"fc_param": {}/' "$cfg" >"$work/bad.json"
+    rm -rf "$work/reports"; expect_bad_input "layers[fc2].fc_param.num_output" "$work/bad.json"
+    sed 's/"bottom": "fc2"/"bottom": "fc1x"/' "$cfg" >"$work/bad.json"
+    rm -rf "$work/reports"; expect_bad_input 'layers[fc2] ("InnerProduct")' "$work/bad.json"
+    ;;
   ranks_per_node_not_dividing)
     # table_row_wise's nodes are ranks_per_node consecutive ranks: more than the run has, or a
     # count that does not divide it, is refused before the run.

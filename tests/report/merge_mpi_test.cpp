@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "comm/mpi_communicator.hpp"
@@ -27,7 +28,7 @@ class MergeMpi : public testing::SharedDirectoryTest {
 
   // A report of one run `id` (point/repetition set), values depending on the rank and `seed`.
   fs::path write(const std::string& file, const std::string& id, int seed, const std::string& extra_column = "",
-                 std::string_view kind = kRunReport) {
+                 std::string_view kind = kRunReport, SummaryValue extra_value = 1.0) {
     RunRecord run;
     run.id = id;
     run.parameters = {{"seed", std::int64_t{seed}}, {"alpha", 0.5 * seed}};
@@ -46,7 +47,7 @@ class MergeMpi : public testing::SharedDirectoryTest {
     run.tables["eviction/empty"] = {{"step"}, {}, ""};
     run.tables["curves/miss_ratio"] = {{"capacity", "miss_ratio"}, {1024, 0.5, 2048, 0.25 + seed}, ""};
     SummaryRow row{{"run_id", id}, {"seed", std::int64_t{seed}}, {"step_s", 0.25 * seed}};
-    if (!extra_column.empty()) row.push_back({extra_column, 1.0});
+    if (!extra_column.empty()) row.push_back({extra_column, extra_value});
     const auto path = dir / file;
     ReportWriter writer(world, path, collect_run_metadata(world, "writer " + id, "{\"seed\": " + std::to_string(seed) + "}", kind));
     writer.write_run(run);
@@ -127,12 +128,12 @@ TEST_F(MergeMpi, RefusesConflictingInputs) {
   const auto one = write("one.h5", "same", 1);
   const auto two = write("two.h5", "same", 2);
   const auto other = write("other.h5", "other", 3, "extra");
+  const auto clash = write("clash.h5", "clash", 4, "extra", kRunReport, std::string("text"));
   if (world.rank() != 0) return;
   EXPECT_EQ(merge_error({one, two}), two.string() + ": run same is also in " + one.string() +
                                          "; run ids must be unique across the merged reports: give each run its own "
                                          "id with `embscale run --id NAME`");
-  EXPECT_EQ(merge_error({one, other}), other.string() + ": /summary columns (run_id, seed, step_s, extra) differ from "
-                                           "those of " + one.string() + " (run_id, seed, step_s)");
+  EXPECT_EQ(merge_error({other, clash}), clash.string() + ": /summary column extra has another type than in " + other.string());
   EXPECT_EQ(merge_error({one, dir / "missing.h5"}), (dir / "missing.h5").string() + ": no such report file");
   EXPECT_FALSE(fs::exists(dir / "bad.h5"));
   try {
@@ -141,6 +142,33 @@ TEST_F(MergeMpi, RefusesConflictingInputs) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), one.string() + ": the merged report cannot also be an input");
   }
+}
+
+// Runs of different kinds (a parameter-server run's roles beside engine runs) merge over the union
+// of their columns: where a row lacks a number it holds NaN, a string "", and an integer column
+// some row lacks becomes float64.
+TEST_F(MergeMpi, RowsOfDifferentColumnsMergeOverTheirUnion) {
+  const auto plain = write("plain.h5", "plain", 1);
+  const auto number = write("number.h5", "number", 2, "extra");
+  const auto text = write("text.h5", "text", 3, "label", kRunReport, std::string("ps"));
+  const auto count = write("count.h5", "count", 4, "servers", kRunReport, std::int64_t{2});
+  if (world.rank() != 0) return;
+  merge_reports({plain, number, text, count}, dir / "all.h5", {{"schema_version", kReportSchemaVersion}});
+  const ReportData merged = read_report(dir / "all.h5");
+  ASSERT_EQ(merged.summary.size(), 4u);
+  const std::vector<std::string> columns = {"run_id", "seed", "step_s", "extra", "label", "servers"};
+  for (const auto& row : merged.summary) {
+    ASSERT_EQ(row.size(), columns.size());
+    for (std::size_t c = 0; c < columns.size(); ++c) EXPECT_EQ(row[c].name, columns[c]);
+  }
+  const auto& rows = merged.summary;
+  EXPECT_TRUE(std::isnan(std::get<double>(rows[0][3].value)));
+  EXPECT_EQ(std::get<double>(rows[1][3].value), 1.0);
+  EXPECT_EQ(std::get<std::string>(rows[0][4].value), "");
+  EXPECT_EQ(std::get<std::string>(rows[2][4].value), "ps");
+  EXPECT_TRUE(std::isnan(std::get<double>(rows[0][5].value)));
+  EXPECT_EQ(std::get<double>(rows[3][5].value), 2.0);
+  EXPECT_EQ(std::get<std::int64_t>(rows[3][1].value), 4);  // every row has it: still int64
 }
 
 TEST_F(MergeMpi, KeepsTheInputsKindAndRefusesMixedKinds) {
