@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <string>
-#include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/timer.hpp"
@@ -76,20 +75,20 @@ void ParameterServer::on_push(int source, std::int64_t step, Push push) {
   held.pushes[t] = std::move(push);
   if (++held.arrived < options_.trainers.size()) return;
   // Every trainer has pushed `step`: one gradient per key, summed in trainer order, applied once.
-  std::vector<Key> keys;
-  std::vector<float> grads;
-  std::unordered_map<Key, std::size_t> at;
+  // The pushes' keys in trainer order, each distinct key once in order of first occurrence (the
+  // engine's key router, one owner), and per key the sum of its gradients in that order.
+  merged_keys_.clear();
+  for (const Push& p : held.pushes) merged_keys_.insert(merged_keys_.end(), p.keys.begin(), p.keys.end());
+  router_.route(merged_keys_, 1, [](Key) { return 0; }, merged_);
+  const std::span<const Key> keys = merged_.send_keys;
+  std::vector<float>& grads = merged_grads_;
+  grads.assign(keys.size() * dim_, 0.0f);
+  std::size_t occurrence = 0;
   for (const Push& p : held.pushes)
-    for (std::size_t i = 0; i < p.keys.size(); ++i) {
-      const auto [it, fresh] = at.try_emplace(p.keys[i], keys.size());
-      if (fresh) {
-        keys.push_back(p.keys[i]);
-        grads.insert(grads.end(), p.grads.begin() + static_cast<std::ptrdiff_t>(i * dim_),
-                     p.grads.begin() + static_cast<std::ptrdiff_t>((i + 1) * dim_));
-      } else {
-        float* g = grads.data() + it->second * dim_;
-        for (std::size_t d = 0; d < dim_; ++d) g[d] += p.grads[i * dim_ + d];
-      }
+    for (std::size_t i = 0; i < p.keys.size(); ++i, ++occurrence) {
+      float* g = grads.data() + merged_.inverse[occurrence] * dim_;
+      const float* from = p.grads.data() + i * dim_;
+      for (std::size_t d = 0; d < dim_; ++d) g[d] += from[d];
     }
   apply(step, keys, grads);
   held_.erase(step);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "embedding/key_router.hpp"
 #include "embedding/row_store.hpp"
 #include "embedding/sparse_optimizer.hpp"
 #include "ps/ps_messages.hpp"
@@ -94,6 +95,10 @@ class ParameterServer {
     std::size_t arrived = 0;
   };
   std::map<std::int64_t, HeldStep> held_;  // synchronous: a step's pushes, until every trainer's is there
+  embedding::KeyRouter router_;            // synchronous: merges a step's pushes per key
+  std::vector<Key> merged_keys_;
+  embedding::RoutedKeys merged_;
+  std::vector<float> merged_grads_;
   std::vector<float> rows_;
   ServeStats stats_;
 };

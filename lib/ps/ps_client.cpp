@@ -8,58 +8,79 @@
 namespace embscale::ps {
 
 PsClient::PsClient(comm::Communicator& comm, std::vector<int> servers, std::int32_t dim)
-    : comm_(comm), servers_(std::move(servers)), dim_(static_cast<std::size_t>(dim)), keys_of_(servers_.size()),
-      index_of_(servers_.size()), values_of_(servers_.size()) {
+    : comm_(comm), servers_(std::move(servers)), dim_(static_cast<std::size_t>(dim)) {
   EMBSCALE_EXPECTS(!servers_.empty(), "a trainer needs at least one server");
   EMBSCALE_EXPECTS(dim >= 1, "rows need dim >= 1");
 }
 
-void PsClient::split(std::span<const Key> keys) {
-  for (std::size_t s = 0; s < servers_.size(); ++s) {
-    keys_of_[s].clear();
-    index_of_[s].clear();
-  }
+void PsClient::group(std::span<const Key> keys) {
+  counts_.assign(servers_.size(), 0);
+  for (const Key key : keys) ++counts_[static_cast<std::size_t>(server_of(key, servers()))];
+  std::vector<std::size_t> next(servers_.size(), 0);
+  for (std::size_t s = 1; s < servers_.size(); ++s) next[s] = next[s - 1] + counts_[s - 1];
+  grouped_.resize(keys.size());
+  order_.resize(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const auto s = static_cast<std::size_t>(server_of(keys[i], servers()));
-    keys_of_[s].push_back(keys[i]);
-    index_of_[s].push_back(i);
+    const std::size_t at = next[static_cast<std::size_t>(server_of(keys[i], servers()))]++;
+    grouped_[at] = keys[i];
+    order_[at] = i;
   }
 }
 
 void PsClient::pull(std::int64_t step, std::span<const Key> keys, std::span<float> rows) {
   EMBSCALE_EXPECTS(rows.size() == keys.size() * dim_, "rows must hold keys.size() x dim values");
-  split(keys);
-  // Every answer's receive is posted before any request goes out: a server answering this trainer
-  // never waits on it, whatever else the trainer is sending (no cycle of blocking sends).
-  std::vector<comm::Request> answers;
-  for (std::size_t s = 0; s < servers_.size(); ++s) {
-    values_of_[s].resize(keys_of_[s].size() * dim_);
-    answers.push_back(comm_.irecv(std::span<float>(values_of_[s]), servers_[s], kRowsTag));
-  }
-  for (std::size_t s = 0; s < servers_.size(); ++s) {
-    const Header header{RequestKind::kPull, step, static_cast<std::int64_t>(keys_of_[s].size())};
-    comm_.send(std::span<const Header>(&header, 1), servers_[s], kHeaderTag);
-    if (!keys_of_[s].empty()) comm_.send(std::span<const Key>(keys_of_[s]), servers_[s], kKeysTag);
-  }
-  comm::wait_all(answers);
-  for (std::size_t s = 0; s < servers_.size(); ++s)
-    for (std::size_t j = 0; j < index_of_[s].size(); ++j)
-      std::copy_n(values_of_[s].data() + j * dim_, dim_, rows.data() + index_of_[s][j] * dim_);
+  group(keys);
+  values_.resize(rows.size());
+  pull_grouped(step, grouped_, counts_, values_);
+  for (std::size_t j = 0; j < order_.size(); ++j)
+    std::copy_n(values_.data() + j * dim_, dim_, rows.data() + order_[j] * dim_);
 }
 
 void PsClient::push(std::int64_t step, std::span<const Key> keys, std::span<const float> grads) {
   EMBSCALE_EXPECTS(grads.size() == keys.size() * dim_, "grads must hold keys.size() x dim values");
-  split(keys);
+  group(keys);
+  values_.resize(grads.size());
+  for (std::size_t j = 0; j < order_.size(); ++j)
+    std::copy_n(grads.data() + order_[j] * dim_, dim_, values_.data() + j * dim_);
+  push_grouped(step, grouped_, counts_, values_);
+}
+
+void PsClient::pull_grouped(std::int64_t step, std::span<const Key> keys, std::span<const std::size_t> counts,
+                            std::span<float> rows) {
+  EMBSCALE_EXPECTS(counts.size() == servers_.size() && rows.size() == keys.size() * dim_,
+                   "a count per server and keys.size() x dim rows");
+  // Every answer's receive is posted before any request goes out: a server answering this trainer
+  // never waits on it, whatever else the trainer is sending (no cycle of blocking sends).
+  std::vector<comm::Request> answers;
+  std::size_t first = 0;
   for (std::size_t s = 0; s < servers_.size(); ++s) {
-    auto& values = values_of_[s];
-    values.resize(keys_of_[s].size() * dim_);
-    for (std::size_t j = 0; j < index_of_[s].size(); ++j)
-      std::copy_n(grads.data() + index_of_[s][j] * dim_, dim_, values.data() + j * dim_);
-    const Header header{RequestKind::kPush, step, static_cast<std::int64_t>(keys_of_[s].size())};
+    answers.push_back(comm_.irecv(rows.subspan(first * dim_, counts[s] * dim_), servers_[s], kRowsTag));
+    first += counts[s];
+  }
+  EMBSCALE_EXPECTS(first == keys.size(), "the counts add up to the keys");
+  first = 0;
+  for (std::size_t s = 0; s < servers_.size(); ++s) {
+    const Header header{RequestKind::kPull, step, static_cast<std::int64_t>(counts[s])};
     comm_.send(std::span<const Header>(&header, 1), servers_[s], kHeaderTag);
-    if (keys_of_[s].empty()) continue;
-    comm_.send(std::span<const Key>(keys_of_[s]), servers_[s], kKeysTag);
-    comm_.send(std::span<const float>(values), servers_[s], kGradsTag);
+    if (counts[s] > 0) comm_.send(keys.subspan(first, counts[s]), servers_[s], kKeysTag);
+    first += counts[s];
+  }
+  comm::wait_all(answers);
+}
+
+void PsClient::push_grouped(std::int64_t step, std::span<const Key> keys, std::span<const std::size_t> counts,
+                            std::span<const float> grads) {
+  EMBSCALE_EXPECTS(counts.size() == servers_.size() && grads.size() == keys.size() * dim_,
+                   "a count per server and keys.size() x dim gradients");
+  std::size_t first = 0;
+  for (std::size_t s = 0; s < servers_.size(); ++s) {
+    const Header header{RequestKind::kPush, step, static_cast<std::int64_t>(counts[s])};
+    comm_.send(std::span<const Header>(&header, 1), servers_[s], kHeaderTag);
+    if (counts[s] > 0) {
+      comm_.send(keys.subspan(first, counts[s]), servers_[s], kKeysTag);
+      comm_.send(grads.subspan(first * dim_, counts[s] * dim_), servers_[s], kGradsTag);
+    }
+    first += counts[s];
   }
 }
 

@@ -24,20 +24,28 @@ class PsClient {
   void pull(std::int64_t step, std::span<const Key> keys, std::span<float> rows);
   // The gradients (keys.size() x dim) of the distinct `keys` of `step`, to their servers.
   void push(std::int64_t step, std::span<const Key> keys, std::span<const float> grads);
+  // The same with the keys grouped by server: `counts[s]` keys of server s, in server order (what
+  // KeyRouter gives when it routes by server_of). `rows` and `grads` are in that order too and are
+  // received and sent in place, without a copy.
+  void pull_grouped(std::int64_t step, std::span<const Key> keys, std::span<const std::size_t> counts,
+                    std::span<float> rows);
+  void push_grouped(std::int64_t step, std::span<const Key> keys, std::span<const std::size_t> counts,
+                    std::span<const float> grads);
   // Tells every server that this trainer sends nothing more.
   void finish(std::int64_t last_step);
 
   int servers() const noexcept { return static_cast<int>(servers_.size()); }
 
  private:
-  void split(std::span<const Key> keys);  // fills keys_of_ and index_of_ per server
+  void group(std::span<const Key> keys);  // fills grouped_, counts_ and order_
 
   comm::Communicator& comm_;
   std::vector<int> servers_;
   std::size_t dim_;
-  std::vector<std::vector<Key>> keys_of_;              // per server: its share of the keys
-  std::vector<std::vector<std::size_t>> index_of_;     // per server: each share key's index in the caller's keys
-  std::vector<std::vector<float>> values_of_;          // per server: rows received / gradients to send
+  std::vector<Key> grouped_;          // the caller's keys grouped by server
+  std::vector<std::size_t> counts_;   // per server: its keys in grouped_
+  std::vector<std::size_t> order_;    // per grouped key: its index in the caller's keys
+  std::vector<float> values_;         // rows received / gradients to send, in grouped order
 };
 
 }  // namespace embscale::ps

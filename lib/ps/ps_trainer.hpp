@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/batch.hpp"
+#include "embedding/key_router.hpp"
 #include "embedding/step_recorder.hpp"
 #include "ps/ps_client.hpp"
 
@@ -17,13 +18,13 @@ namespace embscale::ps {
 
 // A trainer's phases, in the order one step records them.
 inline constexpr embedding::PhaseDefinition kTrainerPhases[] = {
-    {"dedup", "the batch's distinct ids, and each occurrence's index among them"},
-    {"pull", "split_ids and prefetch: each server's ids out, their rows back (waits for the servers' table reads "
+    {"dedup", "split_ids: the batch's distinct ids grouped by their server, and each occurrence's index among them"},
+    {"pull", "prefetch: each server's ids out, their rows back (waits for the servers' table reads "
              "and, asynchronous, for the staleness bound)"},
     {"pool", "each bag's rows summed (mean: averaged)"},
     {"loss", "stand-in dense model: a regression loss and its gradient per bag"},
     {"unpool", "each id's gradient, summed over the bags it is in"},
-    {"push", "split_ids and send: each server's ids and gradients out (the server applies the optimizer)"},
+    {"push", "send: each server's ids and gradients out (the server applies the optimizer)"},
 };
 
 class PsTrainer {
@@ -36,16 +37,16 @@ class PsTrainer {
   double step(std::int64_t step, const Batch& batch, embedding::StepRecorder& recorder);
   // The last step's pooled vectors [bags x dim] (mean: averaged), read before its update.
   std::span<const float> pooled() const noexcept { return pooled_; }
-  std::size_t distinct_keys() const noexcept { return keys_.size(); }
+  std::size_t distinct_keys() const noexcept { return routed_.send_keys.size(); }
 
  private:
   PsClient& client_;
   std::int32_t dim_;
   bool mean_;
   std::int64_t global_batch_;
-  std::vector<Key> keys_;               // the batch's distinct ids, ascending
-  std::vector<std::uint32_t> inverse_;  // per occurrence: its id's index in keys_
-  std::vector<float> rows_, pooled_, grad_pooled_, grads_;
+  embedding::KeyRouter router_;
+  embedding::RoutedKeys routed_;  // the batch's distinct ids grouped by server; per occurrence its id's index
+  std::vector<float> rows_, pooled_, grad_pooled_, grads_;  // rows_ and grads_ in routed_.send_keys' order
 };
 
 }  // namespace embscale::ps
