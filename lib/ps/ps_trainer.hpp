@@ -1,8 +1,8 @@
 // PsTrainer: one trainer's training step on the parameter server (seed 001's training steps):
-// the batch's distinct ids -> split_ids and prefetch (PsClient::pull) -> forward (pool each bag:
-// sum or mean) -> the stand-in dense model's gradient (regression_objective.hpp) -> each id's
-// gradient summed over its bags -> split and send (PsClient::push). The server applies the
-// optimizer.
+// split_ids (the batch's distinct ids grouped by server, in one pass of the engine's key router)
+// -> prefetch (PsClient::pull_grouped: rows received in place) -> forward (pool each bag: sum or
+// mean) -> the stand-in dense model's gradient (regression_objective.hpp) -> each id's gradient
+// summed over its bags -> send (PsClient::push_grouped). The server applies the optimizer.
 #pragma once
 
 #include <cstdint>
