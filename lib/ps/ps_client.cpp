@@ -15,13 +15,17 @@ PsClient::PsClient(comm::Communicator& comm, std::vector<int> servers, std::int3
 
 void PsClient::group(std::span<const Key> keys) {
   counts_.assign(servers_.size(), 0);
-  for (const Key key : keys) ++counts_[static_cast<std::size_t>(server_of(key, servers()))];
+  server_.resize(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    server_[i] = static_cast<std::uint32_t>(server_of(keys[i], servers()));
+    ++counts_[server_[i]];
+  }
   std::vector<std::size_t> next(servers_.size(), 0);
   for (std::size_t s = 1; s < servers_.size(); ++s) next[s] = next[s - 1] + counts_[s - 1];
   grouped_.resize(keys.size());
   order_.resize(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::size_t at = next[static_cast<std::size_t>(server_of(keys[i], servers()))]++;
+    const std::size_t at = next[server_[i]]++;
     grouped_[at] = keys[i];
     order_[at] = i;
   }

@@ -42,6 +42,7 @@ class PsClient {
   comm::Communicator& comm_;
   std::vector<int> servers_;
   std::size_t dim_;
+  std::vector<std::uint32_t> server_; // per caller's key: its server
   std::vector<Key> grouped_;          // the caller's keys grouped by server
   std::vector<std::size_t> counts_;   // per server: its keys in grouped_
   std::vector<std::size_t> order_;    // per grouped key: its index in the caller's keys
