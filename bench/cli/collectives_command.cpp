@@ -1,8 +1,6 @@
 // `embscale collectives`: nccl-tests' sweep over comm::Communicator, each call also made as bare
 // MPI (OSU's timing), every result checked, and alltoallv with the skewed counts of an embedding
 // layer's exchange beside the equal counts of osu_alltoallv (lib/collectives/README.md).
-#include <mpi.h>
-
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -136,7 +134,7 @@ class CaseSweep {
 
 int collectives_command(const CollectivesOptions& options) {
   install_stop_signal_handlers();
-  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  comm::MpiCommunicator world;
   CollectivesPlan plan;
   comm::run_agreed(world, [&] { plan = plan_collectives(options, world.size()); });
   std::optional<Skew> skew;

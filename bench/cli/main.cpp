@@ -1,8 +1,6 @@
 // embscale: one binary, subcommands (DESIGN.md "The seams": a subcommand), each registered in subcommand_registry.cpp
 // with its launch kind: MPI programs run inside MPI_Init/MPI_Finalize, serial ones never
 // initialise MPI.
-#include <mpi.h>
-
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -11,6 +9,7 @@
 
 #include "bench/cli/subcommand_registry.hpp"
 #include "comm/failure.hpp"
+#include "comm/mpi_session.hpp"
 #include "config/json_reader.hpp"
 #include "core/build_info.hpp"
 #include "core/error.hpp"
@@ -36,8 +35,7 @@ int run_serial(const std::function<int()>& command) {
 
 // The MPI subcommand: agreed failures exit cleanly with their code; anything else aborts all ranks.
 int run_mpi(int argc, char** argv, const std::function<int()>& command) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  const embscale::comm::MpiSession mpi(argc, argv);
   int code = 0;
   try {
     code = command();
@@ -45,16 +43,13 @@ int run_mpi(int argc, char** argv, const std::function<int()>& command) {
     code = failure.exit_code;
   } catch (const embscale::StopRequested& stop) {
     // Agreed by every rank (comm::any_rank_stopping): a clean exit, said once.
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) std::fprintf(stderr, "embscale: %s\n", stop.what());
+    if (mpi.world_rank() == 0) std::fprintf(stderr, "embscale: %s\n", stop.what());
     code = stop.exit_code();
   } catch (const embscale::Error& e) {
     embscale::comm::abort_all_ranks(e.exit_code(), e.what());
   } catch (const std::exception& e) {
     embscale::comm::abort_all_ranks(embscale::kExitFailure, e.what());
   }
-  MPI_Finalize();
   return code;
 }
 

@@ -11,7 +11,7 @@
 #include "config/sweep_spec.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "embedding/training_run.hpp"
+#include "run/training_run.hpp"
 #include "plan/plan_report.hpp"
 #include "plan/planner.hpp"
 
@@ -75,7 +75,7 @@ int plan_command(const PlanOptions& options) {
   config::resolve_batch_for_ranks(config, options.ranks);
   const auto plan = plan::plan_sharding(config, options.ranks);
   const auto planned = plan::planned_config(config, plan);
-  embedding::check_config_for_ranks(planned, options.ranks);  // what `run` will check
+  run::check_config_for_ranks(planned, options.ranks);  // what `run` will check
   const std::filesystem::path output = options.output.empty() ? default_output(options) : std::filesystem::path(options.output);
   const auto directory = output.parent_path().empty() ? std::filesystem::path(".") : output.parent_path();
   if (!std::filesystem::is_directory(directory))

@@ -1,5 +1,3 @@
-#include <mpi.h>
-
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -9,13 +7,13 @@
 #include "bench/cli/run_report.hpp"
 #include "bench/cli/run_setup.hpp"
 #include "bench/cli/subcommand_registry.hpp"
-#include "bench/cli/training.hpp"
+#include "run/driver_choice.hpp"
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
-#include "embedding/training_run.hpp"
-#include "ps/ps_run.hpp"
+#include "run/training_run.hpp"
+#include "run/parameter_server_run.hpp"
 #include "report/metadata.hpp"
 #include "report/writer.hpp"
 
@@ -23,7 +21,7 @@ namespace embscale::cli {
 
 int run_command(const RunOptions& options) {
   install_stop_signal_handlers();
-  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  comm::MpiCommunicator world;
   const bool root = world.rank() == 0;
 
   auto [config, source, plan] = load_config_agreed(world, options.config_path, options.settings, options.embedding_only);
@@ -36,9 +34,9 @@ int run_command(const RunOptions& options) {
   });
 
   if (root) {
-    std::cout << "embscale run: " << embedding::scheme_names(config) << " on " << world.size() << " ranks";
+    std::cout << "embscale run: " << run::scheme_names(config) << " on " << world.size() << " ranks";
     if (config::runs_on_parameter_servers(config)) {
-      const auto roles = ps::check_parameter_server_run(config, world.size());
+      const auto roles = run::check_parameter_server_run(config, world.size());
       std::cout << " (" << roles.trainers << (roles.trainers == 1 ? " trainer, " : " trainers, ") << roles.servers << (roles.servers == 1 ? " server, " : " servers, ")
                 << (config.parameter_server->synchronous ? "synchronous" : "asynchronous, staleness " +
                     std::to_string(config.parameter_server->staleness)) << ")";
@@ -46,7 +44,7 @@ int run_command(const RunOptions& options) {
     std::cout << ", " << config.solver.max_iter << " iterations of " << config.solver.batchsize << " samples\n";
     if (config.data.format != config::DataFormat::kSynthetic) std::cout << "data: " << source->describe() << '\n';
     if (plan)
-      std::cout << "sharding plan (" << plan->policy << "): " << embedding::scheme_names(config) << ", predicted step "
+      std::cout << "sharding plan (" << plan->policy << "): " << run::scheme_names(config) << ", predicted step "
                 << plan->step_seconds * 1e3 << " ms (embscale plan prints it in full)\n";
     if (!config.not_run.empty())
       std::cout << "note: --embedding-only: running the embedding layers; not run: " << config::describe_not_run(config)
@@ -54,7 +52,7 @@ int run_command(const RunOptions& options) {
   }
   // A signal stops the run at an iteration boundary, on every rank, with no report.
   const auto stop_check = [&world] { return comm::any_rank_stopping(world); };
-  const auto run = train(world, config, *source, options.quiet ? nullptr : &std::cout, stop_check);
+  const auto run = run::train(world, config, *source, options.quiet ? nullptr : &std::cout, stop_check);
 
   if (root)
     for (const auto& note : run.eviction.notes) std::cerr << "embscale run: " << note << '\n';

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "config/workload_summary.hpp"
-#include "ps/ps_run.hpp"
+#include "run/parameter_server_run.hpp"
 
 namespace embscale::cli {
 
@@ -13,7 +13,7 @@ std::vector<report::SummaryField> run_parameters(const config::Config& config, i
   const auto& emb = config.embeddings.front();
   const auto workload = config::summarize_workload(config.data);
   std::vector<report::SummaryField> parameters = {
-      {"scheme", embedding::scheme_names(config)},
+      {"scheme", run::scheme_names(config)},
       {"ranks", std::int64_t{ranks}},
       {"batchsize", config.solver.batchsize},
       {"embedding_vec_size", std::int64_t{emb.embedding_vec_size}},
@@ -27,7 +27,7 @@ std::vector<report::SummaryField> run_parameters(const config::Config& config, i
   // A parameter-server run's roles and mode (only there: reports of the engine's runs keep their
   // columns, so compare pairs them with older reports).
   if (config::runs_on_parameter_servers(config)) {
-    const auto roles = ps::check_parameter_server_run(config, ranks);
+    const auto roles = run::check_parameter_server_run(config, ranks);
     const auto& settings = *config.parameter_server;
     parameters.insert(parameters.end(), {{"trainers", std::int64_t{roles.trainers}},
                                          {"servers", std::int64_t{roles.servers}},
@@ -38,7 +38,7 @@ std::vector<report::SummaryField> run_parameters(const config::Config& config, i
 }
 
 report::RunRecord make_run_record(const std::string& id, const config::Config& config, int ranks,
-                                  const embedding::TrainingRun& run, const plan::ShardingPlan* plan) {
+                                  const run::TrainingRun& run, const plan::ShardingPlan* plan) {
   report::RunRecord record;
   record.id = id;
   record.parameters = run_parameters(config, ranks);
@@ -59,8 +59,8 @@ report::RunRecord make_run_record(const std::string& id, const config::Config& c
 }
 
 report::SummaryRow make_summary_row(const std::string& id, const config::Config& config, int ranks,
-                                    const embedding::TrainingRun& run) {
-  const embedding::RunSummary& s = run.summary;
+                                    const run::TrainingRun& run) {
+  const run::RunSummary& s = run.summary;
   report::SummaryRow row{{"run_id", id}};
   for (auto& field : run_parameters(config, ranks)) row.push_back(std::move(field));
   const report::SummaryRow figures{

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "config/config.hpp"
-#include "embedding/training_run.hpp"
+#include "run/training_run.hpp"
 #include "plan/planner.hpp"
 #include "report/summary.hpp"
 #include "report/writer.hpp"
@@ -16,10 +16,10 @@ std::vector<report::SummaryField> run_parameters(const config::Config& config, i
 // `plan`: the sharding plan the run used (plan::plan_for_run), recorded as the attribute
 // sharding_plan and the table plan/loads; null: none.
 report::RunRecord make_run_record(const std::string& id, const config::Config& config, int ranks,
-                                  const embedding::TrainingRun& run, const plan::ShardingPlan* plan);
+                                  const run::TrainingRun& run, const plan::ShardingPlan* plan);
 // The run's /summary row: its parameters, its figures, then the eviction study's (when the config
 // has an eviction section).
 report::SummaryRow make_summary_row(const std::string& id, const config::Config& config, int ranks,
-                                    const embedding::TrainingRun& run);
+                                    const run::TrainingRun& run);
 
 }  // namespace embscale::cli

@@ -1,5 +1,5 @@
 #include "bench/cli/run_setup.hpp"
-#include "bench/cli/training.hpp"
+#include "run/driver_choice.hpp"
 
 #include <cstdlib>
 
@@ -7,7 +7,7 @@
 #include "config/sweep_spec.hpp"
 #include "core/error.hpp"
 #include "core/timer.hpp"
-#include "embedding/training_run.hpp"
+#include "run/training_run.hpp"
 #include "workloads/batch_source_factory.hpp"
 
 namespace embscale::cli {
@@ -54,8 +54,8 @@ AgreedConfig load_config_agreed(comm::Communicator& world, const std::optional<s
   agree_planner_memory(world, *config);
   comm::run_agreed(world, [&] {
     plan = plan::plan_for_run(*config, world.size());
-    check_training_for_ranks(*config, world.size());
-    embedding::check_run_environment();
+    run::check_training_for_ranks(*config, world.size());
+    run::check_run_environment();
     // A trace that cannot be read, or is too short for warmup_iter + max_iter batches, is bad
     // input too.
     source = workloads::make_batch_source(*config);

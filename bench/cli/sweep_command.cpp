@@ -8,8 +8,6 @@
 // Stopping: SIGTERM or SIGUSR1 sets a flag; the ranks agree on it at every iteration boundary
 // (outside the timed region) and between runs. The run in progress is abandoned whole, finished
 // runs stay in the manifest, and every rank exits with kExitStopped; `--resume` goes on.
-#include <mpi.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,7 +21,7 @@
 #include "bench/cli/run_report.hpp"
 #include "bench/cli/run_setup.hpp"
 #include "bench/cli/subcommand_registry.hpp"
-#include "bench/cli/training.hpp"
+#include "run/driver_choice.hpp"
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "config/sweep_spec.hpp"
@@ -31,7 +29,7 @@
 #include "core/stop_request.hpp"
 #include "core/temp_files.hpp"
 #include "core/timer.hpp"
-#include "embedding/training_run.hpp"
+#include "run/training_run.hpp"
 #include "report/merge.hpp"
 #include "report/metadata.hpp"
 #include "report/reader.hpp"
@@ -105,7 +103,7 @@ void run_point(comm::Communicator& comm, const config::SweepSpec& spec, const Pl
   const auto stop_check = [&comm] { return comm::any_rank_stopping(comm); };
   std::unique_ptr<BatchSource> source;
   comm::run_agreed(comm, [&] { source = workloads::make_batch_source(config); });
-  const auto run = train(comm, config, *source, options.quiet ? nullptr : &std::cout, stop_check, prefix);
+  const auto run = run::train(comm, config, *source, options.quiet ? nullptr : &std::cout, stop_check, prefix);
 
   report::RunRecord record = make_run_record(planned.id, config, comm.size(), run, plan ? &*plan : nullptr);
   auto swept = swept_parameters(spec, *planned.point);
@@ -157,7 +155,7 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
         // a plan fits and runs on this many ranks.
         auto planned = point.config;
         if (plan::has_auto_layers(planned)) (void)plan::plan_for_run(planned, ranks);
-        check_training_for_ranks(planned, ranks);
+        run::check_training_for_ranks(planned, ranks);
         // A trace is opened now (its headers, its length against the point's iterations); a
         // generated source has nothing to check.
         if (point.config.data.format != config::DataFormat::kSynthetic) (void)workloads::make_batch_source(point.config);
@@ -167,7 +165,7 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
                          " ranks: " + e.what());
       }
     }
-    embedding::check_run_environment();
+    run::check_run_environment();
   });
   return spec;
 }
@@ -225,8 +223,7 @@ void run_on_first_ranks(comm::Communicator& world, int ranks, const config::Swee
       // Agreed (and printed) among this run's ranks only: the ranks outside it wait below and
       // would never hear of it, so end the whole job here instead of returning.
       if (ranks < world.size()) {
-        remove_registered_temp_files();
-        MPI_Abort(MPI_COMM_WORLD, failure.exit_code);
+        comm::end_all_ranks(failure.exit_code);
       }
       throw;
     }
@@ -258,7 +255,7 @@ void merge_sweep(comm::Communicator& world, const SweepOptions& options, const c
 
 int sweep_command(const SweepOptions& options) {
   install_stop_signal_handlers();
-  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  comm::MpiCommunicator world;
   const bool root = world.rank() == 0;
 
   config::SweepSource source;

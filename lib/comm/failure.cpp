@@ -67,4 +67,10 @@ void abort_all_ranks(int exit_code, const std::string& message) {
   std::_Exit(exit_code);
 }
 
+void end_all_ranks(int exit_code) {
+  remove_registered_temp_files();
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::_Exit(exit_code);
+}
+
 }  // namespace embscale::comm

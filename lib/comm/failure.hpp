@@ -39,5 +39,9 @@ int any_rank_stopping(Communicator& comm);
 // Prints "embscale: error (rank R of N): message" to stderr, removes registered temporary files
 // and ends all ranks of MPI_COMM_WORLD with exit_code. Without MPI initialised it just exits.
 [[noreturn]] void abort_all_ranks(int exit_code, const std::string& message);
+// Ends every rank of the job with `exit_code` without a message (one was printed already, e.g.
+// by a group of ranks that agreed on a failure the others would never hear of): removes this
+// process's temporary files and calls MPI_Abort.
+[[noreturn]] void end_all_ranks(int exit_code);
 
 }  // namespace embscale::comm

@@ -1,5 +1,5 @@
-// The Communicator over MPI (OpenMPI 4.1 here: MPI-3, no large-count calls). With lib/report, the
-// only home of MPI_* calls.
+// The Communicator over MPI (OpenMPI 4.1 here: MPI-3, no large-count calls). lib/comm is the MPI
+// home of everything above it (DESIGN.md, "Where MPI is called").
 //
 // Counts beyond INT_MAX: MPI-3 takes int counts and displacements. Every operation checks its
 // counts against max_message_rows(); when all fit it makes one MPI call with a contiguous
@@ -37,8 +37,8 @@ namespace embscale::comm {
 
 class MpiCommunicator final : public Communicator {
  public:
-  // Wraps `comm` without owning it (MPI_COMM_WORLD).
-  explicit MpiCommunicator(MPI_Comm comm);
+  // Wraps `comm` without owning it; the default, MPI_COMM_WORLD.
+  explicit MpiCommunicator(MPI_Comm comm = MPI_COMM_WORLD);
   ~MpiCommunicator() override;
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;

@@ -43,7 +43,7 @@ LayerSpec make_layer_spec(comm::Communicator* comm, const config::Config& config
 void check_layers_for_ranks(const config::Config& config, std::span<const std::int64_t> slot_sizes, int ranks);
 
 // The loss of a layer's pooled output (this rank's bags x dim) and its gradient into `grad`, in
-// place of the stand-in regression objective (a dense tower on the layer: dense_objective.hpp).
+// place of the stand-in regression objective (a dense tower on the layer: lib/run/dense_objective.hpp).
 // It records its own phases on `recorder` (its layer begun) and returns this rank's share.
 using LayerObjective = std::function<double(const Batch& input, std::span<const float> pooled, std::span<float> grad,
                                             StepRecorder& recorder)>;

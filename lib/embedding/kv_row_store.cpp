@@ -22,7 +22,7 @@ void count_call(StoreCounters& counters, const kv::CallStats& stats, std::size_t
   counters.not_admitted += stats.not_admitted;
 }
 
-sim::CallOutcome call_outcome(const kv::CallStats& stats, std::int64_t hits) {
+kv::CallOutcome call_outcome(const kv::CallStats& stats, std::int64_t hits) {
   return {hits, stats.inserted, stats.evicted, stats.refused, stats.not_admitted};
 }
 

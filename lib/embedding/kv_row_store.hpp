@@ -15,7 +15,7 @@ namespace embscale::embedding {
 // Adds what one table call did on `keys` keys to `counters`.
 void count_call(StoreCounters& counters, const kv::CallStats& stats, std::size_t keys);
 // What one table call did, as the eviction study sees it; `hits`: keys the evicting tier held.
-sim::CallOutcome call_outcome(const kv::CallStats& stats, std::int64_t hits);
+kv::CallOutcome call_outcome(const kv::CallStats& stats, std::int64_t hits);
 
 class KvRowStore final : public RowStore {
  public:
@@ -34,7 +34,7 @@ class KvRowStore final : public RowStore {
   StoreCounters take_counters() override;
   std::int64_t evicting_capacity() const override { return table_->options().max_capacity; }
   void for_each_evicting_key(const std::function<void(Key)>& visit) const override;
-  void set_access_observer(sim::AccessObserver* observer) override { observer_ = observer; }
+  void set_access_observer(kv::AccessObserver* observer) override { observer_ = observer; }
 
   const kv::TableOptions* table_options() const override { return &table_->options(); }
   void dump_table(const std::filesystem::path& path) const override { table_->dump(path); }
@@ -55,7 +55,7 @@ class KvRowStore final : public RowStore {
   std::int32_t state_width_;
   std::size_t row_width_;
   StoreCounters counters_;
-  sim::AccessObserver* observer_ = nullptr;
+  kv::AccessObserver* observer_ = nullptr;
   std::vector<float> full_rows_;       // scratch: keys x row_width
   std::vector<std::uint8_t> founds_;
 };

@@ -17,7 +17,7 @@
 #include "core/error.hpp"
 #include "embedding/sparse_optimizer.hpp"
 #include "kv/kv_table.hpp"
-#include "sim/access_observer.hpp"
+#include "kv/access_observer.hpp"
 
 namespace embscale::embedding {
 
@@ -77,7 +77,7 @@ class RowStore {
   virtual void for_each_evicting_key(const std::function<void(Key)>& visit) const { (void)visit; }
   // From now on, every read call is shown to `observer` (null: to none). Stores that never evict
   // show nothing.
-  virtual void set_access_observer(sim::AccessObserver* observer) { (void)observer; }
+  virtual void set_access_observer(kv::AccessObserver* observer) { (void)observer; }
 
   // A dynamic store's table as a file and back (a parameter server's shard: lib/ps/shard_files).
   // The table's options (what a dump must match); null for a store without a table (static).

@@ -118,7 +118,7 @@ class TieredRowStore final : public RowStore {
   void for_each_evicting_key(const std::function<void(Key)>& visit) const override {
     if constexpr (kCaching) visit_host_table(table_->fast(), [&](std::uint64_t key, std::span<const float>) { visit(static_cast<Key>(key)); });
   }
-  void set_access_observer(sim::AccessObserver* observer) override {
+  void set_access_observer(kv::AccessObserver* observer) override {
     if constexpr (kCaching) observer_ = observer;
   }
 
@@ -140,7 +140,7 @@ class TieredRowStore final : public RowStore {
   std::int32_t dim_, state_width_;
   std::size_t row_width_;
   StoreCounters counters_;
-  sim::AccessObserver* observer_ = nullptr;
+  kv::AccessObserver* observer_ = nullptr;
   std::vector<float> full_;
   std::vector<std::uint8_t> founds_;
 };

@@ -136,7 +136,7 @@ EvictionStudy::EvictionStudy(const config::EvictionStudy& options, std::vector<M
 
 EvictionStudy::~EvictionStudy() = default;
 
-AccessObserver& EvictionStudy::observer(std::size_t table) { return *tables_.at(table); }
+kv::AccessObserver& EvictionStudy::observer(std::size_t table) { return *tables_.at(table); }
 
 void EvictionStudy::end_step(bool last) {
   ++steps_;

@@ -29,7 +29,7 @@
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
 #include "kv/table_options.hpp"
-#include "sim/access_observer.hpp"
+#include "kv/access_observer.hpp"
 
 namespace embscale::sim {
 
@@ -70,7 +70,7 @@ class EvictionStudy {
   EvictionStudy& operator=(const EvictionStudy&) = delete;
 
   // Attach to the table's store (RowStore::set_access_observer) before the first step.
-  AccessObserver& observer(std::size_t table);
+  kv::AccessObserver& observer(std::size_t table);
   // After each step, outside its timed region: feeds the step's calls to the oracles and, every
   // sample_every iterations and at the last one, samples the recalls.
   void end_step(bool last);

@@ -17,7 +17,7 @@ TableStudy::TableStudy(MeasuredTable table, const config::EvictionStudy& options
   if (has(Oracle::kBelady)) belady_.emplace();
 }
 
-void TableStudy::on_call(std::span<const std::int64_t> keys, const CallOutcome& outcome) {
+void TableStudy::on_call(std::span<const std::int64_t> keys, const kv::CallOutcome& outcome) {
   keys_.insert(keys_.end(), keys.begin(), keys.end());
   call_ends_.push_back(keys_.size());
   outcome_.hits += outcome.hits;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "sim/access_observer.hpp"
+#include "kv/access_observer.hpp"
 #include "sim/belady_oracle.hpp"
 #include "sim/eviction_study.hpp"
 #include "sim/lfu_oracle.hpp"
@@ -29,7 +29,7 @@ inline constexpr std::size_t kOracleCount = 5;
 
 // This rank's figures of one step.
 struct StepFigures {
-  CallOutcome table;                                  // summed over the step's calls
+  kv::CallOutcome table;                                  // summed over the step's calls
   std::int64_t accesses = 0;                          // keys the table was asked for
   std::array<std::int64_t, kOracleCount> oracle_hits{};  // by Oracle; Belady's filled by finish
 };
@@ -43,11 +43,11 @@ struct RecallSample {
   std::int64_t hot = 0;       // how many hottest keys (hot_key_share of the keys seen, at least 1)
 };
 
-class TableStudy final : public AccessObserver {
+class TableStudy final : public kv::AccessObserver {
  public:
   TableStudy(MeasuredTable table, const config::EvictionStudy& options);
 
-  void on_call(std::span<const std::int64_t> keys, const CallOutcome& outcome) override;
+  void on_call(std::span<const std::int64_t> keys, const kv::CallOutcome& outcome) override;
   // After a step: records its figures; `sample`: the oracles take every call since the last
   // sample and the recalls are measured now.
   void end_step(bool sample);
@@ -82,7 +82,7 @@ class TableStudy final : public AccessObserver {
   std::vector<std::size_t> step_ends_;
   std::size_t fed_steps_ = 0;
   std::size_t pending_calls_ = 0;
-  CallOutcome outcome_;
+  kv::CallOutcome outcome_;
   std::vector<StepFigures> steps_;
   std::vector<RecallSample> samples_;
 };

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "embedding/training_run.hpp"
+#include "run/training_run.hpp"
 #include "plan/plan_report.hpp"
 
 namespace embscale::plan {
@@ -48,7 +48,7 @@ TEST(Planner, PlannedConfigRunsTheChosenSchemes) {
     auto c = config_with("auto", "");
     const auto plan = plan_sharding(c, ranks);
     const auto planned = planned_config(c, plan);
-    EXPECT_NO_THROW(embedding::check_config_for_ranks(planned, ranks));
+    EXPECT_NO_THROW(run::check_config_for_ranks(planned, ranks));
     ASSERT_EQ(planned.embeddings.size(), plan.layers.size());
     std::vector<std::int32_t> slots;
     for (std::size_t i = 0; i < plan.layers.size(); ++i) {

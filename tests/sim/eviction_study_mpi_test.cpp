@@ -13,7 +13,7 @@
 
 #include "comm/mpi_communicator.hpp"
 #include "config/config.hpp"
-#include "embedding/training_run.hpp"
+#include "run/training_run.hpp"
 #include "workloads/batch_source_factory.hpp"
 
 namespace embscale::sim {
@@ -40,10 +40,10 @@ std::string config_text(const std::string& strategy, int capacity, int bucket, c
     "eviction": {"sample_every": 3}})";
 }
 
-embedding::TrainingRun run(comm::Communicator& world, const std::string& text) {
+run::TrainingRun run(comm::Communicator& world, const std::string& text) {
   const config::Config config = config::parse_config_text(text, "test");
   const auto source = workloads::make_batch_source(config);
-  return embedding::run_training(world, config, *source, nullptr);
+  return run::run_training(world, config, *source, nullptr);
 }
 
 const ResultTable& table(const EvictionResults& results, const std::string& name) {

@@ -13,16 +13,16 @@
 #include "comm/mpi_communicator.hpp"
 #include "config/config.hpp"
 #include "embedding/scheme_registry.hpp"
-#include "embedding/training_run.hpp"
+#include "run/training_run.hpp"
 #include "workloads/batch_source_factory.hpp"
 
-namespace embscale::embedding {
+namespace embscale::run {
 namespace {
 
 constexpr std::int64_t kIterations = 3;
 
 // A small Zipf workload; the layer's type lines are the scheme's.
-std::string config_text(const SchemeEntry& entry, int ranks) {
+std::string config_text(const embedding::SchemeEntry& entry, int ranks) {
   const std::string sharded = std::string(entry.config_type) == "ShardedEmbedding"
                                   ? ", \"sharding\": \"" + std::string(entry.name) + "\""
                                   : "";
@@ -42,7 +42,7 @@ std::string config_text(const SchemeEntry& entry, int ranks) {
 
 TEST(TrainingRun, RunWideBytesAreTheSumOfThePhasesBytesForEveryScheme) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
-  for (const auto& entry : schemes()) {
+  for (const auto& entry : embedding::schemes()) {
     SCOPED_TRACE(entry.name);
     const config::Config config = config::parse_config_text(config_text(entry, world.size()), entry.name);
     const auto source = workloads::make_batch_source(config);
@@ -68,4 +68,4 @@ TEST(TrainingRun, RunWideBytesAreTheSumOfThePhasesBytesForEveryScheme) {
 }
 
 }  // namespace
-}  // namespace embscale::embedding
+}  // namespace embscale::run

@@ -1,4 +1,4 @@
-#include "ps/ps_run.hpp"
+#include "run/parameter_server_run.hpp"
 
 #include <algorithm>
 #include <array>
@@ -13,13 +13,13 @@
 #include "core/stop_request.hpp"
 #include "core/timer.hpp"
 #include "embedding/engine.hpp"
-#include "embedding/run_hooks.hpp"
+#include "run/run_hooks.hpp"
 #include "embedding/sparse_optimizer.hpp"
 #include "ps/parameter_server.hpp"
 #include "ps/ps_trainer.hpp"
 #include "ps/shard_files.hpp"
 
-namespace embscale::ps {
+namespace embscale::run {
 namespace {
 
 // Every rank records every counter (the report's columns are the same on all ranks); a rank
@@ -50,7 +50,7 @@ class Role {
     if (server_) {
       // Dynamic storage (config checks it): the owned keys size nothing, ids come as they are pulled.
       shard_ = spec_.make_store(embedding::OwnedKeys{}, layer.embedding_vec_size);
-      server_loop_.emplace(world, ServerOptions{trainers, settings.synchronous, settings.staleness}, *shard_,
+      server_loop_.emplace(world, ps::ServerOptions{trainers, settings.synchronous, settings.staleness}, *shard_,
                            *optimizer_);
     } else {
       client_.emplace(world, servers, layer.embedding_vec_size);
@@ -63,10 +63,10 @@ class Role {
 
   // The shards of `directory` (saved by any number of servers), this server's part of them.
   void load(const std::filesystem::path& directory) {
-    if (server_) load_shard(*shard_, directory, server_index(), roles_.servers);
+    if (server_) ps::load_shard(*shard_, directory, server_index(), roles_.servers);
   }
   void save(const std::filesystem::path& directory) const {
-    if (server_) save_shard(*shard_, directory, server_index(), roles_.servers);
+    if (server_) ps::save_shard(*shard_, directory, server_index(), roles_.servers);
   }
 
   // Step `step` (1-based over warm-up and timed steps) of iteration `iteration` (the batch's
@@ -120,11 +120,11 @@ class Role {
   embedding::LayerSpec spec_;
   std::unique_ptr<embedding::SparseOptimizer> optimizer_;
   std::unique_ptr<embedding::RowStore> shard_;
-  std::optional<ParameterServer> server_loop_;
-  std::optional<PsClient> client_;
-  std::optional<PsTrainer> trainer_;
+  std::optional<ps::ParameterServer> server_loop_;
+  std::optional<ps::PsClient> client_;
+  std::optional<ps::PsTrainer> trainer_;
   Batch batch_;
-  ServeStats serve_;
+  ps::ServeStats serve_;
 };
 
 }  // namespace
@@ -149,12 +149,12 @@ RunRoles check_parameter_server_run(const config::Config& config, int ranks) {
   return roles;
 }
 
-embedding::TrainingRun run_parameter_server(comm::Communicator& world, const config::Config& config,
+TrainingRun run_parameter_server(comm::Communicator& world, const config::Config& config,
                                             BatchSource& source, std::ostream* progress,
-                                            const embedding::StopCheck& stop_check,
+                                            const StopCheck& stop_check,
                                             const std::string& progress_prefix) {
   const RunRoles roles = check_parameter_server_run(config, world.size());
-  embedding::check_source_holds(config, source);
+  check_source_holds(config, source);
   const auto& settings = *config.parameter_server;
   std::optional<Role> built;
   comm::run_agreed(world, [&] { built.emplace(world, config, roles, source.slot_sizes()); });
@@ -166,24 +166,24 @@ embedding::TrainingRun run_parameter_server(comm::Communicator& world, const con
     if (!stop_check) return;
     if (const int signal = stop_check()) throw StopRequested("stopped by " + signal_name(signal) + " " + where);
   };
-  const embedding::InjectedFault fault = embedding::injected_fault();
-  const embedding::InjectedDelay delay = embedding::injected_delay();
+  const InjectedFault fault = injected_fault();
+  const InjectedDelay delay = injected_delay();
   embedding::StepRecorder recorder;
   if (delay.seconds > 0) recorder.inject_delay(delay.phase, delay.seconds);
   comm::run_agreed(world, [&] {
-    if (delay.seconds > 0 && !embedding::find_phase(kTrainerPhases, delay.phase)) {
+    if (delay.seconds > 0 && !embedding::find_phase(ps::kTrainerPhases, delay.phase)) {
       std::string names;
-      for (const auto& phase : kTrainerPhases) names += (names.empty() ? "" : ", ") + std::string(phase.name);
+      for (const auto& phase : ps::kTrainerPhases) names += (names.empty() ? "" : ", ") + std::string(phase.name);
       throw InputError("EMBSCALE_INJECT_DELAY: a parameter-server run delays its trainers' phases (" + names +
                        "); it has no phase \"" + delay.phase + "\"");
     }
   });
 
-  embedding::TrainingRun run;
+  TrainingRun run;
   auto& m = run.measurements;
   const std::int64_t warmup = config.solver.warmup_iter, iterations = config.solver.max_iter;
   const auto n_it = static_cast<std::size_t>(iterations);
-  for (const auto& phase : kTrainerPhases) m.phase_names.emplace_back(phase.name), m.phase_meanings.emplace_back(phase.meaning);
+  for (const auto& phase : ps::kTrainerPhases) m.phase_names.emplace_back(phase.name), m.phase_meanings.emplace_back(phase.meaning);
   for (const auto& phase : kServerPhases) m.phase_names.emplace_back(phase.name), m.phase_meanings.emplace_back(phase.meaning);
   for (const auto& name : m.phase_names) m.timings[name].assign(n_it, 0.0);
   std::vector<std::string> counter_names = {"bytes_sent", "bytes_recv"};
@@ -228,7 +228,7 @@ embedding::TrainingRun run_parameter_server(comm::Communicator& world, const con
       const double step = world.allreduce(rank_step[uit], comm::ReduceOp::kMax);
       const double total_loss = world.allreduce(local_loss[uit], comm::ReduceOp::kSum);
       if (progress && world.rank() == 0)
-        embedding::print_progress(*progress, progress_prefix, it + 1, iterations, step, total_loss,
+        print_progress(*progress, progress_prefix, it + 1, iterations, step, total_loss,
                                   config.solver.batchsize, elapsed.seconds());
     }
   }
@@ -241,8 +241,8 @@ embedding::TrainingRun run_parameter_server(comm::Communicator& world, const con
   m.loss.resize(n_it);
   world.allreduce(std::span<const double>(rank_step), std::span<double>(m.step_time), comm::ReduceOp::kMax);
   world.allreduce(std::span<const double>(local_loss), std::span<double>(m.loss), comm::ReduceOp::kSum);
-  run.summary = embedding::summarize_run(world, config.solver.batchsize, m, role.server());
+  run.summary = summarize_run(world, config.solver.batchsize, m, role.server());
   return run;
 }
 
-}  // namespace embscale::ps
+}  // namespace embscale::run

@@ -1,4 +1,4 @@
-#include "embedding/training_run.hpp"
+#include "run/training_run.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,12 +12,12 @@
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
 #include "core/timer.hpp"
-#include "embedding/dense_objective.hpp"
+#include "run/dense_objective.hpp"
 #include "embedding/engine.hpp"
-#include "embedding/run_hooks.hpp"
+#include "run/run_hooks.hpp"
 #include "embedding/step_recorder.hpp"
 
-namespace embscale::embedding {
+namespace embscale::run {
 namespace {
 
 double quantile(std::vector<double> values, double q) {
@@ -55,7 +55,7 @@ class Loop {
   }
 
   // One forward + backward over all layers. Returns this rank's loss share.
-  double step(std::int64_t iteration, StepRecorder& recorder) {
+  double step(std::int64_t iteration, embedding::StepRecorder& recorder) {
     const Batch batch = source_.next_batch(iteration, comm_.rank(), comm_.size());
     const auto before = traffic();
     const double loss = engine_.step(batch, recorder);
@@ -67,7 +67,7 @@ class Loop {
 
   // Counter values of the last step, by name: the run's bytes, each collective phase's bytes,
   // and the recorder's counters (the schemes' and the tables').
-  std::vector<std::pair<std::string, std::int64_t>> counters(const StepRecorder& recorder) const {
+  std::vector<std::pair<std::string, std::int64_t>> counters(const embedding::StepRecorder& recorder) const {
     std::vector<std::pair<std::string, std::int64_t>> out = {{"bytes_sent", bytes_sent_}, {"bytes_recv", bytes_recv_}};
     for (const auto& phase : recorder.phases())
       if (*phase.definition->collective != '\0') {
@@ -78,7 +78,7 @@ class Loop {
     return out;
   }
 
-  EmbeddingEngine& engine() noexcept { return engine_; }
+  embedding::EmbeddingEngine& engine() noexcept { return engine_; }
 
  private:
   comm::OpStats traffic() const {
@@ -93,22 +93,22 @@ class Loop {
 
   comm::Communicator& comm_;
   BatchSource& source_;
-  EmbeddingEngine engine_;
+  embedding::EmbeddingEngine engine_;
   std::vector<const comm::Communicator*> traffic_comms_;  // the run's first, then the schemes' own
   std::int64_t bytes_sent_ = 0, bytes_recv_ = 0;
 };
 
 // The eviction study of the layers the config's eviction section names: their stores show it
 // every read call from now on. Null without the section.
-std::unique_ptr<sim::EvictionStudy> start_eviction_study(const config::Config& config, EmbeddingEngine& engine) {
+std::unique_ptr<sim::EvictionStudy> start_eviction_study(const config::Config& config, embedding::EmbeddingEngine& engine) {
   if (!config.eviction) return nullptr;
   std::vector<sim::MeasuredTable> tables;
-  std::vector<RowStore*> stores;
+  std::vector<embedding::RowStore*> stores;
   for (const auto& name : config.eviction->layers) {
     const auto layer = static_cast<std::size_t>(
         std::find_if(config.embeddings.begin(), config.embeddings.end(), [&](const auto& e) { return e.name == name; }) -
         config.embeddings.begin());
-    RowStore& store = engine.store(layer);
+    embedding::RowStore& store = engine.store(layer);
     EMBSCALE_EXPECTS(store.evicting_capacity() > 0, "the config admits only layers whose store evicts");
     tables.push_back({name, store.evicting_capacity(), config.embeddings[layer].storage.table.score_strategy,
                       [&store](const std::function<void(std::int64_t)>& visit) { store.for_each_evicting_key(visit); }});
@@ -133,14 +133,14 @@ void check_config_for_ranks(const config::Config& config, int ranks) {
                      "), got " + std::to_string(config.solver.batchsize));
   // Whether static rows fit max_vocabulary_size_per_gpu depends on each scheme's placement: the
   // schemes check it when they make their stores, on every rank, before the first step.
-  check_layers_for_ranks(config, config.data.slot_size_array, ranks);
+  embedding::check_layers_for_ranks(config, config.data.slot_size_array, ranks);
 }
 
 std::string scheme_names(const config::Config& config) {
   std::vector<std::string> names;
   for (const auto& layer : config.embeddings) {
     const std::string name =
-        layer.sharding == config::kParameterServerSharding ? config::kParameterServerSharding : scheme_of(layer).name;
+        layer.sharding == config::kParameterServerSharding ? config::kParameterServerSharding : embedding::scheme_of(layer).name;
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
   std::string joined;
@@ -215,7 +215,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   comm::run_agreed(comm, [&] { built.emplace(comm, config, source); });
   Loop& loop = *built;
   const std::unique_ptr<sim::EvictionStudy> eviction = start_eviction_study(config, loop.engine());
-  StepRecorder recorder;
+  embedding::StepRecorder recorder;
   const InjectedDelay delay = injected_delay();
   if (delay.seconds > 0) recorder.inject_delay(delay.phase, delay.seconds);
   for (std::int64_t i = 0; i < config.solver.warmup_iter; ++i) {
@@ -279,7 +279,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   comm.allreduce(std::span<const double>(rank_step), std::span<double>(m.step_time), comm::ReduceOp::kMax);
   comm.allreduce(std::span<const double>(local_loss), std::span<double>(m.loss), comm::ReduceOp::kSum);
   for (std::size_t p = 0; p < m.phase_names.size(); ++p) {
-    const PhaseRecord& phase = recorder.phases()[p];
+    const embedding::PhaseRecord& phase = recorder.phases()[p];
     if (*phase.definition->collective == '\0') continue;
     std::vector<double> bytes(n_it), seconds(n_it);
     for (std::size_t i = 0; i < n_it; ++i) {
@@ -301,4 +301,4 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   return run;
 }
 
-}  // namespace embscale::embedding
+}  // namespace embscale::run

@@ -1,4 +1,4 @@
-// AccessObserver: how a dynamic table's store shows the eviction study (eviction_study.hpp) its
+// AccessObserver: how a dynamic table's store shows an observer (lib/sim's eviction study) its
 // access stream. A store with an observer calls on_call after each of its read calls (one
 // find_or_insert: the distinct keys of one step, in the order the table processed them), inside
 // the timed region: an observer only copies, the oracles run after the step. A store without one
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <span>
 
-namespace embscale::sim {
+namespace embscale::kv {
 
 // What one table call did to its keys (the eviction tier's view: in caching mode, hits are keys
 // found in the fast tier, not those promoted from the slow one).
@@ -27,4 +27,4 @@ class AccessObserver {
   virtual void on_call(std::span<const std::int64_t> keys, const CallOutcome& outcome) = 0;
 };
 
-}  // namespace embscale::sim
+}  // namespace embscale::kv

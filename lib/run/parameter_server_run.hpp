@@ -3,7 +3,7 @@
 // last `parameter_server.servers` ranks serve the table (ps_messages.hpp: who owns an id).
 //
 // Iterations: step s of every trainer is one iteration; a server's iteration s is its
-// ParameterServer::serve_through(s) (it ends when every trainer's pushes of step s are applied).
+// ps::ParameterServer::serve_through(s) (it ends when every trainer's pushes of step s are applied).
 // Ranks meet (the stop check, progress) at iteration boundaries: every iteration in synchronous
 // mode; every staleness + 1 iterations in asynchronous mode, so that between boundaries a trainer
 // may run as far ahead as the bound allows.
@@ -21,9 +21,9 @@
 #include "config/config.hpp"
 #include "core/batch_source.hpp"
 #include "embedding/step_recorder.hpp"
-#include "embedding/training_run.hpp"
+#include "run/training_run.hpp"
 
-namespace embscale::ps {
+namespace embscale::run {
 
 // A server's phases: they add up to its iteration's wall time.
 inline constexpr embedding::PhaseDefinition kServerPhases[] = {
@@ -47,12 +47,12 @@ struct RunRoles {
 RunRoles check_parameter_server_run(const config::Config& config, int ranks);
 
 // Runs solver.warmup_iter untimed then solver.max_iter timed steps; collective over `world`.
-// `progress`, `stop_check` and `progress_prefix` as embedding::run_training's. The servers load
+// `progress`, `stop_check` and `progress_prefix` as run_training's. The servers load
 // their shards before the first step (load_directory) and save them after the last
 // (save_directory).
-embedding::TrainingRun run_parameter_server(comm::Communicator& world, const config::Config& config,
+TrainingRun run_parameter_server(comm::Communicator& world, const config::Config& config,
                                             BatchSource& source, std::ostream* progress,
-                                            const embedding::StopCheck& stop_check = {},
+                                            const StopCheck& stop_check = {},
                                             const std::string& progress_prefix = "");
 
-}  // namespace embscale::ps
+}  // namespace embscale::run

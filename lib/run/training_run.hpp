@@ -19,7 +19,7 @@
 #include "core/batch_source.hpp"
 #include "sim/eviction_study.hpp"
 
-namespace embscale::embedding {
+namespace embscale::run {
 
 struct RunMeasurements {
   std::vector<std::string> phase_names;                           // in execution order
@@ -92,4 +92,4 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
                          std::ostream* progress, const StopCheck& stop_check = {},
                          const std::string& progress_prefix = "");
 
-}  // namespace embscale::embedding
+}  // namespace embscale::run

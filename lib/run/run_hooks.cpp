@@ -1,4 +1,4 @@
-#include "embedding/run_hooks.hpp"
+#include "run/run_hooks.hpp"
 
 #include <csignal>
 #include <cstdio>
@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 
-namespace embscale::embedding {
+namespace embscale::run {
 
 void InjectedFault::strike_if_due(int this_rank, std::int64_t it) const {
   if (rank != this_rank || iteration != it) return;
@@ -45,7 +45,7 @@ InjectedDelay injected_delay() {
   return delay;
 }
 
-void require_phase(const StepRecorder& recorder, const std::string& phase) {
+void require_phase(const embedding::StepRecorder& recorder, const std::string& phase) {
   std::string names;
   for (const auto& p : recorder.phases()) {
     if (p.definition->name == phase) return;
@@ -64,4 +64,4 @@ void print_progress(std::ostream& out, const std::string& prefix, std::int64_t d
   out << line << std::endl;
 }
 
-}  // namespace embscale::embedding
+}  // namespace embscale::run

@@ -10,9 +10,9 @@
 #include "config/config.hpp"
 #include "embedding/engine.hpp"
 
-namespace embscale::embedding {
+namespace embscale::run {
 
-inline constexpr PhaseDefinition kDensePhases[] = {
+inline constexpr embedding::PhaseDefinition kDensePhases[] = {
     {"dense_forward", "dense tower: the connections between partitionings and InnerProduct + ReLU, forward"},
     {"loss", "stand-in objective: a regression loss of the tower's output and its gradient per sample"},
     {"dense_backward", "dense tower: backward and SGD of W and b (data-parallel layers allreduce their gradients), "
@@ -22,6 +22,6 @@ inline constexpr PhaseDefinition kDensePhases[] = {
 // Sets the objective of the engine's layer config.dense_input to the tower (no-op without
 // config.dense). The tower's weights start from the solver's seed; SGD at the global optimizer's
 // learning rate. Collective over `comm` (the engine's).
-void attach_dense_tower(comm::Communicator& comm, const config::Config& config, EmbeddingEngine& engine);
+void attach_dense_tower(comm::Communicator& comm, const config::Config& config, embedding::EmbeddingEngine& engine);
 
-}  // namespace embscale::embedding
+}  // namespace embscale::run

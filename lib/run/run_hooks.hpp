@@ -15,7 +15,7 @@
 
 #include "embedding/step_recorder.hpp"
 
-namespace embscale::embedding {
+namespace embscale::run {
 
 struct InjectedFault {
   int rank = -1;
@@ -34,10 +34,10 @@ struct InjectedDelay {
 // EMBSCALE_INJECT_DELAY's delay (0 s when unset); InputError naming it when malformed.
 InjectedDelay injected_delay();
 // InputError naming EMBSCALE_INJECT_DELAY when the step `recorder` saw has no phase `phase`.
-void require_phase(const StepRecorder& recorder, const std::string& phase);
+void require_phase(const embedding::StepRecorder& recorder, const std::string& phase);
 
 // "<prefix>iteration 10/100  step 1.234 ms  ...  loss ...  ETA 3.2 s" on `out`.
 void print_progress(std::ostream& out, const std::string& prefix, std::int64_t done, std::int64_t total, double step_s,
                     double loss, std::int64_t batch, double elapsed_s);
 
-}  // namespace embscale::embedding
+}  // namespace embscale::run

@@ -9,16 +9,16 @@
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
 #include "core/batch_source.hpp"
-#include "embedding/training_run.hpp"
+#include "run/training_run.hpp"
 
-namespace embscale::cli {
+namespace embscale::run {
 
 // What a run of `config` on `ranks` ranks needs of the count (InputError naming the field).
 void check_training_for_ranks(const config::Config& config, int ranks);
 
-// Collective: the run (embedding::run_training's contract).
-embedding::TrainingRun train(comm::Communicator& comm, const config::Config& config, BatchSource& source,
-                             std::ostream* progress, const embedding::StopCheck& stop_check,
+// Collective: the run (run_training's contract).
+TrainingRun train(comm::Communicator& comm, const config::Config& config, BatchSource& source,
+                             std::ostream* progress, const StopCheck& stop_check,
                              const std::string& progress_prefix = "");
 
-}  // namespace embscale::cli
+}  // namespace embscale::run
