@@ -175,16 +175,15 @@ std::size_t CollectiveCall::recv_rows() const noexcept {
 }
 
 void set_layer_scheme(config::EmbeddingLayer& layer, const std::string& name) {
-  const auto schemes = embedding::schemes();
-  const auto it = std::find_if(schemes.begin(), schemes.end(), [&](const auto& e) { return name == e.name; });
-  if (it == schemes.end()) {
+  const embedding::SchemeEntry* entry = embedding::find_scheme(name);
+  if (!entry) {
     std::string names;
-    for (const auto& e : schemes) names += (names.empty() ? "" : ", ") + std::string(e.name);
+    for (const auto& e : embedding::schemes()) names += (names.empty() ? "" : ", ") + std::string(e.name);
     throw InputError("scheme \"" + name + "\": expected one of " + names);
   }
-  layer.type = it->config_type;
-  layer.sharding = layer.type == "ShardedEmbedding" ? it->name : "";
-  if (name != "table_row_wise") layer.ranks_per_node = 0;
+  layer.type = entry->config_type;
+  layer.sharding = layer.type == embedding::kShardedEmbedding ? entry->name : "";
+  if (!entry->places_ranks_in_nodes) layer.ranks_per_node = 0;
 }
 
 config::Config scheme_config(const embedding::SchemeEntry& scheme, int ranks) {
@@ -193,7 +192,7 @@ config::Config scheme_config(const embedding::SchemeEntry& scheme, int ranks) {
   EMBSCALE_EXPECTS(config.embeddings.size() == 1, "the default config has one embedding layer");
   auto& layer = config.embeddings.front();
   set_layer_scheme(layer, scheme.name);
-  if (std::string(scheme.name) == "table_row_wise") layer.ranks_per_node = std::max(1, ranks / 2);
+  if (scheme.places_ranks_in_nodes) layer.ranks_per_node = std::max(1, ranks / 2);  // two nodes where it can
   return config;
 }
 

@@ -135,14 +135,15 @@ namespace {
 // Fields a scheme would ignore are refused, so that a config says what it runs.
 void check_scheme_fields(const LayerSpec& spec, const SchemeEntry& entry) {
   const auto& layer = *spec.config;
-  if (layer.ranks_per_node > 0 && std::string(entry.name) != "table_row_wise")
-    throw InputError(spec.path + ".ranks_per_node: only table_row_wise places ranks in nodes; this layer's scheme is " +
-                     entry.name);
-  const bool dedups_before_exchange = std::string(entry.name) == "all2all_dense" || std::string(entry.name) == "data_parallel";
-  if (!layer.deduplicate && !dedups_before_exchange)
+  if (layer.ranks_per_node > 0 && !entry.places_ranks_in_nodes)
+    throw InputError(spec.path + ".ranks_per_node: only " +
+                     scheme_names_where([](const SchemeEntry& e) { return e.places_ranks_in_nodes; }) +
+                     " places ranks in nodes; this layer's scheme is " + entry.name);
+  if (!layer.deduplicate && !entry.dedups_before_exchange)
     throw InputError(spec.path + ".deduplicate: " + entry.name + " sends (key, bag) pairs, which cannot be "
-                     "de-duplicated before the exchange (its owners de-duplicate before the lookup); only all2all_dense "
-                     "and data_parallel can switch it off");
+                     "de-duplicated before the exchange (its owners de-duplicate before the lookup); only " +
+                     scheme_names_where([](const SchemeEntry& e) { return e.dedups_before_exchange; }) +
+                     " can switch it off");
 }
 
 }  // namespace

@@ -1,52 +1,58 @@
 #include "embedding/scheme_registry.hpp"
 
-#include <array>
 #include <string>
 
 #include "core/error.hpp"
 
 namespace embscale::embedding {
 
-// One factory (and optional check) per scheme, each defined in schemes/<name>.cpp.
-std::unique_ptr<EmbeddingScheme> make_all2all_dense(const LayerSpec&);
-std::unique_ptr<EmbeddingScheme> make_distributed_slot(const LayerSpec&);
-std::unique_ptr<EmbeddingScheme> make_localized_slot(const LayerSpec&);
-std::unique_ptr<EmbeddingScheme> make_table_wise(const LayerSpec&);
-std::unique_ptr<EmbeddingScheme> make_row_wise(const LayerSpec&);
-std::unique_ptr<EmbeddingScheme> make_column_wise(const LayerSpec&);
-std::unique_ptr<EmbeddingScheme> make_table_row_wise(const LayerSpec&);
-std::unique_ptr<EmbeddingScheme> make_data_parallel(const LayerSpec&);
-void check_table_wise(const LayerSpec&, int ranks);
-void check_column_wise(const LayerSpec&, int ranks);
-void check_table_row_wise(const LayerSpec&, int ranks);
-void check_data_parallel(const LayerSpec&, int ranks);
+// The registry: one line per scheme, in the order --help, sweeps and reports list them. Each names
+// the function its file schemes/<name>.cpp defines, `SchemeEntry <name>_scheme()`, which fills the
+// entry (factory, check, capabilities, planner model).
+#define EMBSCALE_FOR_EACH_SCHEME(SCHEME) \
+  SCHEME(all2all_dense)                  \
+  SCHEME(distributed_slot)               \
+  SCHEME(distributed_sparse)             \
+  SCHEME(localized_slot)                 \
+  SCHEME(table_wise)                     \
+  SCHEME(row_wise)                       \
+  SCHEME(column_wise)                    \
+  SCHEME(table_row_wise)                 \
+  SCHEME(data_parallel)
 
-namespace {
+#define EMBSCALE_DECLARE_SCHEME(name) SchemeEntry name##_scheme();
+EMBSCALE_FOR_EACH_SCHEME(EMBSCALE_DECLARE_SCHEME)
+#undef EMBSCALE_DECLARE_SCHEME
 
-constexpr const char* kSharded = "ShardedEmbedding";
+std::span<const SchemeEntry> schemes() {
+#define EMBSCALE_SCHEME_ENTRY(name) name##_scheme(),
+  static const std::vector<SchemeEntry> entries = {EMBSCALE_FOR_EACH_SCHEME(EMBSCALE_SCHEME_ENTRY)};
+#undef EMBSCALE_SCHEME_ENTRY
+  return entries;
+}
 
-constexpr std::array<SchemeEntry, 9> kSchemes = {{
-    {"all2all_dense", "All2AllDenseEmbedding", "SOK", make_all2all_dense},
-    {"distributed_slot", "DistributedSlotSparseEmbeddingHash", "HugeCTR", make_distributed_slot},
-    {"distributed_sparse", "DistributedSparseEmbedding", "SOK (= HugeCTR's distributed slot)", make_distributed_slot},
-    {"localized_slot", "LocalizedSlotSparseEmbeddingHash", "HugeCTR", make_localized_slot},
-    {"table_wise", kSharded, "TorchRec", make_table_wise, check_table_wise},
-    {"row_wise", kSharded, "TorchRec", make_row_wise},
-    {"column_wise", kSharded, "TorchRec", make_column_wise, check_column_wise},
-    {"table_row_wise", kSharded, "TorchRec", make_table_row_wise, check_table_row_wise},
-    {"data_parallel", kSharded, "TorchRec", make_data_parallel, check_data_parallel},
-}};
+const SchemeEntry* find_scheme(const std::string& name) {
+  for (const auto& entry : schemes())
+    if (name == entry.name) return &entry;
+  return nullptr;
+}
 
-}  // namespace
-
-std::span<const SchemeEntry> schemes() { return kSchemes; }
+std::string scheme_names_where(bool (*has)(const SchemeEntry&)) {
+  std::vector<std::string> names;
+  for (const auto& entry : schemes())
+    if (has(entry)) names.emplace_back(entry.name);
+  std::string prose;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    prose += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return prose;
+}
 
 const SchemeEntry& scheme_of(const config::EmbeddingLayer& layer) {
   // A ShardedEmbedding layer may name any scheme, HugeCTR's and SOK's too: one sweep axis over
   // `sharding` then covers every scheme.
-  const bool sharded = layer.type == kSharded;
+  const bool sharded = layer.type == kShardedEmbedding;
   std::string names;
-  for (const auto& entry : kSchemes) {
+  for (const auto& entry : schemes()) {
     if (sharded ? layer.sharding == entry.name : layer.type == entry.config_type) return entry;
     names += (names.empty() ? "\"" : ", \"") + std::string(entry.name) + "\"";
   }

@@ -3,29 +3,65 @@
 // SOK's layer types name their scheme), or, for a "ShardedEmbedding" layer, whose `name` is its
 // "sharding" (any scheme's name: TorchRec's shardings have no other type; the rest may be named
 // either way, so that one sweep over `sharding` covers every scheme).
+//
+// An entry also carries what the rest of the code asks about its scheme (the engine's checks of a
+// layer's fields, the collectives' step capture, the planner), so that nothing compares scheme
+// names: a new scheme is its file schemes/<name>.cpp, defining `SchemeEntry <name>_scheme()`, and
+// one line in scheme_registry.cpp.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
+#include "embedding/ownership.hpp"
 #include "embedding/scheme.hpp"
 
 namespace embscale::embedding {
 
+inline constexpr const char* kShardedEmbedding = "ShardedEmbedding";  // TorchRec's shardings' layer type
+
+// What the planner needs of a scheme to predict its step and memory (lib/plan): its ownership
+// (the loads and the data flow costed per rank), its collective calls per step (forward and
+// backward: each pays the planner's fixed cost per call), and whether it runs on static storage
+// only. A scheme without one is neither chosen nor predicted.
+struct PlannerModel {
+  Ownership ownership = Ownership::kOneRank;
+  int collectives = 0;
+  bool static_only = false;
+  // Whether an "auto" layer may be planned onto it. False: a config that names it is predicted,
+  // but the planner does not choose it (it duplicates a choosable scheme's placement).
+  bool choosable = true;
+};
+
 struct SchemeEntry {
-  const char* name;          // the scheme's name in reports (the `scheme` run attribute)
-  const char* config_type;   // the layer type that selects it, or "ShardedEmbedding"
-  const char* origin;        // who defines it (for --help and the README)
-  SchemeFactory make;
+  const char* name = nullptr;          // the scheme's name in reports (the `scheme` run attribute)
+  const char* config_type = nullptr;   // the layer type that selects it, or kShardedEmbedding
+  const char* origin = nullptr;        // who defines it (for --help and the README)
+  SchemeFactory make = nullptr;
   // Throws InputError naming the field when the scheme cannot run this layer on `ranks` ranks;
   // null when it always can.
   void (*check)(const LayerSpec& spec, int ranks) = nullptr;
+  // Sends each rank's distinct keys (de-duplicated before the exchange), so it may also run with
+  // "deduplicate": false; the others send (key, bag) pairs and de-duplicate on the owners.
+  bool dedups_before_exchange = false;
+  // Places ranks in nodes: reads the layer's ranks_per_node (refused on every other scheme).
+  bool places_ranks_in_nodes = false;
+  // A whole-table scheme (Ownership::kOneRank): the rank of each of the layer's tables (slots) on
+  // `ranks` ranks, by which both its factory and the planner place them. Null for the others.
+  std::vector<int> (*table_owners)(const LayerSpec& spec, int ranks) = nullptr;
+  std::optional<PlannerModel> planner;
 };
 
 std::span<const SchemeEntry> schemes();
 // The entry of a layer; InputError naming layers[<name>].type or .sharding (with the names that
 // run) when none matches.
 const SchemeEntry& scheme_of(const config::EmbeddingLayer& layer);
+// The entry named `name`; null when there is none.
+const SchemeEntry* find_scheme(const std::string& name);
+// The names of the entries for which `has` holds, as prose: "a", "a and b", "a, b and c".
+std::string scheme_names_where(bool (*has)(const SchemeEntry&));
 
 }  // namespace embscale::embedding

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
-#include "embedding/pooled_scheme.hpp"
+#include "embedding/engine.hpp"
 #include "embedding/scheme_registry.hpp"
 #include "embedding/sparse_optimizer.hpp"
 #include "kv/value_types.hpp"
@@ -21,14 +21,25 @@ std::string gib(double bytes) {
   return out.str();
 }
 
-// planner.schemes names only schemes the planner models.
+// planner.schemes names only schemes the planner may choose.
 void check_scheme_names(const std::vector<std::string>& names) {
   for (std::size_t i = 0; i < names.size(); ++i) {
-    if (planned_scheme(names[i])) continue;
+    if (choosable_scheme(names[i])) continue;
     std::string known;
     for (const auto& model : planned_schemes()) known += (known.empty() ? "\"" : ", \"") + std::string(model.name) + "\"";
     throw InputError("planner.schemes[" + std::to_string(i) + "]: expected one of " + known +
                      " (the schemes the planner models), got \"" + names[i] + "\"");
+  }
+}
+
+// Whether the scheme's own check accepts the layer on `ranks` ranks.
+bool accepts(const embedding::SchemeEntry& entry, const embedding::LayerSpec& spec, int ranks) {
+  if (!entry.check) return true;
+  try {
+    entry.check(spec, ranks);
+    return true;
+  } catch (const InputError&) {
+    return false;
   }
 }
 
@@ -77,13 +88,15 @@ LayerContext PlanModel::make_context(std::size_t i, const config::PlannerSetting
   context.owners_read_every_pair =
       !training && !layer.storage.dynamic && layer.storage.table.value_type == kv::ValueType::kFloat32;
   const std::string path = "layers[" + layer.name + "]";
+  // The layer as the engine would see it (no communicator: the checks need none).
+  const embedding::LayerSpec spec = embedding::make_layer_spec(nullptr, config_, i, config_.data.slot_size_array);
   if (context.planned) {
     for (const auto& model : planned_schemes()) {
       if (settings && !settings->schemes.empty() &&
           std::find(settings->schemes.begin(), settings->schemes.end(), model.name) == settings->schemes.end())
         continue;
       if (model.static_only && layer.storage.dynamic) continue;
-      if (model.scheme == PlannedScheme::kColumnWise && dim < ranks_) continue;
+      if (!accepts(*model.entry, spec, ranks_)) continue;  // column_wise: a column per rank
       context.candidates.push_back(&model);
     }
     if (settings) check_scheme_names(settings->schemes);
@@ -94,22 +107,8 @@ LayerContext PlanModel::make_context(std::size_t i, const config::PlannerSetting
   }
   const auto& entry = embedding::scheme_of(layer);
   context.fixed_name = entry.name;
-  const std::string name = context.fixed_name == "distributed_sparse" ? "distributed_slot" : context.fixed_name;
-  if (name == "localized_slot") {
-    context.fixed = planned_scheme("table_wise");
-    for (std::size_t p = 0; p < layer.slots.size(); ++p) context.fixed_owner.push_back(static_cast<int>(p) % ranks_);
-  } else {
-    context.fixed = planned_scheme(name);
-    if (name == "table_wise") {
-      if (!layer.table_ranks.empty()) {
-        context.fixed_owner.assign(layer.table_ranks.begin(), layer.table_ranks.end());
-      } else {
-        embedding::LayerSpec spec;
-        for (const auto slot : layer.slots) spec.slot_sizes.push_back(config_.data.slot_size_array[static_cast<std::size_t>(slot)]);
-        context.fixed_owner = embedding::place_tables(spec, ranks_);
-      }
-    }
-  }
+  context.fixed = planned_scheme(entry.name);
+  if (context.fixed && entry.table_owners) context.fixed_owner = entry.table_owners(spec, ranks_);
   return context;  // predicted skew-aware: analytic where the slots have a model, else measured
 }
 
@@ -152,7 +151,7 @@ const std::vector<RankLoad>& PlanModel::loads(bool aware, std::int32_t slot, Own
 const std::vector<RankLoad>& PlanModel::owner_loads(const LayerContext& context, const SchemeModel& model,
                                                     std::int32_t slot) {
   const auto& given = loads(context.skew_aware, slot, model.ownership);
-  if (!context.owners_read_every_pair || model.scheme == PlannedScheme::kDataParallel) return given;
+  if (!context.owners_read_every_pair || model.ownership == Ownership::kReplicas) return given;
   auto key = std::make_tuple(context.skew_aware, slot, static_cast<int>(model.ownership));
   auto it = pair_loads_.find(key);
   if (it == pair_loads_.end()) {

@@ -1,29 +1,54 @@
 #include "plan/scheme_cost.hpp"
 
-#include <array>
+#include <algorithm>
+#include <vector>
 
 namespace embscale::plan {
 namespace {
 
-// Collective calls per step. Pooled schemes: counts and pairs (alltoall + alltoallv), the output
-// and its reverse (reduce-scatter and all-gather, or two alltoallv); data_parallel: two allreduces.
-constexpr std::array<SchemeModel, 5> kModels = {{
-    {PlannedScheme::kTableWise, "table_wise", Ownership::kOneRank, 4, false},
-    {PlannedScheme::kRowWise, "row_wise", Ownership::kRowBlocks, 4, false},
-    {PlannedScheme::kDistributedSlot, "distributed_slot", Ownership::kKeyModulo, 4, false},
-    {PlannedScheme::kColumnWise, "column_wise", Ownership::kEveryRank, 4, true},
-    {PlannedScheme::kDataParallel, "data_parallel", Ownership::kReplicas, 2, true},
-}};
+// Every registry entry with a planner model, choosable ones first (by ownership, then registry
+// order: a stable sort), in one array so that pointers into it order the planned layers.
+struct Models {
+  std::vector<SchemeModel> all;
+  std::size_t choosable = 0;
+};
+
+const Models& models() {
+  static const Models built = [] {
+    Models m;
+    for (const auto& entry : embedding::schemes())
+      if (entry.planner)
+        m.all.push_back({entry.name, entry.planner->ownership, entry.planner->collectives, entry.planner->static_only,
+                         &entry});
+    std::stable_sort(m.all.begin(), m.all.end(), [](const SchemeModel& a, const SchemeModel& b) {
+      const bool a_first = a.entry->planner->choosable, b_first = b.entry->planner->choosable;
+      if (a_first != b_first) return a_first;
+      return a_first && a.ownership < b.ownership;
+    });
+    m.choosable = static_cast<std::size_t>(std::count_if(
+        m.all.begin(), m.all.end(), [](const SchemeModel& model) { return model.entry->planner->choosable; }));
+    return m;
+  }();
+  return built;
+}
 
 constexpr double kPairBytes = 16.0;   // a (key, position) pair on the wire
 constexpr double kFloatBytes = 4.0;   // pooled vectors and gradients are fp32
 
 }  // namespace
 
-std::span<const SchemeModel> planned_schemes() { return kModels; }
+std::span<const SchemeModel> planned_schemes() {
+  return std::span<const SchemeModel>(models().all).first(models().choosable);
+}
 
 const SchemeModel* planned_scheme(std::string_view name) {
-  for (const auto& model : kModels)
+  for (const auto& model : models().all)
+    if (name == model.name) return &model;
+  return nullptr;
+}
+
+const SchemeModel* choosable_scheme(std::string_view name) {
+  for (const auto& model : planned_schemes())
     if (name == model.name) return &model;
   return nullptr;
 }
@@ -49,8 +74,8 @@ void add_table_work(const SchemeModel& model, const LayerShape& shape, const Tab
   const double touched = batch_distinct;  // data_parallel: every rank updates every row any rank touched
   for (int r = 0; r < ranks; ++r) {
     auto& w = work[static_cast<std::size_t>(r)];
-    switch (model.scheme) {
-      case PlannedScheme::kTableWise: {
+    switch (model.ownership) {
+      case Ownership::kOneRank: {  // the whole table on its owner (table_wise, localized_slot)
         w.key_ops += local_pairs;
         w.memory_bytes += loss_bytes;
         w.comm_bytes += local_pairs * kPairBytes + 2.0 * bag_bytes / p * others;  // its keys out; its bags back
@@ -62,8 +87,8 @@ void add_table_work(const SchemeModel& model, const LayerShape& shape, const Tab
         }
         break;
       }
-      case PlannedScheme::kRowWise:
-      case PlannedScheme::kDistributedSlot: {
+      case Ownership::kRowBlocks:  // owners pool partial bags, reduce-scatter (row_wise, distributed_slot)
+      case Ownership::kKeyModulo: {
         const auto& load = loads[static_cast<std::size_t>(r)];
         w.key_ops += local_pairs + load.pairs;
         w.row_ops += 2.0 * load.distinct;
@@ -71,7 +96,7 @@ void add_table_work(const SchemeModel& model, const LayerShape& shape, const Tab
         w.comm_bytes += (local_pairs + load.pairs) * kPairBytes + 2.0 * bag_bytes * others;  // reduce-scatter + all-gather
         break;
       }
-      case PlannedScheme::kColumnWise: {
+      case Ownership::kEveryRank: {  // column slices (column_wise)
         const auto& load = loads[static_cast<std::size_t>(r)];
         const double width = dim / p;
         w.key_ops += local_pairs + load.pairs;
@@ -80,7 +105,7 @@ void add_table_work(const SchemeModel& model, const LayerShape& shape, const Tab
         w.comm_bytes += (pairs + load.pairs) * kPairBytes + 2.0 * bag_bytes / p * others * 2.0;  // every key to every rank
         break;
       }
-      case PlannedScheme::kDataParallel: {
+      case Ownership::kReplicas: {  // replicas, allreduce of the table (data_parallel)
         const auto& load = loads[static_cast<std::size_t>(r)];
         const double rows = static_cast<double>(table.rows);
         w.key_ops += load.pairs;

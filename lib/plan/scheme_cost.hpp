@@ -12,24 +12,30 @@
 #include <string_view>
 #include <vector>
 
+#include "embedding/scheme_registry.hpp"
 #include "plan/table_load.hpp"
 
 namespace embscale::plan {
 
-enum class PlannedScheme { kTableWise, kRowWise, kDistributedSlot, kColumnWise, kDataParallel };
-
+// A scheme as the planner sees it: its registry entry's planner model (lib/embedding/
+// scheme_registry.hpp), nothing kept here. The cost of a step follows from the ownership: each
+// ownership is one data flow (add_table_work).
 struct SchemeModel {
-  PlannedScheme scheme;
-  const char* name;         // the scheme registry's name (lib/embedding/scheme_registry.cpp)
+  const char* name;         // the scheme registry's name
   Ownership ownership;
   int collectives;          // collective calls per step (forward and backward)
   bool static_only;         // refused on dynamic storage (column_wise, data_parallel)
+  const embedding::SchemeEntry* entry;
 };
 
-// Every scheme the planner can choose, in the order it tries them.
+// Every scheme the planner can choose (its entry's model is choosable), in the order it tries
+// them: by ownership, then the registry's order.
 std::span<const SchemeModel> planned_schemes();
-// The model of a scheme by its registry name; null when the planner has none.
+// The model of a scheme by its registry name, choosable or only predicted (localized_slot,
+// distributed_sparse); null when the planner has none.
 const SchemeModel* planned_scheme(std::string_view name);
+// The model of a scheme the planner may choose; null for the others.
+const SchemeModel* choosable_scheme(std::string_view name);
 
 // The layer-wide quantities a table's cost depends on.
 struct LayerShape {

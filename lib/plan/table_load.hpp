@@ -16,18 +16,13 @@
 
 #include "config/config.hpp"
 #include "core/batch.hpp"
+#include "embedding/ownership.hpp"
 #include "plan/key_popularity.hpp"
 
 namespace embscale::plan {
 
-// How a scheme splits a table's keys among the ranks.
-enum class Ownership {
-  kOneRank,    // the whole table on one rank (table_wise); the loads are the owner's, at rank 0
-  kRowBlocks,  // contiguous blocks of ceil(rows / ranks) keys, block r on rank r (row_wise)
-  kKeyModulo,  // unified key % ranks (distributed_slot)
-  kEveryRank,  // every rank gets every key, a slice of each row (column_wise)
-  kReplicas,   // every rank holds every row and looks up its own samples' keys (data_parallel)
-};
+// How a scheme splits a table's keys among the ranks: its registry entry says which.
+using embedding::Ownership;
 
 struct TableModel {
   std::int32_t slot = 0;              // in the Data layer

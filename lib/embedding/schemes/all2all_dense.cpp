@@ -16,6 +16,7 @@
 #include "embedding/pooling.hpp"
 #include "embedding/key_router.hpp"
 #include "embedding/scheme.hpp"
+#include "embedding/scheme_registry.hpp"
 
 namespace embscale::embedding {
 namespace {
@@ -119,8 +120,14 @@ class All2AllDense final : public EmbeddingScheme {
   std::vector<float> vectors_;        // rows of routed_.send_keys as returned by the owners
 };
 
+std::unique_ptr<EmbeddingScheme> make_all2all_dense(const LayerSpec& spec) { return std::make_unique<All2AllDense>(spec); }
+
 }  // namespace
 
-std::unique_ptr<EmbeddingScheme> make_all2all_dense(const LayerSpec& spec) { return std::make_unique<All2AllDense>(spec); }
+SchemeEntry all2all_dense_scheme() {
+  // Requesters pool the rows that travel: the planner models owners that pool, so it has no model.
+  return {.name = "all2all_dense", .config_type = "All2AllDenseEmbedding", .origin = "SOK", .make = make_all2all_dense,
+          .dedups_before_exchange = true, .planner = std::nullopt};
+}
 
 }  // namespace embscale::embedding

@@ -4,8 +4,11 @@
 #include "embedding/pooled_scheme.hpp"
 
 #include "core/error.hpp"
+#include "embedding/scheme_registry.hpp"
 
 namespace embscale::embedding {
+
+namespace {
 
 std::unique_ptr<EmbeddingScheme> make_column_wise(const LayerSpec& spec) {
   const int rank = spec.comm->rank(), ranks = spec.comm->size();
@@ -43,6 +46,16 @@ void check_column_wise(const LayerSpec& spec, int ranks) {
   if (spec.config->storage.dynamic)
     throw InputError(spec.path + ".storage.type: column_wise runs on static storage only (a dynamic table's rows are "
                      "whole: dynamicemb shards its tables row-wise)");
+}
+
+}  // namespace
+
+// Collectives per step: counts and pairs (alltoall + alltoallv), the column slices of the pooled
+// vectors and their gradients (two alltoallv).
+SchemeEntry column_wise_scheme() {
+  return {.name = "column_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_column_wise,
+          .check = check_column_wise,
+          .planner = PlannerModel{.ownership = Ownership::kEveryRank, .collectives = 4, .static_only = true}};
 }
 
 }  // namespace embscale::embedding

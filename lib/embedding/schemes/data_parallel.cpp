@@ -9,6 +9,7 @@
 #include "embedding/pooling.hpp"
 #include "embedding/key_router.hpp"
 #include "embedding/scheme.hpp"
+#include "embedding/scheme_registry.hpp"
 
 namespace embscale::embedding {
 namespace {
@@ -91,14 +92,21 @@ class DataParallel final : public EmbeddingScheme {
   std::vector<float> grads_;
 };
 
-}  // namespace
-
 std::unique_ptr<EmbeddingScheme> make_data_parallel(const LayerSpec& spec) { return std::make_unique<DataParallel>(spec); }
 
 void check_data_parallel(const LayerSpec& spec, int) {
   if (spec.config->storage.dynamic)
     throw InputError(spec.path + ".storage.type: data_parallel runs on static storage only (its gradient is the "
                      "whole table's, summed by an allreduce, as TorchRec's data-parallel tables are dense)");
+}
+
+}  // namespace
+
+// Collectives per step: two allreduces (the table's gradient and its touched rows).
+SchemeEntry data_parallel_scheme() {
+  return {.name = "data_parallel", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_data_parallel,
+          .check = check_data_parallel, .dedups_before_exchange = true,
+          .planner = PlannerModel{.ownership = Ownership::kReplicas, .collectives = 2, .static_only = true}};
 }
 
 }  // namespace embscale::embedding

@@ -3,8 +3,11 @@
 // from its keys, a reduce-scatter sums them and gives each rank its bags; backward, an all-gather
 // of the pooled gradients.
 #include "embedding/pooled_scheme.hpp"
+#include "embedding/scheme_registry.hpp"
 
 namespace embscale::embedding {
+
+namespace {
 
 std::unique_ptr<EmbeddingScheme> make_distributed_slot(const LayerSpec& spec) {
   const int ranks = spec.comm->size();
@@ -12,6 +15,25 @@ std::unique_ptr<EmbeddingScheme> make_distributed_slot(const LayerSpec& spec) {
   plan.output = PooledOutput::kReduceScatter;
   return make_pooled_scheme(spec, std::move(plan), spec.make_store(spec.keys_modulo_ranks(), spec.dim()),
                             [ranks](Key key, std::int32_t) { return static_cast<int>(key % ranks); });
+}
+
+}  // namespace
+
+// Collectives per step: counts and pairs (alltoall + alltoallv), reduce-scatter and all-gather.
+SchemeEntry distributed_slot_scheme() {
+  return {.name = "distributed_slot", .config_type = "DistributedSlotSparseEmbeddingHash", .origin = "HugeCTR",
+          .make = make_distributed_slot,
+          .planner = PlannerModel{.ownership = Ownership::kKeyModulo, .collectives = 4}};
+}
+
+// SOK's name for the same scheme: run and predicted as distributed_slot, never chosen under this name.
+SchemeEntry distributed_sparse_scheme() {
+  SchemeEntry entry = distributed_slot_scheme();
+  entry.name = "distributed_sparse";
+  entry.config_type = "DistributedSparseEmbedding";
+  entry.origin = "SOK (= HugeCTR's distributed slot)";
+  entry.planner->choosable = false;
+  return entry;
 }
 
 }  // namespace embscale::embedding

@@ -3,8 +3,11 @@
 // report's per-rank lookups show it); partial bags pooled on the owners, reduce-scatter forward,
 // all-gather backward (TorchRec's RwPooledEmbeddingDist).
 #include "embedding/pooled_scheme.hpp"
+#include "embedding/scheme_registry.hpp"
 
 namespace embscale::embedding {
+
+namespace {
 
 std::unique_ptr<EmbeddingScheme> make_row_wise(const LayerSpec& spec) {
   const RowBlocks blocks(spec, spec.comm->size());
@@ -14,6 +17,14 @@ std::unique_ptr<EmbeddingScheme> make_row_wise(const LayerSpec& spec) {
   plan.output = PooledOutput::kReduceScatter;
   return make_pooled_scheme(spec, std::move(plan), spec.make_store(owned, spec.dim()),
                             [blocks](Key key, std::int32_t slot) { return blocks.block_of(key, slot); });
+}
+
+}  // namespace
+
+// Collectives per step: counts and pairs (alltoall + alltoallv), reduce-scatter and all-gather.
+SchemeEntry row_wise_scheme() {
+  return {.name = "row_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_row_wise,
+          .planner = PlannerModel{.ownership = Ownership::kRowBlocks, .collectives = 4}};
 }
 
 }  // namespace embscale::embedding

@@ -7,6 +7,7 @@
 #include "embedding/pooled_scheme.hpp"
 
 #include "core/error.hpp"
+#include "embedding/scheme_registry.hpp"
 
 namespace embscale::embedding {
 namespace {
@@ -22,8 +23,6 @@ int ranks_per_node(const LayerSpec& spec) {
                      std::to_string(largest) + " ranks each; table_row_wise needs equal nodes: set ranks_per_node");
   return host_ranks;
 }
-
-}  // namespace
 
 std::unique_ptr<EmbeddingScheme> make_table_row_wise(const LayerSpec& spec) {
   const int rank = spec.comm->rank(), ranks = spec.comm->size();
@@ -54,6 +53,15 @@ void check_table_row_wise(const LayerSpec& spec, int ranks) {
   if (rpn > 0 && (rpn > ranks || ranks % rpn != 0))
     throw InputError(spec.path + ".ranks_per_node: expected a divisor of the run's " + std::to_string(ranks) +
                      " ranks (each node holds ranks_per_node of them), got " + std::to_string(rpn));
+}
+
+}  // namespace
+
+// Two-level (reduce-scatter in the node, alltoallv across nodes): the planner has no model of it.
+SchemeEntry table_row_wise_scheme() {
+  return {.name = "table_row_wise", .config_type = kShardedEmbedding, .origin = "TorchRec",
+          .make = make_table_row_wise, .check = check_table_row_wise, .places_ranks_in_nodes = true,
+          .planner = std::nullopt};
 }
 
 }  // namespace embscale::embedding

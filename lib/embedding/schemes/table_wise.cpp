@@ -6,13 +6,20 @@
 
 #include "core/error.hpp"
 #include "embedding/pooled_scheme.hpp"
+#include "embedding/scheme_registry.hpp"
 
 namespace embscale::embedding {
 
-std::unique_ptr<EmbeddingScheme> make_table_wise(const LayerSpec& spec) {
+namespace {
+
+std::vector<int> table_owners(const LayerSpec& spec, int ranks) {
   const auto& given = spec.config->table_ranks;
-  if (!given.empty()) return make_whole_table_scheme(spec, std::vector<int>(given.begin(), given.end()));
-  return make_whole_table_scheme(spec, place_tables(spec, spec.comm->size()));
+  if (!given.empty()) return std::vector<int>(given.begin(), given.end());
+  return place_tables(spec, ranks);
+}
+
+std::unique_ptr<EmbeddingScheme> make_table_wise(const LayerSpec& spec) {
+  return make_whole_table_scheme(spec, table_owners(spec, spec.comm->size()));
 }
 
 void check_table_wise(const LayerSpec& spec, int ranks) {
@@ -21,6 +28,16 @@ void check_table_wise(const LayerSpec& spec, int ranks) {
     if (given[i] >= ranks)
       throw InputError(spec.path + ".table_ranks[" + std::to_string(i) + "]: expected a rank below " +
                        std::to_string(ranks) + " (the ranks of the run), got " + std::to_string(given[i]));
+}
+
+}  // namespace
+
+// Collectives per step: counts and pairs (alltoall + alltoallv), the pooled vectors and their
+// gradients (two alltoallv).
+SchemeEntry table_wise_scheme() {
+  return {.name = "table_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_table_wise,
+          .check = check_table_wise, .table_owners = table_owners,
+          .planner = PlannerModel{.ownership = Ownership::kOneRank, .collectives = 4}};
 }
 
 }  // namespace embscale::embedding

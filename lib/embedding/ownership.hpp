@@ -1,0 +1,18 @@
+// How a scheme places a table's keys on the ranks. A scheme's registry entry names its ownership;
+// the planner's load model (lib/plan/table_load) predicts each rank's pairs and distinct keys from
+// it, and its cost model (lib/plan/scheme_cost) the work of that ownership's data flow. The order
+// is the planner's: it tries the schemes it may choose from the most concentrated placement to the
+// most replicated.
+#pragma once
+
+namespace embscale::embedding {
+
+enum class Ownership {
+  kOneRank,    // the whole table on one rank (table_wise, localized_slot); the loads are the owner's, at rank 0
+  kRowBlocks,  // contiguous blocks of ceil(rows / ranks) keys, block r on rank r (row_wise)
+  kKeyModulo,  // unified key % ranks (distributed_slot)
+  kEveryRank,  // every rank gets every key, a slice of each row (column_wise)
+  kReplicas,   // every rank holds every row and looks up its own samples' keys (data_parallel)
+};
+
+}  // namespace embscale::embedding

@@ -1,0 +1,60 @@
+// The planner's view of the schemes, derived from the scheme registry: which it chooses among and
+// in which order, which it only predicts, and that a whole table's work falls on its owner.
+#include "plan/scheme_cost.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace embscale::plan {
+namespace {
+
+TEST(SchemeCost, ChoosesAmongTheRegistrysChoosableSchemesByOwnership) {
+  std::vector<std::string> names;
+  for (const auto& model : planned_schemes()) {
+    names.emplace_back(model.name);
+    ASSERT_NE(model.entry, nullptr);
+    EXPECT_TRUE(model.entry->planner && model.entry->planner->choosable) << model.name;
+    EXPECT_EQ(choosable_scheme(model.name), &model);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"table_wise", "row_wise", "distributed_slot", "column_wise", "data_parallel"}));
+  for (std::size_t i = 1; i < planned_schemes().size(); ++i)
+    EXPECT_LT(planned_schemes()[i - 1].ownership, planned_schemes()[i].ownership);
+}
+
+TEST(SchemeCost, PredictsButNeverChoosesTheAliasesOfAPlacement) {
+  const SchemeModel* localized = planned_scheme("localized_slot");
+  ASSERT_NE(localized, nullptr);
+  EXPECT_EQ(localized->ownership, Ownership::kOneRank);
+  EXPECT_EQ(localized->collectives, planned_scheme("table_wise")->collectives);
+  EXPECT_EQ(choosable_scheme("localized_slot"), nullptr);
+  const SchemeModel* sparse = planned_scheme("distributed_sparse");
+  ASSERT_NE(sparse, nullptr);
+  EXPECT_EQ(sparse->ownership, planned_scheme("distributed_slot")->ownership);
+  EXPECT_EQ(choosable_scheme("distributed_sparse"), nullptr);
+  // Schemes without a planner model: not predicted.
+  EXPECT_EQ(planned_scheme("all2all_dense"), nullptr);
+  EXPECT_EQ(planned_scheme("table_row_wise"), nullptr);
+}
+
+TEST(SchemeCost, AWholeTablesOwnerDoesItsLookupsAndUpdates) {
+  LayerShape shape;
+  shape.samples = 64;
+  shape.ranks = 4;
+  shape.dim = 8;
+  TableModel table;
+  table.rows = 1000;
+  table.bag_size = 2.0;
+  const std::vector<RankLoad> loads = {{128.0, 50.0}};  // the owner's pairs and distinct keys
+  std::vector<RankWork> work(4);
+  add_table_work(*planned_scheme("table_wise"), shape, table, loads, 50.0, 2, work);
+  for (int r = 0; r < 4; ++r) {
+    // Every rank routes its own samples' pairs; only the owner looks rows up and updates them.
+    EXPECT_DOUBLE_EQ(work[static_cast<std::size_t>(r)].row_ops, r == 2 ? 100.0 : 0.0) << "rank " << r;
+    EXPECT_DOUBLE_EQ(work[static_cast<std::size_t>(r)].key_ops, 32.0 + (r == 2 ? 128.0 : 0.0)) << "rank " << r;
+  }
+}
+
+}  // namespace
+}  // namespace embscale::plan
