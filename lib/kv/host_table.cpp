@@ -12,6 +12,7 @@
 #include "kv/bucket_partition.hpp"
 #include "kv/digest_match.hpp"
 #include "kv/initializer.hpp"
+#include "kv/row_codec.hpp"
 #include "kv/score_rules.hpp"
 #include "kv/victim_search.hpp"
 
@@ -26,31 +27,6 @@ void prefetch_lines(const void* p, std::size_t bytes) noexcept {
 }
 void prefetch_lines_to_write(const void* p, std::size_t bytes) noexcept {
   for (std::size_t line = 0; line < bytes; line += 64) __builtin_prefetch(static_cast<const std::byte*>(p) + line, 1);
-}
-
-// 16-bit storage (fp16, bf16) to float and back; memcpy because rows need not be 2-byte aligned
-// in the byte array's view of them.
-template <float (*Decode)(std::uint16_t)>
-void decode_halves(const std::byte* row, std::span<float> out) noexcept {
-  for (std::size_t d = 0; d < out.size(); ++d) {
-    std::uint16_t h;
-    std::memcpy(&h, row + 2 * d, 2);
-    out[d] = Decode(h);
-  }
-}
-
-template <std::uint16_t (*Encode)(float)>
-void encode_halves(std::span<const float> in, std::byte* row) noexcept {
-  for (std::size_t d = 0; d < in.size(); ++d) {
-    const std::uint16_t h = Encode(in[d]);
-    std::memcpy(row + 2 * d, &h, 2);
-  }
-}
-
-std::int64_t ceil_pow2(std::int64_t x) {
-  std::int64_t p = 1;
-  while (p < x) p <<= 1;
-  return p;
 }
 
 }  // namespace
@@ -106,7 +82,8 @@ HostTable::HostTable(TableOptions options) : options_(std::move(options)), match
   row_width_ = options_.dim + (options_.training ? options_.optimizer_state_width : 0);
   bucket_capacity_ = options_.bucket_capacity;
   const std::int64_t initial = options_.init_capacity ? options_.init_capacity : options_.max_capacity;
-  buckets_ = ceil_pow2(std::max<std::int64_t>(1, (initial + bucket_capacity_ - 1) / bucket_capacity_));
+  buckets_ = static_cast<std::int64_t>(
+      std::bit_ceil(static_cast<std::uint64_t>(std::max<std::int64_t>(1, (initial + bucket_capacity_ - 1) / bucket_capacity_))));
   if (options_.num_embeddings == 0) options_.num_embeddings = options_.max_capacity;
   admission_ = AdmissionFilter(options_.admission, bucket_capacity_, buckets_);
   estimate_new_keys_ = needs_admission_estimate(score_rules(options_.score_strategy));
@@ -336,28 +313,28 @@ void HostTable::remove(Slot slot) noexcept {
 void HostTable::read_row(std::int64_t flat_slot, std::span<float> out) const noexcept {
   const auto n = static_cast<std::size_t>(row_width_);
   const std::byte* row = rows_.data() + static_cast<std::size_t>(flat_slot) * n * value_bytes(options_.value_type);
-  switch (options_.value_type) {
-    case ValueType::kFloat32: std::memcpy(out.data(), row, n * sizeof(float)); break;
-    case ValueType::kFloat16: decode_halves<fp16_to_float>(row, out.first(n)); break;
-    case ValueType::kBFloat16: decode_halves<bf16_to_float>(row, out.first(n)); break;
-  }
+  decode_values(options_.value_type, row, out.data(), n);
 }
 
 void HostTable::write_row(std::int64_t flat_slot, std::span<const float> in) noexcept {
   const auto n = static_cast<std::size_t>(row_width_);
   std::byte* row = rows_.data() + static_cast<std::size_t>(flat_slot) * n * value_bytes(options_.value_type);
-  switch (options_.value_type) {
-    case ValueType::kFloat32: std::memcpy(row, in.data(), n * sizeof(float)); break;
-    case ValueType::kFloat16: encode_halves<float_to_fp16>(in.first(n), row); break;
-    case ValueType::kBFloat16: encode_halves<float_to_bf16>(in.first(n), row); break;
-  }
+  encode_values(options_.value_type, in.data(), row, n);
 }
 
 void HostTable::add_to_row(std::int64_t flat_slot, std::span<const float> delta) noexcept {
-  std::vector<float> row(static_cast<std::size_t>(row_width_));
-  read_row(flat_slot, row);
-  for (std::size_t d = 0; d < row.size(); ++d) row[d] += delta[d];  // in float, then stored
-  write_row(flat_slot, row);
+  // Each value added in float, then stored: a stack chunk at a time, no allocation per call.
+  constexpr std::size_t kChunk = 64;
+  const auto n = static_cast<std::size_t>(row_width_);
+  const std::size_t bytes = value_bytes(options_.value_type);
+  std::byte* row = rows_.data() + static_cast<std::size_t>(flat_slot) * n * bytes;
+  float values[kChunk];
+  for (std::size_t first = 0; first < n; first += kChunk) {
+    const std::size_t count = std::min(kChunk, n - first);
+    decode_values(options_.value_type, row + first * bytes, values, count);
+    for (std::size_t d = 0; d < count; ++d) values[d] += delta[first + d];
+    encode_values(options_.value_type, values, row + first * bytes, count);
+  }
 }
 
 void HostTable::prefetch_bucket(std::uint64_t key) const noexcept {

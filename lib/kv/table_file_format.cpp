@@ -5,6 +5,7 @@
 #include "core/byte_io.hpp"
 #include "core/error.hpp"
 #include "kv/host_table.hpp"
+#include "kv/row_codec.hpp"
 #include "kv/score_rules.hpp"
 
 namespace embscale::kv {
@@ -35,20 +36,6 @@ constexpr ValueType kValueTypes[] = {ValueType::kFloat32, ValueType::kFloat16, V
 std::string value_type_name(ValueType t) { return to_string(t); }
 std::string strategy_name(ScoreStrategy s) { return to_string(s); }
 std::string key_type_name(KeyType t) { return to_string(t); }
-
-void decode_rows(const std::byte* p, ValueType type, std::size_t n, float* out) noexcept {
-  switch (type) {
-    case ValueType::kFloat32: std::memcpy(out, p, n * sizeof(float)); return;
-    case ValueType::kFloat16:
-    case ValueType::kBFloat16:
-      for (std::size_t i = 0; i < n; ++i) {
-        std::uint16_t h;
-        std::memcpy(&h, p + 2 * i, 2);
-        out[i] = type == ValueType::kFloat16 ? fp16_to_float(h) : bf16_to_float(h);
-      }
-      return;
-  }
-}
 
 }  // namespace
 
@@ -272,7 +259,7 @@ TableFileContents parse_table_file(std::span<const std::byte> bytes, const std::
       if (out.keys[done + i] >= kFirstReservedKey)
         r.fail(start + kTableFileChunkHeaderBytes + 8 * i, chunk + " key " + std::to_string(i),
                "a key that is not reserved (uint64 below 2^64-3, int64 not in -3..-1)", hex(out.keys[done + i]));
-    decode_rows(rows, h.value_type, n * width, out.values.data() + done * width);
+    decode_values(h.value_type, rows, out.values.data() + done * width, n * width);
     done += n;
   }
 

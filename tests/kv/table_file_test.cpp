@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "core/half_float.hpp"
 #include "kv/table_file.hpp"
 #include "table_file_testing.hpp"
 
@@ -127,7 +128,7 @@ TEST(TableFile, RowsConvertBetweenValueTypes) {
   narrow.load(dir / "wide");
   Snapshot want = snapshot(wide);
   for (auto& [key, entry] : want)
-    for (float& v : entry.row) v = bf16_to_float(float_to_bf16(v));
+    for (float& v : entry.row) v = to_float(to_bfloat16(v));
   EXPECT_EQ(snapshot(narrow), want) << "float32 -> bfloat16 rounds as an insert would";
 }
 

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "kv/value_types.hpp"
+#include "core/half_float.hpp"
 
 namespace embscale::embedding::optimizers {
 namespace {
@@ -19,8 +19,8 @@ TEST(StepDigits, SurviveFloat16AndBFloat16Storage) {
     std::vector<float> as_bf16(kStepDigits);
     std::vector<float> as_fp16(kStepDigits);
     for (int i = 0; i < kStepDigits; ++i) {
-      as_bf16[i] = kv::bf16_to_float(kv::float_to_bf16(digits[i]));
-      as_fp16[i] = kv::fp16_to_float(kv::float_to_fp16(digits[i]));
+      as_bf16[i] = to_float(to_bfloat16(digits[i]));
+      as_fp16[i] = to_float(to_half(digits[i]));
     }
     const auto expected = static_cast<std::uint32_t>(step);
     EXPECT_EQ(load_step(digits), expected) << step;
