@@ -15,11 +15,6 @@ constexpr std::size_t kMaxDescribedChars = 80;
 char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
 
 // 0, 1.05, 1e+300: integral values print without a fraction so ranges read naturally.
-std::string format_number(double x) {
-  if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 1e15)
-    return std::to_string(static_cast<std::int64_t>(x));
-  return nlohmann::json(x).dump();
-}
 
 }  // namespace
 
@@ -98,12 +93,6 @@ std::string IntRange::describe() const {
   return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
 }
 
-std::string NumberRange::describe() const {
-  const std::string low = format_number(min);
-  if (std::isinf(max)) return std::string("a number ") + (min_exclusive ? "> " : ">= ") + low;
-  return "a number in " + std::string(min_exclusive ? "(" : "[") + low + ", " + format_number(max) +
-         (max_exclusive ? ")" : "]");
-}
 
 ValueReader::ValueReader(const nlohmann::json& value, std::string path, const std::string& origin)
     : value_(&value), path_(std::move(path)), origin_(&origin) {}
@@ -138,9 +127,7 @@ std::uint64_t ValueReader::unsigned_integer() const {
 double ValueReader::number(NumberRange range) const {
   if (!value_->is_number()) fail(range.describe());
   const double x = value_->get<double>();
-  if (!std::isfinite(x) || x < range.min || (range.min_exclusive && x == range.min) || x > range.max ||
-      (range.max_exclusive && x == range.max))
-    fail(range.describe());
+  if (!range.contains(x)) fail(range.describe());
   return x;
 }
 

@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/number_range.hpp"
+
 namespace embscale::config {
 
 class ObjectReader;
@@ -44,18 +46,6 @@ struct IntRange {
   static IntRange at_least(std::int64_t min) { return {min, std::numeric_limits<std::int64_t>::max()}; }
   static IntRange between(std::int64_t min, std::int64_t max) { return {min, max}; }
   std::string describe() const;  // "an integer >= 1", "an integer in [1, 65536]"
-};
-
-// Accepted finite numbers.
-struct NumberRange {
-  double min = 0.0;
-  double max = std::numeric_limits<double>::infinity();
-  bool min_exclusive = false;
-  bool max_exclusive = false;
-  static NumberRange above(double min) { return {min, std::numeric_limits<double>::infinity(), true}; }
-  static NumberRange between(double min, double max) { return {min, max, false}; }
-  static NumberRange from_up_to(double min, double max) { return {min, max, false, true}; }  // [min, max)
-  std::string describe() const;  // "a number > 0", "a number in [0, 100]", "a number in [0, 1)"
 };
 
 // One JSON value and where it is: the unit every check and every message works on.

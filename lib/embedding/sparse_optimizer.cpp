@@ -1,12 +1,13 @@
-// make_sparse_optimizer: checks the options (the config parser has refused bad JSON already; this
-// guards options built in code) and picks the family. The formulas are in optimizers/*.cpp.
+// make_sparse_optimizer: checks the options by their type's row of config/optimizer_rules.hpp (the
+// config parser has refused bad JSON already; this guards options built in code) and picks the
+// family. The formulas are in optimizers/*.cpp.
 #include "embedding/sparse_optimizer.hpp"
 
-#include <cmath>
 #include <sstream>
 #include <string>
 
 #include "core/error.hpp"
+#include "config/optimizer_rules.hpp"
 #include "embedding/optimizers/optimizer_base.hpp"
 
 namespace embscale::embedding {
@@ -20,50 +21,43 @@ using config::OptimizerType;
   throw InputError(message.str());
 }
 
-// The ranges lib/config/README.md documents, for the fields `options.type` reads.
-void check_options(const config::Optimizer& o) {
-  const auto in_unit = [](double x) { return std::isfinite(x) && x >= 0.0 && x < 1.0; };
-  const auto positive = [](double x) { return std::isfinite(x) && x > 0.0; };
-  if (!positive(o.learning_rate)) refuse("learning_rate", "a number > 0", o.learning_rate);
-  switch (o.type) {
-    case OptimizerType::kSGD: break;
-    case OptimizerType::kMomentumSGD:
-    case OptimizerType::kNesterov:
-      if (!in_unit(o.momentum_factor)) refuse("momentum_factor", "a number in [0, 1)", o.momentum_factor);
-      break;
-    case OptimizerType::kAdam:
-      if (!in_unit(o.beta1)) refuse("beta1", "a number in [0, 1)", o.beta1);
-      if (!in_unit(o.beta2)) refuse("beta2", "a number in [0, 1)", o.beta2);
-      if (!positive(o.epsilon)) refuse("epsilon", "a number > 0", o.epsilon);
-      break;
-    case OptimizerType::kAdaGrad:
-    case OptimizerType::kRowWiseAdaGrad:
-      if (!(std::isfinite(o.initial_accu_value) && o.initial_accu_value >= 0.0))
-        refuse("initial_accu_value", "a number >= 0", o.initial_accu_value);
-      if (!positive(o.epsilon)) refuse("epsilon", "a number > 0", o.epsilon);
-      break;
-  }
-  if (o.update_type == UpdateType::kLazyGlobal && o.type != OptimizerType::kAdam)
+// The ranges of the type's row (config/optimizer_rules.hpp), for the fields it reads.
+void check_options(const config::Optimizer& o, const config::OptimizerRules& rules) {
+  for (const auto& parameter : rules.parameters)
+    if (parameter.number && !parameter.range.contains(o.*parameter.number))
+      refuse(parameter.key, parameter.range.describe(), o.*parameter.number);
+  if (o.update_type == UpdateType::kLazyGlobal && !rules.lazy_global)
     throw InputError("optimizer.update_type: \"LazyGlobal\" is defined for \"Adam\" only (as in HugeCTR), got type \"" +
-                     config::to_string(o.type) + "\"");
+                     std::string(rules.name) + "\"");
 }
+
+// Each type's family (optimizers/<family>.cpp): the one place a type meets its formulas.
+using Factory = std::unique_ptr<SparseOptimizer> (*)(const config::Optimizer&, std::int32_t dim);
+struct Family {
+  OptimizerType type;
+  Factory make;
+};
+const Family kFamilies[] = {
+    {OptimizerType::kSGD, [](const config::Optimizer& o, std::int32_t) { return optimizers::make_sgd(o); }},
+    {OptimizerType::kMomentumSGD, optimizers::make_momentum_sgd},
+    {OptimizerType::kNesterov, optimizers::make_nesterov},
+    // LazyGlobal is Adam's own family: its rows carry the step they were last touched.
+    {OptimizerType::kAdam,
+     [](const config::Optimizer& o, std::int32_t dim) {
+       return o.update_type == UpdateType::kLazyGlobal ? optimizers::make_lazy_adam(o, dim) : optimizers::make_adam(o, dim);
+     }},
+    {OptimizerType::kAdaGrad, optimizers::make_adagrad},
+    {OptimizerType::kRowWiseAdaGrad, [](const config::Optimizer& o, std::int32_t) { return optimizers::make_rowwise_adagrad(o); }},
+};
 
 }  // namespace
 
 std::unique_ptr<SparseOptimizer> make_sparse_optimizer(const config::Optimizer& options, std::int32_t dim) {
   EMBSCALE_EXPECTS(dim >= 1, "an embedding dimension >= 1, got " + std::to_string(dim));
-  check_options(options);
-  switch (options.type) {
-    case OptimizerType::kSGD: return optimizers::make_sgd(options);
-    case OptimizerType::kMomentumSGD: return optimizers::make_momentum_sgd(options, dim);
-    case OptimizerType::kNesterov: return optimizers::make_nesterov(options, dim);
-    case OptimizerType::kAdam:
-      return options.update_type == UpdateType::kLazyGlobal ? optimizers::make_lazy_adam(options, dim)
-                                                            : optimizers::make_adam(options, dim);
-    case OptimizerType::kAdaGrad: return optimizers::make_adagrad(options, dim);
-    case OptimizerType::kRowWiseAdaGrad: return optimizers::make_rowwise_adagrad(options);
-  }
-  throw Error("optimizer type " + std::to_string(static_cast<int>(options.type)) + " is not an OptimizerType");
+  check_options(options, config::rules_of(options.type));
+  for (const auto& family : kFamilies)
+    if (family.type == options.type) return family.make(options, dim);
+  throw Error("optimizer type " + config::to_string(options.type) + " has no family in lib/embedding/optimizers");
 }
 
 }  // namespace embscale::embedding

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "config/optimizer_rules.hpp"
 #include "core/error.hpp"
 #include "optimizers/optimizer_test_support.hpp"
 
@@ -148,6 +149,12 @@ TEST(SparseOptimizer, RefusesHyperParametersOutOfRange) {
   auto sgd = options(OptimizerType::kSGD);
   sgd.beta1 = 7.0;
   EXPECT_EQ(make_sparse_optimizer(sgd, 4)->state_width(), 0);
+}
+
+// Every row of the config's rule table has a family here, which names itself by the row's name.
+TEST(SparseOptimizer, EveryConfiguredTypeHasAFamily) {
+  for (const auto& rules : config::optimizer_rules())
+    EXPECT_STREQ(make_sparse_optimizer(options(rules.type), 4)->name(), rules.name);
 }
 
 TEST(SparseOptimizer, RefusesADimensionBelowOne) {
