@@ -4,7 +4,7 @@
 embscale has no Parquet reader (Debian packages no C++ Parquet library), so a Parquet trace goes
 through this script (pyarrow) and then any embscale trace reader.
 
-HugeCTR's Parquet layout (seed 004, "Parquet"): a file list (first line the count, then the
+HugeCTR's Parquet layout ("Parquet"): a file list (first line the count, then the
 Parquet files) and, beside the data, a _metadata.json whose "labels", "conts" and "cats" name the
 label, dense and slot columns (label and dense float, slots int64, or lists of int64 for multi-hot
 slots), in that order. Slot keys are per slot (0 .. slot_size - 1); with --slot-size-array the

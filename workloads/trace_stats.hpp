@@ -1,4 +1,4 @@
-// Trace statistics (issue 5; `embscale trace stats`): what a stream of Batches looks like to an
+// Trace statistics (`embscale trace stats`): what a stream of Batches looks like to an
 // embedding table. Per slot and in total: records, accesses, distinct keys, keys per bag, the
 // share of accesses taken by the hottest keys, and a maximum-likelihood Zipf exponent
 // (zipf_fit.hpp); for the whole stream, exact reuse distances and the LRU hit-ratio curve

@@ -14,6 +14,7 @@
 #include "bench/cli/commands.hpp"
 #include "bench/cli/subcommand_registry.hpp"
 #include "core/error.hpp"
+#include "core/install_layout.hpp"
 #include "report/reader.hpp"
 #include "report/summary.hpp"
 
@@ -66,15 +67,20 @@ std::string environment_or(const char* name, const std::string& fallback) {
   return value && *value ? value : fallback;
 }
 
-// results/plot_report.py under Debian's Python (which has matplotlib and h5py from apt; a
-// virtual environment's python3 first on PATH often has neither). EMBSCALE_PLOT_SCRIPT and
-// EMBSCALE_PYTHON override both, for installed copies and other interpreters.
+// plot_report.py from the share folder beside the binary (core/install_layout.hpp: installed, or
+// the build tree's links to results/), under Debian's Python (which has matplotlib and h5py from
+// apt; a virtual environment's python3 first on PATH often has neither). EMBSCALE_PLOT_SCRIPT and
+// EMBSCALE_PYTHON override both, for other copies and other interpreters.
 int plot(const std::string& report_path, const std::string& directory) {
-  const std::string script = environment_or("EMBSCALE_PLOT_SCRIPT", EMBSCALE_SOURCE_DIR "/results/plot_report.py");
+  const std::filesystem::path shared = shared_data_directory();
+  const std::string script =
+      environment_or("EMBSCALE_PLOT_SCRIPT", shared.empty() ? std::string() : (shared / "plot_report.py").string());
   const std::string python =
       environment_or("EMBSCALE_PYTHON", std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3");
-  if (!std::filesystem::exists(script))
-    throw InputError(script + ": the plot script is missing (set EMBSCALE_PLOT_SCRIPT to results/plot_report.py)");
+  if (script.empty() || !std::filesystem::exists(script))
+    throw InputError((script.empty() ? std::string("plot_report.py") : script) +
+                     ": the plot script is missing (it is installed in <prefix>/share/embscale beside bin/embscale; "
+                     "set EMBSCALE_PLOT_SCRIPT to results/plot_report.py of the sources)");
   std::vector<std::string> args{python, script, report_path, directory};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

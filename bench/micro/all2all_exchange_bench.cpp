@@ -1,5 +1,5 @@
 // Every scheme's exchange of one training step through embscale's Communicator, against bare MPI
-// calls that move the same bytes with the same counts, in one binary and one run (issue 14: the
+// calls that move the same bytes with the same counts, in one binary and one run (the
 // exchange costs at most 10 % over the bare collectives).
 //
 // Run: mpiexec -n 2 build/bench/micro/embscale_micro_all2all --benchmark_repetitions=10

@@ -1,6 +1,6 @@
 // embscale_eviction_study: how close the dynamic table's hit rate comes to the top-capacity bound
 // on an independent Zipf stream, for every (exponent, score strategy, admission setting) asked
-// (issue 15's target; bench/micro/README.md, "Eviction study"). A plain CLI, not a Google
+// (the admission filter's target; bench/micro/README.md, "Eviction study"). A plain CLI, not a Google
 // Benchmark: it measures hit rates, not time.
 //
 //   embscale_eviction_study [--exponents 0.8,1.05,1.2] [--strategies STEP,LFU,...]

@@ -1,4 +1,4 @@
-// Routing of one rank's batch keys (de-duplicate, group by owner, inverse index; issue 14): the
+// Routing of one rank's batch keys (de-duplicate, group by owner, inverse index): the
 // KeyRouter against the routing it replaced and against a plain sort, in one binary and run.
 //
 //   route/legacy_sort_modulo_comparator/<batch>  the route_keys of commit a34960c, copied below:

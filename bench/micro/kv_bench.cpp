@@ -1,4 +1,4 @@
-// The KV table micro-benchmarks of issue 4: HierarchicalKV's benchmark shapes (batches of 2^20
+// The KV table micro-benchmarks: HierarchicalKV's benchmark shapes (batches of 2^20
 // keys, dim 8 and 64, load factors 0.5 / 0.75 / 1.0; find, insert_or_assign, find_or_insert,
 // insert_and_evict; 1 and 2 threads) on embscale's HostTable, and in the same binary and run the
 // peers a CPU user would pick instead (absl::flat_hash_map, libcuckoo: kv_bench_peers.hpp) and
@@ -8,7 +8,7 @@
 // Also kv_insert_steady/embscale/dim:<D>/lf:1.00/threads:<T>: evicting inserts into a full
 // table that are never undone (run_steady, below); and kv_zipf_<op>/<variant>/dim:<D>/s:<s>/
 // threads:<T>: the eviction study's Zipf calls on a table with its best admission filter against
-// the same table without one, in the same loop (kv_bench_zipf.hpp; issue 15).
+// the same table without one, in the same loop (kv_bench_zipf.hpp).
 //
 // Names: kv_<op>/<implementation>/dim:<D>/lf:<L>/threads:<T>, implementation one of embscale,
 // absl, libcuckoo, gather_limit; items_per_second = keys per second (bytes_per_second: the keys

@@ -57,7 +57,7 @@ PY
 
 "$here/kv_ratios.py" "$work/kv.json" >"$work/ratios.txt" ||
   { echo "kv_bench_smoke: kv_ratios.py failed on the output"; cat "$work/ratios.txt"; exit 1; }
-grep -q "^targets (issue 4)" "$work/ratios.txt" || { echo "kv_bench_smoke: kv_ratios.py printed no targets"; exit 1; }
+grep -q "^targets (KV table)" "$work/ratios.txt" || { echo "kv_bench_smoke: kv_ratios.py printed no targets"; exit 1; }
 grep -q "embscale/libcuckoo" "$work/ratios.txt" || { echo "kv_bench_smoke: kv_ratios.py paired nothing"; exit 1; }
 grep -q "^Zipf calls, filter against none" "$work/ratios.txt" && grep -q "^find_or_insert  tiny_lfu" "$work/ratios.txt" ||
   { echo "kv_bench_smoke: kv_ratios.py printed no Zipf pairs"; cat "$work/ratios.txt"; exit 1; }

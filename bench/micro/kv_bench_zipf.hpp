@@ -13,7 +13,7 @@
 // iteration. find_or_insert continues the stream (the tables are never undone: the steady
 // state, evictions and admission included); find reads the next call's keys and changes nothing.
 // Counters: vs_none = the variant's keys/s over none's (both totals over the same calls: above
-// 1, the filter is faster; issue 15's target is >= 0.9), paired_vs_none = the median over
+// 1, the filter is faster; the admission filter's target is >= 0.9), paired_vs_none = the median over
 // iterations of none's time / the variant's time for the same call (robust to bursts of other
 // load), and each table's hit rate per distinct key over the timed calls.
 #pragma once

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Ratios of the KV table benchmarks (embscale_micro_kv) and issue 4's targets.
+"""Ratios of the KV table benchmarks (embscale_micro_kv) and the KV table's targets.
 
     bench/micro/kv_ratios.py RESULT.json
 
@@ -17,7 +17,7 @@ the counters vs_none (the filtered table's keys/s over the unfiltered one's, sam
 paired_vs_none (the median per-call ratio), as the median over repetitions [min-max], and issue
 15's target: vs_none >= 0.9 (at most 10 % lower throughput with the filter).
 
-Targets (issue 4), checked at every load factor measured:
+Targets, checked at every load factor measured:
   find, embscale / absl:          >= 2.0 at dim 8, >= 1.3 at dim 64, on 1 and 2 threads
   find, embscale / gather_limit:  >= 0.5 at dim 64
   insert_or_assign and find_or_insert, embscale / libcuckoo: >= 1.5 on 2 threads
@@ -114,7 +114,8 @@ def spread(values):
 def print_zipf(pairs):
     if not pairs:
         return
-    print(f"\nZipf calls, filter against none (issue 15: vs_none >= {ZIPF_TARGET}), median [min-max] over repetitions:")
+    print(f"\nZipf calls, filter against none (admission filter target: vs_none >= {ZIPF_TARGET}), "
+          "median [min-max] over repetitions:")
     print(f"{'op':<15} {'variant':<10} {'dim':>3} {'s':>4} {'T':>1} {'vs_none':<18} {'paired_vs_none':<18} n")
     met = missed = 0
     for key in sorted(pairs):
@@ -184,7 +185,7 @@ def main(argv):
             cells.append(f"{text:<20}")
         print(f"{op:<17} {dim:>3} {lf:>4} {threads:>1} {fmt_rate(e['median']):>9}  " + "  ".join(cells))
 
-    print("\ntargets (issue 4), ratio of medians:")
+    print("\ntargets (KV table), ratio of medians:")
     met = missed = 0
     for op, peer, dim, threads, minimum in TARGETS:
         found = False

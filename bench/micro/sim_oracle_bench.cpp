@@ -1,4 +1,4 @@
-// Eviction oracles (issue 15, lib/sim) against the table they shadow: simulated accesses per
+// Eviction oracles (lib/sim) against the table they shadow: simulated accesses per
 // second of each oracle on one stream, beside kv::HostTable::find_or_insert of the same calls.
 //
 // Stream: Zipf(1.05) over 10^6 keys (workloads' sampler, key = rank - 1), cut into calls of 4096

@@ -1,4 +1,4 @@
-// Trace statistics (issue 5, workloads/trace_stats.hpp) over 10^7 accesses: the whole collector
+// Trace statistics (workloads/trace_stats.hpp) over 10^7 accesses: the whole collector
 // (add + finish) with and without reuse distances, against the bare minimum of the same pass,
 // counting accesses per key in a std::unordered_map (the baseline any stats tool pays).
 // Trace: 8 slots of 2^20 keys each, Zipf s = 1.05 per slot (ranks as keys, unified-encoded),

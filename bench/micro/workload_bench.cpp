@@ -1,4 +1,4 @@
-// Workload generators (issue 5): samples per second per core of every key distribution, of the
+// Workload generators: samples per second per core of every key distribution, of the
 // wrappers around one (drift, id growth, the key permutation) and of whole synthetic batches, with
 // the raw Philox draw in the same binary and run as the baseline every figure is a ratio to.
 //

@@ -1,4 +1,4 @@
-// Zipf samplers (issue 5): embscale's rejection-inversion sampler against the baselines a user
+// Zipf samplers: embscale's rejection-inversion sampler against the baselines a user
 // knows, in one binary and run, with the same uniform source (Philox draws through RngCursor):
 //   * embscale: ZipfSampler::fill, the batch path the generators take (first candidates in SIMD
 //     lanes at the widest level this CPU runs, or EMBSCALE_SIMD's; the same ranks as one call

@@ -1,5 +1,5 @@
 // embscale_ps_bench: the parameter server's pull and push (lib/ps) beside the bare point-to-point
-// of the same messages, in one run (issue 18).
+// of the same messages, in one run.
 //
 //   mpiexec -n W embscale_ps_bench [--servers 1] [--keys 4096] [--dim 128] [--vocabulary 262144]
 //       [--steps 20] [--warmup 3] [--rounds 3] [--staleness S] [--json FILE]
@@ -198,6 +198,7 @@ int run(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   comm::MpiCommunicator world(MPI_COMM_WORLD);
+  const auto channel = comm::open_message_channel(world);  // the parameter server's messages
   const int W = world.size(), rank = world.rank(), T = W - o.servers;
   if (T < 1) throw InputError("--servers " + std::to_string(o.servers) + ": leaves no trainer on " + std::to_string(W) + " ranks");
   if (o.keys > o.vocabulary) throw InputError("--keys: at most --vocabulary (" + std::to_string(o.vocabulary) + ") distinct ids");
@@ -237,12 +238,12 @@ int run(int argc, char** argv) {
       double busy = 0, table_per_step = 0;
       if (ps_side) {
         if (serving) {
-          ps::ParameterServer server(world, {trainers, false, o.staleness}, *shard, *optimizer);
+          ps::ParameterServer server(*channel, {trainers, false, o.staleness}, *shard, *optimizer);
           const ps::ServeStats stats = server.serve();
           busy = stats.busy_seconds / std::max(1e-12, stats.busy_seconds + stats.idle_seconds);
           table_per_step = (stats.read_seconds + stats.update_seconds) / static_cast<double>(o.warmup + o.steps);
         } else {
-          ps::PsClient client(world, servers, static_cast<std::int32_t>(o.dim));
+          ps::PsClient client(*channel, servers, static_cast<std::int32_t>(o.dim));
           std::tie(pulls, pushes) = train(
               o, rank, [&](std::int64_t s, std::span<const Key> ids, std::span<float> rows) { client.pull(s, ids, rows); },
               [&](std::int64_t s, std::span<const Key> ids, std::span<const float> g) { client.push(s, ids, g); });

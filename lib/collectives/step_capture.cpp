@@ -92,8 +92,6 @@ class CapturingCommunicator final : public comm::Communicator {
   }
   void do_send(const void*, std::size_t, comm::RowType, int, int, comm::Request*) override { refuse("send"); }
   void do_recv(void*, std::size_t, comm::RowType, int, int, comm::Request*) override { refuse("recv"); }
-  std::optional<comm::MessageInfo> do_probe(int, int, comm::RowType, bool) override { refuse("probe"); }
-  comm::MessageInfo do_recv_any(void*, std::size_t, comm::RowType, int, int) override { refuse("recv_any"); }
   void do_allgather(const void*, void*, std::size_t, comm::RowType, comm::Request*) override { refuse("allgather"); }
   void do_reduce(const void*, void*, std::size_t, comm::RowType, comm::ReduceOp, int, comm::Request*) override {
     refuse("reduce");

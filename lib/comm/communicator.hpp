@@ -1,4 +1,7 @@
-// Communicator: the one interface every distributed algorithm of embscale talks through.
+// Communicator: the one interface every collective algorithm of embscale talks through, and
+// exactly what a collective library can implement in full (NCCL: its collectives, and send and
+// receive with an explicit peer). What a serve loop needs beyond that (a receive from any source,
+// a probe) is a MessageChannel's (message_channel.hpp), a transport of its own.
 //
 // * Typed front end over trivially copyable T. Counts are in elements of a "row": `row` values of
 //   T moved as one unit (an embedding vector of dim floats is one row), so a count stays small
@@ -21,7 +24,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -101,18 +103,6 @@ class CommStats {
   std::array<OpStats, static_cast<std::size_t>(CommOp::kCount)> fixed_{};
   std::map<std::string, OpStats> named_;
   mutable std::map<std::string, OpStats> by_op_;
-};
-
-// A serve loop's matching (a server answering whichever trainer asks first): any source, any tag.
-inline constexpr int kAnySource = -1;
-inline constexpr int kAnyTag = -1;
-
-// A point-to-point message found by probe or taken by recv_any: who sent it, with which tag, and
-// how many rows of the receiver's row type it holds.
-struct MessageInfo {
-  int source = -1;
-  int tag = -1;
-  std::size_t rows = 0;
 };
 
 // What an in-flight operation holds until it completes; defined by the implementation.
@@ -301,25 +291,6 @@ class Communicator {
     return r;
   }
 
-  // probe: waits until a message from `source` with `tag` (kAnySource, kAnyTag: any) can be
-  // received and describes it; the message stays to be received (recv with its source and tag).
-  // iprobe: the same without waiting, nullopt when none is there. A message of more rows than
-  // max_message_rows() of the MPI implementation travels in pieces that probe does not see: a
-  // serve loop probes small headers and receives payloads by source (as recv does). The rows are
-  // counted in `row` values of T; a message that is not a whole number of them is an Error.
-  template <class T> MessageInfo probe(int source, int tag, std::size_t row = 1) {
-    return *do_probe(source, tag, row_type_of<T>(row), true);
-  }
-  template <class T> std::optional<MessageInfo> iprobe(int source, int tag, std::size_t row = 1) {
-    return do_probe(source, tag, row_type_of<T>(row), false);
-  }
-  // recv_any: receives the next message from `source` with `tag` (kAnySource, kAnyTag: any) into
-  // the front of `data`, which must have room for it (an Error naming both sizes otherwise, the
-  // message left unreceived), and says what it was. Single-message sizes only, as probe.
-  template <class T> MessageInfo recv_any(std::span<T> data, int source, int tag, std::size_t row = 1) {
-    check_trivial<T>(); return do_recv_any(data.data(), rows_in(data.size(), row), row_type_of<T>(row), source, tag);
-  }
-
   template <class T> void recv(std::span<T> data, int source, int tag, std::size_t row = 1) {
     check_trivial<T>(); do_recv(data.data(), rows_in(data.size(), row), row_type_of<T>(row), source, tag, nullptr);
   }
@@ -354,9 +325,6 @@ class Communicator {
                        Request* request) = 0;
   virtual void do_recv(void* data, std::size_t count, RowType type, int source, int tag,
                        Request* request) = 0;
-  // blocking: waits for a message (never nullopt); else nullopt when none is waiting.
-  virtual std::optional<MessageInfo> do_probe(int source, int tag, RowType type, bool blocking) = 0;
-  virtual MessageInfo do_recv_any(void* data, std::size_t capacity, RowType type, int source, int tag) = 0;
 
  private:
   // Rows in `values` values: no division for the one-value rows most calls pass (a 64-bit division

@@ -474,7 +474,7 @@ void MpiCommunicator::do_recv(void* data, std::size_t count, RowType type, int s
   record.finish();
 }
 
-std::optional<MessageInfo> MpiCommunicator::do_probe(int source, int tag, RowType type, bool blocking) {
+std::optional<MessageInfo> MpiCommunicator::probe_message(int source, int tag, RowType type, bool blocking) {
   const int mpi_source = source == kAnySource ? MPI_ANY_SOURCE : source;
   const int mpi_tag = tag == kAnyTag ? MPI_ANY_TAG : tag;
   MPI_Status status;
@@ -495,11 +495,11 @@ std::optional<MessageInfo> MpiCommunicator::do_probe(int source, int tag, RowTyp
   return MessageInfo{status.MPI_SOURCE, status.MPI_TAG, size / type.row_bytes};
 }
 
-MessageInfo MpiCommunicator::do_recv_any(void* data, std::size_t capacity, RowType type, int source, int tag) {
+MessageInfo MpiCommunicator::receive_any(void* data, std::size_t capacity, RowType type, int source, int tag) {
   // Probe, then receive that message by its source and tag: MPI keeps the order of one source's
   // messages of one tag, so the receive takes the probed message (one thread receives per
   // communicator), and a message too large is refused while it is still waiting.
-  const MessageInfo info = *do_probe(source, tag, type, true);
+  const MessageInfo info = *probe_message(source, tag, type, true);
   if (info.rows > capacity)
     throw Error("recv_any: the message from rank " + std::to_string(info.source) + " (tag " + std::to_string(info.tag) +
                 ") holds " + std::to_string(info.rows) + " rows, the buffer room for " + std::to_string(capacity));

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/message_channel.hpp"
 #include "comm/mpi_types.hpp"
 
 namespace embscale::comm {
@@ -82,10 +83,13 @@ class MpiCommunicator final : public Communicator {
                Request* request) override;
   void do_recv(void* data, std::size_t count, RowType type, int source, int tag,
                Request* request) override;
-  std::optional<MessageInfo> do_probe(int source, int tag, RowType type, bool blocking) override;
-  MessageInfo do_recv_any(void* data, std::size_t capacity, RowType type, int source, int tag) override;
 
  private:
+  friend class MpiMessageChannel;  // its messages are this class's send and recv, plus the two below
+  // blocking: waits for a message (never nullopt); else nullopt when none is waiting.
+  std::optional<MessageInfo> probe_message(int source, int tag, RowType type, bool blocking);
+  MessageInfo receive_any(void* data, std::size_t capacity, RowType type, int source, int tag);
+
   MpiCommunicator(MPI_Comm comm, bool owned);
   // The MPI datatype of one row: the scalar's own for a one-value row (no lookup), else a
   // committed contiguous type created on first use and kept (a handful per run): creating and

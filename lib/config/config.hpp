@@ -1,5 +1,5 @@
 // The native configuration: a versioned JSON schema that keeps HugeCTR's names and meanings
-// (solver, optimizer, layers, sparse_embedding_hparam, combiner as 0/1 or "sum"/"mean"; seed 004)
+// (solver, optimizer, layers, sparse_embedding_hparam, combiner as 0/1 or "sum"/"mean")
 // and adds what HugeCTR lacks (a Synthetic data source, embscale's layer schemes).
 //
 // A HugeCTR file parses whole: the layers and keys embscale does not run (dense layers,
@@ -139,7 +139,7 @@ struct EmbeddingLayer {
   EmbeddingStorage storage;
 };
 
-// The optional "eviction" section (issue 15; lib/sim): measure how well each dynamic table's
+// The optional "eviction" section (lib/sim): measure how well each dynamic table's
 // bucketed score eviction keeps what matters, against exact oracles fed the same access stream.
 // The oracles run outside the timed region; a config without the section builds none of it.
 struct EvictionStudy {
@@ -164,7 +164,7 @@ inline constexpr const char* kAutoSharding = "auto";
 inline constexpr const char* kAutoSkewBlindSharding = "auto_skew_blind";
 bool is_auto_sharding(const std::string& sharding);
 
-// The optional "planner" section (issue 17; lib/plan/README.md): what the planner of "auto" layers
+// The optional "planner" section (lib/plan/README.md): what the planner of "auto" layers
 // assumes. A cost left unset takes lib/plan's default, measured on the development machine.
 struct PlannerSettings {
   // Bytes of rows, optimizer state and tables one rank may hold; 0: this host's memory divided
@@ -179,7 +179,7 @@ struct PlannerSettings {
   bool all_layers = false;           // plan every embedding layer, as if each said "auto"
 };
 
-// A dense layer after the embeddings (seed 003, lib/model): HugeCTR's InnerProduct followed by the
+// A dense layer after the embeddings (lib/model): HugeCTR's InnerProduct followed by the
 // ReLU that reads its top, run as one layer, with embscale's partition_dim: 0 data-parallel (each
 // rank its samples' rows, the whole W), 1 feature-parallel (each rank its share of the outputs).
 struct DenseLayerConfig {
@@ -191,7 +191,7 @@ struct DenseLayerConfig {
   std::int32_t partition_dim = 0;
 };
 
-// The "sharding" of a layer whose table lives on parameter servers (seed 001, lib/ps), and the
+// The "sharding" of a layer whose table lives on parameter servers (lib/ps), and the
 // optional "parameter_server" section that says how the run's ranks split (lib/config/README.md).
 inline constexpr const char* kParameterServerSharding = "parameter_server";
 struct ParameterServerSettings {
@@ -202,9 +202,9 @@ struct ParameterServerSettings {
   // steps ahead of the slowest).
   bool synchronous = true;
   std::int64_t staleness = 0;
-  // Server-side save and load (seed 001): each server writes its shard into save_directory after
-  // the run, and reads its part of load_directory's shards (saved by any number of servers)
-  // before it. Relative paths resolve against Config::directory; empty: none.
+  // Server-side save and load (Paddle's distributed lookup table): each server writes its shard
+  // into save_directory after the run, and reads its part of load_directory's shards (saved by any
+  // number of servers) before it. Relative paths resolve against Config::directory; empty: none.
   std::string save_directory;
   std::string load_directory;
 

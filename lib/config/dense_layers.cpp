@@ -1,4 +1,4 @@
-// The dense tower (seed 003; lib/model): HugeCTR's InnerProduct layers, each followed by the ReLU
+// The dense tower (lib/model): HugeCTR's InnerProduct layers, each followed by the ReLU
 // that reads its top, chained from one embedding layer's top. embscale runs such a pair as one
 // layer (model::DenseLayer) and adds partition_dim to the InnerProduct. Other dense layers (and an
 // InnerProduct that no ReLU follows, or that does not start at an embedding) stay not run.

@@ -1,5 +1,5 @@
 // An embedding layer's "storage" block: static rows or the dynamic KV table, with dynamicemb's
-// option names (DynamicEmbTableOptions, DynamicEmbInitializerArgs; seed 002). The ranges are the
+// option names (DynamicEmbTableOptions, DynamicEmbInitializerArgs). The ranges are the
 // KV table's own (kv::check_options); each is checked here so the message names the JSON path.
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-// HugeCTR's vocabulary as embscale knows it (seed 004, HugeCTR's parser.cpp), kept in one place:
+// HugeCTR's vocabulary as embscale knows it (HugeCTR's parser.cpp), kept in one place:
 //   * names embscale runs, and names it recognises but does not run yet (these get a
 //     "not run in this version" error, or for dense layers an entry of Config::not_run, instead
 //     of "unknown"), and

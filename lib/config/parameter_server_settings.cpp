@@ -1,7 +1,7 @@
-// The "parameter_server" section (seed 001; lib/ps): how the ranks of a run split into trainers
-// and servers for the layers whose "sharding" is "parameter_server", how the servers order the
-// trainers' updates, and where they save and load their shards. Whether the run's rank count
-// fits is checked when the count is known (lib/ps: check_parameter_server_run).
+// The "parameter_server" section (lib/ps): how the ranks of a run split into trainers and servers
+// for the layers whose "sharding" is "parameter_server", how the servers order the trainers'
+// updates, and where they save and load their shards. Whether the run's rank count fits is checked
+// when the count is known (lib/ps: check_parameter_server_run).
 #include <algorithm>
 #include <string>
 
@@ -62,8 +62,8 @@ void check_parameter_server_layers(const Config& config, const std::string& orig
     fail(path + ".sharding", "\"parameter_server\" needs the top-level \"parameter_server\" section (at least "
                              "\"servers\": how many of the run's ranks serve the table)");
   if (!layer.storage.dynamic)
-    fail(path + ".storage.dynamic", "the servers keep the table in the dynamic KV table (seed 001: ids grow as they "
-                                    "come); expected true");
+    fail(path + ".storage.dynamic", "the servers keep the table in the dynamic KV table (Paddle's design: ids grow "
+                                    "as they come); expected true");
   if (!layer.storage.table.training)
     fail(path + ".storage.training", "a parameter-server run trains its table (pull, push); expected true");
   if (!config.dense.empty())

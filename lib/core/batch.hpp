@@ -3,7 +3,7 @@
 // Layout (sample-major CSR, as HugeCTR's Norm format stores samples):
 //   bag b = sample * num_slots + slot holds keys[offsets[b] .. offsets[b + 1]).
 //   offsets.size() == num_samples * num_slots + 1, offsets.front() == 0, non-decreasing.
-// Keys are "unified encoded" (seed 004): every slot has its own key range, so a key identifies
+// Keys are "unified encoded" (HugeCTR's documentation): every slot has its own key range, so a key identifies
 // its slot. labels: num_samples * label_dim; dense: num_samples * dense_dim.
 #pragma once
 

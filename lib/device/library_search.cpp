@@ -4,18 +4,11 @@
 #include <filesystem>
 #include <system_error>
 
+#include "core/install_layout.hpp"
 #include "device/device_abi.h"
 
 namespace embscale::device {
 namespace {
-
-// The folder of the running executable, or empty when /proc/self/exe cannot be read.
-std::filesystem::path executable_dir() {
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
-  return exe.parent_path();
-}
 
 // The variable's value; nullptr when unset or empty (an empty value means "not set", so that
 // `EMBSCALE_CUDA_LIBRARY= cmd` restores the search).
@@ -35,7 +28,7 @@ std::vector<SearchPlace> library_search_places() {
     return {{file.string(), std::string(kLibraryVariable) + "=" + file.string()}};
   }
   std::vector<SearchPlace> places;
-  if (const std::filesystem::path dir = executable_dir(); !dir.empty()) {
+  if (const std::filesystem::path dir = executable_directory(); !dir.empty()) {
     for (const auto& file :
          {dir / EMBSCALE_CUDA_LIBRARY_NAME, dir.parent_path() / "lib" / EMBSCALE_CUDA_LIBRARY_NAME})
       places.push_back({file.string(), file.string()});

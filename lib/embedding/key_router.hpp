@@ -44,7 +44,7 @@ struct RoutedKeys {
   std::vector<std::uint32_t> inverse;
 };
 
-// De-duplication before the exchange (issue 14): on by default, off to measure what it saves.
+// De-duplication before the exchange: on by default, off to measure what it saves.
 enum class Deduplication : bool { kOff = false, kOn = true };
 
 // An owner function: Key -> rank in [0, ranks), called by value in an inlined loop (a lambda, a

@@ -1,4 +1,4 @@
-// TieredRowStore: a layer's rows in the KV table's two-tier modes (seed 002, dynamicemb's
+// TieredRowStore: a layer's rows in the KV table's two-tier modes (dynamicemb's
 // `caching` and `global_hbm_for_values`), with a file-backed slow tier standing in for host memory
 // behind a GPU's:
 //   caching  kv::CachingTable: a fast table of global_hbm_for_values bytes of rows in front of a

@@ -1,5 +1,5 @@
-// Admission filters of the dynamic table: which new keys may enter it at all (issue 4), and the
-// frequency estimates the FREQUENCY score strategy starts a new key from (issue 15).
+// Admission filters of the dynamic table: which new keys may enter it at all, and the
+// frequency estimates the FREQUENCY score strategy starts a new key from.
 //
 // A table without a filter admits every newcomer that has a place (a free slot, or a victim of
 // lower score). A filter refuses some of them to keep one-hit wonders from pushing out keys that

@@ -1,4 +1,4 @@
-// CachingTable: seed 002's `caching` mode on a CPU. A fast HostTable (memory) in front of a
+// CachingTable: dynamicemb's `caching` mode on a CPU. A fast HostTable (memory) in front of a
 // slow Storage (kv/storage.hpp: a memory-mapped MappedStorage or RocksDbStorage):
 //   * a key lives in exactly one tier;
 //   * the fast tier's evictions are demoted into the slow tier with their scores (nothing is

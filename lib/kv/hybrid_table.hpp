@@ -1,4 +1,4 @@
-// HybridTable: seed 002's hybrid placement (dynamicemb's global_hbm_for_values) on a CPU. A byte
+// HybridTable: dynamicemb's hybrid placement (dynamicemb's global_hbm_for_values) on a CPU. A byte
 // budget of rows lives in the fast tier (memory); the rest of the table's keys live in the slow
 // tier (a HostTable whose rows are in an unnamed file of a directory, kv/mapped_array.hpp).
 // Placement is by hash, fixed for a key's life: a key is in the fast tier when

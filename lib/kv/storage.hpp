@@ -1,4 +1,4 @@
-// Storage: the slow tier of a tiered table (seed 002's external storage). A caching table sends
+// Storage: the slow tier of a tiered table (dynamicemb's external storage). A caching table sends
 // its fast tier's evictions here and looks here after a fast-tier miss; a hybrid table keeps
 // here the rows past its fast tier's byte budget. Keys are stored as uint64 (an int64 key is its
 // bit pattern); a row is row_width floats; every entry keeps its uint64 score.

@@ -53,7 +53,7 @@ struct InitializerArgs {
   double value = 0.0;
   // The optimizer state of a new row (training rows only; SparseOptimizer::init_state): value i
   // of the state is initial_state[i], zero past its end.
-  std::vector<float> initial_state;
+  std::vector<float> initial_state{};
 };
 
 struct TableOptions {

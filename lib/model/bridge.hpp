@@ -1,4 +1,4 @@
-// Bridge (seed 003's BridgeSrcLayer / BridgeDstLayer): two connected layers on different ranks.
+// Bridge (SINGA's BridgeSrcLayer / BridgeDstLayer): two connected layers on different ranks.
 // Forward the source rank sends its blob to the destination rank; backward the destination sends
 // the blob's gradient back. Point-to-point over the Communicator: only the two ranks call.
 #pragma once

@@ -1,4 +1,4 @@
-// Where two partitionings meet (seed 003, SINGA's hybrid parallelism): the data movement between
+// Where two partitionings meet (SINGA's hybrid parallelism): the data movement between
 // a layer whose output blob is partitioned one way and a layer that reads it partitioned another,
 // over the ranks of a Communicator, forward (the blob) and backward (its gradient).
 //

@@ -1,5 +1,5 @@
-// DenseLayer: HugeCTR's InnerProduct followed by ReLU, y = max(0, x W + b), partitioned as seed 003
-// says (partition_dim per layer), trained by plain SGD.
+// DenseLayer: HugeCTR's InnerProduct followed by ReLU, y = max(0, x W + b), partitioned as in
+// SINGA's hybrid parallelism (partition_dim per layer), trained by plain SGD.
 //   data-parallel (kData):      each rank its rows of x, the whole W and b; backward allreduces
 //                               dW and db (sums over ranks), so every rank's copy stays equal;
 //   feature-parallel (kFeature): each rank its columns of W and b (its share of the outputs), the

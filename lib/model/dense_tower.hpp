@@ -1,6 +1,6 @@
-// DenseTower: the dense layers after an embedding layer (seed 003's hybrid parallelism on this
+// DenseTower: the dense layers after an embedding layer (SINGA's hybrid parallelism on this
 // model): a chain of DenseLayers, each data- or feature-parallel as its partition_dim says, with
-// the connection seed 003's table names wherever two partitionings meet (connections.hpp):
+// the connection the hybrid-parallel connection table names wherever two partitionings meet (connections.hpp):
 //
 //   embedding output (data-parallel: this rank's samples x inputs)
 //     -> connection (OneToAll: an InnerProduct reads every feature) -> DenseLayer 0

@@ -8,9 +8,9 @@
 
 namespace embscale::ps {
 
-ParameterServer::ParameterServer(comm::Communicator& comm, ServerOptions options, embedding::RowStore& shard,
+ParameterServer::ParameterServer(comm::MessageChannel& channel, ServerOptions options, embedding::RowStore& shard,
                                  const embedding::SparseOptimizer& optimizer)
-    : comm_(comm), options_(std::move(options)), shard_(shard), optimizer_(optimizer),
+    : channel_(channel), options_(std::move(options)), shard_(shard), optimizer_(optimizer),
       dim_(static_cast<std::size_t>(shard.dim())), applied_(options_.trainers.size(), 0),
       received_(options_.trainers.size(), 0), finished_(options_.trainers.size(), false) {
   EMBSCALE_EXPECTS(!options_.trainers.empty(), "a parameter server serves at least one trainer");
@@ -22,7 +22,7 @@ ParameterServer::ParameterServer(comm::Communicator& comm, ServerOptions options
 std::size_t ParameterServer::trainer_index(int source) const {
   const auto it = std::lower_bound(options_.trainers.begin(), options_.trainers.end(), source);
   if (it == options_.trainers.end() || *it != source)
-    throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): a request from rank " +
+    throw Error("parameter server (rank " + std::to_string(channel_.rank()) + "): a request from rank " +
                 std::to_string(source) + ", which is not a trainer");
   return static_cast<std::size_t>(it - options_.trainers.begin());
 }
@@ -35,7 +35,7 @@ void ParameterServer::answer(const Pull& pull) {
   Stopwatch table;
   if (!pull.keys.empty()) shard_.read(pull.keys, rows_);  // inserts unseen ids with their initial rows
   stats_.read_seconds += table.seconds();
-  comm_.send(std::span<const float>(rows_), pull.source, kRowsTag);
+  channel_.send(std::span<const float>(rows_), pull.source, kRowsTag);
   ++stats_.pulls;
   stats_.keys_pulled += static_cast<std::int64_t>(pull.keys.size());
 }
@@ -60,7 +60,7 @@ void ParameterServer::apply(std::int64_t step, std::span<const Key> keys, std::s
 void ParameterServer::on_push(int source, std::int64_t step, Push push) {
   const std::size_t t = trainer_index(source);
   if (step != applied_[t] + 1)
-    throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): trainer rank " + std::to_string(source) +
+    throw Error("parameter server (rank " + std::to_string(channel_.rank()) + "): trainer rank " + std::to_string(source) +
                 " pushed step " + std::to_string(step) + " after step " + std::to_string(applied_[t]));
   received_[t] = step;
   ++stats_.pushes;
@@ -98,19 +98,19 @@ void ParameterServer::on_push(int source, std::int64_t step, Push push) {
 void ParameterServer::handle_next() {
   Header header;
   Stopwatch idle;
-  const comm::MessageInfo from = comm_.recv_any(std::span<Header>(&header, 1), comm::kAnySource, kHeaderTag);
+  const comm::MessageInfo from = channel_.recv_any(std::span<Header>(&header, 1), comm::kAnySource, kHeaderTag);
   stats_.idle_seconds += idle.seconds();
   Stopwatch busy;
   const int source = from.source;
   const std::size_t t = trainer_index(source);  // a request from a rank that is not a trainer is an Error
   if (from.rows != 1 || header.keys < 0)
-    throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): a malformed request from rank " +
+    throw Error("parameter server (rank " + std::to_string(channel_.rank()) + "): a malformed request from rank " +
                 std::to_string(source));
   const auto n = static_cast<std::size_t>(header.keys);
   switch (header.kind) {
     case RequestKind::kPull: {
       Pull pull{source, header.step, std::vector<Key>(n)};
-      if (n) comm_.recv(std::span<Key>(pull.keys), source, kKeysTag);
+      if (n) channel_.recv(std::span<Key>(pull.keys), source, kKeysTag);
       if (may_read(pull.step)) {
         answer(pull);
       } else {
@@ -122,8 +122,8 @@ void ParameterServer::handle_next() {
     case RequestKind::kPush: {
       Push push{std::vector<Key>(n), std::vector<float>(n * dim_)};
       if (n) {
-        comm_.recv(std::span<Key>(push.keys), source, kKeysTag);
-        comm_.recv(std::span<float>(push.grads), source, kGradsTag);
+        channel_.recv(std::span<Key>(push.keys), source, kKeysTag);
+        channel_.recv(std::span<float>(push.grads), source, kGradsTag);
       }
       on_push(source, header.step, std::move(push));
       answer_eligible();
@@ -131,13 +131,13 @@ void ParameterServer::handle_next() {
     }
     case RequestKind::kDone:
       if (finished_[t])
-        throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): trainer rank " +
+        throw Error("parameter server (rank " + std::to_string(channel_.rank()) + "): trainer rank " +
                     std::to_string(source) + " finished twice");
       finished_[t] = true;
       ++finished_count_;
       break;
     default:
-      throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): unknown request kind " +
+      throw Error("parameter server (rank " + std::to_string(channel_.rank()) + "): unknown request kind " +
                   std::to_string(static_cast<std::int64_t>(header.kind)) + " from rank " + std::to_string(source));
   }
   stats_.busy_seconds += busy.seconds();
@@ -149,7 +149,7 @@ ServeStats ParameterServer::serve_through(std::int64_t step) {
     handle_next();
     for (std::size_t t = 0; t < finished_.size(); ++t)
       if (finished_[t] && received_[t] < step)
-        throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): trainer rank " +
+        throw Error("parameter server (rank " + std::to_string(channel_.rank()) + "): trainer rank " +
                     std::to_string(options_.trainers[t]) + " finished after step " + std::to_string(received_[t]) +
                     ", before step " + std::to_string(step));
   }
@@ -160,7 +160,7 @@ ServeStats ParameterServer::serve() {
   stats_ = {};
   while (finished_count_ < options_.trainers.size()) handle_next();
   if (!waiting_.empty())
-    throw Error("parameter server (rank " + std::to_string(comm_.rank()) + "): every trainer is done but " +
+    throw Error("parameter server (rank " + std::to_string(channel_.rank()) + "): every trainer is done but " +
                 std::to_string(waiting_.size()) + " pulls still wait for pushes that will not come");
   return stats_;
 }

@@ -1,4 +1,4 @@
-// ParameterServer: one server rank of seed 001's distributed lookup table. It owns the ids that
+// ParameterServer: one server rank of Paddle's distributed lookup table. It owns the ids that
 // hash to it (ps_messages.hpp: server_of) in a dynamic table (a RowStore, in practice the KV
 // table: an unseen id is inserted with its initial row on its first pull, capacity limits evict
 // by score) and applies the trainers' gradients with the layer's sparse optimizer, whose state
@@ -20,7 +20,7 @@
 #include <map>
 #include <vector>
 
-#include "comm/communicator.hpp"
+#include "comm/message_channel.hpp"
 #include "embedding/key_router.hpp"
 #include "embedding/row_store.hpp"
 #include "embedding/sparse_optimizer.hpp"
@@ -51,7 +51,7 @@ class ParameterServer {
  public:
   // `shard` holds this server's rows (dim values and the optimizer's state); `optimizer` is the
   // layer's. Both outlive the server.
-  ParameterServer(comm::Communicator& comm, ServerOptions options, embedding::RowStore& shard,
+  ParameterServer(comm::MessageChannel& channel, ServerOptions options, embedding::RowStore& shard,
                   const embedding::SparseOptimizer& optimizer);
 
   // Serves until every trainer is done (PsClient::finish); what this call did.
@@ -80,7 +80,7 @@ class ParameterServer {
   void on_push(int source, std::int64_t step, Push push);
   void apply(std::int64_t step, std::span<const Key> keys, std::span<const float> grads);
 
-  comm::Communicator& comm_;
+  comm::MessageChannel& channel_;
   ServerOptions options_;
   embedding::RowStore& shard_;
   const embedding::SparseOptimizer& optimizer_;

@@ -7,8 +7,8 @@
 
 namespace embscale::ps {
 
-PsClient::PsClient(comm::Communicator& comm, std::vector<int> servers, std::int32_t dim)
-    : comm_(comm), servers_(std::move(servers)), dim_(static_cast<std::size_t>(dim)) {
+PsClient::PsClient(comm::MessageChannel& channel, std::vector<int> servers, std::int32_t dim)
+    : channel_(channel), servers_(std::move(servers)), dim_(static_cast<std::size_t>(dim)) {
   EMBSCALE_EXPECTS(!servers_.empty(), "a trainer needs at least one server");
   EMBSCALE_EXPECTS(dim >= 1, "rows need dim >= 1");
 }
@@ -58,15 +58,15 @@ void PsClient::pull_grouped(std::int64_t step, std::span<const Key> keys, std::s
   std::vector<comm::Request> answers;
   std::size_t first = 0;
   for (std::size_t s = 0; s < servers_.size(); ++s) {
-    answers.push_back(comm_.irecv(rows.subspan(first * dim_, counts[s] * dim_), servers_[s], kRowsTag));
+    answers.push_back(channel_.irecv(rows.subspan(first * dim_, counts[s] * dim_), servers_[s], kRowsTag));
     first += counts[s];
   }
   EMBSCALE_EXPECTS(first == keys.size(), "the counts add up to the keys");
   first = 0;
   for (std::size_t s = 0; s < servers_.size(); ++s) {
     const Header header{RequestKind::kPull, step, static_cast<std::int64_t>(counts[s])};
-    comm_.send(std::span<const Header>(&header, 1), servers_[s], kHeaderTag);
-    if (counts[s] > 0) comm_.send(keys.subspan(first, counts[s]), servers_[s], kKeysTag);
+    channel_.send(std::span<const Header>(&header, 1), servers_[s], kHeaderTag);
+    if (counts[s] > 0) channel_.send(keys.subspan(first, counts[s]), servers_[s], kKeysTag);
     first += counts[s];
   }
   comm::wait_all(answers);
@@ -79,10 +79,10 @@ void PsClient::push_grouped(std::int64_t step, std::span<const Key> keys, std::s
   std::size_t first = 0;
   for (std::size_t s = 0; s < servers_.size(); ++s) {
     const Header header{RequestKind::kPush, step, static_cast<std::int64_t>(counts[s])};
-    comm_.send(std::span<const Header>(&header, 1), servers_[s], kHeaderTag);
+    channel_.send(std::span<const Header>(&header, 1), servers_[s], kHeaderTag);
     if (counts[s] > 0) {
-      comm_.send(keys.subspan(first, counts[s]), servers_[s], kKeysTag);
-      comm_.send(grads.subspan(first * dim_, counts[s] * dim_), servers_[s], kGradsTag);
+      channel_.send(keys.subspan(first, counts[s]), servers_[s], kKeysTag);
+      channel_.send(grads.subspan(first * dim_, counts[s] * dim_), servers_[s], kGradsTag);
     }
     first += counts[s];
   }
@@ -90,7 +90,7 @@ void PsClient::push_grouped(std::int64_t step, std::span<const Key> keys, std::s
 
 void PsClient::finish(std::int64_t last_step) {
   const Header header{RequestKind::kDone, last_step, 0};
-  for (const int server : servers_) comm_.send(std::span<const Header>(&header, 1), server, kHeaderTag);
+  for (const int server : servers_) channel_.send(std::span<const Header>(&header, 1), server, kHeaderTag);
 }
 
 }  // namespace embscale::ps

@@ -1,23 +1,23 @@
-// PsClient: a trainer's side of the parameter server (seed 001): split_ids (each distinct id to
-// the server that owns it, ps_messages.hpp: server_of), prefetch (pull only the rows this batch
-// needs) and send (push the ids' gradients back). Every step pulls from and pushes to every
-// server, empty where the trainer has no ids there, so that the servers can count a step's
-// requests (ParameterServer).
+// PsClient: a trainer's side of the parameter server (Paddle's distributed lookup table): split_ids
+// (each distinct id to the server that owns it, ps_messages.hpp: server_of), prefetch (pull only
+// the rows this batch needs) and send (push the ids' gradients back). Every step pulls from and
+// pushes to every server, empty where the trainer has no ids there, so that the servers can count a
+// step's requests (ParameterServer).
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
-#include "comm/communicator.hpp"
+#include "comm/message_channel.hpp"
 #include "core/batch.hpp"
 
 namespace embscale::ps {
 
 class PsClient {
  public:
-  // `servers`: the servers' ranks in `comm`, in server index order (server_of's numbering).
-  PsClient(comm::Communicator& comm, std::vector<int> servers, std::int32_t dim);
+  // `servers`: the servers' ranks in `channel`, in server index order (server_of's numbering).
+  PsClient(comm::MessageChannel& channel, std::vector<int> servers, std::int32_t dim);
 
   // The rows (keys.size() x dim) of the distinct `keys` for `step` (1-based, increasing by one per
   // call): returns when every server has answered, which a server does once the step may read.
@@ -39,7 +39,7 @@ class PsClient {
  private:
   void group(std::span<const Key> keys);  // fills grouped_, counts_ and order_
 
-  comm::Communicator& comm_;
+  comm::MessageChannel& channel_;
   std::vector<int> servers_;
   std::size_t dim_;
   std::vector<std::uint32_t> server_; // per caller's key: its server

@@ -1,4 +1,4 @@
-// The parameter server's wire protocol (seed 001, Paddle's distributed lookup table): trainers
+// The parameter server's wire protocol (Paddle's distributed lookup table): trainers
 // split a batch's distinct ids by the same hash the servers shard by (split_ids), pull the rows
 // they need (prefetch) and push their gradients back (send); each server owns the ids that hash
 // to it. Messages, between one trainer and one server, in this order per trainer:
@@ -8,7 +8,7 @@
 //   done:  Header{kDone, last step, 0}: the trainer sends nothing more
 // A trainer sends a pull and a push to every server every step, with n = 0 where it has no ids
 // there: a server counts the trainers' requests per step, so it knows when a step is complete.
-// Headers are received from any source (Communicator::recv_any); payloads by their source.
+// Headers are received from any source (MessageChannel::recv_any); payloads by their source.
 #pragma once
 
 #include <cstdint>

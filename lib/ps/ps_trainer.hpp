@@ -1,4 +1,4 @@
-// PsTrainer: one trainer's training step on the parameter server (seed 001's training steps):
+// PsTrainer: one trainer's training step on the parameter server (Paddle's training steps):
 // split_ids (the batch's distinct ids grouped by server, in one pass of the engine's key router)
 // -> prefetch (PsClient::pull_grouped: rows received in place) -> forward (pool each bag: sum or
 // mean) -> the stand-in dense model's gradient (regression_objective.hpp) -> each id's gradient

@@ -1,4 +1,4 @@
-// Server-side save and load (seed 001: "each machine of parameter servers will only save and load
+// Server-side save and load (Paddle's documentation: "each machine of parameter servers will only save and load
 // part of the whole table"). Server i of S writes its shard, alone, to
 // <directory>/shard-<i>-of-<S>.kv in the KV table's dump format (kv/table_file.hpp: atomic, a
 // temporary file renamed over the name; checksummed). A directory saved by S servers loads into

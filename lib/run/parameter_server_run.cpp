@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "comm/failure.hpp"
+#include "comm/message_channel.hpp"
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
 #include "core/timer.hpp"
@@ -37,9 +38,10 @@ std::filesystem::path resolve(const config::Config& config, const std::string& d
 // One rank's part of the run: a trainer (client and step) or a server (shard and serve loop).
 class Role {
  public:
-  Role(comm::Communicator& world, const config::Config& config, const RunRoles& roles,
-       std::span<const std::int64_t> slot_sizes)
-      : world_(world), roles_(roles), server_(roles.is_server(world.rank())),
+  // `channel`: the protocol's, opened on `world` by every rank.
+  Role(comm::Communicator& world, std::unique_ptr<comm::MessageChannel> channel, const config::Config& config,
+       const RunRoles& roles, std::span<const std::int64_t> slot_sizes)
+      : world_(world), channel_(std::move(channel)), roles_(roles), server_(roles.is_server(world.rank())),
         spec_(embedding::make_layer_spec(&world, config, 0, slot_sizes)) {
     const config::EmbeddingLayer& layer = config.embeddings.front();
     optimizer_ = embedding::make_sparse_optimizer(layer.optimizer, layer.embedding_vec_size);
@@ -50,15 +52,17 @@ class Role {
     if (server_) {
       // Dynamic storage (config checks it): the owned keys size nothing, ids come as they are pulled.
       shard_ = spec_.make_store(embedding::OwnedKeys{}, layer.embedding_vec_size);
-      server_loop_.emplace(world, ps::ServerOptions{trainers, settings.synchronous, settings.staleness}, *shard_,
+      server_loop_.emplace(*channel_, ps::ServerOptions{trainers, settings.synchronous, settings.staleness}, *shard_,
                            *optimizer_);
     } else {
-      client_.emplace(world, servers, layer.embedding_vec_size);
+      client_.emplace(*channel_, servers, layer.embedding_vec_size);
       trainer_.emplace(*client_, layer.embedding_vec_size, spec_.mean(), config.solver.batchsize);
     }
   }
 
   bool server() const noexcept { return server_; }
+  // The traffic of the protocol's messages so far (the world's collectives are counted apart).
+  comm::CommStats& channel_stats() noexcept { return channel_->stats(); }
   int server_index() const noexcept { return world_.rank() - roles_.trainers; }
 
   // The shards of `directory` (saved by any number of servers), this server's part of them.
@@ -115,6 +119,7 @@ class Role {
 
  private:
   comm::Communicator& world_;
+  std::unique_ptr<comm::MessageChannel> channel_;  // the protocol's requests and answers
   RunRoles roles_;
   bool server_;
   embedding::LayerSpec spec_;
@@ -157,7 +162,9 @@ TrainingRun run_parameter_server(comm::Communicator& world, const config::Config
   check_source_holds(config, source);
   const auto& settings = *config.parameter_server;
   std::optional<Role> built;
-  comm::run_agreed(world, [&] { built.emplace(world, config, roles, source.slot_sizes()); });
+  // Opened before the agreement: a collective call inside it would wait for a rank that failed.
+  auto channel = comm::open_message_channel(world);
+  comm::run_agreed(world, [&] { built.emplace(world, std::move(channel), config, roles, source.slot_sizes()); });
   Role& role = *built;
   if (!settings.load_directory.empty())
     comm::run_agreed(world, [&] { role.load(resolve(config, settings.load_directory)); });
@@ -202,10 +209,17 @@ TrainingRun run_parameter_server(comm::Communicator& world, const config::Config
     if ((timed ? it : s - 1) % window == 0)
       stop_if_asked(timed ? "before iteration " + std::to_string(it) : std::string("during the warm-up"));
     if (timed) fault.strike_if_due(world.rank(), it);
-    const auto before = world.stats().total();
+    const auto traffic = [&] {  // the collectives' and the protocol's
+      comm::OpStats sum = world.stats().total();
+      const comm::OpStats messages = role.channel_stats().total();
+      sum.bytes_sent += messages.bytes_sent;
+      sum.bytes_recv += messages.bytes_recv;
+      return sum;
+    };
+    const auto before = traffic();
     const double loss = role.step(s, timed ? it : -s, source, recorder);
     if (!timed) continue;
-    const auto after = world.stats().total();
+    const auto after = traffic();
     const auto uit = static_cast<std::size_t>(it);
     local_loss[uit] = loss;
     if (!role.server())

@@ -1,6 +1,7 @@
-// A training run in parameter-server mode (seed 001): `embscale run` and `sweep` of a config whose
-// embedding layer has "sharding": "parameter_server". The world's first ranks are trainers, the
-// last `parameter_server.servers` ranks serve the table (ps_messages.hpp: who owns an id).
+// A training run in parameter-server mode (Paddle's distributed lookup table): `embscale run` and
+// `sweep` of a config whose embedding layer has "sharding": "parameter_server". The world's first
+// ranks are trainers, the last `parameter_server.servers` ranks serve the table (ps_messages.hpp:
+// who owns an id).
 //
 // Iterations: step s of every trainer is one iteration; a server's iteration s is its
 // ps::ParameterServer::serve_through(s) (it ends when every trainer's pushes of step s are applied).

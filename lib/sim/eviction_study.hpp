@@ -1,4 +1,4 @@
-// EvictionStudy: the `eviction` section of a run (issue 15). Each measured dynamic table's
+// EvictionStudy: the `eviction` section of a run. Each measured dynamic table's
 // access stream on this rank (its read calls, AccessObserver) also feeds exact oracles of the
 // same capacity, so that the table's hit rate, and what it keeps, can be set against:
 //   lru              global LRU (lru_oracle.hpp)

@@ -160,7 +160,7 @@ case "$case_name" in
   hybrid_dense_tower)
     # The hybrid-parallel example (an embedding layer model-parallel, then InnerProduct + ReLU
     # layers data- or feature-parallel) computes the same losses on 1, 2 and 4 ranks and with every
-    # partition_dim (seed 003's connections move the data; only float rounding differs), and its
+    # partition_dim (SINGA's connections move the data; only float rounding differs), and its
     # report has the tower's phases.
     mkdir -p "$work/reports"
     cfg=$configs/hybrid_parallel.json

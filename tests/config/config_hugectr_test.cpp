@@ -1,4 +1,4 @@
-// HugeCTR compatibility: a config written with HugeCTR's keys and layers (seed 004) parses, what it
+// HugeCTR compatibility: a config written with HugeCTR's keys and layers (HugeCTR's documentation) parses, what it
 // asks for that embscale does not run is recorded by name, its unused keys are still validated,
 // and the name helpers behind the suggestions behave.
 #include <gtest/gtest.h>

@@ -16,7 +16,7 @@ TableOptions tiny(ScoreStrategy strategy = ScoreStrategy::kStep) {
   o.bucket_capacity = 16;
   o.max_capacity = 16;  // one bucket, no growth
   o.score_strategy = strategy;
-  o.initializer = {InitializerMode::kDebug};
+  o.initializer = {.mode = InitializerMode::kDebug};
   return o;
 }
 
@@ -64,7 +64,7 @@ TEST(HostTableModes, EvaluationModeReadsWithoutInserting) {
   auto o = tiny();
   o.optimizer_state_width = 3;
   o.training = false;
-  o.eval_initializer = {InitializerMode::kConstant, 0, 1, 0, 0, 0.5};
+  o.eval_initializer = {.mode = InitializerMode::kConstant, .value = 0.5};
   HostTable table(o);
   EXPECT_EQ(table.row_width(), 2) << "no optimizer state in evaluation";
   const std::vector<std::uint64_t> keys{7, 8};
@@ -173,7 +173,7 @@ TEST(Initializer, PureFunctionOfSeedAndKeyWithinItsBounds) {
   EXPECT_NE(a, b) << "another seed, another row";
   for (const float v : a) EXPECT_LE(std::abs(v), 0.01f);
   // Truncated normal at narrow default bounds: within them, and not piled on the edges.
-  InitializerArgs truncated{InitializerMode::kTruncatedNormal};
+  InitializerArgs truncated{.mode = InitializerMode::kTruncatedNormal};
   double sum = 0, sum_sq = 0;
   std::int64_t count = 0;
   for (std::uint64_t key = 0; key < 2000; ++key) {
@@ -189,7 +189,7 @@ TEST(Initializer, PureFunctionOfSeedAndKeyWithinItsBounds) {
   EXPECT_NEAR(sum / static_cast<double>(count), 0.0, 1e-4);
   EXPECT_NEAR(sum_sq / static_cast<double>(count), 1e-4 / 3, 2e-6);
   // Normal: mean and variance over 128k draws (standard errors 0.003 and 0.004).
-  InitializerArgs normal{InitializerMode::kNormal, 0.5, 2.0};
+  InitializerArgs normal{.mode = InitializerMode::kNormal, .mean = 0.5, .std_dev = 2.0};
   sum = sum_sq = 0;
   count = 0;
   for (std::uint64_t key = 0; key < 2000; ++key) {

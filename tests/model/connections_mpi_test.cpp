@@ -1,4 +1,4 @@
-// The hybrid-parallel connections (lib/model/connections.hpp, seed 003) and the bridge against a
+// The hybrid-parallel connections (lib/model/connections.hpp, SINGA's hybrid parallelism) and the bridge against a
 // single-process reference on 1, 2 and 4 ranks: a blob every rank can compute whole, each rank
 // handed its part; forward must give each rank exactly its dst input cut from the whole blob, and
 // backward exactly its part of the gradient (Split: of the sum of every rank's gradient copy).

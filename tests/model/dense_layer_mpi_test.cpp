@@ -1,5 +1,5 @@
 // The dense layer after embeddings, data-parallel or feature-parallel (lib/model/dense_layer.hpp,
-// seed 003), against a single-process reference in double on 1, 2 and 4 ranks: the embeddings'
+// SINGA's hybrid parallelism), against a single-process reference in double on 1, 2 and 4 ranks: the embeddings'
 // output arrives data-parallel (each rank its samples), the connection gives the dense layer its
 // input, three SGD steps of a squared loss run, and each step's outputs, the gradient that
 // reaches the embeddings (each rank its samples' rows) and the final W and b must match.

@@ -149,8 +149,8 @@ TEST_P(DenseTowerMpi, EqualsOneProcessOnEveryPartitioning) {
 
 INSTANTIATE_TEST_SUITE_P(Partitionings, DenseTowerMpi,
                          ::testing::Values(std::pair{0, 0}, std::pair{0, 1}, std::pair{1, 0}, std::pair{1, 1}),
-                         [](const auto& info) {
-                           return "data" + std::to_string(info.param.first) + "_" + std::to_string(info.param.second);
+                         [](const auto& test) {
+                           return "data" + std::to_string(test.param.first) + "_" + std::to_string(test.param.second);
                          });
 
 }  // namespace

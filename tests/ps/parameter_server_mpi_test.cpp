@@ -109,6 +109,7 @@ struct Outcome {
 Outcome run_and_check(const config::Config& cfg, Roles roles, bool synchronous, std::int64_t staleness,
                       int slow_trainer_ms = 0, const std::filesystem::path& save_to = {}) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
+  const auto channel = comm::open_message_channel(world);
   const int rank = world.rank();
   const auto& layer = cfg.embeddings.front();
   const auto dim = static_cast<std::size_t>(layer.embedding_vec_size);
@@ -130,7 +131,7 @@ Outcome run_and_check(const config::Config& cfg, Roles roles, bool synchronous, 
 
   Outcome outcome;
   if (rank < roles.trainers) {
-    PsClient client(world, servers, layer.embedding_vec_size);
+    PsClient client(*channel, servers, layer.embedding_vec_size);
     PsTrainer trainer(client, layer.embedding_vec_size, mean, kBatch);
     embedding::StepRecorder recorder;
     for (std::int64_t it = 0; it < kSteps; ++it) {
@@ -149,7 +150,7 @@ Outcome run_and_check(const config::Config& cfg, Roles roles, bool synchronous, 
     const int index = rank - roles.trainers;
     const auto optimizer = embedding::make_sparse_optimizer(layer.optimizer, layer.embedding_vec_size);
     const auto shard = shard_for(layer, *optimizer);
-    ParameterServer server(world, {trainers, synchronous, staleness}, *shard, *optimizer);
+    ParameterServer server(*channel, {trainers, synchronous, staleness}, *shard, *optimizer);
     outcome.stats = server.serve();
     EXPECT_EQ(outcome.stats.pushes, roles.trainers * kSteps) << what;
     EXPECT_EQ(outcome.stats.pulls, roles.trainers * kSteps) << what;

@@ -1,5 +1,5 @@
 // Norm reader and writer (workloads/trace/norm_format.hpp, norm_file_list.hpp): files written
-// field by field here from seed 004's description and HugeCTR's checksum rule (length, bytes, sum
+// field by field here from HugeCTR's description and HugeCTR's checksum rule (length, bytes, sum
 // modulo 256), round trips through the writer, file lists, and every refused input naming the
 // file, the sample and the byte offset.
 #include <gtest/gtest.h>

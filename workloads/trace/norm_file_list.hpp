@@ -1,5 +1,5 @@
 // HugeCTR's Norm file list: a text file whose first line is the number of data files, then one
-// data file path per line (seed 004, "File List"; HugeCTR's data_readers/file_list.hpp).
+// data file path per line ("File List"; HugeCTR's data_readers/file_list.hpp).
 //
 // Relative paths resolve against the working directory, not the list's directory: HugeCTR's
 // FileSource hands each line unchanged to std::ifstream::open, so a list that trains with HugeCTR

@@ -1,4 +1,4 @@
-// HugeCTR's Norm format (seed 004, "Norm"; HugeCTR's data_readers/data_reader_worker.cpp,
+// HugeCTR's Norm format ("Norm"; HugeCTR's data_readers/data_reader_worker.cpp,
 // check_sum.hpp and data_generator.hpp, which this follows byte for byte).
 //
 // A data file, all little-endian:

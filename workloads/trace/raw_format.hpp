@@ -1,4 +1,4 @@
-// HugeCTR's Raw format (seed 004, "Raw"; HugeCTR's data_readers/data_reader_worker_raw.cpp).
+// HugeCTR's Raw format ("Raw"; HugeCTR's data_readers/data_reader_worker_raw.cpp).
 //
 // One file of fixed-size records, no header, every field 4 bytes little-endian:
 //   int label[label_dim] | int dense[dense_dim] | int category[slot_num]

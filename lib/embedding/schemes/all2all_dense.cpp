@@ -1,4 +1,4 @@
-// SOK's All2AllDenseEmbedding (seed 000): a key lives on rank key % ranks; rows travel to the
+// SOK's All2AllDenseEmbedding: a key lives on rank key % ranks; rows travel to the
 // requesters, which pool.
 //   route            de-duplicate this rank's keys (switchable), group them by owner
 //   exchange_keys    alltoall of counts, alltoallv of keys to their owners
@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "embedding/pooling.hpp"
+#include "embedding/requester_pooling.hpp"
 #include "embedding/key_router.hpp"
 #include "embedding/scheme.hpp"
 #include "embedding/scheme_registry.hpp"
@@ -76,11 +77,8 @@ class All2AllDense final : public EmbeddingScheme {
                     std::span<float>(vectors_), std::span<const std::size_t>(routed_.send_counts), dim);
     recorder.lap("exchange_vectors");
 
-    pool_bags(batch, routed_.inverse, vectors_, dim, spec_.mean(), pooled);
-    recorder.lap("pool");
-    recorder.count("keys", static_cast<std::int64_t>(batch.keys.size()));
-    recorder.count("unique_keys", static_cast<std::int64_t>(routed_.send_keys.size()));
-    recorder.count("lookups", static_cast<std::int64_t>(owner_distinct_.send_keys.size()));
+    pool_requested_rows(batch, routed_, vectors_, dim, spec_.mean(), pooled,
+                        static_cast<std::int64_t>(owner_distinct_.send_keys.size()), recorder);
   }
 
   void backward(const Batch& batch, std::span<const float> grad_pooled, std::int64_t step,

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "embedding/pooling.hpp"
+#include "embedding/requester_pooling.hpp"
 #include "embedding/key_router.hpp"
 #include "embedding/scheme.hpp"
 #include "embedding/scheme_registry.hpp"
@@ -42,11 +43,8 @@ class DataParallel final : public EmbeddingScheme {
     rows_.resize(routed_.send_keys.size() * dim);
     store_->read(routed_.send_keys, rows_);
     recorder.lap("lookup");
-    pool_bags(batch, routed_.inverse, rows_, dim, spec_.mean(), pooled);
-    recorder.lap("pool");
-    recorder.count("keys", static_cast<std::int64_t>(batch.keys.size()));
-    recorder.count("unique_keys", static_cast<std::int64_t>(routed_.send_keys.size()));
-    recorder.count("lookups", static_cast<std::int64_t>(routed_.send_keys.size()));
+    pool_requested_rows(batch, routed_, rows_, dim, spec_.mean(), pooled,
+                        static_cast<std::int64_t>(routed_.send_keys.size()), recorder);
   }
 
   void backward(const Batch& batch, std::span<const float> grad_pooled, std::int64_t step,

@@ -1,4 +1,4 @@
-// HugeCTR's DistributedSlotSparseEmbeddingHash = SOK's distributed sparse embedding (seed 000):
+// HugeCTR's DistributedSlotSparseEmbeddingHash = SOK's distributed sparse embedding:
 // a key lives on rank key % ranks; every owner pools the partial bags of the whole global batch
 // from its keys, a reduce-scatter sums them and gives each rank its bags; backward, an all-gather
 // of the pooled gradients.

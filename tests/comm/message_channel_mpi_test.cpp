@@ -1,5 +1,5 @@
-// What a serve loop needs of the Communicator (probe, iprobe, recv_any: a server answering
-// whichever rank asks first), on the MPI implementation, against messages whose source, tag, size
+// What a serve loop needs of a MessageChannel (probe, iprobe, recv_any: a server answering
+// whichever rank asks first), on the MPI implementation (MpiMessageChannel), against messages whose source, tag, size
 // and values every rank can compute. Rank 0 serves; the others send. Needs 2 or more ranks.
 #include <gtest/gtest.h>
 
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/message_channel.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "core/error.hpp"
 
@@ -27,14 +28,15 @@ std::vector<std::int64_t> message_of(int rank, int round) {
 // Every round r: each rank but 0 sends rank 0 one message of tag 10 + rank; rank 0 takes them in
 // whatever order they come (round 1 by probe then recv, round 2 by recv_any) and must see every
 // sender once, with its size, tag and values.
-TEST(CommunicatorProbe, AServerTakesEveryRanksMessageInWhateverOrderTheyCome) {
+TEST(MessageChannel, AServerTakesEveryRanksMessageInWhateverOrderTheyCome) {
   MpiCommunicator world(MPI_COMM_WORLD);
+  const auto channel = open_message_channel(world);
   if (world.size() < 2) GTEST_SKIP() << "needs >= 2 ranks";
   for (const int round : {1, 2}) {
     world.barrier();  // a round's messages only: round 2's would match round 1's any-tag probe
     if (world.rank() != 0) {
       const auto values = message_of(world.rank(), round);
-      world.send(std::span<const std::int64_t>(values), 0, 10 + world.rank(), kRow);
+      channel->send(std::span<const std::int64_t>(values), 0, 10 + world.rank(), kRow);
       continue;
     }
     std::set<int> seen;
@@ -42,10 +44,10 @@ TEST(CommunicatorProbe, AServerTakesEveryRanksMessageInWhateverOrderTheyCome) {
     for (int n = 1; n < world.size(); ++n) {
       MessageInfo info;
       if (round == 1) {
-        info = world.probe<std::int64_t>(kAnySource, kAnyTag, kRow);
-        world.recv(std::span<std::int64_t>(room).first(info.rows * kRow), info.source, info.tag, kRow);
+        info = channel->probe<std::int64_t>(kAnySource, kAnyTag, kRow);
+        channel->recv(std::span<std::int64_t>(room).first(info.rows * kRow), info.source, info.tag, kRow);
       } else {
-        info = world.recv_any(std::span<std::int64_t>(room), kAnySource, kAnyTag, kRow);
+        info = channel->recv_any(std::span<std::int64_t>(room), kAnySource, kAnyTag, kRow);
       }
       ASSERT_GE(info.source, 1);
       ASSERT_LT(info.source, world.size());
@@ -63,26 +65,27 @@ TEST(CommunicatorProbe, AServerTakesEveryRanksMessageInWhateverOrderTheyCome) {
 
 // iprobe finds nothing where nothing was sent, then, polled, finds rank 1's message by its source
 // and tag (the others' tags are not matched).
-TEST(CommunicatorProbe, IprobeSaysNothingIsWaitingThenFindsTheMessage) {
+TEST(MessageChannel, IprobeSaysNothingIsWaitingThenFindsTheMessage) {
   MpiCommunicator world(MPI_COMM_WORLD);
+  const auto channel = open_message_channel(world);
   if (world.size() < 2) GTEST_SKIP() << "needs >= 2 ranks";
   if (world.rank() == 0) {
-    EXPECT_FALSE(world.iprobe<std::int64_t>(kAnySource, kAnyTag).has_value());
+    EXPECT_FALSE(channel->iprobe<std::int64_t>(kAnySource, kAnyTag).has_value());
   }
   world.barrier();
   const std::vector<std::int64_t> values = {7, 8, 9};
-  if (world.rank() == 1) world.send(std::span<const std::int64_t>(values), 0, 3);
+  if (world.rank() == 1) channel->send(std::span<const std::int64_t>(values), 0, 3);
   if (world.rank() == 0) {
     std::optional<MessageInfo> info;
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!(info = world.iprobe<std::int64_t>(1, 3)) && std::chrono::steady_clock::now() < give_up) {
+    while (!(info = channel->iprobe<std::int64_t>(1, 3)) && std::chrono::steady_clock::now() < give_up) {
     }
     ASSERT_TRUE(info.has_value()) << "no message from rank 1 within 30 s";
     EXPECT_EQ(info->source, 1);
     EXPECT_EQ(info->tag, 3);
     EXPECT_EQ(info->rows, 3u);
     std::vector<std::int64_t> got(3);
-    world.recv(std::span<std::int64_t>(got), 1, 3);
+    channel->recv(std::span<std::int64_t>(got), 1, 3);
     EXPECT_EQ(got, values);
   }
   world.barrier();
@@ -90,15 +93,16 @@ TEST(CommunicatorProbe, IprobeSaysNothingIsWaitingThenFindsTheMessage) {
 
 // A message larger than recv_any's buffer is refused with both sizes and stays to be received; a
 // message that is not a whole number of the receiver's rows is refused by probe, naming its bytes.
-TEST(CommunicatorProbe, RefusalsNameTheSizesAndLeaveTheMessage) {
+TEST(MessageChannel, RefusalsNameTheSizesAndLeaveTheMessage) {
   MpiCommunicator world(MPI_COMM_WORLD);
+  const auto channel = open_message_channel(world);
   if (world.size() < 2) GTEST_SKIP() << "needs >= 2 ranks";
   const std::vector<std::int64_t> five = {1, 2, 3, 4, 5};
-  if (world.rank() == 1) world.send(std::span<const std::int64_t>(five), 0, 4);
+  if (world.rank() == 1) channel->send(std::span<const std::int64_t>(five), 0, 4);
   if (world.rank() == 0) {
     std::vector<std::int64_t> small(3), whole(5);
     try {
-      world.recv_any(std::span<std::int64_t>(small), kAnySource, 4);
+      channel->recv_any(std::span<std::int64_t>(small), kAnySource, 4);
       ADD_FAILURE() << "a 5-row message into room for 3 was not refused";
     } catch (const Error& e) {
       const std::string what = e.what();
@@ -107,14 +111,39 @@ TEST(CommunicatorProbe, RefusalsNameTheSizesAndLeaveTheMessage) {
       EXPECT_NE(what.find("room for 3"), std::string::npos) << what;
     }
     try {
-      world.probe<std::int64_t>(1, 4, 3);  // rows of 3 values: 40 bytes are not whole rows of 24
+      channel->probe<std::int64_t>(1, 4, 3);  // rows of 3 values: 40 bytes are not whole rows of 24
       ADD_FAILURE() << "40 bytes were taken as whole rows of 24";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("40 bytes"), std::string::npos) << e.what();
     }
-    const MessageInfo info = world.recv_any(std::span<std::int64_t>(whole), 1, 4);
+    const MessageInfo info = channel->recv_any(std::span<std::int64_t>(whole), 1, 4);
     EXPECT_EQ(info.rows, 5u);
     EXPECT_EQ(whole, five);
+  }
+  world.barrier();
+}
+
+// A channel's messages travel apart from its group's own point-to-point messages of the same tag
+// (a duplicate communicator), and its traffic is counted on the channel.
+TEST(MessageChannel, ItsMessagesNeverMeetTheGroupsAndAreCountedApart) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  if (world.size() < 2) GTEST_SKIP() << "needs >= 2 ranks";
+  const auto channel = open_message_channel(world);
+  const auto channel_before = channel->stats().total();
+  const auto world_before = world.stats().total();
+  if (world.rank() == 1) {
+    const std::int64_t on_world = 11, on_channel = 22;
+    world.send(std::span<const std::int64_t>(&on_world, 1), 0, 7);
+    channel->send(std::span<const std::int64_t>(&on_channel, 1), 0, 7);
+  } else if (world.rank() == 0) {
+    std::int64_t got = 0;
+    const MessageInfo info = channel->recv_any(std::span<std::int64_t>(&got, 1), kAnySource, 7);
+    EXPECT_EQ(got, 22);  // the channel's, although the world's was sent first
+    EXPECT_EQ(info.source, 1);
+    world.recv(std::span<std::int64_t>(&got, 1), 1, 7);
+    EXPECT_EQ(got, 11);
+    EXPECT_EQ(channel->stats().total().bytes_recv - channel_before.bytes_recv, sizeof(std::int64_t));
+    EXPECT_EQ(world.stats().total().bytes_recv - world_before.bytes_recv, sizeof(std::int64_t));
   }
   world.barrier();
 }

@@ -1,0 +1,22 @@
+#include "comm/mpi_message_channel.hpp"
+
+#include <mpi.h>
+
+#include "core/error.hpp"
+
+namespace embscale::comm {
+
+MpiMessageChannel::MpiMessageChannel(const MpiCommunicator& group) {
+  MPI_Comm duplicate;
+  if (MPI_Comm_dup(group.mpi_comm(), &duplicate) != MPI_SUCCESS) throw Error("message channel: MPI_Comm_dup failed");
+  comm_.reset(new MpiCommunicator(duplicate, true));
+  comm_->set_max_message_rows(group.max_message_rows());
+}
+
+std::unique_ptr<MessageChannel> open_message_channel(const Communicator& group) {
+  if (const auto* mpi = dynamic_cast<const MpiCommunicator*>(&group)) return std::make_unique<MpiMessageChannel>(*mpi);
+  throw Error("message channel: the group's transport (\"" + group.native_handle().kind +
+              "\") has no point-to-point channel; open it on an MPI communicator");
+}
+
+}  // namespace embscale::comm
