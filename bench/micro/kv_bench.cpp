@@ -7,8 +7,8 @@
 //
 // Also kv_insert_steady/embscale/dim:<D>/lf:1.00/threads:<T>: evicting inserts into a full
 // table that are never undone (run_steady, below); and kv_zipf_<op>/<variant>/dim:<D>/s:<s>/
-// threads:<T>: the eviction study's Zipf calls on a table with its best admission filter against
-// the same table without one, in the same loop (kv_bench_zipf.hpp).
+// threads:<T>: the eviction-policy comparison's Zipf calls on a table with its best admission
+// filter against the same table without one, in the same loop (kv_bench_zipf.hpp).
 //
 // Names: kv_<op>/<implementation>/dim:<D>/lf:<L>/threads:<T>, implementation one of embscale,
 // absl, libcuckoo, gather_limit; items_per_second = keys per second (bytes_per_second: the keys
@@ -305,7 +305,7 @@ void run_steady(benchmark::State& state, std::size_t dim, int threads) {
 }
 
 // kv_zipf_<op>/<variant>/dim:D/s:S/threads:T (kv_bench_zipf.hpp): the admission filter's cost on
-// the eviction study's stream, against the same table without it, in the same loop.
+// the eviction-policy comparison's stream, against the same table without it, in the same loop.
 void run_zipf_pair(benchmark::State& state, ZipfVariant variant, ZipfOp op, std::size_t dim, double s, int threads) {
   try {
     if (!g_zipf_fixture || g_zipf_fixture->variant != variant || g_zipf_fixture->dim != dim ||

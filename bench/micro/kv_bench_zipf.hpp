@@ -1,8 +1,8 @@
-// The KV benchmark's Zipf calls (kv_bench.cpp): what the eviction study's best admission filter
-// costs. The eviction study's stream (zipf_calls.hpp: N = 10^6 keys, Zipf s, calls of 4096
-// distinct keys) goes to two tables of 2^17 slots (buckets of 128, load factor 1, training, dim
-// D, constant initial rows) that differ only in their admission: `none` (STEP scores, no filter)
-// and the variant:
+// The KV benchmark's Zipf calls (kv_bench.cpp): what the eviction-policy comparison's best
+// admission filter costs. The eviction-policy comparison's stream (zipf_calls.hpp: N = 10^6 keys,
+// Zipf s, calls of 4096 distinct keys) goes to two tables of 2^17 slots (buckets of 128, load
+// factor 1, training, dim D, constant initial rows) that differ only in their admission: `none`
+// (STEP scores, no filter) and the variant:
 //   tiny_lfu   STEP scores, TinyLFU with the study's best sketch (kBestSketch below);
 //   frequency  FREQUENCY scores with the same filter.
 //
@@ -32,9 +32,9 @@
 
 namespace embscale::kv_bench {
 
-// The eviction study's best sketch (bench/micro/README.md, "Eviction study"): 8-bit counters
-// (max 255), a bank halved every 160 x bucket_capacity sightings, 8 counters per slot per row,
-// 4 rows, conservative update.
+// The eviction-policy comparison's best sketch (bench/micro/README.md, "Eviction policies"): 8-bit
+// counters (max 255), a bank halved every 160 x bucket_capacity sightings, 8 counters per slot per
+// row, 4 rows, conservative update.
 inline kv::AdmissionOptions best_tiny_lfu() {
   kv::AdmissionOptions a;
   a.kind = kv::AdmissionOptions::Kind::kTinyLfu;

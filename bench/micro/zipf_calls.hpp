@@ -1,6 +1,6 @@
 // An independent Zipf(s) stream over n keys, cut into the calls a dynamic table sees: each call
 // is one step's distinct keys, as the engine de-duplicates a step before its find_or_insert.
-// Used by the eviction study (eviction_study.cpp) and the KV benchmark's Zipf calls
+// Used by the eviction-policy comparison (eviction_policies.cpp) and the KV benchmark's Zipf calls
 // (kv_bench.cpp), so both feed the table the same calls.
 //
 // The stream: ranks drawn one after another from workloads::ZipfSampler (rejection-inversion,

@@ -3,7 +3,7 @@
 //
 // A table without a filter admits every newcomer that has a place (a free slot, or a victim of
 // lower score). A filter refuses some of them to keep one-hit wonders from pushing out keys that
-// come back; the eviction study (bench/micro/eviction_study.cpp) measures both filters against none.
+// come back; the eviction-policy comparison (bench/micro/eviction_policies.cpp) measures both filters against none.
 //
 // * k-count (dynamicemb's KCounter): a newcomer is admitted on its k-th sighting, counted by
 //   bounded counters. Applies to every newcomer, whether its bucket has a free slot or not.

@@ -1,9 +1,9 @@
-// embscale_eviction_study: how close the dynamic table's hit rate comes to the top-capacity bound
-// on an independent Zipf stream, for every (exponent, score strategy, admission setting) asked
-// (the admission filter's target; bench/micro/README.md, "Eviction study"). A plain CLI, not a Google
-// Benchmark: it measures hit rates, not time.
+// embscale_eviction_policies: how close the dynamic table's hit rate comes to the top-capacity
+// bound on an independent Zipf stream, for every (exponent, score strategy, admission setting)
+// asked (the admission filter's target; bench/micro/README.md, "Eviction policies"). A plain CLI,
+// not a Google Benchmark: it measures hit rates, not time.
 //
-//   embscale_eviction_study [--exponents 0.8,1.05,1.2] [--strategies STEP,LFU,...]
+//   embscale_eviction_policies [--exponents 0.8,1.05,1.2] [--strategies STEP,LFU,...]
 //       [--admission none --admission tiny_lfu:aging_factor=100 ...] [--keys N] [--capacity C]
 //       [--bucket-capacity B] [--batch K] [--warmup D] [--measure D] [--intervals I] [--seed S]
 //       [--threads T] [--drift] [--json FILE]
@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "eviction_study_run.hpp"
+#include "eviction_policy_run.hpp"
 #include "kv/score_rules.hpp"
 #include "kv/table_options.hpp"
 
@@ -155,10 +155,10 @@ int main(int argc, char** argv) {
   try {
     return study(argc, argv);
   } catch (const InputError& e) {
-    std::cerr << "embscale_eviction_study: " << e.what() << "\n";
+    std::cerr << "embscale_eviction_policies: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "embscale_eviction_study: " << e.what() << "\n";
+    std::cerr << "embscale_eviction_policies: " << e.what() << "\n";
     return 1;
   }
 }

@@ -1,4 +1,4 @@
-// One run of the eviction study (eviction_study.cpp): a kv::HostTable fed the calls of an
+// One run of the eviction-policy comparison (eviction_policies.cpp): a kv::HostTable fed the calls of an
 // independent Zipf stream (zipf_calls.hpp) under one score strategy and admission filter, and the
 // bounds its hit rate is compared with.
 //

@@ -1,4 +1,4 @@
-#include "eviction_study_run.hpp"
+#include "eviction_policy_run.hpp"
 
 #include <algorithm>
 #include <chrono>
