@@ -219,6 +219,15 @@ class HostTable {
   void remove(Slot slot) noexcept;
 
   std::int64_t slots() const noexcept { return buckets_ * bucket_capacity_; }
+  // The one loop of the exports (host_table_export.cpp): visit(flat slot) for every stored entry
+  // of slots [first_slot, end_slot) whose score is at least min_score, bucket by bucket, each
+  // bucket's occupied slots in order.
+  template <typename Visit>
+  void for_each_stored(std::int64_t first_slot, std::int64_t end_slot, std::uint64_t min_score, Visit&& visit) const;
+  // Those entries into the three arrays (cleared first); returns how many.
+  std::int64_t export_entries(std::int64_t first_slot, std::int64_t end_slot, std::uint64_t min_score,
+                              std::vector<std::uint64_t>& keys, std::vector<float>& values,
+                              std::vector<std::uint64_t>& scores) const;
   // Spin lock of one bucket, for the update group (calls of that group may touch one bucket at
   // once; readers and writers of the other groups never overlap them).
   class BucketLock;
