@@ -75,7 +75,11 @@ struct TableFileHeader {
   std::uint64_t next_threshold = 0;
 
   std::int64_t row_width() const noexcept { return dim + optimizer_width; }
-  std::int64_t chunk_count() const noexcept { return (entry_count + chunk_entries - 1) / chunk_entries; }
+  // ceil(entry_count / chunk_entries) without forming entry_count + chunk_entries - 1, which a
+  // corrupt header's entry_count near 2^63 would overflow (entry_count >= 0, chunk_entries >= 1).
+  std::int64_t chunk_count() const noexcept {
+    return entry_count / chunk_entries + (entry_count % chunk_entries != 0 ? 1 : 0);
+  }
 };
 
 // Bytes of a chunk of n entries, header and checksum included.

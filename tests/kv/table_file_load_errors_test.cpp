@@ -173,6 +173,15 @@ TEST_F(LoadErrors, AHugeEntryCountIsATruncationNotAnAllocation) {
   expect_refused(with_field<std::uint64_t>(40, ~std::uint64_t{0}), {"byte 40", "entry_count"});
 }
 
+// An entry count just below 2^63 with chunks of 4 (the fuzzer's find: ceil(count / chunk) once
+// overflowed while checking chunk_count): the expected chunk count is computed exactly and the
+// mismatch refused by its field.
+TEST_F(LoadErrors, AnEntryCountNearTheLimitGivesTheExactChunkCount) {
+  const std::uint64_t count = 0x7FFFFFFFFFFFFFCAULL;
+  const std::string chunks = std::to_string(count / 4 + (count % 4 != 0 ? 1 : 0));
+  expect_refused(with_field<std::uint64_t>(40, count), {"byte 48", "chunk_count", "expected " + chunks});
+}
+
 TEST_F(LoadErrors, AReservedKeyIsRefused) {
   const std::size_t chunk_bytes = 16 + 4 * 8 * 2 + 4 * 8 * 4 + 8;
   auto bad = good_;
