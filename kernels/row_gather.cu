@@ -15,7 +15,7 @@
 #include <string>
 
 #include "abi_boundary.hpp"
-#include "device/device_abi.h"
+#include "device/families/row_gather.h"
 
 namespace {
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "device/device_abi.h"
+#include "device/families/row_gather.h"
 
 namespace {
 

@@ -1,5 +1,7 @@
 /* The device seam: the plain C ABI that libembscale_cuda.so (kernels/) implements and
- * libembscale calls.
+ * libembscale calls. This header is its core (errors, devices, streams, events, memory); each
+ * family of kernels declares its own functions in device/families/ and is listed in
+ * device/kernel_families.h.
  *
  * libembscale (host C++, no CUDA) loads the library at run time with dlopen and resolves every
  * function of EMBSCALE_DEVICE_ABI_FUNCTIONS with dlsym (device/device_library.hpp), so the CLI
@@ -10,8 +12,9 @@
  * Rules of this header: C only, no CUDA types (lib/ never includes a CUDA header; a stream is
  * passed as void*: a cudaStream_t cast to void*, NULL meaning the legacy default stream); every
  * function returns an EMBSCALE_CUDA_* code and never throws. Any change to a signature or a
- * meaning, and any function added, bumps EMBSCALE_CUDA_ABI_VERSION: the loader refuses a library
- * whose embscale_cuda_abi_version() differs from the one it was compiled with.
+ * meaning of this header, and any function added here, bumps EMBSCALE_CUDA_ABI_VERSION: the
+ * loader refuses a library whose embscale_cuda_abi_version() differs from the one it was
+ * compiled with. (A family's change bumps that family's version only.)
  */
 #ifndef EMBSCALE_DEVICE_ABI_H
 #define EMBSCALE_DEVICE_ABI_H
@@ -28,7 +31,9 @@
 extern "C" {
 #endif
 
-#define EMBSCALE_CUDA_ABI_VERSION 1
+/* The version of the functions of this header (the core: errors, devices, streams, events,
+ * memory). The kernel families are versioned each on its own (device/kernel_families.h). */
+#define EMBSCALE_CUDA_ABI_VERSION 2
 /* The file name the loader looks for (next to the executable, ...; device/library_search.hpp). */
 #define EMBSCALE_CUDA_LIBRARY_NAME "libembscale_cuda.so"
 
@@ -76,36 +81,60 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_device_count(int* count);
  * with and the driver found (0 when there is none). Either pointer may be NULL. */
 EMBSCALE_CUDA_EXPORT int embscale_cuda_versions(int* runtime_version, int* driver_version);
 
-/* Row gather on the current device: d_out[i, :] = d_table[d_rows[i], :] for i in [0, n).
- * d_table: row-major [num_rows, dim] floats; d_rows: n int64 row indices; d_out: [n, dim]
- * (must not overlap d_table). All three are device pointers. Moves 16-byte vectors when dim is a
- * multiple of 4 and d_table and d_out are 16-byte aligned (8-byte ones for even dim).
- *
- * An index outside [0, num_rows) is never read: its output row is zero-filled and the call
- * returns EMBSCALE_CUDA_BAD_INDEX, naming the first such position in the detail. To know that it
- * synchronizes `stream` before returning. n == 0 returns EMBSCALE_CUDA_OK and launches nothing. */
-EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows(const float* d_table, int64_t num_rows,
-                                                   int64_t dim, const int64_t* d_rows, int64_t n,
-                                                   float* d_out, void* stream);
+/* ---- devices ---- */
 
-/* The same gather, asynchronous: enqueues the kernel on `stream` and returns. The smallest
- * position i whose index is out of range is folded (atomic min) into *d_first_bad, a device
- * uint64 that the caller sets to UINT64_MAX (all bytes 0xff) beforehand and reads after
- * synchronizing; it stays UINT64_MAX when every index was valid. Returns an error only for
- * invalid arguments or a failed launch. */
-EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_async(const float* d_table, int64_t num_rows,
-                                                         int64_t dim, const int64_t* d_rows,
-                                                         int64_t n, float* d_out,
-                                                         uint64_t* d_first_bad, void* stream);
+/* Makes `device` the calling thread's current device (cudaSetDevice) / reads it. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_set_device(int device);
+EMBSCALE_CUDA_EXPORT int embscale_cuda_get_device(int* device);
 
-/* Host convenience: copies table and rows (host memory) to the current device, runs
- * embscale_cuda_gather_rows, copies the [n, dim] result into out (host memory) and frees the
- * device buffers; synchronous. On EMBSCALE_CUDA_BAD_INDEX, out holds the rows gathered for the
- * valid indices and zeros for the others. n == 0 returns EMBSCALE_CUDA_OK without touching
- * the device. */
-EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_host(const float* table, int64_t num_rows,
-                                                        int64_t dim, const int64_t* rows,
-                                                        int64_t n, float* out);
+/* ---- kernel families ---- */
+
+/* The version of the kernel family `family` (its name in EMBSCALE_DEVICE_KERNEL_FAMILIES,
+ * device/kernel_families.h, e.g. "row_gather") that the library implements, into *version; 0
+ * when it has no such family. Each family is versioned on its own, so a family added or changed
+ * leaves the others loadable: the loader refuses a family whose version differs from the one it
+ * was compiled with, and only that family. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_family_version(const char* family, int* version);
+
+/* ---- streams and events: opaque handles with create / destroy ----
+ * A stream handle is a cudaStream_t and an event handle a cudaEvent_t, passed as void*: code that
+ * owns its own CUDA objects (an NCCL communicator's stream, a framework's) passes them as they
+ * are; NULL as a stream is the legacy default stream. Work queued on a stream runs in order;
+ * calls that take a stream return once the work is queued. */
+
+/* A new non-blocking stream on the current device into *stream. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_stream_create(void** stream);
+/* Destroys a stream made by embscale_cuda_stream_create (its queued work still completes). NULL
+ * is accepted and ignored. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_stream_destroy(void* stream);
+/* Waits until every call queued on `stream` has finished; reports the first asynchronous
+ * failure of that work. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_stream_synchronize(void* stream);
+
+/* A new timing event into *event. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_event_create(void** event);
+EMBSCALE_CUDA_EXPORT int embscale_cuda_event_destroy(void* event); /* NULL: ignored */
+/* Records `event` on `stream`: it completes when the work queued before it has. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_event_record(void* event, void* stream);
+/* Waits until `event` has completed. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_event_synchronize(void* event);
+/* Milliseconds between two completed events recorded on one device, into *milliseconds. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_event_elapsed_ms(void* start, void* end, float* milliseconds);
+
+/* ---- device memory ---- */
+
+/* `bytes` of memory on the current device into *pointer (NULL for bytes == 0), 256-byte aligned. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_malloc(int64_t bytes, void** pointer);
+/* Frees memory from embscale_cuda_malloc after the device's queued work (NULL: ignored). */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_free(void* pointer);
+/* Queues a copy of `bytes` from src to dst on `stream`; each may be host or device memory (the
+ * direction is inferred from the addresses). From pageable host memory the call returns once the
+ * source may be reused; into host memory the bytes are there after the stream is synchronized. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_copy_async(void* dst, const void* src, int64_t bytes,
+                                                  void* stream);
+/* Queues setting `bytes` of device memory at dst to `value` on `stream`. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_memset_async(void* dst, int value, int64_t bytes,
+                                                    void* stream);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -113,16 +142,29 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_host(const float* table, int6
 
 /* Every function above, named without its embscale_cuda_ prefix: the loader resolves each one
  * into a typed pointer of embscale::device::DeviceFunctions, and refuses a library lacking any.
- * A new function is declared above and named here (lib/device/README.md). abi_version comes
+ * A new core function is declared above, named here, and bumps EMBSCALE_CUDA_ABI_VERSION; a
+ * kernel's function belongs to its family instead (device/kernel_families.h). abi_version comes
  * first: the loader calls it before resolving the others. */
-#define EMBSCALE_DEVICE_ABI_FUNCTIONS(X) \
-  X(abi_version)                         \
-  X(error_string)                        \
-  X(last_error_detail)                   \
-  X(device_count)                        \
-  X(versions)                            \
-  X(gather_rows)                         \
-  X(gather_rows_async)                   \
-  X(gather_rows_host)
+#define EMBSCALE_DEVICE_CORE_FUNCTIONS(X) \
+  X(abi_version)                          \
+  X(error_string)                         \
+  X(last_error_detail)                    \
+  X(device_count)                         \
+  X(versions)                             \
+  X(set_device)                           \
+  X(get_device)                           \
+  X(family_version)                       \
+  X(stream_create)                        \
+  X(stream_destroy)                       \
+  X(stream_synchronize)                   \
+  X(event_create)                         \
+  X(event_destroy)                        \
+  X(event_record)                         \
+  X(event_synchronize)                    \
+  X(event_elapsed_ms)                     \
+  X(malloc)                               \
+  X(free)                                 \
+  X(copy_async)                           \
+  X(memset_async)
 
 #endif /* EMBSCALE_DEVICE_ABI_H */

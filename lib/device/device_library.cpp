@@ -42,7 +42,31 @@ class HandleGuard {
   void* handle_;
 };
 
+// " a, b, c" (the names a check found missing).
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) text += (i == 0 ? " " : ", ") + names[i];
+  return text;
+}
+
 }  // namespace
+
+std::string_view family_name(KernelFamily family) noexcept {
+  switch (family) {
+#define EMBSCALE_DEVICE_FAMILY_NAME(name, version, functions) \
+  case KernelFamily::name:                                   \
+    return #name;
+    EMBSCALE_DEVICE_KERNEL_FAMILIES(EMBSCALE_DEVICE_FAMILY_NAME)
+#undef EMBSCALE_DEVICE_FAMILY_NAME
+  }
+  return "unknown kernel family";
+}
+
+const DeviceFunctions& DeviceLibrary::kernels(KernelFamily family) const {
+  if (const std::string& problem = family_problem(family); !problem.empty())
+    throw Error(path_ + ": kernel family " + std::string(family_name(family)) + ": " + problem);
+  return functions_;
+}
 
 std::optional<DeviceLibrary> DeviceLibrary::try_open(const std::string& path,
                                                      std::string& why_not) {
@@ -70,15 +94,38 @@ std::optional<DeviceLibrary> DeviceLibrary::try_open(const std::string& path,
   std::vector<std::string> missing;
 #define EMBSCALE_DEVICE_RESOLVE(name) \
   if (!resolve(handle, "embscale_cuda_" #name, fns.name)) missing.push_back("embscale_cuda_" #name);
-  EMBSCALE_DEVICE_ABI_FUNCTIONS(EMBSCALE_DEVICE_RESOLVE)
-#undef EMBSCALE_DEVICE_RESOLVE
+  EMBSCALE_DEVICE_CORE_FUNCTIONS(EMBSCALE_DEVICE_RESOLVE)
   if (!missing.empty()) {
-    why_not = "does not export";
-    for (std::size_t i = 0; i < missing.size(); ++i) why_not += (i == 0 ? " " : ", ") + missing[i];
-    why_not += " (yet it reports ABI version " + std::to_string(EMBSCALE_CUDA_ABI_VERSION) +
-               ", which has them: a partial or broken build?)";
+    why_not = "does not export" + joined(missing) + " (yet it reports ABI version " +
+              std::to_string(EMBSCALE_CUDA_ABI_VERSION) + ", which has them: a partial or broken build?)";
     return std::nullopt;
   }
+  // Each kernel family on its own: its version, then its functions; a family that fails keeps
+  // null pointers and a reason, and the library still loads.
+#define EMBSCALE_DEVICE_RESOLVE_FAMILY(family, version, functions)                                      \
+  {                                                                                                    \
+    std::string& problem = library.family_problems_[static_cast<std::size_t>(KernelFamily::family)];   \
+    int found = 0;                                                                                     \
+    missing.clear();                                                                                   \
+    if (fns.family_version(#family, &found) != EMBSCALE_CUDA_OK || found == 0) {                       \
+      problem = "the library does not have it";                                                        \
+    } else if (found != (version)) {                                                                   \
+      problem = "the library has version " + std::to_string(found) + ", this embscale needs " +       \
+                std::to_string(version) + " (a library from another build?)";                         \
+    } else {                                                                                           \
+      functions(EMBSCALE_DEVICE_RESOLVE)                                                               \
+      if (!missing.empty()) problem = "the library does not export" + joined(missing) + " (a partial build?)"; \
+    }                                                                                                  \
+    if (!problem.empty()) {                                                                            \
+      DeviceFunctions cleared;                                                                         \
+      functions(EMBSCALE_DEVICE_CLEAR)                                                                 \
+    }                                                                                                  \
+  }
+#define EMBSCALE_DEVICE_CLEAR(name) fns.name = cleared.name;
+  EMBSCALE_DEVICE_KERNEL_FAMILIES(EMBSCALE_DEVICE_RESOLVE_FAMILY)
+#undef EMBSCALE_DEVICE_CLEAR
+#undef EMBSCALE_DEVICE_RESOLVE_FAMILY
+#undef EMBSCALE_DEVICE_RESOLVE
   // The file the dynamic loader picked (for a bare name searched on the default path).
   if (Dl_info info{}; dladdr(dlsym(handle, "embscale_cuda_abi_version"), &info) != 0 &&
                       info.dli_fname != nullptr && *info.dli_fname != '\0')

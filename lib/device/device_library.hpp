@@ -9,23 +9,44 @@
 // which buffers) stays in the user's own part (e.g. embedding/cuda_backend.hpp).
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "device/device_abi.h"
+#include "device/kernel_families.h"
 
 namespace embscale::device {
 
-// One typed pointer per function of EMBSCALE_DEVICE_ABI_FUNCTIONS, named as the symbol without
-// its embscale_cuda_ prefix (functions().gather_rows is embscale_cuda_gather_rows). Their types
-// come from the declarations in device_abi.h, so the table cannot drift from the ABI. In a
-// loaded DeviceLibrary none is null.
+// One typed pointer per function of the core (EMBSCALE_DEVICE_CORE_FUNCTIONS) and of every
+// kernel family (EMBSCALE_DEVICE_KERNEL_FAMILIES), named as the symbol without its embscale_cuda_
+// prefix (gather_rows is embscale_cuda_gather_rows). Their types come from the C declarations,
+// so the table cannot drift from the ABI. In a loaded DeviceLibrary the core's are never null; a
+// family's are set when the family is available (DeviceLibrary::kernels).
 struct DeviceFunctions {
 #define EMBSCALE_DEVICE_FUNCTION_POINTER(name) decltype(&::embscale_cuda_##name) name = nullptr;
-  EMBSCALE_DEVICE_ABI_FUNCTIONS(EMBSCALE_DEVICE_FUNCTION_POINTER)
+#define EMBSCALE_DEVICE_FAMILY_POINTERS(family, version, functions) functions(EMBSCALE_DEVICE_FUNCTION_POINTER)
+  EMBSCALE_DEVICE_CORE_FUNCTIONS(EMBSCALE_DEVICE_FUNCTION_POINTER)
+  EMBSCALE_DEVICE_KERNEL_FAMILIES(EMBSCALE_DEVICE_FAMILY_POINTERS)
+#undef EMBSCALE_DEVICE_FAMILY_POINTERS
 #undef EMBSCALE_DEVICE_FUNCTION_POINTER
 };
+
+// The kernel families of device/kernel_families.h, in its order.
+enum class KernelFamily : std::size_t {
+#define EMBSCALE_DEVICE_FAMILY_ENUM(family, version, functions) family,
+  EMBSCALE_DEVICE_KERNEL_FAMILIES(EMBSCALE_DEVICE_FAMILY_ENUM)
+#undef EMBSCALE_DEVICE_FAMILY_ENUM
+};
+inline constexpr std::size_t kKernelFamilies = 0
+#define EMBSCALE_DEVICE_FAMILY_COUNT(family, version, functions) +1
+    EMBSCALE_DEVICE_KERNEL_FAMILIES(EMBSCALE_DEVICE_FAMILY_COUNT)
+#undef EMBSCALE_DEVICE_FAMILY_COUNT
+    ;
+// "row_gather" for KernelFamily::row_gather.
+std::string_view family_name(KernelFamily family) noexcept;
 
 class DeviceLibrary {
  public:
@@ -41,8 +62,9 @@ class DeviceLibrary {
   static DeviceLibrary load();
 
   // Loads exactly this file (a path with '/', or a bare name for dlopen's search). Throws
-  // embscale::Error naming the path and what is wrong: dlopen's reason, the ABI version, or
-  // every function of the ABI the file does not export.
+  // embscale::Error naming the path and what is wrong: dlopen's reason, the core ABI version, or
+  // every core function the file does not export. A kernel family the file lacks, holds in
+  // another version, or exports only in part does not stop the load: kernels() refuses it.
   // A loaded library stays loaded until the process exits (unloading the static CUDA runtime
   // while the process may still hold device state is unsafe), so copies of a DeviceLibrary are
   // cheap and never dangle.
@@ -50,7 +72,17 @@ class DeviceLibrary {
 
   // The file the dynamic loader picked (resolved, for a name found on its search path).
   const std::string& path() const noexcept { return path_; }
+  // The core's functions (streams, events, memory, devices). A family's functions are reached
+  // through kernels(), which checks that the family is there.
   const DeviceFunctions& functions() const noexcept { return functions_; }
+  // The functions, once `family` is known to be available in its compiled version; else
+  // embscale::Error "<path>: kernel family <name>: <why>" (absent, version k where this embscale
+  // needs m, or lacking named functions).
+  const DeviceFunctions& kernels(KernelFamily family) const;
+  // Empty when `family` is available, else why not (kernels()'s reason).
+  const std::string& family_problem(KernelFamily family) const noexcept {
+    return family_problems_[static_cast<std::size_t>(family)];
+  }
 
   int abi_version() const { return functions_.abi_version(); }
   Versions versions() const;
@@ -75,6 +107,7 @@ class DeviceLibrary {
 
   std::string path_;
   DeviceFunctions functions_;
+  std::array<std::string, kKernelFamilies> family_problems_;
 };
 
 }  // namespace embscale::device

@@ -45,6 +45,9 @@ OwnedKeys LayerSpec::all_keys() const {
 
 std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int32_t width,
                                                 std::int32_t column_first) const {
+  // Every scheme reads and pools its rows on the host (the stores' spans are its buffers): a layer
+  // drawn on a device is refused here, where its stores are made, not at its first step.
+  require_host_context(context, path + ": the embedding schemes");
   kv::TableOptions options = config->storage.table;
   options.dim = width;
   options.training = optimizer != nullptr;
@@ -63,7 +66,7 @@ std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int
                        std::to_string(most) + " (the most rows one rank holds of the layer's " +
                        std::to_string(vocabulary()) + " over " + std::to_string(comm->size()) + " ranks), got " +
                        std::to_string(config->max_vocabulary_size_per_gpu));
-    return std::make_unique<StaticRowStore>(owned, options, column_first, dim(), threads);
+    return std::make_unique<StaticRowStore>(owned, options, column_first, dim(), context);
   }
   try {
     kv::check_options(options);
@@ -71,13 +74,18 @@ std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int
     throw InputError(path + ".storage: " + e.what());
   }
   const auto& storage = config->storage;
-  if (!storage.caching && storage.global_hbm_for_values == 0) return std::make_unique<KvRowStore>(options, path + ".storage");
+  // The dynamic tables' calls stay on the caller's thread: the context's threads are the
+  // pooling's and the static update's (EngineOptions::threads), not the table's.
+  ExecutionContext table_context = context;
+  table_context.threads = 1;
+  if (!storage.caching && storage.global_hbm_for_values == 0)
+    return std::make_unique<KvRowStore>(options, path + ".storage", table_context);
   if (optimizer && optimizer->update_type() == UpdateType::kGlobal && optimizer->changes_untouched_rows())
     throw InputError(path + ".optimizer.update_type: Global " + optimizer->name() + " moves every row each step, "
                      "which the two-tier tables (storage.global_hbm_for_values) cannot sweep; use Local or LazyGlobal");
   TierOptions tiers{storage.caching, storage.global_hbm_for_values, storage.slow_directory};
   if (tiers.slow_directory.empty()) tiers.slow_directory = std::filesystem::temp_directory_path().string();
-  return make_tiered_row_store(options, tiers, path + ".storage");
+  return make_tiered_row_store(options, tiers, path + ".storage", table_context);
 }
 
 Batch select_slots(const Batch& batch, std::span<const std::int32_t> slots) {
@@ -165,7 +173,7 @@ EmbeddingEngine::EmbeddingEngine(comm::Communicator& comm, const config::Config&
   for (std::size_t i = 0; i < config.embeddings.size(); ++i) {
     auto layer = std::make_unique<Layer>();
     layer->spec = make_layer_spec(&comm, config, i, slot_sizes);
-    layer->spec.threads = options.threads;
+    layer->spec.context = ExecutionContext::host(options.threads);
     layer->entry = &scheme_of(config.embeddings[i]);
     if (config.embeddings[i].storage.table.training)
       layer->optimizer = make_sparse_optimizer(config.embeddings[i].optimizer, layer->spec.dim());
@@ -214,6 +222,7 @@ double EmbeddingEngine::step(const Batch& batch, StepRecorder& recorder) {
     recorder.count("not_admitted", c.not_admitted);
     recorder.count("table_size", layer.scheme->store().size());
   }
+  recorder.end_step();
   return loss;
 }
 

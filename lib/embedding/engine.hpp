@@ -64,7 +64,8 @@ class EmbeddingEngine {
   ~EmbeddingEngine();
 
   // One step over all layers (forward, loss, backward); returns this rank's share of the loss.
-  // The recorder gets every phase and counter of the step.
+  // The recorder gets every phase and counter of the step (begin_step to end_step: its phases are
+  // timed when the step returns).
   double step(const Batch& batch, StepRecorder& recorder);
 
   // From the next step on, `layer`'s loss is `objective`'s (empty: the stand-in regression).

@@ -7,11 +7,14 @@
 
 namespace embscale::embedding {
 
-KvRowStore::KvRowStore(const kv::TableOptions& options, std::string field)
+KvRowStore::KvRowStore(const kv::TableOptions& options, std::string field, ExecutionContext context)
     : table_(std::make_unique<kv::HostKvTable<std::int64_t>>(options)), field_(std::move(field)),
       dim_(static_cast<std::int32_t>(options.dim)),
       state_width_(options.training ? static_cast<std::int32_t>(options.optimizer_state_width) : 0),
-      row_width_(static_cast<std::size_t>(table_->row_width())) {}
+      row_width_(static_cast<std::size_t>(table_->row_width())) {
+  require_host_context(context, field_ + ": the host KV table");
+  table_->set_execution_context(context);
+}
 
 void count_call(StoreCounters& counters, const kv::CallStats& stats, std::size_t keys) {
   counters.hits += stats.found;

@@ -21,11 +21,14 @@ class KvRowStore final : public RowStore {
  public:
   // `options` are complete (dim, optimizer_state_width, seed, num_embeddings set). `field` is the
   // config path of the layer's storage block, named when safe_check_mode ERROR refuses keys.
-  KvRowStore(const kv::TableOptions& options, std::string field);
+  // `context`: where the table's calls run (kv::KvTable::set_execution_context, which refuses
+  // one the host table cannot serve).
+  KvRowStore(const kv::TableOptions& options, std::string field, ExecutionContext context = {});
 
   std::int32_t dim() const noexcept override { return dim_; }
   std::int32_t state_width() const noexcept override { return state_width_; }
   std::int64_t size() const override { return table_->size(); }
+  ExecutionContext execution_context() const override { return table_->execution_context(); }
   void read(std::span<const Key> keys, std::span<float> rows) override;
   void apply(std::span<const Key> keys, std::span<const float> grads, const SparseOptimizer& optimizer,
              std::int64_t step) override;

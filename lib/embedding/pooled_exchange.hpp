@@ -25,34 +25,10 @@
 
 #include "core/huge_page_allocator.hpp"
 #include "embedding/key_router.hpp"
+#include "embedding/pooled_output.hpp"
 #include "embedding/scheme.hpp"
 
 namespace embscale::embedding {
-
-enum class PooledOutput {
-  // Every owner holds partial sums of every bag of the global batch; a reduce-scatter gives each
-  // rank its own bags (an all-gather of the pooled gradients backward). HugeCTR's distributed
-  // slot, TorchRec's row-wise.
-  kReduceScatter,
-  // An owner pools whole bags of its slots (or its columns of every slot); an alltoallv sends
-  // each requester its bags. HugeCTR's localized slot, TorchRec's table- and column-wise.
-  kAllToAll,
-  // Table-row-wise: partial sums inside a node (reduce-scatter over the node's ranks), then an
-  // alltoallv across nodes among the ranks of one local index.
-  kNodeThenCross,
-};
-
-struct PooledPlan {
-  PooledOutput output = PooledOutput::kReduceScatter;
-  // kAllToAll and kNodeThenCross: the layer slots each owner (kAllToAll: rank; kNodeThenCross:
-  // node) pools, ascending.
-  std::vector<std::vector<std::int32_t>> owner_slots;
-  // kAllToAll: each rank's columns [first, first + count) of the layer's dim (all of them but
-  // for column-wise, where every rank owns a slice of every row and receives every key).
-  std::vector<std::int32_t> column_first, column_count;
-  bool every_rank_gets_every_key = false;
-  int ranks_per_node = 1;  // kNodeThenCross
-};
 
 // Phase lists of the three outputs (each scheme returns one as its phases()).
 std::span<const PhaseDefinition> pooled_phases(PooledOutput output) noexcept;
@@ -75,26 +51,18 @@ class PooledExchange {
     Key key;
     std::int64_t position;
   };
-  std::int64_t position(int dest, std::int64_t sample, std::int32_t slot) const noexcept;
   void prepare_step(const Batch& batch);
   void exchange_and_pool(std::span<float> pooled, StepRecorder& recorder);
   void output_forward(const Batch& batch, std::span<float> pooled, StepRecorder& recorder);
 
   LayerSpec spec_;
-  PooledPlan plan_;
+  bool every_rank_gets_every_key_;
   RowStore& store_;
   comm::Communicator& comm_;
-  std::unique_ptr<comm::Communicator> node_comm_, cross_comm_;  // kNodeThenCross
   int rank_, ranks_;
   std::size_t width_;  // this rank's stored columns
-  bool received_in_bag_order_ = false;  // kAllToAll: the pooled blocks arrive in the output's layout
-  // One rank, and its output buffer (the owner's pooled sums; backward, their gradients) laid out
-  // as the pooled output: the owner pools into the output and reads the gradients where they are.
-  bool output_is_pooled_ = false;
-  // Per step: the base of this rank's bags in each destination's buffer, per-destination slot
-  // index tables, and the buffers carried from forward to backward.
-  std::vector<std::int64_t> base_;                   // per destination rank
-  std::vector<std::vector<std::int32_t>> slot_index_;  // [owner group][layer slot] -> index or -1
+  std::unique_ptr<PooledOutputExchange> output_;  // the plan's output layout: placement and collectives
+  // Per step: each key occurrence's owner, and the buffers carried from forward to backward.
   std::vector<int> occurrence_dest_;
   std::vector<std::size_t> send_counts_, recv_counts_;
   std::vector<KeyPosition> send_pairs_, recv_pairs_;
@@ -106,8 +74,9 @@ class PooledExchange {
   // The two buffers of a row per distinct key (tens of MiB at a large batch, read at random: in
   // key order by the pool, in row order by the update) on 2 MiB pages where the kernel gives them.
   HugePageVector<float> rows_;  // distinct keys' rows, copied, where the store cannot say
-  std::vector<float> out_;      // this rank's output buffer (pooled sums / their gradients)
-  std::vector<float> staging_;  // received pooled blocks / packed gradients
+  // The owner buffer ([bag in owner order][width]): this owner's pooled sums forward, their
+  // gradients backward (pooled_output.hpp).
+  std::vector<float> owner_buffer_;
   HugePageVector<float> grads_;  // distinct keys' gradients
   std::vector<float> grad_pooled_;  // backward, mean only: this rank's pooled gradients, divided
 };
@@ -120,7 +89,7 @@ void PooledExchange::forward(const Batch& batch, std::span<float> pooled, StepRe
   const auto slots = batch.num_slots;
   send_counts_.assign(static_cast<std::size_t>(ranks_), 0);
   // Each key to every rank (column-wise; on one rank, the only owner there is): no owner to find.
-  const bool to_every_rank = plan_.every_rank_gets_every_key || ranks_ == 1;
+  const bool to_every_rank = every_rank_gets_every_key_ || ranks_ == 1;
   if (!to_every_rank) {
     occurrence_dest_.resize(batch.keys.size());
     for (std::int64_t b = 0; b < batch.num_bags(); ++b) {
@@ -144,7 +113,7 @@ void PooledExchange::forward(const Batch& batch, std::span<float> pooled, StepRe
                last = static_cast<std::size_t>(batch.offsets[static_cast<std::size_t>(b) + 1]);
     if (to_every_rank) {  // the bag's keys to every rank, at its place there
       for (int dest = 0; dest < ranks_; ++dest) {
-        const std::int64_t at = position(dest, sample, slot);
+        const std::int64_t at = output_->position(dest, sample, slot);
         for (std::size_t k = first; k < last; ++k) send_pairs_[next[static_cast<std::size_t>(dest)]++] = {batch.keys[k], at};
       }
       continue;
@@ -153,7 +122,7 @@ void PooledExchange::forward(const Batch& batch, std::span<float> pooled, StepRe
     std::int64_t last_position = 0;
     for (std::size_t k = first; k < last; ++k) {
       const int dest = occurrence_dest_[k];
-      if (dest != last_dest) last_position = position(last_dest = dest, sample, slot);
+      if (dest != last_dest) last_position = output_->position(last_dest = dest, sample, slot);
       send_pairs_[next[static_cast<std::size_t>(dest)]++] = {batch.keys[k], last_position};
     }
   }

@@ -12,9 +12,11 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "core/batch.hpp"
 #include "core/error.hpp"
+#include "core/execution_context.hpp"
 #include "embedding/sparse_optimizer.hpp"
 #include "kv/kv_table.hpp"
 #include "kv/access_observer.hpp"
@@ -31,12 +33,20 @@ struct StoreCounters {
   std::int64_t not_admitted = 0;  // new keys the admission filter kept out
 };
 
+// Refuses (embscale::Error naming `who`) a context outside host memory: what a host store or a
+// scheme whose pooling runs on the host says where it is built, never at a step.
+void require_host_context(const ExecutionContext& context, std::string_view who);
+
 class RowStore {
  public:
   virtual ~RowStore() = default;
 
   virtual std::int32_t dim() const noexcept = 0;
   virtual std::int32_t state_width() const noexcept = 0;
+  // Where its calls run and where the spans of read, row_pointers and apply live (fixed when the
+  // store is made, from the layer's LayerSpec::context). The stores of this folder are host
+  // stores; a device store reads and writes device memory on the context's stream.
+  virtual ExecutionContext execution_context() const = 0;
   // Rows held now.
   virtual std::int64_t size() const = 0;
 

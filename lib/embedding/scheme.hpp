@@ -39,8 +39,10 @@ struct LayerSpec {
   std::int64_t global_batch = 0;           // samples per step over all ranks
   std::uint64_t table_seed = 0;            // of the rows' initializer
   const SparseOptimizer* optimizer = nullptr;  // null in evaluation mode (storage.training false)
-  // OpenMP threads this rank's pooling and static-table update may use (EngineOptions::threads).
-  int threads = 1;
+  // Where this rank's part of the layer runs, drawn once for the layer: its stores' calls and its
+  // pooling take it (host: the OpenMP threads of pooling and the static-table update,
+  // EngineOptions::threads; core/execution_context.hpp).
+  ExecutionContext context;
 
   std::int32_t dim() const noexcept { return config->embedding_vec_size; }
   std::int32_t slots() const noexcept { return static_cast<std::int32_t>(slot_sizes.size()); }

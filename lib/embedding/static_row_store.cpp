@@ -13,12 +13,13 @@
 namespace embscale::embedding {
 
 StaticRowStore::StaticRowStore(OwnedKeys owned, const kv::TableOptions& options, std::int32_t column_first,
-                               std::int32_t full_dim, int threads)
-    : threads_(std::max(threads, 1)), owned_(std::move(owned)), dim_(static_cast<std::int32_t>(options.dim)),
+                               std::int32_t full_dim, ExecutionContext context)
+    : threads_(std::max(context.threads, 1)), owned_(std::move(owned)), dim_(static_cast<std::int32_t>(options.dim)),
       state_width_(options.training ? static_cast<std::int32_t>(options.optimizer_state_width) : 0),
       row_width_(static_cast<std::size_t>(dim_ + state_width_)), type_(options.value_type),
       words_per_row_((row_width_ * kv::value_bytes(options.value_type) + sizeof(float) - 1) / sizeof(float)) {
   EMBSCALE_EXPECTS(dim_ >= 1, "a table needs dim >= 1");
+  require_host_context(context, "the static row store");
   storage_.resize(static_cast<std::size_t>(owned_.rows()) * words_per_row_);
   scratch_.resize(row_width_);
   const std::int64_t num_embeddings = options.num_embeddings > 0 ? options.num_embeddings : owned_.rows();

@@ -18,14 +18,16 @@ class StaticRowStore final : public RowStore {
   // Uses options.dim, optimizer_state_width (training only), value_type, training, initializer,
   // seed and num_embeddings (the rest are the dynamic table's). A column shard (column-wise
   // sharding) stores columns [column_first, column_first + options.dim) of rows `full_dim` wide
-  // and starts from those columns of the full rows' initial values. `threads`: the OpenMP threads
-  // apply() may use (disjoint rows each; the result does not depend on it).
+  // and starts from those columns of the full rows' initial values. `context`: a host context
+  // (another is refused), whose threads apply() may use (disjoint rows each; the result does not
+  // depend on their number).
   StaticRowStore(OwnedKeys owned, const kv::TableOptions& options, std::int32_t column_first = 0,
-                 std::int32_t full_dim = 0, int threads = 1);
+                 std::int32_t full_dim = 0, ExecutionContext context = {});
 
   std::int32_t dim() const noexcept override { return dim_; }
   std::int32_t state_width() const noexcept override { return state_width_; }
   std::int64_t size() const override { return owned_.rows(); }
+  ExecutionContext execution_context() const override { return ExecutionContext::host(threads_); }
   void read(std::span<const Key> keys, std::span<float> rows) override;
   // fp32 rows only (the others are packed).
   bool row_pointers(std::span<const Key> keys, std::span<const float*> rows) override;

@@ -19,10 +19,20 @@ void spin_for(double seconds) {
 
 }  // namespace
 
+StepRecorder::StepRecorder(std::unique_ptr<PhaseClock> clock) : clock_(std::move(clock)) {
+  EMBSCALE_EXPECTS(clock_ != nullptr, "a recorder needs a clock");
+}
+
 void StepRecorder::begin_step() {
   phases_.clear();
   counters_.clear();
-  watch_.restart();
+  clock_->start();
+}
+
+void StepRecorder::end_step() {
+  clock_->durations(seconds_);
+  EMBSCALE_EXPECTS(seconds_.size() == phases_.size(), "the clock has one duration per phase lapped");
+  for (std::size_t p = 0; p < phases_.size(); ++p) phases_[p].seconds = seconds_[p];
 }
 
 std::uint64_t StepRecorder::traffic(bool sent) const {
@@ -47,7 +57,8 @@ void StepRecorder::lap(const char* phase) {
   const PhaseDefinition* definition = find_phase(definitions_, phase);
   EMBSCALE_EXPECTS(definition != nullptr, "every phase a scheme records is one of its PhaseDefinitions");
   if (delay_s_ > 0 && delayed_phase_ == phase) spin_for(delay_s_);
-  PhaseRecord record{prefix_ + phase, definition, watch_.lap()};
+  clock_->mark();
+  PhaseRecord record{prefix_ + phase, definition};
   const std::uint64_t sent = traffic(true), recv = traffic(false);
   record.bytes_sent = sent - sent_mark_;
   record.bytes_recv = recv - recv_mark_;

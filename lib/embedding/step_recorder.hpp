@@ -4,6 +4,10 @@
 // seeing), the bytes the phase sent and received on the layer's communicators, and the counters
 // the scheme reports for the step under its own names.
 //
+// A step is begin_step() ... lap()s ... end_step(): the phases' seconds are read from the clock
+// (core/phase_clock.hpp: the host's steady clock by default, CUDA events for a device step) at
+// end_step(), so phases() is read after it.
+//
 // Phase and counter names are qualified by the layer ("emb1.route") when the run has several
 // layers; each phase's meaning comes from the PhaseDefinition of the scheme that recorded it.
 #pragma once
@@ -11,6 +15,7 @@
 #include <time.h>
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,7 +23,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "core/timer.hpp"
+#include "core/phase_clock.hpp"
 
 namespace embscale::embedding {
 
@@ -48,8 +53,15 @@ struct PhaseRecord {
 
 class StepRecorder {
  public:
+  // Timed by `clock` (its execution context is the step's).
+  explicit StepRecorder(std::unique_ptr<PhaseClock> clock = std::make_unique<HostPhaseClock>());
+
+  const PhaseClock& clock() const noexcept { return *clock_; }
   // Starts a step: forgets the last one and starts the clock of the first phase.
   void begin_step();
+  // Ends the step: every phase's seconds read from the clock (a device clock waits for its
+  // stream here, once per step).
+  void end_step();
   // The phases that follow belong to a layer: `prefix` ("" or "emb1."), its scheme's phase
   // definitions, and the communicators whose traffic its phases count.
   void begin_layer(std::string prefix, std::span<const PhaseDefinition> phases,
@@ -59,6 +71,7 @@ class StepRecorder {
   // A counter of this step (summed when a layer reports one name twice).
   void count(std::string_view name, std::int64_t value);
 
+  // The last step's phases; their seconds are valid once end_step() has been called.
   const std::vector<PhaseRecord>& phases() const noexcept { return phases_; }
   const std::vector<std::pair<std::string, std::int64_t>>& counters() const noexcept { return counters_; }
 
@@ -73,7 +86,8 @@ class StepRecorder {
  private:
   std::uint64_t traffic(bool sent) const;
 
-  Stopwatch watch_;
+  std::unique_ptr<PhaseClock> clock_;
+  std::vector<double> seconds_;  // end_step's scratch
   std::string prefix_;
   std::span<const PhaseDefinition> definitions_;
   std::vector<const comm::Communicator*> comms_;

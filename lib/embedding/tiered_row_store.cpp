@@ -54,6 +54,7 @@ class TieredRowStore final : public RowStore {
   std::int32_t dim() const noexcept override { return dim_; }
   std::int32_t state_width() const noexcept override { return state_width_; }
   std::int64_t size() const override { return table_->size(); }
+  ExecutionContext execution_context() const override { return ExecutionContext::host(); }
 
   void read(std::span<const Key> keys, std::span<float> rows) override {
     const auto dim = static_cast<std::size_t>(dim_);
@@ -148,7 +149,8 @@ class TieredRowStore final : public RowStore {
 }  // namespace
 
 std::unique_ptr<RowStore> make_tiered_row_store(const kv::TableOptions& options, const TierOptions& tiers,
-                                                const std::string& field) {
+                                                const std::string& field, const ExecutionContext& context) {
+  require_host_context(context, field + ": the tiered tables");
   const auto dim = static_cast<std::int32_t>(options.dim);
   const auto state = static_cast<std::int32_t>(options.training ? options.optimizer_state_width : 0);
   const std::int64_t row_bytes = (options.dim + state) * static_cast<std::int64_t>(kv::value_bytes(options.value_type));

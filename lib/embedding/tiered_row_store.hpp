@@ -25,8 +25,9 @@ struct TierOptions {
   std::string slow_directory;     // where the slow tier's rows file is made
 };
 
-// `field`: the config path of the storage block, for messages.
+// `field`: the config path of the storage block, for messages. `context`: a host context (the
+// tiered tables are host tables; another is refused).
 std::unique_ptr<RowStore> make_tiered_row_store(const kv::TableOptions& options, const TierOptions& tiers,
-                                                const std::string& field);
+                                                const std::string& field, const ExecutionContext& context = {});
 
 }  // namespace embscale::embedding

@@ -55,6 +55,7 @@ class HostKvTable final : public KvTable<Key> {
   void set_score(std::uint64_t score) override { table_.set_score(score); }
   void set_epoch(std::uint32_t epoch) override { table_.set_epoch(epoch); }
   void set_execution_context(ExecutionContext context) override { table_.set_execution_context(context); }
+  const ExecutionContext& execution_context() const override { return table_.execution_context(); }
 
  private:
   HostTable table_;

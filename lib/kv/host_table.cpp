@@ -129,6 +129,14 @@ void HostTable::grow_for(std::int64_t incoming) {
   if (target != buckets_) rehash(target);
 }
 
+void HostTable::set_execution_context(ExecutionContext context) {
+  if (!context.on_host())
+    throw Error("the host KV table keeps its rows in host memory: it cannot run in a " +
+                std::string(memory_space_name(context.memory)) + " context (device " +
+                std::to_string(context.device) + "); a GPU run needs a device table");
+  context_ = context;
+}
+
 void HostTable::reserve(std::int64_t capacity) {
   const GroupLock lock(calls_, Access::kExclusive);
   std::int64_t target = buckets_;

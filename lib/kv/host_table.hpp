@@ -162,8 +162,9 @@ class HostTable {
   // The admission filter's estimate of a key's sightings (0 without a filter); a read call.
   int admission_estimate(std::uint64_t key) const;
   std::size_t admission_memory_bytes() const;
-  // Not a call: set it before sharing the table between threads.
-  void set_execution_context(ExecutionContext context) noexcept { context_ = context; }
+  // Not a call: set it before sharing the table between threads. The rows live in host memory:
+  // a device context (MemorySpace::kDevice) is an Error and leaves the context as it was.
+  void set_execution_context(ExecutionContext context);
   const ExecutionContext& execution_context() const noexcept { return context_; }
 
  private:

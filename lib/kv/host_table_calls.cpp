@@ -249,9 +249,8 @@ CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::sp
     read_row(flat(s), row);  // what is stored (fp16/bf16 round the initial values)
   }, evicted, values);
   size_ += stats.inserted - stats.evicted;
-  if (stats.refused > 0 && options_.safe_check == SafeCheck::kWarning)
-    std::cerr << "embscale: warning: find_or_insert could not insert " << stats.refused << " of " << keys.size()
-              << " keys (full buckets of higher scores); their rows read as zeros\n";
+  // kWarning and kIgnore: the count is the call's (CallStats::refused); a run reports a WARNING
+  // table's refusals once, after its last step (run/driver_choice.hpp), never a line per call.
   if (stats.refused > 0 && options_.safe_check == SafeCheck::kError)
     throw Error("find_or_insert could not insert " + std::to_string(stats.refused) + " of " +
                 std::to_string(keys.size()) + " keys (full buckets of higher scores; safe_check_mode ERROR): "

@@ -19,6 +19,7 @@
 #include <span>
 #include <vector>
 
+#include "core/execution_context.hpp"
 #include "kv/table_options.hpp"
 
 namespace embscale::kv {
@@ -29,12 +30,9 @@ concept TableKey = std::same_as<Key, std::int64_t> || std::same_as<Key, std::uin
 template <TableKey Key>
 inline constexpr KeyType key_type_of = std::same_as<Key, std::int64_t> ? KeyType::kInt64 : KeyType::kUint64;
 
-// Where a call runs: host threads. Batches below min_keys_for_threads keys run on the caller's
-// thread (a parallel region costs a few microseconds).
-struct ExecutionContext {
-  int threads = 1;
-  std::int64_t min_keys_for_threads = 4096;
-};
+// Where a call runs and where its spans live (core/execution_context.hpp). A host table runs on
+// host threads and refuses a device context when it is set; a device table reads its stream.
+using ExecutionContext = embscale::ExecutionContext;
 
 // What a call did, for counters and the safe-check modes.
 struct CallStats {
@@ -151,7 +149,10 @@ class KvTable {
   virtual std::uint64_t get_score() const = 0;
   virtual void set_score(std::uint64_t score) = 0;
   virtual void set_epoch(std::uint32_t epoch) = 0;
+  // Every later call runs where `context` says, its spans in context.memory. An Error (the
+  // table unchanged) for a context the table cannot serve: a host table refuses device memory.
   virtual void set_execution_context(ExecutionContext context) = 0;
+  virtual const ExecutionContext& execution_context() const = 0;
 };
 
 }  // namespace embscale::kv

@@ -29,7 +29,7 @@ enum class ScoreStrategy {
 // What happens to keys find_or_insert cannot insert (their bucket is full of higher scores).
 enum class SafeCheck {
   kError,    // the call fails with the count (after applying the rest of the batch)
-  kWarning,  // the count is reported (CallStats::refused, and a line on stderr); rows read as zeros
+  kWarning,  // the count is reported (CallStats::refused; a run prints the total once); rows read as zeros
   kIgnore,   // rows read as zeros, counted in CallStats::refused only
 };
 

@@ -80,10 +80,13 @@ class Role {
     recorder.begin_step();
     if (server_) {
       serve_ = server_loop_->serve_through(step);
+      recorder.end_step();
       return 0.0;
     }
     batch_ = source.next_batch(iteration, world_.rank(), roles_.trainers);
-    return trainer_->step(step, batch_, recorder);
+    const double loss = trainer_->step(step, batch_, recorder);
+    recorder.end_step();
+    return loss;
   }
 
   // After the last step: trainers say they are done, servers take their word for it.

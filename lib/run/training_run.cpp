@@ -196,6 +196,7 @@ RunSummary summarize_run(comm::Communicator& comm, std::int64_t global_batch, co
     s.throughput_keys_per_s = keys_per_step / s.step_time_median_s;
   }
   s.final_loss = m.loss.empty() ? 0.0 : m.loss.back();
+  s.refused_keys = static_cast<std::int64_t>(comm.allreduce(local_sum("refused"), comm::ReduceOp::kSum));
   return s;
 }
 

@@ -50,6 +50,8 @@ struct RunSummary {
   double unique_key_ratio = 0;           // distinct keys requested / key occurrences (1: no repeats);
                                          // 0 when no layer's scheme counts distinct keys
   double final_loss = 0;
+  std::int64_t refused_keys = 0;         // keys the dynamic tables could not insert (all ranks, the
+                                         // timed iterations): their rows read as zeros
 };
 
 struct TrainingRun {

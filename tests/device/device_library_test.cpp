@@ -64,19 +64,33 @@ TEST(DeviceLibrary, FileThatIsNotALibraryIsNamedWithTheLoadersReason) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(DeviceLibrary, LibraryLackingAFunctionNamesIt) {
-  const std::string path = EMBSCALE_TEST_FAKE_DEVICE_LACKING_ASYNC;
+TEST(DeviceLibrary, LibraryLackingACoreFunctionNamesIt) {
+  const std::string path = EMBSCALE_TEST_FAKE_DEVICE_LACKING_STREAM;
   const std::string why = error_of([&] { DeviceLibrary::open(path); });
   EXPECT_TRUE(Contains(why, "cannot load the device library " + path +
-                                ": does not export embscale_cuda_gather_rows_async (yet it "
+                                ": does not export embscale_cuda_stream_create (yet it "
                                 "reports ABI version " +
                                 std::to_string(EMBSCALE_CUDA_ABI_VERSION)));
-  EXPECT_FALSE(Contains(why, "embscale_cuda_gather_rows_host"));  // only what is missing
+  EXPECT_FALSE(Contains(why, "embscale_cuda_stream_destroy"));  // only what is missing
   // Found through the variable, the same reason.
   ScopedEnv env(kLibraryVariable, path.c_str());
   EXPECT_TRUE(Contains(error_of([] { DeviceLibrary::load(); }),
                        "EMBSCALE_CUDA_LIBRARY=" + path +
-                           ": does not export embscale_cuda_gather_rows_async"));
+                           ": does not export embscale_cuda_stream_create"));
+}
+
+// A family exported in part (a partial build) loads; only the family is refused, naming what it
+// lacks, and the family's pointers stay null.
+TEST(DeviceLibrary, LibraryLackingAFamilysFunctionRefusesThatFamilyOnly) {
+  const DeviceLibrary library = DeviceLibrary::open(EMBSCALE_TEST_FAKE_DEVICE_LACKING_ASYNC);
+  EXPECT_EQ(library.device_count(), 1);
+  const std::string& problem = library.family_problem(KernelFamily::row_gather);
+  EXPECT_TRUE(Contains(problem, "does not export embscale_cuda_gather_rows_async (a partial build?)"));
+  EXPECT_FALSE(Contains(problem, "embscale_cuda_gather_rows_host"));
+  EXPECT_EQ(library.functions().gather_rows_host, nullptr);
+  EXPECT_TRUE(Contains(error_of([&] { library.kernels(KernelFamily::row_gather); }),
+                       library.path() + ": kernel family row_gather: the library does not export "
+                                        "embscale_cuda_gather_rows_async"));
 }
 
 TEST(DeviceLibrary, LibraryWithoutTheVersionFunctionIsNotOurs) {
@@ -101,7 +115,13 @@ TEST(DeviceLibrary, LoadsThroughTheVariableWithEveryFunctionResolved) {
   EXPECT_EQ(library.abi_version(), EMBSCALE_CUDA_ABI_VERSION);
   const DeviceFunctions& fns = library.functions();
 #define EMBSCALE_EXPECT_RESOLVED(name) EXPECT_NE(fns.name, nullptr) << #name;
-  EMBSCALE_DEVICE_ABI_FUNCTIONS(EMBSCALE_EXPECT_RESOLVED)
+#define EMBSCALE_EXPECT_FAMILY(family, version, functions)                             \
+  EXPECT_EQ(library.family_problem(KernelFamily::family), "") << #family;             \
+  EXPECT_EQ(&library.kernels(KernelFamily::family), &fns) << #family;                 \
+  functions(EMBSCALE_EXPECT_RESOLVED)
+  EMBSCALE_DEVICE_CORE_FUNCTIONS(EMBSCALE_EXPECT_RESOLVED)
+  EMBSCALE_DEVICE_KERNEL_FAMILIES(EMBSCALE_EXPECT_FAMILY)
+#undef EMBSCALE_EXPECT_FAMILY
 #undef EMBSCALE_EXPECT_RESOLVED
   // The fake's own values (no CUDA has them): the calls reached the loaded file.
   EXPECT_EQ(library.versions().runtime, 1234);
@@ -137,6 +157,9 @@ TEST(DeviceLibrary, LoadsTheBuiltLibraryAndReportsDevicesWithoutCrashing) {
   EXPECT_EQ(library.path(), EMBSCALE_TEST_CUDA_LIBRARY);
   EXPECT_EQ(library.abi_version(), EMBSCALE_CUDA_ABI_VERSION);
   EXPECT_GE(library.versions().runtime, 12000);  // built with CUDA 12 or later
+  // Every family of this build, in this build's version.
+  for (std::size_t f = 0; f < kKernelFamilies; ++f)
+    EXPECT_EQ(library.family_problem(static_cast<KernelFamily>(f)), "") << family_name(static_cast<KernelFamily>(f));
 
   std::string why_none;
   const int devices = library.device_count(&why_none);

@@ -6,19 +6,33 @@
  * outside the table zero-filled and reported with the real library's wording. Its versions are
  * runtime 1234 and driver 5678, values no CUDA has, so a test can tell where they came from.
  *
+ * Streams are counted handles that do nothing (every call completes at once), events hold the
+ * host's monotonic time at their record, device memory is host memory from malloc.
+ *
  * Compile definitions break it the ways a real file can be broken:
- *   EMBSCALE_FAKE_OMIT_GATHER_ROWS_ASYNC   lacks embscale_cuda_gather_rows_async (a partial build)
+ *   EMBSCALE_FAKE_OMIT_GATHER_ROWS_ASYNC   lacks embscale_cuda_gather_rows_async (a partial
+ *                                          build of the row_gather family)
+ *   EMBSCALE_FAKE_OMIT_STREAM_CREATE       lacks embscale_cuda_stream_create (a core function)
  *   EMBSCALE_FAKE_OMIT_ABI_VERSION         lacks embscale_cuda_abi_version (not our library)
  *   EMBSCALE_FAKE_ABI_VERSION_OFFSET=k     reports ABI version EMBSCALE_CUDA_ABI_VERSION + k
+ *   EMBSCALE_FAKE_ROW_GATHER_VERSION_OFFSET=k  reports row_gather version + k (another build's)
  */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime under strict C11 */
+
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "device/device_abi.h"
+#include "device/kernel_families.h"
 
 #ifndef EMBSCALE_FAKE_ABI_VERSION_OFFSET
 #define EMBSCALE_FAKE_ABI_VERSION_OFFSET 0
+#endif
+#ifndef EMBSCALE_FAKE_ROW_GATHER_VERSION_OFFSET
+#define EMBSCALE_FAKE_ROW_GATHER_VERSION_OFFSET 0
 #endif
 
 static _Thread_local char detail[256];
@@ -111,4 +125,137 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_host(const float* table, int6
                                                         int64_t dim, const int64_t* rows,
                                                         int64_t n, float* out) {
   return gather_reporting(table, num_rows, dim, rows, n, out);
+}
+
+/* ---- the core's devices, families, streams, events and memory ---- */
+
+static int current_device = 0;
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_set_device(int device) {
+  detail[0] = '\0';
+  if (device != 0) return fail(EMBSCALE_CUDA_CUDA_ERROR, "cudaSetDevice: invalid device ordinal");
+  current_device = device;
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_get_device(int* device) {
+  detail[0] = '\0';
+  if (device == NULL) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "device is NULL");
+  *device = current_device;
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_family_version(const char* family, int* version) {
+  detail[0] = '\0';
+  if (family == NULL || version == NULL) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "family or version is NULL");
+  *version = strcmp(family, "row_gather") == 0
+                 ? EMBSCALE_CUDA_ROW_GATHER_VERSION + EMBSCALE_FAKE_ROW_GATHER_VERSION_OFFSET
+                 : 0;
+  return EMBSCALE_CUDA_OK;
+}
+
+struct fake_stream { int unused; };
+struct fake_event { double seconds; int recorded; };
+
+#ifndef EMBSCALE_FAKE_OMIT_STREAM_CREATE
+EMBSCALE_CUDA_EXPORT int embscale_cuda_stream_create(void** stream) {
+  detail[0] = '\0';
+  if (stream == NULL) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "stream is NULL");
+  *stream = calloc(1, sizeof(struct fake_stream));
+  return *stream != NULL ? EMBSCALE_CUDA_OK : fail(EMBSCALE_CUDA_CUDA_ERROR, "out of host memory");
+}
+#endif
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_stream_destroy(void* stream) {
+  detail[0] = '\0';
+  free(stream);
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_stream_synchronize(void* stream) {
+  (void)stream;
+  detail[0] = '\0';
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_event_create(void** event) {
+  detail[0] = '\0';
+  if (event == NULL) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "event is NULL");
+  *event = calloc(1, sizeof(struct fake_event));
+  return *event != NULL ? EMBSCALE_CUDA_OK : fail(EMBSCALE_CUDA_CUDA_ERROR, "out of host memory");
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_event_destroy(void* event) {
+  detail[0] = '\0';
+  free(event);
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_event_record(void* event, void* stream) {
+  (void)stream;
+  detail[0] = '\0';
+  if (event == NULL) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "event is NULL");
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  struct fake_event* e = (struct fake_event*)event;
+  e->seconds = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+  e->recorded = 1;
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_event_synchronize(void* event) {
+  detail[0] = '\0';
+  if (event == NULL) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "event is NULL");
+  return EMBSCALE_CUDA_OK;
+}
+
+/* As CUDA: an event never recorded has no time (cudaErrorInvalidResourceHandle). */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_event_elapsed_ms(void* start, void* end, float* milliseconds) {
+  detail[0] = '\0';
+  if (start == NULL || end == NULL || milliseconds == NULL)
+    return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "start, end or milliseconds is NULL");
+  const struct fake_event* s = (const struct fake_event*)start;
+  const struct fake_event* e = (const struct fake_event*)end;
+  if (!s->recorded || !e->recorded)
+    return fail(EMBSCALE_CUDA_CUDA_ERROR, "cudaEventElapsedTime: an event that was never recorded");
+  *milliseconds = (float)(1e3 * (e->seconds - s->seconds));
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_malloc(int64_t bytes, void** pointer) {
+  detail[0] = '\0';
+  if (pointer == NULL || bytes < 0) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "pointer is NULL or bytes < 0");
+  *pointer = NULL;
+  if (bytes == 0) return EMBSCALE_CUDA_OK;
+  *pointer = malloc((size_t)bytes);
+  if (*pointer == NULL) {
+    snprintf(detail, sizeof detail, "cudaMalloc of %lld bytes: cudaErrorMemoryAllocation: out of memory",
+             (long long)bytes);
+    return EMBSCALE_CUDA_CUDA_ERROR;
+  }
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_free(void* pointer) {
+  detail[0] = '\0';
+  free(pointer);
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_copy_async(void* dst, const void* src, int64_t bytes, void* stream) {
+  (void)stream;
+  detail[0] = '\0';
+  if (bytes < 0 || (bytes > 0 && (dst == NULL || src == NULL)))
+    return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "bytes < 0, or a NULL pointer with bytes > 0");
+  if (bytes > 0) memmove(dst, src, (size_t)bytes);
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_memset_async(void* dst, int value, int64_t bytes, void* stream) {
+  (void)stream;
+  detail[0] = '\0';
+  if (bytes < 0 || (bytes > 0 && dst == NULL))
+    return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "bytes < 0, or a NULL pointer with bytes > 0");
+  if (bytes > 0) memset(dst, value, (size_t)bytes);
+  return EMBSCALE_CUDA_OK;
 }

@@ -175,7 +175,7 @@ TEST(RowStores, AStaticStoreUpdatesTheSameBitsOnAnyNumberOfThreads) {
     o.value_type = type;
     std::vector<std::vector<float>> results;
     for (const int threads : {1, 2, 3}) {
-      StaticRowStore store(keys_below(500), o, 0, 0, threads);
+      StaticRowStore store(keys_below(500), o, 0, 0, ExecutionContext::host(threads));
       store.apply(keys, grads, optimizer, 1);
       store.apply(keys, grads, optimizer, 2);
       std::vector<float> all;
@@ -275,6 +275,35 @@ TEST(RowStores, TieredTablesKeepEveryRowBeyondTheirFastTier) {
     }
   }
   EXPECT_THROW(make_tiered_row_store(o, TierOptions{true, 100, ::testing::TempDir()}, "x"), InputError);  // < a bucket
+}
+
+// The stores are host stores: each says so, and each refuses a device context where it is made
+// (a GPU run must not quietly run its table on the host).
+TEST(RowStores, EveryHostStoreReportsAHostContextAndRefusesADeviceOne) {
+  const ExecutionContext device = ExecutionContext::for_device(0, nullptr);
+  StaticRowStore fixed(keys_below(10), options(2), 0, 0, ExecutionContext::host(3));
+  EXPECT_TRUE(fixed.execution_context().on_host());
+  EXPECT_EQ(fixed.execution_context().threads, 3);
+  KvRowStore dynamic(options(2), "layers[emb1].storage");
+  EXPECT_TRUE(dynamic.execution_context().on_host());
+  const auto message = [](const auto& make) {
+    try {
+      make();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([&] { StaticRowStore(keys_below(10), options(2), 0, 0, device); })
+                .find("the static row store runs on the host, but its execution context is device memory (device 0)"),
+            std::string::npos);
+  EXPECT_NE(message([&] { KvRowStore(options(2), "layers[emb1].storage", device); })
+                .find("layers[emb1].storage: the host KV table runs on the host, but its execution context is device"),
+            std::string::npos);
+  TierOptions tiers{true, 1 << 20, std::filesystem::temp_directory_path().string()};
+  EXPECT_NE(message([&] { make_tiered_row_store(options(2), tiers, "layers[emb1].storage", device); })
+                .find("layers[emb1].storage: the tiered tables runs on the host"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "device/device_abi.h"
+#include "device/families/row_gather.h"
 #include "embedding/row_gather.hpp"
 
 namespace {
@@ -90,6 +90,51 @@ std::vector<float> cpu_gather(const std::vector<float>& table, std::int64_t dim,
   std::vector<float> out(rows.size() * static_cast<std::size_t>(dim));
   embscale::gather_rows(table.data(), static_cast<std::size_t>(dim), rows, out.data());
   return out;
+}
+
+// --- the core: families, streams, events, memory -----------------------------------------------
+
+// What a stateful backend builds on, through the C ABI: a stream, device memory written by a
+// memset and a copy in, read back by a copy out; events around a kernel timed; the families'
+// versions as this build declares them.
+void check_core_on_device() {
+  int version = -1;
+  CHECK(embscale_cuda_family_version("row_gather", &version) == EMBSCALE_CUDA_OK &&
+            version == EMBSCALE_CUDA_ROW_GATHER_VERSION,
+        "row_gather version %d", version);
+  CHECK(embscale_cuda_family_version("no_such_family", &version) == EMBSCALE_CUDA_OK && version == 0,
+        "an unknown family reports version %d", version);
+  void* stream = nullptr;
+  void* start = nullptr;
+  void* end = nullptr;
+  CHECK(embscale_cuda_stream_create(&stream) == EMBSCALE_CUDA_OK && stream != nullptr, "%s", detail().c_str());
+  CHECK(embscale_cuda_event_create(&start) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
+  CHECK(embscale_cuda_event_create(&end) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
+  const std::int64_t n = 1 << 20;
+  std::vector<std::int32_t> in(static_cast<std::size_t>(n)), out(in.size(), 0);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::int32_t>(i * 2654435761u);
+  void* buffer = nullptr;
+  const std::int64_t bytes = n * static_cast<std::int64_t>(sizeof(std::int32_t));
+  CHECK(embscale_cuda_malloc(bytes, &buffer) == EMBSCALE_CUDA_OK && buffer != nullptr, "%s", detail().c_str());
+  CHECK(embscale_cuda_event_record(start, stream) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
+  CHECK(embscale_cuda_memset_async(buffer, 0x5a, bytes, stream) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
+  CHECK(embscale_cuda_copy_async(out.data(), buffer, bytes, stream) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
+  CHECK(embscale_cuda_stream_synchronize(stream) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
+  CHECK(out[0] == 0x5a5a5a5a && out.back() == 0x5a5a5a5a, "memset then copy out read %x", static_cast<unsigned>(out[0]));
+  CHECK(embscale_cuda_copy_async(buffer, in.data(), bytes, stream) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
+  CHECK(embscale_cuda_copy_async(out.data(), buffer, bytes, stream) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
+  CHECK(embscale_cuda_event_record(end, stream) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
+  CHECK(embscale_cuda_event_synchronize(end) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
+  CHECK(out == in, "a round trip through device memory changed the data");
+  float ms = -1.0f;
+  CHECK(embscale_cuda_event_elapsed_ms(start, end, &ms) == EMBSCALE_CUDA_OK && ms > 0.0f && ms < 1000.0f,
+        "elapsed %f ms (%s)", static_cast<double>(ms), detail().c_str());
+  CHECK(embscale_cuda_free(buffer) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
+  CHECK(embscale_cuda_event_destroy(start) == EMBSCALE_CUDA_OK && embscale_cuda_event_destroy(end) == EMBSCALE_CUDA_OK,
+        "%s", detail().c_str());
+  CHECK(embscale_cuda_stream_destroy(stream) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
+  std::printf("  core: family versions, a stream, events, device memory (4 MiB round trip in %.3f ms)\n",
+              static_cast<double>(ms));
 }
 
 // --- checks that need no device ----------------------------------------------------------------
@@ -329,6 +374,7 @@ int main() {
   int count = 0;
   CHECK(embscale_cuda_device_count(&count) == EMBSCALE_CUDA_OK && count == devices,
         "library counts %d devices, runtime %d (%s)", count, devices, detail().c_str());
+  check_core_on_device();
   check_host_gather();
   check_device_gather_alignments();
   check_bad_index();

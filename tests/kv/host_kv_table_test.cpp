@@ -114,5 +114,24 @@ TEST(HostKvTable, ReservedKeysAreRejectedForBothKeyTypes) {
   EXPECT_EQ(signed_table.size(), 2);
 }
 
+// The host table's rows are in host memory: a device context is refused and the table keeps the
+// context it had; host contexts of any thread count are taken as they are.
+TEST(HostKvTable, RefusesADeviceExecutionContextAndKeepsItsOwn) {
+  HostKvTable<std::int64_t> table(small_options(ScoreStrategy::kLfu, ValueType::kFloat32));
+  table.set_execution_context(ExecutionContext::host(2, 64));
+  try {
+    table.set_execution_context(ExecutionContext::for_device(1, nullptr));
+    FAIL() << "a device context was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the host KV table keeps its rows in host memory: it cannot run in a device "
+                                         "context (device 1)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(table.execution_context().on_host());
+  EXPECT_EQ(table.execution_context().threads, 2);
+  EXPECT_EQ(table.execution_context().min_keys_for_threads, 64);
+}
+
 }  // namespace
 }  // namespace embscale::kv

@@ -43,7 +43,10 @@ TEST(HostTableModes, SafeCheckModes) {
     o.safe_check = mode;
     HostTable table(o);
     std::vector<float> out;
+    ::testing::internal::CaptureStderr();
     const auto stats = refuse_four(table, out);
+    // Counted, not printed: a run prints a WARNING table's total once (run::warn_of_refused_keys).
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
     EXPECT_EQ(stats.refused, 4);
     EXPECT_EQ(out, std::vector<float>(8, 0.0f)) << "refused keys read as zeros";
     EXPECT_EQ(table.size(), 16);

@@ -138,6 +138,7 @@ Outcome run_and_check(const config::Config& cfg, Roles roles, bool synchronous, 
       if (rank == 0 && slow_trainer_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_trainer_ms));
       recorder.begin_step();
       trainer.step(it + 1, gen.generate(it, rank, roles.trainers), recorder);
+      recorder.end_step();
     }
     client.finish(kSteps);
     if (synchronous) {  // the last step's pooled vectors: the rows before its update, as the reference's

@@ -1,0 +1,66 @@
+#include "device/device_resources.hpp"
+
+#include <string>
+
+#include "core/error.hpp"
+
+namespace embscale::device {
+namespace {
+
+void* created(const DeviceLibrary& library, int (*create)(void**), const char* what) {
+  void* handle = nullptr;
+  library.check(create(&handle), what);
+  return handle;
+}
+
+void* allocated(const DeviceLibrary& library, std::int64_t bytes) {
+  EMBSCALE_EXPECTS(bytes >= 0, "a device allocation of a non-negative size");
+  void* pointer = nullptr;
+  library.check(library.functions().malloc(bytes, &pointer),
+                ("allocating " + std::to_string(bytes) + " bytes of device memory").c_str());
+  return pointer;
+}
+
+}  // namespace
+
+Stream::Stream(const DeviceLibrary& library)
+    : owned_(library, created(library, library.functions().stream_create, "creating a device stream")) {}
+
+void Stream::synchronize() const {
+  owned_.library().check(owned_.library().functions().stream_synchronize(handle()), "synchronizing a device stream");
+}
+
+Event::Event(const DeviceLibrary& library)
+    : owned_(library, created(library, library.functions().event_create, "creating a device event")) {}
+
+void Event::record(void* stream) {
+  owned_.library().check(owned_.library().functions().event_record(handle(), stream), "recording a device event");
+}
+
+void Event::synchronize() const {
+  owned_.library().check(owned_.library().functions().event_synchronize(handle()), "waiting for a device event");
+}
+
+double Event::seconds_since(const Event& start) const {
+  float ms = 0;
+  owned_.library().check(owned_.library().functions().event_elapsed_ms(start.handle(), handle(), &ms),
+                         "timing between device events");
+  return 1e-3 * static_cast<double>(ms);
+}
+
+DeviceBuffer::DeviceBuffer(const DeviceLibrary& library, std::int64_t bytes)
+    : owned_(library, allocated(library, bytes)), bytes_(bytes) {}
+
+void DeviceBuffer::copy_from_host(const void* source, std::int64_t bytes, void* stream) {
+  EMBSCALE_EXPECTS(bytes >= 0 && bytes <= bytes_, "a copy within the device buffer");
+  owned_.library().check(owned_.library().functions().copy_async(data(), source, bytes, stream),
+                         "copying host memory to the device");
+}
+
+void DeviceBuffer::copy_to_host(void* destination, std::int64_t bytes, void* stream) const {
+  EMBSCALE_EXPECTS(bytes >= 0 && bytes <= bytes_, "a copy within the device buffer");
+  owned_.library().check(owned_.library().functions().copy_async(destination, data(), bytes, stream),
+                         "copying device memory to the host");
+}
+
+}  // namespace embscale::device
