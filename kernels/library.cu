@@ -45,6 +45,25 @@ using embscale::cuda::cuda_fail;
 using embscale::cuda::fail;
 using embscale::cuda::guarded;
 
+namespace {
+
+// EMBSCALE_CUDA_OK, or the CUDA error as the call's code and detail.
+int checked(cudaError_t err, const char* what) {
+  return err == cudaSuccess ? static_cast<int>(EMBSCALE_CUDA_OK) : cuda_fail(what, err);
+}
+
+// Makes a CUDA object (a Handle: cudaStream_t, cudaEvent_t) with `create` and hands it out as void*.
+template <class Handle, class Create>
+int created(void** out, const char* name, Create create, const char* what) {
+  if (out == nullptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, std::string(name) + " is NULL");
+  Handle handle = nullptr;
+  if (const int rc = checked(create(&handle), what); rc != EMBSCALE_CUDA_OK) return rc;
+  *out = handle;
+  return static_cast<int>(EMBSCALE_CUDA_OK);
+}
+
+}  // namespace
+
 extern "C" {
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_abi_version(void) { return EMBSCALE_CUDA_ABI_VERSION; }
@@ -81,17 +100,13 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_versions(int* runtime_version, int* drive
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_set_device(int device) {
-  return guarded([&] {
-    if (const cudaError_t err = cudaSetDevice(device); err != cudaSuccess) return cuda_fail("cudaSetDevice", err);
-    return static_cast<int>(EMBSCALE_CUDA_OK);
-  });
+  return guarded([&] { return checked(cudaSetDevice(device), "cudaSetDevice"); });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_get_device(int* device) {
   return guarded([&] {
     if (device == nullptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "device is NULL");
-    if (const cudaError_t err = cudaGetDevice(device); err != cudaSuccess) return cuda_fail("cudaGetDevice", err);
-    return static_cast<int>(EMBSCALE_CUDA_OK);
+    return checked(cudaGetDevice(device), "cudaGetDevice");
   });
 }
 
@@ -110,67 +125,43 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_family_version(const char* family, int* v
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_stream_create(void** stream) {
   return guarded([&] {
-    if (stream == nullptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "stream is NULL");
-    cudaStream_t s = nullptr;
-    if (const cudaError_t err = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); err != cudaSuccess)
-      return cuda_fail("cudaStreamCreateWithFlags", err);
-    *stream = s;
-    return static_cast<int>(EMBSCALE_CUDA_OK);
+    return created<cudaStream_t>(stream, "stream", [](cudaStream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); },
+                   "cudaStreamCreateWithFlags");
   });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_stream_destroy(void* stream) {
   return guarded([&] {
-    if (stream == nullptr) return static_cast<int>(EMBSCALE_CUDA_OK);
-    if (const cudaError_t err = cudaStreamDestroy(static_cast<cudaStream_t>(stream)); err != cudaSuccess)
-      return cuda_fail("cudaStreamDestroy", err);
-    return static_cast<int>(EMBSCALE_CUDA_OK);
+    return stream == nullptr ? static_cast<int>(EMBSCALE_CUDA_OK)
+                             : checked(cudaStreamDestroy(static_cast<cudaStream_t>(stream)), "cudaStreamDestroy");
   });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_stream_synchronize(void* stream) {
-  return guarded([&] {
-    if (const cudaError_t err = cudaStreamSynchronize(static_cast<cudaStream_t>(stream)); err != cudaSuccess)
-      return cuda_fail("cudaStreamSynchronize", err);
-    return static_cast<int>(EMBSCALE_CUDA_OK);
-  });
+  return guarded([&] { return checked(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize"); });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_event_create(void** event) {
-  return guarded([&] {
-    if (event == nullptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "event is NULL");
-    cudaEvent_t e = nullptr;
-    if (const cudaError_t err = cudaEventCreate(&e); err != cudaSuccess) return cuda_fail("cudaEventCreate", err);
-    *event = e;
-    return static_cast<int>(EMBSCALE_CUDA_OK);
-  });
+  return guarded([&] { return created<cudaEvent_t>(event, "event", [](cudaEvent_t* e) { return cudaEventCreate(e); }, "cudaEventCreate"); });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_event_destroy(void* event) {
   return guarded([&] {
-    if (event == nullptr) return static_cast<int>(EMBSCALE_CUDA_OK);
-    if (const cudaError_t err = cudaEventDestroy(static_cast<cudaEvent_t>(event)); err != cudaSuccess)
-      return cuda_fail("cudaEventDestroy", err);
-    return static_cast<int>(EMBSCALE_CUDA_OK);
+    return event == nullptr ? static_cast<int>(EMBSCALE_CUDA_OK) : checked(cudaEventDestroy(static_cast<cudaEvent_t>(event)), "cudaEventDestroy");
   });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_event_record(void* event, void* stream) {
   return guarded([&] {
     if (event == nullptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "event is NULL");
-    if (const cudaError_t err = cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream));
-        err != cudaSuccess)
-      return cuda_fail("cudaEventRecord", err);
-    return static_cast<int>(EMBSCALE_CUDA_OK);
+    return checked(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)), "cudaEventRecord");
   });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_event_synchronize(void* event) {
   return guarded([&] {
     if (event == nullptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "event is NULL");
-    if (const cudaError_t err = cudaEventSynchronize(static_cast<cudaEvent_t>(event)); err != cudaSuccess)
-      return cuda_fail("cudaEventSynchronize", err);
-    return static_cast<int>(EMBSCALE_CUDA_OK);
+    return checked(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
   });
 }
 
@@ -178,11 +169,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_event_elapsed_ms(void* start, void* end, 
   return guarded([&] {
     if (start == nullptr || end == nullptr || milliseconds == nullptr)
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "start, end or milliseconds is NULL");
-    if (const cudaError_t err =
-            cudaEventElapsedTime(milliseconds, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end));
-        err != cudaSuccess)
-      return cuda_fail("cudaEventElapsedTime", err);
-    return static_cast<int>(EMBSCALE_CUDA_OK);
+    return checked(cudaEventElapsedTime(milliseconds, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end)),
+                   "cudaEventElapsedTime");
   });
 }
 
@@ -191,18 +179,12 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_malloc(int64_t bytes, void** pointer) {
     if (pointer == nullptr || bytes < 0) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "pointer is NULL or bytes < 0");
     *pointer = nullptr;
     if (bytes == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
-    if (const cudaError_t err = cudaMalloc(pointer, static_cast<size_t>(bytes)); err != cudaSuccess)
-      return cuda_fail(("cudaMalloc of " + std::to_string(bytes) + " bytes").c_str(), err);
-    return static_cast<int>(EMBSCALE_CUDA_OK);
+    return checked(cudaMalloc(pointer, static_cast<size_t>(bytes)), ("cudaMalloc of " + std::to_string(bytes) + " bytes").c_str());
   });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_free(void* pointer) {
-  return guarded([&] {
-    if (pointer == nullptr) return static_cast<int>(EMBSCALE_CUDA_OK);
-    if (const cudaError_t err = cudaFree(pointer); err != cudaSuccess) return cuda_fail("cudaFree", err);
-    return static_cast<int>(EMBSCALE_CUDA_OK);
-  });
+  return guarded([&] { return pointer == nullptr ? static_cast<int>(EMBSCALE_CUDA_OK) : checked(cudaFree(pointer), "cudaFree"); });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_copy_async(void* dst, const void* src, int64_t bytes, void* stream) {
@@ -210,11 +192,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_copy_async(void* dst, const void* src, in
     if (bytes < 0 || (bytes > 0 && (dst == nullptr || src == nullptr)))
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "bytes < 0, or a NULL pointer with bytes > 0");
     if (bytes == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
-    if (const cudaError_t err = cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDefault,
-                                                static_cast<cudaStream_t>(stream));
-        err != cudaSuccess)
-      return cuda_fail("cudaMemcpyAsync", err);
-    return static_cast<int>(EMBSCALE_CUDA_OK);
+    return checked(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDefault, static_cast<cudaStream_t>(stream)),
+                   "cudaMemcpyAsync");
   });
 }
 
@@ -223,10 +202,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_memset_async(void* dst, int value, int64_
     if (bytes < 0 || (bytes > 0 && dst == nullptr))
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "bytes < 0, or a NULL pointer with bytes > 0");
     if (bytes == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
-    if (const cudaError_t err = cudaMemsetAsync(dst, value, static_cast<size_t>(bytes), static_cast<cudaStream_t>(stream));
-        err != cudaSuccess)
-      return cuda_fail("cudaMemsetAsync", err);
-    return static_cast<int>(EMBSCALE_CUDA_OK);
+    return checked(cudaMemsetAsync(dst, value, static_cast<size_t>(bytes), static_cast<cudaStream_t>(stream)),
+                   "cudaMemsetAsync");
   });
 }
 

@@ -1,6 +1,7 @@
 // `embscale collectives`: nccl-tests' sweep over comm::Communicator, each call also made as bare
 // MPI (OSU's timing), every result checked, and alltoallv with the skewed counts of an embedding
-// layer's exchange beside the equal counts of osu_alltoallv (lib/collectives/README.md).
+// layer's exchange beside the equal counts of osu_alltoallv (lib/collectives/README.md); or, with
+// --replay, the collectives of schemes' training steps replayed against bare MPI.
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -10,6 +11,7 @@
 #include "bench/cli/subcommand_registry.hpp"
 #include "collectives/bare_mpi.hpp"
 #include "collectives/collectives_report.hpp"
+#include "collectives/scheme_replay.hpp"
 #include "collectives/skewed_traffic.hpp"
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
@@ -130,6 +132,58 @@ class CaseSweep {
   std::uint64_t wrong_ = 0;
 };
 
+// --replay: each scheme's step of the config, replayed and written as runs of the report.
+int replay_schemes(comm::MpiCommunicator& world, const CollectivesOptions& options, const CollectivesPlan& plan) {
+  // Every config first (a bad one is refused before the report is opened), each with its scheme.
+  std::vector<config::Config> configs;
+  for (const std::string& scheme : plan.replay_schemes) {
+    auto agreed = load_config_agreed(world, options.config_path, options.settings, false, [&](config::Config& c) {
+      try {
+        collectives::set_layer_scheme(c.embeddings.front(), scheme);
+      } catch (const InputError& e) {
+        throw InputError("--replay " + scheme + ": " + e.what());
+      }
+    });
+    configs.push_back(std::move(agreed.config));
+  }
+  const std::filesystem::path output = agreed_output_path(world, options.output_path, "collectives");
+  std::optional<report::ReportWriter> writer;
+  comm::run_agreed(world, [&] {
+    writer.emplace(world, output,
+                   report::collect_run_metadata(world, options.command_line, configs.front().source.dump(),
+                                                report::kCollectivesReport));
+  });
+  std::vector<report::SummaryRow> summary;
+  bool wrong = false;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    if (const int signal = comm::any_rank_stopping(world))
+      throw StopRequested("embscale collectives: stopped by " + signal_name(signal) + " (no report written)");
+    collectives::SchemeReplay replay;
+    comm::run_agreed(world, [&] {
+      try {
+        replay = collectives::replay_scheme_step(world, configs[i], plan.settings);
+      } catch (const InputError& e) {
+        throw InputError("--replay " + plan.replay_schemes[i] + ": " + e.what());
+      }
+    });
+    if (world.rank() == 0) std::cout << collectives::replay_table(replay, plan.settings, world.size()) << std::flush;
+    if (!replay.wrong.empty()) {
+      std::cerr << "embscale collectives: rank " + std::to_string(world.rank()) + ", replay of " + replay.scheme + ": " +
+                       replay.wrong + "\n"
+                << std::flush;
+      wrong = true;
+    }
+    const collectives::CaseContext context{world.size(), replay.scheme,
+                                           config::summarize_workload(configs[i].data).zipf_alpha};
+    for (const auto& record : collectives::make_replay_records(replay, plan.settings, context)) writer->write_run(record);
+    for (auto& row : collectives::make_replay_summary(replay, plan.settings, context)) summary.push_back(std::move(row));
+  }
+  writer->write_summary(summary);
+  writer->commit();
+  if (world.rank() == 0) std::cout << "#\nreport: " << output.string() << '\n';
+  return wrong ? kExitFailure : 0;
+}
+
 }  // namespace
 
 int collectives_command(const CollectivesOptions& options) {
@@ -137,6 +191,7 @@ int collectives_command(const CollectivesOptions& options) {
   comm::MpiCommunicator world;
   CollectivesPlan plan;
   comm::run_agreed(world, [&] { plan = plan_collectives(options, world.size()); });
+  if (!plan.replay_schemes.empty()) return replay_schemes(world, options, plan);
   std::optional<Skew> skew;
   if (plan.skewed_counts) skew = capture_skew(world, options, plan);
   const std::filesystem::path output = agreed_output_path(world, options.output_path, "collectives");
@@ -174,7 +229,7 @@ int collectives_command(const CollectivesOptions& options) {
 RunFunction define_collectives(CLI::App& command, const Invocation& invocation) {
   struct Parsed {
     CollectivesOptions options;
-    std::string config, output, scheme;
+    std::string config, output, scheme, replay;
   };
   auto parsed = std::make_shared<Parsed>();
   auto& o = parsed->options;
@@ -219,12 +274,17 @@ RunFunction define_collectives(CLI::App& command, const Invocation& invocation) 
                      "config whose data and first embedding layer make the skewed counts (default: the embedded default)");
   command.add_option("--set", o.settings, "FIELD=VALUE: override a field of that config; repeatable");
   command.add_option("--scheme", parsed->scheme, "route the skewed counts by this scheme instead of the config's");
+  command.add_option("--replay", parsed->replay,
+                     "SCHEME[,SCHEME...] or all: replay each scheme's training step on the config (its first layer, "
+                     "iteration 0) call by call against bare MPI, instead of the size sweep; -n, -w, --rounds and "
+                     "--calibrate apply");
   command.add_option("-o,--output", parsed->output, "report path (default: results/collectives/<UTC timestamp>.h5)");
   return [parsed, command_line = invocation.command_line] {
     CollectivesOptions& options = parsed->options;
     if (!parsed->config.empty()) options.config_path = parsed->config;
     if (!parsed->output.empty()) options.output_path = parsed->output;
     if (!parsed->scheme.empty()) options.scheme = parsed->scheme;
+    if (!parsed->replay.empty()) options.replay = parsed->replay;
     options.command_line = command_line;
     return collectives_command(options);
   };

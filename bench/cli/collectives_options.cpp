@@ -5,6 +5,7 @@
 
 #include "collectives/size_sweep.hpp"
 #include "core/error.hpp"
+#include "embedding/scheme_registry.hpp"
 
 namespace embscale::cli {
 namespace {
@@ -39,10 +40,42 @@ std::vector<int> parse_roots(const std::string& text, int ranks) {
   return {root};
 }
 
+// --replay's list: "all" (every scheme of the registry, a factory registered under two names
+// once) or registry names, in the order given, each once.
+std::vector<std::string> parse_replay(const std::string& text) {
+  std::vector<std::string> names;
+  const auto add = [&](const std::string& name) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  };
+  const auto registry = embedding::schemes();
+  for (const auto& word : collectives::split_list(text)) {
+    if (word == "all") {
+      for (std::size_t i = 0; i < registry.size(); ++i) {
+        bool alias = false;
+        for (std::size_t j = 0; j < i; ++j) alias = alias || registry[j].make == registry[i].make;
+        if (!alias) add(registry[i].name);
+      }
+      continue;
+    }
+    if (embedding::find_scheme(word) == nullptr)
+      throw InputError("--replay: \"" + word + "\" is not a scheme; expected all or a comma-separated list of " +
+                       embedding::scheme_names_where([](const embedding::SchemeEntry&) { return true; }));
+    add(word);
+  }
+  return names;
+}
+
 }  // namespace
 
 CollectivesPlan plan_collectives(const CollectivesOptions& o, int ranks) {
   CollectivesPlan plan;
+  if (o.replay) {
+    if (!o.names.empty())
+      throw InputError("--replay replays a scheme's training step on its own; leave out the collectives to sweep (" +
+                       o.names.front() + ")");
+    if (o.scheme) throw InputError("--scheme: --replay names the schemes itself");
+    plan.replay_schemes = parse_replay(*o.replay);
+  }
   const bool all = o.names.empty() || std::find(o.names.begin(), o.names.end(), "all") != o.names.end();
   for (const auto& entry : collectives::collectives())
     if (all || std::find(o.names.begin(), o.names.end(), entry.name) != o.names.end()) plan.collectives.push_back(&entry);
@@ -88,7 +121,12 @@ CollectivesPlan plan_collectives(const CollectivesOptions& o, int ranks) {
   }
   const bool alltoallv = std::any_of(plan.collectives.begin(), plan.collectives.end(),
                                      [](const auto* e) { return e->name == "alltoallv"; });
-  if (!alltoallv) plan.skewed_counts = false;
+  if (!alltoallv || o.replay) plan.skewed_counts = false;
+  if (o.replay) {
+    plan.collectives.clear();
+    plan.equal_counts = false;
+    return plan;
+  }
   if (!plan.skewed_counts && (o.config_path || !o.settings.empty() || o.scheme))
     throw InputError("--config, --set and --scheme shape the skewed counts of alltoallv, which this run does not "
                      "measure (add alltoallv, and --counts skewed)");

@@ -36,6 +36,7 @@ struct CollectivesOptions {
   std::optional<std::string> config_path;  // --config (skewed counts)
   std::vector<std::string> settings;       // --set
   std::optional<std::string> scheme;       // --scheme
+  std::optional<std::string> replay;       // --replay: schemes whose step to replay
   std::optional<std::string> output_path;  // -o
   std::string command_line;
 };
@@ -49,6 +50,9 @@ struct CollectivesPlan {
   collectives::RunSettings settings;
   bool equal_counts = true;   // alltoallv with equal counts
   bool skewed_counts = true;  // alltoallv with a scheme's counts
+  // --replay: the schemes whose training step is replayed (registry names, each factory once),
+  // instead of the collectives' size sweep.
+  std::vector<std::string> replay_schemes;
 };
 
 // Throws InputError naming the flag. `ranks`: the run's rank count (a root must be one of them).

@@ -1,5 +1,6 @@
 #include "collectives/collectives_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -103,6 +104,7 @@ report::SummaryRow make_case_summary(const CaseSpec& spec, const RunSettings& se
       {"recv_bytes_max", result.recv_bytes_max},
       {"recv_bytes_mean", result.recv_bytes_mean},
       {"recv_imbalance", ratio(result.recv_bytes_max, result.recv_bytes_mean)},
+      {"paired_overhead", kNaN},  // replays only (make_replay_summary)
   };
   row.insert(row.end(), figures.begin(), figures.end());
   return row;
@@ -136,6 +138,110 @@ std::string table_line(const CaseSpec& spec, const CaseResult* out_of_place, con
     line += formatted("%15.3f", any.send_bytes_mean > 0 ? any.send_bytes_max / any.send_bytes_mean : kNaN) +
             formatted("%15.3f", any.recv_bytes_mean > 0 ? any.recv_bytes_max / any.recv_bytes_mean : kNaN);
   return line + "\n";
+}
+
+namespace {
+
+// One replayed call, or the step (collective "step"), as the report sees it.
+struct ReplayRun {
+  std::string id, collective, type, redop;
+  bool in_place = false;
+  std::uint64_t bytes = 0;
+  const ReplayTimes* times = nullptr;
+};
+
+std::vector<ReplayRun> replay_runs(const SchemeReplay& replay) {
+  std::vector<ReplayRun> runs;
+  for (std::size_t k = 0; k < replay.calls.size(); ++k) {
+    const ReplayedCall& c = replay.calls[k];
+    runs.push_back({"replay_" + replay.scheme + "-" + std::to_string(k) + "-" + c.collective, c.collective, c.type,
+                    c.redop, c.in_place, c.bytes_max, &c.times});
+  }
+  runs.push_back({"replay_" + replay.scheme + "-step", "step", "mixed", "none", false, replay.step_bytes_max,
+                  &replay.step});
+  return runs;
+}
+
+std::vector<report::SummaryField> replay_parameters(const ReplayRun& run, const RunSettings& settings,
+                                                    const CaseContext& context) {
+  return {
+      {"collective", run.collective},
+      {"counts", std::string("replay")},
+      {"type", run.type},
+      {"redop", run.redop},
+      {"root", std::int64_t{-1}},
+      {"placement", std::string(placement_name(run.in_place ? Placement::kInPlace : Placement::kOutOfPlace))},
+      {"blocking", std::int64_t{1}},
+      {"barrier_each_call", std::int64_t{0}},
+      {"size_bytes", static_cast<std::int64_t>(run.bytes)},
+      {"count", std::int64_t{0}},
+      {"ranks", std::int64_t{context.ranks}},
+      {"iterations", static_cast<std::int64_t>(settings.iterations)},
+      {"rounds", static_cast<std::int64_t>(settings.rounds)},
+      {"time_combine", std::string(time_combine_name(TimeCombine::kMax))},
+      {"calibrate", std::int64_t{settings.calibrate ? 1 : 0}},
+      {"scheme", context.scheme},
+      {"zipf_alpha", context.zipf_alpha},
+  };
+}
+
+double mean_of(const std::vector<double>& v) {
+  double sum = 0;
+  for (const double x : v) sum += x;
+  return v.empty() ? kNaN : sum / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+std::vector<report::RunRecord> make_replay_records(const SchemeReplay& replay, const RunSettings& settings,
+                                                   const CaseContext& context) {
+  std::vector<report::RunRecord> records;
+  for (const ReplayRun& run : replay_runs(replay)) {
+    report::RunRecord record;
+    record.id = run.id;
+    record.parameters = replay_parameters(run, settings, context);
+    record.phase_names = {"collective"};
+    record.phase_meanings = {run.collective == "step" ? "the step's calls through the Communicator, summed"
+                                                      : "one call through the Communicator (the slowest rank's time)"};
+    record.timings["collective"] = run.times->embscale;
+    record.series["step_time"] = run.times->embscale;
+    record.series["mpi_time"] = run.times->bare;
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+std::vector<report::SummaryRow> make_replay_summary(const SchemeReplay& replay, const RunSettings& settings,
+                                                    const CaseContext& context) {
+  std::vector<report::SummaryRow> rows;
+  for (const ReplayRun& run : replay_runs(replay)) {
+    const ReplayTimes& t = *run.times;
+    report::SummaryRow row{{"run_id", run.id}};
+    for (auto& field : replay_parameters(run, settings, context)) row.push_back(std::move(field));
+    const double mean = mean_of(t.embscale);
+    const report::SummaryRow figures{
+        {"time_us", mean * 1e6},
+        {"time_min_us", *std::min_element(t.embscale.begin(), t.embscale.end()) * 1e6},
+        {"time_max_us", *std::max_element(t.embscale.begin(), t.embscale.end()) * 1e6},
+        {"algbw_GBps", mean > 0 ? static_cast<double>(run.bytes) / mean / 1e9 : kNaN},
+        {"busbw_GBps", kNaN},
+        {"wrong", std::int64_t{replay.wrong.empty() ? 0 : 1}},
+        {"mpi_time_us", mean_of(t.bare) * 1e6},
+        {"time_median_us", t.embscale_median() * 1e6},
+        {"mpi_time_median_us", t.bare_median() * 1e6},
+        {"overhead", t.ratio_of_medians() - 1},
+        {"send_bytes_max", static_cast<double>(run.bytes)},
+        {"send_bytes_mean", kNaN},
+        {"send_imbalance", kNaN},
+        {"recv_bytes_max", kNaN},
+        {"recv_bytes_mean", kNaN},
+        {"recv_imbalance", kNaN},
+        {"paired_overhead", t.paired_ratio() - 1},
+    };
+    row.insert(row.end(), figures.begin(), figures.end());
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 }  // namespace embscale::collectives

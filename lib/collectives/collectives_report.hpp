@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collectives/benchmark_run.hpp"
+#include "collectives/scheme_replay.hpp"
 #include "report/summary.hpp"
 #include "report/writer.hpp"
 
@@ -27,6 +28,15 @@ report::RunRecord make_case_record(const CaseSpec& spec, const RunSettings& sett
                                    const CaseContext& context);
 report::SummaryRow make_case_summary(const CaseSpec& spec, const RunSettings& settings, const CaseResult& result,
                                      const CaseContext& context);
+
+// A replay (`--replay`, scheme_replay.hpp) as report runs, one per call and one for the step:
+// named "replay_<scheme>-<k>-<collective>" and "replay_<scheme>-step", with a case's parameters
+// (counts "replay"; size_bytes the most bytes a rank sends; time_combine "max": each run's time
+// is the slowest rank's), and their /summary rows (the case columns, plus paired_overhead).
+std::vector<report::RunRecord> make_replay_records(const SchemeReplay& replay, const RunSettings& settings,
+                                                   const CaseContext& context);
+std::vector<report::SummaryRow> make_replay_summary(const SchemeReplay& replay, const RunSettings& settings,
+                                                    const CaseContext& context);
 
 // The table: a header per (collective, counts) and one line per size, with the out-of-place and
 // in-place cases side by side as nccl-tests prints them (a placement the collective lacks shows

@@ -1,9 +1,9 @@
 // The collectives of a scheme's training steps, captured from the real engine: an EmbeddingEngine
 // runs steps of a config's batches over a forwarding Communicator (every call goes on to the
 // world's), which writes down each collective of a step with its communicator, row type and this
-// rank's counts. Whoever needs a scheme's traffic reads it here, never re-derives it: the exchange
-// benchmark replays these calls (bench/micro/all2all_exchange_bench.cpp) and `embscale
-// collectives` takes its skewed alltoallv counts from them (scheme_traffic.hpp).
+// rank's counts. Whoever needs a scheme's traffic reads it here, never re-derives it: `embscale
+// collectives --replay` replays these calls (scheme_replay.hpp) and takes its skewed alltoallv
+// counts from them (scheme_traffic.hpp).
 //
 // Only what a scheme's step uses is captured: blocking alltoall, alltoallv, reduce_scatter,
 // allgatherv and allreduce, on the layer's communicator and on communicators split from it.

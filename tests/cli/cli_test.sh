@@ -2,21 +2,10 @@
 # End-to-end tests of the embscale CLI: cli_test.sh EMBSCALE MPIEXEC CASE
 # Each case exits non-zero with a message naming what went wrong.
 set -uo pipefail
-embscale=$1
-mpiexec=$2
-case_name=$3
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/embscale_cli_${case_name}.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+source "$(dirname "$0")/test_setup.sh" cli "$@"
 
 # Runs `embscale run` on N ranks; output in $work/out.txt, stderr in $work/err.txt, code in $rc.
-run_mpi() {
-  local ranks=$1; shift
-  "$mpiexec" -n "$ranks" --oversubscribe "$embscale" run "$@" >"$work/out.txt" 2>"$work/err.txt"
-  rc=$?
-}
+run_mpi() { run_on_ranks "$1" run "${@:2}"; }
 
 # Expects exit code 2, a message containing $1 on stderr, and no file left in $work/reports.
 # On 2 ranks, or on $BAD_INPUT_RANKS.
@@ -29,9 +18,6 @@ expect_bad_input() {
   [ "$(grep -c 'embscale: error' "$work/err.txt")" -eq 1 ] || fail "the error should be printed once: $(cat "$work/err.txt")"
   [ -z "$(ls -A "$work/reports")" ] || fail "files left behind: $(ls -A "$work/reports")"
 }
-
-# The example configs (bench/configs/README.md).
-configs=$here/../../bench/configs
 
 # The value of a report's dataset (h5dump's DATA block), numbers separated by commas, full precision.
 dataset_values() {  # dataset_values REPORT DATASET

@@ -1,20 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end tests of `embscale collectives`: collectives_test.sh EMBSCALE MPIEXEC CASE
 set -uo pipefail
-embscale=$1
-mpiexec=$2
-case_name=$3
-work=$(mktemp -d "${TMPDIR:-/tmp}/embscale_collectives_${case_name}.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+source "$(dirname "$0")/test_setup.sh" collectives "$@"
 
 # Runs `embscale collectives` on N ranks; stdout in $work/out.txt, stderr in $work/err.txt, code in $rc.
-run_collectives() {
-  local ranks=$1; shift
-  "$mpiexec" -n "$ranks" --oversubscribe "$embscale" collectives "$@" >"$work/out.txt" 2>"$work/err.txt"
-  rc=$?
-}
+run_collectives() { run_on_ranks "$1" collectives "${@:2}"; }
 
 # Expects exit code 2, stderr naming $1 (once), and no file in $work/reports.
 expect_bad_flag() {
@@ -88,6 +78,37 @@ wrong = {r['run_id'].decode(): int(r['wrong']) for r in s}
 assert all(v == (2 if k.startswith('allgather') else 0) for k, v in wrong.items()), wrong" "$work/r.h5" ||
       fail "the report's wrong column is not 2 for allgather and 0 for allreduce"
     ;;
+  collectives_replay)
+    # Every scheme's training step replayed on 2 ranks: the check passes (exit 0), a table per
+    # scheme ends with its step, the line perf-check reads is there, the report holds a run per
+    # call and one per step with the case columns plus paired_overhead.
+    run_collectives 2 --replay all -n 2 -w 1 --rounds 1 --set solver.max_iter=1 -o "$work/r.h5"
+    [ "$rc" -eq 0 ] || fail "exit code $rc: $(cat "$work/err.txt")"
+    for scheme in all2all_dense distributed_slot localized_slot table_wise row_wise column_wise table_row_wise \
+                  data_parallel; do
+      grep -qF "# replay of $scheme's step (layer " "$work/out.txt" || fail "no replay table of $scheme: $(cat "$work/out.txt")"
+      grep -qE "^# replay $scheme: step ratio embscale / bare MPI \(medians\): [0-9.]+$" "$work/out.txt" ||
+        fail "no step ratio of $scheme: $(cat "$work/out.txt")"
+    done
+    grep -q "distributed_sparse" "$work/out.txt" && fail "distributed_sparse (distributed_slot's factory) replayed twice"
+    grep -qE "^ +step +[0-9]+ " "$work/out.txt" || fail "no step line: $(cat "$work/out.txt")"
+    h5ls "$work/r.h5/runs" >"$work/runs.txt"
+    for run in replay_all2all_dense-0-alltoall replay_all2all_dense-step replay_data_parallel-step; do
+      grep -q "^$run " "$work/runs.txt" || fail "no run $run: $(cat "$work/runs.txt")"
+    done
+    /usr/bin/python3 -c "import h5py, math, sys
+s = h5py.File(sys.argv[1])['summary'][()]
+rows = {r['run_id'].decode(): r for r in s}
+step = rows['replay_all2all_dense-step']
+assert step['counts'] == b'replay' and step['collective'] == b'step', step
+assert step['time_median_us'] > 0 and step['mpi_time_median_us'] > 0 and not math.isnan(step['paired_overhead']), step
+assert all(int(r['wrong']) == 0 for r in s)" "$work/r.h5" || fail "the summary rows of the replay are wrong"
+    "$embscale" compare "$work/r.h5" "$work/r.h5" >"$work/compare.txt" 2>&1 || fail "compare of a replay report with itself: $(cat "$work/compare.txt")"
+    # Calibration: bare MPI on both sides, said in the table.
+    run_collectives 2 --replay all2all_dense -n 2 -w 0 --rounds 1 --calibrate -o "$work/c.h5"
+    [ "$rc" -eq 0 ] || fail "--calibrate: exit code $rc: $(cat "$work/err.txt")"
+    grep -qF "[calibration: bare MPI on both sides]" "$work/out.txt" || fail "--calibrate not in the table: $(cat "$work/out.txt")"
+    ;;
   collectives_bad_flags)
     expect_bad_flag '-e: "2T" is beyond the largest size, 2^40 bytes' -e 2T
     expect_bad_flag '-b: "-5" is negative' --minbytes=-5
@@ -107,6 +128,11 @@ assert all(v == (2 if k.startswith('allgather') else 0) for k, v in wrong.items(
     expect_bad_flag '--calibrate times bare MPI against itself' --calibrate --no-baseline
     expect_bad_flag '--scheme: ' alltoallv --scheme nonesuch
     expect_bad_flag 'data_parallel' alltoallv --scheme data_parallel
+    expect_bad_flag '--replay: "nonesuch" is not a scheme; expected all or a comma-separated list of all2all_dense' \
+      --replay nonesuch
+    expect_bad_flag "--replay replays a scheme's training step on its own; leave out the collectives to sweep (allreduce)" \
+      allreduce --replay all
+    expect_bad_flag '--scheme: --replay names the schemes itself' --replay row_wise --scheme row_wise
     ;;
   *)
     fail "unknown case"

@@ -2,13 +2,7 @@
 # End-to-end tests of `embscale plan` and of "sharding": "auto" in `run` and `sweep`:
 # plan_test.sh EMBSCALE MPIEXEC CASE
 set -uo pipefail
-embscale=$1
-mpiexec=$2
-case_name=$3
-work=$(mktemp -d "${TMPDIR:-/tmp}/embscale_plan_${case_name}.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+source "$(dirname "$0")/test_setup.sh" plan "$@"
 
 # A config of two Zipf tables (the hotter and larger first) with one layer of sharding $1 and the
 # planner section $2.

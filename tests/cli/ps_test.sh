@@ -2,16 +2,8 @@
 # End-to-end tests of parameter-server runs (lib/ps: "sharding": "parameter_server" and the
 # "parameter_server" section) through `embscale run`: ps_test.sh EMBSCALE MPIEXEC CASE
 set -uo pipefail
-embscale=$1
-mpiexec=$2
-case_name=$3
-here=$(cd "$(dirname "$0")" && pwd)
-configs=$here/../../bench/configs
-work=$(mktemp -d "${TMPDIR:-/tmp}/embscale_ps_${case_name}.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/test_setup.sh" ps "$@"
 mkdir -p "$work/reports" "$work/bad"
-
-fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
 
 run_mpi() {  # run_mpi RANKS ARGS...: sets rc; stdout in out.txt, stderr in err.txt
   local ranks=$1; shift

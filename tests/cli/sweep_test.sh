@@ -2,23 +2,12 @@
 # End-to-end tests of `embscale sweep` and `embscale merge`: sweep_test.sh EMBSCALE MPIEXEC CASE
 # Each case exits non-zero with a message naming what went wrong.
 set -uo pipefail
-embscale=$1
-mpiexec=$2
-case_name=$3
-here=$(cd "$(dirname "$0")" && pwd)
-default_config="$here/../../bench/configs/default.json"
-work=$(mktemp -d "${TMPDIR:-/tmp}/embscale_sweep_${case_name}.XXXXXX")
-[ -n "${KEEP_WORK:-}" ] || trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/test_setup.sh" sweep "$@"
+default_config="$configs/default.json"
 mkdir -p "$work/out"
 
-fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
-
 # sweep RANKS ARGS...: output in $work/out.txt, stderr in $work/err.txt, exit code in $rc.
-sweep() {
-  local ranks=$1; shift
-  "$mpiexec" -n "$ranks" --oversubscribe "$embscale" sweep "$@" >"$work/out.txt" 2>"$work/err.txt"
-  rc=$?
-}
+sweep() { run_on_ranks "$1" sweep "${@:2}"; }
 
 # A sweep file over the default config: write_sweep NAME GRID_JSON [REPETITIONS]
 write_sweep() {

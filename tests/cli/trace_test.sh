@@ -2,14 +2,7 @@
 # End-to-end tests of `embscale trace`: trace_test.sh EMBSCALE CASE
 # Each case exits non-zero with a message naming what went wrong.
 set -uo pipefail
-embscale=$1
-case_name=$2
-here=$(cd "$(dirname "$0")" && pwd)
-configs=$here/../../bench/configs
-work=$(mktemp -d "${TMPDIR:-/tmp}/embscale_trace_${case_name}.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+source "$(dirname "$0")/test_setup.sh" trace "$1" "" "$2"
 
 # Runs embscale with the arguments; stdout in $work/out.txt, stderr in $work/err.txt, code in $rc.
 run() {

@@ -38,6 +38,16 @@ void run_on_host_table(KeyType key_type, const TableOptions& options, ReferenceT
     run_on_host_table<std::uint64_t>(options, reference, strategy, seed, threads);
 }
 
+// The suite on a table of `options` against a reference of the same options, each with its own
+// ticking clock (so that both see the same sequence of times).
+void run_against_reference(KeyType key_type, TableOptions options, ScoreStrategy strategy, std::uint64_t seed,
+                           int threads) {
+  options.clock = ticking_clock();
+  ReferenceTable reference(options);
+  options.clock = ticking_clock();
+  run_on_host_table(key_type, options, reference, strategy, seed, threads);
+}
+
 // (key type, strategy, value type, threads): with threads > 1 every call takes the partitioned
 // parallel path (min_keys_for_threads = 1), which must give the one-key-at-a-time result exactly.
 class Conformance
@@ -45,12 +55,8 @@ class Conformance
 
 TEST_P(Conformance, RandomCallsMatchTheReference) {
   const auto [key_type, strategy, type, threads] = GetParam();
-  TableOptions options = small_options(strategy, type);
-  options.clock = ticking_clock();
-  ReferenceTable reference(options);
-  options.clock = ticking_clock();
   const std::uint64_t seed = 20261122 + static_cast<std::uint64_t>(strategy) * 10 + static_cast<std::uint64_t>(type);
-  run_on_host_table(key_type, options, reference, strategy, seed, threads);
+  run_against_reference(key_type, small_options(strategy, type), strategy, seed, threads);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -76,11 +82,8 @@ TEST_P(AdmissionConformance, RandomCallsMatchTheReference) {
   const auto [key_type, strategy, kind, threads] = GetParam();
   TableOptions options = small_options(strategy, ValueType::kFloat32);
   options.admission = testing::small_admission(kind);
-  options.clock = ticking_clock();
-  ReferenceTable reference(options);
-  options.clock = ticking_clock();
   const std::uint64_t seed = 20261123 + static_cast<std::uint64_t>(strategy) * 10 + static_cast<std::uint64_t>(kind);
-  run_on_host_table(key_type, options, reference, strategy, seed, threads);
+  run_against_reference(key_type, options, strategy, seed, threads);
 }
 
 INSTANTIATE_TEST_SUITE_P(

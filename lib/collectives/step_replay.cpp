@@ -1,6 +1,4 @@
-#include "collective_replay.hpp"
-
-#include "collectives/bare_mpi.hpp"
+#include "collectives/step_replay.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -8,19 +6,22 @@
 #include <span>
 #include <type_traits>
 
-namespace embscale::bench {
+#include "collectives/bare_mpi.hpp"
+#include "core/error.hpp"
+
+namespace embscale::collectives {
 namespace {
 
 // The bare MPI datatype and op of a replayed call (lib/collectives' mapping), refusing what bare
 // MPI has no equivalent of (16-bit floats, average): no scheme step sends them.
 MPI_Datatype element_datatype(comm::DataType type) {
-  const MPI_Datatype datatype = collectives::bare_datatype(type);
+  const MPI_Datatype datatype = bare_datatype(type);
   if (datatype == MPI_DATATYPE_NULL) throw Error("bare replay: MPI has no datatype for this DataType");
   return datatype;
 }
 
 MPI_Op mpi_op(comm::ReduceOp op) {
-  const MPI_Op mpi = collectives::bare_op(op);
+  const MPI_Op mpi = bare_op(op);
   if (mpi == MPI_OP_NULL) throw Error("bare replay: MPI has no operation for this ReduceOp");
   return mpi;
 }
@@ -57,10 +58,10 @@ ReplayedStep::ReplayedStep(SchemeStep step, comm::MpiCommunicator& world) : worl
     embscale_comms_.push_back(owned_splits_.back().get());
     MPI_Comm bare = MPI_COMM_NULL;
     if (s.by_host)
-      collectives::check_bare(MPI_Comm_split_type(bare_comms_[parent], MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &bare),
+      check_bare(MPI_Comm_split_type(bare_comms_[parent], MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &bare),
                      "MPI_Comm_split_type");
     else
-      collectives::check_bare(MPI_Comm_split(bare_comms_[parent], s.color, s.key, &bare), "MPI_Comm_split");
+      check_bare(MPI_Comm_split(bare_comms_[parent], s.color, s.key, &bare), "MPI_Comm_split");
     bare_comms_.push_back(bare);
   }
   for (CollectiveCall& captured : step.calls) {
@@ -107,24 +108,24 @@ void ReplayedStep::run_bare(std::size_t k) {
   void* recv = c.recv_ptr();
   switch (c.call.op) {
     case CollectiveOp::kAlltoall:
-      collectives::check_bare(MPI_Alltoall(send, c.send_counts[0], c.element, recv, c.send_counts[0], c.element, comm), "MPI_Alltoall");
+      check_bare(MPI_Alltoall(send, c.send_counts[0], c.element, recv, c.send_counts[0], c.element, comm), "MPI_Alltoall");
       return;
     case CollectiveOp::kAlltoallv:
-      collectives::check_bare(MPI_Alltoallv(send, c.send_counts.data(), c.send_displs.data(), c.element, recv, c.recv_counts.data(),
+      check_bare(MPI_Alltoallv(send, c.send_counts.data(), c.send_displs.data(), c.element, recv, c.recv_counts.data(),
                                    c.recv_displs.data(), c.element, comm),
                      "MPI_Alltoallv");
       return;
     case CollectiveOp::kReduceScatter:
-      collectives::check_bare(MPI_Reduce_scatter(send, recv, c.recv_counts.data(), c.element, mpi_op(c.call.reduce), comm),
+      check_bare(MPI_Reduce_scatter(send, recv, c.recv_counts.data(), c.element, mpi_op(c.call.reduce), comm),
                      "MPI_Reduce_scatter");
       return;
     case CollectiveOp::kAllgatherv:
-      collectives::check_bare(MPI_Allgatherv(send, c.send_counts[0], c.element, recv, c.recv_counts.data(), c.recv_displs.data(),
+      check_bare(MPI_Allgatherv(send, c.send_counts[0], c.element, recv, c.recv_counts.data(), c.recv_displs.data(),
                                     c.element, comm),
                      "MPI_Allgatherv");
       return;
     case CollectiveOp::kAllreduce:
-      collectives::check_bare(MPI_Allreduce(c.call.in_place ? MPI_IN_PLACE : send, recv, c.send_counts[0], c.element,
+      check_bare(MPI_Allreduce(c.call.in_place ? MPI_IN_PLACE : send, recv, c.send_counts[0], c.element,
                                    mpi_op(c.call.reduce), comm),
                      "MPI_Allreduce");
       return;
@@ -172,4 +173,4 @@ std::string ReplayedStep::check() {
   return failure;
 }
 
-}  // namespace embscale::bench
+}  // namespace embscale::collectives

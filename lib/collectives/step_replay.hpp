@@ -14,20 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "comm/mpi_communicator.hpp"
 #include "collectives/step_capture.hpp"
+#include "comm/mpi_communicator.hpp"
 
-namespace embscale::bench {
-
-// The captured step's vocabulary (lib/collectives), used throughout the replay.
-using collectives::CollectiveCall;
-using collectives::CollectiveOp;
-using collectives::CommSplit;
-using collectives::SchemeStep;
-using collectives::collective_name;
-using collectives::elements_per_row;
-using collectives::invoke;
-using collectives::with_element_type;
+namespace embscale::collectives {
 
 class ReplayedStep {
  public:
@@ -71,4 +61,4 @@ class ReplayedStep {
   std::vector<Call> calls_;
 };
 
-}  // namespace embscale::bench
+}  // namespace embscale::collectives
