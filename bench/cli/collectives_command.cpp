@@ -13,12 +13,12 @@
 #include "collectives/collectives_report.hpp"
 #include "collectives/scheme_replay.hpp"
 #include "collectives/skewed_traffic.hpp"
+#include "collectives/step_capture.hpp"
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
+#include "config/workload_summary.hpp"
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
-#include "collectives/step_capture.hpp"
-#include "config/workload_summary.hpp"
 #include "report/metadata.hpp"
 #include "report/writer.hpp"
 
@@ -37,18 +37,18 @@ struct Skew {
 };
 
 Skew capture_skew(comm::MpiCommunicator& world, const CollectivesOptions& options, const CollectivesPlan& plan) {
-  auto [config, source, sharding_plan] = load_config_agreed(world, options.config_path, options.settings, false, [&](config::Config& c) {
-    if (!options.scheme) return;
-    try {
-      collectives::set_layer_scheme(c.embeddings.front(), *options.scheme);
-    } catch (const InputError& e) {
-      throw InputError(std::string("--scheme: ") + e.what());
-    }
-  });
+  auto [config, source, sharding_plan] =
+      load_config_agreed(world, options.config_path, options.settings, false, [&](config::Config& c) {
+        if (!options.scheme) return;
+        try {
+          collectives::set_layer_scheme(c.embeddings.front(), *options.scheme);
+        } catch (const InputError& e) {
+          throw InputError(std::string("--scheme: ") + e.what());
+        }
+      });
   Skew skew;
-  comm::run_agreed(world, [&] {
-    skew.traffic = collectives::capture_skewed_traffic(world, config, plan.settings.iterations);
-  });
+  comm::run_agreed(
+      world, [&] { skew.traffic = collectives::capture_skewed_traffic(world, config, plan.settings.iterations); });
   skew.context.ranks = world.size();
   skew.context.scheme = skew.traffic.scheme;
   skew.context.zipf_alpha = config::summarize_workload(config.data).zipf_alpha;
@@ -73,7 +73,8 @@ class CaseSweep {
     spec.bench = &bench;
     spec.counts = counts;
     if (world_.rank() == 0) std::cout << collectives::table_header(spec, plan_.settings, world_.size()) << std::flush;
-    const std::vector<comm::ReduceOp> ops = traits.reduces ? plan_.ops : std::vector<comm::ReduceOp>{comm::ReduceOp::kSum};
+    const std::vector<comm::ReduceOp> ops =
+        traits.reduces ? plan_.ops : std::vector<comm::ReduceOp>{comm::ReduceOp::kSum};
     const std::vector<int> roots = traits.rooted ? plan_.roots : std::vector<int>{0};
     for (const auto& type : plan_.types)
       for (const auto op : ops)
@@ -85,8 +86,8 @@ class CaseSweep {
           for (const std::uint64_t bytes : plan_.sizes) {
             spec.requested_bytes = bytes;
             // Skewed counts scale whole rows: sizes below one element per row give the same call.
-            if (counts == "skewed" && bench.layout(bytes / type.bytes, type.bytes, 0, world_.size()).size_bytes ==
-                                          previous_size)
+            if (counts == "skewed" &&
+                bench.layout(bytes / type.bytes, type.bytes, 0, world_.size()).size_bytes == previous_size)
               continue;
             std::optional<CaseResult> out_of_place, in_place;
             if (traits.out_of_place) out_of_place = run_case(spec, Placement::kOutOfPlace, context);
@@ -168,15 +169,17 @@ int replay_schemes(comm::MpiCommunicator& world, const CollectivesOptions& optio
     });
     if (world.rank() == 0) std::cout << collectives::replay_table(replay, plan.settings, world.size()) << std::flush;
     if (!replay.wrong.empty()) {
-      std::cerr << "embscale collectives: rank " + std::to_string(world.rank()) + ", replay of " + replay.scheme + ": " +
-                       replay.wrong + "\n"
+      std::cerr << "embscale collectives: rank " + std::to_string(world.rank()) + ", replay of " + replay.scheme +
+                       ": " + replay.wrong + "\n"
                 << std::flush;
       wrong = true;
     }
     const collectives::CaseContext context{world.size(), replay.scheme,
                                            config::summarize_workload(configs[i].data).zipf_alpha};
-    for (const auto& record : collectives::make_replay_records(replay, plan.settings, context)) writer->write_run(record);
-    for (auto& row : collectives::make_replay_summary(replay, plan.settings, context)) summary.push_back(std::move(row));
+    for (const auto& record : collectives::make_replay_records(replay, plan.settings, context))
+      writer->write_run(record);
+    for (auto& row : collectives::make_replay_summary(replay, plan.settings, context))
+      summary.push_back(std::move(row));
   }
   writer->write_summary(summary);
   writer->commit();
@@ -236,31 +239,28 @@ RunFunction define_collectives(CLI::App& command, const Invocation& invocation) 
   command.add_option("collectives", o.names,
                      "what to measure (default all): allreduce allgather reduce_scatter alltoall bcast reduce sendrecv "
                      "alltoallv");
-  command.add_option("-b,--minbytes", o.min_bytes, "smallest size in bytes, suffix K, M, G or T (1K = 1024)")
-      ->capture_default_str();
-  command.add_option("-e,--maxbytes", o.max_bytes, "largest size (at most 1T = 2^40 bytes)")->capture_default_str();
+  // An option whose value --help shows as its default.
+  const auto with_default = [&command](const std::string& name, auto& value, const std::string& help) {
+    command.add_option(name, value, help)->capture_default_str();
+  };
+  with_default("-b,--minbytes", o.min_bytes, "smallest size in bytes, suffix K, M, G or T (1K = 1024)");
+  with_default("-e,--maxbytes", o.max_bytes, "largest size (at most 1T = 2^40 bytes)");
   command.add_option("-f,--stepfactor", o.factor, "multiply each size by this whole number >= 2 (default 2)");
   command.add_option("-i,--stepbytes", o.step_bytes, "add this many bytes to each size instead of -f");
-  command.add_option("-n,--iters", o.iterations, "timed calls per side and round")->capture_default_str();
-  command.add_option("-w,--warmup_iters", o.warmup, "untimed calls per side first")->capture_default_str();
-  command.add_option("-c,--check", o.checks, "checked calls per case; 0: no data check")->capture_default_str();
-  command.add_option("-a,--average", o.average,
-                     "the time over ranks: 0 rank 0's, 1 the average, 2 the minimum, 3 the maximum")
-      ->capture_default_str();
-  command.add_option("-z,--blocking", o.blocking,
-                     "1: blocking calls (MPI_Allreduce...); 0: non-blocking calls each completed by a wait "
-                     "(nccl-tests' default is 0: an asynchronous launch, which a CPU collective has no equivalent of)")
-      ->capture_default_str();
-  command.add_option("-d,--datatype", o.type,
-                     "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16, a comma-separated list, or all")
-      ->capture_default_str();
-  command.add_option("--op", o.op,
-                     "reduction: sum prod max min avg, a list, or all (nccl-tests' -o; here -o names the report)")
-      ->capture_default_str();
-  command.add_option("-r,--root", o.root, "root of bcast and reduce: a rank, or all")->capture_default_str();
-  command.add_option("--rounds", o.rounds,
-                     "rounds of -n calls per side; the side that goes first alternates by round")
-      ->capture_default_str();
+  with_default("-n,--iters", o.iterations, "timed calls per side and round");
+  with_default("-w,--warmup_iters", o.warmup, "untimed calls per side first");
+  with_default("-c,--check", o.checks, "checked calls per case; 0: no data check");
+  with_default("-a,--average", o.average,
+               "the time over ranks: 0 rank 0's, 1 the average, 2 the minimum, 3 the maximum");
+  with_default("-z,--blocking", o.blocking,
+               "1: blocking calls (MPI_Allreduce...); 0: non-blocking calls each completed by a wait "
+               "(nccl-tests' default is 0: an asynchronous launch, which a CPU collective has no equivalent of)");
+  with_default("-d,--datatype", o.type,
+               "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16, a comma-separated list, or all");
+  with_default("--op", o.op,
+               "reduction: sum prod max min avg, a list, or all (nccl-tests' -o; here -o names the report)");
+  with_default("-r,--root", o.root, "root of bcast and reduce: a rank, or all");
+  with_default("--rounds", o.rounds, "rounds of -n calls per side; the side that goes first alternates by round");
   command.add_flag("--no-baseline", o.no_baseline, "do not time the bare MPI calls");
   command.add_flag("--barrier", o.barrier,
                    "OSU's timing: an untimed barrier after every call, so each starts with the ranks aligned "
@@ -268,10 +268,11 @@ RunFunction define_collectives(CLI::App& command, const Invocation& invocation) 
   command.add_flag("--calibrate", o.calibrate,
                    "time bare MPI on both sides (the Communicator still runs the check): the overhead column is then "
                    "the harness's own noise floor");
-  command.add_option("--counts", o.counts, "alltoallv's counts: equal (osu_alltoallv), skewed (a scheme's key exchange) or both")
-      ->capture_default_str();
-  command.add_option("--config", parsed->config,
-                     "config whose data and first embedding layer make the skewed counts (default: the embedded default)");
+  with_default("--counts", o.counts,
+               "alltoallv's counts: equal (osu_alltoallv), skewed (a scheme's key exchange) or both");
+  command.add_option(
+      "--config", parsed->config,
+      "config whose data and first embedding layer make the skewed counts (default: the embedded default)");
   command.add_option("--set", o.settings, "FIELD=VALUE: override a field of that config; repeatable");
   command.add_option("--scheme", parsed->scheme, "route the skewed counts by this scheme instead of the config's");
   command.add_option("--replay", parsed->replay,

@@ -17,16 +17,16 @@
 namespace embscale::cli {
 
 struct AgreedConfig {
-  config::Config config;                    // planned, when it had "auto" layers
+  config::Config config;  // planned, when it had "auto" layers
   std::unique_ptr<BatchSource> source;
-  std::optional<plan::ShardingPlan> plan;   // plan::plan_for_run's
+  std::optional<plan::ShardingPlan> plan;  // plan::plan_for_run's
 };
 
 // Collective. Rank 0 reads `path` (none: the embedded default) and broadcasts its text, so every
 // rank parses the same bytes even if a node sees another file; then every rank applies the
 // --set `settings`, `adjust` (a subcommand's own overrides), plans its "auto" layers (lib/plan),
-// applies the checks of a run on this many ranks, and opens the batch source. Bad input throws AgreedFailure on every rank (exit 2, printed
-// once), before any report exists.
+// applies the checks of a run on this many ranks, and opens the batch source. Bad input throws
+// AgreedFailure on every rank (exit 2, printed once), before any report exists.
 AgreedConfig load_config_agreed(comm::Communicator& world, const std::optional<std::string>& path,
                                 const std::vector<std::string>& settings, bool embedding_only,
                                 const std::function<void(config::Config&)>& adjust = nullptr);

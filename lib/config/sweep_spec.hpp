@@ -43,7 +43,7 @@ struct SweepSource {
 };
 
 struct SweepSetting {
-  std::string field;      // dotted path, or "ranks"
+  std::string field;  // dotted path, or "ranks"
   nlohmann::json value;
 };
 
@@ -65,7 +65,7 @@ struct SweepSpec {
   std::vector<SweepPoint> points;
   std::int64_t repetitions = 1;
   Config base;
-  std::uint64_t digest = 0;       // of the expanded points and repetitions (the manifest's key)
+  std::uint64_t digest = 0;  // of the expanded points and repetitions (the manifest's key)
 };
 
 // Reads the sweep file and, when "base" names a file, the base config. Throws InputError naming
@@ -74,8 +74,9 @@ SweepSource read_sweep_source(const std::string& path);
 
 // Parses and expands. Throws InputError "<sweep file>: <where>: <what is wrong>" for invalid
 // JSON (line:column), unknown keys, a field path that does not exist in the config (with the
-// nearest name beside it, else the nearest existing field, else the keys the parser knows), values of mixed kinds in one field, points that set different fields, or a
-// point whose config is invalid.
+// nearest name beside it, else the nearest existing field, else the keys the parser knows),
+// values of mixed kinds in one field, points that set different fields, or a point whose config
+// is invalid.
 SweepSpec parse_sweep(const SweepSource& source);
 
 // A config with fields set from the command line (`embscale run --set FIELD=VALUE`), fields

@@ -12,33 +12,36 @@ namespace {
 
 constexpr PhaseDefinition kRoute{"route", "each key occurrence to its owner, with its bag's place there"};
 constexpr PhaseDefinition kExchangeKeys{"exchange_keys", "send each owner its (key, bag) pairs", "alltoallv"};
-constexpr PhaseDefinition kOwnerLookup{"lookup", "the owner de-duplicates its keys and finds their rows (copies unless fp32 static; evaluation on fp32 static: a row address per pair, no de-duplication)"};
+constexpr PhaseDefinition kOwnerLookup{"lookup",
+                                       "the owner de-duplicates its keys and finds their rows (copies unless fp32 "
+                                       "static; evaluation on fp32 static: a row address per pair, no de-duplication)"};
 constexpr PhaseDefinition kOwnerPool{"pool", "the owner sums each bag's rows (whole or partial bags)"};
 constexpr PhaseDefinition kUnpack{"unpack", "received pooled vectors into bag order; mean: divide"};
 constexpr PhaseDefinition kPoolBackward{"pool_backward", "each distinct key's gradient: summed over its bags"};
 constexpr PhaseDefinition kUpdate{"update", "the owner applies the optimizer to its rows"};
 
-constexpr PhaseDefinition kExchangePooled{"exchange_pooled", "send each rank the pooled bags of its samples", "alltoallv"};
+constexpr PhaseDefinition kExchangePooled{"exchange_pooled", "send each rank the pooled bags of its samples",
+                                          "alltoallv"};
 constexpr PhaseDefinition kPackGrads{"pack_grads", "pooled gradients laid out for the owners (mean: divided)"};
 constexpr PhaseDefinition kExchangeGrads{"exchange_grads", "send each owner the gradients of its bags", "alltoallv"};
 
-constexpr std::array<PhaseDefinition, 10> kReduceScatterPhases = {{
-    kRoute, kExchangeKeys, kOwnerLookup, kOwnerPool,
-    {"reduce_scatter", "sum the owners' partial bags; each rank gets its own", "reduce_scatter"},
-    kUnpack, kPackGrads,
-    {"all_gather", "every owner gets the pooled gradients of all bags", "allgather"},
-    kPoolBackward, kUpdate}};
+// The outputs' own collectives.
+constexpr PhaseDefinition kReduceScatter{"reduce_scatter", "sum the owners' partial bags; each rank gets its own",
+                                         "reduce_scatter"};
+constexpr PhaseDefinition kAllGather{"all_gather", "every owner gets the pooled gradients of all bags", "allgather"};
+constexpr PhaseDefinition kReduceScatterNode{"reduce_scatter_node", "sum partial bags within the node",
+                                             "reduce_scatter"};
+constexpr PhaseDefinition kAllGatherNode{"all_gather_node", "the node's ranks share the pooled gradients", "allgather"};
 
-constexpr std::array<PhaseDefinition, 10> kAllToAllPhases = {{
-    kRoute, kExchangeKeys, kOwnerLookup, kOwnerPool, kExchangePooled, kUnpack, kPackGrads, kExchangeGrads,
-    kPoolBackward, kUpdate}};
-
-constexpr std::array<PhaseDefinition, 12> kNodeThenCrossPhases = {{
-    kRoute, kExchangeKeys, kOwnerLookup, kOwnerPool,
-    {"reduce_scatter_node", "sum partial bags within the node", "reduce_scatter"},
-    kExchangePooled, kUnpack, kPackGrads, kExchangeGrads,
-    {"all_gather_node", "the node's ranks share the pooled gradients", "allgather"},
-    kPoolBackward, kUpdate}};
+constexpr std::array<PhaseDefinition, 10> kReduceScatterPhases = {{kRoute, kExchangeKeys, kOwnerLookup, kOwnerPool,
+                                                                   kReduceScatter, kUnpack, kPackGrads, kAllGather,
+                                                                   kPoolBackward, kUpdate}};
+constexpr std::array<PhaseDefinition, 10> kAllToAllPhases = {{kRoute, kExchangeKeys, kOwnerLookup, kOwnerPool,
+                                                              kExchangePooled, kUnpack, kPackGrads, kExchangeGrads,
+                                                              kPoolBackward, kUpdate}};
+constexpr std::array<PhaseDefinition, 12> kNodeThenCrossPhases = {
+    {kRoute, kExchangeKeys, kOwnerLookup, kOwnerPool, kReduceScatterNode, kExchangePooled, kUnpack, kPackGrads,
+     kExchangeGrads, kAllGatherNode, kPoolBackward, kUpdate}};
 
 std::size_t total(const std::vector<std::size_t>& counts) {
   std::size_t n = 0;
@@ -71,9 +74,9 @@ PooledExchange::PooledExchange(const LayerSpec& spec, PooledPlan plan, RowStore&
 std::vector<const comm::Communicator*> PooledExchange::communicators() const { return output_->communicators(); }
 
 void PooledExchange::prepare_step(const Batch& batch) {
-  EMBSCALE_EXPECTS(batch.num_samples == sample_share_of(spec_.global_batch, rank_, ranks_).count &&
-                       batch.num_slots == spec_.slots(),
-                   "a rank's batch is its share of the global batch, with the layer's slots");
+  EMBSCALE_EXPECTS(
+      batch.num_samples == sample_share_of(spec_.global_batch, rank_, ranks_).count && batch.num_slots == spec_.slots(),
+      "a rank's batch is its share of the global batch, with the layer's slots");
 }
 
 void PooledExchange::exchange_and_pool(std::span<float> pooled, StepRecorder& recorder) {
@@ -100,7 +103,8 @@ void PooledExchange::exchange_and_pool(std::span<float> pooled, StepRecorder& re
   row_addresses_.resize(recv_keys_.size());
   const bool per_pair = !spec_.training() && store_.row_pointers(recv_keys_, row_addresses_);
   if (!per_pair) {
-    router_.route(std::span<const Key>(recv_keys_), 1, [](Key) { return 0; }, distinct_);
+    router_.route(
+        std::span<const Key>(recv_keys_), 1, [](Key) { return 0; }, distinct_);
     row_addresses_.resize(distinct_.send_keys.size());
   }
   const bool in_place = per_pair || store_.row_pointers(distinct_.send_keys, row_addresses_);
@@ -112,10 +116,8 @@ void PooledExchange::exchange_and_pool(std::span<float> pooled, StepRecorder& re
 
   const std::span<const float* const> addresses(row_addresses_);
   const std::span<float> sums = output_->owner_buffer_is_output() ? pooled : std::span<float>(owner_buffer_);
-  if (per_pair)
-    pool_pairs(recv_positions_, addresses, width_, sums, spec_.context.threads);
-  else if (in_place)
-    pool_pairs(recv_positions_, distinct_.inverse, addresses, width_, sums, spec_.context.threads);
+  if (per_pair) pool_pairs(recv_positions_, addresses, width_, sums, spec_.context.threads);
+  else if (in_place) pool_pairs(recv_positions_, distinct_.inverse, addresses, width_, sums, spec_.context.threads);
   else
     pool_pairs(recv_positions_, distinct_.inverse, std::span<const float>(rows_), width_, sums, spec_.context.threads);
   recorder.lap("pool");

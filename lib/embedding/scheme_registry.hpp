@@ -37,9 +37,9 @@ struct PlannerModel {
 };
 
 struct SchemeEntry {
-  const char* name = nullptr;          // the scheme's name in reports (the `scheme` run attribute)
-  const char* config_type = nullptr;   // the layer type that selects it, or kShardedEmbedding
-  const char* origin = nullptr;        // who defines it (for --help and the README)
+  const char* name = nullptr;         // the scheme's name in reports (the `scheme` run attribute)
+  const char* config_type = nullptr;  // the layer type that selects it, or kShardedEmbedding
+  const char* origin = nullptr;       // who defines it (for --help and the README)
   SchemeFactory make = nullptr;
   // Throws InputError naming the field when the scheme cannot run this layer on `ranks` ranks;
   // null when it always can.
@@ -52,7 +52,7 @@ struct SchemeEntry {
   // A whole-table scheme (Ownership::kOneRank): the rank of each of the layer's tables (slots) on
   // `ranks` ranks, by which both its factory and the planner place them. Null for the others.
   std::vector<int> (*table_owners)(const LayerSpec& spec, int ranks) = nullptr;
-  std::optional<PlannerModel> planner;
+  std::optional<PlannerModel> planner = std::nullopt;  // none: the planner neither chooses nor predicts it
 };
 
 std::span<const SchemeEntry> schemes();

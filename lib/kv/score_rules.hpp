@@ -90,14 +90,21 @@ struct ScoreRules {
 
 // Indexed by ScoreStrategy (row i is the strategy of value i).
 inline constexpr ScoreRules kScoreRules[] = {
-    // strategy                  name          code call score                   new key                              present key                      aging                          next dump
-    {ScoreStrategy::kTimestamp,  "TIMESTAMP",  1,   CallScoreRule::kClock,       NewKeyRule::kCallScore,          PresentKeyRule::kAsNew,        ScoreAging::kNever,          NextDumpRule::kScoreNow},
-    {ScoreStrategy::kStep,       "STEP",       2,   CallScoreRule::kNextStep,    NewKeyRule::kCallScore,          PresentKeyRule::kAsNew,        ScoreAging::kNever,          NextDumpRule::kScoreNow},
-    {ScoreStrategy::kCustomized, "CUSTOMIZED", 3,   CallScoreRule::kSetScore,    NewKeyRule::kCallerOrCallScore,  PresentKeyRule::kAsNew,        ScoreAging::kNever,          NextDumpRule::kAfterMaxDumped},
-    {ScoreStrategy::kLfu,        "LFU",        4,   CallScoreRule::kNothing,     NewKeyRule::kOne,                PresentKeyRule::kCount,        ScoreAging::kNever,          NextDumpRule::kAfterMaxDumped},
-    {ScoreStrategy::kEpochLru,   "EPOCH_LRU",  5,   CallScoreRule::kEpochClock,  NewKeyRule::kCallScore,          PresentKeyRule::kAsNew,        ScoreAging::kNever,          NextDumpRule::kEpochStart},
-    {ScoreStrategy::kEpochLfu,   "EPOCH_LFU",  6,   CallScoreRule::kNothing,     NewKeyRule::kEpochOne,           PresentKeyRule::kCountInEpoch, ScoreAging::kNever,          NextDumpRule::kEpochStart},
-    {ScoreStrategy::kFrequency,  "FREQUENCY",  7,   CallScoreRule::kNothing,     NewKeyRule::kEstimate,           PresentKeyRule::kCount,        ScoreAging::kHalveWithBank,  NextDumpRule::kAfterMaxDumped},
+    // {strategy, name, code, call score, new key, present key, aging, next dump}
+    {ScoreStrategy::kTimestamp, "TIMESTAMP", 1, CallScoreRule::kClock, NewKeyRule::kCallScore, PresentKeyRule::kAsNew,
+     ScoreAging::kNever, NextDumpRule::kScoreNow},
+    {ScoreStrategy::kStep, "STEP", 2, CallScoreRule::kNextStep, NewKeyRule::kCallScore, PresentKeyRule::kAsNew,
+     ScoreAging::kNever, NextDumpRule::kScoreNow},
+    {ScoreStrategy::kCustomized, "CUSTOMIZED", 3, CallScoreRule::kSetScore, NewKeyRule::kCallerOrCallScore,
+     PresentKeyRule::kAsNew, ScoreAging::kNever, NextDumpRule::kAfterMaxDumped},
+    {ScoreStrategy::kLfu, "LFU", 4, CallScoreRule::kNothing, NewKeyRule::kOne, PresentKeyRule::kCount,
+     ScoreAging::kNever, NextDumpRule::kAfterMaxDumped},
+    {ScoreStrategy::kEpochLru, "EPOCH_LRU", 5, CallScoreRule::kEpochClock, NewKeyRule::kCallScore,
+     PresentKeyRule::kAsNew, ScoreAging::kNever, NextDumpRule::kEpochStart},
+    {ScoreStrategy::kEpochLfu, "EPOCH_LFU", 6, CallScoreRule::kNothing, NewKeyRule::kEpochOne,
+     PresentKeyRule::kCountInEpoch, ScoreAging::kNever, NextDumpRule::kEpochStart},
+    {ScoreStrategy::kFrequency, "FREQUENCY", 7, CallScoreRule::kNothing, NewKeyRule::kEstimate, PresentKeyRule::kCount,
+     ScoreAging::kHalveWithBank, NextDumpRule::kAfterMaxDumped},
 };
 
 namespace detail {

@@ -6,7 +6,7 @@
 // rank r holds rows sample_share_of(rows, r, P), every column; partition_dim 1 (feature): every
 // row, columns sample_share_of(cols, r, P). A rank's part is row-major [its rows x its columns].
 //
-// Seed 003's table, and what moves here:
+// SINGA's table of connections between partitionings, and what moves here:
 //   src | dst | connection | action           | forward                         | backward
 //    0  |  0  | OneToOne   | direct           | nothing                          | nothing
 //    1  |  1  | OneToOne   | direct           | nothing                          | nothing
@@ -14,8 +14,8 @@
 //    1  |  0  | OneToOne   | Slice -> Concate | alltoallv: column part -> row part | the reverse alltoallv
 //    0  |  1  | OneToOne   | Slice -> Concate | alltoallv: row part -> column part | the reverse alltoallv
 //    1  |  0  | OneToAll   | Slice -> Concate | as 1 -> 0 OneToOne               | as 1 -> 0 OneToOne
-//    0  |  1  | OneToAll   | Split -> Concate | allgatherv: every rank the whole blob | reduce-scatter of the copies' gradients
-//    1  |  1  | OneToAll   | Split -> Concate | allgatherv: every rank the whole blob | reduce-scatter of the copies' gradients
+//    0  |  1  | OneToAll   | Split -> Concate | allgatherv: every rank the whole blob | reduce-scatter of gradients
+//    1  |  1  | OneToAll   | Split -> Concate | allgatherv: every rank the whole blob | reduce-scatter of gradients
 // OneToOne: element (i, j) of dst's input is element (i, j) of src's output (ReLU, a copy);
 // OneToAll: each output of dst reads every feature of its rows (an inner product), so a dst
 // partitioned on features needs the whole blob (Split: a copy per rank; its gradient is the sum of
@@ -38,7 +38,7 @@ struct BlobShape {
   std::int64_t rows = 0, cols = 0;
 };
 
-// Seed 003's rule: dst partitioned on features and OneToAll -> Split -> Concate; else the same
+// SINGA's rule: dst partitioned on features and OneToAll -> Split -> Concate; else the same
 // partitioning -> direct; else Slice -> Concate.
 ConnectionAction connection_action(PartitionDim src, PartitionDim dst, Connection connection) noexcept;
 

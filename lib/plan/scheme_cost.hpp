@@ -1,10 +1,10 @@
 // What a step of each scheme the planner chooses among costs each rank, from the loads of
 // table_load.hpp: the key operations (routing, de-duplication, the pairs an owner pools), the
-// distinct rows it looks up and updates, the bytes it moves through memory (rows read, pooled, updated; gradient buffers) and the bytes it
-// sends and receives, each as the engine's data flow does it (lib/embedding/README.md's phase
-// tables), and a time per rank from a cost per key, per row, per byte and per collective call
-// (CostParameters: a planner parameter; the defaults were measured on the development machine,
-// lib/plan/README.md says how).
+// distinct rows it looks up and updates, the bytes it moves through memory (rows read, pooled,
+// updated; gradient buffers) and the bytes it sends and receives, each as the engine's data flow
+// does it (lib/embedding/README.md's phase tables), and a time per rank from a cost per key, per
+// row, per byte and per collective call (CostParameters: a planner parameter; the defaults were
+// measured on the development machine, lib/plan/README.md says how).
 #pragma once
 
 #include <cstdint>
@@ -21,10 +21,10 @@ namespace embscale::plan {
 // scheme_registry.hpp), nothing kept here. The cost of a step follows from the ownership: each
 // ownership is one data flow (add_table_work).
 struct SchemeModel {
-  const char* name;         // the scheme registry's name
+  const char* name;  // the scheme registry's name
   Ownership ownership;
-  int collectives;          // collective calls per step (forward and backward)
-  bool static_only;         // refused on dynamic storage (column_wise, data_parallel)
+  int collectives;   // collective calls per step (forward and backward)
+  bool static_only;  // refused on dynamic storage (column_wise, data_parallel)
   const embedding::SchemeEntry* entry;
 };
 
@@ -39,7 +39,7 @@ const SchemeModel* choosable_scheme(std::string_view name);
 
 // The layer-wide quantities a table's cost depends on.
 struct LayerShape {
-  std::int64_t samples = 0;     // global batch
+  std::int64_t samples = 0;  // global batch
   int ranks = 1;
   std::int32_t dim = 0;
   std::int32_t state_width = 0;         // optimizer values per row (0 in evaluation)

@@ -45,16 +45,16 @@ TEST(ConfigHugeCtr, AcceptsHugeCtrKeysItDoesNotUse) {
   EXPECT_EQ(c.solver.input_key_type, "I64");
   EXPECT_TRUE(c.data.source.empty()) << "a Synthetic layer does not read its source";
   // What HugeCTR would do with them and a run does not: named, the solver's then the Data layer's.
-  EXPECT_EQ(c.not_run, (std::vector<std::string>{
-                           "solver.batchsize_eval (evaluation)", "solver.snapshot (checkpoints)",
-                           "solver.snapshot_prefix (checkpoints)", "solver.eval_interval (evaluation)",
-                           "solver.eval_batches (evaluation)", "solver.max_eval_batches (evaluation)",
-                           "solver.mixed_precision (fp16 mixed precision)", "solver.eval_metrics (evaluation)",
-                           "solver.enable_tf32_compute (dense-layer arithmetic)",
-                           "solver.dense model_file (initial weights from a model file)",
-                           "solver.sparse_model_file (initial weights from a model file)",
-                           "layers[data].eval_source (evaluation)", "layers[data].eval_num_samples (evaluation)",
-                           "layers[data].cache_eval_data (evaluation)"}));
+  EXPECT_EQ(
+      c.not_run,
+      (std::vector<std::string>{
+          "solver.batchsize_eval (evaluation)", "solver.snapshot (checkpoints)", "solver.snapshot_prefix (checkpoints)",
+          "solver.eval_interval (evaluation)", "solver.eval_batches (evaluation)",
+          "solver.max_eval_batches (evaluation)", "solver.mixed_precision (fp16 mixed precision)",
+          "solver.eval_metrics (evaluation)", "solver.enable_tf32_compute (dense-layer arithmetic)",
+          "solver.dense model_file (initial weights from a model file)",
+          "solver.sparse_model_file (initial weights from a model file)", "layers[data].eval_source (evaluation)",
+          "layers[data].eval_num_samples (evaluation)", "layers[data].cache_eval_data (evaluation)"}));
   auto single_node = with_hugectr_keys();
   single_node["solver"]["gpu"] = {0, 2, 4, 7};
   EXPECT_EQ(parse_config(single_node, "t").solver.max_iter, 100);
@@ -67,7 +67,10 @@ TEST(ConfigHugeCtr, UnusedKeysMustStillHoldValidValues) {
   };
   const std::vector<Case> cases = {
       {[](auto& j) { j["solver"]["lr_policy"] = "step"; }, "solver.lr_policy: expected \"fixed\", got \"step\""},
-      {[](auto& j) { j["solver"]["gpu"] = {0, -1}; }, "solver.gpu[1]: expected an integer >= 0, got -1"},
+      {[](auto& j) {
+         j["solver"]["gpu"] = {0, -1};
+       },
+       "solver.gpu[1]: expected an integer >= 0, got -1"},
       {[](auto& j) { j["solver"]["gpu"] = "0"; },
        "solver.gpu: expected a list of GPU indices, or one list per node, got \"0\""},
       {[](auto& j) { j["solver"]["mixed_precision"] = 100; },
@@ -79,8 +82,10 @@ TEST(ConfigHugeCtr, UnusedKeysMustStillHoldValidValues) {
       {[](auto& j) { j["solver"]["enable_tf32_compute"] = 1; },
        "solver.enable_tf32_compute: expected true or false, got 1"},
       {[](auto& j) { j["solver"]["batchsize_eval"] = 0; }, "solver.batchsize_eval: expected an integer >= 1, got 0"},
-      {[](auto& j) { j["solver"]["sparse_model_file"] = {1}; }, "solver.sparse_model_file[0]: expected a string, got 1"},
-      {[](auto& j) { layer(j, "data")["check"] = "CRC"; }, "layers[data].check: expected \"Sum\" or \"None\", got \"CRC\""},
+      {[](auto& j) { j["solver"]["sparse_model_file"] = {1}; },
+       "solver.sparse_model_file[0]: expected a string, got 1"},
+      {[](auto& j) { layer(j, "data")["check"] = "CRC"; },
+       "layers[data].check: expected \"Sum\" or \"None\", got \"CRC\""},
       {[](auto& j) { layer(j, "data")["num_samples"] = -1; },
        "layers[data].num_samples: expected an integer >= 0, got -1"},
       {[](auto& j) { layer(j, "emb1")["plan_file"] = 3; }, "layers[emb1].plan_file: expected a string, got 3"},
@@ -97,7 +102,7 @@ TEST(ConfigHugeCtr, UnusedKeysMustStillHoldValidValues) {
   }
 }
 
-// Seed 004's layout: a Norm data layer as HugeCTR's guide writes it (no "format": Norm is
+// HugeCTR's layout: a Norm data layer as HugeCTR's guide writes it (no "format": Norm is
 // HugeCTR's default), the embedding, then a dense network and its loss.
 nlohmann::json hugectr_norm_file() {
   auto j = default_json();
@@ -107,12 +112,12 @@ nlohmann::json hugectr_norm_file() {
   data.update(nlohmann::json::parse(R"({"source": "./file_list.txt", "eval_source": "./file_list_test.txt",
                                         "check": "Sum"})"));
   j["solver"]["input_key_type"] = "I32";
-  for (const char* text : {
-           R"({"name": "reshape1", "type": "Reshape", "bottom": "emb1", "top": "reshape1", "leading_dim": 256})",
-           R"({"name": "concat1", "type": "Concat", "bottom": ["reshape1", "dense"], "top": "concat1"})",
-           R"({"name": "fc1", "type": "InnerProduct", "bottom": "concat1", "top": "fc1", "fc_param": {"num_output": 64}})",
-           R"({"name": "relu1", "type": "ReLU", "bottom": "fc1", "top": "relu1"})",
-           R"({"name": "loss", "type": "BinaryCrossEntropyLoss", "bottom": ["relu1", "label"], "top": "loss"})"})
+  for (const char* text :
+       {R"({"name": "reshape1", "type": "Reshape", "bottom": "emb1", "top": "reshape1", "leading_dim": 256})",
+        R"({"name": "concat1", "type": "Concat", "bottom": ["reshape1", "dense"], "top": "concat1"})",
+        R"({"name": "fc1", "type": "InnerProduct", "bottom": "concat1", "top": "fc1", "fc_param": {"num_output": 64}})",
+        R"({"name": "relu1", "type": "ReLU", "bottom": "fc1", "top": "relu1"})",
+        R"({"name": "loss", "type": "BinaryCrossEntropyLoss", "bottom": ["relu1", "label"], "top": "loss"})"})
     j["layers"].push_back(nlohmann::json::parse(text));
   return j;
 }

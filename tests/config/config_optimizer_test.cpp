@@ -68,16 +68,18 @@ TEST(ConfigOptimizer, EveryTypeReadsItsBlockWithHugeCtrsDefaults) {
 TEST(ConfigOptimizer, EveryGivenHyperParameterIsRead) {
   const auto sgd = parse_with(R"({"type": "SGD", "sgd_hparam": {"learning_rate": 0.5, "atomic_update": false}})");
   EXPECT_FALSE(sgd.atomic_update);
-  EXPECT_DOUBLE_EQ(parse_with(R"({"type": "Nesterov", "nesterov_hparam": {"learning_rate": 0.01, "momentum_factor": 0.9}})")
-                       .momentum_factor,
-                   0.9);
+  EXPECT_DOUBLE_EQ(
+      parse_with(R"({"type": "Nesterov", "nesterov_hparam": {"learning_rate": 0.01, "momentum_factor": 0.9}})")
+          .momentum_factor,
+      0.9);
   const auto adam = parse_with(
       R"({"type": "Adam", "adam_hparam": {"learning_rate": 0.002, "beta1": 0.8, "beta2": 0.99, "epsilon": 1e-6}})");
   EXPECT_DOUBLE_EQ(adam.beta1, 0.8);
   EXPECT_DOUBLE_EQ(adam.beta2, 0.99);
   EXPECT_DOUBLE_EQ(adam.epsilon, 1e-6);
   const auto rowwise = parse_with(
-      R"({"type": "RowWiseAdaGrad", "adagrad_hparam": {"learning_rate": 0.1, "initial_accu_value": 0.5, "epsilon": 1e-5}})");
+      R"({"type": "RowWiseAdaGrad",
+          "adagrad_hparam": {"learning_rate": 0.1, "initial_accu_value": 0.5, "epsilon": 1e-5}})");
   EXPECT_DOUBLE_EQ(rowwise.initial_accu_value, 0.5);
   EXPECT_DOUBLE_EQ(rowwise.epsilon, 1e-5);
 }
@@ -166,7 +168,8 @@ TEST(ConfigOptimizerErrors, AnotherTypesBlockNamesTheTypesThatReadIt) {
   });
   // In a layer's own optimizer, the path names the layer.
   auto j = default_json();
-  layer(j, "emb1")["optimizer"] = {{"type", "Adam"}, {"adam_hparam", {{"learning_rate", 0.001}}},
+  layer(j, "emb1")["optimizer"] = {{"type", "Adam"},
+                                   {"adam_hparam", {{"learning_rate", 0.001}}},
                                    {"momentum_sgd_hparam", {{"momentum_factor", 0.9}}}};
   EXPECT_EQ(error_of(j),
             "test.json: layers[emb1].optimizer.momentum_sgd_hparam: the hyper-parameters of \"MomentumSGD\", but the "
@@ -190,15 +193,17 @@ TEST(ConfigOptimizerErrors, AnotherTypesKeyInTheBlockNamesTheTypesThatReadIt) {
 }
 
 TEST(ConfigOptimizerErrors, LazyGlobalIsForAdamOnly) {
-  for (const auto& [type, block] : std::vector<std::pair<std::string, std::string>>{
-           {"SGD", "sgd_hparam"},
-           {"MomentumSGD", "momentum_sgd_hparam"},
-           {"Nesterov", "nesterov_hparam"},
-           {"AdaGrad", "adagrad_hparam"},
-           {"RowWiseAdaGrad", "adagrad_hparam"}}) {
+  for (const auto& [type, block] :
+       std::vector<std::pair<std::string, std::string>>{{"SGD", "sgd_hparam"},
+                                                        {"MomentumSGD", "momentum_sgd_hparam"},
+                                                        {"Nesterov", "nesterov_hparam"},
+                                                        {"AdaGrad", "adagrad_hparam"},
+                                                        {"RowWiseAdaGrad", "adagrad_hparam"}}) {
     const nlohmann::json j = {{"type", type}, {"update_type", "LazyGlobal"}, {block, {{"learning_rate", 0.1}}}};
-    EXPECT_EQ(error_with(j.dump()), "test.json: optimizer.update_type: \"LazyGlobal\" is defined for \"Adam\" only (as "
-                                    "in HugeCTR), got type \"" + type + "\"; use \"Local\" or \"Global\"");
+    EXPECT_EQ(error_with(j.dump()),
+              "test.json: optimizer.update_type: \"LazyGlobal\" is defined for \"Adam\" only (as "
+              "in HugeCTR), got type \"" +
+                  type + "\"; use \"Local\" or \"Global\"");
   }
   expect_messages({
       {R"({"type": "Adam", "update_type": "Lazy", "adam_hparam": {"learning_rate": 0.1}})",

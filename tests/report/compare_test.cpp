@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "collectives_case.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 
@@ -83,7 +84,7 @@ TEST(CompareReports, ALargeSlowdownRegressesTheStepAndThroughputWhilePhasesAreOn
   const auto& lookup = figure(c, "phase:lookup");
   EXPECT_FALSE(lookup.gated);
   EXPECT_FALSE(lookup.regression);
-  EXPECT_TRUE(lookup.slower);  // it would be, tested alone
+  EXPECT_TRUE(lookup.slower);                    // it would be, tested alone
   EXPECT_FALSE(figure(c, "bytes_sent").slower);  // unchanged
   EXPECT_TRUE(c.any_regression);
   EXPECT_NEAR(c.step_time_ratio_geomean, 1.2, 0.03);
@@ -184,7 +185,7 @@ TEST(CompareReports, FiguresOfOneSideOnlyAreListedAndAGateWithNothingToTestIsRef
   EXPECT_EQ(figure(c, "phase:extra").missing_on, "base");
   EXPECT_EQ(figure(c, "phase:lookup").missing_on, "base");
   EXPECT_FALSE(figure(c, "phase:extra").gated);
-  EXPECT_EQ(c.gated_tests, 2u);  // the step, route
+  EXPECT_EQ(c.gated_tests, 2u);      // the step, route
   ASSERT_EQ(c.warnings.size(), 2u);  // gated phases that could not be tested
   EXPECT_NE(format_comparison(c, gating({"step", "phases"})).find("not compared: phase:extra"), std::string::npos);
   // Without a step time on one side, the default gate has nothing to test: bad input, not a pass.
@@ -215,7 +216,8 @@ TEST(CompareReports, TheSizeThresholdIsHigherForSingleRunsWhoseTestsCannotSeeRun
   // --min-change applies to both.
   CompareOptions five;
   five.min_change = 0.05;
-  EXPECT_TRUE(compare_reports(report_of({at_level("a", 1, 1.0)}), report_of({at_level("b", 2, 1.07)}), five).any_regression);
+  EXPECT_TRUE(
+      compare_reports(report_of({at_level("a", 1, 1.0)}), report_of({at_level("b", 2, 1.07)}), five).any_regression);
 }
 
 TEST(CompareReports, OneRunAgainstRepetitionsUsesTheFirstRunAndSaysSo) {
@@ -293,12 +295,7 @@ ReportData::Run collectives_run(const std::string& id, std::uint64_t seed, std::
                                 double mpi_level, std::size_t iterations = 100) {
   ReportData::Run run;
   run.id = id;
-  run.parameters = {{"collective", std::string("allreduce")}, {"counts", std::string("equal")},
-                    {"type", std::string("float")},          {"redop", std::string("sum")},
-                    {"root", std::int64_t{-1}},              {"placement", std::string("out_of_place")},
-                    {"blocking", std::int64_t{1}},           {"size_bytes", size_bytes},
-                    {"count", size_bytes / 4},               {"ranks", std::int64_t{2}},
-                    {"iterations", static_cast<std::int64_t>(iterations)}};
+  run.parameters = testing::allreduce_case_parameters(size_bytes, 2, static_cast<std::int64_t>(iterations));
   run.phase_names = {"collective"};
   const CounterRng rng(seed, 0);
   Matrix<double> per_rank{iterations, 2, {}};
@@ -317,10 +314,12 @@ ReportData::Run collectives_run(const std::string& id, std::uint64_t seed, std::
 }
 
 TEST(CompareReports, CollectivesRunsPairBySizeAndGateOnTheirStepTimeAlone) {
-  const auto base = report_of({collectives_run("s1k", 1, 1024, 1e-5, 1e-5), collectives_run("s4k", 2, 4096, 2e-5, 2e-5)});
+  const auto base =
+      report_of({collectives_run("s1k", 1, 1024, 1e-5, 1e-5), collectives_run("s4k", 2, 4096, 2e-5, 2e-5)});
   // The new side: 1 KiB calls 30 % slower through the Communicator; 4 KiB calls as fast, but the
   // bare MPI call (not the Communicator's figure) 30 % slower.
-  const auto next = report_of({collectives_run("s1k", 3, 1024, 1.3e-5, 1e-5), collectives_run("s4k", 4, 4096, 2e-5, 2.6e-5)});
+  const auto next =
+      report_of({collectives_run("s1k", 3, 1024, 1.3e-5, 1e-5), collectives_run("s4k", 4, 4096, 2e-5, 2.6e-5)});
   const auto c = compare_reports(base, next, {});
   EXPECT_EQ(c.matched_runs, 2u);
   EXPECT_EQ(c.gated_tests, 2u) << "one step_time per size";
@@ -352,7 +351,8 @@ TEST(CompareReports, GateNamesAreCheckedAndDescribed) {
   const auto none = parse_gate_selection({"none"});
   EXPECT_FALSE(none.step || none.phases || none.bytes || none.other);
   EXPECT_EQ(describe(none), "none");
-  const auto c = compare_reports(report_of({at_level("a", 1, 1.0)}), report_of({at_level("b", 2, 2.0)}), gating({"none"}));
+  const auto c =
+      compare_reports(report_of({at_level("a", 1, 1.0)}), report_of({at_level("b", 2, 2.0)}), gating({"none"}));
   EXPECT_FALSE(c.any_regression);  // nothing gated: a report, never a failure
   EXPECT_EQ(c.gated_tests, 0u);
 }

@@ -35,14 +35,19 @@ class ReportReader : public testing::Test {
       std::filesystem::temp_directory_path() / ("embscale_reader_test_" + std::to_string(getpid()));
 };
 
-// Scalar attributes through the C API, as another tool would write them.
-void int_attribute(hid_t object, const char* name, hid_t type, std::int64_t value) {
+// Scalar attributes through the C API, as another tool would write them: stored as `file_type`,
+// `value` read as `memory_type`.
+void scalar_attribute(hid_t object, const char* name, hid_t file_type, hid_t memory_type, const void* value) {
   const hid_t space = H5Screate(H5S_SCALAR);
-  const hid_t attr = H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+  const hid_t attr = H5Acreate2(object, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT);
   ASSERT_GE(attr, 0);
-  ASSERT_GE(H5Awrite(attr, H5T_NATIVE_INT64, &value), 0);
+  ASSERT_GE(H5Awrite(attr, memory_type, value), 0);
   H5Aclose(attr);
   H5Sclose(space);
+}
+
+void int_attribute(hid_t object, const char* name, hid_t type, std::int64_t value) {
+  scalar_attribute(object, name, type, H5T_NATIVE_INT64, &value);
 }
 
 // Variable-length, of character set `cset` (h5py writes UTF-8).
@@ -50,12 +55,7 @@ void vlen_string_attribute(hid_t object, const char* name, const char* value, H5
   const hid_t type = H5Tcopy(H5T_C_S1);
   H5Tset_size(type, H5T_VARIABLE);
   H5Tset_cset(type, cset);
-  const hid_t space = H5Screate(H5S_SCALAR);
-  const hid_t attr = H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-  ASSERT_GE(attr, 0);
-  ASSERT_GE(H5Awrite(attr, type, &value), 0);
-  H5Aclose(attr);
-  H5Sclose(space);
+  scalar_attribute(object, name, type, type, &value);
   H5Tclose(type);
 }
 
@@ -100,7 +100,8 @@ TEST_F(ReportReader, TheKindIsRunWithoutTheAttributeAndItsTextOtherwise) {
   int_attribute(file, "schema_version", H5T_STD_I64LE, kReportSchemaVersion);
   int_attribute(file, "report_kind", H5T_STD_I64LE, 1);
   H5Fclose(file);
-  EXPECT_EQ(error_of(path), path.string() + ": /: expected the attribute report_kind to be text (\"run\", \"collectives\")");
+  EXPECT_EQ(error_of(path),
+            path.string() + ": /: expected the attribute report_kind to be text (\"run\", \"collectives\")");
 }
 
 TEST_F(ReportReader, ADatasetOfTheWrongShapeNamesItsPlace) {
@@ -118,8 +119,8 @@ TEST_F(ReportReader, ADatasetOfTheWrongShapeNamesItsPlace) {
   H5Sclose(space);
   H5Gclose(timings);
   H5Fclose(file);
-  EXPECT_EQ(error_of(path), path.string() +
-                                ": /runs/r/timings/lookup: expected a 2-D [iteration, rank] dataset, found 1 dimensions");
+  EXPECT_EQ(error_of(path),
+            path.string() + ": /runs/r/timings/lookup: expected a 2-D [iteration, rank] dataset, found 1 dimensions");
 }
 
 // A report whose run r holds one dataset at `inside` ("eviction/hit_rate") of `type` and extent

@@ -2,14 +2,15 @@
 // no leftovers, and failures that reach every rank instead of hanging some of them.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <mpi.h>
 #include <unistd.h>
+#include <map>
 
 #include <filesystem>
 #include <fstream>
 #include <regex>
 
+#include "collectives_case.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "core/error.hpp"
 #include "report/compare.hpp"
@@ -33,7 +34,8 @@ class ReportMpi : public testing::SharedDirectoryTest {
 RunRecord known_run(const std::string& id, int rank, std::size_t iterations) {
   RunRecord run;
   run.id = id;
-  run.parameters = {{"scheme", std::string("test")}, {"ranks", std::int64_t{4}}, {"alpha", 1.05}, {"batch", std::int64_t{64}}};
+  run.parameters = {
+      {"scheme", std::string("test")}, {"ranks", std::int64_t{4}}, {"alpha", 1.05}, {"batch", std::int64_t{64}}};
   run.phase_names = {"b", "a"};
   run.phase_meanings = {"the b phase: it does b", "a: with a colon"};
   for (std::size_t i = 0; i < iterations; ++i) {
@@ -71,8 +73,9 @@ TEST_F(ReportMpi, WritesEveryRanksColumnAndReadsBackExactly) {
     ReportWriter writer(world, path, meta);
     writer.write_run(known_run("second", world.rank(), 5));  // runs keep their written order
     writer.write_run(known_run("first", world.rank(), 7));
-    writer.write_summary({{{"run_id", std::string("second")}, {"step_s", 0.125}, {"ranks", std::int64_t{world.size()}}},
-                          {{"run_id", std::string("first")}, {"step_s", 2.5e-6}, {"ranks", std::int64_t{world.size()}}}});
+    writer.write_summary(
+        {{{"run_id", std::string("second")}, {"step_s", 0.125}, {"ranks", std::int64_t{world.size()}}},
+         {{"run_id", std::string("first")}, {"step_s", 2.5e-6}, {"ranks", std::int64_t{world.size()}}}});
     EXPECT_TRUE(fs::exists(writer.temp_path()));
     writer.commit();
     EXPECT_FALSE(fs::exists(writer.temp_path()));
@@ -86,7 +89,8 @@ TEST_F(ReportMpi, WritesEveryRanksColumnAndReadsBackExactly) {
   EXPECT_EQ(std::get<std::string>(data.attributes.at("command_line")), "embscale run --test");
   EXPECT_EQ(std::get<std::string>(data.attributes.at("config_json")), R"({"solver": {}})");
   EXPECT_EQ(std::get<std::string>(data.attributes.at("cuda_version")), "not used");
-  EXPECT_EQ(std::get<std::string>(data.attributes.at("slurm_job_id")), std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : "");
+  EXPECT_EQ(std::get<std::string>(data.attributes.at("slurm_job_id")),
+            std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : "");
   ASSERT_EQ(data.runs.size(), 2u);
   EXPECT_EQ(data.runs[0].id, "second");
   EXPECT_EQ(data.runs[1].id, "first");
@@ -94,7 +98,8 @@ TEST_F(ReportMpi, WritesEveryRanksColumnAndReadsBackExactly) {
   expect_known_values(*data.find_run("first"), 7, ranks);
   const auto& run = data.runs[0];
   EXPECT_EQ(run.phase_names, (std::vector<std::string>{"b", "a"}));
-  EXPECT_EQ(run.phase_meanings, (std::map<std::string, std::string>{{"b", "the b phase: it does b"}, {"a", "a: with a colon"}}));
+  EXPECT_EQ(run.phase_meanings,
+            (std::map<std::string, std::string>{{"b", "the b phase: it does b"}, {"a", "a: with a colon"}}));
   EXPECT_EQ(run.samples, "raw");
   ASSERT_EQ(run.parameters.size(), 4u) << "written order, without phases and samples";
   EXPECT_EQ(run.parameters[0].name, "scheme");
@@ -114,18 +119,19 @@ TEST_F(ReportMpi, MetadataIsTheSameOnEveryRank) {
   const auto& a = meta.attributes;
   EXPECT_EQ(std::get<std::string>(a.at("command_line")), "cmd");
   EXPECT_EQ(std::get<std::string>(a.at("report_kind")), "run") << "run and sweep leave the kind to its default";
-  EXPECT_EQ(std::get<std::string>(collect_run_metadata(world, "c", "{}", kCollectivesReport).attributes.at("report_kind")),
-            "collectives");
+  EXPECT_EQ(
+      std::get<std::string>(collect_run_metadata(world, "c", "{}", kCollectivesReport).attributes.at("report_kind")),
+      "collectives");
   EXPECT_EQ(std::get<std::int64_t>(a.at("ranks")), world.size());
-  EXPECT_TRUE(std::regex_match(std::get<std::string>(a.at("created_utc")),
-                               std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
+  EXPECT_TRUE(
+      std::regex_match(std::get<std::string>(a.at("created_utc")), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
   EXPECT_FALSE(std::get<std::string>(a.at("mpi_library_version")).empty());
   const std::string hosts = std::get<std::string>(a.at("hosts"));
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   EXPECT_NE(hosts.find(host), std::string::npos) << hosts;
-  for (const char* name : {"schema_version", "embscale_version", "git_sha", "config_json", "mpi_environment",
-                           "machine", "gpu", "slurm_job_id", "cuda_version", "nccl_version"})
+  for (const char* name : {"schema_version", "embscale_version", "git_sha", "config_json", "mpi_environment", "machine",
+                           "gpu", "slurm_job_id", "cuda_version", "nccl_version"})
     EXPECT_TRUE(a.contains(name)) << name;
   // Identical everywhere: the writer's agreement check passes (it throws otherwise).
   EXPECT_NO_THROW(ReportWriter(world, dir / "meta.h5", meta));
@@ -136,12 +142,7 @@ TEST_F(ReportMpi, MetadataIsTheSameOnEveryRank) {
 RunRecord collectives_record(std::int64_t size_bytes, double slowness, int ranks) {
   RunRecord run;
   run.id = "allreduce.float.sum.out_of_place." + std::to_string(size_bytes);
-  run.parameters = {{"collective", std::string("allreduce")}, {"counts", std::string("equal")},
-                    {"type", std::string("float")},          {"redop", std::string("sum")},
-                    {"root", std::int64_t{-1}},              {"placement", std::string("out_of_place")},
-                    {"blocking", std::int64_t{1}},           {"size_bytes", size_bytes},
-                    {"count", size_bytes / 4},               {"ranks", std::int64_t{ranks}},
-                    {"iterations", std::int64_t{40}}};
+  run.parameters = testing::allreduce_case_parameters(size_bytes, ranks, 40);
   run.phase_names = {"collective"};
   run.phase_meanings = {"one call of the collective through the Communicator"};
   for (int i = 0; i < 40; ++i) {
@@ -195,7 +196,8 @@ TEST_F(ReportMpi, AnUncreatablePathFailsOnEveryRankWithoutHanging) {
   expect_input_error(dir, "it is a directory");
   if (geteuid() != 0) {  // root writes anywhere
     const auto locked = dir / "locked";
-    if (world.rank() == 0) fs::create_directory(locked), fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+    if (world.rank() == 0)
+      fs::create_directory(locked), fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
     world.barrier();
     expect_input_error(locked / "r.h5", "directory " + locked.string() + " is not writable (Permission denied)");
   }
@@ -228,7 +230,9 @@ TEST_F(ReportMpi, RanksThatDisagreeAllThrowInsteadOfHanging) {
       writer.write_run(longer);
       ADD_FAILURE() << "no throw";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("timings/a has 3 iterations on one rank and 4 on another"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("timings/a has 3 iterations on one rank and 4 on another"),
+                std::string::npos)
+          << e.what();
     }
     // The table's layout must agree (rank 0 alone writes the values).
     const SummaryRow row{{"x", std::int64_t{1}}};

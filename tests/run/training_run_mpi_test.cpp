@@ -23,21 +23,24 @@ constexpr std::int64_t kIterations = 3;
 
 // A small Zipf workload; the layer's type lines are the scheme's.
 std::string config_text(const embedding::SchemeEntry& entry, int ranks) {
-  const std::string sharded = std::string(entry.config_type) == "ShardedEmbedding"
-                                  ? ", \"sharding\": \"" + std::string(entry.name) + "\""
-                                  : "";
+  const std::string sharded =
+      std::string(entry.config_type) == "ShardedEmbedding" ? ", \"sharding\": \"" + std::string(entry.name) + "\"" : "";
   // table_row_wise: nodes of 2 ranks where the ranks allow (on 2 ranks one node, on 4 two).
-  const std::string rpn = std::string(entry.name) == "table_row_wise" && ranks % 2 == 0 ? ", \"ranks_per_node\": 2" : "";
+  const std::string rpn =
+      std::string(entry.name) == "table_row_wise" && ranks % 2 == 0 ? ", \"ranks_per_node\": 2" : "";
   return R"({"schema_version": 1,
-    "solver": {"batchsize": 64, "max_iter": )" + std::to_string(kIterations) + R"(, "seed": 5},
+    "solver": {"batchsize": 64, "max_iter": )" +
+         std::to_string(kIterations) + R"(, "seed": 5},
     "optimizer": {"type": "SGD", "sgd_hparam": {"learning_rate": 0.05}},
     "layers": [
       {"name": "data", "type": "Data", "format": "Synthetic", "slot_size_array": [500, 300, 40],
        "synthetic": {"key_distribution": "zipf", "zipf_alpha": 1.05, "nnz_per_slot": 3},
        "label": {"top": "label"}, "sparse": [{"top": "data1", "slot_num": 3}]},
-      {"name": "emb1", "type": ")" + std::string(entry.config_type) + "\"" + sharded + rpn + R"(,
+      {"name": "emb1", "type": ")" +
+         std::string(entry.config_type) + "\"" + sharded + rpn + R"(,
        "bottom": "data1", "top": "emb1",
-       "sparse_embedding_hparam": {"max_vocabulary_size_per_gpu": 1000, "embedding_vec_size": 8, "combiner": "sum"}}]})";
+       "sparse_embedding_hparam": {"max_vocabulary_size_per_gpu": 1000, "embedding_vec_size": 8,
+                                   "combiner": "sum"}}]})";
 }
 
 TEST(TrainingRun, RunWideBytesAreTheSumOfThePhasesBytesForEveryScheme) {

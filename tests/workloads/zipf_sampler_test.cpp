@@ -78,7 +78,8 @@ bool binned_chi_square_passes(std::int64_t n, double s, int samples, std::uint64
     ++counts[static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), k) - starts.begin() - 1)];
   }
   double chi2 = 0;
-  for (std::size_t b = 0; b < expected.size(); ++b) chi2 += (counts[b] - expected[b]) * (counts[b] - expected[b]) / expected[b];
+  for (std::size_t b = 0; b < expected.size(); ++b)
+    chi2 += (counts[b] - expected[b]) * (counts[b] - expected[b]) / expected[b];
   const double quantile = testing::chi_square_quantile_999(static_cast<double>(expected.size() - 1));
   report = "chi2 " + std::to_string(chi2) + " over " + std::to_string(expected.size()) + " bins, 0.999 quantile " +
            std::to_string(quantile);
@@ -135,8 +136,7 @@ TEST(ZipfSampler, EveryRankCanOccurBeyondTwoToThe53) {
   EXPECT_NEAR(odd / double{kSamples}, 0.5, 5 * std::sqrt(0.25 / kSamples));
   EXPECT_NEAR(multiple_of_1024 / double{kSamples}, 1.0 / 1024, 5 * std::sqrt((1.0 / 1024) / kSamples));
   // And the mass on each side of 2^53 is the exact cdf's, for the skews where both sides count.
-  for (const double s : {0.0, 0.5, 0.99, 1.0})
-    expect_cdf_matches(n, s, {std::int64_t{1} << 53, n / 2}, 200000);
+  for (const double s : {0.0, 0.5, 0.99, 1.0}) expect_cdf_matches(n, s, {std::int64_t{1} << 53, n / 2}, 200000);
 }
 
 TEST(ZipfSampler, HandlesHugeVocabulariesAndTheSingleton) {
@@ -156,13 +156,14 @@ TEST(ZipfSampler, HandlesHugeVocabulariesAndTheSingleton) {
 
 constexpr SimdLevel kSimdLevels[] = {SimdLevel::kBaseline, SimdLevel::kAvx2, SimdLevel::kAvx512};
 
-// The batch paths (at every SIMD level this CPU runs) against the scalar one, the reference they must equal bit for bit: the same
-// ranks and the same cursor positions, for exponents around 1 (the series branch of H^-1), heavy
-// and flat ones, vocabularies beyond 2^53 (where an accepted draw consumes a second draw) and
-// the singleton, with cursors at scattered streams and counters.
+// The batch paths (at every SIMD level this CPU runs) against the scalar one, the reference they
+// must equal bit for bit: the same ranks and the same cursor positions, for exponents around 1 (the
+// series branch of H^-1), heavy and flat ones, vocabularies beyond 2^53 (where an accepted draw
+// consumes a second draw) and the singleton, with cursors at scattered streams and counters.
 TEST(ZipfSampler, DrawEachGivesTheScalarRanksAndCursors) {
   constexpr std::int64_t kMaxN = std::numeric_limits<std::int64_t>::max();
-  for (const std::int64_t n : {std::int64_t{1}, std::int64_t{2}, std::int64_t{1000}, std::int64_t{100'000'000'000}, kMaxN})
+  for (const std::int64_t n :
+       {std::int64_t{1}, std::int64_t{2}, std::int64_t{1000}, std::int64_t{100'000'000'000}, kMaxN})
     for (const double s : {0.0, 0.5, 0.99, 0.99999999999, 1.0, 1.00000000001, 1.05, 1.3, 2.0, 7.0}) {
       const ZipfSampler sampler(n, s);
       constexpr std::size_t kDraws = 1000;  // several passes of lanes, and a partial one
@@ -181,7 +182,8 @@ TEST(ZipfSampler, DrawEachGivesTheScalarRanksAndCursors) {
         sampler.draw_each(cursors, ranks, level);
         for (std::size_t i = 0; i < kDraws; ++i) {
           ASSERT_EQ(ranks[i], want[i]) << simd_level_name(level) << ": n " << n << ", s " << s << ", draw " << i;
-          ASSERT_EQ(cursors[i].counter(), scalar[i].counter()) << simd_level_name(level) << ": n " << n << ", s " << s << ", draw " << i;
+          ASSERT_EQ(cursors[i].counter(), scalar[i].counter())
+              << simd_level_name(level) << ": n " << n << ", s " << s << ", draw " << i;
         }
       }
     }
@@ -202,7 +204,8 @@ TEST(ZipfSampler, FillGivesTheScalarSequence) {
           std::vector<std::int64_t> ranks(count);
           sampler.fill(batch, ranks, level);
           EXPECT_EQ(ranks, want) << simd_level_name(level) << ": n " << n << ", s " << s << ", " << count << " draws";
-          EXPECT_EQ(batch.counter(), scalar.counter()) << simd_level_name(level) << ": n " << n << ", s " << s << ", " << count << " draws";
+          EXPECT_EQ(batch.counter(), scalar.counter())
+              << simd_level_name(level) << ": n " << n << ", s " << s << ", " << count << " draws";
         }
       }
 }

@@ -13,9 +13,9 @@
 #include <array>
 #include <memory>
 
+#include "embedding/key_router.hpp"
 #include "embedding/pooling.hpp"
 #include "embedding/requester_pooling.hpp"
-#include "embedding/key_router.hpp"
 #include "embedding/scheme.hpp"
 #include "embedding/scheme_registry.hpp"
 
@@ -42,7 +42,8 @@ std::size_t total(const std::vector<std::size_t>& counts) {
 class All2AllDense final : public EmbeddingScheme {
  public:
   explicit All2AllDense(const LayerSpec& spec)
-      : spec_(spec), comm_(*spec.comm), ranks_(comm_.size()), store_(spec.make_store(spec.keys_modulo_ranks(), spec.dim())) {}
+      : spec_(spec), comm_(*spec.comm), ranks_(comm_.size()),
+        store_(spec.make_store(spec.keys_modulo_ranks(), spec.dim())) {}
 
   std::span<const PhaseDefinition> phases() const noexcept override { return kPhases; }
   std::vector<const comm::Communicator*> communicators() const override { return {&comm_}; }
@@ -52,8 +53,9 @@ class All2AllDense final : public EmbeddingScheme {
   void forward(const Batch& batch, std::span<float> pooled, StepRecorder& recorder) override {
     const auto dim = static_cast<std::size_t>(spec_.dim());
     const int ranks = ranks_;
-    router_.route(std::span<const Key>(batch.keys), ranks, [ranks](Key k) { return static_cast<int>(k % ranks); },
-                  routed_, spec_.config->deduplicate ? Deduplication::kOn : Deduplication::kOff);
+    router_.route(
+        std::span<const Key>(batch.keys), ranks, [ranks](Key k) { return static_cast<int>(k % ranks); }, routed_,
+        spec_.config->deduplicate ? Deduplication::kOn : Deduplication::kOff);
     recorder.lap("route");
 
     recv_counts_.assign(routed_.send_counts.size(), 0);
@@ -64,7 +66,8 @@ class All2AllDense final : public EmbeddingScheme {
     recorder.lap("exchange_keys");
 
     // The owner reads each distinct key it received once (several ranks may ask for one key).
-    router_.route(std::span<const Key>(recv_keys_), 1, [](Key) { return 0; }, owner_distinct_);
+    router_.route(
+        std::span<const Key>(recv_keys_), 1, [](Key) { return 0; }, owner_distinct_);
     distinct_rows_.resize(owner_distinct_.send_keys.size() * dim);
     store_->read(owner_distinct_.send_keys, distinct_rows_);
     owner_rows_.resize(recv_keys_.size() * dim);
@@ -112,20 +115,24 @@ class All2AllDense final : public EmbeddingScheme {
   RoutedKeys routed_;
   std::vector<std::size_t> recv_counts_;
   std::vector<Key> recv_keys_;
-  RoutedKeys owner_distinct_;            // the received keys, de-duplicated
+  RoutedKeys owner_distinct_;         // the received keys, de-duplicated
   std::vector<float> distinct_rows_;  // their rows; backward: their combined gradients
   std::vector<float> owner_rows_;     // rows (backward: gradients) in received order
   std::vector<float> vectors_;        // rows of routed_.send_keys as returned by the owners
 };
 
-std::unique_ptr<EmbeddingScheme> make_all2all_dense(const LayerSpec& spec) { return std::make_unique<All2AllDense>(spec); }
+std::unique_ptr<EmbeddingScheme> make_all2all_dense(const LayerSpec& spec) {
+  return std::make_unique<All2AllDense>(spec);
+}
 
 }  // namespace
 
 SchemeEntry all2all_dense_scheme() {
   // Requesters pool the rows that travel: the planner models owners that pool, so it has no model.
-  return {.name = "all2all_dense", .config_type = "All2AllDenseEmbedding", .origin = "SOK", .make = make_all2all_dense,
-          .dedups_before_exchange = true, .planner = std::nullopt};
+  SchemeEntry entry{
+      .name = "all2all_dense", .config_type = "All2AllDenseEmbedding", .origin = "SOK", .make = make_all2all_dense};
+  entry.dedups_before_exchange = true;
+  return entry;
 }
 
 }  // namespace embscale::embedding

@@ -35,16 +35,19 @@ std::unique_ptr<EmbeddingScheme> make_column_wise(const LayerSpec& spec) {
     shard.optimizer = optimizer.get();
   }
   auto store = shard.make_store(owned, width, plan.column_first[static_cast<std::size_t>(rank)]);
-  return make_pooled_scheme(spec, std::move(plan), std::move(store), [](Key, std::int32_t) { return 0; },
-                            std::move(optimizer));
+  return make_pooled_scheme(
+      spec, std::move(plan), std::move(store), [](Key, std::int32_t) { return 0; }, std::move(optimizer));
 }
 
 void check_column_wise(const LayerSpec& spec, int ranks) {
   if (spec.dim() < ranks)
-    throw InputError(spec.path + ".sparse_embedding_hparam.embedding_vec_size: column_wise needs at least one column "
-                     "per rank (>= " + std::to_string(ranks) + "), got " + std::to_string(spec.dim()));
+    throw InputError(spec.path +
+                     ".sparse_embedding_hparam.embedding_vec_size: column_wise needs at least one column "
+                     "per rank (>= " +
+                     std::to_string(ranks) + "), got " + std::to_string(spec.dim()));
   if (spec.config->storage.dynamic)
-    throw InputError(spec.path + ".storage.type: column_wise runs on static storage only (a dynamic table's rows are "
+    throw InputError(spec.path +
+                     ".storage.type: column_wise runs on static storage only (a dynamic table's rows are "
                      "whole: dynamicemb shards its tables row-wise)");
 }
 
@@ -53,9 +56,11 @@ void check_column_wise(const LayerSpec& spec, int ranks) {
 // Collectives per step: counts and pairs (alltoall + alltoallv), the column slices of the pooled
 // vectors and their gradients (two alltoallv).
 SchemeEntry column_wise_scheme() {
-  return {.name = "column_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_column_wise,
-          .check = check_column_wise,
-          .planner = PlannerModel{.ownership = Ownership::kEveryRank, .collectives = 4, .static_only = true}};
+  SchemeEntry entry{
+      .name = "column_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_column_wise};
+  entry.check = check_column_wise;
+  entry.planner = PlannerModel{.ownership = Ownership::kEveryRank, .collectives = 4, .static_only = true};
+  return entry;
 }
 
 }  // namespace embscale::embedding

@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "embedding/key_router.hpp"
 #include "embedding/pooling.hpp"
 #include "embedding/requester_pooling.hpp"
-#include "embedding/key_router.hpp"
 #include "embedding/scheme.hpp"
 #include "embedding/scheme_registry.hpp"
 
@@ -36,8 +36,9 @@ class DataParallel final : public EmbeddingScheme {
 
   void forward(const Batch& batch, std::span<float> pooled, StepRecorder& recorder) override {
     const auto dim = static_cast<std::size_t>(spec_.dim());
-    router_.route(std::span<const Key>(batch.keys), 1, [](Key) { return 0; }, routed_,
-                  spec_.config->deduplicate ? Deduplication::kOn : Deduplication::kOff);
+    router_.route(
+        std::span<const Key>(batch.keys), 1, [](Key) { return 0; }, routed_,
+        spec_.config->deduplicate ? Deduplication::kOn : Deduplication::kOff);
     recorder.lap("route");
     // Without de-duplication send_keys holds every occurrence: each is read (what de-duplication saves).
     rows_.resize(routed_.send_keys.size() * dim);
@@ -90,11 +91,14 @@ class DataParallel final : public EmbeddingScheme {
   std::vector<float> grads_;
 };
 
-std::unique_ptr<EmbeddingScheme> make_data_parallel(const LayerSpec& spec) { return std::make_unique<DataParallel>(spec); }
+std::unique_ptr<EmbeddingScheme> make_data_parallel(const LayerSpec& spec) {
+  return std::make_unique<DataParallel>(spec);
+}
 
 void check_data_parallel(const LayerSpec& spec, int) {
   if (spec.config->storage.dynamic)
-    throw InputError(spec.path + ".storage.type: data_parallel runs on static storage only (its gradient is the "
+    throw InputError(spec.path +
+                     ".storage.type: data_parallel runs on static storage only (its gradient is the "
                      "whole table's, summed by an allreduce, as TorchRec's data-parallel tables are dense)");
 }
 
@@ -102,9 +106,12 @@ void check_data_parallel(const LayerSpec& spec, int) {
 
 // Collectives per step: two allreduces (the table's gradient and its touched rows).
 SchemeEntry data_parallel_scheme() {
-  return {.name = "data_parallel", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_data_parallel,
-          .check = check_data_parallel, .dedups_before_exchange = true,
-          .planner = PlannerModel{.ownership = Ownership::kReplicas, .collectives = 2, .static_only = true}};
+  SchemeEntry entry{
+      .name = "data_parallel", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_data_parallel};
+  entry.check = check_data_parallel;
+  entry.dedups_before_exchange = true;
+  entry.planner = PlannerModel{.ownership = Ownership::kReplicas, .collectives = 2, .static_only = true};
+  return entry;
 }
 
 }  // namespace embscale::embedding

@@ -21,9 +21,12 @@ std::unique_ptr<EmbeddingScheme> make_distributed_slot(const LayerSpec& spec) {
 
 // Collectives per step: counts and pairs (alltoall + alltoallv), reduce-scatter and all-gather.
 SchemeEntry distributed_slot_scheme() {
-  return {.name = "distributed_slot", .config_type = "DistributedSlotSparseEmbeddingHash", .origin = "HugeCTR",
-          .make = make_distributed_slot,
-          .planner = PlannerModel{.ownership = Ownership::kKeyModulo, .collectives = 4}};
+  SchemeEntry entry{.name = "distributed_slot",
+                    .config_type = "DistributedSlotSparseEmbeddingHash",
+                    .origin = "HugeCTR",
+                    .make = make_distributed_slot};
+  entry.planner = PlannerModel{.ownership = Ownership::kKeyModulo, .collectives = 4};
+  return entry;
 }
 
 // SOK's name for the same scheme: run and predicted as distributed_slot, never chosen under this name.

@@ -21,9 +21,13 @@ std::unique_ptr<EmbeddingScheme> make_localized_slot(const LayerSpec& spec) {
 
 // Predicted as table_wise's data flow with its own placement, never chosen (table_wise places better).
 SchemeEntry localized_slot_scheme() {
-  return {.name = "localized_slot", .config_type = "LocalizedSlotSparseEmbeddingHash", .origin = "HugeCTR",
-          .make = make_localized_slot, .table_owners = slot_owners,
-          .planner = PlannerModel{.ownership = Ownership::kOneRank, .collectives = 4, .choosable = false}};
+  SchemeEntry entry{.name = "localized_slot",
+                    .config_type = "LocalizedSlotSparseEmbeddingHash",
+                    .origin = "HugeCTR",
+                    .make = make_localized_slot};
+  entry.table_owners = slot_owners;
+  entry.planner = PlannerModel{.ownership = Ownership::kOneRank, .collectives = 4, .choosable = false};
+  return entry;
 }
 
 }  // namespace embscale::embedding

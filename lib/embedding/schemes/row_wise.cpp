@@ -23,8 +23,9 @@ std::unique_ptr<EmbeddingScheme> make_row_wise(const LayerSpec& spec) {
 
 // Collectives per step: counts and pairs (alltoall + alltoallv), reduce-scatter and all-gather.
 SchemeEntry row_wise_scheme() {
-  return {.name = "row_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_row_wise,
-          .planner = PlannerModel{.ownership = Ownership::kRowBlocks, .collectives = 4}};
+  SchemeEntry entry{.name = "row_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_row_wise};
+  entry.planner = PlannerModel{.ownership = Ownership::kRowBlocks, .collectives = 4};
+  return entry;
 }
 
 }  // namespace embscale::embedding

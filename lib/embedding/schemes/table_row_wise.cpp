@@ -59,9 +59,11 @@ void check_table_row_wise(const LayerSpec& spec, int ranks) {
 
 // Two-level (reduce-scatter in the node, alltoallv across nodes): the planner has no model of it.
 SchemeEntry table_row_wise_scheme() {
-  return {.name = "table_row_wise", .config_type = kShardedEmbedding, .origin = "TorchRec",
-          .make = make_table_row_wise, .check = check_table_row_wise, .places_ranks_in_nodes = true,
-          .planner = std::nullopt};
+  SchemeEntry entry{
+      .name = "table_row_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_table_row_wise};
+  entry.check = check_table_row_wise;
+  entry.places_ranks_in_nodes = true;
+  return entry;
 }
 
 }  // namespace embscale::embedding

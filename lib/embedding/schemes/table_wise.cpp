@@ -35,9 +35,12 @@ void check_table_wise(const LayerSpec& spec, int ranks) {
 // Collectives per step: counts and pairs (alltoall + alltoallv), the pooled vectors and their
 // gradients (two alltoallv).
 SchemeEntry table_wise_scheme() {
-  return {.name = "table_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_table_wise,
-          .check = check_table_wise, .table_owners = table_owners,
-          .planner = PlannerModel{.ownership = Ownership::kOneRank, .collectives = 4}};
+  SchemeEntry entry{
+      .name = "table_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_table_wise};
+  entry.check = check_table_wise;
+  entry.table_owners = table_owners;
+  entry.planner = PlannerModel{.ownership = Ownership::kOneRank, .collectives = 4};
+  return entry;
 }
 
 }  // namespace embscale::embedding
