@@ -120,7 +120,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (got != std::min<std::int64_t>(3, total - at) || b.first_sample != at) std::abort();
       embscale::validate_batch(b);
     }
-  } catch (const embscale::InputError&) {
-  }
+  } catch (const embscale::InputError&) {}
   return 0;
 }

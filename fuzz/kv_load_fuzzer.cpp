@@ -49,8 +49,7 @@ TableOptions fuzz_options(std::uint8_t selector) {
 }
 KeyType fuzz_key_type(std::uint8_t selector) { return (selector & 1) ? KeyType::kUint64 : KeyType::kInt64; }
 
-template <typename Key>
-void fill(KvTable<Key>& table, int n, std::uint64_t seed) {
+template <typename Key> void fill(KvTable<Key>& table, int n, std::uint64_t seed) {
   std::vector<Key> keys;
   std::vector<std::uint64_t> scores;
   for (int i = 0; i < n; ++i) {
@@ -63,8 +62,7 @@ void fill(KvTable<Key>& table, int n, std::uint64_t seed) {
 }
 
 // Every entry: keys, scores and rows (bit patterns, so that NaN rows compare equal).
-template <typename Key>
-std::vector<std::uint64_t> contents(const KvTable<Key>& table) {
+template <typename Key> std::vector<std::uint64_t> contents(const KvTable<Key>& table) {
   Entries<Key> all;
   table.export_batch_if(0, all);
   std::vector<std::uint64_t> out;
@@ -80,8 +78,7 @@ std::vector<std::uint64_t> contents(const KvTable<Key>& table) {
   return out;
 }
 
-template <typename Key>
-void load_one(std::uint8_t selector, const std::byte* file, std::size_t size) {
+template <typename Key> void load_one(std::uint8_t selector, const std::byte* file, std::size_t size) {
   HostKvTable<Key> table(fuzz_options(selector));
   fill(table, 5, 1);
   const auto before = contents(table);
@@ -118,9 +115,9 @@ void write_seeds(const std::filesystem::path& dir) {
         std::fclose(out);
         // A seed must load, or the corpus teaches the fuzzer nothing beyond the first error.
         HostKvTable<Key> check(fuzz_options(selector));
-        const LoadStats stats = load_bytes(check.host_table(), fuzz_key_type(selector),
-                                           {reinterpret_cast<const std::byte*>(bytes.data()) + 1, bytes.size() - 1},
-                                           file.string());
+        const LoadStats stats =
+            load_bytes(check.host_table(), fuzz_key_type(selector),
+                       {reinterpret_cast<const std::byte*>(bytes.data()) + 1, bytes.size() - 1}, file.string());
         if (written % 3 != 0 && stats.entries != table.size()) std::abort();  // a full dump: every entry
         ++written;
       };

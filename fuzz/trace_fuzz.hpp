@@ -76,8 +76,7 @@ inline void read_checked(const std::filesystem::path& path, TraceFormat format, 
       next += got;
     }
     if (next != reader->shape().num_samples) std::abort();
-  } catch (const InputError&) {
-  }
+  } catch (const InputError&) {}
 }
 
 }  // namespace embscale::trace::fuzz

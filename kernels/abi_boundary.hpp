@@ -27,8 +27,7 @@ int cuda_fail(const char* what, cudaError_t err);
 int device_count(int* count);
 
 // Every exported function runs its body through this: no exception crosses the C ABI.
-template <typename Body>
-int guarded(Body&& body) noexcept {
+template <typename Body> int guarded(Body&& body) noexcept {
   try {
     last_error_detail().clear();
     return body();

@@ -53,8 +53,7 @@ int checked(cudaError_t err, const char* what) {
 }
 
 // Makes a CUDA object (a Handle: cudaStream_t, cudaEvent_t) with `create` and hands it out as void*.
-template <class Handle, class Create>
-int created(void** out, const char* name, Create create, const char* what) {
+template <class Handle, class Create> int created(void** out, const char* name, Create create, const char* what) {
   if (out == nullptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, std::string(name) + " is NULL");
   Handle handle = nullptr;
   if (const int rc = checked(create(&handle), what); rc != EMBSCALE_CUDA_OK) return rc;
@@ -68,9 +67,7 @@ extern "C" {
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_abi_version(void) { return EMBSCALE_CUDA_ABI_VERSION; }
 
-EMBSCALE_CUDA_EXPORT const char* embscale_cuda_error_string(int code) {
-  return embscale_cuda_code_text(code);
-}
+EMBSCALE_CUDA_EXPORT const char* embscale_cuda_error_string(int code) { return embscale_cuda_code_text(code); }
 
 EMBSCALE_CUDA_EXPORT const char* embscale_cuda_last_error_detail(void) {
   return embscale::cuda::last_error_detail().c_str();
@@ -113,7 +110,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_get_device(int* device) {
 // The families this library was built with: kernel_families.h, the same list the loader reads.
 EMBSCALE_CUDA_EXPORT int embscale_cuda_family_version(const char* family, int* version) {
   return guarded([&] {
-    if (family == nullptr || version == nullptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "family or version is NULL");
+    if (family == nullptr || version == nullptr)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "family or version is NULL");
     *version = 0;
 #define EMBSCALE_CUDA_FAMILY_VERSION(name, family_version, functions) \
   if (std::strcmp(family, #name) == 0) *version = (family_version);
@@ -125,8 +123,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_family_version(const char* family, int* v
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_stream_create(void** stream) {
   return guarded([&] {
-    return created<cudaStream_t>(stream, "stream", [](cudaStream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); },
-                   "cudaStreamCreateWithFlags");
+    return created<cudaStream_t>(
+        stream, "stream", [](cudaStream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); },
+        "cudaStreamCreateWithFlags");
   });
 }
 
@@ -138,23 +137,29 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_stream_destroy(void* stream) {
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_stream_synchronize(void* stream) {
-  return guarded([&] { return checked(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize"); });
+  return guarded(
+      [&] { return checked(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize"); });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_event_create(void** event) {
-  return guarded([&] { return created<cudaEvent_t>(event, "event", [](cudaEvent_t* e) { return cudaEventCreate(e); }, "cudaEventCreate"); });
+  return guarded([&] {
+    return created<cudaEvent_t>(
+        event, "event", [](cudaEvent_t* e) { return cudaEventCreate(e); }, "cudaEventCreate");
+  });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_event_destroy(void* event) {
   return guarded([&] {
-    return event == nullptr ? static_cast<int>(EMBSCALE_CUDA_OK) : checked(cudaEventDestroy(static_cast<cudaEvent_t>(event)), "cudaEventDestroy");
+    return event == nullptr ? static_cast<int>(EMBSCALE_CUDA_OK)
+                            : checked(cudaEventDestroy(static_cast<cudaEvent_t>(event)), "cudaEventDestroy");
   });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_event_record(void* event, void* stream) {
   return guarded([&] {
     if (event == nullptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "event is NULL");
-    return checked(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)), "cudaEventRecord");
+    return checked(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)),
+                   "cudaEventRecord");
   });
 }
 
@@ -179,12 +184,14 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_malloc(int64_t bytes, void** pointer) {
     if (pointer == nullptr || bytes < 0) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "pointer is NULL or bytes < 0");
     *pointer = nullptr;
     if (bytes == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
-    return checked(cudaMalloc(pointer, static_cast<size_t>(bytes)), ("cudaMalloc of " + std::to_string(bytes) + " bytes").c_str());
+    return checked(cudaMalloc(pointer, static_cast<size_t>(bytes)),
+                   ("cudaMalloc of " + std::to_string(bytes) + " bytes").c_str());
   });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_free(void* pointer) {
-  return guarded([&] { return pointer == nullptr ? static_cast<int>(EMBSCALE_CUDA_OK) : checked(cudaFree(pointer), "cudaFree"); });
+  return guarded(
+      [&] { return pointer == nullptr ? static_cast<int>(EMBSCALE_CUDA_OK) : checked(cudaFree(pointer), "cudaFree"); });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_copy_async(void* dst, const void* src, int64_t bytes, void* stream) {
@@ -192,8 +199,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_copy_async(void* dst, const void* src, in
     if (bytes < 0 || (bytes > 0 && (dst == nullptr || src == nullptr)))
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "bytes < 0, or a NULL pointer with bytes > 0");
     if (bytes == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
-    return checked(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDefault, static_cast<cudaStream_t>(stream)),
-                   "cudaMemcpyAsync");
+    return checked(
+        cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDefault, static_cast<cudaStream_t>(stream)),
+        "cudaMemcpyAsync");
   });
 }
 

@@ -26,23 +26,19 @@ constexpr int kBlockThreads = 256;
 constexpr unsigned long long kNoBadIndex = std::numeric_limits<unsigned long long>::max();
 static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t));
 
-template <typename Vec>
-__device__ __forceinline__ Vec zero_vec();
-template <>
-__device__ __forceinline__ float zero_vec<float>() { return 0.0f; }
-template <>
-__device__ __forceinline__ float2 zero_vec<float2>() { return make_float2(0.0f, 0.0f); }
-template <>
-__device__ __forceinline__ float4 zero_vec<float4>() { return make_float4(0.0f, 0.0f, 0.0f, 0.0f); }
+template <typename Vec> __device__ __forceinline__ Vec zero_vec();
+template <> __device__ __forceinline__ float zero_vec<float>() { return 0.0f; }
+template <> __device__ __forceinline__ float2 zero_vec<float2>() { return make_float2(0.0f, 0.0f); }
+template <> __device__ __forceinline__ float4 zero_vec<float4>() { return make_float4(0.0f, 0.0f, 0.0f, 0.0f); }
 
 // kGroup threads per row; vecs = dim / (floats per Vec).
 // (kBlockThreads, 8): 8 blocks of 256 = 2048 threads, a full Hopper SM; ptxas then fits every
 // instantiation in 32 registers without spilling (39 without the hint), so more loads are in flight.
 template <typename Vec, int kGroup>
 __global__ void __launch_bounds__(kBlockThreads, 8)
-gather_rows_kernel(const Vec* __restrict__ table, std::int64_t num_rows, std::int64_t vecs,
-                   const std::int64_t* __restrict__ rows, std::int64_t n, Vec* __restrict__ out,
-                   unsigned long long* __restrict__ first_bad) {
+    gather_rows_kernel(const Vec* __restrict__ table, std::int64_t num_rows, std::int64_t vecs,
+                       const std::int64_t* __restrict__ rows, std::int64_t n, Vec* __restrict__ out,
+                       unsigned long long* __restrict__ first_bad) {
   const int lane = static_cast<int>(threadIdx.x) % kGroup;
   const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * blockDim.x / kGroup;
@@ -61,47 +57,37 @@ gather_rows_kernel(const Vec* __restrict__ table, std::int64_t num_rows, std::in
 }
 
 template <typename Vec, int kGroup>
-cudaError_t launch_group(const float* table, std::int64_t num_rows, std::int64_t dim,
-                         const std::int64_t* rows, std::int64_t n, float* out,
-                         unsigned long long* first_bad, cudaStream_t stream, int max_blocks) {
+cudaError_t launch_group(const float* table, std::int64_t num_rows, std::int64_t dim, const std::int64_t* rows,
+                         std::int64_t n, float* out, unsigned long long* first_bad, cudaStream_t stream,
+                         int max_blocks) {
   constexpr std::int64_t kFloats = sizeof(Vec) / sizeof(float);
   const std::int64_t rows_per_block = kBlockThreads / kGroup;
   std::int64_t blocks = (n + rows_per_block - 1) / rows_per_block;
   if (blocks > max_blocks) blocks = max_blocks;
   gather_rows_kernel<Vec, kGroup><<<static_cast<unsigned>(blocks), kBlockThreads, 0, stream>>>(
-      reinterpret_cast<const Vec*>(table), num_rows, dim / kFloats, rows, n,
-      reinterpret_cast<Vec*>(out), first_bad);
+      reinterpret_cast<const Vec*>(table), num_rows, dim / kFloats, rows, n, reinterpret_cast<Vec*>(out), first_bad);
   return cudaGetLastError();
 }
 
 template <typename Vec>
-cudaError_t launch_vec(const float* table, std::int64_t num_rows, std::int64_t dim,
-                       const std::int64_t* rows, std::int64_t n, float* out,
-                       unsigned long long* first_bad, cudaStream_t stream, int max_blocks) {
+cudaError_t launch_vec(const float* table, std::int64_t num_rows, std::int64_t dim, const std::int64_t* rows,
+                       std::int64_t n, float* out, unsigned long long* first_bad, cudaStream_t stream, int max_blocks) {
   const std::int64_t vecs = dim / static_cast<std::int64_t>(sizeof(Vec) / sizeof(float));
-  if (vecs <= 1)
-    return launch_group<Vec, 1>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
-  if (vecs <= 2)
-    return launch_group<Vec, 2>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
-  if (vecs <= 4)
-    return launch_group<Vec, 4>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
-  if (vecs <= 8)
-    return launch_group<Vec, 8>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
-  if (vecs <= 16)
-    return launch_group<Vec, 16>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
+  if (vecs <= 1) return launch_group<Vec, 1>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
+  if (vecs <= 2) return launch_group<Vec, 2>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
+  if (vecs <= 4) return launch_group<Vec, 4>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
+  if (vecs <= 8) return launch_group<Vec, 8>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
+  if (vecs <= 16) return launch_group<Vec, 16>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
   return launch_group<Vec, 32>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
 }
 
-bool aligned(const void* p, std::uintptr_t bytes) {
-  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
-}
+bool aligned(const void* p, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; }
 
-int check_args(const float* table, std::int64_t num_rows, std::int64_t dim,
-               const std::int64_t* rows, std::int64_t n, const float* out) {
+int check_args(const float* table, std::int64_t num_rows, std::int64_t dim, const std::int64_t* rows, std::int64_t n,
+               const float* out) {
   if (num_rows < 0 || dim < 0 || n < 0)
-    return fail(EMBSCALE_CUDA_INVALID_ARGUMENT,
-                "negative size: num_rows = " + std::to_string(num_rows) +
-                    ", dim = " + std::to_string(dim) + ", n = " + std::to_string(n));
+    return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "negative size: num_rows = " + std::to_string(num_rows) +
+                                                    ", dim = " + std::to_string(dim) + ", n = " + std::to_string(n));
   if (n > 0 && (rows == nullptr || (dim > 0 && (out == nullptr || (num_rows > 0 && table == nullptr)))))
     return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer with n = " + std::to_string(n));
   constexpr std::int64_t kMaxElems = std::numeric_limits<std::int64_t>::max() / 4;
@@ -110,15 +96,12 @@ int check_args(const float* table, std::int64_t num_rows, std::int64_t dim,
   return EMBSCALE_CUDA_OK;
 }
 
-int enqueue_gather(const float* table, std::int64_t num_rows, std::int64_t dim,
-                   const std::int64_t* rows, std::int64_t n, float* out,
-                   unsigned long long* first_bad, cudaStream_t stream) {
+int enqueue_gather(const float* table, std::int64_t num_rows, std::int64_t dim, const std::int64_t* rows,
+                   std::int64_t n, float* out, unsigned long long* first_bad, cudaStream_t stream) {
   int device = 0;
-  if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess)
-    return cuda_fail("cudaGetDevice", err);
+  if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return cuda_fail("cudaGetDevice", err);
   int sms = 0;
-  if (const cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-      err != cudaSuccess)
+  if (const cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess)
     return cuda_fail("cudaDeviceGetAttribute(MultiProcessorCount)", err);
   // Enough blocks to fill every multiprocessor several times over; the kernel strides beyond.
   const int max_blocks = sms * 32;
@@ -127,8 +110,7 @@ int enqueue_gather(const float* table, std::int64_t num_rows, std::int64_t dim,
     err = launch_vec<float4>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
   else if (dim % 2 == 0 && aligned(table, 8) && aligned(out, 8))
     err = launch_vec<float2>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
-  else
-    err = launch_vec<float>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
+  else err = launch_vec<float>(table, num_rows, dim, rows, n, out, first_bad, stream, max_blocks);
   if (err != cudaSuccess) return cuda_fail("gather_rows_kernel launch", err);
   return EMBSCALE_CUDA_OK;
 }
@@ -141,10 +123,8 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   ~DeviceBuffer() {
     if (ptr_ == nullptr) return;
-    if (async_)
-      cudaFreeAsync(ptr_, stream_);
-    else
-      cudaFree(ptr_);
+    if (async_) cudaFreeAsync(ptr_, stream_);
+    else cudaFree(ptr_);
   }
   cudaError_t allocate(std::size_t bytes) {
     async_ = false;
@@ -162,8 +142,7 @@ class DeviceBuffer {
     cudaGetLastError();  // clear the non-sticky error
     return allocate(bytes);
   }
-  template <typename T>
-  T* get() const noexcept { return static_cast<T*>(ptr_); }
+  template <typename T> T* get() const noexcept { return static_cast<T*>(ptr_); }
 
  private:
   void* ptr_ = nullptr;
@@ -171,8 +150,7 @@ class DeviceBuffer {
   cudaStream_t stream_ = nullptr;
 };
 
-int report_bad_index(const std::int64_t* d_rows, unsigned long long first_bad,
-                     std::int64_t num_rows) {
+int report_bad_index(const std::int64_t* d_rows, unsigned long long first_bad, std::int64_t num_rows) {
   const auto i = static_cast<std::int64_t>(first_bad);
   std::int64_t value = 0;
   std::string what = "rows[" + std::to_string(i) + "]";
@@ -182,22 +160,20 @@ int report_bad_index(const std::int64_t* d_rows, unsigned long long first_bad,
                                            ") (the first such position; its output row is zero)");
 }
 
-int gather_sync(const float* d_table, std::int64_t num_rows, std::int64_t dim,
-                const std::int64_t* d_rows, std::int64_t n, float* d_out, cudaStream_t stream) {
+int gather_sync(const float* d_table, std::int64_t num_rows, std::int64_t dim, const std::int64_t* d_rows,
+                std::int64_t n, float* d_out, cudaStream_t stream) {
   DeviceBuffer flag;
-  if (const cudaError_t err = flag.allocate_async(sizeof(unsigned long long), stream);
-      err != cudaSuccess)
+  if (const cudaError_t err = flag.allocate_async(sizeof(unsigned long long), stream); err != cudaSuccess)
     return cuda_fail("allocating the bad-index flag", err);
   if (const cudaError_t err = cudaMemsetAsync(flag.get<void>(), 0xff, sizeof(unsigned long long), stream);
       err != cudaSuccess)
     return cuda_fail("cudaMemsetAsync", err);
-  if (const int rc = enqueue_gather(d_table, num_rows, dim, d_rows, n, d_out,
-                                    flag.get<unsigned long long>(), stream);
+  if (const int rc = enqueue_gather(d_table, num_rows, dim, d_rows, n, d_out, flag.get<unsigned long long>(), stream);
       rc != EMBSCALE_CUDA_OK)
     return rc;
   unsigned long long first_bad = kNoBadIndex;
-  if (const cudaError_t err = cudaMemcpyAsync(&first_bad, flag.get<void>(), sizeof first_bad,
-                                              cudaMemcpyDeviceToHost, stream);
+  if (const cudaError_t err =
+          cudaMemcpyAsync(&first_bad, flag.get<void>(), sizeof first_bad, cudaMemcpyDeviceToHost, stream);
       err != cudaSuccess)
     return cuda_fail("cudaMemcpyAsync(bad-index flag)", err);
   if (const cudaError_t err = cudaStreamSynchronize(stream); err != cudaSuccess)
@@ -206,46 +182,37 @@ int gather_sync(const float* d_table, std::int64_t num_rows, std::int64_t dim,
   return EMBSCALE_CUDA_OK;
 }
 
-
 }  // namespace
 
 using embscale::cuda::guarded;
 
 extern "C" {
 
-EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows(const float* d_table, int64_t num_rows,
-                                                   int64_t dim, const int64_t* d_rows, int64_t n,
-                                                   float* d_out, void* stream) {
+EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows(const float* d_table, int64_t num_rows, int64_t dim,
+                                                   const int64_t* d_rows, int64_t n, float* d_out, void* stream) {
   return guarded([&] {
-    if (const int rc = check_args(d_table, num_rows, dim, d_rows, n, d_out); rc != EMBSCALE_CUDA_OK)
-      return rc;
+    if (const int rc = check_args(d_table, num_rows, dim, d_rows, n, d_out); rc != EMBSCALE_CUDA_OK) return rc;
     if (n == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
     return gather_sync(d_table, num_rows, dim, d_rows, n, d_out, static_cast<cudaStream_t>(stream));
   });
 }
 
-EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_async(const float* d_table, int64_t num_rows,
-                                                         int64_t dim, const int64_t* d_rows,
-                                                         int64_t n, float* d_out,
+EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_async(const float* d_table, int64_t num_rows, int64_t dim,
+                                                         const int64_t* d_rows, int64_t n, float* d_out,
                                                          uint64_t* d_first_bad, void* stream) {
   return guarded([&] {
-    if (const int rc = check_args(d_table, num_rows, dim, d_rows, n, d_out); rc != EMBSCALE_CUDA_OK)
-      return rc;
-    if (n > 0 && d_first_bad == nullptr)
-      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "d_first_bad is NULL");
+    if (const int rc = check_args(d_table, num_rows, dim, d_rows, n, d_out); rc != EMBSCALE_CUDA_OK) return rc;
+    if (n > 0 && d_first_bad == nullptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "d_first_bad is NULL");
     if (n == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
-    return enqueue_gather(d_table, num_rows, dim, d_rows, n, d_out,
-                          reinterpret_cast<unsigned long long*>(d_first_bad),
+    return enqueue_gather(d_table, num_rows, dim, d_rows, n, d_out, reinterpret_cast<unsigned long long*>(d_first_bad),
                           static_cast<cudaStream_t>(stream));
   });
 }
 
-EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_host(const float* table, int64_t num_rows,
-                                                        int64_t dim, const int64_t* rows,
-                                                        int64_t n, float* out) {
+EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_host(const float* table, int64_t num_rows, int64_t dim,
+                                                        const int64_t* rows, int64_t n, float* out) {
   return guarded([&] {
-    if (const int rc = check_args(table, num_rows, dim, rows, n, out); rc != EMBSCALE_CUDA_OK)
-      return rc;
+    if (const int rc = check_args(table, num_rows, dim, rows, n, out); rc != EMBSCALE_CUDA_OK) return rc;
     if (n == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
     int count = 0;
     if (const int rc = embscale::cuda::device_count(&count); rc != EMBSCALE_CUDA_OK) return rc;
@@ -257,8 +224,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_host(const float* table, int6
       return cuda_fail("cudaMalloc(table)", err);
     if (const cudaError_t err = d_rows.allocate(rows_bytes); err != cudaSuccess)
       return cuda_fail("cudaMalloc(rows)", err);
-    if (const cudaError_t err = d_out.allocate(out_bytes); err != cudaSuccess)
-      return cuda_fail("cudaMalloc(out)", err);
+    if (const cudaError_t err = d_out.allocate(out_bytes); err != cudaSuccess) return cuda_fail("cudaMalloc(out)", err);
     if (table_bytes > 0) {
       if (const cudaError_t err = cudaMemcpy(d_table.get<void>(), table, table_bytes, cudaMemcpyHostToDevice);
           err != cudaSuccess)
@@ -267,8 +233,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_host(const float* table, int6
     if (const cudaError_t err = cudaMemcpy(d_rows.get<void>(), rows, rows_bytes, cudaMemcpyHostToDevice);
         err != cudaSuccess)
       return cuda_fail("cudaMemcpy(rows)", err);
-    const int rc = gather_sync(d_table.get<float>(), num_rows, dim, d_rows.get<std::int64_t>(), n,
-                               d_out.get<float>(), nullptr);
+    const int rc =
+        gather_sync(d_table.get<float>(), num_rows, dim, d_rows.get<std::int64_t>(), n, d_out.get<float>(), nullptr);
     if (rc != EMBSCALE_CUDA_OK && rc != EMBSCALE_CUDA_BAD_INDEX) return rc;
     const std::string detail = embscale::cuda::last_error_detail();
     if (out_bytes > 0) {

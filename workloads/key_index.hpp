@@ -56,7 +56,7 @@ class KeyIndex {
   static_assert(sizeof(Slot) == 16, "a slot is a quarter of a cache line: slots never straddle one");
 
   HugePageVector<Slot> slots_;
-  std::uint64_t mask_ = 0;          // capacity - 1 (capacity 0 until the first insert)
+  std::uint64_t mask_ = 0;  // capacity - 1 (capacity 0 until the first insert)
   std::uint32_t size_ = 0;
 };
 

@@ -15,7 +15,8 @@ KeyPermutation::KeyPermutation(std::uint64_t n, std::uint64_t seed) : n_(n) {
   right_bits_ = bits - left_bits;  // both in [1, 32]
   left_mask_ = (std::uint64_t{1} << left_bits) - 1;
   right_mask_ = (std::uint64_t{1} << right_bits_) - 1;
-  for (int i = 0; i < kRounds; ++i) round_keys_[static_cast<std::size_t>(i)] = hash_combine(seed, static_cast<std::uint64_t>(i));
+  for (int i = 0; i < kRounds; ++i)
+    round_keys_[static_cast<std::size_t>(i)] = hash_combine(seed, static_cast<std::uint64_t>(i));
 }
 
 std::uint64_t KeyPermutation::round_function(int round, std::uint64_t half) const noexcept {
@@ -26,10 +27,8 @@ std::uint64_t KeyPermutation::encrypt(std::uint64_t x) const noexcept {
   std::uint64_t left = x >> right_bits_;
   std::uint64_t right = x & right_mask_;
   for (int round = 0; round < kRounds; ++round) {
-    if (round % 2 == 0)
-      left = (left + round_function(round, right)) & left_mask_;
-    else
-      right = (right + round_function(round, left)) & right_mask_;
+    if (round % 2 == 0) left = (left + round_function(round, right)) & left_mask_;
+    else right = (right + round_function(round, left)) & right_mask_;
   }
   return (left << right_bits_) | right;
 }
@@ -38,10 +37,8 @@ std::uint64_t KeyPermutation::decrypt(std::uint64_t y) const noexcept {
   std::uint64_t left = y >> right_bits_;
   std::uint64_t right = y & right_mask_;
   for (int round = kRounds - 1; round >= 0; --round) {
-    if (round % 2 == 0)
-      left = (left - round_function(round, right)) & left_mask_;
-    else
-      right = (right - round_function(round, left)) & right_mask_;
+    if (round % 2 == 0) left = (left - round_function(round, right)) & left_mask_;
+    else right = (right - round_function(round, left)) & right_mask_;
   }
   return (left << right_bits_) | right;
 }

@@ -40,8 +40,8 @@ const std::vector<KeyDistributionEntry> kRegistry = {
     {KeyDistribution::kFbgemmZipf, "fbgemm_zipf",
      "FBGEMM's benchmark requests: numpy's Zipf(zipf_alpha) folded (x - 1) % N; uniform at zipf_alpha <= 1",
      make_fbgemm_zipf},
-    {KeyDistribution::kDlrmUniform, "dlrm_uniform", "DLRM's random input: round(u (N - 1)), the end keys half as likely",
-     make_dlrm_uniform},
+    {KeyDistribution::kDlrmUniform, "dlrm_uniform",
+     "DLRM's random input: round(u (N - 1)), the end keys half as likely", make_dlrm_uniform},
     {KeyDistribution::kTorchrecUniform, "torchrec_uniform", "TorchRec's RandomRecDataset: randint(0, N)", make_uniform},
 };
 
@@ -118,8 +118,8 @@ std::uint64_t drift_offset(const config::DriftSpec& drift, std::uint64_t space, 
   EMBSCALE_EXPECTS(iteration >= 0, "iterations count from 0");
   if (drift.period == 0 || space <= 1) return 0;
   // Keys the hot set moves per period (long double: the fraction of a space near 2^63).
-  const auto shift = static_cast<std::uint64_t>(
-      std::round(static_cast<long double>(drift.shift) * static_cast<long double>(space)));
+  const auto shift =
+      static_cast<std::uint64_t>(std::round(static_cast<long double>(drift.shift) * static_cast<long double>(space)));
   const auto it = static_cast<std::uint64_t>(iteration);
   const auto period = static_cast<std::uint64_t>(drift.period);
   const UInt128 moved = drift.mode == config::DriftMode::kAbrupt
@@ -132,8 +132,7 @@ std::unique_ptr<const KeySource> make_key_source(const config::SlotWorkload& wor
   std::unique_ptr<const KeySource> source;
   if (workload.growth.keys_per_iteration > 0)
     source = std::make_unique<GrowingKeySource>(workload.keys, workload.growth, space);
-  else
-    source = std::make_unique<StationaryKeySource>(make_key_sampler(workload.keys, space));
+  else source = std::make_unique<StationaryKeySource>(make_key_sampler(workload.keys, space));
   if (workload.drift.period > 0) source = std::make_unique<DriftingKeySource>(std::move(source), workload.drift);
   return source;
 }

@@ -19,8 +19,7 @@ std::uint64_t clamped_index(double x, std::uint64_t n) {
 
 }  // namespace
 
-HugeCtrPowerLawKeys::HugeCtrPowerLawKeys(std::uint64_t space, double alpha)
-    : n_(space), one_minus_alpha_(1.0 - alpha) {
+HugeCtrPowerLawKeys::HugeCtrPowerLawKeys(std::uint64_t space, double alpha) : n_(space), one_minus_alpha_(1.0 - alpha) {
   EMBSCALE_EXPECTS(space >= 1, "a key space needs at least one key");
   EMBSCALE_EXPECTS(alpha > 0.0 && alpha != 1.0 && std::isfinite(alpha), "HugeCTR's power law needs alpha > 0, != 1");
   scale_ = std::expm1(one_minus_alpha_ * std::log(static_cast<double>(space)));

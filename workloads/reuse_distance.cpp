@@ -43,7 +43,7 @@ void ReuseDistanceCounter::add_to_tree(std::size_t word, std::uint32_t delta) {
 
 void ReuseDistanceCounter::clear_mark(std::uint32_t time) {
   const std::size_t word = time / 64;
-  bits_[word] ^= std::uint64_t{1} << (time % 64);  // the caller clears a set bit
+  bits_[word] ^= std::uint64_t{1} << (time % 64);            // the caller clears a set bit
   if (word < closed_) add_to_tree(word, ~std::uint32_t{0});  // -1: unsigned wrap-around
 }
 
@@ -124,7 +124,8 @@ void ReuseDistanceCounter::compact() {
   // and a popcount within its word.
   const std::size_t old_words = bits_.size();
   std::vector<std::uint32_t> before(old_words + 1, 0);  // marks in words [0, w)
-  for (std::size_t w = 0; w < old_words; ++w) before[w + 1] = before[w] + static_cast<std::uint32_t>(popcount64(bits_[w]));
+  for (std::size_t w = 0; w < old_words; ++w)
+    before[w + 1] = before[w] + static_cast<std::uint32_t>(popcount64(bits_[w]));
   for (std::uint32_t& t : last_) {
     if (t == kNone) continue;
     const std::size_t w = t / 64;
@@ -132,7 +133,8 @@ void ReuseDistanceCounter::compact() {
   }
   // At least twice the live marks (plus the one the coming access may add), so that the next
   // compaction is at least live_ accesses away; never shrinks; whole words.
-  const std::size_t times = (std::max({std::size_t{kMinTimes}, std::size_t{times_}, 2 * (std::size_t{live_} + 1)}) + 63) / 64 * 64;
+  const std::size_t times =
+      (std::max({std::size_t{kMinTimes}, std::size_t{times_}, 2 * (std::size_t{live_} + 1)}) + 63) / 64 * 64;
   times_ = static_cast<std::uint32_t>(times);
   const std::size_t words = times / 64;
   bits_.assign(words, 0);
@@ -152,7 +154,8 @@ void ReuseDistanceCounter::compact() {
 
 double ReuseDistanceCounter::lru_hit_ratio(std::int64_t capacity) const {
   if (accesses_ == 0) return 0.0;
-  const auto end = static_cast<std::size_t>(std::clamp<std::int64_t>(capacity, 0, static_cast<std::int64_t>(at_distance_.size())));
+  const auto end =
+      static_cast<std::size_t>(std::clamp<std::int64_t>(capacity, 0, static_cast<std::int64_t>(at_distance_.size())));
   std::int64_t hits = 0;
   for (std::size_t d = 0; d < end; ++d) hits += at_distance_[d];
   return static_cast<double>(hits) / static_cast<double>(accesses_);
@@ -166,7 +169,8 @@ ReuseDistanceStats ReuseDistanceCounter::summarize() const {
   const std::int64_t reuses = accesses_ - live_;
   if (reuses > 0) {
     // Quantile ranks ascending; one walk over the distances resolves all three.
-    const std::int64_t ranks[] = {ceil_per_mille(reuses, 500), ceil_per_mille(reuses, 900), ceil_per_mille(reuses, 990)};
+    const std::int64_t ranks[] = {ceil_per_mille(reuses, 500), ceil_per_mille(reuses, 900),
+                                  ceil_per_mille(reuses, 990)};
     std::int64_t* quantiles[] = {&stats.median, &stats.p90, &stats.p99};
     std::size_t next_quantile = 0;
     std::int64_t seen = 0;
@@ -176,7 +180,8 @@ ReuseDistanceStats ReuseDistanceCounter::summarize() const {
       const auto bucket = static_cast<std::size_t>(std::bit_width(d));  // 0 for d = 0, i for [2^(i-1), 2^i)
       if (bucket >= stats.histogram.size()) stats.histogram.resize(bucket + 1, 0);
       stats.histogram[bucket] += at_distance_[d];
-      while (next_quantile < 3 && seen >= ranks[next_quantile]) *quantiles[next_quantile++] = static_cast<std::int64_t>(d);
+      while (next_quantile < 3 && seen >= ranks[next_quantile])
+        *quantiles[next_quantile++] = static_cast<std::int64_t>(d);
     }
   }
   if (accesses_ > 0) {

@@ -93,14 +93,15 @@ class ReuseDistanceCounter {
   void set_mark_now();  // marks now_, closing the word before it when now_ starts a word
   void compact();
 
-  HugePageVector<std::uint64_t> bits_;          // bit t % 64 of bits_[t / 64]: t is some key's latest access
-  HugePageVector<std::uint32_t> tree_;          // Fenwick tree over the closed words, 1-based: tree_[i] counts the bits of words [i - lowbit(i), i)
-  std::size_t closed_ = 0;                   // words [0, closed_) are in the tree; closed_ <= now_ / 64
-  HugePageVector<std::uint32_t> last_;          // last_[id]: latest access time of id, or kNone
-  HugePageVector<std::int64_t> at_distance_;    // at_distance_[d]: reuses at distance d; size() == live_
-  std::uint32_t times_ = 0;                  // the time capacity: 64 bits_.size()
-  std::uint32_t now_ = 0;                    // the next access time; times [now_, times_) are unused
-  std::uint32_t live_ = 0;                   // marks in the tree: distinct keys seen
+  HugePageVector<std::uint64_t> bits_;  // bit t % 64 of bits_[t / 64]: t is some key's latest access
+  HugePageVector<std::uint32_t>
+      tree_;  // Fenwick tree over the closed words, 1-based: tree_[i] counts the bits of words [i - lowbit(i), i)
+  std::size_t closed_ = 0;                    // words [0, closed_) are in the tree; closed_ <= now_ / 64
+  HugePageVector<std::uint32_t> last_;        // last_[id]: latest access time of id, or kNone
+  HugePageVector<std::int64_t> at_distance_;  // at_distance_[d]: reuses at distance d; size() == live_
+  std::uint32_t times_ = 0;                   // the time capacity: 64 bits_.size()
+  std::uint32_t now_ = 0;                     // the next access time; times [now_, times_) are unused
+  std::uint32_t live_ = 0;                    // marks in the tree: distinct keys seen
   std::int64_t accesses_ = 0;
 };
 

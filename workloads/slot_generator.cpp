@@ -7,9 +7,9 @@
 
 #include "core/cursor_lanes.hpp"
 #include "core/error.hpp"
-#include "core/vector_math.hpp"
 #include "core/hash.hpp"
 #include "core/rng.hpp"
+#include "core/vector_math.hpp"
 
 namespace embscale::workloads {
 namespace {
@@ -39,18 +39,12 @@ bool contains(const Key* first, const Key* last, Key key) { return std::find(fir
 
 }  // namespace
 
-SlotGenerator::SlotGenerator(const config::SlotWorkload& workload, std::uint64_t space, Key offset,
-                             std::uint64_t seed, std::int32_t slot)
-    : workload_(workload),
-      source_(make_key_source(workload, space)),
-      space_(space),
-      offset_(offset),
-      key_seed_(hash_combine(seed, kKeyDomain)),
-      nnz_seed_(hash_combine(seed, kNnzDomain)),
-      slot_(slot),
+SlotGenerator::SlotGenerator(const config::SlotWorkload& workload, std::uint64_t space, Key offset, std::uint64_t seed,
+                             std::int32_t slot)
+    : workload_(workload), source_(make_key_source(workload, space)), space_(space), offset_(offset),
+      key_seed_(hash_combine(seed, kKeyDomain)), nnz_seed_(hash_combine(seed, kNnzDomain)), slot_(slot),
       companion_seed_(hash_combine(hash_combine(seed, kCompanionDomain), static_cast<std::uint64_t>(slot))),
-      minus_inverse_alpha_(-1.0 / workload.multi_hot.pareto_alpha),
-      companion_index_(space) {
+      minus_inverse_alpha_(-1.0 / workload.multi_hot.pareto_alpha), companion_index_(space) {
   EMBSCALE_EXPECTS(workload.nnz >= 1 && workload.nnz_min >= 0 && workload.nnz_min <= workload.nnz,
                    "bag sizes need 0 <= nnz_min <= nnz, nnz >= 1");
   EMBSCALE_EXPECTS(workload.multi_hot.pareto_alpha >= config::kMinParetoAlpha,
@@ -162,8 +156,8 @@ void SlotGenerator::append_bags(const KeySampler& sampler, std::span<const std::
   std::vector<RngCursor> cursors;
   std::vector<std::uint64_t> drawn;
   std::vector<std::int64_t> bag_sizes;  // the group's sizes before repeats are removed
-  const bool with_companions = workload_.bag_keys != config::BagKeys::kDistinct &&
-                               workload_.multi_hot.companions != config::Companions::kNone;
+  const bool with_companions =
+      workload_.bag_keys != config::BagKeys::kDistinct && workload_.multi_hot.companions != config::Companions::kNone;
   std::vector<std::uint64_t> heads, companions;
   std::vector<std::int64_t> positions;
   for (std::size_t first_bag = 0; first_bag < bag_streams.size();) {
@@ -174,7 +168,8 @@ void SlotGenerator::append_bags(const KeySampler& sampler, std::span<const std::
       const CounterRng rng(key_seed_, bag_streams[bag]);
       const std::int64_t size = bag_size(bag_streams[bag], sampler.space());
       const std::int64_t draws = first_draws(size, sampler.space());
-      for (std::int64_t a = 0; a < draws; ++a) cursors.emplace_back(rng, static_cast<std::uint64_t>(a) << kCounterBitsPerDraw);
+      for (std::int64_t a = 0; a < draws; ++a)
+        cursors.emplace_back(rng, static_cast<std::uint64_t>(a) << kCounterBitsPerDraw);
       bag_sizes.push_back(size);
     }
     drawn.resize(cursors.size());
@@ -194,7 +189,8 @@ void SlotGenerator::append_bags(const KeySampler& sampler, std::span<const std::
     std::size_t next = 0, next_companion = 0;
     for (std::size_t b = 0; b < bag_sizes.size(); ++b) {
       const auto draws = static_cast<std::size_t>(first_draws(bag_sizes[b], sampler.space()));
-      const std::size_t companion_count = with_companions ? static_cast<std::size_t>(std::max<std::int64_t>(bag_sizes[b] - 1, 0)) : 0;
+      const std::size_t companion_count =
+          with_companions ? static_cast<std::size_t>(std::max<std::int64_t>(bag_sizes[b] - 1, 0)) : 0;
       const std::size_t before = keys.size();
       assemble_bag(sampler, CounterRng(key_seed_, bag_streams[first_bag + b]), bag_sizes[b],
                    std::span<const std::uint64_t>(drawn).subspan(next, draws),
@@ -227,7 +223,8 @@ void SlotGenerator::assemble_bag(const KeySampler& sampler, const CounterRng& rn
 void SlotGenerator::append_distinct(const KeySampler& sampler, const CounterRng& rng, std::int64_t size,
                                     std::span<const std::uint64_t> drawn, std::vector<Key>& keys) const {
   // Draws continue until the bag holds `size` distinct keys, at most as many as exist now.
-  const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(size), sampler.space()));
+  const auto wanted =
+      static_cast<std::size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(size), sampler.space()));
   const std::uint64_t attempts =
       std::min(kDistinctAttemptsPerBag, kDistinctAttemptsPerKey * std::max<std::size_t>(wanted, 1));
   const std::size_t first = keys.size();
@@ -246,10 +243,11 @@ void SlotGenerator::append_distinct(const KeySampler& sampler, const CounterRng&
     if (fresh) keys.push_back(key);
   }
   if (keys.size() - first < wanted)
-    throw InputError("synthetic: slot " + std::to_string(slot_) + " (" + std::to_string(sampler.space()) +
-                     " keys now): bag_keys \"distinct\" drew " +
-                     std::to_string(attempts) + " keys without finding " + std::to_string(wanted) +
-                     " distinct ones (the distribution's mass sits on fewer keys); lower nnz_per_slot or use \"dedup\"");
+    throw InputError(
+        "synthetic: slot " + std::to_string(slot_) + " (" + std::to_string(sampler.space()) +
+        " keys now): bag_keys \"distinct\" drew " + std::to_string(attempts) + " keys without finding " +
+        std::to_string(wanted) +
+        " distinct ones (the distribution's mass sits on fewer keys); lower nnz_per_slot or use \"dedup\"");
 }
 
 void remove_repeats(std::vector<Key>& keys, std::size_t first) {

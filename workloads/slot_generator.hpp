@@ -55,7 +55,9 @@ class SlotGenerator {
   std::uint64_t space() const noexcept { return space_; }
   Key offset() const noexcept { return offset_; }
   // The unified key of sampled index `index` (the hottest is 0): the offset plus the mapped index.
-  Key to_key(std::uint64_t index) const { return offset_ + static_cast<Key>(permutation_ ? (*permutation_)(index) : index); }
+  Key to_key(std::uint64_t index) const {
+    return offset_ + static_cast<Key>(permutation_ ? (*permutation_)(index) : index);
+  }
 
  private:
   // floor(Lomax) of a Pareto companion from its uniform, and its index (the floor modulo N).
@@ -82,7 +84,7 @@ class SlotGenerator {
   std::uint64_t nnz_seed_;
   std::int32_t slot_;
   std::uint64_t companion_seed_;
-  double minus_inverse_alpha_;  // -1 / pareto_alpha
+  double minus_inverse_alpha_;    // -1 / pareto_alpha
   UniformBelow companion_index_;  // a uniform companion's index in [0, N)
 };
 

@@ -101,14 +101,17 @@ Batch SyntheticGenerator::generate_range(std::int64_t iteration, SampleRange ran
     const auto sample_keys = static_cast<std::size_t>(batch.offsets[static_cast<std::size_t>(s * data_.slot_num)]);
     const Key first_key = sample_keys < batch.keys.size() ? batch.keys[sample_keys] : static_cast<Key>(global_sample);
     for (std::int32_t l = 0; l < data_.label_dim; ++l) {
-      const std::uint64_t label_stream = global_sample * static_cast<std::uint64_t>(data_.label_dim) + static_cast<std::uint64_t>(l);
-      const bool clicked = (hash_combine(seed_ ^ kLabelDomain, static_cast<std::uint64_t>(first_key) + static_cast<std::uint64_t>(l)) & 1) != 0;
+      const std::uint64_t label_stream =
+          global_sample * static_cast<std::uint64_t>(data_.label_dim) + static_cast<std::uint64_t>(l);
+      const bool clicked =
+          (hash_combine(seed_ ^ kLabelDomain, static_cast<std::uint64_t>(first_key) + static_cast<std::uint64_t>(l)) &
+           1) != 0;
       const bool flipped = label_rng.uniform(label_stream) < kLabelNoise;
       batch.labels[static_cast<std::size_t>(s * data_.label_dim + l)] = clicked != flipped ? 1.0f : 0.0f;
     }
     for (std::int32_t d = 0; d < data_.dense_dim; ++d)  // dense features: U[0, 1)
-      batch.dense[static_cast<std::size_t>(s * data_.dense_dim + d)] = static_cast<float>(
-          dense_rng.uniform(global_sample * static_cast<std::uint64_t>(data_.dense_dim) + static_cast<std::uint64_t>(d)));
+      batch.dense[static_cast<std::size_t>(s * data_.dense_dim + d)] = static_cast<float>(dense_rng.uniform(
+          global_sample * static_cast<std::uint64_t>(data_.dense_dim) + static_cast<std::uint64_t>(d)));
   }
   batch.offsets[bags] = static_cast<std::int64_t>(batch.keys.size());
   return batch;

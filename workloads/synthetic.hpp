@@ -52,8 +52,8 @@ class SyntheticGenerator final : public BatchSource {
   config::DataLayer data_;
   std::uint64_t seed_;
   std::int64_t global_batch_;
-  std::vector<Key> slot_offsets_;       // prefix sums of slot_size_array, size slots + 1
-  std::vector<SlotGenerator> slots_;    // one per slot
+  std::vector<Key> slot_offsets_;     // prefix sums of slot_size_array, size slots + 1
+  std::vector<SlotGenerator> slots_;  // one per slot
 };
 
 }  // namespace embscale::workloads

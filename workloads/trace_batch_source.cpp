@@ -30,7 +30,8 @@ std::int64_t TraceBatchSource::trace_batch(std::int64_t iteration) const {
   if (iteration >= 0) return options_.warmup_iterations + iteration;
   EMBSCALE_EXPECTS(-1 - iteration < options_.warmup_iterations,
                    "warm-up iteration " + std::to_string(iteration) + " beyond the " +
-                       std::to_string(options_.warmup_iterations) + " warm-up iterations the trace source was made for");
+                       std::to_string(options_.warmup_iterations) +
+                       " warm-up iterations the trace source was made for");
   return -1 - iteration;
 }
 
@@ -54,10 +55,10 @@ std::string TraceBatchSource::describe() const {
 Batch TraceBatchSource::next_batch(std::int64_t iteration, int rank, int ranks) {
   const std::int64_t b = trace_batch(iteration);
   const std::int64_t G = options_.global_batch;
-  EMBSCALE_EXPECTS(b < iterations_available(G),
-                   "iteration " + std::to_string(iteration) + " needs batch " + std::to_string(b) + " of " + describe() +
-                       ", which serves " + std::to_string(iterations_available(G)) +
-                       " (make_batch_source checks the run's iterations against it)");
+  EMBSCALE_EXPECTS(b < iterations_available(G), "iteration " + std::to_string(iteration) + " needs batch " +
+                                                    std::to_string(b) + " of " + describe() + ", which serves " +
+                                                    std::to_string(iterations_available(G)) +
+                                                    " (make_batch_source checks the run's iterations against it)");
   const SampleRange share = sample_share(G, rank, ranks);
   position_at(b * G + share.first);
   Batch batch;

@@ -35,9 +35,9 @@ namespace embscale::workloads {
 struct TraceSourceOptions {
   std::filesystem::path path;
   trace::TraceFormat format = trace::TraceFormat::kEmbscale;
-  trace::TraceReadOptions read;          // shape checks, key spaces (read.slot_sizes), Norm key width
-  std::int64_t global_batch = 0;         // samples per iteration over all ranks, >= 1
-  std::int64_t warmup_iterations = 0;    // W: the trace's first W batches are the warm-up's
+  trace::TraceReadOptions read;        // shape checks, key spaces (read.slot_sizes), Norm key width
+  std::int64_t global_batch = 0;       // samples per iteration over all ranks, >= 1
+  std::int64_t warmup_iterations = 0;  // W: the trace's first W batches are the warm-up's
   // > 0: only the trace's first sample_limit samples are used (HugeCTR's num_samples); more than
   // the trace holds is an InputError.
   std::int64_t sample_limit = 0;

@@ -39,7 +39,8 @@ TraceStatsCollector::TraceStatsCollector(TraceStatsOptions options) : options_(s
 void TraceStatsCollector::add(const Batch& batch) {
   validate_batch(batch);
   if (num_slots_ < 0) {
-    if (!options_.slot_size_array.empty() && options_.slot_size_array.size() != static_cast<std::size_t>(batch.num_slots))
+    if (!options_.slot_size_array.empty() &&
+        options_.slot_size_array.size() != static_cast<std::size_t>(batch.num_slots))
       throw InputError("trace stats: slot_size_array has " + std::to_string(options_.slot_size_array.size()) +
                        " entries but the trace has " + std::to_string(batch.num_slots) + " slots");
     num_slots_ = batch.num_slots;
@@ -79,7 +80,8 @@ TraceStats TraceStatsCollector::finish() const {
   TraceStats stats;
   const auto slots = static_cast<std::size_t>(std::max(num_slots_, 0));
   std::vector<std::vector<std::int64_t>> slot_counts(slots);
-  for (std::size_t id = 0; id < count_.size(); ++id) slot_counts[static_cast<std::size_t>(slot_[id])].push_back(count_[id]);
+  for (std::size_t id = 0; id < count_.size(); ++id)
+    slot_counts[static_cast<std::size_t>(slot_[id])].push_back(count_[id]);
 
   stats.slots.resize(slots);
   KeyStats& total = stats.total;
@@ -94,7 +96,8 @@ TraceStats TraceStatsCollector::finish() const {
     slot.bags = counters.bags;
     slot.bag_nnz_min = counters.nnz_min;
     slot.bag_nnz_max = counters.nnz_max;
-    slot.bag_nnz_mean = counters.bags == 0 ? 0.0 : static_cast<double>(counters.accesses) / static_cast<double>(counters.bags);
+    slot.bag_nnz_mean =
+        counters.bags == 0 ? 0.0 : static_cast<double>(counters.accesses) / static_cast<double>(counters.bags);
     std::int64_t ranks = 0;
     if (!options_.slot_size_array.empty()) {
       ranks = options_.slot_size_array[j];

@@ -62,9 +62,9 @@ struct KeyStats {
 };
 
 struct TraceStats {
-  std::vector<KeyStats> slots;                // one per slot
-  KeyStats total;                             // all slots together (one key space)
-  std::optional<ReuseDistanceStats> reuse;    // the whole stream; absent when options disable it
+  std::vector<KeyStats> slots;              // one per slot
+  KeyStats total;                           // all slots together (one key space)
+  std::optional<ReuseDistanceStats> reuse;  // the whole stream; absent when options disable it
 };
 
 class TraceStatsCollector {

@@ -26,7 +26,8 @@ SummaryRow key_row(const std::string& name, const KeyStats& stats) {
                  {"nnz min", stats.bag_nnz_min},
                  {"nnz mean", stats.bag_nnz_mean},
                  {"nnz max", stats.bag_nnz_max}};
-  for (std::size_t i = 0; i < kTopPerMille.size(); ++i) row.push_back({"top " + top_label(kTopPerMille[i]), stats.top_share[i]});
+  for (std::size_t i = 0; i < kTopPerMille.size(); ++i)
+    row.push_back({"top " + top_label(kTopPerMille[i]), stats.top_share[i]});
   const std::string exponent = report::format_value(stats.zipf.exponent) + (stats.zipf.at_bound ? "*" : "");
   row.push_back({"zipf s", exponent});
   row.push_back({"s.e.", stats.zipf.standard_error});
@@ -51,13 +52,18 @@ std::string reuse_text(const ReuseDistanceStats& reuse) {
                                       0);
   std::vector<SummaryRow> histogram;
   for (std::size_t i = 0; i < reuse.histogram.size(); ++i) {
-    const std::string range = i == 0 ? "0" : "[" + std::to_string(std::int64_t{1} << (i - 1)) + ", " + std::to_string(std::int64_t{1} << i) + ")";
+    const std::string range =
+        i == 0 ? "0"
+               : "[" + std::to_string(std::int64_t{1} << (i - 1)) + ", " + std::to_string(std::int64_t{1} << i) + ")";
     histogram.push_back({{"distance", range}, {"accesses", reuse.histogram[i]}, {"share", share(reuse.histogram[i])}});
   }
-  if (!histogram.empty()) out += "\nby distance (accesses in each power-of-two range)\n" + report::format_summary_table(histogram, 0);
+  if (!histogram.empty())
+    out += "\nby distance (accesses in each power-of-two range)\n" + report::format_summary_table(histogram, 0);
   std::vector<SummaryRow> curve;
-  for (const LruPoint& point : reuse.lru_curve) curve.push_back({{"capacity", point.capacity}, {"hit ratio", point.hit_ratio}});
-  if (!curve.empty()) out += "\nhit ratio of an LRU cache by its capacity in keys\n" + report::format_summary_table(curve, 0);
+  for (const LruPoint& point : reuse.lru_curve)
+    curve.push_back({{"capacity", point.capacity}, {"hit ratio", point.hit_ratio}});
+  if (!curve.empty())
+    out += "\nhit ratio of an LRU cache by its capacity in keys\n" + report::format_summary_table(curve, 0);
   return out;
 }
 
@@ -89,10 +95,10 @@ nlohmann::json key_json(const KeyStats& stats) {
 
 nlohmann::json reuse_json(const ReuseDistanceStats& reuse) {
   nlohmann::json curve = nlohmann::json::array();
-  for (const LruPoint& point : reuse.lru_curve) curve.push_back({{"capacity", point.capacity}, {"hit_ratio", point.hit_ratio}});
-  return {{"accesses", reuse.accesses}, {"cold", reuse.cold},   {"distinct", reuse.distinct},
-          {"median", reuse.median},     {"p90", reuse.p90},     {"p99", reuse.p99},
-          {"histogram", reuse.histogram}, {"lru_curve", curve}};
+  for (const LruPoint& point : reuse.lru_curve)
+    curve.push_back({{"capacity", point.capacity}, {"hit_ratio", point.hit_ratio}});
+  return {{"accesses", reuse.accesses}, {"cold", reuse.cold}, {"distinct", reuse.distinct},   {"median", reuse.median},
+          {"p90", reuse.p90},           {"p99", reuse.p99},   {"histogram", reuse.histogram}, {"lru_curve", curve}};
 }
 
 // What every column of the key table is (its names must stay short to fit a terminal).
@@ -126,7 +132,9 @@ std::string format_trace_stats(const TraceStats& stats) {
 nlohmann::json trace_stats_json(const TraceStats& stats) {
   nlohmann::json slots = nlohmann::json::array();
   for (const KeyStats& slot : stats.slots) slots.push_back(key_json(slot));
-  return {{"slots", slots}, {"total", key_json(stats.total)}, {"reuse", stats.reuse ? reuse_json(*stats.reuse) : nlohmann::json(nullptr)}};
+  return {{"slots", slots},
+          {"total", key_json(stats.total)},
+          {"reuse", stats.reuse ? reuse_json(*stats.reuse) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace embscale::workloads

@@ -49,8 +49,8 @@ std::string describe_slot_workload(const config::SlotWorkload& w) {
   std::ostringstream out;
   out << describe_keys(w.keys);
   if (w.growth.keys_per_iteration > 0)
-    out << ", ids growing from " << w.growth.initial_keys << " by " << w.growth.keys_per_iteration
-        << " per iteration (" << config::to_string(w.growth.hot) << " hottest)";
+    out << ", ids growing from " << w.growth.initial_keys << " by " << w.growth.keys_per_iteration << " per iteration ("
+        << config::to_string(w.growth.hot) << " hottest)";
   if (w.drift.period > 0)
     out << ", hot set moving " << percent(w.drift.shift) << " of the keys every " << w.drift.period << " iterations ("
         << config::to_string(w.drift.mode) << ')';
@@ -74,8 +74,9 @@ void print_synthetic_slots(std::ostream& out, const config::DataLayer& data) {
     const std::string description = describe_slot_workload(slots[first]);
     std::size_t last = first;
     while (last + 1 < slots.size() && describe_slot_workload(slots[last + 1]) == description) ++last;
-    out << "  " << (first == last ? "slot " + std::to_string(first)
-                                  : "slots " + std::to_string(first) + "-" + std::to_string(last))
+    out << "  "
+        << (first == last ? "slot " + std::to_string(first)
+                          : "slots " + std::to_string(first) + "-" + std::to_string(last))
         << ": " << description << '\n';
     first = last + 1;
   }

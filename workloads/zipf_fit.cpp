@@ -12,12 +12,14 @@ namespace {
 // The sufficient statistics of the model: C, A and n. L depends on the counts through C and A
 // only, so one O(m) pass serves every evaluation.
 struct ZipfSample {
-  double accesses = 0;   // C
-  double log_rank = 0;   // A = sum c_k ln k
+  double accesses = 0;  // C
+  double log_rank = 0;  // A = sum c_k ln k
   std::int64_t ranks = 0;
 
   // L(s) / C: per-access, so the search's tolerance does not scale with the trace.
-  double mean_log_likelihood(double s) const { return -s * log_rank / accesses - std::log(generalized_harmonic(ranks, s)); }
+  double mean_log_likelihood(double s) const {
+    return -s * log_rank / accesses - std::log(generalized_harmonic(ranks, s));
+  }
 };
 
 ZipfSample summarize(std::span<const std::int64_t> counts_descending, std::int64_t ranks) {
@@ -35,8 +37,7 @@ ZipfSample summarize(std::span<const std::int64_t> counts_descending, std::int64
 }
 
 // The maximizer of a unimodal f on [lo, hi], to an interval narrower than `tolerance`.
-template <typename F>
-double golden_section_maximum(const F& f, double lo, double hi, double tolerance) {
+template <typename F> double golden_section_maximum(const F& f, double lo, double hi, double tolerance) {
   const double inv_phi = (std::sqrt(5.0) - 1.0) / 2.0;
   double x1 = hi - inv_phi * (hi - lo);
   double x2 = lo + inv_phi * (hi - lo);

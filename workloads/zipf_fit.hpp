@@ -43,9 +43,9 @@ struct ZipfFit {
   // Kolmogorov-Smirnov distance between the observed and fitted rank distributions:
   // max over k of |sum_{i<=k} c_i / C - H(k, s) / H(n, s)| (O(distinct keys) powers).
   double ks_distance = kNaN;
-  std::int64_t ranks = 0;      // n
-  std::int64_t accesses = 0;   // C
-  bool at_bound = false;       // the maximum lies on 0 or kZipfMaxExponent (within 1e-6)
+  std::int64_t ranks = 0;     // n
+  std::int64_t accesses = 0;  // C
+  bool at_bound = false;      // the maximum lies on 0 or kZipfMaxExponent (within 1e-6)
 };
 
 // L(s) as above. counts_descending: the observed counts, non-increasing (rank k at index k - 1);

@@ -22,7 +22,8 @@ constexpr double kExactRanks = 0x1.0p53;
 }  // namespace
 
 ZipfSampler::ZipfSampler(std::int64_t n, double exponent)
-    : n_(n), n_as_double_(static_cast<double>(n)), s_(exponent), one_minus_s_(1.0 - exponent), inverse_one_minus_s_(1.0 / (1.0 - exponent)) {
+    : n_(n), n_as_double_(static_cast<double>(n)), s_(exponent), one_minus_s_(1.0 - exponent),
+      inverse_one_minus_s_(1.0 / (1.0 - exponent)) {
   EMBSCALE_EXPECTS(n >= 1, "Zipf needs at least one rank");
   EMBSCALE_EXPECTS(exponent >= 0.0 && std::isfinite(exponent), "Zipf exponent must be finite and >= 0");
   h_integral_x1_ = H(1.5) - 1.0;

@@ -68,8 +68,8 @@ class ZipfSampler {
   // Finishes a draw whose first candidate is `c` (rng past its draw): accepts it or redraws.
   std::int64_t finish(const Candidate& c, RngCursor& rng) const;
 
-  double H(double x) const;  // integral of the hat, H(x) = (x^(1-s) - 1) / (1 - s)
-  double h(double x) const;  // the hat, x^-s
+  double H(double x) const;                       // integral of the hat, H(x) = (x^(1-s) - 1) / (1 - s)
+  double h(double x) const;                       // the hat, x^-s
   double hat_area(double from, double to) const;  // integral of the hat over [from, to]
 
   // H^-1(y) = (1 + (1 - s) y)^(1 / (1 - s)) = exp(log1p(t) / (1 - s)), t = (1 - s) y; near

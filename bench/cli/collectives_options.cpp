@@ -78,7 +78,8 @@ CollectivesPlan plan_collectives(const CollectivesOptions& o, int ranks) {
   }
   const bool all = o.names.empty() || std::find(o.names.begin(), o.names.end(), "all") != o.names.end();
   for (const auto& entry : collectives::collectives())
-    if (all || std::find(o.names.begin(), o.names.end(), entry.name) != o.names.end()) plan.collectives.push_back(&entry);
+    if (all || std::find(o.names.begin(), o.names.end(), entry.name) != o.names.end())
+      plan.collectives.push_back(&entry);
   for (const auto& name : o.names)
     if (name != "all") collectives::find_collective(name, "collectives");  // throws naming an unknown one
 
@@ -128,8 +129,9 @@ CollectivesPlan plan_collectives(const CollectivesOptions& o, int ranks) {
     return plan;
   }
   if (!plan.skewed_counts && (o.config_path || !o.settings.empty() || o.scheme))
-    throw InputError("--config, --set and --scheme shape the skewed counts of alltoallv, which this run does not "
-                     "measure (add alltoallv, and --counts skewed)");
+    throw InputError(
+        "--config, --set and --scheme shape the skewed counts of alltoallv, which this run does not "
+        "measure (add alltoallv, and --counts skewed)");
   return plan;
 }
 

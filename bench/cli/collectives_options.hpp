@@ -15,24 +15,24 @@
 namespace embscale::cli {
 
 struct CollectivesOptions {
-  std::vector<std::string> names;  // positional; empty or "all": every registered collective
-  std::string min_bytes = "1K";    // -b
-  std::string max_bytes = "64M";   // -e
-  std::string factor;              // -f (default 2 unless -i is given)
-  std::string step_bytes;          // -i
-  std::int64_t iterations = 20;    // -n
-  std::int64_t warmup = 5;         // -w
-  std::int64_t checks = 1;         // -c
-  std::int64_t average = 1;        // -a
-  std::int64_t blocking = 1;       // -z
-  std::string type = "float";      // -d
-  std::string op = "sum";          // --op (nccl-tests' -o)
-  std::string root = "0";          // -r: a rank or "all"
-  std::int64_t rounds = 2;         // --rounds
-  bool no_baseline = false;        // --no-baseline
-  bool calibrate = false;          // --calibrate
-  bool barrier = false;            // --barrier
-  std::string counts = "equal,skewed";  // --counts (alltoallv)
+  std::vector<std::string> names;          // positional; empty or "all": every registered collective
+  std::string min_bytes = "1K";            // -b
+  std::string max_bytes = "64M";           // -e
+  std::string factor;                      // -f (default 2 unless -i is given)
+  std::string step_bytes;                  // -i
+  std::int64_t iterations = 20;            // -n
+  std::int64_t warmup = 5;                 // -w
+  std::int64_t checks = 1;                 // -c
+  std::int64_t average = 1;                // -a
+  std::int64_t blocking = 1;               // -z
+  std::string type = "float";              // -d
+  std::string op = "sum";                  // --op (nccl-tests' -o)
+  std::string root = "0";                  // -r: a rank or "all"
+  std::int64_t rounds = 2;                 // --rounds
+  bool no_baseline = false;                // --no-baseline
+  bool calibrate = false;                  // --calibrate
+  bool barrier = false;                    // --barrier
+  std::string counts = "equal,skewed";     // --counts (alltoallv)
   std::optional<std::string> config_path;  // --config (skewed counts)
   std::vector<std::string> settings;       // --set
   std::optional<std::string> scheme;       // --scheme

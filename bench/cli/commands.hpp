@@ -15,19 +15,19 @@ struct RunOptions {
   std::optional<std::string> config_path;  // none: the embedded default
   std::optional<std::string> output_path;  // none: results/runs/<UTC timestamp>.h5
   std::string command_line;
-  bool quiet = false;                      // no progress lines
-  bool embedding_only = false;             // run a config's embedding part, skipping Config::not_run
-  std::string run_id = "run0";             // the run's group under /runs
-  std::vector<std::string> settings;       // FIELD=VALUE overrides of the config (--set)
+  bool quiet = false;                 // no progress lines
+  bool embedding_only = false;        // run a config's embedding part, skipping Config::not_run
+  std::string run_id = "run0";        // the run's group under /runs
+  std::vector<std::string> settings;  // FIELD=VALUE overrides of the config (--set)
 };
 
 struct SweepOptions {
   std::string sweep_path;
-  std::string output_path;                 // the merged report; points go to <stem>.points/
+  std::string output_path;  // the merged report; points go to <stem>.points/
   std::string command_line;
-  bool resume = false;                     // go on with the runs the manifest lacks
-  bool embedding_only = false;             // as RunOptions::embedding_only, for every point
-  bool dry_run = false;                    // check every point and print the plan; run nothing
+  bool resume = false;          // go on with the runs the manifest lacks
+  bool embedding_only = false;  // as RunOptions::embedding_only, for every point
+  bool dry_run = false;         // check every point and print the plan; run nothing
   bool quiet = false;
 };
 
@@ -46,7 +46,7 @@ struct CompareOptions {
   std::string base_path;
   std::string new_path;
   report::CompareOptions settings;
-  std::vector<std::string> gate_names;     // --gate; empty: settings.gate's default (step)
+  std::vector<std::string> gate_names;  // --gate; empty: settings.gate's default (step)
   bool json = false;
 };
 
@@ -54,30 +54,30 @@ struct CompareOptions {
 // detected), and the HugeCTR fields its reader needs (from a config's Data layer or flags).
 struct TraceInputOptions {
   std::string path;
-  std::optional<std::string> format;        // "norm", "raw", "embscale"; none: detected
-  std::optional<std::string> config_path;   // its Data layer: slot_size_array, label_dim, dense_dim
-  std::vector<std::int64_t> slot_sizes;     // --slot-sizes (over the config's)
+  std::optional<std::string> format;       // "norm", "raw", "embscale"; none: detected
+  std::optional<std::string> config_path;  // its Data layer: slot_size_array, label_dim, dense_dim
+  std::vector<std::int64_t> slot_sizes;    // --slot-sizes (over the config's)
   std::optional<std::int32_t> label_dim;
   std::optional<std::int32_t> dense_dim;
   // Norm keys: HugeCTR's input_key_type, "I32" or "I64"; none: the config's, else detected.
   std::optional<std::string> key_type;
-  std::int64_t max_nnz = 0;                 // 0: no limit
-  bool float_label_dense = false;           // Raw: HugeCTR's float_label_dense
+  std::int64_t max_nnz = 0;        // 0: no limit
+  bool float_label_dense = false;  // Raw: HugeCTR's float_label_dense
 };
 
 struct TraceOutputOptions {
   std::string path;
-  std::optional<std::string> format;        // none: "embscale"
+  std::optional<std::string> format;  // none: "embscale"
   std::string key_type = "I64";
-  bool checksum = false;                    // Norm: HugeCTR's check "Sum"
-  bool float_label_dense = false;           // Raw
+  bool checksum = false;           // Norm: HugeCTR's check "Sum"
+  bool float_label_dense = false;  // Raw
 };
 
 struct TraceGenerateOptions {
-  std::optional<std::string> config_path;   // none: the embedded default
-  std::vector<std::string> settings;        // --set FIELD=VALUE
-  std::optional<std::int64_t> iterations;   // none: solver.max_iter
-  int ranks = 1;                            // for solver.batchsize_per_rank
+  std::optional<std::string> config_path;  // none: the embedded default
+  std::vector<std::string> settings;       // --set FIELD=VALUE
+  std::optional<std::int64_t> iterations;  // none: solver.max_iter
+  int ranks = 1;                           // for solver.batchsize_per_rank
   bool quiet = false;
   TraceOutputOptions output;
 };
@@ -85,8 +85,8 @@ struct TraceGenerateOptions {
 struct TraceStatsCommandOptions {
   TraceInputOptions input;
   bool json = false;
-  bool no_reuse = false;                    // skip reuse distances (a third of the time)
-  std::int64_t max_samples = 0;             // 0: the whole trace
+  bool no_reuse = false;         // skip reuse distances (a third of the time)
+  std::int64_t max_samples = 0;  // 0: the whole trace
 };
 
 struct TraceConvertOptions {

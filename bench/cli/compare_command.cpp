@@ -25,8 +25,7 @@ int compare_command(const CompareOptions& command_options) {
       throw InputError(options.base_path + " vs " + options.new_path + ": " + e.what());
     }
   }();
-  if (options.json)
-    std::cout << report::comparison_to_json(comparison, options.settings).dump(2) << '\n';
+  if (options.json) std::cout << report::comparison_to_json(comparison, options.settings).dump(2) << '\n';
   else
     std::cout << "base: " << options.base_path << "\nnew:  " << options.new_path << "\n\n"
               << report::format_comparison(comparison, options.settings);
@@ -39,24 +38,32 @@ RunFunction define_compare(CLI::App& command, const Invocation&) {
   report::CompareOptions& settings = options->settings;
   command.add_option("base", options->base_path, "the baseline report")->required();
   command.add_option("new", options->new_path, "the report to judge")->required();
-  command.add_option("--alpha", settings.alpha,
-                     "family-wise significance level: Holm's correction over every gated figure of every paired run")
-      ->capture_default_str()->check(CLI::Range(1e-9, 0.5));
-  command.add_option("--min-change", settings.min_change,
-                     "smallest relative change that counts (0.05 = 5%); default 0.05 with repetitions, 0.10 with "
-                     "single runs (their tests cannot see run-to-run shifts)")
+  command
+      .add_option("--alpha", settings.alpha,
+                  "family-wise significance level: Holm's correction over every gated figure of every paired run")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-9, 0.5));
+  command
+      .add_option("--min-change", settings.min_change,
+                  "smallest relative change that counts (0.05 = 5%); default 0.05 with repetitions, 0.10 with "
+                  "single runs (their tests cannot see run-to-run shifts)")
       ->check(CLI::Range(0.0, 10.0));
   command.add_option("--blocks", settings.blocks, "block means per run when there are no repetitions")
-      ->capture_default_str()->check(CLI::Range(2, 1000));
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1000));
   command.add_option("--warmup-fraction", settings.warmup_fraction, "leading share of iterations left out")
-      ->capture_default_str()->check(CLI::Range(0.0, 0.9));
-  command.add_option("--gate", options->gate_names,
-                     "figures that can fail the verdict: step (step time, throughput; benchmarks: real_time), "
-                     "phases, bytes, other, all, none; comma-separated")
-      ->delimiter(',')->default_str(report::describe_as_names(report::GateSelection{}));
-  command.add_option("--ignore", settings.ignored_parameters,
-                     "pair runs whose parameters differ only in these (ranks, zipf_alpha, ...), to compare them on "
-                     "purpose; comma-separated or repeated")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.9));
+  command
+      .add_option("--gate", options->gate_names,
+                  "figures that can fail the verdict: step (step time, throughput; benchmarks: real_time), "
+                  "phases, bytes, other, all, none; comma-separated")
+      ->delimiter(',')
+      ->default_str(report::describe_as_names(report::GateSelection{}));
+  command
+      .add_option("--ignore", settings.ignored_parameters,
+                  "pair runs whose parameters differ only in these (ranks, zipf_alpha, ...), to compare them on "
+                  "purpose; comma-separated or repeated")
       ->delimiter(',');
   command.add_flag("--json", options->json, "print the comparison as JSON");
   return [options] { return compare_command(*options); };

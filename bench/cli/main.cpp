@@ -76,7 +76,8 @@ int unknown_argument(const std::string& word) {
 int main(int argc, char** argv) {
   CLI::App app{"embscale: measure and predict distributed embedding tables at scale"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(embscale::build_info::version()) + " (" + embscale::build_info::git_sha() + ")");
+  app.set_version_flag("--version",
+                       std::string(embscale::build_info::version()) + " (" + embscale::build_info::git_sha() + ")");
   app.footer(embscale::cli::top_level_footer());
   const auto defined = embscale::cli::define_subcommands(app, {join_arguments(argc, argv)});
 

@@ -26,10 +26,12 @@ namespace {
 std::string attribute_text(const report::ReportData& data, const std::string& name) {
   const auto it = data.attributes.find(name);
   if (it == data.attributes.end()) return "-";
-  return std::visit([](const auto& v) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return v;
-    else return std::to_string(v);
-  }, it->second);
+  return std::visit(
+      [](const auto& v) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return v;
+        else return std::to_string(v);
+      },
+      it->second);
 }
 
 // One line per table name ("  table eviction/hit_rate: 100 x 5", rows x columns), over the runs
@@ -107,7 +109,8 @@ int report_command(const ReportOptions& options) {
     std::cout << "  " << name << ": " << attribute_text(data, name) << '\n';
   if (const auto axes = data.attributes.find("sweep_axes"); axes != data.attributes.end())
     std::cout << "  sweep_axes: " << attribute_text(data, "sweep_axes") << '\n';
-  std::cout << "  runs: " << data.runs.size() << '\n' << table_lines(data) << '\n'
+  std::cout << "  runs: " << data.runs.size() << '\n'
+            << table_lines(data) << '\n'
             << report::format_summary_table(data.summary);
   if (options.plot_directory) {
     std::error_code ec;

@@ -7,15 +7,15 @@
 #include "bench/cli/run_report.hpp"
 #include "bench/cli/run_setup.hpp"
 #include "bench/cli/subcommand_registry.hpp"
-#include "run/driver_choice.hpp"
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
-#include "run/training_run.hpp"
-#include "run/parameter_server_run.hpp"
 #include "report/metadata.hpp"
 #include "report/writer.hpp"
+#include "run/driver_choice.hpp"
+#include "run/parameter_server_run.hpp"
+#include "run/training_run.hpp"
 
 namespace embscale::cli {
 
@@ -24,7 +24,8 @@ int run_command(const RunOptions& options) {
   comm::MpiCommunicator world;
   const bool root = world.rank() == 0;
 
-  auto [config, source, plan] = load_config_agreed(world, options.config_path, options.settings, options.embedding_only);
+  auto [config, source, plan] =
+      load_config_agreed(world, options.config_path, options.settings, options.embedding_only);
   const std::filesystem::path output = agreed_output_path(world, options.output_path, "runs");
 
   std::optional<report::ReportWriter> writer;
@@ -37,9 +38,12 @@ int run_command(const RunOptions& options) {
     std::cout << "embscale run: " << run::scheme_names(config) << " on " << world.size() << " ranks";
     if (config::runs_on_parameter_servers(config)) {
       const auto roles = run::check_parameter_server_run(config, world.size());
-      std::cout << " (" << roles.trainers << (roles.trainers == 1 ? " trainer, " : " trainers, ") << roles.servers << (roles.servers == 1 ? " server, " : " servers, ")
-                << (config.parameter_server->synchronous ? "synchronous" : "asynchronous, staleness " +
-                    std::to_string(config.parameter_server->staleness)) << ")";
+      std::cout << " (" << roles.trainers << (roles.trainers == 1 ? " trainer, " : " trainers, ") << roles.servers
+                << (roles.servers == 1 ? " server, " : " servers, ")
+                << (config.parameter_server->synchronous
+                        ? "synchronous"
+                        : "asynchronous, staleness " + std::to_string(config.parameter_server->staleness))
+                << ")";
     }
     std::cout << ", " << config.solver.max_iter << " iterations of " << config.solver.batchsize << " samples\n";
     if (config.data.format != config::DataFormat::kSynthetic) std::cout << "data: " << source->describe() << '\n';
@@ -80,7 +84,8 @@ RunFunction define_run(CLI::App& command, const Invocation& invocation) {
   command.add_flag("--embedding-only", parsed->options.embedding_only,
                    "run the embedding part of a config that asks for more (a HugeCTR file's dense layers, evaluation, "
                    "checkpoints), listing what is skipped; without it such a config is refused (exit 2)");
-  command.add_option("--id", parsed->options.run_id, "the run's name in the report (/runs/<id>)")->capture_default_str();
+  command.add_option("--id", parsed->options.run_id, "the run's name in the report (/runs/<id>)")
+      ->capture_default_str();
   command.add_option("--set", parsed->options.settings,
                      "FIELD=VALUE: override a config field, addressed as in sweeps (solver.batchsize=8192, "
                      "layers.emb1.sparse_embedding_hparam.combiner=mean); repeatable");

@@ -5,10 +5,10 @@
 #include <string>
 
 #include "config/config.hpp"
-#include "run/training_run.hpp"
 #include "plan/planner.hpp"
 #include "report/summary.hpp"
 #include "report/writer.hpp"
+#include "run/training_run.hpp"
 
 namespace embscale::cli {
 

@@ -36,9 +36,10 @@ AgreedConfig load_config_agreed(comm::Communicator& world, const std::optional<s
                                 const std::vector<std::string>& settings, bool embedding_only,
                                 const std::function<void(config::Config&)>& adjust) {
   std::string text;
-  if (path) comm::run_agreed(world, [&] {
-    if (world.rank() == 0) text = config::read_config_text(*path);
-  });
+  if (path)
+    comm::run_agreed(world, [&] {
+      if (world.rank() == 0) text = config::read_config_text(*path);
+    });
   text = comm::broadcast_strings(world, {text})[0];
   std::optional<config::Config> config;
   std::unique_ptr<BatchSource> source;
@@ -66,7 +67,8 @@ AgreedConfig load_config_agreed(comm::Communicator& world, const std::optional<s
 std::filesystem::path agreed_output_path(comm::Communicator& world, const std::optional<std::string>& given,
                                          const std::string& folder) {
   const bool root = world.rank() == 0;
-  std::filesystem::path output = comm::broadcast_strings(world, {root ? given.value_or(default_output_path(folder)) : ""})[0];
+  std::filesystem::path output =
+      comm::broadcast_strings(world, {root ? given.value_or(default_output_path(folder)) : ""})[0];
   if (!given) {
     comm::run_agreed(world, [&] {
       std::error_code ec;

@@ -8,7 +8,8 @@ namespace {
 
 void set_footer_where_unset(CLI::App& command, const std::string& footer) {
   if (command.get_footer().empty()) command.footer(footer);
-  for (CLI::App* nested : command.get_subcommands([](CLI::App*) { return true; })) set_footer_where_unset(*nested, footer);
+  for (CLI::App* nested : command.get_subcommands([](CLI::App*) { return true; }))
+    set_footer_where_unset(*nested, footer);
 }
 
 }  // namespace
@@ -17,13 +18,16 @@ void set_footer_where_unset(CLI::App& command, const std::string& footer) {
 // main() maps CLI11's parse errors to it. Each meaning below says what else lands there.
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> registry{
-      {"run", "Run a config (no CONFIG: the embedded default) and write an HDF5 report", Launch::kMpi,
+      {"run",
+       "Run a config (no CONFIG: the embedded default) and write an HDF5 report",
+       Launch::kMpi,
        {{0, "done (report written)"},
         {kExitFailure, "failure (a rank failed, an I/O error; no report)"},
         {kExitBadInput, "bad input (arguments, config, --set, output path; nothing ran)"},
         {kExitStopped, "stopped by SIGTERM/SIGUSR1 at an iteration boundary (no report)"}},
        define_run},
-      {"sweep", "Run every point of a sweep file (a grid or a list over config fields), then merge the reports into one",
+      {"sweep",
+       "Run every point of a sweep file (a grid or a list over config fields), then merge the reports into one",
        Launch::kMpi,
        {{0, "done (merged report written)"},
         {kExitFailure, "failure (a rank failed, an I/O error)"},
@@ -36,16 +40,22 @@ const std::vector<Subcommand>& subcommands() {
        Launch::kMpi,
        {{0, "done (report written, every result correct)"},
         {kExitFailure, "wrong elements in a result (the report is written; stderr says where), or a failure"},
-        {kExitBadInput, "bad input (a flag: sizes, factor, type, op, root, counts; the skewed counts' config; nothing ran)"},
+        {kExitBadInput,
+         "bad input (a flag: sizes, factor, type, op, root, counts; the skewed counts' config; nothing ran)"},
         {kExitStopped, "stopped by SIGTERM/SIGUSR1 between cases (no report)"}},
        define_collectives},
-      {"merge", "Merge reports into one (run ids must be unique across them)", Launch::kSerial,
+      {"merge",
+       "Merge reports into one (run ids must be unique across them)",
+       Launch::kSerial,
        {{0, "merged"},
         {kExitFailure, "failure (an I/O error while writing)"},
-        {kExitBadInput, "bad input (arguments, an input that is not a report, a run id in two inputs, "
-                        "different /summary columns, an output that cannot be created)"}},
+        {kExitBadInput,
+         "bad input (arguments, an input that is not a report, a run id in two inputs, "
+         "different /summary columns, an output that cannot be created)"}},
        define_merge},
-      {"validate", "Check a config file and print what it runs", Launch::kSerial,
+      {"validate",
+       "Check a config file and print what it runs",
+       Launch::kSerial,
        {{0, "valid"},
         {kExitFailure, "failure (an internal error)"},
         {kExitBadInput, "bad input: an invalid config (the message names the file and the field), or bad arguments"}},
@@ -56,24 +66,32 @@ const std::vector<Subcommand>& subcommands() {
        Launch::kSerial,
        {{0, "planned (the plan printed and written)"},
         {kExitFailure, "failure (an I/O error while writing)"},
-        {kExitBadInput, "bad input (arguments, config; no layer to plan; no plan fits the memory per rank: the "
-                        "message names the rank, the shortfall and the largest table there)"}},
+        {kExitBadInput,
+         "bad input (arguments, config; no layer to plan; no plan fits the memory per rank: the "
+         "message names the rank, the shortfall and the largest table there)"}},
        define_plan},
-      {"report", "Print the summary of an existing report, and plot it", Launch::kSerial,
+      {"report",
+       "Print the summary of an existing report, and plot it",
+       Launch::kSerial,
        {{0, "printed (and plotted)"},
         {kExitFailure, "failure (the plot script failed or could not start)"},
         {kExitBadInput, "bad input (arguments, not a report, a plot directory that cannot be created)"}},
        define_report},
-      {"compare", "Compare two reports: per-figure change, significance, exit 1 on a regression", Launch::kSerial,
+      {"compare",
+       "Compare two reports: per-figure change, significance, exit 1 on a regression",
+       Launch::kSerial,
        {{0, "no regression"},
         {kExitFailure, "a regression (a gated figure significantly worse), or a failure (the message says which)"},
         {kExitBadInput, "bad input (arguments, a file that is not a report, reports that cannot be paired)"}},
        define_compare},
-      {"trace", "Recorded workloads: generate from a config, statistics, format conversion", Launch::kSerial,
+      {"trace",
+       "Recorded workloads: generate from a config, statistics, format conversion",
+       Launch::kSerial,
        {{0, "done"},
         {kExitFailure, "failure (an I/O error while writing)"},
-        {kExitBadInput, "bad input (arguments, an unreadable or malformed trace: the message names the file "
-                        "and the byte offset)"}},
+        {kExitBadInput,
+         "bad input (arguments, an unreadable or malformed trace: the message names the file "
+         "and the byte offset)"}},
        define_trace},
   };
   return registry;
@@ -81,11 +99,11 @@ const std::vector<Subcommand>& subcommands() {
 
 std::string help_footer(const Subcommand& subcommand) {
   const std::string name(subcommand.name);
-  std::string footer =
-      subcommand.launch == Launch::kMpi
-          ? "An MPI program: launch it as `mpiexec -n N embscale " + name + " ...` (Slurm: `srun -n N embscale " +
-                name + " ...`); without a launcher it runs on one rank.\n"
-          : "Serial: it never initialises MPI; run it without a launcher.\n";
+  std::string footer = subcommand.launch == Launch::kMpi
+                           ? "An MPI program: launch it as `mpiexec -n N embscale " + name +
+                                 " ...` (Slurm: `srun -n N embscale " + name +
+                                 " ...`); without a launcher it runs on one rank.\n"
+                           : "Serial: it never initialises MPI; run it without a launcher.\n";
   footer += "Exit codes:";
   for (const ExitCode& exit : subcommand.exit_codes)
     footer += "\n  " + std::to_string(exit.code) + "  " + std::string(exit.meaning);

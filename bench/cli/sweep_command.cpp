@@ -21,7 +21,6 @@
 #include "bench/cli/run_report.hpp"
 #include "bench/cli/run_setup.hpp"
 #include "bench/cli/subcommand_registry.hpp"
-#include "run/driver_choice.hpp"
 #include "comm/failure.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "config/sweep_spec.hpp"
@@ -29,11 +28,12 @@
 #include "core/stop_request.hpp"
 #include "core/temp_files.hpp"
 #include "core/timer.hpp"
-#include "run/training_run.hpp"
 #include "report/merge.hpp"
 #include "report/metadata.hpp"
 #include "report/reader.hpp"
 #include "report/writer.hpp"
+#include "run/driver_choice.hpp"
+#include "run/training_run.hpp"
 #include "sweep/manifest.hpp"
 #include "workloads/batch_source_factory.hpp"
 
@@ -124,8 +124,8 @@ void run_point(comm::Communicator& comm, const config::SweepSpec& spec, const Pl
 int signal_that_stopped_the_run(comm::Communicator& world, int stopped_by, bool member) {
   const std::int32_t mine = stopped_by;
   std::int32_t any = 0;
-  auto request = world.iallreduce(std::span<const std::int32_t>(&mine, 1), std::span<std::int32_t>(&any, 1),
-                                  comm::ReduceOp::kMax);
+  auto request =
+      world.iallreduce(std::span<const std::int32_t>(&mine, 1), std::span<std::int32_t>(&any, 1), comm::ReduceOp::kMax);
   if (member) request.wait();
   else
     while (!request.test()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -158,7 +158,8 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
         run::check_training_for_ranks(planned, ranks);
         // A trace is opened now (its headers, its length against the point's iterations); a
         // generated source has nothing to check.
-        if (point.config.data.format != config::DataFormat::kSynthetic) (void)workloads::make_batch_source(point.config);
+        if (point.config.data.format != config::DataFormat::kSynthetic)
+          (void)workloads::make_batch_source(point.config);
       } catch (const InputError& e) {
         throw InputError(source.origin + ": point " + std::to_string(point.index) + " (" +
                          config::describe_settings(point.settings) + ") at " + std::to_string(ranks) +
@@ -208,8 +209,8 @@ OpenedManifest open_manifest(comm::Communicator& world, const SweepOptions& opti
 // Collective: one run on the first `ranks` ranks of the world (the others wait without
 // spinning). Throws StopRequested on every rank when a signal stopped it.
 void run_on_first_ranks(comm::Communicator& world, int ranks, const config::SweepSpec& spec, const PlannedRun& run,
-                        const std::filesystem::path& file, const SweepOptions& options,
-                        std::int64_t finished, std::int64_t total) {
+                        const std::filesystem::path& file, const SweepOptions& options, std::int64_t finished,
+                        std::int64_t total) {
   const bool member = world.rank() < ranks;
   // Every rank takes part in the split; ranks beyond the point's count get their own group.
   auto point_comm = world.split(member ? 0 : 1, world.rank());
@@ -267,8 +268,8 @@ int sweep_command(const SweepOptions& options) {
       std::cout << source.origin << ": " << spec.points.size() << " points x " << spec.repetitions
                 << " repetitions = " << total << " runs\n";
       for (const auto& point : spec.points)
-        std::cout << "  point " << point.index << " on " << (point.ranks ? point.ranks : world.size()) << " ranks: "
-                  << config::describe_settings(point.settings) << '\n';
+        std::cout << "  point " << point.index << " on " << (point.ranks ? point.ranks : world.size())
+                  << " ranks: " << config::describe_settings(point.settings) << '\n';
     }
     return 0;
   }
@@ -280,13 +281,13 @@ int sweep_command(const SweepOptions& options) {
 
   const auto directory = points_directory(options.output_path);
   if (root)
-    std::cout << "embscale sweep: " << spec.points.size() << " points x " << spec.repetitions << " repetitions = "
-              << total << " runs on up to " << world.size() << " ranks" << (already ? ", " : "")
-              << (already ? std::to_string(already) + " done before (resumed)" : "") << "\npoints: "
-              << directory.string()
-              << (opened.removed_temps ? " (removed " + std::to_string(opened.removed_temps) +
-                                             " temporary file(s) of abandoned runs)"
-                                       : "")
+    std::cout << "embscale sweep: " << spec.points.size() << " points x " << spec.repetitions
+              << " repetitions = " << total << " runs on up to " << world.size() << " ranks" << (already ? ", " : "")
+              << (already ? std::to_string(already) + " done before (resumed)" : "")
+              << "\npoints: " << directory.string()
+              << (opened.removed_temps
+                      ? " (removed " + std::to_string(opened.removed_temps) + " temporary file(s) of abandoned runs)"
+                      : "")
               << "\n";
 
   Stopwatch elapsed;
@@ -300,7 +301,8 @@ int sweep_command(const SweepOptions& options) {
     if (root) {
       const auto remaining = static_cast<double>(total - already - finished_now);
       const std::string eta =
-          finished_now ? ", ETA " + format_duration(elapsed.seconds() / static_cast<double>(finished_now) * remaining) : "";
+          finished_now ? ", ETA " + format_duration(elapsed.seconds() / static_cast<double>(finished_now) * remaining)
+                       : "";
       std::cout << "sweep: run " << (i + 1) << "/" << total << " " << run.id << " on " << ranks
                 << (ranks == 1 ? " rank: " : " ranks: ") << config::describe_settings(run.point->settings) << eta
                 << std::endl;
@@ -328,7 +330,8 @@ RunFunction define_sweep(CLI::App& command, const Invocation& invocation) {
   auto options = std::make_shared<SweepOptions>();
   options->command_line = invocation.command_line;
   command.add_option("sweep", options->sweep_path, "sweep JSON file")->required();
-  command.add_option("-o,--output", options->output_path, "merged report; point reports go to <stem>.points/")->required();
+  command.add_option("-o,--output", options->output_path, "merged report; point reports go to <stem>.points/")
+      ->required();
   command.add_flag("--resume", options->resume, "go on with the runs the manifest lacks (after a stop or a requeue)");
   command.add_flag("-q,--quiet", options->quiet, "no per-iteration progress lines");
   command.add_flag("--dry-run", options->dry_run, "check every point and print the plan; run and write nothing");

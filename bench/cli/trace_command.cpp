@@ -91,7 +91,8 @@ int trace_generate_command(const TraceGenerateOptions& options) {
   }
   for (std::int64_t it = 0; it < iterations; ++it) writer->write(generator.generate(it, 0, 1));
   writer->close();
-  if (!options.quiet) std::cout << "wrote " << writer->samples_written() << " samples to " << options.output.path << '\n';
+  if (!options.quiet)
+    std::cout << "wrote " << writer->samples_written() << " samples to " << options.output.path << '\n';
   return 0;
 }
 

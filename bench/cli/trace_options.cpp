@@ -15,18 +15,22 @@ constexpr const char* kFormats = "norm, raw or embscale";
 void add_input_flags(CLI::App& command, TraceInputOptions& in) {
   command.add_option("trace", in.path, "trace file (a Norm file list, a Norm or Raw data file, an embscale trace)")
       ->required();
-  command.add_option("--format", in.format, std::string("input format: ") + kFormats +
-                                                 " (Raw must be named; the others are detected)");
+  command.add_option("--format", in.format,
+                     std::string("input format: ") + kFormats + " (Raw must be named; the others are detected)");
   command.add_option("--config", in.config_path,
                      "a config whose Data layer gives slot_size_array, label_dim and dense_dim (Raw needs them)");
   command.add_option("--slot-sizes", in.slot_sizes, "each slot's key space (HugeCTR's slot_size_array)")
       ->delimiter(',');
   command.add_option("--label-dim", in.label_dim, "labels per sample (Raw)");
   command.add_option("--dense-dim", in.dense_dim, "dense features per sample (Raw)");
-  command.add_option("--key-type", in.key_type,
-                     "Norm keys: I32 (unsigned int) or I64 (long long), HugeCTR's input_key_type (default: the "
-                     "config's, else detected from the first samples; I32, HugeCTR's default, when both widths read them)");
-  command.add_option("--max-nnz", in.max_nnz, "most keys per bag; more is an error (0: the config's sparse max_nnz, else no limit)")->capture_default_str();
+  command.add_option(
+      "--key-type", in.key_type,
+      "Norm keys: I32 (unsigned int) or I64 (long long), HugeCTR's input_key_type (default: the "
+      "config's, else detected from the first samples; I32, HugeCTR's default, when both widths read them)");
+  command
+      .add_option("--max-nnz", in.max_nnz,
+                  "most keys per bag; more is an error (0: the config's sparse max_nnz, else no limit)")
+      ->capture_default_str();
   command.add_flag("--float-label-dense", in.float_label_dense, "Raw: labels and dense features are floats");
 }
 
@@ -34,7 +38,8 @@ void add_output_flags(CLI::App& command, TraceOutputOptions& out, const std::str
   command.add_option("-o,--output", out.path, "the trace to write (written under a temporary name, then renamed)")
       ->required();
   command.add_option(format_flag, out.format, std::string("output format: ") + kFormats + " (default embscale)");
-  command.add_option("--out-key-type", out.key_type, "keys written as I32 or I64 (Norm and embscale)")->capture_default_str();
+  command.add_option("--out-key-type", out.key_type, "keys written as I32 or I64 (Norm and embscale)")
+      ->capture_default_str();
   command.add_flag("--checksum", out.checksum, "Norm: write HugeCTR's checksum mode (check \"Sum\")");
   command.add_flag("--out-float-label-dense", out.float_label_dense, "Raw: write labels and dense features as floats");
 }
@@ -58,7 +63,8 @@ RunFunction define_trace(CLI::App& trace, const Invocation&) {
   generate->add_option("--set", parsed->generate.settings, "FIELD=VALUE: override a config field; repeatable");
   generate->add_option("--iterations", parsed->generate.iterations, "batches to write (default: solver.max_iter)");
   generate->add_option("--ranks", parsed->generate.ranks, "ranks for solver.batchsize_per_rank")
-      ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 24));
   generate->add_flag("-q,--quiet", parsed->generate.quiet, "no summary lines");
   add_output_flags(*generate, parsed->generate.output, "--format");
 

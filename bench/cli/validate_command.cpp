@@ -12,7 +12,8 @@ int validate_command(const std::string& config_path, bool embedding_only) {
   const auto config = config::load_config_file(config_path);
   config::check_runs_whole(config, embedding_only, config_path);  // as `run` would refuse it
   std::cout << config_path << ": valid (schema version " << config.schema_version << ")\n";
-  if (!config.not_run.empty()) std::cout << "  not run (--embedding-only): " << config::describe_not_run(config) << '\n';
+  if (!config.not_run.empty())
+    std::cout << "  not run (--embedding-only): " << config::describe_not_run(config) << '\n';
   std::cout << "  data: " << config::to_string(config.data.format) << ", " << config.data.slot_num << " slots";
   if (config.data.format != config::DataFormat::kSynthetic)
     std::cout << ", source " << config::data_source_path(config).string();
@@ -21,8 +22,8 @@ int validate_command(const std::string& config_path, bool embedding_only) {
   for (const auto& emb : config.embeddings)
     std::cout << "  " << emb.name << ": " << emb.type << ", dim " << emb.embedding_vec_size << ", combiner "
               << config::to_string(emb.combiner) << '\n';
-  std::cout << "  solver: batchsize " << config.solver.batchsize << ", " << config.solver.max_iter
-            << " iterations (+" << config.solver.warmup_iter << " warm-up)\n";
+  std::cout << "  solver: batchsize " << config.solver.batchsize << ", " << config.solver.max_iter << " iterations (+"
+            << config.solver.warmup_iter << " warm-up)\n";
   return 0;
 }
 

@@ -43,9 +43,9 @@ kv::ScoreStrategy strategy_named(const std::string& name) {
 }
 
 nlohmann::json setup_json(const StudySetup& s) {
-  return {{"keys", s.keys},       {"capacity", s.capacity}, {"bucket_capacity", s.bucket_capacity},
-          {"batch", s.batch},     {"warmup", s.warmup},     {"measure", s.measure},
-          {"intervals", s.intervals}, {"seed", s.seed},     {"drift", s.drift}};
+  return {{"keys", s.keys},           {"capacity", s.capacity}, {"bucket_capacity", s.bucket_capacity},
+          {"batch", s.batch},         {"warmup", s.warmup},     {"measure", s.measure},
+          {"intervals", s.intervals}, {"seed", s.seed},         {"drift", s.drift}};
 }
 
 int study(int argc, char** argv) {
@@ -59,15 +59,20 @@ int study(int argc, char** argv) {
   app.add_option("--strategies", strategies, "score strategies (default: all)")->delimiter(',');
   app.add_option("--admission", admissions,
                  "admission settings, kind[:field=value,...] (repeat; default none, k_count, tiny_lfu)");
-  app.add_option("--keys", setup.keys, "N, distinct keys of the stream")->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 32));
-  app.add_option("--capacity", setup.capacity, "C, the table's slots")->check(CLI::Range(std::int64_t{16}, std::int64_t{1} << 34));
+  app.add_option("--keys", setup.keys, "N, distinct keys of the stream")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 32));
+  app.add_option("--capacity", setup.capacity, "C, the table's slots")
+      ->check(CLI::Range(std::int64_t{16}, std::int64_t{1} << 34));
   app.add_option("--bucket-capacity", setup.bucket_capacity, "slots per bucket, a power of two in [16, 1024]");
-  app.add_option("--batch", setup.batch, "distinct keys per call")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24));
+  app.add_option("--batch", setup.batch, "distinct keys per call")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24));
   app.add_option("--warmup", setup.warmup, "accesses (draws) before the measured window");
   app.add_option("--measure", setup.measure, "accesses (draws) in the measured window")->check(CLI::PositiveNumber);
-  app.add_option("--intervals", setup.intervals, "parts of the window for the curve over time")->check(CLI::Range(1, 1000));
+  app.add_option("--intervals", setup.intervals, "parts of the window for the curve over time")
+      ->check(CLI::Range(1, 1000));
   app.add_option("--seed", setup.seed, "of the stream and the key mapping");
-  app.add_option("--threads", setup.threads, "threads per call (the result does not depend on it)")->check(CLI::Range(1, 256));
+  app.add_option("--threads", setup.threads, "threads per call (the result does not depend on it)")
+      ->check(CLI::Range(1, 256));
   app.add_flag("--drift", setup.drift, "change the key mapping when the measured window begins");
   app.add_option("--json", json_path, "write every row (with its interval curve) to this file");
   try {
@@ -75,8 +80,10 @@ int study(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (setup.bucket_capacity < 16 || setup.bucket_capacity > 1024 || (setup.bucket_capacity & (setup.bucket_capacity - 1)))
-    throw InputError("--bucket-capacity: expected a power of two in [16, 1024], got " + std::to_string(setup.bucket_capacity));
+  if (setup.bucket_capacity < 16 || setup.bucket_capacity > 1024 ||
+      (setup.bucket_capacity & (setup.bucket_capacity - 1)))
+    throw InputError("--bucket-capacity: expected a power of two in [16, 1024], got " +
+                     std::to_string(setup.bucket_capacity));
   if (setup.capacity < setup.bucket_capacity)
     throw InputError("--capacity: expected at least --bucket-capacity (" + std::to_string(setup.bucket_capacity) + ")");
   if (static_cast<std::int64_t>(setup.batch) > setup.keys)
@@ -88,14 +95,15 @@ int study(int argc, char** argv) {
   std::vector<AdmissionSetting> settings;
   for (const auto& spec : admissions) settings.push_back(parse_admission_setting(spec));
 
-  std::printf("# N %lld, C %lld, buckets of %lld, calls of %zu distinct keys, warm-up %llu, window %llu accesses, "
-              "seed %llu%s\n",
-              static_cast<long long>(setup.keys), static_cast<long long>(setup.capacity),
-              static_cast<long long>(setup.bucket_capacity), setup.batch, static_cast<unsigned long long>(setup.warmup),
-              static_cast<unsigned long long>(setup.measure), static_cast<unsigned long long>(setup.seed),
-              setup.drift ? ", the key mapping changes when the window begins" : "");
-  std::printf("%-5s %-10s %-44s %7s %7s %7s %7s %8s %8s %8s %8s %6s%s\n", "s", "strategy", "admission", "hit",
-              "bound", "gap", "bucketd", "distinct", "not_adm", "refused", "evicted", "sec",
+  std::printf(
+      "# N %lld, C %lld, buckets of %lld, calls of %zu distinct keys, warm-up %llu, window %llu accesses, "
+      "seed %llu%s\n",
+      static_cast<long long>(setup.keys), static_cast<long long>(setup.capacity),
+      static_cast<long long>(setup.bucket_capacity), setup.batch, static_cast<unsigned long long>(setup.warmup),
+      static_cast<unsigned long long>(setup.measure), static_cast<unsigned long long>(setup.seed),
+      setup.drift ? ", the key mapping changes when the window begins" : "");
+  std::printf("%-5s %-10s %-44s %7s %7s %7s %7s %8s %8s %8s %8s %6s%s\n", "s", "strategy", "admission", "hit", "bound",
+              "gap", "bucketd", "distinct", "not_adm", "refused", "evicted", "sec",
               setup.drift ? "   first    last" : "");
   nlohmann::json rows = nlohmann::json::array();
   for (const double s : exponents) {

@@ -83,8 +83,9 @@ AdmissionSetting parse_admission_setting(const std::string& spec) {
                          value + "\"");
       o.conservative_update = value == "true";
     } else
-      throw InputError("admission setting \"" + spec + "\": unknown field \"" + field +
-                       "\" (expected threshold, max_count, depth, cells_per_slot, aging_factor or conservative_update)");
+      throw InputError(
+          "admission setting \"" + spec + "\": unknown field \"" + field +
+          "\" (expected threshold, max_count, depth, cells_per_slot, aging_factor or conservative_update)");
   }
   try {
     kv::check_admission_options(o);
@@ -133,7 +134,8 @@ StudyResult run_study(const StudySetup& setup, double exponent, kv::ScoreStrateg
     interval_hits += call_hits;
     interval_accesses += draws;
     // Interval k ends at the first call boundary at or past (k + 1) / intervals of the window.
-    const auto boundary = setup.measure * static_cast<std::uint64_t>(interval + 1) / static_cast<std::uint64_t>(setup.intervals);
+    const auto boundary =
+        setup.measure * static_cast<std::uint64_t>(interval + 1) / static_cast<std::uint64_t>(setup.intervals);
     if (r.accesses >= boundary && interval < setup.intervals) {
       r.interval_hit_rates.push_back(static_cast<double>(interval_hits) / static_cast<double>(interval_accesses));
       r.interval_ends.push_back(r.accesses);

@@ -29,15 +29,15 @@
 namespace embscale::bench {
 
 struct StudySetup {
-  std::int64_t keys = 1'000'000;         // N
-  std::int64_t capacity = 1 << 17;       // C: the table's max_capacity (and initial capacity)
+  std::int64_t keys = 1'000'000;    // N
+  std::int64_t capacity = 1 << 17;  // C: the table's max_capacity (and initial capacity)
   std::int64_t bucket_capacity = 128;
-  std::size_t batch = 4096;              // distinct keys per call
-  std::uint64_t warmup = 40'000'000;     // draws before the measured window
-  std::uint64_t measure = 40'000'000;    // draws in it
+  std::size_t batch = 4096;            // distinct keys per call
+  std::uint64_t warmup = 40'000'000;   // draws before the measured window
+  std::uint64_t measure = 40'000'000;  // draws in it
   int intervals = 10;
   std::uint64_t seed = 2026;
-  int threads = 1;                       // ExecutionContext::threads (the result does not depend on it)
+  int threads = 1;  // ExecutionContext::threads (the result does not depend on it)
   bool drift = false;
 };
 
@@ -62,7 +62,7 @@ struct StudyResult {
   double evicted = 0;
   std::vector<double> interval_hit_rates;
   std::vector<std::uint64_t> interval_ends;  // draws since the window began, at each interval's end
-  double seconds = 0;            // wall time of the whole run (warm-up included)
+  double seconds = 0;                        // wall time of the whole run (warm-up included)
 };
 
 // The study's table: dim 1, training, max_capacity = initial capacity = setup.capacity, load

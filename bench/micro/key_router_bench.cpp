@@ -36,9 +36,9 @@
 #include <string>
 #include <vector>
 
-#include "final_runs.hpp"
 #include "config/config.hpp"
 #include "embedding/key_router.hpp"
+#include "final_runs.hpp"
 #include "workloads/synthetic.hpp"
 
 namespace {
@@ -156,7 +156,8 @@ std::string routing_error(std::span<const Key> keys, const Owner& owner, const R
   std::size_t pos = 0;
   for (int r = 0; r < kRanks; ++r)
     for (std::size_t c = 0; c < routed.send_counts[static_cast<std::size_t>(r)]; ++c, ++pos)
-      if (pos >= routed.send_keys.size() || owner(routed.send_keys[pos]) != r) return "a key sits in another owner's group";
+      if (pos >= routed.send_keys.size() || owner(routed.send_keys[pos]) != r)
+        return "a key sits in another owner's group";
   if (pos != routed.send_keys.size()) return "send_counts do not add up to send_keys";
   for (std::size_t i = 0; i < keys.size(); ++i)
     if (routed.inverse[i] >= routed.send_keys.size() || routed.send_keys[routed.inverse[i]] != keys[i])
@@ -199,7 +200,8 @@ void run(benchmark::State& state, const std::string& implementation, const Named
   }
   const auto n = static_cast<double>(batch.keys.size());
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(batch.keys.size()));
-  state.counters["per_key"] = benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["per_key"] =
+      benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.counters["keys"] = n;
   state.counters["sent"] = static_cast<double>(out.send_keys.size());
   g_runs[implementation][batch.name].emplace_back(state.iterations(),
@@ -225,7 +227,8 @@ void register_all() {
     });
     add("key_router", [&batch, modulo, modulo_owner](benchmark::State& state) {
       KeyRouter router;
-      run(state, "key_router", batch, modulo_owner, true, [&](RoutedKeys& out) { router.route(batch.keys, modulo, out); });
+      run(state, "key_router", batch, modulo_owner, true,
+          [&](RoutedKeys& out) { router.route(batch.keys, modulo, out); });
     });
     add("key_router_row_blocks", [&batch](benchmark::State& state) {
       const RowBlockOwner blocks{{0, batch.vocabulary / kRanks}};

@@ -99,8 +99,8 @@ struct Fixture {
 
   Fixture(std::size_t d, double lf, Scale scale)
       : dim(d), load_factor(lf), table(d, lf, scale),
-        work(make_workload(table.export_keys(), d, lf, scale, table.offered())),
-        out(scale.batch * d), founds(scale.batch) {
+        work(make_workload(table.export_keys(), d, lf, scale, table.offered())), out(scale.batch * d),
+        founds(scale.batch) {
     table.touch_hits(work);
     evicted.keys.reserve(scale.batch);
     evicted.scores.reserve(scale.batch);
@@ -153,7 +153,8 @@ std::string counts(const kv::CallStats& s) {
 void check_write(const kv::CallStats& s, const Workload& w, Op op, Impl impl) {
   const auto n_new = static_cast<std::int64_t>(w.new_keys.size());
   bool ok = s.found == static_cast<std::int64_t>(w.hits) && s.inserted == n_new && s.refused == 0;
-  if (impl != Impl::kEmbscale && op == Op::kInsertAndEvict) ok = ok && s.evicted == static_cast<std::int64_t>(w.evicting);
+  if (impl != Impl::kEmbscale && op == Op::kInsertAndEvict)
+    ok = ok && s.evicted == static_cast<std::int64_t>(w.evicting);
   expect(ok, std::string(name_of(op)) + "/" + name_of(impl) + ": " + counts(s) + "; expected found " +
                  std::to_string(w.hits) + ", inserted " + std::to_string(n_new));
 }
@@ -161,8 +162,8 @@ void check_write(const kv::CallStats& s, const Workload& w, Op op, Impl impl) {
 // The checksum of a read batch: find's rows, or find_or_insert's (hits, then 0.5 per new value).
 void check_rows(const Fixture& f, Op op, const char* who) {
   const Workload& w = f.work;
-  const double expected = op == Op::kFind ? w.find_checksum
-                                          : w.write_hit_checksum + 0.5 * static_cast<double>(w.new_keys.size() * w.dim);
+  const double expected =
+      op == Op::kFind ? w.find_checksum : w.write_hit_checksum + 0.5 * static_cast<double>(w.new_keys.size() * w.dim);
   const double got = sum_of(f.out);
   expect(got == expected, std::string(name_of(op)) + "/" + who + ": the rows read sum to " + std::to_string(got) +
                               ", expected " + std::to_string(expected));
@@ -189,9 +190,8 @@ void run_embscale(benchmark::State& state, Fixture& f, Op op, int threads) {
     state.PauseTiming();
     check_write(s, w, op, Impl::kEmbscale);
     if (op == Op::kInsertAndEvict)
-      expect(f.evicted.size() == static_cast<std::size_t>(s.evicted), "insert_and_evict/embscale: " +
-                                                                           std::to_string(f.evicted.size()) +
-                                                                           " entries returned, " + counts(s));
+      expect(f.evicted.size() == static_cast<std::size_t>(s.evicted),
+             "insert_and_evict/embscale: " + std::to_string(f.evicted.size()) + " entries returned, " + counts(s));
     evicted = s.evicted;
     f.table.restore(w, s.evicted);
     f.evicted.clear();
@@ -201,14 +201,14 @@ void run_embscale(benchmark::State& state, Fixture& f, Op op, int threads) {
   state.counters["evicted_per_call"] = static_cast<double>(evicted);
 }
 
-template <typename P>
-void run_peer(benchmark::State& state, Fixture& f, P& peer, Op op, Impl impl, int threads) {
+template <typename P> void run_peer(benchmark::State& state, Fixture& f, P& peer, Op op, Impl impl, int threads) {
   const Workload& w = f.work;
   std::fill(f.out.begin(), f.out.end(), 0.0f);
   if (op == Op::kFind) {
     kv::CallStats s;
     for (auto _ : state) s = peer.find(w.find_keys, f.out, f.founds, threads);
-    expect(s.found == static_cast<std::int64_t>(w.find_keys.size()), std::string("find/") + name_of(impl) + ": " + counts(s));
+    expect(s.found == static_cast<std::int64_t>(w.find_keys.size()),
+           std::string("find/") + name_of(impl) + ": " + counts(s));
     check_rows(f, op, name_of(impl));
     return;
   }
@@ -331,7 +331,8 @@ void register_zipf() {
             char name[128];
             std::snprintf(name, sizeof name, "kv_zipf_%s/%s/dim:%zu/s:%.2f/threads:%d", name_of(op), name_of(variant),
                           dim, s, threads);
-            benchmark::RegisterBenchmark(name, [=](benchmark::State& st) { run_zipf_pair(st, variant, op, dim, s, threads); })
+            benchmark::RegisterBenchmark(name,
+                                         [=](benchmark::State& st) { run_zipf_pair(st, variant, op, dim, s, threads); })
                 ->Unit(benchmark::kMillisecond)
                 ->UseManualTime();
           }

@@ -27,8 +27,7 @@ class GatherLimit {
   // Rows prefetched ahead of the copy (16-32 measured alike on the development VM).
   static constexpr std::size_t kAhead = 16;
 
-  GatherLimit(std::size_t dim, Scale scale)
-      : dim_(dim), rows_(scale.capacity() * dim * sizeof(float), std::string()) {
+  GatherLimit(std::size_t dim, Scale scale) : dim_(dim), rows_(scale.capacity() * dim * sizeof(float), std::string()) {
     float* a = data();
     for (std::size_t r = 0; r < scale.capacity(); ++r)
       for (std::size_t d = 0; d < dim; ++d) a[r * dim + d] = value(r, d);

@@ -22,8 +22,8 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
-#include <libcuckoo/cuckoohash_map.hh>
 #include <omp.h>
+#include <libcuckoo/cuckoohash_map.hh>
 
 #include <algorithm>
 #include <atomic>
@@ -43,8 +43,7 @@
 namespace embscale::kv_bench {
 
 // Runs body(begin, end) on `threads` OpenMP threads, one contiguous range each.
-template <typename Body>
-void on_threads(std::size_t n, int threads, Body&& body) {
+template <typename Body> void on_threads(std::size_t n, int threads, Body&& body) {
   if (threads <= 1) {
     body(std::size_t{0}, n);
     return;
@@ -60,13 +59,10 @@ void on_threads(std::size_t n, int threads, Body&& body) {
 // Rows of both peers: content key j in row j, then the rows new keys take.
 class PeerRows {
  public:
-  explicit PeerRows(const Workload& w)
-      : dim_(w.dim), rows_(w.peer_rows() * w.dim * sizeof(float), std::string()) {
+  explicit PeerRows(const Workload& w) : dim_(w.dim), rows_(w.peer_rows() * w.dim * sizeof(float), std::string()) {
     for (std::size_t j = 0; j < w.content.size(); ++j) fill_row(w.content[j], row(j));
   }
-  std::span<float> row(std::size_t r) noexcept {
-    return {reinterpret_cast<float*>(rows_.data()) + r * dim_, dim_};
-  }
+  std::span<float> row(std::size_t r) noexcept { return {reinterpret_cast<float*>(rows_.data()) + r * dim_, dim_}; }
 
  private:
   std::size_t dim_;
@@ -116,7 +112,8 @@ struct CuckooMap {
   std::size_t size() const { return map.size(); }
   bool find(std::uint64_t key, std::uint32_t& row) const { return map.find(key, row); }
   bool upsert(std::uint64_t key, std::uint32_t& row) {
-    return map.upsert(key, [&row](const std::uint32_t& existing) { row = existing; }, row);
+    return map.upsert(
+        key, [&row](const std::uint32_t& existing) { row = existing; }, row);
   }
   bool erase(std::uint64_t key, std::uint32_t& row) {
     return map.erase_fn(key, [&row](const std::uint32_t& existing) {
@@ -126,8 +123,7 @@ struct CuckooMap {
   }
 };
 
-template <typename Map>
-class Peer {
+template <typename Map> class Peer {
  public:
   Peer(const Workload& w, PeerRows& rows) : rows_(rows), init_(table_options(w.dim, w.scale)) {
     map_.reserve(w.content.size() + w.batch());
@@ -179,17 +175,20 @@ class Peer {
 
   kv::CallStats insert_and_evict(const Workload& w, PeerEvicted& evicted, int threads) {
     check_threads(threads);
-    return write(w, threads, [&](std::size_t i, std::uint32_t row, bool inserted, kv::CallStats& stats) {
-      if (inserted && w.victim[i] >= 0) {
-        const std::uint64_t victim = w.content[static_cast<std::size_t>(w.victim[i])];
-        std::uint32_t victim_row = 0;
-        if (!map_.erase(victim, victim_row) || victim_row != row) ++stats.refused;  // checked by the caller
-        evicted.keys[i] = victim;
-        std::memcpy(evicted.rows.data() + i * w.dim, rows_.row(victim_row).data(), w.dim * sizeof(float));
-        ++stats.evicted;
-      }
-      std::memcpy(rows_.row(row).data(), w.write_values.data() + i * w.dim, w.dim * sizeof(float));
-    }, /*evicting=*/true);
+    return write(
+        w, threads,
+        [&](std::size_t i, std::uint32_t row, bool inserted, kv::CallStats& stats) {
+          if (inserted && w.victim[i] >= 0) {
+            const std::uint64_t victim = w.content[static_cast<std::size_t>(w.victim[i])];
+            std::uint32_t victim_row = 0;
+            if (!map_.erase(victim, victim_row) || victim_row != row) ++stats.refused;  // checked by the caller
+            evicted.keys[i] = victim;
+            std::memcpy(evicted.rows.data() + i * w.dim, rows_.row(victim_row).data(), w.dim * sizeof(float));
+            ++stats.evicted;
+          }
+          std::memcpy(rows_.row(row).data(), w.write_values.data() + i * w.dim, w.dim * sizeof(float));
+        },
+        /*evicting=*/true);
   }
 
   // After a timed write: erases the new keys, puts the victims back with their rows.
@@ -223,8 +222,7 @@ class Peer {
   }
 
   // Per key: upsert key -> candidate row, then on_key(i, row, inserted, stats).
-  template <typename OnKey>
-  kv::CallStats write(const Workload& w, int threads, OnKey&& on_key, bool evicting = false) {
+  template <typename OnKey> kv::CallStats write(const Workload& w, int threads, OnKey&& on_key, bool evicting = false) {
     std::vector<kv::CallStats> per_thread(static_cast<std::size_t>(std::max(threads, 1)));
     on_threads(w.write_keys.size(), threads, [&](std::size_t begin, std::size_t end) {
       kv::CallStats stats;

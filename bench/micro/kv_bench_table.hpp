@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "kv_bench_workload.hpp"
 #include "kv/host_table.hpp"
+#include "kv_bench_workload.hpp"
 
 namespace embscale::kv_bench {
 
@@ -49,8 +49,8 @@ class TableSide {
     std::vector<std::uint64_t> keys;
     std::vector<float> rows;
     while (table_->size() < target) {
-      const auto n = load_factor >= 1.0 ? scale.batch
-                                        : std::min(scale.batch, static_cast<std::size_t>(target - table_->size()));
+      const auto n =
+          load_factor >= 1.0 ? scale.batch : std::min(scale.batch, static_cast<std::size_t>(target - table_->size()));
       keys.resize(n);
       rows.resize(n * dim);
       for (std::size_t i = 0; i < n; ++i) {
@@ -107,8 +107,8 @@ class TableSide {
     }
     table_->set_execution_context(context);
     if (table_->size() != static_cast<std::int64_t>(w.content.size()))
-      throw std::runtime_error("kv_bench: the table holds " + std::to_string(table_->size()) + " keys after a reset, not " +
-                               std::to_string(w.content.size()));
+      throw std::runtime_error("kv_bench: the table holds " + std::to_string(table_->size()) +
+                               " keys after a reset, not " + std::to_string(w.content.size()));
   }
 
  private:

@@ -42,8 +42,8 @@ namespace embscale::kv_bench {
 inline constexpr double kHitRate = 0.6;
 
 struct Scale {
-  std::size_t batch = std::size_t{1} << 20;  // keys per call
-  std::int64_t bucket_capacity = 128;         // embscale's slots per bucket (HierarchicalKV's)
+  std::size_t batch = std::size_t{1} << 20;                    // keys per call
+  std::int64_t bucket_capacity = 128;                          // embscale's slots per bucket (HierarchicalKV's)
   std::size_t capacity() const noexcept { return 4 * batch; }  // slots of the table
 };
 
@@ -81,11 +81,11 @@ struct Workload {
   double find_checksum = 0;  // sum of the rows of find_keys
   // writes
   std::vector<std::uint64_t> write_keys;
-  std::vector<float> write_values;       // write_keys.size() x dim, row_value rows
-  std::vector<std::uint8_t> is_new;      // per write key
-  std::vector<std::uint64_t> new_keys;   // the new keys among write_keys, in batch order
-  std::size_t hits = 0;                  // present keys among write_keys
-  double write_hit_checksum = 0;         // sum of the rows of the present write keys
+  std::vector<float> write_values;      // write_keys.size() x dim, row_value rows
+  std::vector<std::uint8_t> is_new;     // per write key
+  std::vector<std::uint64_t> new_keys;  // the new keys among write_keys, in batch order
+  std::size_t hits = 0;                 // present keys among write_keys
+  double write_hit_checksum = 0;        // sum of the rows of the present write keys
   // Peers' bookkeeping (kv_bench_peers.hpp), precomputed so both peers and both thread counts
   // use the same rows: per write key, the row a new key takes when it is not evicting (the next
   // free row, content.size() + its ordinal among the new keys, as a bump allocator gives), and

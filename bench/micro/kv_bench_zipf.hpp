@@ -87,9 +87,8 @@ struct ZipfFixture {
   std::vector<std::uint8_t> founds;
 
   ZipfFixture(ZipfVariant v, std::size_t d, double s, const ZipfScale& scale)
-      : variant(v), dim(d), exponent(s),
-        none(std::make_unique<kv::HostTable>(
-            zipf_table_options(d, scale, kv::ScoreStrategy::kStep, kv::AdmissionOptions{}))),
+      : variant(v), dim(d), exponent(s), none(std::make_unique<kv::HostTable>(zipf_table_options(
+                                             d, scale, kv::ScoreStrategy::kStep, kv::AdmissionOptions{}))),
         filtered(std::make_unique<kv::HostTable>(zipf_table_options(
             d, scale, v == ZipfVariant::kTinyLfu ? kv::ScoreStrategy::kStep : kv::ScoreStrategy::kFrequency,
             best_tiny_lfu()))),

@@ -42,7 +42,9 @@ TableOptions bench_options() {
   return o;
 }
 
-float value_of(std::uint64_t key, std::int64_t d) { return static_cast<float>(key % 1000) + static_cast<float>(d) / 64.0f; }
+float value_of(std::uint64_t key, std::int64_t d) {
+  return static_cast<float>(key % 1000) + static_cast<float>(d) / 64.0f;
+}
 
 struct Fixture {
   fs::path dir = fs::temp_directory_path() / ("embscale_kv_dump_bench_" + std::to_string(::getpid()));
@@ -85,7 +87,8 @@ void BM_Dump(benchmark::State& state) {
   for (auto _ : state) f.table->dump(path);
   const auto bytes = fs::file_size(path);
   if (f.table->size() != kEntries) state.SkipWithError("the table does not hold 2^20 entries (duplicate keys?)");
-  else if (bytes != fs::file_size(f.dir / "reference")) state.SkipWithError("the dump's size differs from the reference's");
+  else if (bytes != fs::file_size(f.dir / "reference"))
+    state.SkipWithError("the dump's size differs from the reference's");
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
   state.SetItemsProcessed(state.iterations() * kEntries);
 }

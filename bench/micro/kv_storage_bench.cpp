@@ -80,7 +80,8 @@ fs::path bench_directory() {
 }
 
 // A bare RocksDB database of the storage's options: the default family holds the entries.
-std::unique_ptr<rocksdb::DB> open_bare(const fs::path& path, bool create, std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
+std::unique_ptr<rocksdb::DB> open_bare(const fs::path& path, bool create,
+                                       std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
   const RocksDbOptions o;
   auto db_options = layout::db_options(o);
   db_options.create_if_missing = create;
@@ -175,7 +176,8 @@ void insert_rocksdb(benchmark::State& state) {
     state.ResumeTiming();
     insert_storage(*storage, w);
     state.PauseTiming();
-    if (storage->size() != static_cast<std::int64_t>(kEntries)) state.SkipWithError("size() is not the entries inserted");
+    if (storage->size() != static_cast<std::int64_t>(kEntries))
+      state.SkipWithError("size() is not the entries inserted");
     storage.reset();
     state.ResumeTiming();
   }
@@ -240,7 +242,10 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   const std::string dim = "/dim:" + std::to_string(kDim);
   const auto add = [](const std::string& name, void (*fn)(benchmark::State&), int iterations) {
-    benchmark::RegisterBenchmark(name.c_str(), fn)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(iterations);
+    benchmark::RegisterBenchmark(name.c_str(), fn)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(iterations);
   };
   add("kv_storage_insert/rocksdb" + dim, insert_rocksdb, 2);
   add("kv_storage_insert/rocksdb_bare" + dim, insert_rocksdb_bare, 2);

@@ -85,8 +85,7 @@ void finish(benchmark::State& state, std::int64_t hits) {
 }
 
 // Feeds the stream to a fresh Oracle each iteration (its construction untimed).
-template <typename Oracle, typename Make>
-void oracle_bench(benchmark::State& state, Make make) {
+template <typename Oracle, typename Make> void oracle_bench(benchmark::State& state, Make make) {
   stream();
   belady_hits();
   std::int64_t hits = 0;

@@ -81,8 +81,12 @@ void unordered_map_count(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * trace_accesses());
 }
 
-BENCHMARK_CAPTURE(collector, embscale_with_reuse, true)->Name("trace_stats/embscale/reuse:1")->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(collector, embscale_counts_only, false)->Name("trace_stats/embscale/reuse:0")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(collector, embscale_with_reuse, true)
+    ->Name("trace_stats/embscale/reuse:1")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(collector, embscale_counts_only, false)
+    ->Name("trace_stats/embscale/reuse:0")
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(unordered_map_count)->Name("trace_stats/unordered_map_count")->Unit(benchmark::kMillisecond);
 
 }  // namespace

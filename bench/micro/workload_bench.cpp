@@ -53,9 +53,9 @@ namespace config = embscale::config;
 namespace workloads = embscale::workloads;
 
 constexpr std::uint64_t kSeed = 20261122;
-constexpr int kDraws = 4096;       // sampler draws per timed iteration
-constexpr int kBags = 1024;        // append_bag calls per timed iteration
-constexpr std::int64_t kNnz = 4;   // keys per bag of the wrapper benchmarks (the default config's)
+constexpr int kDraws = 4096;      // sampler draws per timed iteration
+constexpr int kBags = 1024;       // append_bag calls per timed iteration
+constexpr std::int64_t kNnz = 4;  // keys per bag of the wrapper benchmarks (the default config's)
 constexpr std::int64_t kBatch = 4096;
 
 // The key spaces of the per-distribution benchmarks: a small and a large table, and the largest
@@ -71,8 +71,7 @@ config::KeySpec representative_spec(config::KeyDistribution distribution) {
   switch (distribution) {
     case KeyDistribution::kUniform:
     case KeyDistribution::kDlrmUniform:
-    case KeyDistribution::kTorchrecUniform:
-      break;  // no parameters
+    case KeyDistribution::kTorchrecUniform: break;  // no parameters
     case KeyDistribution::kZipf: spec.zipf_alpha = 1.05; break;
     case KeyDistribution::kHotspot:
       spec.hot_key_fraction = 0.2;
@@ -254,7 +253,7 @@ constexpr const char* kRichSynthetic = R"({
     "7": {"key_distribution": "fbgemm_zipf", "zipf_alpha": 1.15, "nnz_distribution": "fixed", "bag_keys": "distinct"}
   }
 })";
-const std::vector<std::int64_t> kRichSlotSizes = {1'000, 100'000, 1'000'000, 10'000'000,
+const std::vector<std::int64_t> kRichSlotSizes = {1'000,  100'000,     1'000'000, 10'000'000,
                                                   10'000, 100'000'000, 1'000'000, 100'000};
 
 // The embedded default with the Data layer's synthetic block and slot sizes replaced: parsed and
@@ -291,7 +290,8 @@ std::string batch_error(const config::DataLayer& data, const workloads::Syntheti
       return "a fixed-size bag does not hold nnz keys";
     for (std::size_t i = 0; i < bag.size(); ++i) {
       if (bag[i] < low || bag[i] >= high) return "a key fell outside its slot";
-      if (workload.bag_keys != config::BagKeys::kAny && std::find(bag.begin(), bag.begin() + i, bag[i]) != bag.begin() + i)
+      if (workload.bag_keys != config::BagKeys::kAny &&
+          std::find(bag.begin(), bag.begin() + i, bag[i]) != bag.begin() + i)
         return "a bag that removes repeats holds one";
     }
   }

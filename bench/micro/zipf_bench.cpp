@@ -84,8 +84,7 @@ void fill(benchmark::State& state, const ZipfSampler& sampler) {
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
 
-template <typename Sampler>
-void draw(benchmark::State& state, const Sampler& sample) {
+template <typename Sampler> void draw(benchmark::State& state, const Sampler& sample) {
   RngCursor rng(CounterRng(42, 0));
   std::int64_t sum = 0;
   for (auto _ : state) {
@@ -97,9 +96,7 @@ void draw(benchmark::State& state, const Sampler& sample) {
 
 void register_all() {
   char name[128];
-  const auto add = [&](auto&& body) {
-    return benchmark::RegisterBenchmark(name, body)->Unit(benchmark::kNanosecond);
-  };
+  const auto add = [&](auto&& body) { return benchmark::RegisterBenchmark(name, body)->Unit(benchmark::kNanosecond); };
   for (const std::int64_t n : {std::int64_t{1'000'000}, std::int64_t{100'000'000}, std::int64_t{100'000'000'000}})
     for (const double s : {0.5, 0.99, 1.0, 1.05, 1.3}) {
       std::snprintf(name, sizeof name, "zipf/embscale/n:%lld/s:%.2f", static_cast<long long>(n), s);

@@ -85,9 +85,9 @@ class ZipfCalls {
   std::size_t batch_;
   std::vector<std::int64_t> drawn_;
   std::size_t at_ = 0;
-  std::uint32_t call_ = 0;                 // the current call's number (stamps start at 0: none)
-  std::vector<std::uint32_t> stamp_;       // per rank: the last call that drew it
-  std::vector<std::uint32_t> position_;    // per rank: its index in that call's keys
+  std::uint32_t call_ = 0;               // the current call's number (stamps start at 0: none)
+  std::vector<std::uint32_t> stamp_;     // per rank: the last call that drew it
+  std::vector<std::uint32_t> position_;  // per rank: its index in that call's keys
 };
 
 }  // namespace embscale::bench

@@ -20,10 +20,10 @@
 // Output: one JSON object on stdout: per repetition the mean seconds per batch, and per phase the
 // median over repetitions of its mean seconds per batch. Exit codes: 0 ok, 1 failure (the check),
 // 2 bad input.
-#include <CLI/CLI.hpp>
 #include <mpi.h>
-#include <nlohmann/json.hpp>
 #include <omp.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -106,7 +106,8 @@ int run(int argc, char** argv) {
 
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   if (world.size() != 1) throw InputError("embscale_peers_bench runs on one rank, got " + std::to_string(world.size()));
-  config::Config config = config::parse_config_with_settings(config::read_config_text(config_path), config_path, settings);
+  config::Config config =
+      config::parse_config_with_settings(config::read_config_text(config_path), config_path, settings);
   config::resolve_batch_for_ranks(config, 1);
   if (config.embeddings.size() != 1) throw InputError(config_path + ": layers: expected one embedding layer");
   set_mode(config, mode);
@@ -135,7 +136,8 @@ int run(int argc, char** argv) {
     if (i == 0 && mode == "forward") {
       const double worst = pooled_mismatch(engine, data[0]);
       if (worst > 1e-4) {
-        std::fprintf(stderr, "embscale_peers_bench: check failed: pooled output differs from the rows' sums by %g\n", worst);
+        std::fprintf(stderr, "embscale_peers_bench: check failed: pooled output differs from the rows' sums by %g\n",
+                     worst);
         return 1;
       }
     }

@@ -24,8 +24,8 @@
 // loop's probes and bookkeeping), with one trainer exactly, with several where servers overlap.
 // Output: a table on rank 0 (per phase: ps and bare medians, ratio, rows/s and GB/s of ps) and,
 // with --json, every round's figures. Exit codes: 0 ok, 1 failure, 2 bad input.
-#include <CLI/CLI.hpp>
 #include <mpi.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -90,7 +90,8 @@ StepTimes slowest(comm::Communicator& world, const std::vector<double>& pull, co
 
 // One side's trainer loop: warmup + steps steps of pull(step) then push(step); the timed steps' seconds.
 template <class Pull, class Push>
-std::pair<std::vector<double>, std::vector<double>> train(const Options& o, int rank, const Pull& pull, const Push& push) {
+std::pair<std::vector<double>, std::vector<double>> train(const Options& o, int rank, const Pull& pull,
+                                                          const Push& push) {
   std::vector<double> pulls, pushes;
   std::vector<float> rows(static_cast<std::size_t>(o.keys * o.dim)), grads(rows.size(), 1e-3f);
   // Drawn before the loop: the steps follow each other with no untimed work between them, so a
@@ -133,7 +134,8 @@ void bare_serve(const Options& o, int trainers) {
     if (h.kind == ps::RequestKind::kPull) {
       MPI_Send(rows.data(), n * static_cast<int>(o.dim), MPI_FLOAT, from, kBareTag + 2, MPI_COMM_WORLD);
     } else if (n) {
-      MPI_Recv(rows.data(), n * static_cast<int>(o.dim), MPI_FLOAT, from, kBareTag + 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Recv(rows.data(), n * static_cast<int>(o.dim), MPI_FLOAT, from, kBareTag + 3, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
     }
   }
 }
@@ -147,7 +149,8 @@ struct BareClient {
 
   void split(std::span<const Key> ids) {
     ids_of.assign(servers.size(), {});
-    for (const Key id : ids) ids_of[static_cast<std::size_t>(ps::server_of(id, static_cast<int>(servers.size())))].push_back(id);
+    for (const Key id : ids)
+      ids_of[static_cast<std::size_t>(ps::server_of(id, static_cast<int>(servers.size())))].push_back(id);
     values_of.resize(servers.size());
   }
   void pull(std::int64_t step, std::span<const Key> ids) {
@@ -158,7 +161,8 @@ struct BareClient {
       MPI_Irecv(values_of[s].data(), static_cast<int>(values_of[s].size()), MPI_FLOAT, servers[s], kBareTag + 2,
                 MPI_COMM_WORLD, &answers[s]);
     }
-    for (std::size_t s = 0; s < servers.size(); ++s) send(s, {ps::RequestKind::kPull, step, static_cast<std::int64_t>(ids_of[s].size())});
+    for (std::size_t s = 0; s < servers.size(); ++s)
+      send(s, {ps::RequestKind::kPull, step, static_cast<std::int64_t>(ids_of[s].size())});
     MPI_Waitall(static_cast<int>(answers.size()), answers.data(), MPI_STATUSES_IGNORE);
   }
   void push(std::int64_t step, std::span<const Key> ids) {
@@ -167,12 +171,14 @@ struct BareClient {
       send(s, {ps::RequestKind::kPush, step, static_cast<std::int64_t>(ids_of[s].size())});
       values_of[s].assign(ids_of[s].size() * static_cast<std::size_t>(o.dim), 1e-3f);
       if (!ids_of[s].empty())
-        MPI_Send(values_of[s].data(), static_cast<int>(values_of[s].size()), MPI_FLOAT, servers[s], kBareTag + 3, MPI_COMM_WORLD);
+        MPI_Send(values_of[s].data(), static_cast<int>(values_of[s].size()), MPI_FLOAT, servers[s], kBareTag + 3,
+                 MPI_COMM_WORLD);
     }
   }
   void send(std::size_t s, ps::Header h) {
     MPI_Send(&h, sizeof h, MPI_BYTE, servers[s], kBareTag, MPI_COMM_WORLD);
-    if (h.keys) MPI_Send(ids_of[s].data(), static_cast<int>(h.keys), MPI_INT64_T, servers[s], kBareTag + 1, MPI_COMM_WORLD);
+    if (h.keys)
+      MPI_Send(ids_of[s].data(), static_cast<int>(h.keys), MPI_INT64_T, servers[s], kBareTag + 1, MPI_COMM_WORLD);
   }
   void finish() {
     const ps::Header done;  // kDone
@@ -200,8 +206,11 @@ int run(int argc, char** argv) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   const auto channel = comm::open_message_channel(world);  // the parameter server's messages
   const int W = world.size(), rank = world.rank(), T = W - o.servers;
-  if (T < 1) throw InputError("--servers " + std::to_string(o.servers) + ": leaves no trainer on " + std::to_string(W) + " ranks");
-  if (o.keys > o.vocabulary) throw InputError("--keys: at most --vocabulary (" + std::to_string(o.vocabulary) + ") distinct ids");
+  if (T < 1)
+    throw InputError("--servers " + std::to_string(o.servers) + ": leaves no trainer on " + std::to_string(W) +
+                     " ranks");
+  if (o.keys > o.vocabulary)
+    throw InputError("--keys: at most --vocabulary (" + std::to_string(o.vocabulary) + ") distinct ids");
   if (o.staleness < 0) o.staleness = o.steps + o.warmup;
   std::vector<int> servers, trainers;
   for (int r = 0; r < W; ++r) (r < T ? trainers : servers).push_back(r);
@@ -245,7 +254,8 @@ int run(int argc, char** argv) {
         } else {
           ps::PsClient client(*channel, servers, static_cast<std::int32_t>(o.dim));
           std::tie(pulls, pushes) = train(
-              o, rank, [&](std::int64_t s, std::span<const Key> ids, std::span<float> rows) { client.pull(s, ids, rows); },
+              o, rank,
+              [&](std::int64_t s, std::span<const Key> ids, std::span<float> rows) { client.pull(s, ids, rows); },
               [&](std::int64_t s, std::span<const Key> ids, std::span<const float> g) { client.push(s, ids, g); });
           client.finish(o.warmup + o.steps);
         }
@@ -263,7 +273,8 @@ int run(int argc, char** argv) {
       const StepTimes times = slowest(world, pulls, pushes, o.steps);
       double most_busy = 0, most_table = 0;
       world.allreduce(std::span<const double>(&busy, 1), std::span<double>(&most_busy, 1), comm::ReduceOp::kMax);
-      world.allreduce(std::span<const double>(&table_per_step, 1), std::span<double>(&most_table, 1), comm::ReduceOp::kMax);
+      world.allreduce(std::span<const double>(&table_per_step, 1), std::span<double>(&most_table, 1),
+                      comm::ReduceOp::kMax);
       const std::string side = ps_side ? "ps" : "bare";
       figures[side] = {{"pull_s", median(times.pull)}, {"push_s", median(times.push)}};
       (ps_side ? ps_pull : bare_pull).push_back(median(times.pull));
@@ -281,10 +292,11 @@ int run(int argc, char** argv) {
   if (rank == 0) {
     const double rows_per_step = static_cast<double>(T * o.keys);
     const double pull_bytes = rows_per_step * static_cast<double>(sizeof(Key) + sizeof(float) * o.dim);
-    std::printf("parameter server on %d ranks: %d trainers, %d servers; %lld ids of dim %lld per trainer step, "
-                "vocabulary %lld; %lld rounds x %lld steps; ms per step: median over rounds of the slowest trainer's median\n",
-                W, T, o.servers, static_cast<long long>(o.keys), static_cast<long long>(o.dim),
-                static_cast<long long>(o.vocabulary), static_cast<long long>(o.rounds), static_cast<long long>(o.steps));
+    std::printf(
+        "parameter server on %d ranks: %d trainers, %d servers; %lld ids of dim %lld per trainer step, "
+        "vocabulary %lld; %lld rounds x %lld steps; ms per step: median over rounds of the slowest trainer's median\n",
+        W, T, o.servers, static_cast<long long>(o.keys), static_cast<long long>(o.dim),
+        static_cast<long long>(o.vocabulary), static_cast<long long>(o.rounds), static_cast<long long>(o.steps));
     std::printf("%-6s %10s %10s %8s %14s %10s\n", "phase", "ps", "bare", "ps/bare", "ps rows/s", "ps GB/s");
     for (const auto& [name, ps_side, bare_side] :
          {std::tuple<const char*, std::vector<double>&, std::vector<double>&>{"pull", ps_pull, bare_pull},
@@ -299,13 +311,15 @@ int run(int argc, char** argv) {
     // the bare step and that work is the protocol's own cost (splitting, copies, the serve loop).
     const double bare = median(bare_pull) + median(bare_push), table = median(table_time);
     const double rest = median(ps_pull) + median(ps_push) - bare - table;
-    std::printf("step: ps %.3f ms, bare %.3f ms, the busiest server's table work (reads, updates) %.3f ms; "
-                "ps - bare - table: %.3f ms (%.0f %% of the bare step)\n",
-                (median(ps_pull) + median(ps_push)) * 1e3, bare * 1e3, table * 1e3, rest * 1e3, 100.0 * rest / bare);
+    std::printf(
+        "step: ps %.3f ms, bare %.3f ms, the busiest server's table work (reads, updates) %.3f ms; "
+        "ps - bare - table: %.3f ms (%.0f %% of the bare step)\n",
+        (median(ps_pull) + median(ps_push)) * 1e3, bare * 1e3, table * 1e3, rest * 1e3, 100.0 * rest / bare);
     if (!o.json.empty()) {
       std::ofstream out(o.json);
-      out << nlohmann::json{{"ranks", W}, {"trainers", T}, {"servers", o.servers}, {"keys", o.keys}, {"dim", o.dim},
-                            {"vocabulary", o.vocabulary}, {"steps", o.steps}, {"rounds", rounds}}
+      out << nlohmann::json{{"ranks", W},       {"trainers", T},   {"servers", o.servers},
+                            {"keys", o.keys},   {"dim", o.dim},    {"vocabulary", o.vocabulary},
+                            {"steps", o.steps}, {"rounds", rounds}}
                  .dump(2)
           << "\n";
       if (!out) throw InputError("--json " + o.json + ": cannot write");

@@ -24,14 +24,13 @@
 
 namespace {
 
-#define BENCH_CHECK(call)                                                                 \
-  do {                                                                                    \
-    const cudaError_t bench_err_ = (call);                                                \
-    if (bench_err_ != cudaSuccess) {                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                  \
-                   cudaGetErrorString(bench_err_));                                       \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+#define BENCH_CHECK(call)                                                                                 \
+  do {                                                                                                    \
+    const cudaError_t bench_err_ = (call);                                                                \
+    if (bench_err_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(bench_err_)); \
+      std::exit(1);                                                                                       \
+    }                                                                                                     \
   } while (false)
 
 __host__ __device__ std::uint64_t splitmix64(std::uint64_t x) {
@@ -44,18 +43,15 @@ __host__ __device__ std::uint64_t splitmix64(std::uint64_t x) {
 // Random floats in [-1, 1) so the timed data is never all zeros.
 __global__ void fill_random_floats(float* data, std::int64_t count, std::uint64_t seed) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += stride) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
     const std::uint64_t bits = splitmix64(seed ^ static_cast<std::uint64_t>(i));
     data[i] = static_cast<float>(bits >> 40) * (2.0f / 16777216.0f) - 1.0f;
   }
 }
 
-__global__ void fill_random_rows(std::int64_t* rows, std::int64_t n, std::int64_t num_rows,
-                                 std::uint64_t seed) {
+__global__ void fill_random_rows(std::int64_t* rows, std::int64_t n, std::int64_t num_rows, std::uint64_t seed) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride)
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     rows[i] = static_cast<std::int64_t>(splitmix64(seed + static_cast<std::uint64_t>(i)) %
                                         static_cast<std::uint64_t>(num_rows));
 }
@@ -109,8 +105,7 @@ Options parse(int argc, char** argv) {
       usage(argv[0]);
     }
   }
-  if (o.n <= 0 || o.table_mib <= 0 || o.copy_mib <= 0 || o.reps <= 0 || o.warmup < 0 || o.sets <= 0)
-    usage(argv[0]);
+  if (o.n <= 0 || o.table_mib <= 0 || o.copy_mib <= 0 || o.reps <= 0 || o.warmup < 0 || o.sets <= 0) usage(argv[0]);
   for (const std::int64_t d : o.dims)
     if (d <= 0) usage(argv[0]);
   return o;
@@ -123,8 +118,7 @@ double median(std::vector<double> v) {
 }
 
 // Median seconds of `reps` timed calls of fn(rep) after `warmup` untimed ones.
-template <typename Fn>
-double time_median(int warmup, int reps, cudaStream_t stream, Fn&& fn) {
+template <typename Fn> double time_median(int warmup, int reps, cudaStream_t stream, Fn&& fn) {
   cudaEvent_t start, stop;
   BENCH_CHECK(cudaEventCreate(&start));
   BENCH_CHECK(cudaEventCreate(&stop));
@@ -162,8 +156,8 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   BENCH_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device: %s, %d SMs, L2 %d MiB, %.1f GiB\n", prop.name, prop.multiProcessorCount,
-              prop.l2CacheSize >> 20, static_cast<double>(prop.totalGlobalMem) / (1 << 30));
+  std::printf("device: %s, %d SMs, L2 %d MiB, %.1f GiB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20,
+              static_cast<double>(prop.totalGlobalMem) / (1 << 30));
 
   cudaStream_t stream;
   BENCH_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -174,15 +168,15 @@ int main(int argc, char** argv) {
   void* copy_dst = nullptr;
   BENCH_CHECK(cudaMalloc(&copy_src, copy_bytes));
   BENCH_CHECK(cudaMalloc(&copy_dst, copy_bytes));
-  fill_random_floats<<<1024, 256, 0, stream>>>(static_cast<float*>(copy_src),
-                                               static_cast<std::int64_t>(copy_bytes / 4), 1);
+  fill_random_floats<<<1024, 256, 0, stream>>>(static_cast<float*>(copy_src), static_cast<std::int64_t>(copy_bytes / 4),
+                                               1);
   BENCH_CHECK(cudaGetLastError());
   const double copy_s = time_median(o.warmup, o.reps, stream, [&](int) {
     BENCH_CHECK(cudaMemcpyAsync(copy_dst, copy_src, copy_bytes, cudaMemcpyDeviceToDevice, stream));
   });
   const double copy_gbps = 2.0 * static_cast<double>(copy_bytes) / copy_s * 1e-9;
-  std::printf("cudaMemcpy D2D %lld MiB: %.3f ms, %.1f GB/s (read + written)\n",
-              static_cast<long long>(o.copy_mib), copy_s * 1e3, copy_gbps);
+  std::printf("cudaMemcpy D2D %lld MiB: %.3f ms, %.1f GB/s (read + written)\n", static_cast<long long>(o.copy_mib),
+              copy_s * 1e3, copy_gbps);
   BENCH_CHECK(cudaFree(copy_src));
   BENCH_CHECK(cudaFree(copy_dst));
 
@@ -208,8 +202,7 @@ int main(int argc, char** argv) {
     BENCH_CHECK(cudaMemsetAsync(d_first_bad, 0xff, sizeof(std::uint64_t), stream));
     const double s = time_median(o.warmup, o.reps, stream, [&](int rep) {
       const std::int64_t* set = rows + (rep % o.sets) * o.n;
-      const int rc = embscale_cuda_gather_rows_async(table, num_rows, dim, set, o.n, out,
-                                                     d_first_bad, stream);
+      const int rc = embscale_cuda_gather_rows_async(table, num_rows, dim, set, o.n, out, d_first_bad, stream);
       if (rc != EMBSCALE_CUDA_OK) {
         std::fprintf(stderr, "gather failed: %s: %s\n", embscale_cuda_error_string(rc),
                      embscale_cuda_last_error_detail());
@@ -230,13 +223,12 @@ int main(int argc, char** argv) {
       const std::int64_t i = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(o.n));
       std::int64_t r = 0;
       BENCH_CHECK(cudaMemcpy(&r, rows + last_set * o.n + i, sizeof r, cudaMemcpyDeviceToHost));
-      BENCH_CHECK(cudaMemcpy(want.data(), table + r * dim, static_cast<std::size_t>(row_bytes),
-                             cudaMemcpyDeviceToHost));
-      BENCH_CHECK(cudaMemcpy(got.data(), out + i * dim, static_cast<std::size_t>(row_bytes),
-                             cudaMemcpyDeviceToHost));
+      BENCH_CHECK(
+          cudaMemcpy(want.data(), table + r * dim, static_cast<std::size_t>(row_bytes), cudaMemcpyDeviceToHost));
+      BENCH_CHECK(cudaMemcpy(got.data(), out + i * dim, static_cast<std::size_t>(row_bytes), cudaMemcpyDeviceToHost));
       if (std::memcmp(got.data(), want.data(), static_cast<std::size_t>(row_bytes)) != 0) {
-        std::fprintf(stderr, "dim %lld: out row %lld differs from table row %lld\n",
-                     static_cast<long long>(dim), static_cast<long long>(i), static_cast<long long>(r));
+        std::fprintf(stderr, "dim %lld: out row %lld differs from table row %lld\n", static_cast<long long>(dim),
+                     static_cast<long long>(i), static_cast<long long>(r));
         return 1;
       }
     }
@@ -250,11 +242,11 @@ int main(int argc, char** argv) {
   BENCH_CHECK(cudaFree(d_first_bad));
   BENCH_CHECK(cudaStreamDestroy(stream));
 
-  std::printf("\nrow gather, n = %lld rows per call, table %lld MiB, uniform random indices, "
-              "median of %d after %d warm-up, %d index sets\n",
-              static_cast<long long>(o.n), static_cast<long long>(o.table_mib), o.reps, o.warmup, o.sets);
-  std::printf("%6s %12s %10s %10s %10s %8s\n", "dim", "table_rows", "time_us", "GB/s", "copy_GB/s",
-              "ratio");
+  std::printf(
+      "\nrow gather, n = %lld rows per call, table %lld MiB, uniform random indices, "
+      "median of %d after %d warm-up, %d index sets\n",
+      static_cast<long long>(o.n), static_cast<long long>(o.table_mib), o.reps, o.warmup, o.sets);
+  std::printf("%6s %12s %10s %10s %10s %8s\n", "dim", "table_rows", "time_us", "GB/s", "copy_GB/s", "ratio");
   for (const Row& r : results)
     std::printf("%6lld %12lld %10.1f %10.1f %10.1f %8.3f\n", static_cast<long long>(r.dim),
                 static_cast<long long>(r.num_rows), r.seconds * 1e6, r.gbps, copy_gbps, r.ratio);

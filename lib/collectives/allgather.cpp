@@ -34,11 +34,11 @@ class Allgather final : public CollectiveBench {
       const std::span<T> out(static_cast<T*>(a.recv), a.layout->recv_elements);
       const void* bare_in = a.placement == Placement::kInPlace ? MPI_IN_PLACE : a.send;
       const MPI_Datatype dt = bare_datatype(a.type);
-      run_side(side, a, first, times, "MPI_Allgather",
-               [&](std::size_t) { a.comm->allgather(in, out); },
-               [&](std::size_t) { return a.comm->iallgather(in, out); },
-               [&](std::size_t) { return MPI_Allgather(bare_in, n, dt, a.recv, n, dt, a.bare); },
-               [&](std::size_t, MPI_Request* r) { return MPI_Iallgather(bare_in, n, dt, a.recv, n, dt, a.bare, r); });
+      run_side(
+          side, a, first, times, "MPI_Allgather", [&](std::size_t) { a.comm->allgather(in, out); },
+          [&](std::size_t) { return a.comm->iallgather(in, out); },
+          [&](std::size_t) { return MPI_Allgather(bare_in, n, dt, a.recv, n, dt, a.bare); },
+          [&](std::size_t, MPI_Request* r) { return MPI_Iallgather(bare_in, n, dt, a.recv, n, dt, a.bare, r); });
     });
   }
 };

@@ -29,11 +29,11 @@ class Allreduce final : public CollectiveBench {
       const void* bare_in = a.placement == Placement::kInPlace ? MPI_IN_PLACE : a.send;
       const MPI_Datatype dt = bare_datatype(a.type);
       const MPI_Op op = bare_op(a.op);
-      run_side(side, a, first, times, "MPI_Allreduce",
-               [&](std::size_t) { a.comm->allreduce(in, out, a.op); },
-               [&](std::size_t) { return a.comm->iallreduce(in, out, a.op); },
-               [&](std::size_t) { return MPI_Allreduce(bare_in, a.recv, n, dt, op, a.bare); },
-               [&](std::size_t, MPI_Request* r) { return MPI_Iallreduce(bare_in, a.recv, n, dt, op, a.bare, r); });
+      run_side(
+          side, a, first, times, "MPI_Allreduce", [&](std::size_t) { a.comm->allreduce(in, out, a.op); },
+          [&](std::size_t) { return a.comm->iallreduce(in, out, a.op); },
+          [&](std::size_t) { return MPI_Allreduce(bare_in, a.recv, n, dt, op, a.bare); },
+          [&](std::size_t, MPI_Request* r) { return MPI_Iallreduce(bare_in, a.recv, n, dt, op, a.bare, r); });
     });
   }
 };

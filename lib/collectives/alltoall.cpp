@@ -31,11 +31,11 @@ class Alltoall final : public CollectiveBench {
       const std::span<const T> in(static_cast<const T*>(a.send), a.layout->send_elements);
       const std::span<T> out(static_cast<T*>(a.recv), a.layout->recv_elements);
       const MPI_Datatype dt = bare_datatype(a.type);
-      run_side(side, a, first, times, "MPI_Alltoall",
-               [&](std::size_t) { a.comm->alltoall(in, out, a.layout->count); },
-               [&](std::size_t) { return a.comm->ialltoall(in, out, a.layout->count); },
-               [&](std::size_t) { return MPI_Alltoall(a.send, n, dt, a.recv, n, dt, a.bare); },
-               [&](std::size_t, MPI_Request* r) { return MPI_Ialltoall(a.send, n, dt, a.recv, n, dt, a.bare, r); });
+      run_side(
+          side, a, first, times, "MPI_Alltoall", [&](std::size_t) { a.comm->alltoall(in, out, a.layout->count); },
+          [&](std::size_t) { return a.comm->ialltoall(in, out, a.layout->count); },
+          [&](std::size_t) { return MPI_Alltoall(a.send, n, dt, a.recv, n, dt, a.bare); },
+          [&](std::size_t, MPI_Request* r) { return MPI_Ialltoall(a.send, n, dt, a.recv, n, dt, a.bare, r); });
     });
   }
 };

@@ -85,31 +85,34 @@ class Alltoallv : public CollectiveBench {
       const std::span<const T> in(static_cast<const T*>(a.send), a.layout->send_elements);
       const std::span<T> out(static_cast<T*>(a.recv), a.layout->recv_elements);
       const MPI_Datatype dt = bare_datatype(a.type);
-      run_side(side, a, first, times, "MPI_Alltoallv",
-               [&](std::size_t k) {
-                 const auto& c = counts(*a.layout, k);
-                 a.comm->alltoallv(in, std::span<const std::size_t>(c.send), out, std::span<const std::size_t>(c.recv));
-               },
-               [&](std::size_t k) {
-                 const auto& c = counts(*a.layout, k);
-                 return a.comm->ialltoallv(in, std::span<const std::size_t>(c.send), out,
-                                           std::span<const std::size_t>(c.recv));
-               },
-               [&](std::size_t k) {
-                 const auto& c = counts(*a.layout, k);
-                 return MPI_Alltoallv(a.send, c.send_int.data(), c.send_displs.data(), dt, a.recv, c.recv_int.data(),
-                                      c.recv_displs.data(), dt, a.bare);
-               },
-               [&](std::size_t k, MPI_Request* r) {
-                 const auto& c = counts(*a.layout, k);
-                 return MPI_Ialltoallv(a.send, c.send_int.data(), c.send_displs.data(), dt, a.recv, c.recv_int.data(),
-                                       c.recv_displs.data(), dt, a.bare, r);
-               });
+      run_side(
+          side, a, first, times, "MPI_Alltoallv",
+          [&](std::size_t k) {
+            const auto& c = counts(*a.layout, k);
+            a.comm->alltoallv(in, std::span<const std::size_t>(c.send), out, std::span<const std::size_t>(c.recv));
+          },
+          [&](std::size_t k) {
+            const auto& c = counts(*a.layout, k);
+            return a.comm->ialltoallv(in, std::span<const std::size_t>(c.send), out,
+                                      std::span<const std::size_t>(c.recv));
+          },
+          [&](std::size_t k) {
+            const auto& c = counts(*a.layout, k);
+            return MPI_Alltoallv(a.send, c.send_int.data(), c.send_displs.data(), dt, a.recv, c.recv_int.data(),
+                                 c.recv_displs.data(), dt, a.bare);
+          },
+          [&](std::size_t k, MPI_Request* r) {
+            const auto& c = counts(*a.layout, k);
+            return MPI_Ialltoallv(a.send, c.send_int.data(), c.send_displs.data(), dt, a.recv, c.recv_int.data(),
+                                  c.recv_displs.data(), dt, a.bare, r);
+          });
     });
   }
 
  protected:
-  static const Layout::Counts& counts(const Layout& l, std::size_t call) { return l.per_call[call % l.per_call.size()]; }
+  static const Layout::Counts& counts(const Layout& l, std::size_t call) {
+    return l.per_call[call % l.per_call.size()];
+  }
 };
 
 class SkewedAlltoallv final : public Alltoallv {

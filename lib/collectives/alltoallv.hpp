@@ -15,9 +15,9 @@ namespace embscale::collectives {
 // The key exchange of a config's first embedding layer, iteration by iteration, on this rank
 // (scheme_traffic.hpp captures it from the real engine).
 struct SkewedTraffic {
-  std::string scheme;                     // the scheme whose exchange it is (its report name)
-  std::vector<KeyExchangeCounts> calls;   // one per captured iteration (rows, as the scheme sends them)
-  double mean_rows_per_rank = 0;          // rows a rank sends per call, averaged over ranks and calls
+  std::string scheme;                    // the scheme whose exchange it is (its report name)
+  std::vector<KeyExchangeCounts> calls;  // one per captured iteration (rows, as the scheme sends them)
+  double mean_rows_per_rank = 0;         // rows a rank sends per call, averaged over ranks and calls
 };
 
 // Skewed counts scaled to a size: a row becomes k = max(1, round(count / mean rows)) elements,

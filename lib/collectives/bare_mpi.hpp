@@ -38,8 +38,7 @@ void check_bare(int rc, const char* call);
 // previous call to the end of this one. With args.barrier_each_call (OSU): a clock read before and
 // after each call and an untimed barrier on the bare communicator after it, so that every call
 // starts with the ranks aligned.
-template <class Call>
-void timed_calls(const CallArgs& args, std::size_t first, std::span<double> times, Call&& call) {
+template <class Call> void timed_calls(const CallArgs& args, std::size_t first, std::span<double> times, Call&& call) {
   using Clock = std::chrono::steady_clock;
   if (args.barrier_each_call) {
     for (std::size_t k = 0; k < times.size(); ++k) {

@@ -30,11 +30,11 @@ class Bcast final : public CollectiveBench {
       const int n = static_cast<int>(a.layout->count);
       const std::span<T> data(static_cast<T*>(a.recv), a.layout->count);
       const MPI_Datatype dt = bare_datatype(a.type);
-      run_side(side, a, first, times, "MPI_Bcast",
-               [&](std::size_t) { a.comm->bcast(data, a.root); },
-               [&](std::size_t) { return a.comm->ibcast(data, a.root); },
-               [&](std::size_t) { return MPI_Bcast(a.recv, n, dt, a.root, a.bare); },
-               [&](std::size_t, MPI_Request* r) { return MPI_Ibcast(a.recv, n, dt, a.root, a.bare, r); });
+      run_side(
+          side, a, first, times, "MPI_Bcast", [&](std::size_t) { a.comm->bcast(data, a.root); },
+          [&](std::size_t) { return a.comm->ibcast(data, a.root); },
+          [&](std::size_t) { return MPI_Bcast(a.recv, n, dt, a.root, a.bare); },
+          [&](std::size_t, MPI_Request* r) { return MPI_Ibcast(a.recv, n, dt, a.root, a.bare, r); });
     });
   }
 };

@@ -180,9 +180,9 @@ CaseResult run_case(comm::MpiCommunicator& world, MPI_Comm bare, const CaseSpec&
     world.barrier();
     bench.run(Side::kEmbscale, args, k, std::span<double>(&unused, 1));
     inject_wrong_element(bench, world, buffers.recv.data(), layout.recv_elements);
-    check_elements(spec.type.type, buffers.recv.data(), layout.recv_elements,
-                   InputPattern{bench.traits().reduces, spec.op}, ranks,
-                   [&](std::size_t i) { return bench.expected(layout, k, i, rank, ranks, spec.root); }, check);
+    check_elements(
+        spec.type.type, buffers.recv.data(), layout.recv_elements, InputPattern{bench.traits().reduces, spec.op}, ranks,
+        [&](std::size_t i) { return bench.expected(layout, k, i, rank, ranks, spec.root); }, check);
   }
   out.wrong = static_cast<std::uint64_t>(world.allreduce(static_cast<std::int64_t>(check.wrong), comm::ReduceOp::kSum));
   out.wrong_examples = std::move(check.examples);
@@ -205,8 +205,9 @@ CaseResult run_case(comm::MpiCommunicator& world, MPI_Comm bare, const CaseSpec&
   out.busbw_GBps = out.algbw_GBps * bench.traits().bus_factor(ranks);
 
   const auto per_call_mean = [](const std::vector<std::int64_t>& v) {
-    return v.empty() ? 0.0 : static_cast<double>(std::accumulate(v.begin(), v.end(), std::int64_t{0})) /
-                                 static_cast<double>(v.size());
+    return v.empty() ? 0.0
+                     : static_cast<double>(std::accumulate(v.begin(), v.end(), std::int64_t{0})) /
+                           static_cast<double>(v.size());
   };
   const double sent = per_call_mean(out.bytes_sent), received = per_call_mean(out.bytes_recv);
   out.send_bytes_max = world.allreduce(sent, comm::ReduceOp::kMax);

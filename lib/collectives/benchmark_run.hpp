@@ -37,10 +37,10 @@ struct RunSettings {
   std::size_t rounds = 2;       // --rounds
   std::size_t checks = 1;       // -c: checked calls (0: no check)
   TimeCombine combine = TimeCombine::kAvg;
-  bool blocking = true;         // -z 1
+  bool blocking = true;            // -z 1
   bool barrier_each_call = false;  // --barrier: OSU's timing
-  bool baseline = true;         // time bare MPI too (where MPI has the call)
-  bool calibrate = false;       // time bare MPI on both sides: the harness's noise floor
+  bool baseline = true;            // time bare MPI too (where MPI has the call)
+  bool calibrate = false;          // time bare MPI on both sides: the harness's noise floor
 };
 
 struct CaseSpec {
@@ -50,11 +50,11 @@ struct CaseSpec {
   comm::ReduceOp op = comm::ReduceOp::kSum;  // used when the collective reduces
   int root = 0;                              // used when the collective is rooted
   Placement placement = Placement::kOutOfPlace;
-  std::uint64_t requested_bytes = 0;         // -b ... -e: the size asked for
+  std::uint64_t requested_bytes = 0;  // -b ... -e: the size asked for
 };
 
 struct CaseResult {
-  Layout layout;                 // count and size_bytes as nccl-tests reports them
+  Layout layout;  // count and size_bytes as nccl-tests reports them
   bool measured_bare = false;
   // This rank, one entry per timed call (rounds * iterations).
   std::vector<double> times, bare_times;
@@ -67,7 +67,7 @@ struct CaseResult {
   double algbw_GBps = 0, busbw_GBps = 0;
   // Over ranks: the bytes a rank sends (receives) per call, averaged over calls; max and mean.
   double send_bytes_max = 0, send_bytes_mean = 0, recv_bytes_max = 0, recv_bytes_mean = 0;
-  std::uint64_t wrong = 0;                 // over all ranks and checked calls
+  std::uint64_t wrong = 0;                  // over all ranks and checked calls
   std::vector<std::string> wrong_examples;  // this rank's, described
 };
 

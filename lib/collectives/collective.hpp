@@ -26,9 +26,9 @@ std::string_view placement_name(Placement placement);
 
 // What the collective is, for the table, the report and the bus-bandwidth factor.
 struct CollectiveTraits {
-  std::string_view name;   // "allreduce", ... (the report's `collective`)
-  bool reduces = false;    // takes --op
-  bool rooted = false;     // takes -r
+  std::string_view name;  // "allreduce", ... (the report's `collective`)
+  bool reduces = false;   // takes --op
+  bool rooted = false;    // takes -r
   bool out_of_place = true;
   bool in_place = true;
   // nccl-tests' bus bandwidth factor (PERFORMANCE.md): busbw = algbw * factor(ranks).

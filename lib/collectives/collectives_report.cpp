@@ -26,10 +26,8 @@ std::string placement_columns(const CaseResult* r) {
   if (!r) return "         -       -       -      -         -      -";
   std::string s = formatted("%10.2f", r->time_s * 1e6) + formatted("%8.2f", r->algbw_GBps) +
                   formatted("%8.2f", r->busbw_GBps) + formatted("%7.0f", static_cast<double>(r->wrong));
-  if (r->measured_bare)
-    s += formatted("%10.2f", r->bare_time_s * 1e6) + formatted("%+7.1f", r->overhead() * 100);
-  else
-    s += "         -      -";
+  if (r->measured_bare) s += formatted("%10.2f", r->bare_time_s * 1e6) + formatted("%+7.1f", r->overhead() * 100);
+  else s += "         -      -";
   return s;
 }
 
@@ -157,8 +155,8 @@ std::vector<ReplayRun> replay_runs(const SchemeReplay& replay) {
     runs.push_back({"replay_" + replay.scheme + "-" + std::to_string(k) + "-" + c.collective, c.collective, c.type,
                     c.redop, c.in_place, c.bytes_max, &c.times});
   }
-  runs.push_back({"replay_" + replay.scheme + "-step", "step", "mixed", "none", false, replay.step_bytes_max,
-                  &replay.step});
+  runs.push_back(
+      {"replay_" + replay.scheme + "-step", "step", "mixed", "none", false, replay.step_bytes_max, &replay.step});
   return runs;
 }
 

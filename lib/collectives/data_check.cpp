@@ -126,8 +126,8 @@ void fill_inputs(comm::DataType type, void* buffer, std::size_t count, const Inp
 
 void fill_garbage(void* buffer, std::size_t bytes) { std::memset(buffer, 0xA5, bytes); }
 
-void check_elements(comm::DataType type, const void* received, std::size_t count, const InputPattern& pattern, int ranks,
-                    const std::function<ExpectedElement(std::size_t)>& expected_of, CheckResult& result,
+void check_elements(comm::DataType type, const void* received, std::size_t count, const InputPattern& pattern,
+                    int ranks, const std::function<ExpectedElement(std::size_t)>& expected_of, CheckResult& result,
                     std::size_t max_examples) {
   visit_element_type(type, [&]<class T>(std::type_identity<T>) {
     const auto* in = static_cast<const T*>(received);
@@ -155,7 +155,8 @@ void check_elements(comm::DataType type, const void* received, std::size_t count
 }
 
 double reduced_value_as_double(comm::DataType type, comm::ReduceOp op, std::uint64_t index, int ranks) {
-  return visit_element_type(type, [&]<class T>(std::type_identity<T>) { return as_double(reduced<T>(op, index, ranks)); });
+  return visit_element_type(type,
+                            [&]<class T>(std::type_identity<T>) { return as_double(reduced<T>(op, index, ranks)); });
 }
 
 }  // namespace embscale::collectives

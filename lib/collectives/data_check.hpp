@@ -39,8 +39,8 @@ struct InputSlot {
 struct ExpectedElement {
   enum class Kind { kUnchecked, kMoved, kReduced };
   Kind kind = Kind::kUnchecked;
-  int rank = 0;         // kMoved: the rank whose input it is
-  InputSlot slot;       // kMoved: the slot in that rank's input; kReduced: slot.index in every rank's input
+  int rank = 0;    // kMoved: the rank whose input it is
+  InputSlot slot;  // kMoved: the slot in that rank's input; kReduced: slot.index in every rank's input
 };
 
 // How inputs are valued: moved data (hashes) or the inputs of a reduction by `op`.
@@ -51,8 +51,8 @@ struct InputPattern {
 
 // Fills `count` elements of `type` at `buffer` with this rank's inputs; slot_of(i) says where
 // element i sits.
-void fill_inputs(comm::DataType type, void* buffer, std::size_t count, const InputPattern& pattern, int rank,
-                 int ranks, const std::function<InputSlot(std::size_t)>& slot_of);
+void fill_inputs(comm::DataType type, void* buffer, std::size_t count, const InputPattern& pattern, int rank, int ranks,
+                 const std::function<InputSlot(std::size_t)>& slot_of);
 
 // Fills `bytes` bytes with a recognisable garbage pattern (so that an element a call never wrote
 // is caught).

@@ -44,9 +44,9 @@ std::vector<Entry> parse_names(const std::string& text, std::string_view flag, c
 const std::vector<ElementType>& element_types() {
   using comm::DataType;
   static const std::vector<ElementType> types{
-      {"int8", DataType::kInt8, 1},     {"uint8", DataType::kUInt8, 1},       {"int32", DataType::kInt32, 4},
-      {"uint32", DataType::kUInt32, 4}, {"int64", DataType::kInt64, 8},       {"uint64", DataType::kUInt64, 8},
-      {"half", DataType::kFloat16, 2},  {"float", DataType::kFloat32, 4},     {"double", DataType::kFloat64, 8},
+      {"int8", DataType::kInt8, 1},         {"uint8", DataType::kUInt8, 1},   {"int32", DataType::kInt32, 4},
+      {"uint32", DataType::kUInt32, 4},     {"int64", DataType::kInt64, 8},   {"uint64", DataType::kUInt64, 8},
+      {"half", DataType::kFloat16, 2},      {"float", DataType::kFloat32, 4}, {"double", DataType::kFloat64, 8},
       {"bfloat16", DataType::kBFloat16, 2},
   };
   return types;

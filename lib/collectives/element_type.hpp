@@ -39,8 +39,7 @@ std::vector<ElementType> parse_element_types(const std::string& text, std::strin
 std::vector<comm::ReduceOp> parse_reduce_ops(const std::string& text, std::string_view flag);
 
 // Calls f(std::type_identity<T>{}) with the C++ type of `type` (every type but kBytes).
-template <class F>
-decltype(auto) visit_element_type(comm::DataType type, F&& f) {
+template <class F> decltype(auto) visit_element_type(comm::DataType type, F&& f) {
   using comm::DataType;
   switch (type) {
     case DataType::kInt8: return f(std::type_identity<std::int8_t>{});

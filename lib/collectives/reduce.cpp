@@ -31,11 +31,11 @@ class Reduce final : public CollectiveBench {
       const void* bare_in = a.placement == Placement::kInPlace && root ? MPI_IN_PLACE : a.send;
       const MPI_Datatype dt = bare_datatype(a.type);
       const MPI_Op op = bare_op(a.op);
-      run_side(side, a, first, times, "MPI_Reduce",
-               [&](std::size_t) { a.comm->reduce(in, out, a.op, a.root); },
-               [&](std::size_t) { return a.comm->ireduce(in, out, a.op, a.root); },
-               [&](std::size_t) { return MPI_Reduce(bare_in, a.recv, n, dt, op, a.root, a.bare); },
-               [&](std::size_t, MPI_Request* r) { return MPI_Ireduce(bare_in, a.recv, n, dt, op, a.root, a.bare, r); });
+      run_side(
+          side, a, first, times, "MPI_Reduce", [&](std::size_t) { a.comm->reduce(in, out, a.op, a.root); },
+          [&](std::size_t) { return a.comm->ireduce(in, out, a.op, a.root); },
+          [&](std::size_t) { return MPI_Reduce(bare_in, a.recv, n, dt, op, a.root, a.bare); },
+          [&](std::size_t, MPI_Request* r) { return MPI_Ireduce(bare_in, a.recv, n, dt, op, a.root, a.bare, r); });
     });
   }
 };

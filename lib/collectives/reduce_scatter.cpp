@@ -32,13 +32,14 @@ class ReduceScatter final : public CollectiveBench {
       const void* bare_in = a.placement == Placement::kInPlace ? MPI_IN_PLACE : a.send;
       const MPI_Datatype dt = bare_datatype(a.type);
       const MPI_Op op = bare_op(a.op);
-      run_side(side, a, first, times, "MPI_Reduce_scatter_block",
-               [&](std::size_t) { a.comm->reduce_scatter_block(in, out, a.op); },
-               [&](std::size_t) { return a.comm->ireduce_scatter_block(in, out, a.op); },
-               [&](std::size_t) { return MPI_Reduce_scatter_block(bare_in, a.recv, n, dt, op, a.bare); },
-               [&](std::size_t, MPI_Request* r) {
-                 return MPI_Ireduce_scatter_block(bare_in, a.recv, n, dt, op, a.bare, r);
-               });
+      run_side(
+          side, a, first, times, "MPI_Reduce_scatter_block",
+          [&](std::size_t) { a.comm->reduce_scatter_block(in, out, a.op); },
+          [&](std::size_t) { return a.comm->ireduce_scatter_block(in, out, a.op); },
+          [&](std::size_t) { return MPI_Reduce_scatter_block(bare_in, a.recv, n, dt, op, a.bare); },
+          [&](std::size_t, MPI_Request* r) {
+            return MPI_Ireduce_scatter_block(bare_in, a.recv, n, dt, op, a.bare, r);
+          });
     });
   }
 };

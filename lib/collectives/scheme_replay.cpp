@@ -27,10 +27,8 @@ std::string describe_comm(const CollectiveCall& call) {
 // One run of call k by one side; its time, the maximum over ranks.
 double timed_run(comm::Communicator& world, ReplayedStep& replay, std::size_t k, bool bare) {
   Stopwatch watch;
-  if (bare)
-    replay.run_bare(k);
-  else
-    replay.run_embscale(k);
+  if (bare) replay.run_bare(k);
+  else replay.run_embscale(k);
   const double seconds = watch.seconds();
   return world.allreduce(seconds, comm::ReduceOp::kMax);
 }
@@ -49,7 +47,8 @@ double ReplayTimes::paired_ratio() const {
   return std::sqrt(median_of(ratios[0]) * median_of(ratios[1]));
 }
 
-SchemeReplay replay_scheme_step(comm::MpiCommunicator& world, const config::Config& config, const RunSettings& settings) {
+SchemeReplay replay_scheme_step(comm::MpiCommunicator& world, const config::Config& config,
+                                const RunSettings& settings) {
   EMBSCALE_EXPECTS(!config.embeddings.empty(), "a config has at least one embedding layer");
   SchemeReplay result;
   result.layer = config.embeddings.front().name;
@@ -104,8 +103,9 @@ std::string replay_table(const SchemeReplay& replay, const RunSettings& settings
                      (settings.calibrate ? " [calibration: bare MPI on both sides]" : "") + ": " +
                      std::to_string(settings.rounds * settings.iterations) +
                      " runs per side, each the slowest rank's time; medians, their ratio, and the paired ratio\n";
-  text += "#  call        collective        type  communicator     bytes/rank    bare MPI (us)    embscale (us)"
-          "    ratio   paired\n";
+  text +=
+      "#  call        collective        type  communicator     bytes/rank    bare MPI (us)    embscale (us)"
+      "    ratio   paired\n";
   const auto line = [&](const std::string& call, const std::string& collective, const std::string& type,
                         const std::string& comm, std::uint64_t bytes, const ReplayTimes& t) {
     char row[256];

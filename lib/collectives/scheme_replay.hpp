@@ -40,18 +40,18 @@ struct ReplayTimes {
 };
 
 struct ReplayedCall {
-  std::string collective;    // "alltoallv", ... (collective_name)
-  std::string type;          // its element type (element_type(...).name; "bytes" for byte rows)
+  std::string collective;      // "alltoallv", ... (collective_name)
+  std::string type;            // its element type (element_type(...).name; "bytes" for byte rows)
   std::string redop = "none";  // reduce_scatter and allreduce: the operation
   bool in_place = false;
-  std::string communicator;  // "layer(4)", "split1(2)": which communicator, and its ranks
+  std::string communicator;     // "layer(4)", "split1(2)": which communicator, and its ranks
   std::uint64_t bytes_max = 0;  // most bytes any rank sends to other ranks in the call
   ReplayTimes times;
 };
 
 struct SchemeReplay {
-  std::string scheme;  // its report name
-  std::string layer;   // the replayed layer's name (the config's first)
+  std::string scheme;               // its report name
+  std::string layer;                // the replayed layer's name (the config's first)
   std::vector<ReplayedCall> calls;  // in the step's order
   ReplayTimes step;                 // per run, the sums over the calls
   std::uint64_t step_bytes_max = 0;
@@ -62,7 +62,8 @@ struct SchemeReplay {
 // it, e.g. with set_layer_scheme) and replays it under `settings` (-n, -w, --rounds, --calibrate).
 // Collective over world; every rank passes the same arguments. The capture's own InputErrors (a
 // scheme that cannot run the config on these ranks) pass through.
-SchemeReplay replay_scheme_step(comm::MpiCommunicator& world, const config::Config& config, const RunSettings& settings);
+SchemeReplay replay_scheme_step(comm::MpiCommunicator& world, const config::Config& config,
+                                const RunSettings& settings);
 
 // The text table of a replay: one line per call and one for the step.
 std::string replay_table(const SchemeReplay& replay, const RunSettings& settings, int ranks);

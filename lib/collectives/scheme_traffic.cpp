@@ -22,17 +22,15 @@ std::string describe_calls(const std::vector<CollectiveCall>& calls) {
   for (const auto& call : calls) {
     const auto key = std::make_pair(call.op, call.comm);
     const auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == key; });
-    if (it == seen.end())
-      seen.push_back({key, 1});
-    else
-      ++it->second;
+    if (it == seen.end()) seen.push_back({key, 1});
+    else ++it->second;
   }
   if (seen.empty()) return "no collective";
   std::string out;
   for (const auto& [key, n] : seen) {
     out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + collective_name(key.first) + " on ";
-    out += key.second == 0 ? std::string("the layer's communicator")
-                           : "split communicator " + std::to_string(key.second);
+    out +=
+        key.second == 0 ? std::string("the layer's communicator") : "split communicator " + std::to_string(key.second);
   }
   return out;
 }
@@ -58,7 +56,8 @@ SchemeTraffic scheme_key_exchange(comm::Communicator& world, const config::Confi
     if (it == step.calls.end())
       throw InputError("layers[" + traffic.layer + "]: scheme " + traffic.scheme +
                        " exchanges no keys by alltoallv on the layer's communicator, so it has no skewed alltoallv "
-                       "to measure; its step calls " + describe_calls(step.calls) +
+                       "to measure; its step calls " +
+                       describe_calls(step.calls) +
                        (world.size() == 1 ? " (on one rank a scheme that pools on the owners keeps its keys on the "
                                             "rank: skewed counts need 2 or more ranks)"
                                           : ""));

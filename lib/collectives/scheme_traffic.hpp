@@ -30,8 +30,8 @@ struct KeyExchangeCounts {
 };
 
 struct SchemeTraffic {
-  std::string layer;   // the measured layer's name (the config's first embedding layer)
-  std::string scheme;  // its scheme's report name (embedding::scheme_of)
+  std::string layer;                     // the measured layer's name (the config's first embedding layer)
+  std::string scheme;                    // its scheme's report name (embedding::scheme_of)
   std::vector<KeyExchangeCounts> steps;  // one per iteration, in order
 };
 

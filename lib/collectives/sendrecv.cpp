@@ -31,18 +31,19 @@ class Sendrecv final : public CollectiveBench {
       const std::span<const T> in(static_cast<const T*>(a.send), a.layout->count);
       const std::span<T> out(static_cast<T*>(a.recv), a.layout->count);
       const MPI_Datatype dt = bare_datatype(a.type);
-      run_side(side, a, first, times, "MPI_Sendrecv",
-               [&](std::size_t) { a.comm->sendrecv(in, next, kRingTag, out, previous, kRingTag); },
-               [&](std::size_t) { return a.comm->isendrecv(in, next, kRingTag, out, previous, kRingTag); },
-               [&](std::size_t) {
-                 return MPI_Sendrecv(a.send, n, dt, next, kRingTag, a.recv, n, dt, previous, kRingTag, a.bare,
-                                     MPI_STATUS_IGNORE);
-               },
-               [&](std::size_t, MPI_Request* r) {
-                 // MPI-3 has no MPI_Isendrecv: a receive and a send, waited together.
-                 const int rc = MPI_Irecv(a.recv, n, dt, previous, kRingTag, a.bare, &r[0]);
-                 return rc != MPI_SUCCESS ? rc : MPI_Isend(a.send, n, dt, next, kRingTag, a.bare, &r[1]);
-               });
+      run_side(
+          side, a, first, times, "MPI_Sendrecv",
+          [&](std::size_t) { a.comm->sendrecv(in, next, kRingTag, out, previous, kRingTag); },
+          [&](std::size_t) { return a.comm->isendrecv(in, next, kRingTag, out, previous, kRingTag); },
+          [&](std::size_t) {
+            return MPI_Sendrecv(a.send, n, dt, next, kRingTag, a.recv, n, dt, previous, kRingTag, a.bare,
+                                MPI_STATUS_IGNORE);
+          },
+          [&](std::size_t, MPI_Request* r) {
+            // MPI-3 has no MPI_Isendrecv: a receive and a send, waited together.
+            const int rc = MPI_Irecv(a.recv, n, dt, previous, kRingTag, a.bare, &r[0]);
+            return rc != MPI_SUCCESS ? rc : MPI_Isend(a.send, n, dt, next, kRingTag, a.bare, &r[1]);
+          });
     });
   }
 };

@@ -31,8 +31,7 @@ std::uint64_t parse_size(const std::string& text, std::string_view flag) {
     value = value * 10 + static_cast<std::uint64_t>(text[i] - '0');
     if (value > kMaxSweepBytes) break;
   }
-  if (value > (kMaxSweepBytes >> shift))
-    throw InputError(where + " is beyond the largest size, 2^40 bytes (1T)");
+  if (value > (kMaxSweepBytes >> shift)) throw InputError(where + " is beyond the largest size, 2^40 bytes (1T)");
   return value << shift;
 }
 

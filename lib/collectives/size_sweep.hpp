@@ -15,7 +15,7 @@ inline constexpr std::uint64_t kMaxSweepBytes = std::uint64_t{1} << 40;
 struct SizeSweep {
   std::uint64_t min_bytes = 0;
   std::uint64_t max_bytes = 0;
-  std::uint64_t factor = 0;      // > 1: multiply; 0: add step_bytes
+  std::uint64_t factor = 0;  // > 1: multiply; 0: add step_bytes
   std::uint64_t step_bytes = 0;
 };
 

@@ -7,7 +7,8 @@
 
 namespace embscale::collectives {
 
-SkewedTraffic capture_skewed_traffic(comm::MpiCommunicator& world, const config::Config& config, std::size_t iterations) {
+SkewedTraffic capture_skewed_traffic(comm::MpiCommunicator& world, const config::Config& config,
+                                     std::size_t iterations) {
   SchemeTraffic exchange = scheme_key_exchange(world, config, 0, static_cast<std::int64_t>(iterations));
   double rows = 0;
   for (const auto& step : exchange.steps)

@@ -15,6 +15,7 @@ namespace embscale::collectives {
 // [0, iterations) and returns this rank's rows of each step's key exchange (scheme_traffic.hpp),
 // with the mean over ranks and calls. Throws InputError (on every rank) when the layer's scheme
 // sends no alltoallv on the layer's communicator, or when it sends no rows at all.
-SkewedTraffic capture_skewed_traffic(comm::MpiCommunicator& world, const config::Config& config, std::size_t iterations);
+SkewedTraffic capture_skewed_traffic(comm::MpiCommunicator& world, const config::Config& config,
+                                     std::size_t iterations);
 
 }  // namespace embscale::collectives

@@ -37,11 +37,13 @@ class CapturingCommunicator final : public comm::Communicator {
   int size() const override { return inner_.size(); }
   std::unique_ptr<comm::Communicator> split(int color, int key) const override {
     log_.step.splits.push_back({id_, false, color, key});
-    return std::make_unique<CapturingCommunicator>(inner_.split(color, key), static_cast<int>(log_.step.splits.size()), log_);
+    return std::make_unique<CapturingCommunicator>(inner_.split(color, key), static_cast<int>(log_.step.splits.size()),
+                                                   log_);
   }
   std::unique_ptr<comm::Communicator> split_by_host() const override {
     log_.step.splits.push_back({id_, true, 0, 0});
-    return std::make_unique<CapturingCommunicator>(inner_.split_by_host(), static_cast<int>(log_.step.splits.size()), log_);
+    return std::make_unique<CapturingCommunicator>(inner_.split_by_host(), static_cast<int>(log_.step.splits.size()),
+                                                   log_);
   }
   comm::NativeHandle native_handle() const override { return inner_.native_handle(); }
   void barrier() override {
@@ -79,7 +81,8 @@ class CapturingCommunicator final : public comm::Communicator {
     call.recv_counts.assign(recv_counts.begin(), recv_counts.end());
     pass_on(std::move(call), send, recv);
   }
-  void do_alltoall(const void* send, void* recv, std::size_t count, comm::RowType type, comm::Request* request) override {
+  void do_alltoall(const void* send, void* recv, std::size_t count, comm::RowType type,
+                   comm::Request* request) override {
     auto call = make(CollectiveOp::kAlltoall, type, request);
     call.count = count;
     pass_on(std::move(call), send, recv);
@@ -205,9 +208,10 @@ std::vector<SchemeStep> capture_scheme_steps(comm::Communicator& world, config::
   // not necessarily more: a range outside it is the caller's input error, not a failed read.
   if (source->iterations_available(config.solver.batchsize) != BatchSource::kUnbounded &&
       (first < -config.solver.warmup_iter || first + iterations > config.solver.max_iter))
-    throw InputError("solver.max_iter: iterations [" + std::to_string(first) + ", " + std::to_string(first + iterations) +
-                     ") of " + source->describe() + " asked, the config's run covers [" +
-                     std::to_string(-config.solver.warmup_iter) + ", " + std::to_string(config.solver.max_iter) + ")");
+    throw InputError("solver.max_iter: iterations [" + std::to_string(first) + ", " +
+                     std::to_string(first + iterations) + ") of " + source->describe() +
+                     " asked, the config's run covers [" + std::to_string(-config.solver.warmup_iter) + ", " +
+                     std::to_string(config.solver.max_iter) + ")");
   embedding::EmbeddingEngine engine(root, config, source->slot_sizes());
   embedding::StepRecorder recorder;
   std::vector<SchemeStep> steps;
@@ -241,7 +245,9 @@ void invoke(const CollectiveCall& call, comm::Communicator& comm, const void* se
       case CollectiveOp::kReduceScatter:
         comm.reduce_scatter(in, out, std::span<const std::size_t>(call.recv_counts), call.reduce, row);
         return;
-      case CollectiveOp::kAllgatherv: comm.allgatherv(in, out, std::span<const std::size_t>(call.recv_counts), row); return;
+      case CollectiveOp::kAllgatherv:
+        comm.allgatherv(in, out, std::span<const std::size_t>(call.recv_counts), row);
+        return;
       case CollectiveOp::kAllreduce: comm.allreduce(in, out, call.reduce); return;  // scalars: count * row values
     }
   });

@@ -20,8 +20,8 @@
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
-#include "core/half_float.hpp"
 #include "core/error.hpp"
+#include "core/half_float.hpp"
 #include "embedding/scheme_registry.hpp"
 
 namespace embscale::collectives {
@@ -37,10 +37,10 @@ struct CollectiveCall {
   int rank = 0, ranks = 1;  // this rank in that communicator, and its size
   comm::RowType type;
   comm::ReduceOp reduce = comm::ReduceOp::kSum;  // reduce_scatter, allreduce
-  std::size_t count = 0;                 // alltoall: rows to each rank; allgatherv: own rows; allreduce: rows
-  std::vector<std::size_t> send_counts;  // alltoallv
-  std::vector<std::size_t> recv_counts;  // alltoallv, reduce_scatter, allgatherv
-  bool in_place = false;                 // allreduce with one buffer for send and receive
+  std::size_t count = 0;                         // alltoall: rows to each rank; allgatherv: own rows; allreduce: rows
+  std::vector<std::size_t> send_counts;          // alltoallv
+  std::vector<std::size_t> recv_counts;          // alltoallv, reduce_scatter, allgatherv
+  bool in_place = false;                         // allreduce with one buffer for send and receive
 
   std::size_t send_rows() const noexcept;  // rows the send buffer holds
   std::size_t recv_rows() const noexcept;  // rows the receive buffer holds
@@ -90,8 +90,7 @@ inline std::size_t elements_per_row(comm::RowType type) noexcept {
 }
 
 // Calls f(std::type_identity<T>{}) with the C++ element type of `type` (std::byte for kBytes).
-template <class F>
-void with_element_type(comm::DataType type, F&& f) {
+template <class F> void with_element_type(comm::DataType type, F&& f) {
   switch (type) {
     case comm::DataType::kBytes: f(std::type_identity<std::byte>{}); return;
     case comm::DataType::kInt32: f(std::type_identity<std::int32_t>{}); return;

@@ -34,7 +34,8 @@ int elements(std::size_t rows, std::size_t per_row) {
   return static_cast<int>(n);
 }
 
-void int_layout(const std::vector<std::size_t>& rows, std::size_t per_row, std::vector<int>& counts, std::vector<int>& displs) {
+void int_layout(const std::vector<std::size_t>& rows, std::size_t per_row, std::vector<int>& counts,
+                std::vector<int>& displs) {
   counts.resize(rows.size());
   displs.resize(rows.size());
   std::size_t at = 0;
@@ -54,14 +55,14 @@ ReplayedStep::ReplayedStep(SchemeStep step, comm::MpiCommunicator& world) : worl
   bare_comms_.push_back(world.mpi_comm());
   for (const CommSplit& s : step.splits) {
     const auto parent = static_cast<std::size_t>(s.parent);
-    owned_splits_.push_back(s.by_host ? embscale_comms_[parent]->split_by_host() : embscale_comms_[parent]->split(s.color, s.key));
+    owned_splits_.push_back(s.by_host ? embscale_comms_[parent]->split_by_host()
+                                      : embscale_comms_[parent]->split(s.color, s.key));
     embscale_comms_.push_back(owned_splits_.back().get());
     MPI_Comm bare = MPI_COMM_NULL;
     if (s.by_host)
       check_bare(MPI_Comm_split_type(bare_comms_[parent], MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &bare),
-                     "MPI_Comm_split_type");
-    else
-      check_bare(MPI_Comm_split(bare_comms_[parent], s.color, s.key, &bare), "MPI_Comm_split");
+                 "MPI_Comm_split_type");
+    else check_bare(MPI_Comm_split(bare_comms_[parent], s.color, s.key, &bare), "MPI_Comm_split");
     bare_comms_.push_back(bare);
   }
   for (CollectiveCall& captured : step.calls) {
@@ -108,26 +109,27 @@ void ReplayedStep::run_bare(std::size_t k) {
   void* recv = c.recv_ptr();
   switch (c.call.op) {
     case CollectiveOp::kAlltoall:
-      check_bare(MPI_Alltoall(send, c.send_counts[0], c.element, recv, c.send_counts[0], c.element, comm), "MPI_Alltoall");
+      check_bare(MPI_Alltoall(send, c.send_counts[0], c.element, recv, c.send_counts[0], c.element, comm),
+                 "MPI_Alltoall");
       return;
     case CollectiveOp::kAlltoallv:
       check_bare(MPI_Alltoallv(send, c.send_counts.data(), c.send_displs.data(), c.element, recv, c.recv_counts.data(),
-                                   c.recv_displs.data(), c.element, comm),
-                     "MPI_Alltoallv");
+                               c.recv_displs.data(), c.element, comm),
+                 "MPI_Alltoallv");
       return;
     case CollectiveOp::kReduceScatter:
       check_bare(MPI_Reduce_scatter(send, recv, c.recv_counts.data(), c.element, mpi_op(c.call.reduce), comm),
-                     "MPI_Reduce_scatter");
+                 "MPI_Reduce_scatter");
       return;
     case CollectiveOp::kAllgatherv:
       check_bare(MPI_Allgatherv(send, c.send_counts[0], c.element, recv, c.recv_counts.data(), c.recv_displs.data(),
-                                    c.element, comm),
-                     "MPI_Allgatherv");
+                                c.element, comm),
+                 "MPI_Allgatherv");
       return;
     case CollectiveOp::kAllreduce:
       check_bare(MPI_Allreduce(c.call.in_place ? MPI_IN_PLACE : send, recv, c.send_counts[0], c.element,
-                                   mpi_op(c.call.reduce), comm),
-                     "MPI_Allreduce");
+                               mpi_op(c.call.reduce), comm),
+                 "MPI_Allreduce");
       return;
   }
 }
@@ -141,8 +143,7 @@ void ReplayedStep::fill_pattern(Call& c, int world_rank) {
       const std::size_t v = (static_cast<std::size_t>(world_rank) * 7 + i) % 13;
       if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
         values[i] = T{static_cast<std::uint16_t>(v)};  // a bit pattern: the check compares bytes
-      else
-        values[i] = static_cast<T>(v);
+      else values[i] = static_cast<T>(v);
     }
   });
 }

@@ -57,7 +57,7 @@ class ReplayedStep {
   comm::MpiCommunicator& world_;
   std::vector<comm::Communicator*> embscale_comms_;  // [0]: world, then the splits
   std::vector<std::unique_ptr<comm::Communicator>> owned_splits_;
-  std::vector<MPI_Comm> bare_comms_;                 // [0]: MPI_COMM_WORLD's duplicate, then the splits
+  std::vector<MPI_Comm> bare_comms_;  // [0]: MPI_COMM_WORLD's duplicate, then the splits
   std::vector<Call> calls_;
 };
 

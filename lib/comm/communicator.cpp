@@ -60,7 +60,9 @@ void CommStats::reset() noexcept {
 Request& Request::operator=(Request&& other) noexcept {
   if (this != &other) {
     if (op_) {
-      try { op_->wait(); } catch (...) {}  // never abandon a transfer that still writes memory
+      try {
+        op_->wait();
+      } catch (...) {}  // never abandon a transfer that still writes memory
     }
     op_ = std::move(other.op_);
   }
@@ -75,7 +77,9 @@ Request::~Request() {
     return;
   }
   if (op_) {
-    try { op_->wait(); } catch (...) {}
+    try {
+      op_->wait();
+    } catch (...) {}
   }
 }
 

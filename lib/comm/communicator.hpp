@@ -40,10 +40,21 @@ enum class ReduceOp { kSum, kProd, kMax, kMin, kAvg };
 
 // Scalar types the transport can reduce (NCCL's types); anything else travels as bytes. Half and
 // BFloat16 (core/half_float.hpp) are reduced in float and rounded back once per pairwise step.
-enum class DataType { kBytes, kInt32, kInt64, kUInt64, kFloat32, kFloat64, kInt8, kUInt8, kUInt32, kFloat16, kBFloat16 };
+enum class DataType {
+  kBytes,
+  kInt32,
+  kInt64,
+  kUInt64,
+  kFloat32,
+  kFloat64,
+  kInt8,
+  kUInt8,
+  kUInt32,
+  kFloat16,
+  kBFloat16
+};
 
-template <class T>
-constexpr DataType data_type_of() {
+template <class T> constexpr DataType data_type_of() {
   if constexpr (std::is_same_v<T, std::int8_t>) return DataType::kInt8;
   else if constexpr (std::is_same_v<T, std::uint8_t>) return DataType::kUInt8;
   else if constexpr (std::is_same_v<T, std::uint32_t>) return DataType::kUInt32;
@@ -64,8 +75,7 @@ struct RowType {
   std::size_t row_bytes = 1;
 };
 
-template <class T>
-constexpr RowType row_type_of(std::size_t row = 1) {
+template <class T> constexpr RowType row_type_of(std::size_t row = 1) {
   return RowType{data_type_of<T>(), row, row * sizeof(T)};
 }
 
@@ -78,8 +88,21 @@ struct OpStats {
 // The operations the implementations count, by name (comm_op_name). Recording one is an array
 // update: a few nanoseconds, so that counting stays far below the cost of a small message.
 enum class CommOp : std::uint8_t {
-  kBarrier, kBcast, kAllreduce, kReduceScatter, kGatherv, kAllgatherv, kAlltoallv, kAlltoall,
-  kAllgather, kReduce, kReduceScatterBlock, kSendrecv, kSend, kRecv, kCount
+  kBarrier,
+  kBcast,
+  kAllreduce,
+  kReduceScatter,
+  kGatherv,
+  kAllgatherv,
+  kAlltoallv,
+  kAlltoall,
+  kAllgather,
+  kReduce,
+  kReduceScatterBlock,
+  kSendrecv,
+  kSend,
+  kRecv,
+  kCount
 };
 const char* comm_op_name(CommOp op) noexcept;
 
@@ -136,7 +159,7 @@ class Request {
 void wait_all(std::span<Request> requests);
 
 struct NativeHandle {
-  std::string kind;         // "mpi"
+  std::string kind;              // "mpi"
   const void* handle = nullptr;  // for "mpi": points to an MPI_Comm
 };
 
@@ -156,17 +179,23 @@ class Communicator {
 
   // ---- typed front end ----------------------------------------------------------------------
   template <class T> void bcast(std::span<T> data, int root, std::size_t row = 1) {
-    check_trivial<T>(); do_bcast(data.data(), rows_in(data.size(), row), row_type_of<T>(row), root, nullptr);
+    check_trivial<T>();
+    do_bcast(data.data(), rows_in(data.size(), row), row_type_of<T>(row), root, nullptr);
   }
   template <class T> Request ibcast(std::span<T> data, int root, std::size_t row = 1) {
-    check_trivial<T>(); Request r; do_bcast(data.data(), rows_in(data.size(), row), row_type_of<T>(row), root, &r); return r;
+    check_trivial<T>();
+    Request r;
+    do_bcast(data.data(), rows_in(data.size(), row), row_type_of<T>(row), root, &r);
+    return r;
   }
 
   template <class T> void allreduce(std::span<const T> send, std::span<T> recv, ReduceOp op) {
     do_allreduce(send.data(), recv.data(), send.size(), row_type_of<T>(), op, nullptr);
   }
   template <class T> Request iallreduce(std::span<const T> send, std::span<T> recv, ReduceOp op) {
-    Request r; do_allreduce(send.data(), recv.data(), send.size(), row_type_of<T>(), op, &r); return r;
+    Request r;
+    do_allreduce(send.data(), recv.data(), send.size(), row_type_of<T>(), op, &r);
+    return r;
   }
   template <class T> T allreduce(T value, ReduceOp op) {
     T out{};
@@ -176,22 +205,26 @@ class Communicator {
 
   // Element-wise reduction of `send` (sum of recv_counts rows, in rank order) over all ranks;
   // rank r receives the reduced segment r of recv_counts[r] rows.
-  template <class T> void reduce_scatter(std::span<const T> send, std::span<T> recv,
-                                         std::span<const std::size_t> recv_counts, ReduceOp op,
-                                         std::size_t row = 1) {
+  template <class T>
+  void reduce_scatter(std::span<const T> send, std::span<T> recv, std::span<const std::size_t> recv_counts, ReduceOp op,
+                      std::size_t row = 1) {
     do_reduce_scatter(send.data(), recv.data(), recv_counts, row_type_of<T>(row), op, nullptr);
   }
-  template <class T> Request ireduce_scatter(std::span<const T> send, std::span<T> recv,
-                                             std::span<const std::size_t> recv_counts, ReduceOp op,
-                                             std::size_t row = 1) {
-    Request r; do_reduce_scatter(send.data(), recv.data(), recv_counts, row_type_of<T>(row), op, &r); return r;
+  template <class T>
+  Request ireduce_scatter(std::span<const T> send, std::span<T> recv, std::span<const std::size_t> recv_counts,
+                          ReduceOp op, std::size_t row = 1) {
+    Request r;
+    do_reduce_scatter(send.data(), recv.data(), recv_counts, row_type_of<T>(row), op, &r);
+    return r;
   }
 
   // gatherv: rank r contributes send (recv_counts[r] rows); root receives them in rank order.
   // Every rank passes the full recv_counts (all must agree on the schedule; checked).
-  template <class T> void gatherv(std::span<const T> send, std::span<T> recv,
-                                  std::span<const std::size_t> recv_counts, int root, std::size_t row = 1) {
-    check_trivial<T>(); do_gatherv(send.data(), rows_in(send.size(), row), recv.data(), recv_counts, row_type_of<T>(row), root, nullptr);
+  template <class T>
+  void gatherv(std::span<const T> send, std::span<T> recv, std::span<const std::size_t> recv_counts, int root,
+               std::size_t row = 1) {
+    check_trivial<T>();
+    do_gatherv(send.data(), rows_in(send.size(), row), recv.data(), recv_counts, row_type_of<T>(row), root, nullptr);
   }
   template <class T> std::vector<T> gather(const T& value, int root) {
     std::vector<T> out(rank() == root ? static_cast<std::size_t>(size()) : 0);
@@ -199,13 +232,19 @@ class Communicator {
     gatherv(std::span<const T>(&value, 1), std::span<T>(out), std::span<const std::size_t>(counts), root);
     return out;
   }
-  template <class T> void allgatherv(std::span<const T> send, std::span<T> recv,
-                                     std::span<const std::size_t> recv_counts, std::size_t row = 1) {
-    check_trivial<T>(); do_allgatherv(send.data(), rows_in(send.size(), row), recv.data(), recv_counts, row_type_of<T>(row), nullptr);
+  template <class T>
+  void allgatherv(std::span<const T> send, std::span<T> recv, std::span<const std::size_t> recv_counts,
+                  std::size_t row = 1) {
+    check_trivial<T>();
+    do_allgatherv(send.data(), rows_in(send.size(), row), recv.data(), recv_counts, row_type_of<T>(row), nullptr);
   }
-  template <class T> Request iallgatherv(std::span<const T> send, std::span<T> recv,
-                                         std::span<const std::size_t> recv_counts, std::size_t row = 1) {
-    check_trivial<T>(); Request r; do_allgatherv(send.data(), rows_in(send.size(), row), recv.data(), recv_counts, row_type_of<T>(row), &r); return r;
+  template <class T>
+  Request iallgatherv(std::span<const T> send, std::span<T> recv, std::span<const std::size_t> recv_counts,
+                      std::size_t row = 1) {
+    check_trivial<T>();
+    Request r;
+    do_allgatherv(send.data(), rows_in(send.size(), row), recv.data(), recv_counts, row_type_of<T>(row), &r);
+    return r;
   }
   template <class T> std::vector<T> allgather(const T& value) {
     std::vector<T> out(static_cast<std::size_t>(size()));
@@ -218,10 +257,14 @@ class Communicator {
   // size() times that many rows, in rank order. In place when send is this rank's segment of recv
   // (send.data() == recv.data() + rank() * send.size()).
   template <class T> void allgather(std::span<const T> send, std::span<T> recv, std::size_t row = 1) {
-    check_trivial<T>(); do_allgather(send.data(), recv.data(), rows_in(send.size(), row), row_type_of<T>(row), nullptr);
+    check_trivial<T>();
+    do_allgather(send.data(), recv.data(), rows_in(send.size(), row), row_type_of<T>(row), nullptr);
   }
   template <class T> Request iallgather(std::span<const T> send, std::span<T> recv, std::size_t row = 1) {
-    check_trivial<T>(); Request r; do_allgather(send.data(), recv.data(), rows_in(send.size(), row), row_type_of<T>(row), &r); return r;
+    check_trivial<T>();
+    Request r;
+    do_allgather(send.data(), recv.data(), rows_in(send.size(), row), row_type_of<T>(row), &r);
+    return r;
   }
 
   // reduce: the element-wise reduction of every rank's `send` lands in `recv` on `root` (recv is
@@ -231,7 +274,9 @@ class Communicator {
     do_reduce(send.data(), recv.data(), send.size(), row_type_of<T>(), op, root, nullptr);
   }
   template <class T> Request ireduce(std::span<const T> send, std::span<T> recv, ReduceOp op, int root) {
-    Request r; do_reduce(send.data(), recv.data(), send.size(), row_type_of<T>(), op, root, &r); return r;
+    Request r;
+    do_reduce(send.data(), recv.data(), send.size(), row_type_of<T>(), op, root, &r);
+    return r;
   }
 
   // reduce_scatter_block: send holds size() segments of recv.size() values; rank r receives the
@@ -242,73 +287,92 @@ class Communicator {
     do_reduce_scatter_block(send.data(), recv.data(), recv.size(), row_type_of<T>(), op, nullptr);
   }
   template <class T> Request ireduce_scatter_block(std::span<const T> send, std::span<T> recv, ReduceOp op) {
-    Request r; do_reduce_scatter_block(send.data(), recv.data(), recv.size(), row_type_of<T>(), op, &r); return r;
+    Request r;
+    do_reduce_scatter_block(send.data(), recv.data(), recv.size(), row_type_of<T>(), op, &r);
+    return r;
   }
 
   // alltoallv: send holds, in rank order, send_counts[r] rows for rank r; recv gets, in rank
   // order, recv_counts[r] rows from rank r.
-  template <class T> void alltoallv(std::span<const T> send, std::span<const std::size_t> send_counts,
-                                    std::span<T> recv, std::span<const std::size_t> recv_counts,
-                                    std::size_t row = 1) {
-    check_trivial<T>(); do_alltoallv(send.data(), send_counts, recv.data(), recv_counts, row_type_of<T>(row), nullptr);
+  template <class T>
+  void alltoallv(std::span<const T> send, std::span<const std::size_t> send_counts, std::span<T> recv,
+                 std::span<const std::size_t> recv_counts, std::size_t row = 1) {
+    check_trivial<T>();
+    do_alltoallv(send.data(), send_counts, recv.data(), recv_counts, row_type_of<T>(row), nullptr);
   }
-  template <class T> Request ialltoallv(std::span<const T> send, std::span<const std::size_t> send_counts,
-                                        std::span<T> recv, std::span<const std::size_t> recv_counts,
-                                        std::size_t row = 1) {
-    check_trivial<T>(); Request r; do_alltoallv(send.data(), send_counts, recv.data(), recv_counts, row_type_of<T>(row), &r); return r;
+  template <class T>
+  Request ialltoallv(std::span<const T> send, std::span<const std::size_t> send_counts, std::span<T> recv,
+                     std::span<const std::size_t> recv_counts, std::size_t row = 1) {
+    check_trivial<T>();
+    Request r;
+    do_alltoallv(send.data(), send_counts, recv.data(), recv_counts, row_type_of<T>(row), &r);
+    return r;
   }
   // alltoall: `count` rows to every rank (send and recv hold size() * count rows); every rank
   // passes the same count.
-  template <class T> void alltoall(std::span<const T> send, std::span<T> recv, std::size_t count,
-                                   std::size_t row = 1) {
-    check_trivial<T>(); do_alltoall(send.data(), recv.data(), count, row_type_of<T>(row), nullptr);
+  template <class T> void alltoall(std::span<const T> send, std::span<T> recv, std::size_t count, std::size_t row = 1) {
+    check_trivial<T>();
+    do_alltoall(send.data(), recv.data(), count, row_type_of<T>(row), nullptr);
   }
-  template <class T> Request ialltoall(std::span<const T> send, std::span<T> recv, std::size_t count,
-                                       std::size_t row = 1) {
-    check_trivial<T>(); Request r; do_alltoall(send.data(), recv.data(), count, row_type_of<T>(row), &r); return r;
+  template <class T>
+  Request ialltoall(std::span<const T> send, std::span<T> recv, std::size_t count, std::size_t row = 1) {
+    check_trivial<T>();
+    Request r;
+    do_alltoall(send.data(), recv.data(), count, row_type_of<T>(row), &r);
+    return r;
   }
 
   template <class T> void send(std::span<const T> data, int dest, int tag, std::size_t row = 1) {
-    check_trivial<T>(); do_send(data.data(), rows_in(data.size(), row), row_type_of<T>(row), dest, tag, nullptr);
+    check_trivial<T>();
+    do_send(data.data(), rows_in(data.size(), row), row_type_of<T>(row), dest, tag, nullptr);
   }
   template <class T> Request isend(std::span<const T> data, int dest, int tag, std::size_t row = 1) {
-    check_trivial<T>(); Request r; do_send(data.data(), rows_in(data.size(), row), row_type_of<T>(row), dest, tag, &r); return r;
+    check_trivial<T>();
+    Request r;
+    do_send(data.data(), rows_in(data.size(), row), row_type_of<T>(row), dest, tag, &r);
+    return r;
   }
   // sendrecv: sends `send` to `dest` and receives `recv` from `source` as one operation, so a
   // ring of them (each rank sends right, receives from the left) cannot deadlock. The receiver
   // posts exactly the sender's count (as recv does). send and recv must not overlap.
-  template <class T> void sendrecv(std::span<const T> send, int dest, int send_tag, std::span<T> recv, int source,
-                                   int recv_tag, std::size_t row = 1) {
+  template <class T>
+  void sendrecv(std::span<const T> send, int dest, int send_tag, std::span<T> recv, int source, int recv_tag,
+                std::size_t row = 1) {
     check_trivial<T>();
-    do_sendrecv(send.data(), rows_in(send.size(), row), dest, send_tag, recv.data(), rows_in(recv.size(), row), source, recv_tag,
-                row_type_of<T>(row), nullptr);
+    do_sendrecv(send.data(), rows_in(send.size(), row), dest, send_tag, recv.data(), rows_in(recv.size(), row), source,
+                recv_tag, row_type_of<T>(row), nullptr);
   }
-  template <class T> Request isendrecv(std::span<const T> send, int dest, int send_tag, std::span<T> recv,
-                                       int source, int recv_tag, std::size_t row = 1) {
-    check_trivial<T>(); Request r;
-    do_sendrecv(send.data(), rows_in(send.size(), row), dest, send_tag, recv.data(), rows_in(recv.size(), row), source, recv_tag,
-                row_type_of<T>(row), &r);
+  template <class T>
+  Request isendrecv(std::span<const T> send, int dest, int send_tag, std::span<T> recv, int source, int recv_tag,
+                    std::size_t row = 1) {
+    check_trivial<T>();
+    Request r;
+    do_sendrecv(send.data(), rows_in(send.size(), row), dest, send_tag, recv.data(), rows_in(recv.size(), row), source,
+                recv_tag, row_type_of<T>(row), &r);
     return r;
   }
 
   template <class T> void recv(std::span<T> data, int source, int tag, std::size_t row = 1) {
-    check_trivial<T>(); do_recv(data.data(), rows_in(data.size(), row), row_type_of<T>(row), source, tag, nullptr);
+    check_trivial<T>();
+    do_recv(data.data(), rows_in(data.size(), row), row_type_of<T>(row), source, tag, nullptr);
   }
   template <class T> Request irecv(std::span<T> data, int source, int tag, std::size_t row = 1) {
-    check_trivial<T>(); Request r; do_recv(data.data(), rows_in(data.size(), row), row_type_of<T>(row), source, tag, &r); return r;
+    check_trivial<T>();
+    Request r;
+    do_recv(data.data(), rows_in(data.size(), row), row_type_of<T>(row), source, tag, &r);
+    return r;
   }
 
  protected:
   // Implementation hooks: blocking when `request` is null, else the operation is started and
   // handed over in *request. Counts are in rows of `type`.
   virtual void do_bcast(void* data, std::size_t count, RowType type, int root, Request* request) = 0;
-  virtual void do_allreduce(const void* send, void* recv, std::size_t count, RowType type,
-                            ReduceOp op, Request* request) = 0;
-  virtual void do_reduce_scatter(const void* send, void* recv, std::span<const std::size_t> recv_counts,
-                                 RowType type, ReduceOp op, Request* request) = 0;
+  virtual void do_allreduce(const void* send, void* recv, std::size_t count, RowType type, ReduceOp op,
+                            Request* request) = 0;
+  virtual void do_reduce_scatter(const void* send, void* recv, std::span<const std::size_t> recv_counts, RowType type,
+                                 ReduceOp op, Request* request) = 0;
   virtual void do_gatherv(const void* send, std::size_t send_count, void* recv,
-                          std::span<const std::size_t> recv_counts, RowType type, int root,
-                          Request* request) = 0;
+                          std::span<const std::size_t> recv_counts, RowType type, int root, Request* request) = 0;
   virtual void do_allgatherv(const void* send, std::size_t send_count, void* recv,
                              std::span<const std::size_t> recv_counts, RowType type, Request* request) = 0;
   virtual void do_alltoallv(const void* send, std::span<const std::size_t> send_counts, void* recv,
@@ -321,10 +385,8 @@ class Communicator {
                                        Request* request) = 0;
   virtual void do_sendrecv(const void* send, std::size_t send_count, int dest, int send_tag, void* recv,
                            std::size_t recv_count, int source, int recv_tag, RowType type, Request* request) = 0;
-  virtual void do_send(const void* data, std::size_t count, RowType type, int dest, int tag,
-                       Request* request) = 0;
-  virtual void do_recv(void* data, std::size_t count, RowType type, int source, int tag,
-                       Request* request) = 0;
+  virtual void do_send(const void* data, std::size_t count, RowType type, int dest, int tag, Request* request) = 0;
+  virtual void do_recv(void* data, std::size_t count, RowType type, int source, int tag, Request* request) = 0;
 
  private:
   // Rows in `values` values: no division for the one-value rows most calls pass (a 64-bit division

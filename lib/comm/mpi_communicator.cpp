@@ -86,7 +86,8 @@ MpiCommunicator::~MpiCommunicator() {
 }
 
 MPI_Datatype MpiCommunicator::row_datatype(RowType type) {
-  if (type.type == DataType::kBytes ? type.row_bytes == 1 : type.row_values == 1) return detail::scalar_datatype(type.type);
+  if (type.type == DataType::kBytes ? type.row_bytes == 1 : type.row_values == 1)
+    return detail::scalar_datatype(type.type);
   for (const auto& [cached, datatype] : row_types_)
     if (cached.type == type.type && cached.row_values == type.row_values && cached.row_bytes == type.row_bytes)
       return datatype;
@@ -109,8 +110,7 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) const {
 
 std::unique_ptr<Communicator> MpiCommunicator::split_by_host() const {
   MPI_Comm out;
-  check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &out),
-            "MPI_Comm_split_type");
+  check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &out), "MPI_Comm_split_type");
   return std::unique_ptr<Communicator>(new MpiCommunicator(out, true));
 }
 
@@ -142,11 +142,13 @@ void MpiCommunicator::do_bcast(void* data, std::size_t count, RowType type, int 
   record.finish();
 }
 
-void MpiCommunicator::do_allreduce(const void* send, void* recv, std::size_t count, RowType type,
-                                   ReduceOp op, Request* request) {
+void MpiCommunicator::do_allreduce(const void* send, void* recv, std::size_t count, RowType type, ReduceOp op,
+                                   Request* request) {
   const auto [values, sb, dt, mpi_op] = scalars_of(count, type, op, "allreduce");
   stats().record(CommOp::kAllreduce, values * sb, values * sb);
-  const auto in_piece = [&](std::size_t first) -> const void* { return send == recv ? MPI_IN_PLACE : bytes(send) + first * sb; };
+  const auto in_piece = [&](std::size_t first) -> const void* {
+    return send == recv ? MPI_IN_PLACE : bytes(send) + first * sb;
+  };
   if (!request) {
     for_pieces(values, max_message_rows_, [&](std::size_t first, int n) {
       check_mpi(MPI_Allreduce(in_piece(first), bytes(recv) + first * sb, n, dt, mpi_op, comm_), "MPI_Allreduce");
@@ -240,11 +242,11 @@ void MpiCommunicator::do_reduce_scatter_block(const void* send, void* recv, std:
   record.finish();
 }
 
-void MpiCommunicator::do_reduce_scatter(const void* send, void* recv,
-                                        std::span<const std::size_t> recv_counts, RowType type,
-                                        ReduceOp op, Request* request) {
+void MpiCommunicator::do_reduce_scatter(const void* send, void* recv, std::span<const std::size_t> recv_counts,
+                                        RowType type, ReduceOp op, Request* request) {
   EMBSCALE_EXPECTS(recv_counts.size() == static_cast<std::size_t>(size_), "reduce_scatter needs one count per rank");
-  const auto [own_values, sb, dt, mpi_op] = scalars_of(recv_counts[static_cast<std::size_t>(rank_)], type, op, "reduce_scatter");
+  const auto [own_values, sb, dt, mpi_op] =
+      scalars_of(recv_counts[static_cast<std::size_t>(rank_)], type, op, "reduce_scatter");
   std::size_t total_values = 0;
   for (const std::size_t c : recv_counts) total_values += c * type.row_values;
   stats().record(CommOp::kReduceScatter, total_values * sb, own_values * sb);
@@ -282,11 +284,10 @@ void MpiCommunicator::do_reduce_scatter(const void* send, void* recv,
 }
 
 void MpiCommunicator::do_gatherv(const void* send, std::size_t send_count, void* recv,
-                                 std::span<const std::size_t> recv_counts, RowType type, int root,
-                                 Request* request) {
-  EMBSCALE_EXPECTS(recv_counts.size() == static_cast<std::size_t>(size_),
-                   "gatherv needs one count per rank");
-  EMBSCALE_EXPECTS(recv_counts[static_cast<std::size_t>(rank_)] == send_count, "gatherv: own count differs from recv_counts");
+                                 std::span<const std::size_t> recv_counts, RowType type, int root, Request* request) {
+  EMBSCALE_EXPECTS(recv_counts.size() == static_cast<std::size_t>(size_), "gatherv needs one count per rank");
+  EMBSCALE_EXPECTS(recv_counts[static_cast<std::size_t>(rank_)] == send_count,
+                   "gatherv: own count differs from recv_counts");
   stats().record(CommOp::kGatherv, rank_ == root ? 0 : send_count * type.row_bytes,
                  rank_ == root ? bytes_to_others(recv_counts, rank_, type.row_bytes) : 0);
   const MPI_Datatype dt = row_datatype(type);
@@ -307,11 +308,10 @@ void MpiCommunicator::do_gatherv(const void* send, std::size_t send_count, void*
     std::size_t offset = 0;
     for (int r = 0; r < size_; ++r) {
       const auto ur = static_cast<std::size_t>(r);
-      if (r == root)
-        std::memcpy(bytes(recv) + offset * type.row_bytes, send, send_count * type.row_bytes);
+      if (r == root) std::memcpy(bytes(recv) + offset * type.row_bytes, send, send_count * type.row_bytes);
       else
-        detail::post_chunked(record.get(), false, bytes(recv) + offset * type.row_bytes, recv_counts[ur], type.row_bytes, dt,
-                             r, chunk_comm_, max_message_rows_);
+        detail::post_chunked(record.get(), false, bytes(recv) + offset * type.row_bytes, recv_counts[ur],
+                             type.row_bytes, dt, r, chunk_comm_, max_message_rows_);
       offset += recv_counts[ur];
     }
   } else {
@@ -324,7 +324,8 @@ void MpiCommunicator::do_gatherv(const void* send, std::size_t send_count, void*
 void MpiCommunicator::do_allgatherv(const void* send, std::size_t send_count, void* recv,
                                     std::span<const std::size_t> recv_counts, RowType type, Request* request) {
   EMBSCALE_EXPECTS(recv_counts.size() == static_cast<std::size_t>(size_), "allgatherv needs one count per rank");
-  EMBSCALE_EXPECTS(recv_counts[static_cast<std::size_t>(rank_)] == send_count, "allgatherv: own count differs from recv_counts");
+  EMBSCALE_EXPECTS(recv_counts[static_cast<std::size_t>(rank_)] == send_count,
+                   "allgatherv: own count differs from recv_counts");
   stats().record(CommOp::kAllgatherv, send_count * type.row_bytes * static_cast<std::size_t>(size_ - 1),
                  bytes_to_others(recv_counts, rank_, type.row_bytes));
   const MPI_Datatype dt = row_datatype(type);
@@ -362,7 +363,8 @@ void MpiCommunicator::allgatherv_chunked(const void* send, std::size_t send_coun
       if (segment != send) std::memcpy(segment, send, send_count * type.row_bytes);  // else in place
       continue;
     }
-    detail::post_chunked(record.get(), false, segment, recv_counts[ur], type.row_bytes, dt, r, chunk_comm_, max_message_rows_);
+    detail::post_chunked(record.get(), false, segment, recv_counts[ur], type.row_bytes, dt, r, chunk_comm_,
+                         max_message_rows_);
     detail::post_chunked(record.get(), true, const_cast<void*>(send), send_count, type.row_bytes, dt, r, chunk_comm_,
                          max_message_rows_);
   }
@@ -400,8 +402,8 @@ void MpiCommunicator::do_sendrecv(const void* send, std::size_t send_count, int 
   const bool send_fits = send_count <= max_message_rows_;
   const bool recv_fits = recv_count <= max_message_rows_;
   if (!request && send_fits && recv_fits) {
-    check_mpi(MPI_Sendrecv(send, static_cast<int>(send_count), dt, dest, send_tag, recv, static_cast<int>(recv_count), dt,
-                           source, recv_tag, comm_, MPI_STATUS_IGNORE),
+    check_mpi(MPI_Sendrecv(send, static_cast<int>(send_count), dt, dest, send_tag, recv, static_cast<int>(recv_count),
+                           dt, source, recv_tag, comm_, MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
     return;
   }
@@ -429,8 +431,7 @@ void MpiCommunicator::do_sendrecv(const void* send, std::size_t send_count, int 
   record.finish();
 }
 
-void MpiCommunicator::do_send(const void* data, std::size_t count, RowType type, int dest, int tag,
-                              Request* request) {
+void MpiCommunicator::do_send(const void* data, std::size_t count, RowType type, int dest, int tag, Request* request) {
   stats().record(CommOp::kSend, count * type.row_bytes, 0);
   const MPI_Datatype dt = row_datatype(type);
   const int n = static_cast<int>(count);
@@ -452,8 +453,7 @@ void MpiCommunicator::do_send(const void* data, std::size_t count, RowType type,
   record.finish();
 }
 
-void MpiCommunicator::do_recv(void* data, std::size_t count, RowType type, int source, int tag,
-                              Request* request) {
+void MpiCommunicator::do_recv(void* data, std::size_t count, RowType type, int source, int tag, Request* request) {
   stats().record(CommOp::kRecv, 0, count * type.row_bytes);
   const MPI_Datatype dt = row_datatype(type);
   const int n = static_cast<int>(count);
@@ -469,7 +469,8 @@ void MpiCommunicator::do_recv(void* data, std::size_t count, RowType type, int s
   } else {
     EMBSCALE_EXPECTS(source != MPI_ANY_SOURCE && tag != MPI_ANY_TAG,
                      "a receive beyond max_message_rows needs an explicit source and tag");
-    detail::post_chunked(record.get(), false, data, count, type.row_bytes, dt, source, large_p2p_comm_, max_message_rows_, tag);
+    detail::post_chunked(record.get(), false, data, count, type.row_bytes, dt, source, large_p2p_comm_,
+                         max_message_rows_, tag);
   }
   record.finish();
 }

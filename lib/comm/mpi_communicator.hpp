@@ -62,13 +62,12 @@ class MpiCommunicator final : public Communicator {
   void do_bcast(void* data, std::size_t count, RowType type, int root, Request* request) override;
   void do_allreduce(const void* send, void* recv, std::size_t count, RowType type, ReduceOp op,
                     Request* request) override;
-  void do_reduce_scatter(const void* send, void* recv, std::span<const std::size_t> recv_counts,
-                         RowType type, ReduceOp op, Request* request) override;
-  void do_gatherv(const void* send, std::size_t send_count, void* recv,
-                  std::span<const std::size_t> recv_counts, RowType type, int root,
-                  Request* request) override;
-  void do_allgatherv(const void* send, std::size_t send_count, void* recv,
-                     std::span<const std::size_t> recv_counts, RowType type, Request* request) override;
+  void do_reduce_scatter(const void* send, void* recv, std::span<const std::size_t> recv_counts, RowType type,
+                         ReduceOp op, Request* request) override;
+  void do_gatherv(const void* send, std::size_t send_count, void* recv, std::span<const std::size_t> recv_counts,
+                  RowType type, int root, Request* request) override;
+  void do_allgatherv(const void* send, std::size_t send_count, void* recv, std::span<const std::size_t> recv_counts,
+                     RowType type, Request* request) override;
   void do_alltoallv(const void* send, std::span<const std::size_t> send_counts, void* recv,
                     std::span<const std::size_t> recv_counts, RowType type, Request* request) override;
   void do_alltoall(const void* send, void* recv, std::size_t count, RowType type, Request* request) override;
@@ -77,12 +76,10 @@ class MpiCommunicator final : public Communicator {
                  Request* request) override;
   void do_reduce_scatter_block(const void* send, void* recv, std::size_t count, RowType type, ReduceOp op,
                                Request* request) override;
-  void do_sendrecv(const void* send, std::size_t send_count, int dest, int send_tag, void* recv,
-                   std::size_t recv_count, int source, int recv_tag, RowType type, Request* request) override;
-  void do_send(const void* data, std::size_t count, RowType type, int dest, int tag,
-               Request* request) override;
-  void do_recv(void* data, std::size_t count, RowType type, int source, int tag,
-               Request* request) override;
+  void do_sendrecv(const void* send, std::size_t send_count, int dest, int send_tag, void* recv, std::size_t recv_count,
+                   int source, int recv_tag, RowType type, Request* request) override;
+  void do_send(const void* data, std::size_t count, RowType type, int dest, int tag, Request* request) override;
+  void do_recv(void* data, std::size_t count, RowType type, int source, int tag, Request* request) override;
 
  private:
   friend class MpiMessageChannel;  // its messages are this class's send and recv, plus the two below
@@ -96,8 +93,8 @@ class MpiCommunicator final : public Communicator {
   // freeing one per call would cost more than a small message.
   MPI_Datatype row_datatype(RowType type);
   // The point-to-point allgatherv schedule of counts beyond the limit (allgatherv, allgather).
-  void allgatherv_chunked(const void* send, std::size_t send_count, void* recv, std::span<const std::size_t> recv_counts,
-                          RowType type, MPI_Datatype dt, Request* request);
+  void allgatherv_chunked(const void* send, std::size_t send_count, void* recv,
+                          std::span<const std::size_t> recv_counts, RowType type, MPI_Datatype dt, Request* request);
 
   MPI_Comm comm_;
   MPI_Comm chunk_comm_ = MPI_COMM_NULL;      // duplicate: the internal schedules of collectives
@@ -119,7 +116,8 @@ class MpiCommunicator final : public Communicator {
 // Throws embscale::Error naming the MPI call and MPI's error string when rc != MPI_SUCCESS.
 [[noreturn]] void throw_mpi_error(int rc, const char* call);
 inline void check_mpi(int rc, const char* call) {
-  if (rc != MPI_SUCCESS) [[unlikely]] throw_mpi_error(rc, call);
+  if (rc != MPI_SUCCESS) [[unlikely]]
+    throw_mpi_error(rc, call);
 }
 
 }  // namespace embscale::comm

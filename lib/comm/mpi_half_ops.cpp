@@ -25,14 +25,21 @@ template <class T> T from_float(float v) noexcept {
   else return to_bfloat16(v);
 }
 
-struct Sum { float operator()(float a, float b) const noexcept { return a + b; } };
-struct Prod { float operator()(float a, float b) const noexcept { return a * b; } };
-struct Max { float operator()(float a, float b) const noexcept { return a < b ? b : a; } };
-struct Min { float operator()(float a, float b) const noexcept { return b < a ? b : a; } };
+struct Sum {
+  float operator()(float a, float b) const noexcept { return a + b; }
+};
+struct Prod {
+  float operator()(float a, float b) const noexcept { return a * b; }
+};
+struct Max {
+  float operator()(float a, float b) const noexcept { return a < b ? b : a; }
+};
+struct Min {
+  float operator()(float a, float b) const noexcept { return b < a ? b : a; }
+};
 
 // MPI_User_function: inout[i] = in[i] (op) inout[i] over *len scalars.
-template <class T, class F>
-void combine(void* in, void* inout, int* len, MPI_Datatype*) {
+template <class T, class F> void combine(void* in, void* inout, int* len, MPI_Datatype*) {
   const auto* a = static_cast<const T*>(in);
   auto* b = static_cast<T*>(inout);
   for (int i = 0; i < *len; ++i) b[i] = from_float<T>(F{}(to_float(a[i]), to_float(b[i])));
@@ -45,8 +52,7 @@ struct HalfRegistry {
   std::array<std::array<MPI_Op, kOps>, 2> ops{};
 };
 
-template <class T>
-void create_ops(std::array<MPI_Op, kOps>& ops) {
+template <class T> void create_ops(std::array<MPI_Op, kOps>& ops) {
   check_mpi(MPI_Op_create(&combine<T, Sum>, 1, &ops[0]), "MPI_Op_create");
   check_mpi(MPI_Op_create(&combine<T, Prod>, 1, &ops[1]), "MPI_Op_create");
   check_mpi(MPI_Op_create(&combine<T, Max>, 1, &ops[2]), "MPI_Op_create");
@@ -76,7 +82,8 @@ HalfRegistry& registry() {
   static HalfRegistry r = make_registry();
   static const bool cleanup_registered = [] {
     int keyval = MPI_KEYVAL_INVALID;
-    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &free_registry, &keyval, nullptr), "MPI_Comm_create_keyval");
+    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &free_registry, &keyval, nullptr),
+              "MPI_Comm_create_keyval");
     check_mpi(MPI_Comm_set_attr(MPI_COMM_SELF, keyval, &r), "MPI_Comm_set_attr");
     // Marked for freeing now; MPI frees it once the attribute is gone.
     check_mpi(MPI_Comm_free_keyval(&keyval), "MPI_Comm_free_keyval");

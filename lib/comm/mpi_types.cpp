@@ -16,8 +16,7 @@ void throw_unknown(const char* what, int value) {
 
 namespace {
 
-template <class T>
-void divide(void* data, std::size_t values, int ranks) {
+template <class T> void divide(void* data, std::size_t values, int ranks) {
   T* v = static_cast<T*>(data);
   if constexpr (std::is_same_v<T, Half>) {
     for (std::size_t i = 0; i < values; ++i) v[i] = to_half(to_float(v[i]) / static_cast<float>(ranks));
@@ -93,8 +92,7 @@ void MpiPending::complete() {
 
 void MpiPending::wait() {
   if (!requests.empty())
-    check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-              "MPI_Waitall");
+    check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
   complete();
 }
 
@@ -109,16 +107,14 @@ bool MpiPending::test() {
   return true;
 }
 
-void post_chunked(MpiPending& p, bool is_send, void* base, std::size_t rows, std::size_t row_bytes,
-                  MPI_Datatype type, int peer, MPI_Comm comm, std::size_t limit, int tag) {
+void post_chunked(MpiPending& p, bool is_send, void* base, std::size_t rows, std::size_t row_bytes, MPI_Datatype type,
+                  int peer, MPI_Comm comm, std::size_t limit, int tag) {
   auto* bytes = static_cast<std::byte*>(base);
   for (std::size_t first = 0; first < rows; first += limit) {
     const int n = static_cast<int>(std::min(limit, rows - first));
     MPI_Request req;
-    if (is_send)
-      check_mpi(MPI_Isend(bytes + first * row_bytes, n, type, peer, tag, comm, &req), "MPI_Isend");
-    else
-      check_mpi(MPI_Irecv(bytes + first * row_bytes, n, type, peer, tag, comm, &req), "MPI_Irecv");
+    if (is_send) check_mpi(MPI_Isend(bytes + first * row_bytes, n, type, peer, tag, comm, &req), "MPI_Isend");
+    else check_mpi(MPI_Irecv(bytes + first * row_bytes, n, type, peer, tag, comm, &req), "MPI_Irecv");
     p.requests.push_back(req);
   }
 }

@@ -6,9 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -127,8 +127,7 @@ class CallRecord {
 
 // Calls piece(first, n) over consecutive pieces of at most `limit` of `count` items, n as MPI's
 // int; once with n = 0 when count is 0, since every rank must still join a collective.
-template <class Piece>
-void for_pieces(std::size_t count, std::size_t limit, Piece&& piece) {
+template <class Piece> void for_pieces(std::size_t count, std::size_t limit, Piece&& piece) {
   std::size_t first = 0;
   do {
     const std::size_t n = count - first < limit ? count - first : limit;
@@ -163,7 +162,7 @@ inline constexpr int kChunkTag = 7001;
 
 // Posts `rows` rows as messages of at most `limit` rows each. Sender and receiver cut the same
 // pieces because they pass the same row count.
-void post_chunked(MpiPending& p, bool is_send, void* base, std::size_t rows, std::size_t row_bytes,
-                  MPI_Datatype type, int peer, MPI_Comm comm, std::size_t limit, int tag = kChunkTag);
+void post_chunked(MpiPending& p, bool is_send, void* base, std::size_t rows, std::size_t row_bytes, MPI_Datatype type,
+                  int peer, MPI_Comm comm, std::size_t limit, int tag = kChunkTag);
 
 }  // namespace embscale::comm::detail

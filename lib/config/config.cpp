@@ -115,8 +115,8 @@ std::string describe_not_run(const Config& config) {
 
 void check_runs_whole(const Config& config, bool embedding_only, const std::string& origin) {
   if (config.not_run.empty() || embedding_only) return;
-  throw InputError(origin + ": embscale runs the embedding part of this config only; not run: " +
-                   describe_not_run(config) +
+  throw InputError(origin +
+                   ": embscale runs the embedding part of this config only; not run: " + describe_not_run(config) +
                    ". Pass --embedding-only to run the embedding layers and skip these (a HugeCTR file's dense "
                    "network, evaluation and checkpoints)");
 }

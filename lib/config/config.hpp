@@ -35,14 +35,14 @@ enum class OptimizerType { kSGD, kMomentumSGD, kNesterov, kAdam, kAdaGrad, kRowW
 enum class UpdateType { kLocal, kGlobal, kLazyGlobal };
 
 struct Solver {
-  std::int64_t batchsize = 0;       // global batch (samples per iteration over all ranks)
+  std::int64_t batchsize = 0;  // global batch (samples per iteration over all ranks)
   // Weak scaling: when > 0 (the config gives batchsize_per_rank instead of batchsize), the global
   // batch is this times the ranks of the run, set by resolve_batch_for_ranks.
   std::int64_t batchsize_per_rank = 0;
-  std::int64_t max_iter = 0;        // timed iterations
-  std::int64_t warmup_iter = 0;     // untimed iterations before them (not in the report)
-  std::int64_t display = 0;         // progress line every `display` iterations; 0 = none
-  std::uint64_t seed = 0;           // seed of the workload and of the table initialisation
+  std::int64_t max_iter = 0;     // timed iterations
+  std::int64_t warmup_iter = 0;  // untimed iterations before them (not in the report)
+  std::int64_t display = 0;      // progress line every `display` iterations; 0 = none
+  std::uint64_t seed = 0;        // seed of the workload and of the table initialisation
   // HugeCTR's input_key_type: the width of a Norm trace's keys, "I32" or "I64". Empty (absent):
   // detected from the trace, I32 (HugeCTR's default) when both widths read it.
   std::string input_key_type;
@@ -53,13 +53,13 @@ struct Solver {
 struct Optimizer {
   OptimizerType type = OptimizerType::kSGD;
   UpdateType update_type = UpdateType::kLocal;  // HugeCTR's default
-  double learning_rate = 0.0;       // <block>.learning_rate: every type has one, always required
-  bool atomic_update = true;        // sgd_hparam (HugeCTR's; no effect on the results here)
-  double momentum_factor = 0.0;     // momentum_sgd_hparam, nesterov_hparam
-  double beta1 = 0.9;               // adam_hparam
-  double beta2 = 0.999;             // adam_hparam
-  double epsilon = 1e-7;            // adam_hparam, adagrad_hparam (RowWiseAdaGrad: 1e-8, FBGEMM's)
-  double initial_accu_value = 0.0;  // adagrad_hparam
+  double learning_rate = 0.0;                   // <block>.learning_rate: every type has one, always required
+  bool atomic_update = true;                    // sgd_hparam (HugeCTR's; no effect on the results here)
+  double momentum_factor = 0.0;                 // momentum_sgd_hparam, nesterov_hparam
+  double beta1 = 0.9;                           // adam_hparam
+  double beta2 = 0.999;                         // adam_hparam
+  double epsilon = 1e-7;                        // adam_hparam, adagrad_hparam (RowWiseAdaGrad: 1e-8, FBGEMM's)
+  double initial_accu_value = 0.0;              // adagrad_hparam
 };
 
 // Where a run's samples come from: generated (the `synthetic` block), or a recorded trace in
@@ -73,10 +73,10 @@ struct DataLayer {
   // The trace formats' HugeCTR keys. source: as written (Norm: a file list or one data file; Raw,
   // Embscale: the file); a relative path resolves against Config::directory (data_source_path).
   std::string source;
-  std::optional<bool> check_sum;    // "check": "Sum" true, "None" false; a Norm file must match; unset: either
-  std::int64_t num_samples = 0;     // Raw, Embscale: only the trace's first num_samples are read; 0: all
-  bool float_label_dense = false;   // Raw: labels and dense features stored as floats
-  std::int64_t max_nnz = 0;         // sparse[0].max_nnz: the most keys of a trace's bag; 0: not given
+  std::optional<bool> check_sum;   // "check": "Sum" true, "None" false; a Norm file must match; unset: either
+  std::int64_t num_samples = 0;    // Raw, Embscale: only the trace's first num_samples are read; 0: all
+  bool float_label_dense = false;  // Raw: labels and dense features stored as floats
+  std::int64_t max_nnz = 0;        // sparse[0].max_nnz: the most keys of a trace's bag; 0: not given
   std::vector<std::int64_t> slot_size_array;  // vocabulary of each slot; keys unified-encoded
   std::int32_t label_dim = 1;
   std::int32_t dense_dim = 0;
@@ -88,9 +88,9 @@ struct DataLayer {
     std::int32_t slot_num = 0;
   };
   std::vector<SparseInput> sparse_inputs;
-  std::string sparse_top;           // sparse[0].top
-  std::int32_t slot_num = 0;        // the slots of every sparse input == slot_size_array.size()
-  SyntheticSource synthetic;       // the `synthetic` block: every slot's generator (unused by traces)
+  std::string sparse_top;     // sparse[0].top
+  std::int32_t slot_num = 0;  // the slots of every sparse input == slot_size_array.size()
+  SyntheticSource synthetic;  // the `synthetic` block: every slot's generator (unused by traces)
 };
 
 // Where a layer's rows live (the "storage" block). Static: every key of the layer's slots has a
@@ -114,7 +114,7 @@ struct EmbeddingStorage {
 
 struct EmbeddingLayer {
   std::string name;
-  std::string type;                 // HugeCTR's or SOK's layer type, or "ShardedEmbedding"
+  std::string type;  // HugeCTR's or SOK's layer type, or "ShardedEmbedding"
   // ShardedEmbedding only: the sharding scheme by name (TorchRec's: "table_wise", "row_wise",
   // ...; lib/embedding's scheme registry decides which names run). Empty for the other types,
   // whose type names their scheme.
@@ -124,16 +124,16 @@ struct EmbeddingLayer {
   // table_wise only: the rank that owns each of the layer's slots, in the order of `slots` (what
   // the planner writes); empty: placed largest first onto the least loaded rank.
   std::vector<std::int32_t> table_ranks;
-  std::string bottom;               // a DataLayer's sparse_top
+  std::string bottom;  // a DataLayer's sparse_top
   std::string top;
   std::int64_t max_vocabulary_size_per_gpu = 0;
   std::int32_t embedding_vec_size = 0;
   Combiner combiner = Combiner::kSum;
-  Optimizer optimizer;              // the layer's own, else the global one
+  Optimizer optimizer;  // the layer's own, else the global one
   // The Data layer's slots this layer reads, ascending (default: all). Slots of one layer share
   // its dim and are fused into one table over their unified keys (SOK).
   std::vector<std::int32_t> slots;
-  bool deduplicate = true;          // send each distinct key once per batch (switchable to measure it)
+  bool deduplicate = true;  // send each distinct key once per batch (switchable to measure it)
   // table_row_wise: ranks per "node" (0: the hosts of the run, Communicator::split_by_host).
   std::int32_t ranks_per_node = 0;
   EmbeddingStorage storage;
@@ -152,7 +152,7 @@ struct EvictionStudy {
   // Iterations between recall measurements (>= 1). The oracles are fed in bulk at these samples,
   // so only the step after one runs with caches the oracles filled.
   std::int64_t sample_every = 50;
-  double hot_key_share = 0.01;       // hot-key recall: the share of the keys seen, by frequency
+  double hot_key_share = 0.01;  // hot-key recall: the share of the keys seen, by frequency
   // Belady's optimum is offline: it keeps the whole access stream (8 bytes an access, per rank).
   std::int64_t belady_max_accesses = 100'000'000;
 };
@@ -170,11 +170,11 @@ struct PlannerSettings {
   // Bytes of rows, optimizer state and tables one rank may hold; 0: this host's memory divided
   // among the ranks on it, less TorchRec's 15 % reserve.
   std::int64_t memory_per_rank = 0;
-  std::optional<double> seconds_per_key;        // a key routed, de-duplicated or pooled
-  std::optional<double> seconds_per_row;        // a distinct row looked up or updated
-  std::optional<double> seconds_per_byte;       // a byte read or written in memory
-  std::optional<double> seconds_per_comm_byte;  // a byte sent or received
-  std::optional<double> seconds_per_collective; // a collective call's fixed cost
+  std::optional<double> seconds_per_key;         // a key routed, de-duplicated or pooled
+  std::optional<double> seconds_per_row;         // a distinct row looked up or updated
+  std::optional<double> seconds_per_byte;        // a byte read or written in memory
+  std::optional<double> seconds_per_comm_byte;   // a byte sent or received
+  std::optional<double> seconds_per_collective;  // a collective call's fixed cost
   std::vector<std::string> schemes;  // the schemes it chooses among (lib/plan checks them); empty: all it models
   bool all_layers = false;           // plan every embedding layer, as if each said "auto"
 };
@@ -183,11 +183,11 @@ struct PlannerSettings {
 // ReLU that reads its top, run as one layer, with embscale's partition_dim: 0 data-parallel (each
 // rank its samples' rows, the whole W), 1 feature-parallel (each rank its share of the outputs).
 struct DenseLayerConfig {
-  std::string name;               // the InnerProduct's
-  std::string relu;               // the ReLU fused after it
-  std::string bottom;             // the embedding layer's top (the first), or the previous ReLU's top
-  std::string top;                // its ReLU's top
-  std::int64_t num_output = 0;    // fc_param.num_output
+  std::string name;             // the InnerProduct's
+  std::string relu;             // the ReLU fused after it
+  std::string bottom;           // the embedding layer's top (the first), or the previous ReLU's top
+  std::string top;              // its ReLU's top
+  std::int64_t num_output = 0;  // fc_param.num_output
   std::int32_t partition_dim = 0;
 };
 
@@ -228,7 +228,7 @@ struct Config {
   // The "parameter_server" section, when given (required when a layer's sharding is
   // "parameter_server"; read only then, so one config can sweep that layer over every scheme).
   std::optional<ParameterServerSettings> parameter_server;
-  nlohmann::json source;            // the JSON as given (recorded in the report)
+  nlohmann::json source;  // the JSON as given (recorded in the report)
   // What the config asks for that embscale does not run: the layers in file order ("layers[fc1]
   // (\"InnerProduct\")"), then the solver's and the Data layer's keys ("solver.eval_interval
   // (evaluation)"). Empty for embscale's own configs.

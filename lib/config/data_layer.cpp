@@ -21,8 +21,9 @@ void parse_format(const ObjectReader& r, DataLayer& d) {
   const auto format = r.optional("format");
   const std::string name = format ? format->string() : "Norm";
   if (name == hugectr::kParquetFormat)
-    format->fail_with("the HugeCTR format \"Parquet\" is not readable in this build (no C++ Parquet reader); convert "
-                      "the data with scripts/parquet-to-embscale.py and read it as \"Embscale\" or \"Norm\"");
+    format->fail_with(
+        "the HugeCTR format \"Parquet\" is not readable in this build (no C++ Parquet reader); convert "
+        "the data with scripts/parquet-to-embscale.py and read it as \"Embscale\" or \"Norm\"");
   const auto& formats = hugectr::runnable_data_formats();
   if (std::find(formats.begin(), formats.end(), name) == formats.end())
     format->fail(quoted_list(formats), did_you_mean(name, formats));
@@ -62,8 +63,8 @@ void parse_slot_sizes(const ObjectReader& r, DataLayer& d) {
                               .array(1, "a non-empty array of integers >= 1")) {
     const std::int64_t n = size.integer(IntRange::at_least(1));
     if (n > std::numeric_limits<std::int64_t>::max() - total)
-      size.fail("a size that keeps the total vocabulary below 2^63 (the slots before it hold " +
-                std::to_string(total) + " keys)");
+      size.fail("a size that keeps the total vocabulary below 2^63 (the slots before it hold " + std::to_string(total) +
+                " keys)");
     total += n;
     d.slot_size_array.push_back(n);
   }
@@ -135,9 +136,9 @@ void parse_sparse_input(const ObjectReader& r, DataLayer& d, std::vector<TensorN
 
 DataLayer parse_data_layer(const ObjectReader& r, const std::string& name, std::vector<TensorName>& tops) {
   r.only_keys([] {
-    std::vector<std::string> keys = {"name",  "type",  "format", "source",           "check",
-                                     "num_samples", "float_label_dense", "slot_size_array", "synthetic",
-                                     "label", "dense", "sparse"};
+    std::vector<std::string> keys = {
+        "name",      "type",  "format", "source", "check", "num_samples", "float_label_dense", "slot_size_array",
+        "synthetic", "label", "dense",  "sparse"};
     keys.insert(keys.end(), hugectr::unused_data_keys().begin(), hugectr::unused_data_keys().end());
     return keys;
   }());

@@ -21,7 +21,8 @@ std::string string_field(const DenseCandidate& candidate, const char* key) {
 }
 
 // The candidate of `type` whose bottom is `bottom`, or null.
-const DenseCandidate* reading(const std::vector<DenseCandidate>& candidates, const char* type, const std::string& bottom) {
+const DenseCandidate* reading(const std::vector<DenseCandidate>& candidates, const char* type,
+                              const std::string& bottom) {
   for (const auto& c : candidates)
     if (c.type == type && string_field(c, "bottom") == bottom) return &c;
   return nullptr;
@@ -65,9 +66,9 @@ std::vector<DenseCandidate> parse_dense_tower(const std::vector<DenseCandidate>&
       first->layer.fail_with("the dense tower trains (SGD); its input layers[" + embedding.name +
                              "] is in evaluation mode (storage.training false)");
     if (!config.dense.empty())
-      first->layer.fail_with(
-          "one dense tower per run: layers[" + config.dense.front().name + "] already reads layers[" +
-          config.dense_input + "]; this one reads layers[" + embedding.name + "]");
+      first->layer.fail_with("one dense tower per run: layers[" + config.dense.front().name +
+                             "] already reads layers[" + config.dense_input + "]; this one reads layers[" +
+                             embedding.name + "]");
     config.dense = std::move(tower);
     config.dense_input = embedding.name;
   }

@@ -48,7 +48,9 @@ kv::AdmissionOptions parse_admission(const ObjectReader& r) {
 
 kv::ValueType parse_dtype(const ObjectReader& r) {
   const auto dtype = r.one_of_or("embedding_dtype", "fp32", {"fp32", "fp16", "bf16"});
-  return dtype == "fp16" ? kv::ValueType::kFloat16 : dtype == "bf16" ? kv::ValueType::kBFloat16 : kv::ValueType::kFloat32;
+  return dtype == "fp16"   ? kv::ValueType::kFloat16
+         : dtype == "bf16" ? kv::ValueType::kBFloat16
+                           : kv::ValueType::kFloat32;
 }
 
 void parse_dynamic(const ObjectReader& r, kv::TableOptions& t) {
@@ -66,12 +68,16 @@ void parse_dynamic(const ObjectReader& r, kv::TableOptions& t) {
   for (const auto& rules : kv::kScoreRules)
     if (rules.name == strategy) t.score_strategy = rules.strategy;
   const auto check = r.one_of_or("safe_check_mode", "IGNORE", {"ERROR", "WARNING", "IGNORE"});
-  t.safe_check = check == "ERROR" ? kv::SafeCheck::kError : check == "WARNING" ? kv::SafeCheck::kWarning : kv::SafeCheck::kIgnore;
+  t.safe_check = check == "ERROR"     ? kv::SafeCheck::kError
+                 : check == "WARNING" ? kv::SafeCheck::kWarning
+                                      : kv::SafeCheck::kIgnore;
   if (r.has("admission")) t.admission = parse_admission(r.object("admission"));
-  if (kv::needs_admission_estimate(kv::score_rules(t.score_strategy)) && t.admission.kind == kv::AdmissionOptions::Kind::kNone)
-    r.required("score_strategy", "").fail_with(
-        strategy + " needs an admission filter (its new keys score the filter's estimate): set admission.strategy to "
-        "\"k_count\" or \"tiny_lfu\"");
+  if (kv::needs_admission_estimate(kv::score_rules(t.score_strategy)) &&
+      t.admission.kind == kv::AdmissionOptions::Kind::kNone)
+    r.required("score_strategy", "")
+        .fail_with(strategy +
+                   " needs an admission filter (its new keys score the filter's estimate): set admission.strategy to "
+                   "\"k_count\" or \"tiny_lfu\"");
 }
 
 void parse_tiers(const ObjectReader& r, EmbeddingStorage& s) {
@@ -104,7 +110,8 @@ EmbeddingStorage parse_embedding_storage(const ObjectReader& r) {
     for (const char* key : {"max_capacity", "init_capacity", "max_load_factor", "bucket_capacity", "score_strategy",
                             "safe_check_mode", "admission", "caching", "global_hbm_for_values", "slow_directory"})
       if (const auto value = r.optional(key))
-        value->fail_with(std::string("\"") + key + "\" is an option of dynamic storage; this layer's storage.type is "
+        value->fail_with(std::string("\"") + key +
+                         "\" is an option of dynamic storage; this layer's storage.type is "
                          "\"static\" (set \"type\": \"dynamic\" to use the KV table)");
   }
   return s;

@@ -74,25 +74,25 @@ void model_files(const ValueReader& v) {
 // a number there, though, is a learning rate put in the wrong place, not to be dropped silently.
 void optimizer_learning_rate_flag(const ValueReader& v) {
   if (!v.json().is_boolean())
-    v.fail("true or false (HugeCTR's flag; the learning rate goes in the type's hparam block, e.g. "
-           "sgd_hparam.learning_rate)");
+    v.fail(
+        "true or false (HugeCTR's flag; the learning rate goes in the type's hparam block, e.g. "
+        "sgd_hparam.learning_rate)");
 }
 
 const std::vector<UnusedKey>& solver_table() {
-  static const std::vector<UnusedKey> table = {
-      {"lr_policy", fixed_policy},
-      {"gpu", gpu_list},
-      {"batchsize_eval", a_positive_count, kEvaluation},
-      {"snapshot", a_count, kCheckpoints},
-      {"snapshot_prefix", a_string, kCheckpoints},
-      {"eval_interval", a_positive_count, kEvaluation},
-      {"eval_batches", a_positive_count, kEvaluation},
-      {"max_eval_batches", a_positive_count, kEvaluation},
-      {"mixed_precision", loss_scaler, "fp16 mixed precision"},
-      {"eval_metrics", metric_list, kEvaluation},
-      {"enable_tf32_compute", a_boolean, kDenseCompute},
-      {"dense model_file", a_string, kModelFile},
-      {"sparse_model_file", model_files, kModelFile}};
+  static const std::vector<UnusedKey> table = {{"lr_policy", fixed_policy},
+                                               {"gpu", gpu_list},
+                                               {"batchsize_eval", a_positive_count, kEvaluation},
+                                               {"snapshot", a_count, kCheckpoints},
+                                               {"snapshot_prefix", a_string, kCheckpoints},
+                                               {"eval_interval", a_positive_count, kEvaluation},
+                                               {"eval_batches", a_positive_count, kEvaluation},
+                                               {"max_eval_batches", a_positive_count, kEvaluation},
+                                               {"mixed_precision", loss_scaler, "fp16 mixed precision"},
+                                               {"eval_metrics", metric_list, kEvaluation},
+                                               {"enable_tf32_compute", a_boolean, kDenseCompute},
+                                               {"dense model_file", a_string, kModelFile},
+                                               {"sparse_model_file", model_files, kModelFile}};
   return table;
 }
 
@@ -140,19 +140,46 @@ const std::vector<std::string>& runnable_embedding_types() {
 }
 
 const std::vector<std::string>& known_embedding_types() {
-  static const std::vector<std::string> types = {
-      "LocalizedSlotSparseEmbeddingOneHot", "HybridSparseEmbedding"};
+  static const std::vector<std::string> types = {"LocalizedSlotSparseEmbeddingOneHot", "HybridSparseEmbedding"};
   return types;
 }
 
 const std::vector<std::string>& known_dense_layer_types() {
-  static const std::vector<std::string> types = {
-      "Reshape", "Concat", "Slice", "ELU", "ReLU", "Sigmoid", "Dropout", "BatchNorm", "LayerNorm",
-      "InnerProduct", "FusedInnerProduct", "MLP", "Interaction", "FmOrder2", "MultiCross", "Add", "Sub",
-      "ElementwiseMultiply", "ReduceSum", "ReduceMean", "DotProduct", "WeightMultiply", "Cast", "Gather",
-      "Scale", "Softmax", "MatrixMultiply", "FusedReshapeConcat", "FusedReshapeConcatGeneral", "GRU",
-      "PReLU_Dice", "MultiHeadAttention", "BinaryCrossEntropyLoss", "CrossEntropyLoss",
-      "MultiCrossEntropyLoss"};
+  static const std::vector<std::string> types = {"Reshape",
+                                                 "Concat",
+                                                 "Slice",
+                                                 "ELU",
+                                                 "ReLU",
+                                                 "Sigmoid",
+                                                 "Dropout",
+                                                 "BatchNorm",
+                                                 "LayerNorm",
+                                                 "InnerProduct",
+                                                 "FusedInnerProduct",
+                                                 "MLP",
+                                                 "Interaction",
+                                                 "FmOrder2",
+                                                 "MultiCross",
+                                                 "Add",
+                                                 "Sub",
+                                                 "ElementwiseMultiply",
+                                                 "ReduceSum",
+                                                 "ReduceMean",
+                                                 "DotProduct",
+                                                 "WeightMultiply",
+                                                 "Cast",
+                                                 "Gather",
+                                                 "Scale",
+                                                 "Softmax",
+                                                 "MatrixMultiply",
+                                                 "FusedReshapeConcat",
+                                                 "FusedReshapeConcatGeneral",
+                                                 "GRU",
+                                                 "PReLU_Dice",
+                                                 "MultiHeadAttention",
+                                                 "BinaryCrossEntropyLoss",
+                                                 "CrossEntropyLoss",
+                                                 "MultiCrossEntropyLoss"};
   return types;
 }
 

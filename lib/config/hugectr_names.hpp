@@ -31,11 +31,11 @@ std::vector<std::string> all_layer_types();
 
 // Data formats and optimizer types.
 inline const std::string kSyntheticFormat = "Synthetic";
-inline const std::string kParquetFormat = "Parquet";         // HugeCTR's, not readable here
-const std::vector<std::string>& runnable_data_formats();    // "Synthetic", "Norm", "Raw", "Embscale"
+inline const std::string kParquetFormat = "Parquet";      // HugeCTR's, not readable here
+const std::vector<std::string>& runnable_data_formats();  // "Synthetic", "Norm", "Raw", "Embscale"
 // The optimizers embscale runs are listed with their hparam blocks in optimizer.cpp.
-const std::vector<std::string>& known_optimizer_types();    // not run: "Ftrl", "RMSProp"
-const std::vector<std::string>& known_update_types();       // "Local", "Global", "LazyGlobal" (all run)
+const std::vector<std::string>& known_optimizer_types();  // not run: "Ftrl", "RMSProp"
+const std::vector<std::string>& known_update_types();     // "Local", "Global", "LazyGlobal" (all run)
 
 // Keys accepted for compatibility and unused, per object. Each *_keys() list is what only_keys
 // adds to embscale's own keys; each check_*() validates the ones present; each append_*_not_run()

@@ -78,9 +78,8 @@ std::string layer_path(const nlohmann::json& layers, std::size_t index) {
     return named ? layer["name"].get<std::string>() : std::string();
   };
   const std::string name = layers.is_array() && index < layers.size() ? name_of(layers[index]) : "";
-  const bool unique = !name.empty() && std::count_if(layers.begin(), layers.end(), [&](const auto& layer) {
-                                         return name_of(layer) == name;
-                                       }) == 1;
+  const bool unique = !name.empty() && std::count_if(layers.begin(), layers.end(),
+                                                     [&](const auto& layer) { return name_of(layer) == name; }) == 1;
   return "layers[" + (unique ? name : std::to_string(index)) + "]";
 }
 
@@ -92,7 +91,6 @@ std::string IntRange::describe() const {
   if (min == lowest) return "an integer <= " + std::to_string(max);
   return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
 }
-
 
 ValueReader::ValueReader(const nlohmann::json& value, std::string path, const std::string& origin)
     : value_(&value), path_(std::move(path)), origin_(&origin) {}
@@ -109,8 +107,7 @@ std::int64_t ValueReader::integer(IntRange range) const {
   const auto& v = *value_;
   // An unsigned value above INT64_MAX is out of every range we accept (and would wrap below).
   constexpr auto int64_max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > int64_max))
-    fail(range.describe());
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > int64_max)) fail(range.describe());
   const auto n = v.get<std::int64_t>();
   if (n < range.min || n > range.max) fail(range.describe());
   return n;
@@ -211,9 +208,7 @@ double ObjectReader::number_or(std::string_view key, double fallback, NumberRang
 
 std::string ObjectReader::string(std::string_view key) const { return required(key, "a string").string(); }
 
-std::string ObjectReader::name(std::string_view key) const {
-  return required(key, "a non-empty string").name();
-}
+std::string ObjectReader::name(std::string_view key) const { return required(key, "a non-empty string").name(); }
 
 std::string ObjectReader::one_of(std::string_view key, const std::vector<std::string>& allowed) const {
   return required(key, quoted_list(allowed)).one_of(allowed);

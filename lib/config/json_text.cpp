@@ -56,8 +56,7 @@ class DuplicateKeyFinder {
   }
   std::vector<Segment> current_path() const {
     std::vector<Segment> path;
-    for (const auto& frame : stack_)
-      path.push_back(frame.is_array ? Segment(frame.index) : Segment(frame.key));
+    for (const auto& frame : stack_) path.push_back(frame.is_array ? Segment(frame.index) : Segment(frame.key));
     return path;
   }
 

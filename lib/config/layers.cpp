@@ -60,7 +60,8 @@ void check_unique_tops(const std::vector<TensorName>& tops, const std::string& o
 std::vector<std::int32_t> parse_slot_subset(const ValueReader& value) {
   std::vector<std::int32_t> slots;
   for (const auto& slot : value.array(1, "a non-empty array of slot indices (0-based, ascending)")) {
-    const auto index = static_cast<std::int32_t>(slot.integer(IntRange::between(0, std::numeric_limits<std::int32_t>::max())));
+    const auto index =
+        static_cast<std::int32_t>(slot.integer(IntRange::between(0, std::numeric_limits<std::int32_t>::max())));
     if (!slots.empty() && index <= slots.back())
       slot.fail("a slot index above the previous one (" + std::to_string(slots.back()) + "): the list is ascending");
     slots.push_back(index);
@@ -70,8 +71,9 @@ std::vector<std::int32_t> parse_slot_subset(const ValueReader& value) {
 
 EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& name, const std::string& type,
                                      const Optimizer& global) {
-  std::vector<std::string> keys = {"name",  "type",        "bottom",         "top",     "sparse_embedding_hparam",
-                                   "optimizer", "sharding", "table_ranks", "slots", "deduplicate", "ranks_per_node", "storage"};
+  std::vector<std::string> keys = {"name",           "type",     "bottom",      "top",   "sparse_embedding_hparam",
+                                   "optimizer",      "sharding", "table_ranks", "slots", "deduplicate",
+                                   "ranks_per_node", "storage"};
   keys.insert(keys.end(), hugectr::unused_embedding_keys().begin(), hugectr::unused_embedding_keys().end());
   r.only_keys(keys);
   EmbeddingLayer e;
@@ -101,7 +103,8 @@ EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& n
     // Their count is checked against the layer's slots in parse_layers, their range at run time
     // (the rank count is the launcher's).
     for (const auto& rank : ranks->array(1, "a non-empty array of ranks, one per slot of the layer"))
-      e.table_ranks.push_back(static_cast<std::int32_t>(rank.integer(IntRange::between(0, std::numeric_limits<std::int32_t>::max()))));
+      e.table_ranks.push_back(
+          static_cast<std::int32_t>(rank.integer(IntRange::between(0, std::numeric_limits<std::int32_t>::max()))));
   }
   if (const auto dedup = r.optional("deduplicate")) e.deduplicate = dedup->boolean();
   e.ranks_per_node = static_cast<std::int32_t>(r.integer_or("ranks_per_node", 0, IntRange::between(0, 1 << 20)));
@@ -115,10 +118,10 @@ void parse_layers(const ValueReader& layers, Config& c) {
   const auto elements = layers.array(1, "a non-empty array of layer objects");
   check_unique_names(layers);
   std::vector<TensorName> tops;
-  std::vector<ValueReader> bottoms;  // checked once the Data layer is known, wherever it sits
-  std::vector<std::optional<ValueReader>> slot_lists;  // likewise
+  std::vector<ValueReader> bottoms;                          // checked once the Data layer is known, wherever it sits
+  std::vector<std::optional<ValueReader>> slot_lists;        // likewise
   std::vector<std::optional<ValueReader>> table_rank_lists;  // checked against the slots
-  std::vector<DenseCandidate> dense;  // HugeCTR dense layers: the tower's, or not run
+  std::vector<DenseCandidate> dense;                         // HugeCTR dense layers: the tower's, or not run
   std::string data_path;
   for (std::size_t i = 0; i < elements.size(); ++i) {
     const std::string path = layer_path(layers.json(), i);

@@ -88,8 +88,8 @@ void refuse_other_keys(const ObjectReader& h, const OptimizerRules& kind) {
       std::vector<std::string> readers;
       for (const auto& k : optimizer_rules())
         if (contains(keys_of(k), key)) readers.emplace_back(k.name);
-      value->fail_with("a hyper-parameter of " + quoted_list(readers) + ", not of \"" + std::string(kind.name) + "\"; " +
-                       kind.block + " takes " + quoted_list(own));
+      value->fail_with("a hyper-parameter of " + quoted_list(readers) + ", not of \"" + std::string(kind.name) +
+                       "\"; " + kind.block + " takes " + quoted_list(own));
     }
 }
 
@@ -125,7 +125,8 @@ void read_hparam(const ObjectReader& h, const OptimizerRules& kind, Optimizer& o
     } else if (parameter.required) {
       o.*parameter.number = h.number(parameter.key, parameter.range);
     } else {
-      o.*parameter.number = h.number_or(parameter.key, parameter.default_value.value_or(o.*parameter.number), parameter.range);
+      o.*parameter.number =
+          h.number_or(parameter.key, parameter.default_value.value_or(o.*parameter.number), parameter.range);
     }
   }
 }
@@ -139,8 +140,8 @@ Optimizer parse_optimizer(const ObjectReader& r) {
   const auto type_value = r.required("type", quoted_list(optimizer_names()));
   const auto name = type_value.string();
   if (contains(hugectr::known_optimizer_types(), name))
-    type_value.fail_with("\"" + name + "\" is a HugeCTR optimizer embscale does not run; supported: " +
-                         quoted_list(optimizer_names()));
+    type_value.fail_with(
+        "\"" + name + "\" is a HugeCTR optimizer embscale does not run; supported: " + quoted_list(optimizer_names()));
   const OptimizerRules* kind = find_optimizer_rules(name);
   if (kind == nullptr)
     type_value.fail(quoted_list(optimizer_names()),

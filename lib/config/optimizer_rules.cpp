@@ -8,8 +8,8 @@ namespace embscale::config {
 namespace {
 
 // Every type reads a learning rate: required, positive.
-const HyperParameter kLearningRate{.key = "learning_rate", .number = &Optimizer::learning_rate,
-                                   .range = NumberRange::above(0.0), .required = true};
+const HyperParameter kLearningRate{
+    .key = "learning_rate", .number = &Optimizer::learning_rate, .range = NumberRange::above(0.0), .required = true};
 // Momentum and Adam's betas: a factor of 1 never decays (and divides by zero in Adam's bias
 // correction 1 - beta1^t).
 const NumberRange kDecay = NumberRange::from_up_to(0.0, 1.0);
@@ -20,25 +20,32 @@ const NumberRange kAccumulator = NumberRange::between(0.0, std::numeric_limits<d
 // FBGEMM's default eps of EXACT_ROWWISE_ADAGRAD (HugeCTR's AdaGrad default is 1e-7).
 constexpr double kRowWiseAdaGradEpsilon = 1e-8;
 
-HyperParameter decay(const char* key, double Optimizer::*field) { return {.key = key, .number = field, .range = kDecay}; }
+HyperParameter decay(const char* key, double Optimizer::*field) {
+  return {.key = key, .number = field, .range = kDecay};
+}
 
 std::vector<OptimizerRules> build_rules() {
   const HyperParameter atomic_update{.key = "atomic_update", .flag = &Optimizer::atomic_update};
   const HyperParameter momentum = decay("momentum_factor", &Optimizer::momentum_factor);
   const HyperParameter epsilon{.key = "epsilon", .number = &Optimizer::epsilon, .range = kEpsilon};
-  const HyperParameter accumulator{.key = "initial_accu_value", .number = &Optimizer::initial_accu_value,
-                                   .range = kAccumulator};
+  const HyperParameter accumulator{
+      .key = "initial_accu_value", .number = &Optimizer::initial_accu_value, .range = kAccumulator};
   HyperParameter rowwise_epsilon = epsilon;
   rowwise_epsilon.default_value = kRowWiseAdaGradEpsilon;
   return {
       {"SGD", OptimizerType::kSGD, "sgd_hparam", {kLearningRate, atomic_update}},
       {"MomentumSGD", OptimizerType::kMomentumSGD, "momentum_sgd_hparam", {kLearningRate, momentum}},
       {"Nesterov", OptimizerType::kNesterov, "nesterov_hparam", {kLearningRate, momentum}},
-      {"Adam", OptimizerType::kAdam, "adam_hparam",
+      {"Adam",
+       OptimizerType::kAdam,
+       "adam_hparam",
        {kLearningRate, decay("beta1", &Optimizer::beta1), decay("beta2", &Optimizer::beta2), epsilon},
        /*lazy_global=*/true},
       {"AdaGrad", OptimizerType::kAdaGrad, "adagrad_hparam", {kLearningRate, accumulator, epsilon}},
-      {"RowWiseAdaGrad", OptimizerType::kRowWiseAdaGrad, "adagrad_hparam", {kLearningRate, accumulator, rowwise_epsilon}},
+      {"RowWiseAdaGrad",
+       OptimizerType::kRowWiseAdaGrad,
+       "adagrad_hparam",
+       {kLearningRate, accumulator, rowwise_epsilon}},
   };
 }
 

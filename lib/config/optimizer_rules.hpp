@@ -26,11 +26,11 @@ struct HyperParameter {
 };
 
 struct OptimizerRules {
-  const char* name;                         // the config's "type"
+  const char* name;  // the config's "type"
   OptimizerType type;
-  const char* block;                        // its *_hparam object
-  std::vector<HyperParameter> parameters;   // in the order they are read and checked
-  bool lazy_global = false;                 // may run "update_type": "LazyGlobal" (Adam only, as HugeCTR)
+  const char* block;                       // its *_hparam object
+  std::vector<HyperParameter> parameters;  // in the order they are read and checked
+  bool lazy_global = false;                // may run "update_type": "LazyGlobal" (Adam only, as HugeCTR)
 };
 
 // Every row, in the order messages list them; each OptimizerType exactly once.

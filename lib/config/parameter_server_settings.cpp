@@ -35,8 +35,9 @@ ParameterServerSettings parse_parameter_server_settings(const ObjectReader& r) {
   if (const auto staleness = r.optional("staleness")) {
     p.staleness = staleness->integer(IntRange::between(0, 1'000'000));
     if (p.synchronous && p.staleness != 0)
-      staleness->fail_with("a synchronous server applies each step's pushes before the next pull (staleness 0); "
-                           "a staleness bound needs \"mode\": \"asynchronous\"");
+      staleness->fail_with(
+          "a synchronous server applies each step's pushes before the next pull (staleness 0); "
+          "a staleness bound needs \"mode\": \"asynchronous\"");
   }
   if (r.has("save_directory")) p.save_directory = r.name("save_directory");
   if (r.has("load_directory")) p.load_directory = r.name("load_directory");
@@ -55,23 +56,28 @@ void check_parameter_server_layers(const Config& config, const std::string& orig
   // the world splits into trainers and servers for all of the run. A layer's slots are already
   // several tables over unified keys.
   if (config.embeddings.size() != 1)
-    fail(path + ".sharding", "a parameter-server run has one embedding layer, on the servers (its slots are its "
-                             "tables); this config has " + std::to_string(config.embeddings.size()) +
-                             " (put their slots into one layer)");
+    fail(path + ".sharding",
+         "a parameter-server run has one embedding layer, on the servers (its slots are its "
+         "tables); this config has " +
+             std::to_string(config.embeddings.size()) + " (put their slots into one layer)");
   if (!config.parameter_server)
-    fail(path + ".sharding", "\"parameter_server\" needs the top-level \"parameter_server\" section (at least "
-                             "\"servers\": how many of the run's ranks serve the table)");
+    fail(path + ".sharding",
+         "\"parameter_server\" needs the top-level \"parameter_server\" section (at least "
+         "\"servers\": how many of the run's ranks serve the table)");
   if (!layer.storage.dynamic)
-    fail(path + ".storage.dynamic", "the servers keep the table in the dynamic KV table (Paddle's design: ids grow "
-                                    "as they come); expected true");
+    fail(path + ".storage.dynamic",
+         "the servers keep the table in the dynamic KV table (Paddle's design: ids grow "
+         "as they come); expected true");
   if (!layer.storage.table.training)
     fail(path + ".storage.training", "a parameter-server run trains its table (pull, push); expected true");
   if (!config.dense.empty())
-    fail("layers[" + config.dense.front().name + "]", "a parameter-server run trains its table against the stand-in "
-                                                     "objective; the dense tower runs with the engine's schemes");
+    fail("layers[" + config.dense.front().name + "]",
+         "a parameter-server run trains its table against the stand-in "
+         "objective; the dense tower runs with the engine's schemes");
   if (config.eviction)
-    fail("eviction", "the eviction study measures the engine's tables; a parameter-server run has none (remove "
-                     "the section or run another sharding)");
+    fail("eviction",
+         "the eviction study measures the engine's tables; a parameter-server run has none (remove "
+         "the section or run another sharding)");
 }
 
 }  // namespace embscale::config

@@ -6,15 +6,16 @@
 namespace embscale::config {
 
 Solver parse_solver(const ObjectReader& r) {
-  std::vector<std::string> keys = {"batchsize", "batchsize_per_rank", "max_iter", "warmup_iter", "display", "seed",
-                                   "input_key_type"};
+  std::vector<std::string> keys = {"batchsize", "batchsize_per_rank", "max_iter", "warmup_iter", "display",
+                                   "seed",      "input_key_type"};
   keys.insert(keys.end(), hugectr::unused_solver_keys().begin(), hugectr::unused_solver_keys().end());
   r.only_keys(keys);
   Solver s;
   if (const auto per_rank = r.optional("batchsize_per_rank")) {
     if (r.has("batchsize"))
-      per_rank->fail_with("give batchsize (the global batch: strong scaling) or batchsize_per_rank (weak scaling), "
-                          "not both");
+      per_rank->fail_with(
+          "give batchsize (the global batch: strong scaling) or batchsize_per_rank (weak scaling), "
+          "not both");
     s.batchsize_per_rank = per_rank->integer(IntRange::at_least(1));
   } else {
     s.batchsize = r.integer("batchsize", IntRange::at_least(1));

@@ -45,7 +45,9 @@ std::string join_names(const std::vector<std::string>& names) {
   return out;
 }
 
-[[noreturn]] void fail(const std::string& origin, const std::string& message) { throw InputError(origin + ": " + message); }
+[[noreturn]] void fail(const std::string& origin, const std::string& message) {
+  throw InputError(origin + ": " + message);
+}
 
 // Every field of `config` as a sweep addresses it (dotted, layers by name): the objects and the
 // values in them, the candidates of "did you mean" for a field that does not exist.
@@ -97,8 +99,9 @@ std::string field_suggestion(const std::string& field, const nlohmann::json& con
 
 // Where a field's last name goes in a config.
 struct FieldPlace {
-  nlohmann::json* parent;   // the object holding it
-  std::string parent_field; // that object as a sweep addresses it ("layers.emb1.sparse_embedding_hparam"; "" at the top)
+  nlohmann::json* parent;  // the object holding it
+  std::string
+      parent_field;  // that object as a sweep addresses it ("layers.emb1.sparse_embedding_hparam"; "" at the top)
   std::string config_path;  // the field as parse_config's messages name it ("layers[emb1].sparse_embedding_hparam.x")
 };
 
@@ -123,7 +126,7 @@ FieldPlace locate(nlohmann::json& config, const std::string& field, const std::s
       }
       if (!found)
         fail(origin, "field \"" + field + "\": the config has no layer named \"" + part + "\" (layers: " +
-                        join_names(names) + ")" + field_suggestion(field, config, did_you_mean(part, names)));
+                         join_names(names) + ")" + field_suggestion(field, config, did_you_mean(part, names)));
       config_path = layer_path(*node, *found);
       node = &(*node)[*found];
     } else if (node->is_object()) {
@@ -131,8 +134,8 @@ FieldPlace locate(nlohmann::json& config, const std::string& field, const std::s
         std::vector<std::string> keys;
         for (const auto& [key, value] : node->items()) keys.push_back(key);
         fail(origin, "field \"" + field + "\": the config has no \"" + part + "\"" +
-                        (walked.empty() ? "" : " in \"" + walked + "\"") +
-                        field_suggestion(field, config, did_you_mean(part, keys)));
+                         (walked.empty() ? "" : " in \"" + walked + "\"") +
+                         field_suggestion(field, config, did_you_mean(part, keys)));
       }
       config_path += (config_path.empty() ? "" : ".") + part;
       node = &(*node)[part];
@@ -144,8 +147,8 @@ FieldPlace locate(nlohmann::json& config, const std::string& field, const std::s
   if (parts.back().empty()) fail(origin, "field \"" + field + "\": empty component in the path");
   if (!node->is_object())
     fail(origin, "field \"" + field + "\": \"" + walked + "\" " +
-                    (walked == "layers" ? "is the layer list: name a layer and a field (layers.<name>.<field>)"
-                                        : "is not an object"));
+                     (walked == "layers" ? "is the layer list: name a layer and a field (layers.<name>.<field>)"
+                                         : "is not an object"));
   return {node, walked, config_path + (config_path.empty() ? "" : ".") + parts.back()};
 }
 
@@ -176,8 +179,8 @@ void check_field_exists(const nlohmann::json& config, const std::string& field, 
     const std::string parser_hint = message.substr(unknown.size());
     const bool sibling = parser_hint.rfind("; did you mean", 0) == 0;
     fail(origin, "field \"" + field + "\": the config has no \"" + name + "\"" +
-                    (place.parent_field.empty() ? "" : " in \"" + place.parent_field + "\"") +
-                    field_suggestion(field, config, sibling ? parser_hint : "", sibling ? "" : parser_hint));
+                     (place.parent_field.empty() ? "" : " in \"" + place.parent_field + "\"") +
+                     field_suggestion(field, config, sibling ? parser_hint : "", sibling ? "" : parser_hint));
   }
 }
 
@@ -198,7 +201,7 @@ AxisKind common_kind(const std::vector<nlohmann::json>& values, const std::strin
     if (numeric) kind = (k == AxisKind::kNumber || kind == AxisKind::kNumber) ? AxisKind::kNumber : AxisKind::kInteger;
     else if (k != kind)
       fail(origin, "field \"" + field + "\": values mix kinds (" + describe_json(values.front()) + " and " +
-                      describe_json(v) + "); a swept field takes numbers, or text, or other JSON");
+                       describe_json(v) + "); a swept field takes numbers, or text, or other JSON");
   }
   return kind;
 }
@@ -355,8 +358,8 @@ SweepSpec parse_sweep(const SweepSource& source) {
         if (s.field == kRanksField) point.ranks = s.value.get<int>();
         else parent_of(config, s.field, source.origin)[split_path(s.field).back()] = s.value;
       }
-      const std::string where = source.origin + ": point " + std::to_string(point.index) + " (" +
-                                describe_settings(point.settings) + ")";
+      const std::string where =
+          source.origin + ": point " + std::to_string(point.index) + " (" + describe_settings(point.settings) + ")";
       point.config = parse_config(config, where);  // its errors read "<where>: <path>: ..."
       point.config.directory = directory;
       digest_input.push_back({{"config", config}, {"ranks", point.ranks}});

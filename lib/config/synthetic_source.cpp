@@ -14,8 +14,7 @@
 namespace embscale::config {
 namespace {
 
-template <typename Enum, std::size_t N>
-using NameTable = std::array<std::pair<Enum, const char*>, N>;
+template <typename Enum, std::size_t N> using NameTable = std::array<std::pair<Enum, const char*>, N>;
 
 constexpr NameTable<KeyDistribution, 8> kKeyDistributionNames{{
     {KeyDistribution::kUniform, "uniform"},
@@ -28,9 +27,9 @@ constexpr NameTable<KeyDistribution, 8> kKeyDistributionNames{{
     {KeyDistribution::kTorchrecUniform, "torchrec_uniform"},
 }};
 constexpr NameTable<HugeCtrPowerLaw, 4> kPowerLawNames{{{HugeCtrPowerLaw::kLong, "long"},
-                                                         {HugeCtrPowerLaw::kMedium, "medium"},
-                                                         {HugeCtrPowerLaw::kShort, "short"},
-                                                         {HugeCtrPowerLaw::kSpecific, "specific"}}};
+                                                        {HugeCtrPowerLaw::kMedium, "medium"},
+                                                        {HugeCtrPowerLaw::kShort, "short"},
+                                                        {HugeCtrPowerLaw::kSpecific, "specific"}}};
 constexpr NameTable<Companions, 3> kCompanionNames{
     {{Companions::kNone, "none"}, {Companions::kUniform, "uniform"}, {Companions::kPareto, "pareto"}}};
 constexpr NameTable<DriftMode, 2> kDriftModeNames{{{DriftMode::kAbrupt, "abrupt"}, {DriftMode::kGradual, "gradual"}}};
@@ -43,15 +42,13 @@ constexpr NameTable<NnzDistribution, 3> kNnzDistributionNames{
 constexpr NameTable<BagKeys, 3> kBagKeysNames{
     {{BagKeys::kAny, "any"}, {BagKeys::kDedup, "dedup"}, {BagKeys::kDistinct, "distinct"}}};
 
-template <typename Enum, std::size_t N>
-std::string name_of(const NameTable<Enum, N>& table, Enum value) {
+template <typename Enum, std::size_t N> std::string name_of(const NameTable<Enum, N>& table, Enum value) {
   for (const auto& [v, name] : table)
     if (v == value) return name;
   return "?";
 }
 
-template <typename Enum, std::size_t N>
-std::vector<std::string> names_of(const NameTable<Enum, N>& table) {
+template <typename Enum, std::size_t N> std::vector<std::string> names_of(const NameTable<Enum, N>& table) {
   std::vector<std::string> names;
   for (const auto& entry : table) names.emplace_back(entry.second);
   return names;
@@ -72,8 +69,8 @@ constexpr double kMaxParetoAlpha = 100.0;
 constexpr std::int64_t kMaxNnz = std::int64_t{1} << 20;
 constexpr std::int64_t kMaxDriftPeriod = std::int64_t{1} << 40;
 
-const std::vector<std::string> kKeySpecFields = {"key_distribution", "zipf_alpha", "hot_key_fraction",
-                                                 "hot_access_fraction", "power_law", "mixture"};
+const std::vector<std::string> kKeySpecFields = {"key_distribution",    "zipf_alpha", "hot_key_fraction",
+                                                 "hot_access_fraction", "power_law",  "mixture"};
 // HugeCTR refuses a Specific exponent within this distance of 1 (its inverse cdf divides by 1 - a).
 constexpr double kHugeCtrMinDistanceFromOne = 1e-6;
 
@@ -106,9 +103,10 @@ void parse_key_spec(const ObjectReader& r, KeySpec& k, bool inside_mixture) {
   k.power_law = enum_or(r, "power_law", k.power_law, kPowerLawNames);
   if (k.distribution == KeyDistribution::kHugeCtrPowerLaw && k.power_law == HugeCtrPowerLaw::kSpecific &&
       (k.zipf_alpha <= 0.0 || std::abs(k.zipf_alpha - 1.0) < kHugeCtrMinDistanceFromOne)) {
-    const std::string why = "hugectr_power_law \"specific\" takes its exponent from zipf_alpha, which must be > 0 and "
-                            "differ from 1 by 1e-6 or more (HugeCTR divides by 1 - alpha), got " +
-                            std::to_string(k.zipf_alpha);
+    const std::string why =
+        "hugectr_power_law \"specific\" takes its exponent from zipf_alpha, which must be > 0 and "
+        "differ from 1 by 1e-6 or more (HugeCTR divides by 1 - alpha), got " +
+        std::to_string(k.zipf_alpha);
     if (const auto alpha = r.optional("zipf_alpha")) alpha->fail_with(why);
     throw InputError(r.origin() + ": " + r.path() + ": " + why + " (inherited from the synthetic block)");
   }
@@ -128,7 +126,8 @@ void parse_drift(const ObjectReader& r, DriftSpec& d) {
   d.period = drift.integer_or("period", d.period, IntRange::between(0, kMaxDriftPeriod));
   d.mode = enum_or(drift, "mode", d.mode, kDriftModeNames);
   d.shift = drift.number_or("shift", d.shift, {0.0, 1.0, true});
-  if (d.shift == 1.0) drift.required("shift", "").fail("a number in (0, 1) (a shift of 1 turns the keys a full circle)");
+  if (d.shift == 1.0)
+    drift.required("shift", "").fail("a number in (0, 1) (a shift of 1 turns the keys a full circle)");
 }
 
 void parse_growth(const ObjectReader& r, GrowthSpec& g) {
@@ -147,14 +146,14 @@ void parse_multi_hot(const ObjectReader& r, MultiHotSpec& m) {
   const auto multi_hot = block->object();
   multi_hot.only_keys({"companions", "pareto_alpha"});
   m.companions = enum_or(multi_hot, "companions", m.companions, kCompanionNames);
-  m.pareto_alpha = multi_hot.number_or("pareto_alpha", m.pareto_alpha,
-                                       NumberRange::between(kMinParetoAlpha, kMaxParetoAlpha));
+  m.pareto_alpha =
+      multi_hot.number_or("pareto_alpha", m.pareto_alpha, NumberRange::between(kMinParetoAlpha, kMaxParetoAlpha));
 }
 
 std::vector<std::string> slot_workload_fields() {
   std::vector<std::string> fields = kKeySpecFields;
-  for (const char* f : {"drift", "growth", "multi_hot", "key_mapping", "nnz_per_slot", "nnz_min", "nnz_distribution",
-                        "bag_keys"})
+  for (const char* f :
+       {"drift", "growth", "multi_hot", "key_mapping", "nnz_per_slot", "nnz_min", "nnz_distribution", "bag_keys"})
     fields.emplace_back(f);
   return fields;
 }
@@ -211,14 +210,18 @@ void check_against_slot(const SlotWorkload& w, std::int64_t keys, std::size_t sl
     block.fail_with(where + "nnz_min applies to nnz_distribution \"uniform\" only, the slot's is \"" +
                     to_string(w.nnz_distribution) + "\"");
   if (w.multi_hot.companions != Companions::kNone && w.growth.keys_per_iteration > 0)
-    block.fail_with(where + "multi_hot companions are drawn over the whole key space (MLPerf's table), growth "
+    block.fail_with(where +
+                    "multi_hot companions are drawn over the whole key space (MLPerf's table), growth "
                     "limits keys to the ids that exist: the two do not combine");
   if (w.multi_hot.companions != Companions::kNone && w.bag_keys == BagKeys::kDistinct)
-    block.fail_with(where + "multi_hot companions are a fixed function of the bag's first key (MLPerf's lookup "
+    block.fail_with(where +
+                    "multi_hot companions are a fixed function of the bag's first key (MLPerf's lookup "
                     "table), they cannot be redrawn: bag_keys \"distinct\" does not combine with them");
   if (w.bag_keys == BagKeys::kDistinct && w.nnz > keys)
-    block.fail_with(where + "bag_keys \"distinct\" needs at most as many keys per bag as "
-                    "the slot has (" + std::to_string(keys) + "), its nnz_per_slot is " + std::to_string(w.nnz));
+    block.fail_with(where +
+                    "bag_keys \"distinct\" needs at most as many keys per bag as "
+                    "the slot has (" +
+                    std::to_string(keys) + "), its nnz_per_slot is " + std::to_string(w.nnz));
 }
 
 }  // namespace
@@ -237,8 +240,8 @@ void parse_synthetic(const ObjectReader& data_layer, const std::vector<std::int6
     synthetic->only_keys(known);
     parse_slot_workload(*synthetic, all, false);
     if (const auto nnz = synthetic->optional("nnz_per_slot"); nnz && nnz->json().is_array()) {
-      const std::string expected = "an array of " + std::to_string(slot_sizes.size()) +
-                                   " integers in [1, " + std::to_string(kMaxNnz) + "] (one per slot)";
+      const std::string expected = "an array of " + std::to_string(slot_sizes.size()) + " integers in [1, " +
+                                   std::to_string(kMaxNnz) + "] (one per slot)";
       const auto values = nnz->array(1, expected);
       if (values.size() != slot_sizes.size()) nnz->fail(expected);
       for (const auto& v : values) nnz_array.push_back(v.integer(IntRange::between(1, kMaxNnz)));
@@ -254,9 +257,9 @@ void parse_synthetic(const ObjectReader& data_layer, const std::vector<std::int6
     // A replayed pool of batches has no time axis for the hot set to move along or ids to grow on.
     const auto& w = source.slots[j];
     if (source.batch_cycle > 0 && (w.drift.period > 0 || w.growth.keys_per_iteration > 0))
-      synthetic->required("batch_cycle", "").fail_with(
-          "replays batch_cycle batches, which freezes slot " + std::to_string(j) +
-          "'s drift or growth at their first batch_cycle iterations; use one or the other");
+      synthetic->required("batch_cycle", "")
+          .fail_with("replays batch_cycle batches, which freezes slot " + std::to_string(j) +
+                     "'s drift or growth at their first batch_cycle iterations; use one or the other");
   }
 }
 

@@ -33,11 +33,11 @@ struct MixtureComponent;
 
 struct KeySpec {
   KeyDistribution distribution = KeyDistribution::kZipf;
-  double zipf_alpha = 1.05;             // zipf, fbgemm_zipf (<= 1: uniform keys, as FBGEMM), hugectr specific
-  double hot_key_fraction = 0.2;        // hotspot: share of the key space that is hot, in (0, 1]
-  double hot_access_fraction = 0.8;     // hotspot: share of draws that go to the hot keys, in [0, 1]
+  double zipf_alpha = 1.05;          // zipf, fbgemm_zipf (<= 1: uniform keys, as FBGEMM), hugectr specific
+  double hot_key_fraction = 0.2;     // hotspot: share of the key space that is hot, in (0, 1]
+  double hot_access_fraction = 0.8;  // hotspot: share of draws that go to the hot keys, in [0, 1]
   HugeCtrPowerLaw power_law = HugeCtrPowerLaw::kLong;  // hugectr_power_law
-  std::vector<MixtureComponent> mixture;  // mixture: at least one component, none a mixture
+  std::vector<MixtureComponent> mixture;               // mixture: at least one component, none a mixture
 };
 
 struct MixtureComponent {
@@ -51,7 +51,7 @@ enum class DriftMode { kAbrupt, kGradual };
 struct DriftSpec {
   std::int64_t period = 0;  // 0: no drift
   DriftMode mode = DriftMode::kAbrupt;
-  double shift = 0.1;       // fraction of the key space the hot set moves per period, in (0, 1]
+  double shift = 0.1;  // fraction of the key space the hot set moves per period, in (0, 1]
 };
 
 // Id growth (Paddle's auto-growing table): at iteration i the ids [0, n_i) exist, n_i =

@@ -13,7 +13,8 @@ WorkloadSummary summarize_synthetic(const SyntheticSource& syn) {
   for (const auto& slot : syn.slots) {
     p.max_nnz = std::max(p.max_nnz, slot.nnz);
     same_distribution = same_distribution && slot.keys.distribution == first.distribution;
-    same_zipf = same_zipf && slot.keys.distribution == KeyDistribution::kZipf && slot.keys.zipf_alpha == first.zipf_alpha;
+    same_zipf =
+        same_zipf && slot.keys.distribution == KeyDistribution::kZipf && slot.keys.zipf_alpha == first.zipf_alpha;
   }
   p.key_distribution = same_distribution ? to_string(first.distribution) : "per_slot";
   p.zipf_alpha = same_zipf ? first.zipf_alpha : 0.0;

@@ -9,9 +9,9 @@ namespace embscale {
 void validate_batch(const Batch& batch) {
   EMBSCALE_EXPECTS(batch.num_samples >= 0 && batch.num_slots >= 0, "batch sizes must be >= 0");
   const auto bags = static_cast<std::size_t>(batch.num_bags());
-  EMBSCALE_EXPECTS(batch.offsets.size() == bags + 1,
-                   "batch offsets must hold num_samples * num_slots + 1 entries, got " +
-                       std::to_string(batch.offsets.size()));
+  EMBSCALE_EXPECTS(
+      batch.offsets.size() == bags + 1,
+      "batch offsets must hold num_samples * num_slots + 1 entries, got " + std::to_string(batch.offsets.size()));
   EMBSCALE_EXPECTS(batch.offsets.front() == 0, "batch offsets must start at 0");
   for (std::size_t b = 0; b < bags; ++b)
     EMBSCALE_EXPECTS(batch.offsets[b] <= batch.offsets[b + 1],

@@ -30,7 +30,8 @@ std::string quoted_bytes(const std::byte* p, std::size_t n) {
 
 void throw_field_error(const std::string& file, std::uint64_t offset, const std::string& field,
                        const std::string& expected, const std::string& got) {
-  throw InputError(file + ": byte " + std::to_string(offset) + ", " + field + ": expected " + expected + ", got " + got);
+  throw InputError(file + ": byte " + std::to_string(offset) + ", " + field + ": expected " + expected + ", got " +
+                   got);
 }
 
 void throw_truncated(const std::string& file, const std::string& field, std::uint64_t begin, std::uint64_t end,

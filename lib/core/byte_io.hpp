@@ -25,8 +25,7 @@ namespace embscale {
 static_assert(std::endian::native == std::endian::little,
               "the file formats are little-endian and written in native order");
 
-template <typename T>
-void put(std::vector<std::byte>& out, T v) {
+template <typename T> void put(std::vector<std::byte>& out, T v) {
   const auto at = out.size();
   out.resize(at + sizeof v);
   std::memcpy(out.data() + at, &v, sizeof v);
@@ -69,8 +68,7 @@ class ByteReader {
     pos_ += n;
     return p;
   }
-  template <typename T>
-  T read(const std::string& field) {
+  template <typename T> T read(const std::string& field) {
     T v;
     std::memcpy(&v, take(sizeof v, field), sizeof v);
     return v;

@@ -30,16 +30,15 @@ class InputError : public Error {
 namespace detail {
 // file and line rather than std::source_location: clang 14 (the sanitizer and fuzzer trees)
 // cannot compile libstdc++ 12's std::source_location.
-[[noreturn]] void throw_expects_failure(const char* condition, const std::string& message, const char* file,
-                                        int line);
+[[noreturn]] void throw_expects_failure(const char* condition, const std::string& message, const char* file, int line);
 }  // namespace detail
 
 }  // namespace embscale
 
 // Checks a precondition or invariant; on failure throws embscale::Error naming the condition,
 // the reason and file:line. Active in every build type: these guard logic, not hot loops.
-#define EMBSCALE_EXPECTS(cond, msg)                                                       \
-  do {                                                                                    \
-    if (!(cond)) [[unlikely]]                                                             \
-      ::embscale::detail::throw_expects_failure(#cond, (msg), __FILE__, __LINE__);          \
+#define EMBSCALE_EXPECTS(cond, msg)                                                \
+  do {                                                                             \
+    if (!(cond)) [[unlikely]]                                                      \
+      ::embscale::detail::throw_expects_failure(#cond, (msg), __FILE__, __LINE__); \
   } while (false)

@@ -58,8 +58,9 @@ void FileInput::fill(std::size_t n) {
   while (end_ < want) {
     const ssize_t got = ::pread(fd_, buffer_.data() + end_, want - end_, static_cast<off_t>(offset_ + end_));
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) throw InputError("cannot read " + name_ + " at byte " + std::to_string(offset_ + end_) + ": " +
-                                  std::strerror(errno));
+    if (got < 0)
+      throw InputError("cannot read " + name_ + " at byte " + std::to_string(offset_ + end_) + ": " +
+                       std::strerror(errno));
     if (got == 0) {  // the file shrank while being read
       throw_truncated(name_, "reading", offset_ + end_, offset_ + want, offset_ + end_);
     }

@@ -31,8 +31,7 @@ class FileInput {
   // The next n bytes (valid until the next take or seek); a truncation error naming `field` when
   // fewer than n are left.
   const std::byte* take(std::size_t n, const std::string& field);
-  template <typename T>
-  T read(const std::string& field) {
+  template <typename T> T read(const std::string& field) {
     T v;
     std::memcpy(&v, take(sizeof v, field), sizeof v);
     return v;

@@ -12,7 +12,8 @@ inline constexpr double kGaussLegendreWeights[] = {0.3626837833783620, 0.3137066
 
 namespace gauss_legendre_detail {
 constexpr double weight_sum() {
-  return 2.0 * (kGaussLegendreWeights[0] + kGaussLegendreWeights[1] + kGaussLegendreWeights[2] + kGaussLegendreWeights[3]);
+  return 2.0 *
+         (kGaussLegendreWeights[0] + kGaussLegendreWeights[1] + kGaussLegendreWeights[2] + kGaussLegendreWeights[3]);
 }
 constexpr double second_moment() {
   double sum = 0.0;
@@ -30,8 +31,7 @@ static_assert(gauss_legendre_detail::second_moment() - 2.0 / 3.0 < 1e-15 &&
 
 // The integral of f over [a, b] in panels of `panel_width` (or fewer, equal ones) in y = ln x,
 // 8 nodes per panel: for integrands that vary on a logarithmic scale (power laws). 0 < a <= b.
-template <class F>
-double integrate_log_panels(F f, double a, double b, double panel_width);
+template <class F> double integrate_log_panels(F f, double a, double b, double panel_width);
 
 }  // namespace embscale
 
@@ -39,8 +39,7 @@ double integrate_log_panels(F f, double a, double b, double panel_width);
 #include <cmath>
 #include <cstdint>
 
-template <class F>
-double embscale::integrate_log_panels(F f, double a, double b, double panel_width) {
+template <class F> double embscale::integrate_log_panels(F f, double a, double b, double panel_width) {
   if (!(b > a)) return 0.0;
   const double y0 = std::log(a);
   const double span = std::log(b) - y0;

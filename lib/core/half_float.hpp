@@ -98,5 +98,4 @@ constexpr float to_float(BFloat16 value) noexcept {
   return std::bit_cast<float>(x);
 }
 
-
 }  // namespace embscale

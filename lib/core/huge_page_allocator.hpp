@@ -20,12 +20,10 @@ inline constexpr std::size_t kHugePageMinBytes = std::size_t{1} << 20;
 void* huge_page_allocate(std::size_t bytes);
 void huge_page_deallocate(void* p, std::size_t bytes) noexcept;
 
-template <typename T>
-struct HugePageAllocator {
+template <typename T> struct HugePageAllocator {
   using value_type = T;
   HugePageAllocator() noexcept = default;
-  template <typename U>
-  HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
+  template <typename U> HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
 
   T* allocate(std::size_t n) {
     if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
@@ -33,13 +31,9 @@ struct HugePageAllocator {
   }
   void deallocate(T* p, std::size_t n) noexcept { huge_page_deallocate(p, n * sizeof(T)); }
 
-  template <typename U>
-  bool operator==(const HugePageAllocator<U>&) const noexcept {
-    return true;
-  }
+  template <typename U> bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
 };
 
-template <typename T>
-using HugePageVector = std::vector<T, HugePageAllocator<T>>;
+template <typename T> using HugePageVector = std::vector<T, HugePageAllocator<T>>;
 
 }  // namespace embscale

@@ -45,8 +45,7 @@ constexpr PhiloxBlock philox4x32_10(PhiloxBlock ctr, std::array<std::uint32_t, 2
 // below walks counters for code that needs "the next" value.
 class CounterRng {
  public:
-  constexpr CounterRng(std::uint64_t seed, std::uint64_t stream) noexcept
-      : seed_(seed), stream_(stream) {}
+  constexpr CounterRng(std::uint64_t seed, std::uint64_t stream) noexcept : seed_(seed), stream_(stream) {}
 
   constexpr PhiloxBlock block(std::uint64_t counter) const noexcept {
     return philox4x32_10({static_cast<std::uint32_t>(counter), static_cast<std::uint32_t>(counter >> 32),

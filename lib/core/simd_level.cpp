@@ -23,7 +23,8 @@ SimdLevel simd_level_from(const char* named) {
   for (const SimdLevel level : kLevels) {
     if (simd_level_name(level) != named) continue;
     if (!cpu_runs(level))
-      throw InputError("EMBSCALE_SIMD=" + std::string(named) + ": this CPU cannot run that level (the widest it runs is " +
+      throw InputError("EMBSCALE_SIMD=" + std::string(named) +
+                       ": this CPU cannot run that level (the widest it runs is " +
                        std::string(simd_level_name(widest_level())) + ")");
     return level;
   }

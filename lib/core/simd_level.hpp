@@ -30,21 +30,17 @@ std::string_view simd_level_name(SimdLevel level) noexcept;
 
 namespace detail {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-template <typename Loop>
-[[gnu::target("arch=x86-64-v4"), gnu::noinline]] void run_avx512(Loop& loop) { loop(); }
-template <typename Loop>
-[[gnu::target("arch=x86-64-v3"), gnu::noinline]] void run_avx2(Loop& loop) { loop(); }
+template <typename Loop> [[gnu::target("arch=x86-64-v4"), gnu::noinline]] void run_avx512(Loop& loop) { loop(); }
+template <typename Loop> [[gnu::target("arch=x86-64-v3"), gnu::noinline]] void run_avx2(Loop& loop) { loop(); }
 #endif
-template <typename Loop>
-[[gnu::noinline]] void run_baseline(Loop& loop) { loop(); }
+template <typename Loop> [[gnu::noinline]] void run_baseline(Loop& loop) { loop(); }
 }  // namespace detail
 
 // Runs `loop` compiled for `level` (which the CPU must run: cpu_runs): the lambda, marked
 // EMBSCALE_ALWAYS_INLINE, is inlined into a function built for that level's instruction set, so
 // the compiler vectorizes its loops with those instructions. One source, three code paths; the
 // results are the same where the loop uses IEEE operations only (no FMA contraction here).
-template <typename Loop>
-void run_at(SimdLevel level, Loop&& loop) {
+template <typename Loop> void run_at(SimdLevel level, Loop&& loop) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
   if (level == SimdLevel::kAvx512) return detail::run_avx512(loop);
   if (level == SimdLevel::kAvx2) return detail::run_avx2(loop);

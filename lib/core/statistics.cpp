@@ -81,7 +81,8 @@ MannWhitneyResult mann_whitney_u(std::span<const double> a, std::span<const doub
     return r;
   }
   const double nn = static_cast<double>(n);
-  const double variance = static_cast<double>(na) * static_cast<double>(nb) / 12.0 * ((nn + 1.0) - tie_term / (nn * (nn - 1.0)));
+  const double variance =
+      static_cast<double>(na) * static_cast<double>(nb) / 12.0 * ((nn + 1.0) - tie_term / (nn * (nn - 1.0)));
   if (variance <= 0) {  // every value equal: no evidence either way
     r.p_value = 1.0;
     return r;
@@ -99,7 +100,8 @@ MannWhitneyResult mann_whitney_u(std::span<const double> a, std::span<const doub
 
 double mann_whitney_smallest_p(std::size_t na, std::size_t nb) {
   double combinations = 1.0;  // C(na + nb, nb), built as a product of ratios (exact while small)
-  for (std::size_t i = 1; i <= nb; ++i) combinations = combinations * static_cast<double>(na + i) / static_cast<double>(i);
+  for (std::size_t i = 1; i <= nb; ++i)
+    combinations = combinations * static_cast<double>(na + i) / static_cast<double>(i);
   return 1.0 / combinations;
 }
 

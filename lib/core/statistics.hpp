@@ -18,9 +18,9 @@ namespace embscale {
 enum class Alternative { kTwoSided, kGreater, kLess };  // kGreater: `b` tends to exceed `a`
 
 struct MannWhitneyResult {
-  double u = 0;          // U statistic of sample b: pairs (x in a, y in b) with y > x, ties 1/2
+  double u = 0;  // U statistic of sample b: pairs (x in a, y in b) with y > x, ties 1/2
   double p_value = 1;
-  bool exact = false;    // exact null distribution (small samples, no ties) or normal approximation
+  bool exact = false;  // exact null distribution (small samples, no ties) or normal approximation
 };
 
 // Tests whether the values of `b` tend to differ from (exceed, fall below) those of `a`.

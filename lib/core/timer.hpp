@@ -11,9 +11,7 @@ class Stopwatch {
   using Clock = std::chrono::steady_clock;
   Stopwatch() noexcept : start_(Clock::now()) {}
   void restart() noexcept { start_ = Clock::now(); }
-  double seconds() const noexcept {
-    return std::chrono::duration<double>(Clock::now() - start_).count();
-  }
+  double seconds() const noexcept { return std::chrono::duration<double>(Clock::now() - start_).count(); }
   // Seconds since the last lap (or construction) and starts the next lap.
   double lap() noexcept {
     const auto now = Clock::now();

@@ -33,8 +33,8 @@ inline constexpr double kRoundShift = 0x1.8p52;
 // coefficients combined with r^2, r^4, r^8), so its latency is a few multiplies deep rather than
 // thirteen, and without the division of a rational form.
 inline constexpr double kInverseFactorial[14] = {
-    1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
-    1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800};
+    1.0,        1.0,         1.0 / 2,      1.0 / 6,       1.0 / 24,       1.0 / 120,       1.0 / 720,
+    1.0 / 5040, 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800};
 
 // log(1 + f) = 2 atanh(s), s = f / (2 + f), |s| < 0.1716 for m in [sqrt(2)/2, sqrt(2)):
 // 2s + s R(s^2), R a degree-7 minimax polynomial in z = s^2 (odd powers only).
@@ -112,8 +112,8 @@ constexpr double log_of_reduced(double f, double k, double c) noexcept {
   const double z = s * s;
   const double w = z * z;
   // R = Lg1 z + Lg2 z^2 + ... + Lg7 z^7 by Estrin's scheme: pairs combined with w = z^2, w^2.
-  const double r = z * (((kLogLg1 + z * kLogLg2) + w * (kLogLg3 + z * kLogLg4)) +
-                        (w * w) * ((kLogLg5 + z * kLogLg6) + w * kLogLg7));
+  const double r =
+      z * (((kLogLg1 + z * kLogLg2) + w * (kLogLg3 + z * kLogLg4)) + (w * w) * ((kLogLg5 + z * kLogLg6) + w * kLogLg7));
   const double half_f_squared = 0.5 * f * f;
   return s * (half_f_squared + r) + (k * kLn2Lo + c) - half_f_squared + f + k * kLn2Hi;
 }

@@ -41,10 +41,10 @@ extern "C" {
  * offending index, ...) is in embscale_cuda_last_error_detail(). */
 enum {
   EMBSCALE_CUDA_OK = 0,
-  EMBSCALE_CUDA_NO_DEVICE = 1,        /* no usable GPU or driver (cudaGetDeviceCount failed or 0) */
-  EMBSCALE_CUDA_CUDA_ERROR = 2,       /* any other CUDA runtime failure (launch, copy, memory) */
-  EMBSCALE_CUDA_BAD_INDEX = 3,        /* a row index outside [0, num_rows) */
-  EMBSCALE_CUDA_INVALID_ARGUMENT = 4  /* negative size, NULL pointer with n > 0, size overflow */
+  EMBSCALE_CUDA_NO_DEVICE = 1,       /* no usable GPU or driver (cudaGetDeviceCount failed or 0) */
+  EMBSCALE_CUDA_CUDA_ERROR = 2,      /* any other CUDA runtime failure (launch, copy, memory) */
+  EMBSCALE_CUDA_BAD_INDEX = 3,       /* a row index outside [0, num_rows) */
+  EMBSCALE_CUDA_INVALID_ARGUMENT = 4 /* negative size, NULL pointer with n > 0, size overflow */
 };
 
 /* The text of each code: what embscale_cuda_error_string returns (defined here, beside the codes,
@@ -130,11 +130,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_free(void* pointer);
 /* Queues a copy of `bytes` from src to dst on `stream`; each may be host or device memory (the
  * direction is inferred from the addresses). From pageable host memory the call returns once the
  * source may be reused; into host memory the bytes are there after the stream is synchronized. */
-EMBSCALE_CUDA_EXPORT int embscale_cuda_copy_async(void* dst, const void* src, int64_t bytes,
-                                                  void* stream);
+EMBSCALE_CUDA_EXPORT int embscale_cuda_copy_async(void* dst, const void* src, int64_t bytes, void* stream);
 /* Queues setting `bytes` of device memory at dst to `value` on `stream`. */
-EMBSCALE_CUDA_EXPORT int embscale_cuda_memset_async(void* dst, int value, int64_t bytes,
-                                                    void* stream);
+EMBSCALE_CUDA_EXPORT int embscale_cuda_memset_async(void* dst, int value, int64_t bytes, void* stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

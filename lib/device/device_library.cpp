@@ -18,8 +18,7 @@ std::string dl_error_text() {
   return text != nullptr ? std::string(text) : std::string("unknown dlopen error");
 }
 
-template <typename Fn>
-bool resolve(void* handle, const char* name, Fn& fn) {
+template <typename Fn> bool resolve(void* handle, const char* name, Fn& fn) {
   void* symbol = dlsym(handle, name);
   if (symbol == nullptr) return false;
   fn = reinterpret_cast<Fn>(symbol);
@@ -54,8 +53,7 @@ std::string joined(const std::vector<std::string>& names) {
 std::string_view family_name(KernelFamily family) noexcept {
   switch (family) {
 #define EMBSCALE_DEVICE_FAMILY_NAME(name, version, functions) \
-  case KernelFamily::name:                                   \
-    return #name;
+  case KernelFamily::name: return #name;
     EMBSCALE_DEVICE_KERNEL_FAMILIES(EMBSCALE_DEVICE_FAMILY_NAME)
 #undef EMBSCALE_DEVICE_FAMILY_NAME
   }
@@ -68,8 +66,7 @@ const DeviceFunctions& DeviceLibrary::kernels(KernelFamily family) const {
   return functions_;
 }
 
-std::optional<DeviceLibrary> DeviceLibrary::try_open(const std::string& path,
-                                                     std::string& why_not) {
+std::optional<DeviceLibrary> DeviceLibrary::try_open(const std::string& path, std::string& why_not) {
   dlerror();
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -102,24 +99,24 @@ std::optional<DeviceLibrary> DeviceLibrary::try_open(const std::string& path,
   }
   // Each kernel family on its own: its version, then its functions; a family that fails keeps
   // null pointers and a reason, and the library still loads.
-#define EMBSCALE_DEVICE_RESOLVE_FAMILY(family, version, functions)                                      \
-  {                                                                                                    \
-    std::string& problem = library.family_problems_[static_cast<std::size_t>(KernelFamily::family)];   \
-    int found = 0;                                                                                     \
-    missing.clear();                                                                                   \
-    if (fns.family_version(#family, &found) != EMBSCALE_CUDA_OK || found == 0) {                       \
-      problem = "the library does not have it";                                                        \
-    } else if (found != (version)) {                                                                   \
-      problem = "the library has version " + std::to_string(found) + ", this embscale needs " +       \
-                std::to_string(version) + " (a library from another build?)";                         \
-    } else {                                                                                           \
-      functions(EMBSCALE_DEVICE_RESOLVE)                                                               \
-      if (!missing.empty()) problem = "the library does not export" + joined(missing) + " (a partial build?)"; \
-    }                                                                                                  \
-    if (!problem.empty()) {                                                                            \
-      DeviceFunctions cleared;                                                                         \
-      functions(EMBSCALE_DEVICE_CLEAR)                                                                 \
-    }                                                                                                  \
+#define EMBSCALE_DEVICE_RESOLVE_FAMILY(family, version, functions)                                   \
+  {                                                                                                  \
+    std::string& problem = library.family_problems_[static_cast<std::size_t>(KernelFamily::family)]; \
+    int found = 0;                                                                                   \
+    missing.clear();                                                                                 \
+    if (fns.family_version(#family, &found) != EMBSCALE_CUDA_OK || found == 0) {                     \
+      problem = "the library does not have it";                                                      \
+    } else if (found != (version)) {                                                                 \
+      problem = "the library has version " + std::to_string(found) + ", this embscale needs " +      \
+                std::to_string(version) + " (a library from another build?)";                        \
+    } else {                                                                                         \
+      functions(EMBSCALE_DEVICE_RESOLVE) if (!missing.empty()) problem =                             \
+          "the library does not export" + joined(missing) + " (a partial build?)";                   \
+    }                                                                                                \
+    if (!problem.empty()) {                                                                          \
+      DeviceFunctions cleared;                                                                       \
+      functions(EMBSCALE_DEVICE_CLEAR)                                                               \
+    }                                                                                                \
   }
 #define EMBSCALE_DEVICE_CLEAR(name) fns.name = cleared.name;
   EMBSCALE_DEVICE_KERNEL_FAMILIES(EMBSCALE_DEVICE_RESOLVE_FAMILY)
@@ -127,8 +124,8 @@ std::optional<DeviceLibrary> DeviceLibrary::try_open(const std::string& path,
 #undef EMBSCALE_DEVICE_RESOLVE_FAMILY
 #undef EMBSCALE_DEVICE_RESOLVE
   // The file the dynamic loader picked (for a bare name searched on the default path).
-  if (Dl_info info{}; dladdr(dlsym(handle, "embscale_cuda_abi_version"), &info) != 0 &&
-                      info.dli_fname != nullptr && *info.dli_fname != '\0')
+  if (Dl_info info{}; dladdr(dlsym(handle, "embscale_cuda_abi_version"), &info) != 0 && info.dli_fname != nullptr &&
+                      *info.dli_fname != '\0')
     library.path_ = info.dli_fname;
   guard.release();  // never closed (see open() in the header)
   return library;
@@ -152,8 +149,7 @@ DeviceLibrary DeviceLibrary::load() {
     }
     tried += (tried.empty() ? "" : "; ") + place.description + ": " + why;
   }
-  throw Error("cannot load the CUDA library " EMBSCALE_CUDA_LIBRARY_NAME ": " + tried + ". " +
-              library_search_hint());
+  throw Error("cannot load the CUDA library " EMBSCALE_CUDA_LIBRARY_NAME ": " + tried + ". " + library_search_hint());
 }
 
 std::string DeviceLibrary::describe(int code) const {
@@ -164,8 +160,7 @@ std::string DeviceLibrary::describe(int code) const {
 }
 
 void DeviceLibrary::check(int code, std::string_view what) const {
-  if (code != EMBSCALE_CUDA_OK)
-    throw Error(std::string(what) + " (" + path_ + "): " + describe(code));
+  if (code != EMBSCALE_CUDA_OK) throw Error(std::string(what) + " (" + path_ + "): " + describe(code));
 }
 
 DeviceLibrary::Versions DeviceLibrary::versions() const {

@@ -6,7 +6,8 @@ namespace embscale::device {
 
 DevicePhaseClock::DevicePhaseClock(const DeviceLibrary& library, ExecutionContext context)
     : library_(library), context_(context) {
-  if (context_.on_host()) throw Error("a device phase clock needs a device context (its events are recorded on a stream)");
+  if (context_.on_host())
+    throw Error("a device phase clock needs a device context (its events are recorded on a stream)");
 }
 
 void DevicePhaseClock::record_next() {

@@ -13,8 +13,7 @@ namespace embscale::device {
 
 namespace detail {
 // One handle and the library that made it; `destroy` is the core function that ends it.
-template <int (*DeviceFunctions::*Destroy)(void*)>
-class OwnedHandle {
+template <int (*DeviceFunctions::*Destroy)(void*)> class OwnedHandle {
  public:
   OwnedHandle(const DeviceLibrary& library, void* handle) : library_(library), handle_(handle) {}
   OwnedHandle(OwnedHandle&& other) noexcept

@@ -29,13 +29,12 @@ std::vector<SearchPlace> library_search_places() {
   }
   std::vector<SearchPlace> places;
   if (const std::filesystem::path dir = executable_directory(); !dir.empty()) {
-    for (const auto& file :
-         {dir / EMBSCALE_CUDA_LIBRARY_NAME, dir.parent_path() / "lib" / EMBSCALE_CUDA_LIBRARY_NAME})
+    for (const auto& file : {dir / EMBSCALE_CUDA_LIBRARY_NAME, dir.parent_path() / "lib" / EMBSCALE_CUDA_LIBRARY_NAME})
       places.push_back({file.string(), file.string()});
   }
 #ifdef EMBSCALE_CUDA_BUILD_TREE_LIBRARY  // set by kernels/CMakeLists.txt on this file only
-  places.push_back({EMBSCALE_CUDA_BUILD_TREE_LIBRARY,
-                    std::string("the build tree's ") + EMBSCALE_CUDA_BUILD_TREE_LIBRARY});
+  places.push_back(
+      {EMBSCALE_CUDA_BUILD_TREE_LIBRARY, std::string("the build tree's ") + EMBSCALE_CUDA_BUILD_TREE_LIBRARY});
 #endif
   places.push_back({EMBSCALE_CUDA_LIBRARY_NAME, "the dynamic loader's search path"});
   return places;
@@ -44,7 +43,8 @@ std::vector<SearchPlace> library_search_places() {
 std::string library_search_hint() {
   const std::string variable = kLibraryVariable;
   if (library_variable() != nullptr)
-    return "Point " + variable + " at a " EMBSCALE_CUDA_LIBRARY_NAME
+    return "Point " + variable +
+           " at a " EMBSCALE_CUDA_LIBRARY_NAME
            " built from this version of embscale, or unset it to search the default places.";
   return "Build embscale with CUDA (nvcc on PATH, EMBSCALE_CUDA=AUTO or ON) or set " + variable +
          " to the library's path.";

@@ -81,7 +81,8 @@ std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int
   if (!storage.caching && storage.global_hbm_for_values == 0)
     return std::make_unique<KvRowStore>(options, path + ".storage", table_context);
   if (optimizer && optimizer->update_type() == UpdateType::kGlobal && optimizer->changes_untouched_rows())
-    throw InputError(path + ".optimizer.update_type: Global " + optimizer->name() + " moves every row each step, "
+    throw InputError(path + ".optimizer.update_type: Global " + optimizer->name() +
+                     " moves every row each step, "
                      "which the two-tier tables (storage.global_hbm_for_values) cannot sweep; use Local or LazyGlobal");
   TierOptions tiers{storage.caching, storage.global_hbm_for_values, storage.slow_directory};
   if (tiers.slow_directory.empty()) tiers.slow_directory = std::filesystem::temp_directory_path().string();
@@ -148,7 +149,8 @@ void check_scheme_fields(const LayerSpec& spec, const SchemeEntry& entry) {
                      scheme_names_where([](const SchemeEntry& e) { return e.places_ranks_in_nodes; }) +
                      " places ranks in nodes; this layer's scheme is " + entry.name);
   if (!layer.deduplicate && !entry.dedups_before_exchange)
-    throw InputError(spec.path + ".deduplicate: " + entry.name + " sends (key, bag) pairs, which cannot be "
+    throw InputError(spec.path + ".deduplicate: " + entry.name +
+                     " sends (key, bag) pairs, which cannot be "
                      "de-duplicated before the exchange (its owners de-duplicate before the lookup); only " +
                      scheme_names_where([](const SchemeEntry& e) { return e.dedups_before_exchange; }) +
                      " can switch it off");

@@ -51,7 +51,8 @@ enum class Deduplication : bool { kOff = false, kOn = true };
 // small struct with operator(); not std::function, whose indirect call per key costs more than
 // the rest of the routing).
 template <class F>
-concept KeyOwner = std::regular_invocable<const F&, Key> && std::convertible_to<std::invoke_result_t<const F&, Key>, int>;
+concept KeyOwner = std::regular_invocable<const F&, Key> && std::convertible_to < std::invoke_result_t<const F&, Key>,
+int > ;
 
 // Holds the scratch of the routing (hash table, owners, positions), so that routing batches of a
 // steady size allocates nothing after the first. Not thread-safe: one per thread.
@@ -74,7 +75,8 @@ class KeyRouter {
   // `key % ranks` (ModuloSharding::owner).
   void route(std::span<const Key> keys, const ModuloSharding& sharding, RoutedKeys& out,
              Deduplication dedup = Deduplication::kOn) {
-    route(keys, sharding.ranks, [sharding](Key key) { return sharding.owner(key); }, out, dedup);
+    route(
+        keys, sharding.ranks, [sharding](Key key) { return sharding.owner(key); }, out, dedup);
   }
 
  private:
@@ -93,10 +95,10 @@ class KeyRouter {
   };
   HugePageVector<Slot> slots_;  // 2n slots probed at random: on 2 MiB pages where the kernel gives them
   std::uint32_t stamp_ = 0;
-  std::vector<Key> distinct_;           // distinct keys in order of first occurrence
-  std::vector<std::uint32_t> owners_;   // owner of distinct key j
-  std::vector<std::uint32_t> position_; // index in send_keys of distinct key j
-  static constexpr std::size_t kLanes = 4;   // independent chunks of the counting sort
+  std::vector<Key> distinct_;               // distinct keys in order of first occurrence
+  std::vector<std::uint32_t> owners_;       // owner of distinct key j
+  std::vector<std::uint32_t> position_;     // index in send_keys of distinct key j
+  static constexpr std::size_t kLanes = 4;  // independent chunks of the counting sort
   std::vector<std::size_t> lane_counters_;  // [lane][rank]: counts, then next free index in send_keys
 };
 

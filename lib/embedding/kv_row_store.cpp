@@ -115,7 +115,8 @@ void KvRowStore::for_each_row(const std::function<void(Key, std::span<const floa
   for (std::int64_t offset = 0; offset < table_->capacity(); offset += chunk) {
     table_->export_batch(offset, chunk, entries);
     for (std::size_t i = 0; i < entries.size(); ++i)
-      visit(entries.keys[i], std::span<const float>(entries.values).subspan(i * row_width_, static_cast<std::size_t>(dim_)));
+      visit(entries.keys[i],
+            std::span<const float>(entries.values).subspan(i * row_width_, static_cast<std::size_t>(dim_)));
   }
 }
 

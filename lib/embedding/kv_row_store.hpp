@@ -59,7 +59,7 @@ class KvRowStore final : public RowStore {
   std::size_t row_width_;
   StoreCounters counters_;
   kv::AccessObserver* observer_ = nullptr;
-  std::vector<float> full_rows_;       // scratch: keys x row_width
+  std::vector<float> full_rows_;  // scratch: keys x row_width
   std::vector<std::uint8_t> founds_;
 };
 

@@ -60,7 +60,7 @@ class PooledExchange {
   RowStore& store_;
   comm::Communicator& comm_;
   int rank_, ranks_;
-  std::size_t width_;  // this rank's stored columns
+  std::size_t width_;                             // this rank's stored columns
   std::unique_ptr<PooledOutputExchange> output_;  // the plan's output layout: placement and collectives
   // Per step: each key occurrence's owner, and the buffers carried from forward to backward.
   std::vector<int> occurrence_dest_;
@@ -69,7 +69,7 @@ class PooledExchange {
   std::vector<Key> recv_keys_;
   std::vector<std::int64_t> recv_positions_;
   KeyRouter router_;
-  RoutedKeys distinct_;         // the received keys, de-duplicated (one group; training, or rows not in place)
+  RoutedKeys distinct_;  // the received keys, de-duplicated (one group; training, or rows not in place)
   std::vector<const float*> row_addresses_;  // rows in the store, where it can say: per distinct key, or per pair
   // The two buffers of a row per distinct key (tens of MiB at a large batch, read at random: in
   // key order by the pool, in row order by the update) on 2 MiB pages where the kernel gives them.
@@ -77,7 +77,7 @@ class PooledExchange {
   // The owner buffer ([bag in owner order][width]): this owner's pooled sums forward, their
   // gradients backward (pooled_output.hpp).
   std::vector<float> owner_buffer_;
-  HugePageVector<float> grads_;  // distinct keys' gradients
+  HugePageVector<float> grads_;     // distinct keys' gradients
   std::vector<float> grad_pooled_;  // backward, mean only: this rank's pooled gradients, divided
 };
 
@@ -94,7 +94,8 @@ void PooledExchange::forward(const Batch& batch, std::span<float> pooled, StepRe
     occurrence_dest_.resize(batch.keys.size());
     for (std::int64_t b = 0; b < batch.num_bags(); ++b) {
       const auto slot = static_cast<std::int32_t>(b % slots);
-      for (auto k = batch.offsets[static_cast<std::size_t>(b)]; k < batch.offsets[static_cast<std::size_t>(b) + 1]; ++k) {
+      for (auto k = batch.offsets[static_cast<std::size_t>(b)]; k < batch.offsets[static_cast<std::size_t>(b) + 1];
+           ++k) {
         const int dest = owner(batch.keys[static_cast<std::size_t>(k)], slot);
         occurrence_dest_[static_cast<std::size_t>(k)] = dest;
         ++send_counts_[static_cast<std::size_t>(dest)];
@@ -114,7 +115,8 @@ void PooledExchange::forward(const Batch& batch, std::span<float> pooled, StepRe
     if (to_every_rank) {  // the bag's keys to every rank, at its place there
       for (int dest = 0; dest < ranks_; ++dest) {
         const std::int64_t at = output_->position(dest, sample, slot);
-        for (std::size_t k = first; k < last; ++k) send_pairs_[next[static_cast<std::size_t>(dest)]++] = {batch.keys[k], at};
+        for (std::size_t k = first; k < last; ++k)
+          send_pairs_[next[static_cast<std::size_t>(dest)]++] = {batch.keys[k], at};
       }
       continue;
     }

@@ -5,10 +5,10 @@
 namespace embscale::embedding {
 
 PooledOutputExchange::PooledOutputExchange(const LayerSpec& spec, PooledPlan plan)
-    : global_batch_(spec.global_batch), plan_(std::move(plan)), comm_(*spec.comm), rank_(spec.comm->rank()), ranks_(spec.comm->size()),
-      dim_(static_cast<std::size_t>(spec.dim())), slots_(static_cast<std::size_t>(spec.slots())),
-      mine_(samples_of(rank_)), group_of_dest_(static_cast<std::size_t>(ranks_), 0),
-      base_(static_cast<std::size_t>(ranks_), 0) {}
+    : global_batch_(spec.global_batch), plan_(std::move(plan)), comm_(*spec.comm), rank_(spec.comm->rank()),
+      ranks_(spec.comm->size()), dim_(static_cast<std::size_t>(spec.dim())),
+      slots_(static_cast<std::size_t>(spec.slots())), mine_(samples_of(rank_)),
+      group_of_dest_(static_cast<std::size_t>(ranks_), 0), base_(static_cast<std::size_t>(ranks_), 0) {}
 
 std::size_t PooledOutputExchange::samples_of(int rank) const noexcept {
   return static_cast<std::size_t>(sample_share_of(global_batch_, rank, ranks_).count);
@@ -19,7 +19,8 @@ void PooledOutputExchange::index_groups() {
   owned_.clear();
   for (const auto& owned : plan_.owner_slots) {
     std::vector<std::int32_t> index(slots_, -1);
-    for (std::size_t t = 0; t < owned.size(); ++t) index[static_cast<std::size_t>(owned[t])] = static_cast<std::int32_t>(t);
+    for (std::size_t t = 0; t < owned.size(); ++t)
+      index[static_cast<std::size_t>(owned[t])] = static_cast<std::int32_t>(t);
     slot_index_.push_back(std::move(index));
     owned_.push_back(static_cast<std::int64_t>(owned.size()));
   }

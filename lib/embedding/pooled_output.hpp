@@ -86,10 +86,8 @@ class PooledOutputExchange {
   void index_groups();
   // Requester blocks <-> pooled output: the block of each owner group (its slots, the columns
   // columns(g) = {first, count}) for this rank's samples, in [group][sample][slot][count] order.
-  template <class Columns>
-  void unpack_blocks(std::span<float> pooled, const Columns& columns) const;
-  template <class Columns>
-  void pack_blocks(std::span<const float> grad, const Columns& columns);
+  template <class Columns> void unpack_blocks(std::span<float> pooled, const Columns& columns) const;
+  template <class Columns> void pack_blocks(std::span<const float> grad, const Columns& columns);
 
   std::int64_t global_batch_;
   PooledPlan plan_;
@@ -110,8 +108,7 @@ class PooledOutputExchange {
 // `width`: the columns this rank stores (the owner buffer's row width).
 std::unique_ptr<PooledOutputExchange> make_reduce_scatter_output(const LayerSpec& spec, PooledPlan plan,
                                                                  std::size_t width);
-std::unique_ptr<PooledOutputExchange> make_all_to_all_output(const LayerSpec& spec, PooledPlan plan,
-                                                             std::size_t width);
+std::unique_ptr<PooledOutputExchange> make_all_to_all_output(const LayerSpec& spec, PooledPlan plan, std::size_t width);
 std::unique_ptr<PooledOutputExchange> make_node_then_cross_output(const LayerSpec& spec, PooledPlan plan,
                                                                   std::size_t width);
 
@@ -124,14 +121,14 @@ void PooledOutputExchange::unpack_blocks(std::span<float> pooled, const Columns&
     const auto [first, count] = columns(g);
     for (std::size_t s = 0; s < mine_; ++s)
       for (const auto slot : plan_.owner_slots[g]) {
-        std::copy_n(blocks_.data() + at, count, pooled.data() + (s * slots_ + static_cast<std::size_t>(slot)) * dim_ + first);
+        std::copy_n(blocks_.data() + at, count,
+                    pooled.data() + (s * slots_ + static_cast<std::size_t>(slot)) * dim_ + first);
         at += count;
       }
   }
 }
 
-template <class Columns>
-void PooledOutputExchange::pack_blocks(std::span<const float> grad, const Columns& columns) {
+template <class Columns> void PooledOutputExchange::pack_blocks(std::span<const float> grad, const Columns& columns) {
   blocks_.clear();
   for (std::size_t g = 0; g < plan_.owner_slots.size(); ++g) {
     const auto [first, count] = columns(g);

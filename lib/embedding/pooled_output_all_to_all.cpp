@@ -18,7 +18,8 @@ class AllToAllOutput final : public PooledOutputExchange {
     for (int o = 0; o < ranks_; ++o) {
       group_of_dest_[static_cast<std::size_t>(o)] = static_cast<std::size_t>(o);
       for (int r = 0; r < rank_; ++r)
-        base_[static_cast<std::size_t>(o)] += static_cast<std::int64_t>(samples_of(r)) * owned_[static_cast<std::size_t>(o)];
+        base_[static_cast<std::size_t>(o)] +=
+            static_cast<std::int64_t>(samples_of(r)) * owned_[static_cast<std::size_t>(o)];
     }
     const std::size_t owned = plan_.owner_slots[static_cast<std::size_t>(rank_)].size();
     owner_buffer_size_ = static_cast<std::size_t>(spec.global_batch) * owned * width;
@@ -37,8 +38,9 @@ class AllToAllOutput final : public PooledOutputExchange {
     requester_counts_.resize(static_cast<std::size_t>(ranks_));
     for (int r = 0; r < ranks_; ++r) {
       owner_counts_[static_cast<std::size_t>(r)] = samples_of(r) * owned * width;
-      requester_counts_[static_cast<std::size_t>(r)] = mine_ * plan_.owner_slots[static_cast<std::size_t>(r)].size() *
-                                                       static_cast<std::size_t>(plan_.column_count[static_cast<std::size_t>(r)]);
+      requester_counts_[static_cast<std::size_t>(r)] =
+          mine_ * plan_.owner_slots[static_cast<std::size_t>(r)].size() *
+          static_cast<std::size_t>(plan_.column_count[static_cast<std::size_t>(r)]);
     }
   }
 
@@ -48,7 +50,8 @@ class AllToAllOutput final : public PooledOutputExchange {
       return;
     }
     if (received_in_bag_order_) {  // the blocks' layout is pooled's: receive there, nothing to unpack
-      comm_.alltoallv(sums, std::span<const std::size_t>(owner_counts_), pooled, std::span<const std::size_t>(requester_counts_));
+      comm_.alltoallv(sums, std::span<const std::size_t>(owner_counts_), pooled,
+                      std::span<const std::size_t>(requester_counts_));
       recorder.lap("exchange_pooled");
       return;
     }

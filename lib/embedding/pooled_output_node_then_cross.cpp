@@ -30,19 +30,22 @@ class NodeThenCrossOutput final : public PooledOutputExchange {
             for (int o = n * rpn; o < (n + 1) * rpn; ++o) base_[static_cast<std::size_t>(o)] = base;
           base += static_cast<std::int64_t>(samples_of(m * rpn + l)) * owned_[static_cast<std::size_t>(n)];
         }
-      for (int o = n * rpn; o < (n + 1) * rpn; ++o) group_of_dest_[static_cast<std::size_t>(o)] = static_cast<std::size_t>(n);
+      for (int o = n * rpn; o < (n + 1) * rpn; ++o)
+        group_of_dest_[static_cast<std::size_t>(o)] = static_cast<std::size_t>(n);
     }
     const std::size_t owned = plan_.owner_slots[static_cast<std::size_t>(node)].size();
     owner_buffer_size_ = static_cast<std::size_t>(spec.global_batch) * owned * width;
     chunk_counts_.assign(static_cast<std::size_t>(rpn), 0);
     for (int l = 0; l < rpn; ++l)
-      for (int m = 0; m < nodes; ++m) chunk_counts_[static_cast<std::size_t>(l)] += samples_of(m * rpn + l) * owned * dim_;
+      for (int m = 0; m < nodes; ++m)
+        chunk_counts_[static_cast<std::size_t>(l)] += samples_of(m * rpn + l) * owned * dim_;
     node_chunk_.resize(chunk_counts_[static_cast<std::size_t>(local)]);
     chunk_to_node_.resize(static_cast<std::size_t>(nodes));
     node_to_requester_.resize(static_cast<std::size_t>(nodes));
     for (int m = 0; m < nodes; ++m) {
       chunk_to_node_[static_cast<std::size_t>(m)] = samples_of(m * rpn + local) * owned * dim_;
-      node_to_requester_[static_cast<std::size_t>(m)] = mine_ * plan_.owner_slots[static_cast<std::size_t>(m)].size() * dim_;
+      node_to_requester_[static_cast<std::size_t>(m)] =
+          mine_ * plan_.owner_slots[static_cast<std::size_t>(m)].size() * dim_;
     }
   }
 

@@ -29,10 +29,9 @@ std::unique_ptr<EmbeddingScheme> make_whole_table_scheme(const LayerSpec& spec, 
     plan.owner_slots[static_cast<std::size_t>(owner_of_slot[u])].push_back(s);
     if (owner_of_slot[u] == rank) owned.add(spec.slot_offsets[u], spec.slot_offsets[u] + spec.slot_sizes[u]);
   }
-  return make_pooled_scheme(spec, std::move(plan), spec.make_store(owned, spec.dim()),
-                            [owner = std::move(owner_of_slot)](Key, std::int32_t slot) {
-                              return owner[static_cast<std::size_t>(slot)];
-                            });
+  return make_pooled_scheme(
+      spec, std::move(plan), spec.make_store(owned, spec.dim()),
+      [owner = std::move(owner_of_slot)](Key, std::int32_t slot) { return owner[static_cast<std::size_t>(slot)]; });
 }
 
 std::vector<int> place_tables(const LayerSpec& spec, int bins) {

@@ -12,8 +12,7 @@
 
 namespace embscale::embedding {
 
-template <class Owner>
-class PooledScheme final : public EmbeddingScheme {
+template <class Owner> class PooledScheme final : public EmbeddingScheme {
  public:
   // `optimizer`: the scheme's own when its stored rows are narrower than the layer's (a column
   // shard: the optimizer's state is per stored column); null: the layer's.
@@ -60,8 +59,8 @@ std::unique_ptr<EmbeddingScheme> make_pooled_scheme(const LayerSpec& spec, Poole
 // Blocks of contiguous rows: slot s of the layer split into `parts` blocks of
 // ceil(size / parts) rows (TorchRec's row-wise), the last ones shorter or empty.
 struct RowBlocks {
-  std::vector<Key> offsets;           // first key of each layer slot
-  std::vector<std::int64_t> block;    // rows per block of each layer slot
+  std::vector<Key> offsets;         // first key of each layer slot
+  std::vector<std::int64_t> block;  // rows per block of each layer slot
 
   RowBlocks(const LayerSpec& spec, int parts);
   int block_of(Key key, std::int32_t slot) const noexcept {

@@ -13,13 +13,14 @@
 
 namespace embscale::embedding {
 
-void pool_bags(const Batch& batch, std::span<const std::uint32_t> inverse, std::span<const float> rows,
-               std::size_t dim, bool mean, std::span<float> pooled) {
+void pool_bags(const Batch& batch, std::span<const std::uint32_t> inverse, std::span<const float> rows, std::size_t dim,
+               bool mean, std::span<float> pooled) {
   EMBSCALE_EXPECTS(pooled.size() == static_cast<std::size_t>(batch.num_bags()) * dim, "pooled has the wrong size");
   for (std::int64_t b = 0; b < batch.num_bags(); ++b) {
     float* out = pooled.data() + static_cast<std::size_t>(b) * dim;
     std::fill(out, out + dim, 0.0f);
-    const auto first = batch.offsets[static_cast<std::size_t>(b)], last = batch.offsets[static_cast<std::size_t>(b) + 1];
+    const auto first = batch.offsets[static_cast<std::size_t>(b)],
+               last = batch.offsets[static_cast<std::size_t>(b) + 1];
     for (auto k = first; k < last; ++k) {
       const float* v = rows.data() + inverse[static_cast<std::size_t>(k)] * dim;
       for (std::size_t d = 0; d < dim; ++d) out[d] += v[d];
@@ -37,7 +38,8 @@ void unpool_bags(const Batch& batch, std::span<const std::uint32_t> inverse, std
                    "the pooled gradient has the wrong size");
   std::fill(grads.begin(), grads.end(), 0.0f);
   for (std::int64_t b = 0; b < batch.num_bags(); ++b) {
-    const auto first = batch.offsets[static_cast<std::size_t>(b)], last = batch.offsets[static_cast<std::size_t>(b) + 1];
+    const auto first = batch.offsets[static_cast<std::size_t>(b)],
+               last = batch.offsets[static_cast<std::size_t>(b) + 1];
     if (last == first) continue;
     const float scale = mean ? 1.0f / static_cast<float>(last - first) : 1.0f;
     const float* g = grad_pooled.data() + static_cast<std::size_t>(b) * dim;
@@ -54,21 +56,20 @@ constexpr std::size_t kLineFloats = 64 / sizeof(float);  // one cache line
 
 // Runs body(first, last) on column ranges that split [0, width) among `threads` (whole cache
 // lines; a thread with no columns gets none), on OpenMP threads when there are several.
-template <class Body>
-void over_column_ranges(std::size_t width, int threads, const Body& body) {
+template <class Body> void over_column_ranges(std::size_t width, int threads, const Body& body) {
   const std::size_t lines = (width + kLineFloats - 1) / kLineFloats;
   const auto parts = std::clamp<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), 1, lines);
   if (parts == 1) return body(std::size_t{0}, width);
-#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(parts))
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast <int>(parts))
   for (std::size_t p = 0; p < parts; ++p)
     body(std::min(width, p * lines / parts * kLineFloats), std::min(width, (p + 1) * lines / parts * kLineFloats));
 }
 
 // The runs of consecutive pairs of one position (on an owner: a bag's keys from one requester).
 struct Runs {
-  std::vector<std::size_t> start;    // run r is pairs [start[r], start[r + 1])
-  std::vector<std::uint8_t> covered; // per output row: 1 when some run pools into it
-  bool one_run_per_position = true;  // then runs may be pooled on any thread: no output value is shared
+  std::vector<std::size_t> start;     // run r is pairs [start[r], start[r + 1])
+  std::vector<std::uint8_t> covered;  // per output row: 1 when some run pools into it
+  bool one_run_per_position = true;   // then runs may be pooled on any thread: no output value is shared
 };
 
 Runs runs_of(std::span<const std::int64_t> positions, std::size_t out_rows) {
@@ -99,17 +100,15 @@ constexpr std::size_t kPairsAhead = 16;  // pairs between a row's prefetch and i
 // cache line interleaved with the additions, as FBGEMM's CPU kernel does; so about kPairsAhead
 // rows are in flight and the loop never waits on an address it could have known.
 template <std::size_t kBlocks, bool kFresh, class PairRow>
-EMBSCALE_ALWAYS_INLINE inline void pool_run_block(const PairRow& row, std::size_t j, std::size_t end, std::size_t stop, std::size_t c,
-                                                  float* o) {
+EMBSCALE_ALWAYS_INLINE inline void pool_run_block(const PairRow& row, std::size_t j, std::size_t end, std::size_t stop,
+                                                  std::size_t c, float* o) {
   static_assert(kBlocks % 2 == 0 || kBlocks == 1, "blocks pair up into 64-byte lines");
   Float8 acc[kBlocks], v;
   // A fresh output row starts from +0 (the same bits as adding to a zeroed row) without reading
   // it: out's rows are cold, and a load would be a cache miss at every run's start.
   for (std::size_t b = 0; b < kBlocks; ++b)
-    if constexpr (kFresh)
-      acc[b] = Float8{};
-    else
-      std::memcpy(&acc[b], o + c + 8 * b, sizeof v);
+    if constexpr (kFresh) acc[b] = Float8{};
+    else std::memcpy(&acc[b], o + c + 8 * b, sizeof v);
   for (std::size_t m = j; m < end; ++m) {
     const float* r = row(m) + c;
     const float* ahead = row(std::min(m + kPairsAhead, stop - 1)) + c;
@@ -135,9 +134,8 @@ EMBSCALE_ALWAYS_INLINE inline void pool_run_block(const PairRow& row, std::size_
 // (core/simd_level.hpp): additions only, the same bits on every path.
 template <std::size_t kWidest, bool kFresh, class PairRow>
 EMBSCALE_ALWAYS_INLINE inline void pool_runs_at(std::span<const std::int64_t> positions, const PairRow& row,
-                                                std::size_t width, float* out, const Runs& runs,
-                                                std::size_t first_run, std::size_t last_run, std::size_t first,
-                                                std::size_t last) {
+                                                std::size_t width, float* out, const Runs& runs, std::size_t first_run,
+                                                std::size_t last_run, std::size_t first, std::size_t last) {
   const std::size_t stop = runs.start[last_run];  // prefetches stay within this thread's pairs
   for (std::size_t k = first_run; k < last_run; ++k) {
     const std::size_t j = runs.start[k], end = runs.start[k + 1];
@@ -170,8 +168,8 @@ EMBSCALE_ALWAYS_INLINE inline void pool_runs_at(std::span<const std::int64_t> po
 // pool_runs_at for this CPU: 16 accumulators where the level has 16 or more 256-bit registers,
 // 4 at baseline (each Float8 takes two of its 16 xmm registers).
 template <bool kFresh, class PairRow>
-void pool_runs(std::span<const std::int64_t> positions, const PairRow& row, std::size_t width, float* out, const Runs& runs, std::size_t first_run, std::size_t last_run,
-               std::size_t first, std::size_t last) {
+void pool_runs(std::span<const std::int64_t> positions, const PairRow& row, std::size_t width, float* out,
+               const Runs& runs, std::size_t first_run, std::size_t last_run, std::size_t first, std::size_t last) {
   const SimdLevel level = simd_level();
   if (level == SimdLevel::kBaseline)
     return run_at(level, [&]() EMBSCALE_ALWAYS_INLINE {
@@ -222,14 +220,15 @@ void pool_pairs(std::span<const std::int64_t> positions, std::span<const std::ui
 void pool_pairs(std::span<const std::int64_t> positions, std::span<const std::uint32_t> inverse,
                 std::span<const float* const> rows, std::size_t width, std::span<float> out, int threads) {
   EMBSCALE_EXPECTS(inverse.size() == positions.size(), "one distinct id per pair");
-  pool_pairs_from(positions, [&](std::size_t m) EMBSCALE_ALWAYS_INLINE { return rows[inverse[m]]; }, width, out,
-                  threads);
+  pool_pairs_from(
+      positions, [&](std::size_t m) EMBSCALE_ALWAYS_INLINE { return rows[inverse[m]]; }, width, out, threads);
 }
 
 void pool_pairs(std::span<const std::int64_t> positions, std::span<const float* const> pair_rows, std::size_t width,
                 std::span<float> out, int threads) {
   EMBSCALE_EXPECTS(pair_rows.size() == positions.size(), "one row per pair");
-  pool_pairs_from(positions, [&](std::size_t m) EMBSCALE_ALWAYS_INLINE { return pair_rows[m]; }, width, out, threads);
+  pool_pairs_from(
+      positions, [&](std::size_t m) EMBSCALE_ALWAYS_INLINE { return pair_rows[m]; }, width, out, threads);
 }
 
 void unpool_pairs(std::span<const std::int64_t> positions, std::span<const std::uint32_t> inverse,

@@ -12,8 +12,8 @@ namespace embscale::embedding {
 
 // Requester-side pooling: pooled[b] = combine over k in bag b of rows[inverse[k]] (rows: the
 // distinct keys' rows, dim each). pooled: [num_bags x dim].
-void pool_bags(const Batch& batch, std::span<const std::uint32_t> inverse, std::span<const float> rows,
-               std::size_t dim, bool mean, std::span<float> pooled);
+void pool_bags(const Batch& batch, std::span<const std::uint32_t> inverse, std::span<const float> rows, std::size_t dim,
+               bool mean, std::span<float> pooled);
 // Its backward: grads[inverse[k]] += grad of k's bag (mean: / bag size); grads is zeroed first.
 void unpool_bags(const Batch& batch, std::span<const std::uint32_t> inverse, std::span<const float> grad_pooled,
                  std::size_t dim, bool mean, std::span<float> grads);

@@ -7,8 +7,9 @@ namespace embscale::embedding {
 double regression_loss_and_gradient_per_sample(const Batch& batch, std::span<const float> values, std::int64_t width,
                                                std::int64_t global_batch, std::span<float> grad) {
   const auto uwidth = static_cast<std::size_t>(width);
-  EMBSCALE_EXPECTS(values.size() == static_cast<std::size_t>(batch.num_samples) * uwidth && grad.size() == values.size(),
-                   "values and gradient must hold num_samples * width values");
+  EMBSCALE_EXPECTS(
+      values.size() == static_cast<std::size_t>(batch.num_samples) * uwidth && grad.size() == values.size(),
+      "values and gradient must hold num_samples * width values");
   EMBSCALE_EXPECTS(batch.label_dim >= 1, "the regression objective needs a label");
   const double inv_batch = 1.0 / static_cast<double>(global_batch);
   double loss = 0.0;

@@ -11,8 +11,7 @@ namespace embscale {
 
 // table: row-major [num_rows, dim]; rows: indices into it (each < num_rows, checked by caller);
 // out: [rows.size(), dim].
-inline void gather_rows(const float* table, std::size_t dim, std::span<const std::int64_t> rows,
-                        float* out) noexcept {
+inline void gather_rows(const float* table, std::size_t dim, std::span<const std::int64_t> rows, float* out) noexcept {
   for (std::size_t i = 0; i < rows.size(); ++i)
     std::memcpy(out + i * dim, table + static_cast<std::size_t>(rows[i]) * dim, dim * sizeof(float));
 }

@@ -18,8 +18,8 @@
 #include "core/error.hpp"
 #include "core/execution_context.hpp"
 #include "embedding/sparse_optimizer.hpp"
-#include "kv/kv_table.hpp"
 #include "kv/access_observer.hpp"
+#include "kv/kv_table.hpp"
 
 namespace embscale::embedding {
 

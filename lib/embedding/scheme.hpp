@@ -33,11 +33,11 @@ namespace embscale::embedding {
 struct LayerSpec {
   comm::Communicator* comm = nullptr;
   const config::EmbeddingLayer* config = nullptr;
-  std::string path;                        // "layers[emb1]", for messages
-  std::vector<std::int64_t> slot_sizes;    // of the layer's slots, in order
-  std::vector<Key> slot_offsets;           // first unified key of each of the layer's slots
-  std::int64_t global_batch = 0;           // samples per step over all ranks
-  std::uint64_t table_seed = 0;            // of the rows' initializer
+  std::string path;                            // "layers[emb1]", for messages
+  std::vector<std::int64_t> slot_sizes;        // of the layer's slots, in order
+  std::vector<Key> slot_offsets;               // first unified key of each of the layer's slots
+  std::int64_t global_batch = 0;               // samples per step over all ranks
+  std::uint64_t table_seed = 0;                // of the rows' initializer
   const SparseOptimizer* optimizer = nullptr;  // null in evaluation mode (storage.training false)
   // Where this rank's part of the layer runs, drawn once for the layer: its stores' calls and its
   // pooling take it (host: the OpenMP threads of pooling and the static-table update,
@@ -46,7 +46,7 @@ struct LayerSpec {
 
   std::int32_t dim() const noexcept { return config->embedding_vec_size; }
   std::int32_t slots() const noexcept { return static_cast<std::int32_t>(slot_sizes.size()); }
-  std::int64_t vocabulary() const noexcept;           // keys of the layer's slots
+  std::int64_t vocabulary() const noexcept;  // keys of the layer's slots
   bool training() const noexcept { return optimizer != nullptr; }
   bool mean() const noexcept { return config->combiner == config::Combiner::kMean; }
   // The layer slot (0-based, in this layer) of a unified key of the layer.

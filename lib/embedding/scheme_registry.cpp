@@ -57,10 +57,12 @@ const SchemeEntry& scheme_of(const config::EmbeddingLayer& layer) {
     names += (names.empty() ? "\"" : ", \"") + std::string(entry.name) + "\"";
   }
   if (sharded && config::is_auto_sharding(layer.sharding))
-    throw InputError("layers[" + layer.name + "].sharding: \"" + layer.sharding + "\" is planned before a run "
+    throw InputError("layers[" + layer.name + "].sharding: \"" + layer.sharding +
+                     "\" is planned before a run "
                      "(embscale run and sweep do it; embscale plan writes the plan)");
   if (sharded && layer.sharding == config::kParameterServerSharding)
-    throw InputError("layers[" + layer.name + "].sharding: \"parameter_server\" runs on server ranks (lib/ps; embscale "
+    throw InputError("layers[" + layer.name +
+                     "].sharding: \"parameter_server\" runs on server ranks (lib/ps; embscale "
                      "run and sweep start them), not in the engine");
   if (sharded)
     throw InputError("layers[" + layer.name + "].sharding: expected one of " + names +

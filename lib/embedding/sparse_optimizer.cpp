@@ -6,8 +6,8 @@
 #include <sstream>
 #include <string>
 
-#include "core/error.hpp"
 #include "config/optimizer_rules.hpp"
+#include "core/error.hpp"
 #include "embedding/optimizers/optimizer_base.hpp"
 
 namespace embscale::embedding {
@@ -44,10 +44,12 @@ const Family kFamilies[] = {
     // LazyGlobal is Adam's own family: its rows carry the step they were last touched.
     {OptimizerType::kAdam,
      [](const config::Optimizer& o, std::int32_t dim) {
-       return o.update_type == UpdateType::kLazyGlobal ? optimizers::make_lazy_adam(o, dim) : optimizers::make_adam(o, dim);
+       return o.update_type == UpdateType::kLazyGlobal ? optimizers::make_lazy_adam(o, dim)
+                                                       : optimizers::make_adam(o, dim);
      }},
     {OptimizerType::kAdaGrad, optimizers::make_adagrad},
-    {OptimizerType::kRowWiseAdaGrad, [](const config::Optimizer& o, std::int32_t) { return optimizers::make_rowwise_adagrad(o); }},
+    {OptimizerType::kRowWiseAdaGrad,
+     [](const config::Optimizer& o, std::int32_t) { return optimizers::make_rowwise_adagrad(o); }},
 };
 
 }  // namespace

@@ -3,8 +3,8 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "core/error.hpp"
 #include "kv/initializer.hpp"
@@ -148,7 +148,8 @@ void StaticRowStore::apply(std::span<const Key> keys, std::span<const float> gra
 #pragma omp parallel num_threads(threads_)
     {
       std::vector<float> scratch(row_width_);
-      const auto t = static_cast<std::size_t>(omp_get_thread_num()), n = static_cast<std::size_t>(omp_get_num_threads());
+      const auto t = static_cast<std::size_t>(omp_get_thread_num()),
+                 n = static_cast<std::size_t>(omp_get_num_threads());
       update(order.size() * t / n, order.size() * (t + 1) / n, scratch);
     }
   } else {
@@ -157,7 +158,8 @@ void StaticRowStore::apply(std::span<const Key> keys, std::span<const float> gra
   if (!global) return;
   for (std::int64_t r = 0; r < owned_.rows(); ++r)
     if (!touched_[static_cast<std::size_t>(r)])
-      modify(r, scratch_, [&](std::span<float> row, std::span<float> state) { optimizer.update_untouched(row, state, step); });
+      modify(r, scratch_,
+             [&](std::span<float> row, std::span<float> state) { optimizer.update_untouched(row, state, step); });
 }
 
 bool StaticRowStore::row(Key key, std::span<float> out) const {

@@ -60,21 +60,23 @@ class StaticRowStore final : public RowStore {
     return reinterpret_cast<const std::byte*>(storage_.data() + static_cast<std::size_t>(row) * words_per_row_);
   }
   // fp32 rows are updated in place; other types through scratch_.
-  float* fp32_row(std::int64_t row) noexcept { return storage_.data() + static_cast<std::size_t>(row) * words_per_row_; }
+  float* fp32_row(std::int64_t row) noexcept {
+    return storage_.data() + static_cast<std::size_t>(row) * words_per_row_;
+  }
 
   int threads_;
   OwnedKeys owned_;
   std::int32_t dim_;
   std::int32_t state_width_;
-  std::size_t row_width_;   // dim + state
+  std::size_t row_width_;  // dim + state
   kv::ValueType type_;
   std::size_t words_per_row_;
   // The rows: a table far larger than the caches read at random, on 2 MiB pages where the kernel
   // gives them (core/huge_page_allocator.hpp): with 4 KiB pages every row read also misses the TLB.
   HugePageVector<float> storage_;
   std::int64_t reads_ = 0;
-  std::vector<float> scratch_;          // one row, decoded
-  std::vector<std::uint8_t> touched_;   // Global update: rows the step touched
+  std::vector<float> scratch_;         // one row, decoded
+  std::vector<std::uint8_t> touched_;  // Global update: rows the step touched
   std::vector<std::uint64_t> order_, order_scratch_;
   std::vector<std::size_t> radix_count_;  // rows_in_order's buckets, kept across steps
 };

@@ -13,8 +13,7 @@ double thread_cpu_seconds() {
 
 void spin_for(double seconds) {
   const double until = thread_cpu_seconds() + seconds;
-  while (thread_cpu_seconds() < until) {
-  }
+  while (thread_cpu_seconds() < until) {}
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ inline const PhaseDefinition* find_phase(std::span<const PhaseDefinition> phases
 }
 
 struct PhaseRecord {
-  std::string name;                 // qualified
+  std::string name;  // qualified
   const PhaseDefinition* definition;
   double seconds = 0;
   std::uint64_t bytes_sent = 0;

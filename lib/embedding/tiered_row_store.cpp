@@ -16,36 +16,33 @@ namespace embscale::embedding {
 namespace {
 
 // Every entry of a HostTable: visit(key, full row).
-template <class Visit>
-void visit_host_table(const kv::HostTable& table, const Visit& visit) {
+template <class Visit> void visit_host_table(const kv::HostTable& table, const Visit& visit) {
   std::vector<std::uint64_t> keys, scores;
   std::vector<float> values;
   const std::int64_t chunk = 1 << 16;
   const auto width = static_cast<std::size_t>(table.row_width());
   for (std::int64_t offset = 0; offset < table.capacity(); offset += chunk) {
     table.export_batch(offset, chunk, keys, values, scores);
-    for (std::size_t i = 0; i < keys.size(); ++i) visit(keys[i], std::span<const float>(values).subspan(i * width, width));
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      visit(keys[i], std::span<const float>(values).subspan(i * width, width));
   }
 }
 
-template <class Visit>
-void visit_rows(const kv::CachingTable& table, const Visit& visit) {
+template <class Visit> void visit_rows(const kv::CachingTable& table, const Visit& visit) {
   visit_host_table(table.fast(), visit);
   const auto width = static_cast<std::size_t>(table.row_width());
-  table.slow().for_each([&](std::span<const std::uint64_t> keys, std::span<const float> values,
-                            std::span<const std::uint64_t>) {
-    for (std::size_t i = 0; i < keys.size(); ++i) visit(keys[i], values.subspan(i * width, width));
-  });
+  table.slow().for_each(
+      [&](std::span<const std::uint64_t> keys, std::span<const float> values, std::span<const std::uint64_t>) {
+        for (std::size_t i = 0; i < keys.size(); ++i) visit(keys[i], values.subspan(i * width, width));
+      });
 }
 
-template <class Visit>
-void visit_rows(const kv::HybridTable& table, const Visit& visit) {
+template <class Visit> void visit_rows(const kv::HybridTable& table, const Visit& visit) {
   visit_host_table(table.fast(), visit);
   visit_host_table(table.slow(), visit);
 }
 
-template <class Table>
-class TieredRowStore final : public RowStore {
+template <class Table> class TieredRowStore final : public RowStore {
  public:
   TieredRowStore(std::unique_ptr<Table> table, std::int32_t dim, std::int32_t state_width)
       : table_(std::move(table)), dim_(dim), state_width_(state_width),
@@ -63,7 +60,8 @@ class TieredRowStore final : public RowStore {
     const kv::CallStats stats = table_->find_or_insert(as_unsigned(keys), full_);
     count_call(counters_, stats, keys.size());
     if (observer_) observer_->on_call(keys, call_outcome(stats, stats.found - (slow_hits() - slow_hits_before)));
-    for (std::size_t i = 0; i < keys.size(); ++i) std::copy_n(full_.data() + i * row_width_, dim, rows.data() + i * dim);
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      std::copy_n(full_.data() + i * row_width_, dim, rows.data() + i * dim);
   }
 
   void apply(std::span<const Key> keys, std::span<const float> grads, const SparseOptimizer& optimizer,
@@ -117,7 +115,9 @@ class TieredRowStore final : public RowStore {
     return 0;
   }
   void for_each_evicting_key(const std::function<void(Key)>& visit) const override {
-    if constexpr (kCaching) visit_host_table(table_->fast(), [&](std::uint64_t key, std::span<const float>) { visit(static_cast<Key>(key)); });
+    if constexpr (kCaching)
+      visit_host_table(table_->fast(),
+                       [&](std::uint64_t key, std::span<const float>) { visit(static_cast<Key>(key)); });
   }
   void set_access_observer(kv::AccessObserver* observer) override {
     if constexpr (kCaching) observer_ = observer;
@@ -156,25 +156,26 @@ std::unique_ptr<RowStore> make_tiered_row_store(const kv::TableOptions& options,
   const std::int64_t row_bytes = (options.dim + state) * static_cast<std::int64_t>(kv::value_bytes(options.value_type));
   if (tiers.fast_bytes < options.bucket_capacity * row_bytes)
     throw InputError(field + ".global_hbm_for_values: expected at least one bucket of rows in the fast tier (" +
-                     std::to_string(options.bucket_capacity * row_bytes) + " bytes: " +
-                     std::to_string(options.bucket_capacity) + " rows of " + std::to_string(row_bytes) + "), got " +
-                     std::to_string(tiers.fast_bytes));
+                     std::to_string(options.bucket_capacity * row_bytes) +
+                     " bytes: " + std::to_string(options.bucket_capacity) + " rows of " + std::to_string(row_bytes) +
+                     "), got " + std::to_string(tiers.fast_bytes));
   if (!tiers.caching) {
     kv::HybridOptions hybrid;
     hybrid.fast_row_bytes = tiers.fast_bytes;
     hybrid.slow_directory = tiers.slow_directory;
-    return std::make_unique<TieredRowStore<kv::HybridTable>>(std::make_unique<kv::HybridTable>(options, hybrid), dim, state);
+    return std::make_unique<TieredRowStore<kv::HybridTable>>(std::make_unique<kv::HybridTable>(options, hybrid), dim,
+                                                             state);
   }
   // Caching: the fast tier holds what the budget allows (whole buckets), the slow tier the
   // table's max_capacity.
   kv::TableOptions fast = options;
-  fast.max_capacity = std::max(options.bucket_capacity, tiers.fast_bytes / row_bytes / options.bucket_capacity *
-                                                            options.bucket_capacity);
+  fast.max_capacity = std::max(options.bucket_capacity,
+                               tiers.fast_bytes / row_bytes / options.bucket_capacity * options.bucket_capacity);
   fast.init_capacity = 0;
   auto slow = std::make_unique<kv::MappedStorage>(options.dim + state, options.max_capacity, tiers.slow_directory,
                                                   options.bucket_capacity);
   return std::make_unique<TieredRowStore<kv::CachingTable>>(std::make_unique<kv::CachingTable>(fast, std::move(slow)),
-                                                           dim, state);
+                                                            dim, state);
 }
 
 }  // namespace embscale::embedding

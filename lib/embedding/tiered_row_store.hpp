@@ -20,9 +20,9 @@
 namespace embscale::embedding {
 
 struct TierOptions {
-  bool caching = false;           // caching (true) or hybrid (false)
-  std::int64_t fast_bytes = 0;    // global_hbm_for_values: bytes of rows in the fast tier
-  std::string slow_directory;     // where the slow tier's rows file is made
+  bool caching = false;         // caching (true) or hybrid (false)
+  std::int64_t fast_bytes = 0;  // global_hbm_for_values: bytes of rows in the fast tier
+  std::string slow_directory;   // where the slow tier's rows file is made
 };
 
 // `field`: the config path of the storage block, for messages. `context`: a host context (the

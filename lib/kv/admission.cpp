@@ -51,15 +51,12 @@ void check_admission_options(const AdmissionOptions& o) {
 namespace detail {
 
 BankedSketch::BankedSketch(const AdmissionOptions& o, std::int64_t bucket_capacity, std::int64_t buckets)
-    : depth_(o.depth),
-      per_row_(static_cast<unsigned>(kCountersPerBlock / o.depth)),
+    : depth_(o.depth), per_row_(static_cast<unsigned>(kCountersPerBlock / o.depth)),
       blocks_(ceil_pow2(static_cast<double>(o.depth) * o.cells_per_slot * static_cast<double>(bucket_capacity) /
                         kCountersPerBlock)),
-      max_(static_cast<std::uint8_t>(o.max_count)),
-      conservative_(o.conservative_update),
+      max_(static_cast<std::uint8_t>(o.max_count)), conservative_(o.conservative_update),
       period_(static_cast<std::uint64_t>(std::llround(o.aging_factor * static_cast<double>(bucket_capacity)))),
-      salt_(mix64(o.seed ^ kSaltMix)),
-      buckets_(buckets),
+      salt_(mix64(o.seed ^ kSaltMix)), buckets_(buckets),
       blocks_of_banks_(static_cast<std::size_t>(buckets * blocks_), Block{}),
       sightings_(static_cast<std::size_t>(buckets), 0) {
   EMBSCALE_EXPECTS(buckets >= 1 && (buckets & (buckets - 1)) == 0, "a power-of-two number of buckets");

@@ -57,14 +57,14 @@ namespace embscale::kv {
 struct AdmissionOptions {
   enum class Kind { kNone, kKCount, kTinyLfu };
   Kind kind = Kind::kNone;
-  int threshold_k = 2;            // k-count: admitted on the k-th sighting, in [1, max_count]
-  int max_count = 15;             // counters saturate here (15: Caffeine's 4-bit counters), [1, 255]
-  int depth = 4;                  // counters per key (rows of the sketch), [1, 8]
-  double cells_per_slot = 2.0;    // counters per row per table slot, (0, 64]
-  double aging_factor = 10.0;     // halve a bank after aging_factor x bucket_capacity sightings;
-                                  // 0: never. [0, 1e6]
+  int threshold_k = 2;               // k-count: admitted on the k-th sighting, in [1, max_count]
+  int max_count = 15;                // counters saturate here (15: Caffeine's 4-bit counters), [1, 255]
+  int depth = 4;                     // counters per key (rows of the sketch), [1, 8]
+  double cells_per_slot = 2.0;       // counters per row per table slot, (0, 64]
+  double aging_factor = 10.0;        // halve a bank after aging_factor x bucket_capacity sightings;
+                                     // 0: never. [0, 1e6]
   bool conservative_update = false;  // add a sighting only to the key's smallest counters
-  std::uint64_t seed = 0;         // of the sketch's hashes
+  std::uint64_t seed = 0;            // of the sketch's hashes
 };
 
 // Throws InputError naming the field (as "table options: admission.<field>: expected ...").
@@ -104,18 +104,18 @@ class BankedSketch {
   static_assert(sizeof(Block) == 64, "a block is one cache line: a key's counters are read with one miss");
   struct Cells {
     std::size_t bank;
-    std::size_t block;            // the key's block, an index of blocks_of_banks_
-    unsigned at[8];               // its counter of each row within the block
+    std::size_t block;  // the key's block, an index of blocks_of_banks_
+    unsigned at[8];     // its counter of each row within the block
   };
   Cells cells(std::uint64_t key) const noexcept;
   void halve(std::size_t bank) noexcept;
 
   int depth_ = 0;
-  unsigned per_row_ = 0;          // counters of a block per row: 64 / depth
-  std::int64_t blocks_ = 0;       // per bank, a power of two
+  unsigned per_row_ = 0;     // counters of a block per row: 64 / depth
+  std::int64_t blocks_ = 0;  // per bank, a power of two
   std::uint8_t max_ = 0;
   bool conservative_ = false;
-  std::uint64_t period_ = 0;      // 0: no aging
+  std::uint64_t period_ = 0;  // 0: no aging
   std::uint64_t salt_ = 0;
   std::int64_t buckets_ = 0;
   std::vector<Block> blocks_of_banks_;    // buckets x blocks

@@ -27,11 +27,11 @@ namespace embscale::kv {
 
 // What moved between the tiers, since construction.
 struct TierCounters {
-  std::int64_t slow_hits = 0;    // find_or_insert keys found in the slow tier
-  std::int64_t promoted = 0;     // slow -> fast
-  std::int64_t demoted = 0;      // fast -> slow (evictions)
-  std::int64_t slow_writes = 0;  // new keys the fast tier refused or did not admit, written to the slow tier
-  std::int64_t slow_dropped = 0; // entries a bounded slow tier dropped
+  std::int64_t slow_hits = 0;     // find_or_insert keys found in the slow tier
+  std::int64_t promoted = 0;      // slow -> fast
+  std::int64_t demoted = 0;       // fast -> slow (evictions)
+  std::int64_t slow_writes = 0;   // new keys the fast tier refused or did not admit, written to the slow tier
+  std::int64_t slow_dropped = 0;  // entries a bounded slow tier dropped
 };
 
 class CachingTable {

@@ -31,7 +31,7 @@ std::uint64_t match_digests_portable(const std::uint8_t* digests, std::uint32_t 
 
 #if defined(__x86_64__)
 __attribute__((target("avx2"))) std::uint64_t match_digests_avx2(const std::uint8_t* digests, std::uint32_t count,
-                                                                  std::uint8_t digest) {
+                                                                 std::uint8_t digest) {
   const __m256i probe = _mm256_set1_epi8(static_cast<char>(digest));
   const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(digests));
   const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(digests + 32));
@@ -41,8 +41,8 @@ __attribute__((target("avx2"))) std::uint64_t match_digests_avx2(const std::uint
 }
 
 __attribute__((target("avx512f,avx512bw"))) std::uint64_t match_digests_avx512(const std::uint8_t* digests,
-                                                                                std::uint32_t count,
-                                                                                std::uint8_t digest) {
+                                                                               std::uint32_t count,
+                                                                               std::uint8_t digest) {
   const __m512i probe = _mm512_set1_epi8(static_cast<char>(digest));
   const __m512i all = _mm512_loadu_si512(digests);
   return static_cast<std::uint64_t>(_mm512_cmpeq_epi8_mask(all, probe)) & below(count);
@@ -51,8 +51,12 @@ __attribute__((target("avx512f,avx512bw"))) std::uint64_t match_digests_avx512(c
 bool cpu_supports_avx2() noexcept { return __builtin_cpu_supports("avx2"); }
 bool cpu_supports_avx512() noexcept { return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512f"); }
 #else
-std::uint64_t match_digests_avx2(const std::uint8_t* d, std::uint32_t n, std::uint8_t x) { return match_digests_portable(d, n, x); }
-std::uint64_t match_digests_avx512(const std::uint8_t* d, std::uint32_t n, std::uint8_t x) { return match_digests_portable(d, n, x); }
+std::uint64_t match_digests_avx2(const std::uint8_t* d, std::uint32_t n, std::uint8_t x) {
+  return match_digests_portable(d, n, x);
+}
+std::uint64_t match_digests_avx512(const std::uint8_t* d, std::uint32_t n, std::uint8_t x) {
+  return match_digests_portable(d, n, x);
+}
 bool cpu_supports_avx2() noexcept { return false; }
 bool cpu_supports_avx512() noexcept { return false; }
 #endif

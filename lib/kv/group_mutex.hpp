@@ -31,9 +31,9 @@ class GroupMutex {
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  int holders_ = 0;              // calls inside now (of active_)
+  int holders_ = 0;  // calls inside now (of active_)
   Access active_ = Access::kRead;
-  int waiting_[3] = {0, 0, 0};   // by Access
+  int waiting_[3] = {0, 0, 0};  // by Access
 };
 
 // Holds a GroupMutex for one call (RAII).

@@ -6,8 +6,7 @@
 
 namespace embscale::kv {
 
-template <TableKey Key>
-void append_entries(Entries<std::uint64_t>&& from, Entries<Key>& to) {
+template <TableKey Key> void append_entries(Entries<std::uint64_t>&& from, Entries<Key>& to) {
   if constexpr (std::same_as<Key, std::uint64_t>) {
     if (to.keys.empty()) {
       to = std::move(from);
@@ -34,8 +33,7 @@ CallStats HostKvTable<Key>::find_and_update(KeySpan keys, std::span<float> value
   return table_.find_and_update(as_stored_keys(keys), values, founds);
 }
 
-template <TableKey Key>
-void HostKvTable<Key>::contains(KeySpan keys, std::span<std::uint8_t> founds) const {
+template <TableKey Key> void HostKvTable<Key>::contains(KeySpan keys, std::span<std::uint8_t> founds) const {
   table_.contains(as_stored_keys(keys), founds);
 }
 
@@ -59,13 +57,11 @@ CallStats HostKvTable<Key>::find_or_insert(KeySpan keys, std::span<float> values
   return table_.find_or_insert(as_stored_keys(keys), values, founds, scores);
 }
 
-template <TableKey Key>
-CallStats HostKvTable<Key>::assign(KeySpan keys, std::span<const float> values) {
+template <TableKey Key> CallStats HostKvTable<Key>::assign(KeySpan keys, std::span<const float> values) {
   return table_.assign(as_stored_keys(keys), values);
 }
 
-template <TableKey Key>
-CallStats HostKvTable<Key>::assign_scores(KeySpan keys, ScoreSpan scores) {
+template <TableKey Key> CallStats HostKvTable<Key>::assign_scores(KeySpan keys, ScoreSpan scores) {
   return table_.assign_scores(as_stored_keys(keys), scores);
 }
 
@@ -85,14 +81,12 @@ CallStats HostKvTable<Key>::restore(KeySpan keys, std::span<const float> values,
   return stats;
 }
 
-template <TableKey Key>
-CallStats HostKvTable<Key>::erase(KeySpan keys) {
-  return table_.erase(as_stored_keys(keys));
-}
+template <TableKey Key> CallStats HostKvTable<Key>::erase(KeySpan keys) { return table_.erase(as_stored_keys(keys)); }
 
 template <TableKey Key>
 std::int64_t HostKvTable<Key>::erase_if(const std::function<bool(Key key, std::uint64_t score)>& predicate) {
-  return table_.erase_if([&](std::uint64_t key, std::uint64_t score) { return predicate(static_cast<Key>(key), score); });
+  return table_.erase_if(
+      [&](std::uint64_t key, std::uint64_t score) { return predicate(static_cast<Key>(key), score); });
 }
 
 template <TableKey Key>
@@ -113,8 +107,7 @@ std::int64_t HostKvTable<Key>::export_batch_if(std::uint64_t threshold, Entries<
   return static_cast<std::int64_t>(out.size());
 }
 
-template <TableKey Key>
-void HostKvTable<Key>::dump(const std::filesystem::path& path) const {
+template <TableKey Key> void HostKvTable<Key>::dump(const std::filesystem::path& path) const {
   kv::dump(table_, key_type_of<Key>, path);
 }
 
@@ -123,8 +116,7 @@ std::uint64_t HostKvTable<Key>::dump_incremental(const std::filesystem::path& pa
   return kv::dump_incremental(table_, key_type_of<Key>, path, threshold);
 }
 
-template <TableKey Key>
-LoadStats HostKvTable<Key>::load(const std::filesystem::path& path) {
+template <TableKey Key> LoadStats HostKvTable<Key>::load(const std::filesystem::path& path) {
   return kv::load(table_, key_type_of<Key>, path);
 }
 

@@ -8,8 +8,7 @@
 
 namespace embscale::kv {
 
-template <TableKey Key>
-class HostKvTable final : public KvTable<Key> {
+template <TableKey Key> class HostKvTable final : public KvTable<Key> {
  public:
   using typename KvTable<Key>::KeySpan;
   using typename KvTable<Key>::ScoreSpan;
@@ -62,14 +61,12 @@ class HostKvTable final : public KvTable<Key> {
 };
 
 // The uint64 view of a key span (an int64 and a uint64 may alias: [basic.lval]).
-template <TableKey Key>
-std::span<const std::uint64_t> as_stored_keys(std::span<const Key> keys) noexcept {
+template <TableKey Key> std::span<const std::uint64_t> as_stored_keys(std::span<const Key> keys) noexcept {
   return {reinterpret_cast<const std::uint64_t*>(keys.data()), keys.size()};
 }
 
 // Moves entries with stored (uint64) keys into entries of Key, appending.
-template <TableKey Key>
-void append_entries(Entries<std::uint64_t>&& from, Entries<Key>& to);
+template <TableKey Key> void append_entries(Entries<std::uint64_t>&& from, Entries<Key>& to);
 
 extern template class HostKvTable<std::int64_t>;
 extern template class HostKvTable<std::uint64_t>;

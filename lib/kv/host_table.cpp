@@ -20,13 +20,14 @@ namespace embscale::kv {
 
 using host_table_detail::digest_of;
 
-HostTable::HostTable(TableOptions options) : options_(std::move(options)), match_(best_digest_matcher()), scan_shortlist_(best_shortlist_scan()) {
+HostTable::HostTable(TableOptions options)
+    : options_(std::move(options)), match_(best_digest_matcher()), scan_shortlist_(best_shortlist_scan()) {
   check_options(options_);
   row_width_ = options_.dim + (options_.training ? options_.optimizer_state_width : 0);
   bucket_capacity_ = options_.bucket_capacity;
   const std::int64_t initial = options_.init_capacity ? options_.init_capacity : options_.max_capacity;
-  buckets_ = static_cast<std::int64_t>(
-      std::bit_ceil(static_cast<std::uint64_t>(std::max<std::int64_t>(1, (initial + bucket_capacity_ - 1) / bucket_capacity_))));
+  buckets_ = static_cast<std::int64_t>(std::bit_ceil(
+      static_cast<std::uint64_t>(std::max<std::int64_t>(1, (initial + bucket_capacity_ - 1) / bucket_capacity_))));
   if (options_.num_embeddings == 0) options_.num_embeddings = options_.max_capacity;
   admission_ = AdmissionFilter(options_.admission, bucket_capacity_, buckets_);
   estimate_new_keys_ = needs_admission_estimate(score_rules(options_.score_strategy));
@@ -36,8 +37,9 @@ HostTable::HostTable(TableOptions options) : options_(std::move(options)), match
 
 std::uint64_t HostTable::now() const {
   if (options_.clock) return options_.clock();
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::steady_clock::now().time_since_epoch()).count());
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 std::int64_t HostTable::size() const {
@@ -84,8 +86,8 @@ std::uint64_t HostTable::get_score() const {
 void HostTable::check_keys(std::span<const std::uint64_t> keys) const {
   for (std::size_t i = 0; i < keys.size(); ++i)
     if (keys[i] >= kFirstReservedKey)
-      throw InputError("key " + std::to_string(static_cast<std::int64_t>(keys[i])) + " (position " +
-                       std::to_string(i) + "): the keys 2^64-3 .. 2^64-1 (int64 -3 .. -1) are reserved");
+      throw InputError("key " + std::to_string(static_cast<std::int64_t>(keys[i])) + " (position " + std::to_string(i) +
+                       "): the keys 2^64-3 .. 2^64-1 (int64 -3 .. -1) are reserved");
 }
 
 void HostTable::rehash(std::int64_t new_buckets) {
@@ -123,7 +125,8 @@ void HostTable::rehash(std::int64_t new_buckets) {
 void HostTable::grow_for(std::int64_t incoming) {
   std::int64_t target = buckets_;
   const auto fits = [&](std::int64_t b) {
-    return static_cast<double>(size_ + incoming) <= options_.max_load_factor * static_cast<double>(b * bucket_capacity_);
+    return static_cast<double>(size_ + incoming) <=
+           options_.max_load_factor * static_cast<double>(b * bucket_capacity_);
   };
   while (!fits(target) && target * 2 * bucket_capacity_ <= options_.max_capacity) target *= 2;
   if (target != buckets_) rehash(target);
@@ -132,8 +135,8 @@ void HostTable::grow_for(std::int64_t incoming) {
 void HostTable::set_execution_context(ExecutionContext context) {
   if (!context.on_host())
     throw Error("the host KV table keeps its rows in host memory: it cannot run in a " +
-                std::string(memory_space_name(context.memory)) + " context (device " +
-                std::to_string(context.device) + "); a GPU run needs a device table");
+                std::string(memory_space_name(context.memory)) + " context (device " + std::to_string(context.device) +
+                "); a GPU run needs a device table");
   context_ = context;
 }
 
@@ -182,7 +185,8 @@ void HostTable::sighted(std::int64_t bucket, std::uint64_t key) noexcept {
 
 void HostTable::rescore(Slot slot, std::uint64_t score) noexcept {
   auto& stored = scores_[static_cast<std::size_t>(flat(slot))];
-  shortlists_[static_cast<std::size_t>(slot.bucket)].score_changed(static_cast<std::uint32_t>(slot.index), stored, score);
+  shortlists_[static_cast<std::size_t>(slot.bucket)].score_changed(static_cast<std::uint32_t>(slot.index), stored,
+                                                                   score);
   stored = score;
 }
 

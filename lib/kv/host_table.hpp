@@ -139,9 +139,9 @@ class HostTable {
   // Callbacks must not call the table (the lock is held); an exception from one ends the call
   // and releases the lock. (Added for dump; nothing else of HostTable changed.)
   struct ExportSummary {
-    std::int64_t count = 0;        // entries with score >= threshold
-    std::uint64_t max_score = 0;   // their largest score (0 when count is 0)
-    std::uint64_t score_now = 0;   // get_score() under the lock
+    std::int64_t count = 0;       // entries with score >= threshold
+    std::uint64_t max_score = 0;  // their largest score (0 when count is 0)
+    std::uint64_t score_now = 0;  // get_score() under the lock
   };
   struct StoredEntries {
     std::span<const std::uint64_t> keys;
@@ -244,25 +244,25 @@ class HostTable {
   std::int64_t bucket_capacity_ = 0;
   std::int64_t buckets_ = 0;
   std::int64_t size_ = 0;
-  std::vector<std::uint8_t> digests_;     // buckets x bucket_capacity
-  std::vector<std::uint64_t> keys_;       // buckets x bucket_capacity
-  std::vector<std::uint64_t> scores_;     // buckets x bucket_capacity
-  std::vector<std::uint32_t> occupied_;   // per bucket: its first occupied_[b] slots hold keys
-  std::vector<VictimShortlist> shortlists_;  // per bucket: its next victims, while it is full
-  MappedArray rows_;                      // buckets x bucket_capacity x row_width, value_type
-                                          // (memory, or a file in options_.rows_directory)
-  AdmissionFilter admission_;             // one bank per bucket: touched under the same rules
-                                          // as the bucket (exclusive call or bucket lock)
-  bool estimate_new_keys_ = false;        // the strategy's new keys score the filter's estimate
-  bool halve_scores_ = false;             // its scores halve with the bucket's bank
+  std::vector<std::uint8_t> digests_;                          // buckets x bucket_capacity
+  std::vector<std::uint64_t> keys_;                            // buckets x bucket_capacity
+  std::vector<std::uint64_t> scores_;                          // buckets x bucket_capacity
+  std::vector<std::uint32_t> occupied_;                        // per bucket: its first occupied_[b] slots hold keys
+  std::vector<VictimShortlist> shortlists_;                    // per bucket: its next victims, while it is full
+  MappedArray rows_;                                           // buckets x bucket_capacity x row_width, value_type
+                                                               // (memory, or a file in options_.rows_directory)
+  AdmissionFilter admission_;                                  // one bank per bucket: touched under the same rules
+                                                               // as the bucket (exclusive call or bucket lock)
+  bool estimate_new_keys_ = false;                             // the strategy's new keys score the filter's estimate
+  bool halve_scores_ = false;                                  // its scores halve with the bucket's bank
   std::unique_ptr<std::atomic<std::uint8_t>[]> bucket_locks_;  // per bucket, 1 while held
-  std::atomic<std::uint64_t> step_ = 0;          // advanced by update calls running together
+  std::atomic<std::uint64_t> step_ = 0;                        // advanced by update calls running together
   std::atomic<std::uint64_t> custom_score_ = 0;
   std::atomic<std::uint32_t> epoch_ = 0;
   ExecutionContext context_;
   mutable GroupMutex calls_;
   std::uint64_t (*match_)(const std::uint8_t*, std::uint32_t, std::uint8_t);  // kv/digest_match.hpp
-  ShortlistScan scan_shortlist_;                       // kv/victim_search.hpp
+  ShortlistScan scan_shortlist_;                                              // kv/victim_search.hpp
 };
 
 }  // namespace embscale::kv

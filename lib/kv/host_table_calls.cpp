@@ -24,8 +24,7 @@ using host_table_detail::digest_of;
 class HostTable::CallScores {
  public:
   CallScores(HostTable& table, std::span<const std::uint64_t> custom)
-      : rules_(score_rules(table.options_.score_strategy)),
-        custom_(custom),
+      : rules_(score_rules(table.options_.score_strategy)), custom_(custom),
         epoch_(std::uint64_t{table.epoch_.load(std::memory_order_relaxed)} << 32),
         call_score_(read_call_score(
             rules_.call, epoch_, table.custom_score_.load(std::memory_order_relaxed), [&] { return table.now(); },
@@ -53,8 +52,7 @@ class HostTable::BucketLock {
   BucketLock(const HostTable& table, std::int64_t bucket) noexcept
       : flag_(table.bucket_locks_[static_cast<std::size_t>(bucket)]) {
     while (flag_.exchange(1, std::memory_order_acquire))
-      while (flag_.load(std::memory_order_relaxed)) {
-      }
+      while (flag_.load(std::memory_order_relaxed)) {}
   }
   ~BucketLock() { flag_.store(0, std::memory_order_release); }
   BucketLock(const BucketLock&) = delete;
@@ -88,7 +86,8 @@ HostTable::Slot HostTable::insert_new(std::uint64_t key, NewScore&& new_score, C
     // the first of the bucket's shortlist (kv/victim_search.hpp), which one scan refills.
     VictimShortlist& shortlist = shortlists_[static_cast<std::size_t>(bucket)];
     if (shortlist.count == 0)
-      scan_shortlist_(scores_.data() + base, keys_.data() + base, static_cast<std::uint32_t>(bucket_capacity_), shortlist);
+      scan_shortlist_(scores_.data() + base, keys_.data() + base, static_cast<std::uint32_t>(bucket_capacity_),
+                      shortlist);
     const std::size_t victim = base + shortlist.slots[0];
     if (score < scores_[victim]) {
       ++stats.refused;  // its sighting is recorded all the same
@@ -151,16 +150,19 @@ CallStats HostTable::find_and_update(std::span<const std::uint64_t> keys, std::s
   check_keys(keys);
   const CallScores score(*this, {});
   const auto w = static_cast<std::size_t>(row_width_);
-  return for_each_key(keys, [&](std::size_t i, CallStats& stats, Evicted*) {
-    const Slot s = locate(keys[i]);
-    founds[i] = s.index >= 0;
-    if (s.index < 0) return;
-    ++stats.found;
-    const BucketLock bucket(*this, s.bucket);
-    read_row(flat(s), values.subspan(i * w, w));
-    rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
-    sighted(s.bucket, keys[i]);  // the bucket's bank (and scores): under its lock
-  }, nullptr, values);
+  return for_each_key(
+      keys,
+      [&](std::size_t i, CallStats& stats, Evicted*) {
+        const Slot s = locate(keys[i]);
+        founds[i] = s.index >= 0;
+        if (s.index < 0) return;
+        ++stats.found;
+        const BucketLock bucket(*this, s.bucket);
+        read_row(flat(s), values.subspan(i * w, w));
+        rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
+        sighted(s.bucket, keys[i]);  // the bucket's bank (and scores): under its lock
+      },
+      nullptr, values);
 }
 
 void HostTable::contains(std::span<const std::uint64_t> keys, std::span<std::uint8_t> founds) const {
@@ -175,18 +177,22 @@ CallStats HostTable::upsert(std::span<const std::uint64_t> keys, std::span<const
   grow_for(static_cast<std::int64_t>(keys.size()));
   const CallScores score(*this, scores);
   const auto w = static_cast<std::size_t>(row_width_);
-  const CallStats stats = for_each_key(keys, [&](std::size_t i, CallStats& st, Evicted* ev) {
-    Slot s = locate(keys[i]);
-    if (s.index >= 0) {
-      ++st.found;
-      rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
-      sighted(s.bucket, keys[i]);
-    } else {
-      s = insert_new(keys[i], [&](int estimate) { return score.fresh(i, estimate); }, st, ev);
-      if (s.index < 0) return;  // refused or not admitted: the value is dropped
-    }
-    write_row(flat(s), values.subspan(i * w, w));
-  }, evicted, values);
+  const CallStats stats = for_each_key(
+      keys,
+      [&](std::size_t i, CallStats& st, Evicted* ev) {
+        Slot s = locate(keys[i]);
+        if (s.index >= 0) {
+          ++st.found;
+          rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
+          sighted(s.bucket, keys[i]);
+        } else {
+          s = insert_new(
+              keys[i], [&](int estimate) { return score.fresh(i, estimate); }, st, ev);
+          if (s.index < 0) return;  // refused or not admitted: the value is dropped
+        }
+        write_row(flat(s), values.subspan(i * w, w));
+      },
+      evicted, values);
   size_ += stats.inserted - stats.evicted;
   return stats;
 }
@@ -210,50 +216,58 @@ CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::sp
   check_keys(keys);
   const auto w = static_cast<std::size_t>(row_width_);
   if (!options_.training) {  // evaluation: read, never insert, never touch a score
-    return for_each_key(keys, [&](std::size_t i, CallStats& stats, Evicted*) {
-      const Slot s = locate(keys[i]);
-      if (!founds.empty()) founds[i] = s.index >= 0;
-      if (s.index >= 0) {
-        ++stats.found;
-        read_row(flat(s), values.subspan(i * w, w));
-      } else {
-        initial_row(options_.eval_initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim,
-                    values.subspan(i * w, w));
-      }
-    }, nullptr, values);
+    return for_each_key(
+        keys,
+        [&](std::size_t i, CallStats& stats, Evicted*) {
+          const Slot s = locate(keys[i]);
+          if (!founds.empty()) founds[i] = s.index >= 0;
+          if (s.index >= 0) {
+            ++stats.found;
+            read_row(flat(s), values.subspan(i * w, w));
+          } else {
+            initial_row(options_.eval_initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim,
+                        values.subspan(i * w, w));
+          }
+        },
+        nullptr, values);
   }
   grow_for(static_cast<std::int64_t>(keys.size()));
   const CallScores score(*this, scores);
-  const CallStats stats = for_each_key(keys, [&](std::size_t i, CallStats& st, Evicted* ev) {
-    const auto row = values.subspan(i * w, w);
-    Slot s = locate(keys[i]);
-    if (!founds.empty()) founds[i] = s.index >= 0;
-    if (s.index >= 0) {
-      ++st.found;
-      rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
-      sighted(s.bucket, keys[i]);
-      read_row(flat(s), row);
-      return;
-    }
-    s = insert_new(keys[i], [&](int estimate) { return score.fresh(i, estimate); }, st, ev);
-    if (s.index == kNotAdmittedIndex) {  // not stored: the initializer's row as computed
-      initial_row(options_.initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim, row);
-      return;
-    }
-    if (s.index < 0) {
-      std::fill(row.begin(), row.end(), 0.0f);  // refused: reads as zeros (SafeCheck)
-      return;
-    }
-    initial_row(options_.initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim, row);
-    write_row(flat(s), row);
-    read_row(flat(s), row);  // what is stored (fp16/bf16 round the initial values)
-  }, evicted, values);
+  const CallStats stats = for_each_key(
+      keys,
+      [&](std::size_t i, CallStats& st, Evicted* ev) {
+        const auto row = values.subspan(i * w, w);
+        Slot s = locate(keys[i]);
+        if (!founds.empty()) founds[i] = s.index >= 0;
+        if (s.index >= 0) {
+          ++st.found;
+          rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
+          sighted(s.bucket, keys[i]);
+          read_row(flat(s), row);
+          return;
+        }
+        s = insert_new(
+            keys[i], [&](int estimate) { return score.fresh(i, estimate); }, st, ev);
+        if (s.index == kNotAdmittedIndex) {  // not stored: the initializer's row as computed
+          initial_row(options_.initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim, row);
+          return;
+        }
+        if (s.index < 0) {
+          std::fill(row.begin(), row.end(), 0.0f);  // refused: reads as zeros (SafeCheck)
+          return;
+        }
+        initial_row(options_.initializer, options_.seed, options_.num_embeddings, keys[i], options_.dim, row);
+        write_row(flat(s), row);
+        read_row(flat(s), row);  // what is stored (fp16/bf16 round the initial values)
+      },
+      evicted, values);
   size_ += stats.inserted - stats.evicted;
   // kWarning and kIgnore: the count is the call's (CallStats::refused); a run reports a WARNING
   // table's refusals once, after its last step (run/driver_choice.hpp), never a line per call.
   if (stats.refused > 0 && options_.safe_check == SafeCheck::kError)
     throw Error("find_or_insert could not insert " + std::to_string(stats.refused) + " of " +
-                std::to_string(keys.size()) + " keys (full buckets of higher scores; safe_check_mode ERROR): "
+                std::to_string(keys.size()) +
+                " keys (full buckets of higher scores; safe_check_mode ERROR): "
                 "raise the capacity or the bucket capacity");
   return stats;
 }
@@ -262,13 +276,16 @@ CallStats HostTable::assign(std::span<const std::uint64_t> keys, std::span<const
   const GroupLock lock(calls_, Access::kUpdate);
   check_keys(keys);
   const auto w = static_cast<std::size_t>(row_width_);
-  return for_each_key(keys, [&](std::size_t i, CallStats& stats, Evicted*) {
-    const Slot s = locate(keys[i]);
-    if (s.index < 0) return;
-    ++stats.found;
-    const BucketLock bucket(*this, s.bucket);
-    write_row(flat(s), values.subspan(i * w, w));
-  }, nullptr, values);
+  return for_each_key(
+      keys,
+      [&](std::size_t i, CallStats& stats, Evicted*) {
+        const Slot s = locate(keys[i]);
+        if (s.index < 0) return;
+        ++stats.found;
+        const BucketLock bucket(*this, s.bucket);
+        write_row(flat(s), values.subspan(i * w, w));
+      },
+      nullptr, values);
 }
 
 CallStats HostTable::assign_scores(std::span<const std::uint64_t> keys, std::span<const std::uint64_t> scores) {
@@ -292,19 +309,23 @@ CallStats HostTable::accum_or_assign(std::span<const std::uint64_t> keys, std::s
   grow_for(static_cast<std::int64_t>(std::count(accumulate.begin(), accumulate.end(), std::uint8_t{0})));
   const CallScores score(*this, scores);
   const auto w = static_cast<std::size_t>(row_width_);
-  const CallStats stats = for_each_key(keys, [&](std::size_t i, CallStats& st, Evicted*) {
-    Slot s = locate(keys[i]);
-    if (s.index >= 0) {
-      ++st.found;
-      if (!accumulate[i]) return;
-      rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
-      sighted(s.bucket, keys[i]);
-      add_to_row(flat(s), values.subspan(i * w, w));
-    } else if (!accumulate[i]) {
-      s = insert_new(keys[i], [&](int estimate) { return score.fresh(i, estimate); }, st, nullptr);
-      if (s.index >= 0) write_row(flat(s), values.subspan(i * w, w));
-    }
-  }, nullptr, values);
+  const CallStats stats = for_each_key(
+      keys,
+      [&](std::size_t i, CallStats& st, Evicted*) {
+        Slot s = locate(keys[i]);
+        if (s.index >= 0) {
+          ++st.found;
+          if (!accumulate[i]) return;
+          rescore(s, score.touched(i, scores_[static_cast<std::size_t>(flat(s))]));
+          sighted(s.bucket, keys[i]);
+          add_to_row(flat(s), values.subspan(i * w, w));
+        } else if (!accumulate[i]) {
+          s = insert_new(
+              keys[i], [&](int estimate) { return score.fresh(i, estimate); }, st, nullptr);
+          if (s.index >= 0) write_row(flat(s), values.subspan(i * w, w));
+        }
+      },
+      nullptr, values);
   size_ += stats.inserted - stats.evicted;
   return stats;
 }
@@ -315,17 +336,21 @@ CallStats HostTable::restore(std::span<const std::uint64_t> keys, std::span<cons
   check_keys(keys);
   grow_for(static_cast<std::int64_t>(keys.size()));
   const auto w = static_cast<std::size_t>(row_width_);
-  const CallStats stats = for_each_key(keys, [&](std::size_t i, CallStats& st, Evicted* ev) {
-    Slot s = locate(keys[i]);
-    if (s.index >= 0) {
-      ++st.found;
-      rescore(s, scores[i]);
-    } else {
-      s = insert_new(keys[i], [&](int) { return scores[i]; }, st, ev, /*filtered=*/false);  // put back: no filter
-      if (s.index < 0) return;
-    }
-    write_row(flat(s), values.subspan(i * w, w));
-  }, evicted, values);
+  const CallStats stats = for_each_key(
+      keys,
+      [&](std::size_t i, CallStats& st, Evicted* ev) {
+        Slot s = locate(keys[i]);
+        if (s.index >= 0) {
+          ++st.found;
+          rescore(s, scores[i]);
+        } else {
+          s = insert_new(
+              keys[i], [&](int) { return scores[i]; }, st, ev, /*filtered=*/false);  // put back: no filter
+          if (s.index < 0) return;
+        }
+        write_row(flat(s), values.subspan(i * w, w));
+      },
+      evicted, values);
   size_ += stats.inserted - stats.evicted;
   return stats;
 }

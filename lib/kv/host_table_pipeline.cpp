@@ -36,7 +36,7 @@ void HostTable::prefetch_slot(std::uint64_t key) const noexcept {
     for (std::uint64_t c = match_(digests_.data() + base + chunk, std::min(occupied - chunk, 64u), digest_of(hash));
          c && candidates < 2; c &= c - 1, ++candidates)
       __builtin_prefetch(keys_.data() + base + chunk + static_cast<std::size_t>(std::countr_zero(c)));
-  if (candidates > 0) return;  // most likely present: prefetch_present_row follows
+  if (candidates > 0) return;                                     // most likely present: prefetch_present_row follows
   if (occupied < static_cast<std::uint32_t>(bucket_capacity_)) {  // the free slot a new key takes
     const std::size_t slot = base + occupied;
     __builtin_prefetch(keys_.data() + slot, 1);
@@ -44,7 +44,8 @@ void HostTable::prefetch_slot(std::uint64_t key) const noexcept {
     const std::size_t row_bytes = static_cast<std::size_t>(row_width_) * value_bytes(options_.value_type);
     prefetch_lines_to_write(rows_.data() + slot * row_bytes, row_bytes);
   } else {  // a full bucket: the scores the victim search reads
-    for (std::size_t at = 0; at < static_cast<std::size_t>(bucket_capacity_); at += 8) __builtin_prefetch(scores_.data() + base + at);
+    for (std::size_t at = 0; at < static_cast<std::size_t>(bucket_capacity_); at += 8)
+      __builtin_prefetch(scores_.data() + base + at);
   }
 }
 
@@ -76,18 +77,20 @@ CallStats HostTable::for_each_key(std::span<const std::uint64_t> keys, const Per
   std::vector<CallStats> stats(groups);
   std::vector<Evicted> group_evicted(evicted ? groups : 0);
   std::vector<std::vector<std::uint32_t>> evicted_by(evicted ? groups : 0);  // the evicting key's index
-#pragma omp parallel for schedule(dynamic, 1) num_threads(static_cast<int>(threads))
+#pragma omp parallel for schedule(dynamic, 1) num_threads(static_cast <int>(threads))
   for (std::size_t g = 0; g < groups; ++g) {
     Evicted* mine = evicted ? &group_evicted[g] : nullptr;
     for (std::size_t at = partition.starts[g]; at < partition.starts[g + 1]; ++at) {
       if (at + kPrefetchAhead < partition.starts[g + 1]) prefetch_bucket(keys[partition.order[at + kPrefetchAhead]]);
-      if (at + kPrefetchAhead / 2 < partition.starts[g + 1]) prefetch_slot(keys[partition.order[at + kPrefetchAhead / 2]]);
+      if (at + kPrefetchAhead / 2 < partition.starts[g + 1])
+        prefetch_slot(keys[partition.order[at + kPrefetchAhead / 2]]);
       if (at + kPrefetchAhead / 4 < partition.starts[g + 1]) {
         const std::uint32_t ahead = partition.order[at + kPrefetchAhead / 4];
         prefetch_present_row(keys[ahead]);
         // The call's row of that key: in bucket-group order, rows are read out of input order.
-        if (!rows.empty()) prefetch_lines(rows.data() + static_cast<std::size_t>(ahead) * static_cast<std::size_t>(row_width_),
-                                          static_cast<std::size_t>(row_width_) * sizeof(float));
+        if (!rows.empty())
+          prefetch_lines(rows.data() + static_cast<std::size_t>(ahead) * static_cast<std::size_t>(row_width_),
+                         static_cast<std::size_t>(row_width_) * sizeof(float));
       }
       const std::size_t before = mine ? mine->keys.size() : 0;
       per_key(partition.order[at], stats[g], mine);

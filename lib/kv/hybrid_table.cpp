@@ -56,10 +56,10 @@ HybridTable::HybridTable(TableOptions options, HybridOptions hybrid)
 HybridTable::HybridTable(const TableOptions& options, const HybridOptions& hybrid, std::int64_t fast_slots)
     : fast_share_(static_cast<double>(fast_slots) / static_cast<double>(options.max_capacity)),
       fast_(tier_options(options, fast_slots, fast_share_, "")),
-      slow_(tier_options(options,
-                         covering_slots(std::max(options.max_capacity - fast_slots, options.bucket_capacity),
-                                        options.bucket_capacity),
-                         1.0 - fast_share_, hybrid.slow_directory)) {
+      slow_(tier_options(
+          options,
+          covering_slots(std::max(options.max_capacity - fast_slots, options.bucket_capacity), options.bucket_capacity),
+          1.0 - fast_share_, hybrid.slow_directory)) {
   if (fast_share_ < 1.0 && hybrid.slow_directory.empty())
     throw InputError("hybrid table: the rows beyond fast_row_bytes need slow_directory (a directory for their file)");
 }
@@ -72,7 +72,8 @@ bool HybridTable::in_fast_tier(std::uint64_t key) const noexcept {
 
 std::array<SubBatch, 2> HybridTable::split(std::span<const std::uint64_t> keys) const {
   std::array<SubBatch, 2> parts;
-  for (std::size_t i = 0; i < keys.size(); ++i) parts[in_fast_tier(keys[i]) ? 0 : 1].add(static_cast<std::uint32_t>(i), keys[i]);
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    parts[in_fast_tier(keys[i]) ? 0 : 1].add(static_cast<std::uint32_t>(i), keys[i]);
   return parts;
 }
 

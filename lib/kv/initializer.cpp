@@ -13,12 +13,12 @@ double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 // The standard normal quantile, Acklam's rational approximation (relative error < 1.2e-9),
 // refined by one Halley step on erfc.
 double normal_quantile(double p) {
-  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
-                                 1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
+                                 1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
                                  6.680131188771972e+01, -1.328068155288572e+01};
   static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-                                 -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00};
+                                 -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
   static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
                                  3.754408661907416e+00};
   p = std::clamp(p, 1e-300, 1.0 - 1e-16);
@@ -67,7 +67,8 @@ void initial_row(const InitializerArgs& args, std::uint64_t seed, std::int64_t n
     for (std::size_t d = 0; d < static_cast<std::size_t>(dim); d += 4) {
       const PhiloxBlock block = rng.block(d / 4);
       for (std::size_t lane = 0; lane < 4 && d + lane < static_cast<std::size_t>(dim); ++lane)
-        out[d + lane] = static_cast<float>(lower + (upper - lower) * CounterRng::uniform_float(block, static_cast<int>(lane)));
+        out[d + lane] =
+            static_cast<float>(lower + (upper - lower) * CounterRng::uniform_float(block, static_cast<int>(lane)));
     }
     return;
   }
@@ -81,11 +82,14 @@ void initial_row(const InitializerArgs& args, std::uint64_t seed, std::int64_t n
         // narrow the bounds (rejection would need ~sqrt(num_embeddings) draws per value).
         const double lo = normal_cdf((lower - args.mean) / args.std_dev);
         const double hi = normal_cdf((upper - args.mean) / args.std_dev);
-        v = std::clamp(args.mean + args.std_dev * normal_quantile(lo + (hi - lo) * rng.uniform(counter++)), lower, upper);
+        v = std::clamp(args.mean + args.std_dev * normal_quantile(lo + (hi - lo) * rng.uniform(counter++)), lower,
+                       upper);
         break;
       }
       case InitializerMode::kConstant: v = args.value; break;
-      case InitializerMode::kDebug: v = static_cast<double>(static_cast<std::int64_t>(key)) + static_cast<double>(d) / 1000.0; break;
+      case InitializerMode::kDebug:
+        v = static_cast<double>(static_cast<std::int64_t>(key)) + static_cast<double>(d) / 1000.0;
+        break;
     }
     out[d] = static_cast<float>(v);
   }

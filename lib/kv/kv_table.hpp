@@ -36,10 +36,10 @@ using ExecutionContext = embscale::ExecutionContext;
 
 // What a call did, for counters and the safe-check modes.
 struct CallStats {
-  std::int64_t found = 0;     // keys that were present
-  std::int64_t inserted = 0;  // keys added
-  std::int64_t evicted = 0;   // keys removed to make room
-  std::int64_t refused = 0;   // keys that could not be inserted (a full bucket of higher scores)
+  std::int64_t found = 0;         // keys that were present
+  std::int64_t inserted = 0;      // keys added
+  std::int64_t evicted = 0;       // keys removed to make room
+  std::int64_t refused = 0;       // keys that could not be inserted (a full bucket of higher scores)
   std::int64_t not_admitted = 0;  // new keys with a place that the admission filter kept out
                                   // (TableOptions::admission; kv/admission.hpp)
 
@@ -55,8 +55,7 @@ struct CallStats {
 
 // Entries taken out of a table (evicted, exported): keys, their rows (keys.size() x row_width)
 // and scores, in the order the call produced them.
-template <TableKey Key>
-struct Entries {
+template <TableKey Key> struct Entries {
   std::vector<Key> keys;
   std::vector<float> values;
   std::vector<std::uint64_t> scores;
@@ -71,18 +70,17 @@ struct Entries {
 
 // What load() did (kv/table_file.hpp).
 struct LoadStats {
-  std::int64_t entries = 0;   // entries in the file
-  std::int64_t inserted = 0;  // keys the table did not hold
-  std::int64_t replaced = 0;  // keys it held: row and score now the file's
-  std::int64_t evicted = 0;   // entries removed to make room (the table's, or the file's own)
-  std::int64_t refused = 0;   // file entries not inserted (their bucket full of higher scores)
-  bool incremental = false;   // the file's header: an incremental dump, its threshold and
-  std::uint64_t threshold = 0;       // next threshold
+  std::int64_t entries = 0;     // entries in the file
+  std::int64_t inserted = 0;    // keys the table did not hold
+  std::int64_t replaced = 0;    // keys it held: row and score now the file's
+  std::int64_t evicted = 0;     // entries removed to make room (the table's, or the file's own)
+  std::int64_t refused = 0;     // file entries not inserted (their bucket full of higher scores)
+  bool incremental = false;     // the file's header: an incremental dump, its threshold and
+  std::uint64_t threshold = 0;  // next threshold
   std::uint64_t next_threshold = 0;
 };
 
-template <TableKey Key>
-class KvTable {
+template <TableKey Key> class KvTable {
  public:
   using KeySpan = std::span<const Key>;
   using ScoreSpan = std::span<const std::uint64_t>;

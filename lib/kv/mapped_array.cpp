@@ -18,8 +18,8 @@ MappedArray::MappedArray(std::size_t bytes, const std::string& directory) : byte
   if (!directory.empty()) {
     fd_ = ::open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd_ < 0)
-      throw InputError("table rows directory '" + directory + "': cannot create a file there (" +
-                       std::strerror(errno) + "); expected an existing writable directory");
+      throw InputError("table rows directory '" + directory + "': cannot create a file there (" + std::strerror(errno) +
+                       "); expected an existing writable directory");
     // posix_fallocate reserves the blocks now, so a full disk fails here, not as SIGBUS later.
     if (const int rc = ::posix_fallocate(fd_, 0, static_cast<off_t>(bytes)); rc != 0) {
       ::close(fd_);

@@ -27,8 +27,8 @@ rocksdb::ColumnFamilyOptions entry_family_options(const RocksDbOptions& o, std::
   c.memtable_whole_key_filtering = true;
   c.memtable_prefix_bloom_size_ratio = 0.02;  // the memtable's bloom filter: 2% of its bytes
   c.level_compaction_dynamic_level_bytes = true;
-  const auto compression = o.compression == RocksDbCompression::kLz4 ? rocksdb::kLZ4Compression
-                                                                       : rocksdb::kNoCompression;
+  const auto compression =
+      o.compression == RocksDbCompression::kLz4 ? rocksdb::kLZ4Compression : rocksdb::kNoCompression;
   c.compression = compression;
   c.bottommost_compression = compression;
   return c;

@@ -34,21 +34,22 @@ void check(const rocksdb::Status& status, const fs::path& directory, const std::
 }
 
 void check_option(bool ok, const std::string& field, const std::string& expected, std::int64_t got) {
-  if (!ok) throw InputError("RocksDB storage options: " + field + ": expected " + expected + ", got " + std::to_string(got));
+  if (!ok)
+    throw InputError("RocksDB storage options: " + field + ": expected " + expected + ", got " + std::to_string(got));
 }
 
 void validate(std::int64_t row_width, const RocksDbOptions& o) {
   check_option(row_width >= 1, "row_width", ">= 1", row_width);
   check_option(o.block_cache_bytes >= 0, "block_cache_bytes", ">= 0", o.block_cache_bytes);
-  check_option(o.write_buffer_bytes >= (std::int64_t{1} << 16), "write_buffer_bytes", ">= 65536",
-               o.write_buffer_bytes);
+  check_option(o.write_buffer_bytes >= (std::int64_t{1} << 16), "write_buffer_bytes", ">= 65536", o.write_buffer_bytes);
   check_option(o.background_jobs >= 1, "background_jobs", ">= 1", o.background_jobs);
   check_option(o.batch_entries >= 1, "batch_entries", ">= 1", o.batch_entries);
   if (o.compression == RocksDbCompression::kLz4) {
     const auto supported = rocksdb::GetSupportedCompressions();
     if (std::find(supported.begin(), supported.end(), rocksdb::kLZ4Compression) == supported.end())
-      throw InputError("RocksDB storage options: compression: lz4 requested, but this RocksDB library was built "
-                       "without LZ4 (use none)");
+      throw InputError(
+          "RocksDB storage options: compression: lz4 requested, but this RocksDB library was built "
+          "without LZ4 (use none)");
   }
 }
 
@@ -150,8 +151,8 @@ void create_database(const fs::path& directory, std::int64_t row_width, const Ro
   try {
     fs::create_directory(temp, ec);
     if (ec)
-      refuse(directory, "cannot create the directory " + temp.string() + " (renamed onto the path when complete): " +
-                            ec.message());
+      refuse(directory, "cannot create the directory " + temp.string() +
+                            " (renamed onto the path when complete): " + ec.message());
     detail::RocksDbHandles db;
     db.open(temp, o, /*create=*/true);
     rocksdb::WriteBatch batch;
@@ -205,8 +206,8 @@ RocksDbStorage::RocksDbStorage(fs::path directory, std::int64_t row_width, Rocks
   if (!db_->read_meta(directory_, kRowWidthKey, width) || !db_->read_meta(directory_, kEntryCountKey, count))
     refuse(directory_, "not made by embscale: the row_width or entry_count record is missing");
   if (width != static_cast<std::uint64_t>(row_width_))
-    refuse(directory_, "made with row width " + std::to_string(width) + ", opened with row width " +
-                           std::to_string(row_width_));
+    refuse(directory_,
+           "made with row width " + std::to_string(width) + ", opened with row width " + std::to_string(row_width_));
   size_ = static_cast<std::int64_t>(count);
 }
 
@@ -284,8 +285,8 @@ struct Presence {
     std::vector<rocksdb::PinnableSlice> values(distinct.size());
     std::vector<rocksdb::Status> statuses(distinct.size());
     // Sorted by number is sorted by the bytewise comparator (big-endian keys).
-    db.MultiGet(rocksdb::ReadOptions(), family, distinct.size(), encoded.slices.data(), values.data(),
-                statuses.data(), /*sorted_input=*/true);
+    db.MultiGet(rocksdb::ReadOptions(), family, distinct.size(), encoded.slices.data(), values.data(), statuses.data(),
+                /*sorted_input=*/true);
     present.assign(distinct.size(), 0);
     for (std::size_t i = 0; i < distinct.size(); ++i) {
       if (statuses[i].IsNotFound()) continue;
@@ -295,7 +296,8 @@ struct Presence {
   }
 
   std::uint8_t& of(std::uint64_t key) {
-    return present[static_cast<std::size_t>(std::lower_bound(distinct.begin(), distinct.end(), key) - distinct.begin())];
+    return present[static_cast<std::size_t>(std::lower_bound(distinct.begin(), distinct.end(), key) -
+                                            distinct.begin())];
   }
 };
 
@@ -327,7 +329,8 @@ std::int64_t RocksDbStorage::insert(std::span<const std::uint64_t> keys, std::sp
     }
     check(batch.Put(db_->meta, kEntryCountKey, u64_record(static_cast<std::uint64_t>(count))), directory_,
           "cannot batch a write");
-    check(db_->db->Write(db_->write, &batch), directory_, "cannot write a batch of " + std::to_string(part.size()) + " entries");
+    check(db_->db->Write(db_->write, &batch), directory_,
+          "cannot write a batch of " + std::to_string(part.size()) + " entries");
     size_ = count;
   }
   return 0;
@@ -354,7 +357,8 @@ std::int64_t RocksDbStorage::erase(std::span<const std::uint64_t> keys) {
     const std::int64_t count = size_ - removed;
     check(batch.Put(db_->meta, kEntryCountKey, u64_record(static_cast<std::uint64_t>(count))), directory_,
           "cannot batch a write");
-    check(db_->db->Write(db_->write, &batch), directory_, "cannot write a batch of " + std::to_string(removed) + " deletes");
+    check(db_->db->Write(db_->write, &batch), directory_,
+          "cannot write a batch of " + std::to_string(removed) + " deletes");
     size_ = count;
     erased += removed;
   }

@@ -14,8 +14,7 @@
 namespace embscale::kv {
 namespace row_codec_detail {
 
-template <typename Half16>
-void decode_16(const std::byte* in, float* out, std::size_t n) noexcept {
+template <typename Half16> void decode_16(const std::byte* in, float* out, std::size_t n) noexcept {
   for (std::size_t i = 0; i < n; ++i) {
     Half16 h;
     std::memcpy(&h.bits, in + 2 * i, 2);

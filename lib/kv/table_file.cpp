@@ -22,8 +22,8 @@ constexpr std::int64_t kChunkTargetBytes = std::int64_t{4} << 20;
 
 std::string errno_text() { return std::strerror(errno); }
 
-std::uint64_t write_dump(const HostTable& table, KeyType key_type, const std::filesystem::path& path,
-                         bool incremental, std::uint64_t threshold, const DumpOptions& options) {
+std::uint64_t write_dump(const HostTable& table, KeyType key_type, const std::filesystem::path& path, bool incremental,
+                         std::uint64_t threshold, const DumpOptions& options) {
   check_file_can_be_created(path, "the table dump");
   const TableOptions& o = table.options();
   TableFileHeader header = dump_header(o, table.row_width(), key_type, options.chunk_entries);
@@ -87,7 +87,8 @@ std::vector<std::byte> read_whole_file(const std::filesystem::path& path) {
 
 }  // namespace
 
-TableFileHeader dump_header(const TableOptions& o, std::int64_t row_width, KeyType key_type, std::int64_t chunk_entries) {
+TableFileHeader dump_header(const TableOptions& o, std::int64_t row_width, KeyType key_type,
+                            std::int64_t chunk_entries) {
   TableFileHeader header;
   header.key_type = key_type;
   header.value_type = o.value_type;
@@ -95,8 +96,9 @@ TableFileHeader dump_header(const TableOptions& o, std::int64_t row_width, KeyTy
   header.dim = o.dim;
   header.optimizer_width = row_width - o.dim;
   const std::int64_t entry_bytes = 16 + row_width * static_cast<std::int64_t>(value_bytes(o.value_type));
-  header.chunk_entries = chunk_entries > 0 ? std::min(chunk_entries, kTableFileMaxChunkEntries)
-                                           : std::clamp<std::int64_t>(kChunkTargetBytes / entry_bytes, 1, std::int64_t{1} << 20);
+  header.chunk_entries = chunk_entries > 0
+                             ? std::min(chunk_entries, kTableFileMaxChunkEntries)
+                             : std::clamp<std::int64_t>(kChunkTargetBytes / entry_bytes, 1, std::int64_t{1} << 20);
   return header;
 }
 

@@ -20,8 +20,8 @@ std::size_t row_bytes(const TableFileHeader& h) noexcept {
 }
 
 template <typename Enum, typename Values>
-Enum decode_enum(ByteReader& r, std::size_t offset, std::uint8_t code, const std::string& field,
-                 const Values& values, std::uint8_t (*encode)(Enum), std::string (*name)(Enum)) {
+Enum decode_enum(ByteReader& r, std::size_t offset, std::uint8_t code, const std::string& field, const Values& values,
+                 std::uint8_t (*encode)(Enum), std::string (*name)(Enum)) {
   std::string expected;
   for (const Enum v : values) {
     if (encode(v) == code) return v;
@@ -163,8 +163,9 @@ TableFileContents parse_table_file(std::span<const std::byte> bytes, const std::
   // Magic and version first: a file of another kind or version is named as such, whatever follows.
   const std::byte* magic = r.take(sizeof kTableFileMagic, "header field magic");
   if (std::memcmp(magic, kTableFileMagic, sizeof kTableFileMagic) != 0)
-    r.fail(0, "header field magic", quoted_bytes(reinterpret_cast<const std::byte*>(kTableFileMagic), 8) +
-                                        " (an embscale table dump)", quoted_bytes(magic, 8));
+    r.fail(0, "header field magic",
+           quoted_bytes(reinterpret_cast<const std::byte*>(kTableFileMagic), 8) + " (an embscale table dump)",
+           quoted_bytes(magic, 8));
   const auto version = r.read<std::uint32_t>("header field format_version");
   if (version != kTableFileVersion)
     r.fail(8, "header field format_version", std::to_string(kTableFileVersion) + " (this build reads only that)",
@@ -192,7 +193,8 @@ TableFileContents parse_table_file(std::span<const std::byte> bytes, const std::
   if (header_bytes != kTableFileHeaderBytes)
     r.fail(12, "header field header_bytes", std::to_string(kTableFileHeaderBytes), std::to_string(header_bytes));
   h.key_type = decode_enum(r, 16, key_code, "header field key_type", kKeyTypes, key_type_code, key_type_name);
-  h.value_type = decode_enum(r, 17, value_code, "header field value_type", kValueTypes, value_type_code, value_type_name);
+  h.value_type =
+      decode_enum(r, 17, value_code, "header field value_type", kValueTypes, value_type_code, value_type_name);
   h.score_strategy = decode_enum(r, 18, strategy_code, "header field score_strategy", kScoreStrategies,
                                  score_strategy_code, strategy_name);
   if (flags > 1) r.fail(19, "header field flags", "0 or 1 (bit 0: incremental)", std::to_string(flags));
@@ -214,8 +216,8 @@ TableFileContents parse_table_file(std::span<const std::byte> bytes, const std::
   if (entry_count != static_cast<std::uint64_t>(h.entry_count))
     r.fail(40, "header field entry_count", "an integer below 2^63", std::to_string(entry_count));
   if (chunk_count != static_cast<std::uint64_t>(h.chunk_count()))
-    r.fail(48, "header field chunk_count",
-           std::to_string(h.chunk_count()) + " (ceil(entry_count / chunk_entries))", std::to_string(chunk_count));
+    r.fail(48, "header field chunk_count", std::to_string(h.chunk_count()) + " (ceil(entry_count / chunk_entries))",
+           std::to_string(chunk_count));
 
   // Entries are appended chunk by chunk, as their bytes are found: a count larger than the file
   // can hold is reported as the truncation of the chunk where the bytes run out, and nothing is
@@ -230,7 +232,8 @@ TableFileContents parse_table_file(std::span<const std::byte> bytes, const std::
   for (std::int64_t c = 0; c < h.chunk_count(); ++c) {
     const std::string chunk = "chunk " + std::to_string(c);
     const std::size_t start = r.offset();
-    const auto n = static_cast<std::size_t>(std::min<std::int64_t>(h.chunk_entries, h.entry_count - c * h.chunk_entries));
+    const auto n =
+        static_cast<std::size_t>(std::min<std::int64_t>(h.chunk_entries, h.entry_count - c * h.chunk_entries));
     const std::byte* cmagic = r.take(4, chunk + " magic");
     if (std::memcmp(cmagic, kChunkMagic, 4) != 0) r.fail(start, chunk + " magic", "\"CHNK\"", quoted_bytes(cmagic, 4));
     const auto entries = r.read<std::uint32_t>(chunk + " entries");
@@ -271,9 +274,11 @@ TableFileContents parse_table_file(std::span<const std::byte> bytes, const std::
   const auto treserved = r.read<std::uint32_t>("trailer reserved");
   if (treserved != 0) r.fail(trailer + 4, "trailer reserved", "0", std::to_string(treserved));
   const auto tcount = r.read<std::uint64_t>("trailer entry_count");
-  if (tcount != entry_count) r.fail(trailer + 8, "trailer entry_count", std::to_string(entry_count), std::to_string(tcount));
+  if (tcount != entry_count)
+    r.fail(trailer + 8, "trailer entry_count", std::to_string(entry_count), std::to_string(tcount));
   const auto tchunks = r.read<std::uint64_t>("trailer chunk_count");
-  if (tchunks != chunk_count) r.fail(trailer + 16, "trailer chunk_count", std::to_string(chunk_count), std::to_string(tchunks));
+  if (tchunks != chunk_count)
+    r.fail(trailer + 16, "trailer chunk_count", std::to_string(chunk_count), std::to_string(tchunks));
   const std::size_t file_sum_at = r.offset();
   const auto file_sum = r.read<std::uint64_t>("trailer file_checksum");
   const std::uint64_t whole = checksum64(bytes.data(), file_sum_at);

@@ -21,10 +21,13 @@ void check_options(const TableOptions& o) {
     throw InputError("table options: " + field + ": expected " + expected + ", got " + got);
   };
   if (o.dim < 1) fail("dim", "an integer >= 1", std::to_string(o.dim));
-  if (o.optimizer_state_width < 0) fail("optimizer_state_width", "an integer >= 0", std::to_string(o.optimizer_state_width));
+  if (o.optimizer_state_width < 0)
+    fail("optimizer_state_width", "an integer >= 0", std::to_string(o.optimizer_state_width));
   const auto b = o.bucket_capacity;
-  if (b < 16 || b > 1024 || (b & (b - 1)) != 0) fail("bucket_capacity", "a power of two in [16, 1024]", std::to_string(b));
-  if (o.max_capacity < b) fail("max_capacity", "at least bucket_capacity (" + std::to_string(b) + ")", std::to_string(o.max_capacity));
+  if (b < 16 || b > 1024 || (b & (b - 1)) != 0)
+    fail("bucket_capacity", "a power of two in [16, 1024]", std::to_string(b));
+  if (o.max_capacity < b)
+    fail("max_capacity", "at least bucket_capacity (" + std::to_string(b) + ")", std::to_string(o.max_capacity));
   if (o.init_capacity < 0 || o.init_capacity > o.max_capacity)
     fail("init_capacity", "0 (= max_capacity) or in [1, max_capacity]", std::to_string(o.init_capacity));
   if (!(o.max_load_factor > 0.0 && o.max_load_factor <= 1.0))
@@ -32,8 +35,10 @@ void check_options(const TableOptions& o) {
   if (o.num_embeddings < 0) fail("num_embeddings", "an integer >= 0", std::to_string(o.num_embeddings));
   check_admission_options(o.admission);
   if (needs_admission_estimate(score_rules(o.score_strategy)) && o.admission.kind == AdmissionOptions::Kind::kNone)
-    fail("score_strategy", "an admission filter (admission.kind k_count or tiny_lfu) with " + to_string(o.score_strategy) +
-         ", whose new keys score the filter's estimate", "admission.kind none");
+    fail("score_strategy",
+         "an admission filter (admission.kind k_count or tiny_lfu) with " + to_string(o.score_strategy) +
+             ", whose new keys score the filter's estimate",
+         "admission.kind none");
 }
 
 }  // namespace embscale::kv

@@ -57,27 +57,27 @@ struct InitializerArgs {
 };
 
 struct TableOptions {
-  std::int64_t dim = 0;                     // embedding values per key
-  std::int64_t optimizer_state_width = 0;   // values stored after the embedding (training only)
+  std::int64_t dim = 0;                    // embedding values per key
+  std::int64_t optimizer_state_width = 0;  // values stored after the embedding (training only)
   ValueType value_type = ValueType::kFloat32;
-  std::int64_t init_capacity = 0;           // 0: max_capacity. Rounded up to a power-of-two
-                                            // number of buckets
-  std::int64_t max_capacity = 0;            // slots the table may grow to
-  double max_load_factor = 0.5;             // past it the table doubles, up to max_capacity
-  std::int64_t bucket_capacity = 128;       // slots per bucket, a power of two in [16, 1024]
+  std::int64_t init_capacity = 0;      // 0: max_capacity. Rounded up to a power-of-two
+                                       // number of buckets
+  std::int64_t max_capacity = 0;       // slots the table may grow to
+  double max_load_factor = 0.5;        // past it the table doubles, up to max_capacity
+  std::int64_t bucket_capacity = 128;  // slots per bucket, a power of two in [16, 1024]
   ScoreStrategy score_strategy = ScoreStrategy::kTimestamp;
   SafeCheck safe_check = SafeCheck::kIgnore;
-  bool training = true;                     // false: no optimizer state; missing keys read the
-                                            // eval initializer and are not inserted
-  InitializerArgs initializer;              // training
+  bool training = true;         // false: no optimizer state; missing keys read the
+                                // eval initializer and are not inserted
+  InitializerArgs initializer;  // training
   InitializerArgs eval_initializer{InitializerMode::kConstant, 0.0, 1.0, 0.0, 0.0, 0.0, {}};
-  std::int64_t num_embeddings = 0;          // for the default uniform bounds; 0: max_capacity
+  std::int64_t num_embeddings = 0;  // for the default uniform bounds; 0: max_capacity
   std::uint64_t seed = 0;
-  std::function<std::uint64_t()> clock;     // ns, monotonic; empty: std::chrono::steady_clock
-  std::string rows_directory;               // empty: rows in memory; else in an unnamed file
-                                            // there (kv/mapped_array.hpp): a slow tier
-  AdmissionOptions admission;               // which newcomers may enter (kv/admission.hpp);
-                                            // default: all
+  std::function<std::uint64_t()> clock;  // ns, monotonic; empty: std::chrono::steady_clock
+  std::string rows_directory;            // empty: rows in memory; else in an unnamed file
+                                         // there (kv/mapped_array.hpp): a slow tier
+  AdmissionOptions admission;            // which newcomers may enter (kv/admission.hpp);
+                                         // default: all
 };
 
 // Throws InputError naming the option when the options cannot make a table.

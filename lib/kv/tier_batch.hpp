@@ -15,7 +15,7 @@ namespace embscale::kv {
 struct SubBatch {
   std::vector<std::uint32_t> positions;  // into the whole batch, ascending (input order kept)
   std::vector<std::uint64_t> keys;
-  std::vector<float> rows;               // positions.size() x width, when gathered or produced
+  std::vector<float> rows;  // positions.size() x width, when gathered or produced
 
   std::size_t size() const noexcept { return positions.size(); }
   void add(std::uint32_t position, std::uint64_t key) {
@@ -26,13 +26,15 @@ struct SubBatch {
   void gather_rows(std::span<const float> whole, std::size_t width) {
     rows.resize(positions.size() * width);
     for (std::size_t j = 0; j < positions.size(); ++j)
-      std::copy_n(whole.begin() + static_cast<long>(positions[j] * width), width, rows.begin() + static_cast<long>(j * width));
+      std::copy_n(whole.begin() + static_cast<long>(positions[j] * width), width,
+                  rows.begin() + static_cast<long>(j * width));
   }
   // whole[positions[j]] = rows[j], for the j with keep[j] (all when keep is empty).
   void scatter_rows(std::span<float> whole, std::size_t width, std::span<const std::uint8_t> keep = {}) const {
     for (std::size_t j = 0; j < positions.size(); ++j)
       if (keep.empty() || keep[j])
-        std::copy_n(rows.begin() + static_cast<long>(j * width), width, whole.begin() + static_cast<long>(positions[j] * width));
+        std::copy_n(rows.begin() + static_cast<long>(j * width), width,
+                    whole.begin() + static_cast<long>(positions[j] * width));
   }
 };
 

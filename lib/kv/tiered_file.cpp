@@ -14,8 +14,7 @@
 namespace embscale::kv {
 namespace {
 
-template <class Tiered>
-void dump_tiered(const Tiered& table, KeyType key_type, const std::filesystem::path& path) {
+template <class Tiered> void dump_tiered(const Tiered& table, KeyType key_type, const std::filesystem::path& path) {
   check_file_can_be_created(path, "the table dump");
   const TableOptions& o = table.options();
   const auto width = static_cast<std::size_t>(table.row_width());
@@ -37,15 +36,16 @@ void dump_tiered(const Tiered& table, KeyType key_type, const std::filesystem::p
     scores.clear();
     rows.clear();
   };
-  table.for_each_entry([&](std::span<const std::uint64_t> k, std::span<const float> v, std::span<const std::uint64_t> s) {
-    for (std::size_t i = 0; i < k.size(); ++i) {
-      keys.push_back(k[i]);
-      scores.push_back(s[i]);
-      rows.resize(rows.size() + row_bytes);
-      encode_values(o.value_type, v.data() + i * width, rows.data() + rows.size() - row_bytes, width);
-      if (static_cast<std::int64_t>(keys.size()) == header.chunk_entries) flush();
-    }
-  });
+  table.for_each_entry(
+      [&](std::span<const std::uint64_t> k, std::span<const float> v, std::span<const std::uint64_t> s) {
+        for (std::size_t i = 0; i < k.size(); ++i) {
+          keys.push_back(k[i]);
+          scores.push_back(s[i]);
+          rows.resize(rows.size() + row_bytes);
+          encode_values(o.value_type, v.data() + i * width, rows.data() + rows.size() - row_bytes, width);
+          if (static_cast<std::int64_t>(keys.size()) == header.chunk_entries) flush();
+        }
+      });
   if (!keys.empty()) flush();
   if (written != header.entry_count)
     throw Error("dump of a tiered table: its tiers held " + std::to_string(written) + " entries, its size said " +
@@ -54,8 +54,7 @@ void dump_tiered(const Tiered& table, KeyType key_type, const std::filesystem::p
   out.commit();
 }
 
-template <class Tiered>
-LoadStats load_tiered(Tiered& table, KeyType key_type, const std::filesystem::path& path) {
+template <class Tiered> LoadStats load_tiered(Tiered& table, KeyType key_type, const std::filesystem::path& path) {
   const TableFileContents contents = read_dump(path, table.options(), table.row_width(), key_type);
   return load_stats(contents, table.restore(contents.keys, contents.values, contents.scores));
 }

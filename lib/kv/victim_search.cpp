@@ -92,7 +92,8 @@ __attribute__((target("avx2"))) void scan_shortlist_avx2(const std::uint64_t* sc
   for (std::uint32_t i = 0; i < whole; i += 4) {
     const __m256i bound = _mm256_xor_si256(_mm256_set1_epi64x(static_cast<long long>(smallest.bound())), sign);
     const __m256i s = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scores + i)), sign);
-    const auto above = static_cast<std::uint32_t>(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(s, bound))));
+    const auto above =
+        static_cast<std::uint32_t>(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(s, bound))));
     for (std::uint32_t lanes = ~above & 0xFU; lanes != 0; lanes &= lanes - 1) {
       const std::uint32_t slot = i + static_cast<std::uint32_t>(std::countr_zero(lanes));
       smallest.offer(scores[slot], keys[slot], slot);

@@ -36,7 +36,8 @@ std::vector<float> unpack_column_blocks(std::span<const float> blocks, std::size
   std::size_t at = 0;
   for (int p = 0; p < ranks; ++p) {
     const Range c = share(shape.cols, p, ranks);
-    for (std::size_t i = 0; i < rows; ++i, at += c.count) std::copy_n(blocks.data() + at, c.count, out.data() + i * cols + c.first);
+    for (std::size_t i = 0; i < rows; ++i, at += c.count)
+      std::copy_n(blocks.data() + at, c.count, out.data() + i * cols + c.first);
   }
   return out;
 }
@@ -87,7 +88,8 @@ std::vector<std::size_t> part_values(BlobShape shape, PartitionDim dim, int rank
 }
 
 // Every rank's part -> the whole blob on every rank.
-std::vector<float> gather_whole(comm::Communicator& comm, BlobShape shape, PartitionDim dim, std::span<const float> part) {
+std::vector<float> gather_whole(comm::Communicator& comm, BlobShape shape, PartitionDim dim,
+                                std::span<const float> part) {
   const int P = comm.size();
   const auto rows = static_cast<std::size_t>(shape.rows), cols = static_cast<std::size_t>(shape.cols);
   const std::vector<std::size_t> counts = part_values(shape, dim, P);
@@ -102,7 +104,8 @@ std::vector<float> gather_whole(comm::Communicator& comm, BlobShape shape, Parti
 }
 
 // The gradients of every rank's copy of the whole blob -> the sum, this rank's part of it.
-std::vector<float> reduce_to_part(comm::Communicator& comm, BlobShape shape, PartitionDim dim, std::span<const float> whole) {
+std::vector<float> reduce_to_part(comm::Communicator& comm, BlobShape shape, PartitionDim dim,
+                                  std::span<const float> whole) {
   const int P = comm.size(), me = comm.rank();
   const auto rows = static_cast<std::size_t>(shape.rows);
   const std::vector<std::size_t> counts = part_values(shape, dim, P);
@@ -141,7 +144,8 @@ std::vector<float> connect_forward(comm::Communicator& comm, BlobShape shape, Pa
   switch (connection_action(src, dst, connection)) {
     case ConnectionAction::kDirect: return {src_part.begin(), src_part.end()};
     case ConnectionAction::kSliceConcate:
-      return src == PartitionDim::kData ? rows_to_columns(comm, shape, src_part) : columns_to_rows(comm, shape, src_part);
+      return src == PartitionDim::kData ? rows_to_columns(comm, shape, src_part)
+                                        : columns_to_rows(comm, shape, src_part);
     case ConnectionAction::kSplitConcate: return gather_whole(comm, shape, src, src_part);
   }
   return {};
@@ -150,7 +154,8 @@ std::vector<float> connect_forward(comm::Communicator& comm, BlobShape shape, Pa
 std::vector<float> connect_backward(comm::Communicator& comm, BlobShape shape, PartitionDim src, PartitionDim dst,
                                     Connection connection, std::span<const float> dst_input_grad) {
   const ConnectionAction action = connection_action(src, dst, connection);
-  expect_size(dst_input_grad, action == ConnectionAction::kSplitConcate ? shape : part_shape(shape, dst, comm.rank(), comm.size()),
+  expect_size(dst_input_grad,
+              action == ConnectionAction::kSplitConcate ? shape : part_shape(shape, dst, comm.rank(), comm.size()),
               "the gradient of the destination's input");
   switch (action) {
     case ConnectionAction::kDirect: return {dst_input_grad.begin(), dst_input_grad.end()};

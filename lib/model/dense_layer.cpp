@@ -10,7 +10,8 @@
 namespace embscale::model {
 
 float initial_weight(std::uint64_t seed, std::int64_t i, std::int64_t j, std::int64_t inputs, std::int64_t outputs) {
-  const std::uint64_t h = hash_combine(hash_combine(seed, static_cast<std::uint64_t>(i)), static_cast<std::uint64_t>(j));
+  const std::uint64_t h =
+      hash_combine(hash_combine(seed, static_cast<std::uint64_t>(i)), static_cast<std::uint64_t>(j));
   const double unit = static_cast<double>(h >> 11) * 0x1.0p-53;  // [0, 1)
   const double bound = std::sqrt(6.0 / static_cast<double>(inputs + outputs));
   return static_cast<float>((2.0 * unit - 1.0) * bound);

@@ -10,8 +10,8 @@ DenseTower::DenseTower(comm::Communicator& comm, std::int64_t inputs, const std:
   EMBSCALE_EXPECTS(inputs >= 1 && !layers.empty(), "a dense tower has inputs and at least one layer");
   std::int64_t width = inputs;
   for (std::size_t i = 0; i < layers.size(); ++i) {
-    layers_.push_back(std::make_unique<DenseLayer>(comm, width, layers[i].outputs, layers[i].partition, seed + i,
-                                                   learning_rate));
+    layers_.push_back(
+        std::make_unique<DenseLayer>(comm, width, layers[i].outputs, layers[i].partition, seed + i, learning_rate));
     width = layers[i].outputs;
   }
 }

@@ -46,18 +46,18 @@ std::optional<KeyPopularity> KeyPopularity::of(const config::KeySpec& spec, std:
   using config::KeyDistribution;
   switch (spec.distribution) {
     case KeyDistribution::kUniform:
-    case KeyDistribution::kTorchrecUniform:
-      return uniform(keys);
-    case KeyDistribution::kZipf:
-      return zipf(keys, spec.zipf_alpha);
+    case KeyDistribution::kTorchrecUniform: return uniform(keys);
+    case KeyDistribution::kZipf: return zipf(keys, spec.zipf_alpha);
     case KeyDistribution::kHotspot: {
       // workloads' HotspotKeys: round(hot_key_fraction N) hot keys (at least 1), drawn with
       // probability hot_access_fraction; the rest of the draws uniform over the cold keys.
-      const long double rounded = std::round(static_cast<long double>(spec.hot_key_fraction) * static_cast<long double>(keys));
+      const long double rounded =
+          std::round(static_cast<long double>(spec.hot_key_fraction) * static_cast<long double>(keys));
       const std::int64_t hot = rounded < 1.0L ? 1 : std::min<std::int64_t>(keys, static_cast<std::int64_t>(rounded));
       if (hot == keys) return uniform(keys);
       KeyPopularity p(keys);
-      p.pieces_.push_back({false, spec.hot_access_fraction, 0, hot, 0.0, spec.hot_access_fraction / static_cast<double>(hot)});
+      p.pieces_.push_back(
+          {false, spec.hot_access_fraction, 0, hot, 0.0, spec.hot_access_fraction / static_cast<double>(hot)});
       p.pieces_.push_back({false, 1.0 - spec.hot_access_fraction, hot, keys, 0.0,
                            (1.0 - spec.hot_access_fraction) / static_cast<double>(keys - hot)});
       return p;
@@ -141,9 +141,12 @@ double KeyPopularity::expected_distinct(std::int64_t first, std::int64_t last, d
 std::optional<double> analytic_bag_size(const config::SlotWorkload& workload, std::string& why_not) {
   if (workload.drift.period != 0) why_not = "drift moves its hot keys during the run";
   else if (workload.growth.keys_per_iteration != 0) why_not = "id growth changes its key space during the run";
-  else if (workload.multi_hot.companions != config::Companions::kNone) why_not = "multi-hot companions make its keys dependent";
-  else if (workload.bag_keys != config::BagKeys::kAny) why_not = "bag_keys \"" + config::to_string(workload.bag_keys) + "\" removes repeats";
-  else if (workload.nnz_distribution == config::NnzDistribution::kDlrm) why_not = "DLRM bag sizes depend on the key space";
+  else if (workload.multi_hot.companions != config::Companions::kNone)
+    why_not = "multi-hot companions make its keys dependent";
+  else if (workload.bag_keys != config::BagKeys::kAny)
+    why_not = "bag_keys \"" + config::to_string(workload.bag_keys) + "\" removes repeats";
+  else if (workload.nnz_distribution == config::NnzDistribution::kDlrm)
+    why_not = "DLRM bag sizes depend on the key space";
   if (!why_not.empty()) return std::nullopt;
   if (workload.nnz_distribution == config::NnzDistribution::kUniform)
     return (static_cast<double>(workload.nnz_min) + static_cast<double>(workload.nnz)) / 2.0;

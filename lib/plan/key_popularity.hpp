@@ -45,7 +45,7 @@ class KeyPopularity {
     double weight = 1.0;
     std::int64_t first = 0, last = 0;  // uniform: the range; zipf: [0, keys)
     double s = 0.0;
-    double inverse_norm = 0.0;         // zipf: weight / H(keys, s); uniform: weight / (last - first)
+    double inverse_norm = 0.0;  // zipf: weight / H(keys, s); uniform: weight / (last - first)
   };
   explicit KeyPopularity(std::int64_t keys) : keys_(keys) {}
   void add(const KeyPopularity& other, double weight);

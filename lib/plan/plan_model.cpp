@@ -26,7 +26,8 @@ void check_scheme_names(const std::vector<std::string>& names) {
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (choosable_scheme(names[i])) continue;
     std::string known;
-    for (const auto& model : planned_schemes()) known += (known.empty() ? "\"" : ", \"") + std::string(model.name) + "\"";
+    for (const auto& model : planned_schemes())
+      known += (known.empty() ? "\"" : ", \"") + std::string(model.name) + "\"";
     throw InputError("planner.schemes[" + std::to_string(i) + "]: expected one of " + known +
                      " (the schemes the planner models), got \"" + names[i] + "\"");
   }
@@ -48,7 +49,8 @@ bool accepts(const embedding::SchemeEntry& entry, const embedding::LayerSpec& sp
 PlanModel::PlanModel(const config::Config& config, int ranks) : config_(config), ranks_(ranks) {
   const auto* settings = config.planner ? &*config.planner : nullptr;
   cost_ = cost_parameters(settings);
-  memory_limit_ = settings && settings->memory_per_rank > 0 ? settings->memory_per_rank : default_memory_per_rank(ranks);
+  memory_limit_ =
+      settings && settings->memory_per_rank > 0 ? settings->memory_per_rank : default_memory_per_rank(ranks);
   for (std::size_t i = 0; i < config.embeddings.size(); ++i) contexts_.push_back(make_context(i, settings));
   // The skew-aware loads of a slot without an analytic model are measured on the data.
   measured_.assign(config.data.slot_size_array.size(), false);
@@ -63,7 +65,6 @@ PlanModel::PlanModel(const config::Config& config, int ranks) : config_(config),
     }
   }
 }
-
 
 LayerContext PlanModel::make_context(std::size_t i, const config::PlannerSettings* settings) {
   LayerContext context;
@@ -101,7 +102,8 @@ LayerContext PlanModel::make_context(std::size_t i, const config::PlannerSetting
     }
     if (settings) check_scheme_names(settings->schemes);
     if (context.candidates.empty())
-      throw InputError(path + ": no scheme the planner may choose can run this layer (planner.schemes; column_wise "
+      throw InputError(path +
+                       ": no scheme the planner may choose can run this layer (planner.schemes; column_wise "
                        "and data_parallel need static storage, column_wise a column per rank)");
     return context;
   }
@@ -112,14 +114,14 @@ LayerContext PlanModel::make_context(std::size_t i, const config::PlannerSetting
   return context;  // predicted skew-aware: analytic where the slots have a model, else measured
 }
 
-
-
-bool PlanModel::measured(bool aware, std::int32_t slot) const { return aware && measured_[static_cast<std::size_t>(slot)]; }
+bool PlanModel::measured(bool aware, std::int32_t slot) const {
+  return aware && measured_[static_cast<std::size_t>(slot)];
+}
 
 const LoadSample& PlanModel::sample() {
   if (!sample_) {
-    const bool dynamic = std::any_of(contexts_.begin(), contexts_.end(),
-                                     [](const LayerContext& c) { return c.layer->storage.dynamic; });
+    const bool dynamic =
+        std::any_of(contexts_.begin(), contexts_.end(), [](const LayerContext& c) { return c.layer->storage.dynamic; });
     sample_.emplace(config_, ranks_, measured_slots_, dynamic);
   }
   return *sample_;
@@ -141,8 +143,9 @@ const std::vector<RankLoad>& PlanModel::loads(bool aware, std::int32_t slot, Own
   auto key = std::make_tuple(aware, slot, static_cast<int>(ownership));
   auto it = loads_.find(key);
   if (it == loads_.end()) {
-    auto computed = measured(aware, slot) ? sample().loads(slot, ownership)
-                                          : expected_loads(table(aware, slot), ownership, ranks_, config_.solver.batchsize);
+    auto computed = measured(aware, slot)
+                        ? sample().loads(slot, ownership)
+                        : expected_loads(table(aware, slot), ownership, ranks_, config_.solver.batchsize);
     it = loads_.emplace(key, std::move(computed)).first;
   }
   return it->second;
@@ -164,7 +167,7 @@ const std::vector<RankLoad>& PlanModel::owner_loads(const LayerContext& context,
 
 // add_table_work with the table's loads under the scheme's ownership.
 void PlanModel::add_work(const LayerContext& context, const SchemeModel& model, std::int32_t slot, int owner,
-              std::vector<RankWork>& work) {
+                         std::vector<RankWork>& work) {
   add_table_work(model, context.shape, table(context.skew_aware, slot), owner_loads(context, model, slot),
                  loads(context.skew_aware, slot, Ownership::kOneRank)[0].distinct, owner, work);
 }
@@ -190,7 +193,6 @@ const std::vector<double>& PlanModel::run_keys(bool aware, std::int32_t slot, Ow
   }
   return it->second;
 }
-
 
 // The planned layers of `choices` with their predictions, and whether they fit.
 Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) {
@@ -242,11 +244,13 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
       auto rows = owned_rows(model_table, model.ownership, ranks_);
       if (model.ownership == Ownership::kOneRank) std::rotate(rows.rbegin(), rows.rbegin() + choice.owner, rows.rend());
       static const std::vector<double> kNone;
-      const auto& run = context.layer->storage.dynamic ? run_keys(context.skew_aware, choice.slot, model.ownership) : kNone;
+      const auto& run =
+          context.layer->storage.dynamic ? run_keys(context.skew_aware, choice.slot, model.ownership) : kNone;
       for (std::size_t r = 0; r < rows.size(); ++r) {
         layer_rows[r] += static_cast<double>(rows[r]);
         if (context.layer->storage.dynamic) {
-          const double keys = model.ownership == Ownership::kOneRank ? (static_cast<int>(r) == choice.owner ? run[0] : 0.0) : run[r];
+          const double keys =
+              model.ownership == Ownership::kOneRank ? (static_cast<int>(r) == choice.owner ? run[0] : 0.0) : run[r];
           dynamic_keys[r] += keys;
           continue;
         }
@@ -262,11 +266,13 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
     // A dynamic layer keeps one KV table per rank for all its slots.
     if (context.layer->storage.dynamic && !groups.empty()) {
       for (std::size_t r = 0; r < dynamic_keys.size(); ++r)
-        groups.front().second.memory_bytes[r] += kv_table_bytes(context.layer->storage, dynamic_keys[r], context.row_bytes);
+        groups.front().second.memory_bytes[r] +=
+            kv_table_bytes(context.layer->storage, dynamic_keys[r], context.row_bytes);
     }
     if (!context.layer->storage.dynamic) {
       for (std::size_t r = 0; r < layer_rows.size(); ++r)
-        if (layer_rows[r] > static_cast<double>(context.layer->max_vocabulary_size_per_gpu) && vocabulary_shortfall.empty())
+        if (layer_rows[r] > static_cast<double>(context.layer->max_vocabulary_size_per_gpu) &&
+            vocabulary_shortfall.empty())
           vocabulary_shortfall = "layers[" + context.layer->name + "]: rank " + std::to_string(r) + " would hold " +
                                  std::to_string(static_cast<std::int64_t>(layer_rows[r])) +
                                  " rows, above its sparse_embedding_hparam.max_vocabulary_size_per_gpu (" +
@@ -295,8 +301,8 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
   } else if (!result.fits) {
     const auto r = static_cast<std::size_t>(worst - memory.begin());
     result.shortfall = "rank " + std::to_string(r) + " needs " + gib(*worst) + ", " +
-                       gib(*worst - static_cast<double>(memory_limit_)) + " more than the " + gib(static_cast<double>(memory_limit_)) +
-                       " a rank may hold (planner.memory_per_rank)";
+                       gib(*worst - static_cast<double>(memory_limit_)) + " more than the " +
+                       gib(static_cast<double>(memory_limit_)) + " a rank may hold (planner.memory_per_rank)";
     if (largest_slot[r] >= 0)
       result.shortfall += "; its largest table is slot " + std::to_string(largest_slot[r]) + " (" +
                           std::to_string(config_.data.slot_size_array[static_cast<std::size_t>(largest_slot[r])]) +
@@ -304,6 +310,5 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
   }
   return result;
 }
-
 
 }  // namespace embscale::plan

@@ -23,17 +23,17 @@ namespace embscale::plan {
 
 // A layer of the given config as the planner sees it.
 struct LayerContext {
-  std::size_t index = 0;                        // in config.embeddings
+  std::size_t index = 0;  // in config.embeddings
   const config::EmbeddingLayer* layer = nullptr;
   bool planned = false;
   bool skew_aware = true;
-  std::vector<const SchemeModel*> candidates;   // planned layers: the schemes it may run
-  const SchemeModel* fixed = nullptr;           // fixed layers: the model of its scheme (null: none)
-  std::string fixed_name;                       // fixed layers: the registry's name
-  std::vector<int> fixed_owner;                 // fixed whole-table layers: each slot's owner
+  std::vector<const SchemeModel*> candidates;  // planned layers: the schemes it may run
+  const SchemeModel* fixed = nullptr;          // fixed layers: the model of its scheme (null: none)
+  std::string fixed_name;                      // fixed layers: the registry's name
+  std::vector<int> fixed_owner;                // fixed whole-table layers: each slot's owner
   LayerShape shape;
-  double row_bytes = 0.0;                       // a stored row with its optimizer state
-  double column_row_bytes = 0.0;                // a column shard's stored row
+  double row_bytes = 0.0;         // a stored row with its optimizer state
+  double column_row_bytes = 0.0;  // a column shard's stored row
   // Evaluation on static fp32 rows: an owner that pools reads every pair's row in place, without
   // de-duplicating (PooledExchange), so its lookups are its pairs.
   bool owners_read_every_pair = false;
@@ -52,8 +52,8 @@ struct Choice {
 struct Evaluation {
   double seconds = 0.0;
   bool fits = false;
-  std::string shortfall;              // why it does not fit
-  std::vector<PlannedLayer> layers;   // with `detail`
+  std::string shortfall;             // why it does not fit
+  std::vector<PlannedLayer> layers;  // with `detail`
 };
 
 class PlanModel {
@@ -93,7 +93,7 @@ class PlanModel {
   CostParameters cost_;
   std::int64_t memory_limit_ = 0;
   std::vector<LayerContext> contexts_;
-  std::vector<bool> measured_;                // per slot
+  std::vector<bool> measured_;  // per slot
   std::vector<std::int32_t> measured_slots_;
   std::vector<std::string> measured_reasons_;
   std::optional<LoadSample> sample_;

@@ -41,12 +41,11 @@ std::vector<double> lookups_of(const PlannedLayer& layer) {
 
 void print_plan(std::ostream& out, const ShardingPlan& plan) {
   out << "sharding plan for " << plan.ranks << " ranks (" << plan.policy << "): predicted step "
-      << fixed(plan.step_seconds * 1e3, 3) << " ms; memory limit " << fixed(mib(static_cast<double>(plan.memory_per_rank)), 0)
-      << " MiB per rank\n";
+      << fixed(plan.step_seconds * 1e3, 3) << " ms; memory limit "
+      << fixed(mib(static_cast<double>(plan.memory_per_rank)), 0) << " MiB per rank\n";
   out << "costs: " << plan.cost.seconds_per_key * 1e9 << " ns/key, " << plan.cost.seconds_per_row * 1e9 << " ns/row, "
-      << plan.cost.seconds_per_byte * 1e9 << " ns/byte, "
-      << plan.cost.seconds_per_comm_byte * 1e9 << " ns/byte sent or received, " << plan.cost.seconds_per_collective * 1e6
-      << " us/collective\n";
+      << plan.cost.seconds_per_byte * 1e9 << " ns/byte, " << plan.cost.seconds_per_comm_byte * 1e9
+      << " ns/byte sent or received, " << plan.cost.seconds_per_collective * 1e6 << " us/collective\n";
   if (!plan.measured_slots.empty()) {
     // Slots grouped by reason: "slots 0,1,2: multi-hot companions make its keys dependent".
     out << "loads measured on " << plan.measured_batches << " batches of the data (no analytic model):";
@@ -59,7 +58,8 @@ void print_plan(std::ostream& out, const ShardingPlan& plan) {
         slots.push_back(plan.measured_slots[j]);
         said[j] = true;
       }
-      out << (i ? "; " : " ") << (slots.size() > 1 ? "slots " : "slot ") << joined(slots) << " (" << plan.measured_reasons[i] << ")";
+      out << (i ? "; " : " ") << (slots.size() > 1 ? "slots " : "slot ") << joined(slots) << " ("
+          << plan.measured_reasons[i] << ")";
     }
     out << "\n";
   }
@@ -93,11 +93,15 @@ nlohmann::json plan_json(const ShardingPlan& plan) {
                        {"comm_bytes", layer.work[r].comm_bytes},
                        {"memory_bytes", layer.memory_bytes[r]},
                        {"seconds", layer.seconds[r]}});
-    nlohmann::json entry = {{"name", layer.name},       {"from", layer.source_layer},
-                            {"scheme", layer.scheme},   {"planned", layer.planned},
-                            {"slots", layer.slots},     {"step_seconds", layer.step_seconds},
+    nlohmann::json entry = {{"name", layer.name},
+                            {"from", layer.source_layer},
+                            {"scheme", layer.scheme},
+                            {"planned", layer.planned},
+                            {"slots", layer.slots},
+                            {"step_seconds", layer.step_seconds},
                             {"collectives", layer.collectives},
-                            {"lookup_imbalance", imbalance(lookups_of(layer))}, {"ranks", ranks}};
+                            {"lookup_imbalance", imbalance(lookups_of(layer))},
+                            {"ranks", ranks}};
     if (!layer.table_ranks.empty()) entry["table_ranks"] = layer.table_ranks;
     layers.push_back(std::move(entry));
   }
@@ -120,15 +124,16 @@ nlohmann::json plan_json(const ShardingPlan& plan) {
 report::ReportTable plan_loads_table(const ShardingPlan& plan) {
   report::ReportTable table;
   table.columns = {"layer", "rank", "pairs", "lookups", "seconds", "memory_bytes", "comm_bytes"};
-  table.meaning = "the planner's prediction per step for one layer (its index in the run attribute sharding_plan's "
-                  "layers) and rank: (key, bag) pairs handled as owner, distinct keys looked up, time, bytes held, "
-                  "bytes sent plus received";
+  table.meaning =
+      "the planner's prediction per step for one layer (its index in the run attribute sharding_plan's "
+      "layers) and rank: (key, bag) pairs handled as owner, distinct keys looked up, time, bytes held, "
+      "bytes sent plus received";
   for (std::size_t l = 0; l < plan.layers.size(); ++l) {
     const auto& layer = plan.layers[l];
     for (std::size_t r = 0; r < layer.loads.size(); ++r)
-      table.values.insert(table.values.end(), {static_cast<double>(l), static_cast<double>(r), layer.loads[r].pairs,
-                                               layer.loads[r].distinct, layer.seconds[r], layer.memory_bytes[r],
-                                               layer.work[r].comm_bytes});
+      table.values.insert(table.values.end(),
+                          {static_cast<double>(l), static_cast<double>(r), layer.loads[r].pairs,
+                           layer.loads[r].distinct, layer.seconds[r], layer.memory_bytes[r], layer.work[r].comm_bytes});
   }
   return table;
 }

@@ -59,7 +59,8 @@ class Search {
         best = start;
       }
     }
-    if (!best) throw InputError("planner: no sharding plan fits " + std::to_string(model_.ranks()) + " ranks: " + shortfall);
+    if (!best)
+      throw InputError("planner: no sharding plan fits " + std::to_string(model_.ranks()) + " ranks: " + shortfall);
     return finish(*best);
   }
 
@@ -88,7 +89,8 @@ class Search {
       for (int r = 0; r < model_.ranks(); ++r) {
         choices[i].owner = r;
         const auto evaluation = model_.evaluate(choices, false);
-        const double seconds = evaluation.fits ? evaluation.seconds : std::numeric_limits<double>::max() / 2 + evaluation.seconds;
+        const double seconds =
+            evaluation.fits ? evaluation.seconds : std::numeric_limits<double>::max() / 2 + evaluation.seconds;
         if (seconds < best) {
           best = seconds;
           best_owner = r;
@@ -97,7 +99,6 @@ class Search {
       choices[i].owner = best_owner;
     }
   }
-
 
   // The starting plans: each scheme for every table (where a layer may run it), and each table
   // on the scheme that holds least of it per rank.
@@ -136,7 +137,6 @@ class Search {
     return result;
   }
 
-
   // Moves one table at a time to the scheme and owner that lower the prediction most, until no
   // move does (or kImprovementRounds rounds).
   void improve(std::vector<Choice>& choices, const std::vector<std::size_t>& planned, double seconds) {
@@ -167,7 +167,6 @@ class Search {
       if (!moved) return;
     }
   }
-
 
   ShardingPlan finish(const std::vector<Choice>& choices) {
     auto evaluation = model_.evaluate(choices, true);

@@ -31,33 +31,33 @@ namespace embscale::plan {
 
 // One layer of the planned config, with what the planner predicts for it per step.
 struct PlannedLayer {
-  std::string name;             // in the planned config
-  std::string source_layer;     // the layer of the given config it comes from
+  std::string name;          // in the planned config
+  std::string source_layer;  // the layer of the given config it comes from
   std::string scheme;
-  bool planned = false;         // chosen by the planner (false: a fixed layer, predicted only)
-  std::vector<std::int32_t> slots;       // Data layer slots, ascending
-  std::vector<std::int32_t> table_ranks; // table_wise: owner per slot
-  std::vector<RankLoad> loads;           // per rank, summed over its tables
-  std::vector<RankWork> work;            // per rank
-  std::vector<double> seconds;           // per rank: compute and communication
-  std::vector<double> memory_bytes;      // per rank
-  int collectives = 0;                   // collective calls per step
-  double step_seconds = 0.0;             // slowest rank plus the collectives' fixed cost
+  bool planned = false;                   // chosen by the planner (false: a fixed layer, predicted only)
+  std::vector<std::int32_t> slots;        // Data layer slots, ascending
+  std::vector<std::int32_t> table_ranks;  // table_wise: owner per slot
+  std::vector<RankLoad> loads;            // per rank, summed over its tables
+  std::vector<RankWork> work;             // per rank
+  std::vector<double> seconds;            // per rank: compute and communication
+  std::vector<double> memory_bytes;       // per rank
+  int collectives = 0;                    // collective calls per step
+  double step_seconds = 0.0;              // slowest rank plus the collectives' fixed cost
 };
 
 struct ShardingPlan {
   int ranks = 0;
-  std::string policy;                 // "skew_aware", "skew_blind" or "skew_aware+skew_blind"
+  std::string policy;  // "skew_aware", "skew_blind" or "skew_aware+skew_blind"
   CostParameters cost;
-  std::int64_t memory_per_rank = 0;   // bytes
-  std::vector<PlannedLayer> layers;   // every layer of the planned config, in its order
-  double step_seconds = 0.0;          // predicted, all layers
+  std::int64_t memory_per_rank = 0;  // bytes
+  std::vector<PlannedLayer> layers;  // every layer of the planned config, in its order
+  double step_seconds = 0.0;         // predicted, all layers
   // Slots whose loads were measured on the data's batches (no analytic model; sampled_load.hpp),
   // how many batches, and why each has no model.
   std::vector<std::int32_t> measured_slots;
   std::vector<std::string> measured_reasons;
   std::int64_t measured_batches = 0;
-  nlohmann::json config;              // the planned config (the given one with its auto layers replaced)
+  nlohmann::json config;  // the planned config (the given one with its auto layers replaced)
 };
 
 // Whether `config` has a layer to plan.

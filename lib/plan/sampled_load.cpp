@@ -69,7 +69,8 @@ LoadSample::LoadSample(const config::Config& config, int ranks, const std::vecto
   const auto slots = sizes_.size();
   offsets_.assign(1, 0);
   for (const auto size : sizes_) offsets_.push_back(offsets_.back() + size);
-  const Table zero(slots, std::vector<std::vector<double>>(std::size(kAll), std::vector<double>(static_cast<std::size_t>(ranks), 0.0)));
+  const Table zero(slots, std::vector<std::vector<double>>(std::size(kAll),
+                                                           std::vector<double>(static_cast<std::size_t>(ranks), 0.0)));
   pairs_ = distinct_ = distinct_total_ = zero;
   std::vector<bool> counted(slots, false);
   for (const auto slot : slots_counted) counted[static_cast<std::size_t>(slot)] = true;

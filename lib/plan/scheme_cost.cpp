@@ -18,8 +18,8 @@ const Models& models() {
     Models m;
     for (const auto& entry : embedding::schemes())
       if (entry.planner)
-        m.all.push_back({entry.name, entry.planner->ownership, entry.planner->collectives, entry.planner->static_only,
-                         &entry});
+        m.all.push_back(
+            {entry.name, entry.planner->ownership, entry.planner->collectives, entry.planner->static_only, &entry});
     std::stable_sort(m.all.begin(), m.all.end(), [](const SchemeModel& a, const SchemeModel& b) {
       const bool a_first = a.entry->planner->choosable, b_first = b.entry->planner->choosable;
       if (a_first != b_first) return a_first;
@@ -32,8 +32,8 @@ const Models& models() {
   return built;
 }
 
-constexpr double kPairBytes = 16.0;   // a (key, position) pair on the wire
-constexpr double kFloatBytes = 4.0;   // pooled vectors and gradients are fp32
+constexpr double kPairBytes = 16.0;  // a (key, position) pair on the wire
+constexpr double kFloatBytes = 4.0;  // pooled vectors and gradients are fp32
 
 }  // namespace
 
@@ -57,9 +57,9 @@ void add_table_work(const SchemeModel& model, const LayerShape& shape, const Tab
                     const std::vector<RankLoad>& loads, double batch_distinct, int owner, std::vector<RankWork>& work) {
   const int ranks = shape.ranks;
   const double p = ranks;
-  const double others = (p - 1.0) / p;   // the share of a collective's buffer that leaves a rank
+  const double others = (p - 1.0) / p;  // the share of a collective's buffer that leaves a rank
   const double pairs = static_cast<double>(shape.samples) * table.bag_size;  // the step's key occurrences
-  const double local_pairs = pairs / p;  // every rank routes its own samples' keys
+  const double local_pairs = pairs / p;                                      // every rank routes its own samples' keys
   const double dim = shape.dim;
   const double row_values = dim + shape.state_width;
   const double bag_bytes = static_cast<double>(shape.samples) * dim * kFloatBytes;  // one pooled vector per sample
@@ -92,8 +92,10 @@ void add_table_work(const SchemeModel& model, const LayerShape& shape, const Tab
         const auto& load = loads[static_cast<std::size_t>(r)];
         w.key_ops += local_pairs + load.pairs;
         w.row_ops += 2.0 * load.distinct;
-        w.memory_bytes += owner_memory(load, dim, row_values) + 2.0 * bag_bytes * others + loss_bytes;  // + the reduction's sums
-        w.comm_bytes += (local_pairs + load.pairs) * kPairBytes + 2.0 * bag_bytes * others;  // reduce-scatter + all-gather
+        w.memory_bytes +=
+            owner_memory(load, dim, row_values) + 2.0 * bag_bytes * others + loss_bytes;  // + the reduction's sums
+        w.comm_bytes +=
+            (local_pairs + load.pairs) * kPairBytes + 2.0 * bag_bytes * others;  // reduce-scatter + all-gather
         break;
       }
       case Ownership::kEveryRank: {  // column slices (column_wise)
@@ -102,7 +104,8 @@ void add_table_work(const SchemeModel& model, const LayerShape& shape, const Tab
         w.key_ops += local_pairs + load.pairs;
         w.row_ops += 2.0 * load.distinct;
         w.memory_bytes += owner_memory(load, width, width + shape.column_state_width) + loss_bytes;
-        w.comm_bytes += (pairs + load.pairs) * kPairBytes + 2.0 * bag_bytes / p * others * 2.0;  // every key to every rank
+        w.comm_bytes +=
+            (pairs + load.pairs) * kPairBytes + 2.0 * bag_bytes / p * others * 2.0;  // every key to every rank
         break;
       }
       case Ownership::kReplicas: {  // replicas, allreduce of the table (data_parallel)
@@ -112,7 +115,8 @@ void add_table_work(const SchemeModel& model, const LayerShape& shape, const Tab
         w.row_ops += load.distinct + touched;
         w.memory_bytes += loss_bytes + 2.0 * load.pairs * dim * kFloatBytes + load.distinct * dim * shape.value_bytes +
                           2.0 * rows * (dim + 1.0) * kFloatBytes + touched * 2.0 * row_values * shape.value_bytes;
-        w.comm_bytes += 2.0 * 2.0 * rows * (dim + 1.0) * kFloatBytes * others;  // allreduce of the table's gradient and touches
+        w.comm_bytes +=
+            2.0 * 2.0 * rows * (dim + 1.0) * kFloatBytes * others;  // allreduce of the table's gradient and touches
         break;
       }
     }
@@ -120,8 +124,8 @@ void add_table_work(const SchemeModel& model, const LayerShape& shape, const Tab
 }
 
 double rank_seconds(const RankWork& work, const CostParameters& cost) {
-  return work.key_ops * cost.seconds_per_key + work.row_ops * cost.seconds_per_row + work.memory_bytes * cost.seconds_per_byte +
-         work.comm_bytes * cost.seconds_per_comm_byte;
+  return work.key_ops * cost.seconds_per_key + work.row_ops * cost.seconds_per_row +
+         work.memory_bytes * cost.seconds_per_byte + work.comm_bytes * cost.seconds_per_comm_byte;
 }
 
 }  // namespace embscale::plan

@@ -12,8 +12,7 @@ namespace {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 int owner_of(const TableModel& table, Ownership ownership, int ranks, Key key) {
-  if (ownership == Ownership::kRowBlocks)
-    return static_cast<int>((key - table.offset) / ceil_div(table.rows, ranks));
+  if (ownership == Ownership::kRowBlocks) return static_cast<int>((key - table.offset) / ceil_div(table.rows, ranks));
   return static_cast<int>(key % ranks);  // kKeyModulo
 }
 
@@ -72,8 +71,7 @@ std::vector<RankLoad> loads_of_draws(const TableModel& table, Ownership ownershi
       return loads;
     }
     case Ownership::kRowBlocks:
-    case Ownership::kKeyModulo:
-      return split_loads(table, ownership, ranks, draws);
+    case Ownership::kKeyModulo: return split_loads(table, ownership, ranks, draws);
   }
   return loads;
 }
@@ -104,8 +102,10 @@ TableModel table_model(const config::Config& config, std::int32_t slot, bool ske
   if (data.format != config::DataFormat::kSynthetic) {
     std::string why_not;
     if (skew_aware && !has_skew_model(config, slot, why_not))
-      throw InputError("layers[" + data.name + "].format: the skew-aware planner predicts loads from a generator's "
-                       "parameters; " + why_not + " (plan it skew-blind: \"sharding\": \"auto_skew_blind\")");
+      throw InputError("layers[" + data.name +
+                       "].format: the skew-aware planner predicts loads from a generator's "
+                       "parameters; " +
+                       why_not + " (plan it skew-blind: \"sharding\": \"auto_skew_blind\")");
     table.bag_size = static_cast<double>(std::max<std::int64_t>(1, data.max_nnz));  // all a trace's config says
     return table;
   }
@@ -138,17 +138,14 @@ std::vector<RankLoad> expected_loads(const TableModel& table, Ownership ownershi
 std::vector<std::int64_t> owned_rows(const TableModel& table, Ownership ownership, int ranks) {
   std::vector<std::int64_t> rows(static_cast<std::size_t>(ranks), 0);
   switch (ownership) {
-    case Ownership::kOneRank:
-      rows[0] = table.rows;
-      break;
+    case Ownership::kOneRank: rows[0] = table.rows; break;
     case Ownership::kEveryRank:
-    case Ownership::kReplicas:
-      rows.assign(rows.size(), table.rows);
-      break;
+    case Ownership::kReplicas: rows.assign(rows.size(), table.rows); break;
     case Ownership::kRowBlocks: {
       const std::int64_t block = ceil_div(table.rows, ranks);
       for (int r = 0; r < ranks; ++r)
-        rows[static_cast<std::size_t>(r)] = std::max<std::int64_t>(0, std::min(table.rows, (r + 1) * block) - r * block);
+        rows[static_cast<std::size_t>(r)] =
+            std::max<std::int64_t>(0, std::min(table.rows, (r + 1) * block) - r * block);
       break;
     }
     case Ownership::kKeyModulo: {

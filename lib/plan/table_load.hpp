@@ -25,14 +25,14 @@ namespace embscale::plan {
 using embedding::Ownership;
 
 struct TableModel {
-  std::int32_t slot = 0;              // in the Data layer
+  std::int32_t slot = 0;  // in the Data layer
   std::int64_t rows = 0;
-  Key offset = 0;                     // the slot's first unified key
-  double bag_size = 0.0;              // mean keys per (sample, slot) bag
+  Key offset = 0;         // the slot's first unified key
+  double bag_size = 0.0;  // mean keys per (sample, slot) bag
   KeyPopularity popularity = KeyPopularity::uniform(1);
   // The unified key of key index i (the slot's offset + its mapped index).
   std::function<Key(std::int64_t)> key_of_index;
-  bool identity_mapping = true;       // key_of_index(i) == offset + i
+  bool identity_mapping = true;  // key_of_index(i) == offset + i
 };
 
 struct RankLoad {

@@ -60,8 +60,9 @@ void ParameterServer::apply(std::int64_t step, std::span<const Key> keys, std::s
 void ParameterServer::on_push(int source, std::int64_t step, Push push) {
   const std::size_t t = trainer_index(source);
   if (step != applied_[t] + 1)
-    throw Error("parameter server (rank " + std::to_string(channel_.rank()) + "): trainer rank " + std::to_string(source) +
-                " pushed step " + std::to_string(step) + " after step " + std::to_string(applied_[t]));
+    throw Error("parameter server (rank " + std::to_string(channel_.rank()) + "): trainer rank " +
+                std::to_string(source) + " pushed step " + std::to_string(step) + " after step " +
+                std::to_string(applied_[t]));
   received_[t] = step;
   ++stats_.pushes;
   stats_.keys_pushed += static_cast<std::int64_t>(push.keys.size());
@@ -79,7 +80,8 @@ void ParameterServer::on_push(int source, std::int64_t step, Push push) {
   // engine's key router, one owner), and per key the sum of its gradients in that order.
   merged_keys_.clear();
   for (const Push& p : held.pushes) merged_keys_.insert(merged_keys_.end(), p.keys.begin(), p.keys.end());
-  router_.route(merged_keys_, 1, [](Key) { return 0; }, merged_);
+  router_.route(
+      merged_keys_, 1, [](Key) { return 0; }, merged_);
   const std::span<const Key> keys = merged_.send_keys;
   std::vector<float>& grads = merged_grads_;
   grads.assign(keys.size() * dim_, 0.0f);

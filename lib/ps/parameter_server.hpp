@@ -37,12 +37,12 @@ struct ServerOptions {
 // What one serve() did. Staleness of a served pull of step s: (s - 1) minus the last step every
 // trainer's pushes had been applied through when it was answered (0 in synchronous mode).
 struct ServeStats {
-  std::int64_t pulls = 0, pushes = 0;            // requests answered / applied
+  std::int64_t pulls = 0, pushes = 0;  // requests answered / applied
   std::int64_t keys_pulled = 0, keys_pushed = 0;
-  std::int64_t deferred_pulls = 0;               // pulls that had to wait for pushes
+  std::int64_t deferred_pulls = 0;  // pulls that had to wait for pushes
   std::int64_t max_staleness = 0;
-  double busy_seconds = 0;  // handling requests (receiving payloads, table reads, updates, answers)
-  double idle_seconds = 0;  // waiting for the next request
+  double busy_seconds = 0;    // handling requests (receiving payloads, table reads, updates, answers)
+  double idle_seconds = 0;    // waiting for the next request
   double read_seconds = 0;    // of busy_seconds: the shard's reads for pulls
   double update_seconds = 0;  // of busy_seconds: the optimizer's updates of the shard
 };
@@ -85,11 +85,11 @@ class ParameterServer {
   embedding::RowStore& shard_;
   const embedding::SparseOptimizer& optimizer_;
   std::size_t dim_;
-  std::vector<std::int64_t> applied_;               // per trainer: the last step of its pushes applied
-  std::vector<std::int64_t> received_;              // per trainer: the last step of its pushes received
-  std::vector<bool> finished_;                      // per trainer: sent kDone
+  std::vector<std::int64_t> applied_;   // per trainer: the last step of its pushes applied
+  std::vector<std::int64_t> received_;  // per trainer: the last step of its pushes received
+  std::vector<bool> finished_;          // per trainer: sent kDone
   std::size_t finished_count_ = 0;
-  std::deque<Pull> waiting_;                        // pulls not yet eligible, in arrival order
+  std::deque<Pull> waiting_;  // pulls not yet eligible, in arrival order
   struct HeldStep {
     std::vector<Push> pushes;  // per trainer
     std::size_t arrived = 0;

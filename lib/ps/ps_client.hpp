@@ -42,11 +42,11 @@ class PsClient {
   comm::MessageChannel& channel_;
   std::vector<int> servers_;
   std::size_t dim_;
-  std::vector<std::uint32_t> server_; // per caller's key: its server
-  std::vector<Key> grouped_;          // the caller's keys grouped by server
-  std::vector<std::size_t> counts_;   // per server: its keys in grouped_
-  std::vector<std::size_t> order_;    // per grouped key: its index in the caller's keys
-  std::vector<float> values_;         // rows received / gradients to send, in grouped order
+  std::vector<std::uint32_t> server_;  // per caller's key: its server
+  std::vector<Key> grouped_;           // the caller's keys grouped by server
+  std::vector<std::size_t> counts_;    // per server: its keys in grouped_
+  std::vector<std::size_t> order_;     // per grouped key: its index in the caller's keys
+  std::vector<float> values_;          // rows received / gradients to send, in grouped order
 };
 
 }  // namespace embscale::ps

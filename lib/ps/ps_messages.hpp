@@ -34,7 +34,8 @@ inline constexpr int kHeaderTag = 7001, kKeysTag = 7002, kGradsTag = 7003, kRows
 // mix64(key) % servers and fill only some of its table's buckets.
 inline constexpr std::uint64_t kShardSeed = 0x5053'4b45'5953ULL;
 inline int server_of(Key key, int servers) noexcept {
-  return static_cast<int>(hash_combine(kShardSeed, static_cast<std::uint64_t>(key)) % static_cast<std::uint64_t>(servers));
+  return static_cast<int>(hash_combine(kShardSeed, static_cast<std::uint64_t>(key)) %
+                          static_cast<std::uint64_t>(servers));
 }
 
 }  // namespace embscale::ps

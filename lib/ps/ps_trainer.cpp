@@ -20,7 +20,8 @@ double PsTrainer::step(std::int64_t step, const Batch& batch, embedding::StepRec
   const int servers = client_.servers();
   // split_ids: each distinct id once, grouped by the server that owns it (the hash the servers
   // shard by), in one pass of the engine's key router.
-  router_.route(batch.keys, servers, [servers](Key key) { return server_of(key, servers); }, routed_);
+  router_.route(
+      batch.keys, servers, [servers](Key key) { return server_of(key, servers); }, routed_);
   recorder.lap("dedup");
   const std::span<const Key> keys = routed_.send_keys;
   rows_.resize(keys.size() * dim);

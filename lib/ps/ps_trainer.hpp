@@ -19,8 +19,9 @@ namespace embscale::ps {
 // A trainer's phases, in the order one step records them.
 inline constexpr embedding::PhaseDefinition kTrainerPhases[] = {
     {"dedup", "split_ids: the batch's distinct ids grouped by their server, and each occurrence's index among them"},
-    {"pull", "prefetch: each server's ids out, their rows back (waits for the servers' table reads "
-             "and, asynchronous, for the staleness bound)"},
+    {"pull",
+     "prefetch: each server's ids out, their rows back (waits for the servers' table reads "
+     "and, asynchronous, for the staleness bound)"},
     {"pool", "each bag's rows summed (mean: averaged)"},
     {"loss", "stand-in dense model: a regression loss and its gradient per bag"},
     {"unpool", "each id's gradient, summed over the bags it is in"},

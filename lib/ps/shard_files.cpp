@@ -31,7 +31,8 @@ int saved_server_count(const std::filesystem::path& directory) {
   if (error) throw InputError(directory.string() + ": cannot read the saved shards: " + error.message());
   std::map<int, std::set<int>> found;  // server count -> servers present
   for (const auto& entry : it)
-    if (const auto parsed = parse_shard_name(entry.path().filename().string())) found[parsed->second].insert(parsed->first);
+    if (const auto parsed = parse_shard_name(entry.path().filename().string()))
+      found[parsed->second].insert(parsed->first);
   if (found.empty())
     throw InputError(directory.string() + ": no saved parameter-server shards (expected files shard-<i>-of-<S>.kv)");
   if (found.size() > 1) {
@@ -100,8 +101,8 @@ ShardLoad load(const ShardAccess& shard, const std::filesystem::path& directory,
   const auto width = static_cast<std::size_t>(shard.row_width);
   for (int i = 0; i < out.saved_servers; ++i) {
     if (same && i != server) continue;
-    const kv::TableFileContents contents = kv::read_dump(shard_path(directory, i, out.saved_servers), shard.options,
-                                                         shard.row_width, kv::KeyType::kInt64);
+    const kv::TableFileContents contents =
+        kv::read_dump(shard_path(directory, i, out.saved_servers), shard.options, shard.row_width, kv::KeyType::kInt64);
     keys.clear();
     scores.clear();
     values.clear();

@@ -28,8 +28,8 @@ void save_shard(const embedding::RowStore& shard, const std::filesystem::path& d
 struct ShardLoad {
   int saved_servers = 0;
   std::int64_t files_read = 0;
-  std::int64_t entries_read = 0;   // in those files
-  std::int64_t entries_kept = 0;   // restored here (the ones that hash to this server)
+  std::int64_t entries_read = 0;  // in those files
+  std::int64_t entries_kept = 0;  // restored here (the ones that hash to this server)
   std::int64_t evicted = 0, refused = 0;
 };
 
@@ -37,8 +37,7 @@ struct ShardLoad {
 // directory's: exactly one complete set shard-0..S-1-of-S. InputError, naming the directory and
 // the files, when there is none, when shards of two counts are there, or when one is missing;
 // a file that does not load into `shard` (kv's rules) names its path and the field.
-ShardLoad load_shard(kv::KvTable<std::int64_t>& shard, const std::filesystem::path& directory, int server,
-                     int servers);
+ShardLoad load_shard(kv::KvTable<std::int64_t>& shard, const std::filesystem::path& directory, int server, int servers);
 ShardLoad load_shard(embedding::RowStore& shard, const std::filesystem::path& directory, int server, int servers);
 
 }  // namespace embscale::ps

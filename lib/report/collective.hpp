@@ -33,5 +33,4 @@ bool same_on_all_ranks(comm::Communicator& comm, std::uint64_t digest);
 // Moving rank 0's strings and agreeing on failures live in lib/comm (broadcast_strings in
 // communicator.hpp, all_or_none in failure.hpp).
 
-
 }  // namespace embscale::report

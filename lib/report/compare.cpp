@@ -214,8 +214,10 @@ GateSelection parse_gate_selection(const std::vector<std::string>& names) {
     else if (name == "bytes") gate.bytes = true;
     else if (name == "other") gate.other = true;
     else if (name == "all") gate = {true, true, true, true};
-    else if (name == "none") {}
-    else throw InputError("--gate: expected step, phases, bytes, other, all or none (comma-separated), got \"" + name + "\"");
+    else if (name == "none") {
+    } else
+      throw InputError("--gate: expected step, phases, bytes, other, all or none (comma-separated), got \"" + name +
+                       "\"");
   }
   return gate;
 }
@@ -248,8 +250,8 @@ Comparison compare_reports(const ReportData& base, const ReportData& next, const
   out.matched_runs = pairing.pairs.size();
   out.unpaired_base = pairing.unpaired_base;
   out.unpaired_next = pairing.unpaired_next;
-  std::vector<std::size_t> pair_of;     // per figure: the index of its pair
-  std::vector<double> pair_base_step;   // per pair: the median base step time (0: none)
+  std::vector<std::size_t> pair_of;    // per figure: the index of its pair
+  std::vector<double> pair_base_step;  // per pair: the median base step time (0: none)
   double log_ratio_sum = 0;
   for (std::size_t p = 0; p < pairing.pairs.size(); ++p) {
     pair_base_step.push_back(0.0);

@@ -60,35 +60,35 @@ std::string describe(const GateSelection& gate);
 std::string describe_as_names(const GateSelection& gate);  // "step" for the default: --gate's words
 
 struct CompareOptions {
-  double alpha = 0.05;            // family-wise significance level over the gated figures
+  double alpha = 0.05;  // family-wise significance level over the gated figures
   // Smallest relative change that counts. Unset: kMinChangeRepetitions with repetitions,
   // kMinChangeSingleRuns with single runs, whose tests cannot see run-to-run shifts.
   std::optional<double> min_change;
-  std::size_t blocks = 10;        // block means per run when there are no repetitions
-  double warmup_fraction = 0.1;   // leading share of iterations left out of every run
+  std::size_t blocks = 10;       // block means per run when there are no repetitions
+  double warmup_fraction = 0.1;  // leading share of iterations left out of every run
   GateSelection gate;
   std::vector<std::string> ignored_parameters;  // paired as equal whatever their values (--ignore)
 };
 
 struct FigureComparison {
-  std::string run;                // the pair's parameters, "name=value ..." (ignored: "name=base->new")
-  std::string figure;             // step_time, throughput_samples_per_s, phase:<name>, bytes_sent
+  std::string run;     // the pair's parameters, "name=value ..." (ignored: "name=base->new")
+  std::string figure;  // step_time, throughput_samples_per_s, phase:<name>, bytes_sent
   bool higher_is_better = false;
-  bool gated = false;             // in the family the verdict is drawn from
-  double base = 0;                // median of the samples
+  bool gated = false;  // in the family the verdict is drawn from
+  double base = 0;     // median of the samples
   double next = 0;
-  double relative_change = 0;     // (next - base) / base
-  double p_value = 1;             // one-sided test in the direction of the observed change
-  double p_worse = 1;             // one-sided test in the "worse" direction (what Holm adjusts)
-  double p_holm = 1;              // Holm-adjusted p_worse (gated figures; 1 otherwise)
-  double smallest_p = 0;          // the smallest p-value the test can give these sample sizes
-  bool below_floor = false;       // a phase whose change is too small a share of the step to gate
-  std::string sampling;           // how the samples were formed
-  std::string missing_on;         // "base" or "new" when a side lacks the figure (then not tested)
-  double min_change = 0;          // the size threshold applied (CompareOptions::min_change or its default)
-  bool regression = false;        // gated, Holm-significant, worse by more than min_change (and the floor)
-  bool slower = false;            // not gated, but would be a regression were it tested alone
-  bool improvement = false;       // better by more than min_change, significant alone
+  double relative_change = 0;  // (next - base) / base
+  double p_value = 1;          // one-sided test in the direction of the observed change
+  double p_worse = 1;          // one-sided test in the "worse" direction (what Holm adjusts)
+  double p_holm = 1;           // Holm-adjusted p_worse (gated figures; 1 otherwise)
+  double smallest_p = 0;       // the smallest p-value the test can give these sample sizes
+  bool below_floor = false;    // a phase whose change is too small a share of the step to gate
+  std::string sampling;        // how the samples were formed
+  std::string missing_on;      // "base" or "new" when a side lacks the figure (then not tested)
+  double min_change = 0;       // the size threshold applied (CompareOptions::min_change or its default)
+  bool regression = false;     // gated, Holm-significant, worse by more than min_change (and the floor)
+  bool slower = false;         // not gated, but would be a regression were it tested alone
+  bool improvement = false;    // better by more than min_change, significant alone
 };
 
 struct Comparison {
@@ -96,7 +96,7 @@ struct Comparison {
   std::size_t matched_runs = 0;
   std::size_t unpaired_base = 0;  // runs without a partner on the other side (not compared)
   std::size_t unpaired_next = 0;
-  std::size_t gated_tests = 0;    // the size of Holm's family
+  std::size_t gated_tests = 0;  // the size of Holm's family
   // Geometric mean over the paired runs of new/base of the median step time (benchmark files:
   // real_time). 1.0 when no pair has one.
   double step_time_ratio_geomean = 1;

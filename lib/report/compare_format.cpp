@@ -36,7 +36,8 @@ std::string format_comparison(const Comparison& c, const CompareOptions& o) {
   std::vector<std::string> missing;
   for (const auto& f : c.figures) {
     if (!f.missing_on.empty()) {
-      missing.push_back(f.figure + " (" + f.run + "): only in the " + (f.missing_on == "base" ? "new" : "base") + " report");
+      missing.push_back(f.figure + " (" + f.run + "): only in the " + (f.missing_on == "base" ? "new" : "base") +
+                        " report");
       continue;
     }
     if (f.run != current_run) {
@@ -63,9 +64,10 @@ std::string format_comparison(const Comparison& c, const CompareOptions& o) {
     return f.gated && f.sampling.rfind("block means", 0) == 0;
   });
   if (single_runs)
-    text += "note: single runs: the tests see the noise inside each run, not the shifts between runs, which on a "
-            "shared machine can exceed --min-change (README \"Comparing runs\" has measured rates); to gate CI, "
-            "compare 5 or more repetitions a side\n";
+    text +=
+        "note: single runs: the tests see the noise inside each run, not the shifts between runs, which on a "
+        "shared machine can exceed --min-change (README \"Comparing runs\" has measured rates); to gate CI, "
+        "compare 5 or more repetitions a side\n";
   if (c.unpaired_base + c.unpaired_next > 0)
     text += "not compared: " + std::to_string(c.unpaired_base) + " base and " + std::to_string(c.unpaired_next) +
             " new run(s) without a partner of the same parameters (--ignore pairs them)\n";
@@ -81,20 +83,35 @@ std::string format_comparison(const Comparison& c, const CompareOptions& o) {
 nlohmann::json comparison_to_json(const Comparison& c, const CompareOptions& o) {
   nlohmann::json figures = nlohmann::json::array();
   for (const auto& f : c.figures)
-    figures.push_back({{"run", f.run}, {"figure", f.figure}, {"higher_is_better", f.higher_is_better},
-                       {"gated", f.gated}, {"base", f.base}, {"new", f.next},
-                       {"relative_change", f.relative_change}, {"p_value", f.p_value}, {"p_worse", f.p_worse},
+    figures.push_back({{"run", f.run},
+                       {"figure", f.figure},
+                       {"higher_is_better", f.higher_is_better},
+                       {"gated", f.gated},
+                       {"base", f.base},
+                       {"new", f.next},
+                       {"relative_change", f.relative_change},
+                       {"p_value", f.p_value},
+                       {"p_worse", f.p_worse},
                        {"p_holm", f.gated ? nlohmann::json(f.p_holm) : nlohmann::json(nullptr)},
-                       {"below_floor", f.below_floor}, {"sampling", f.sampling}, {"missing_on", f.missing_on},
+                       {"below_floor", f.below_floor},
+                       {"sampling", f.sampling},
+                       {"missing_on", f.missing_on},
                        {"min_change", f.min_change},
                        {"regression", f.regression},
-                       {"slower_not_gated", f.slower}, {"improvement", f.improvement}});
-  return {{"alpha", o.alpha}, {"min_change", min_change_text(o)}, {"gate", describe(o.gate)},
-          {"ignored_parameters", o.ignored_parameters}, {"matched_runs", c.matched_runs},
-          {"unpaired_base_runs", c.unpaired_base}, {"unpaired_new_runs", c.unpaired_next},
-          {"gated_tests", c.gated_tests}, {"step_time_ratio_geomean", c.step_time_ratio_geomean},
+                       {"slower_not_gated", f.slower},
+                       {"improvement", f.improvement}});
+  return {{"alpha", o.alpha},
+          {"min_change", min_change_text(o)},
+          {"gate", describe(o.gate)},
+          {"ignored_parameters", o.ignored_parameters},
+          {"matched_runs", c.matched_runs},
+          {"unpaired_base_runs", c.unpaired_base},
+          {"unpaired_new_runs", c.unpaired_next},
+          {"gated_tests", c.gated_tests},
+          {"step_time_ratio_geomean", c.step_time_ratio_geomean},
           {"warnings", c.warnings},
-          {"regression", c.any_regression}, {"figures", figures}};
+          {"regression", c.any_regression},
+          {"figures", figures}};
 }
 
 }  // namespace embscale::report

@@ -16,7 +16,8 @@ double seconds_per_unit(const std::string& unit, const std::filesystem::path& pa
   if (unit == "us") return 1e-6;
   if (unit == "ms") return 1e-3;
   if (unit == "s") return 1.0;
-  throw InputError(path.string() + ": benchmarks[].time_unit: expected \"ns\", \"us\", \"ms\" or \"s\", got \"" + unit + "\"");
+  throw InputError(path.string() + ": benchmarks[].time_unit: expected \"ns\", \"us\", \"ms\" or \"s\", got \"" + unit +
+                   "\"");
 }
 
 }  // namespace

@@ -38,8 +38,7 @@ inline herr_t check(herr_t status, std::string_view what) {
   return status;
 }
 
-template <herr_t (*Close)(hid_t)>
-class Handle {
+template <herr_t (*Close)(hid_t)> class Handle {
  public:
   Handle() = default;
   // Takes ownership of `id`, the result of the HDF5 call described by `what`; throws if negative.

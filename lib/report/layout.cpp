@@ -47,7 +47,8 @@ std::map<std::string, std::string> parse_phase_meanings(const std::string& text)
   for (std::size_t start = 0; start < text.size();) {
     const auto end = std::min(text.find('\n', start), text.size());
     const std::string line = text.substr(start, end - start);
-    if (const auto colon = line.find(": "); colon != std::string::npos) out[line.substr(0, colon)] = line.substr(colon + 2);
+    if (const auto colon = line.find(": "); colon != std::string::npos)
+      out[line.substr(0, colon)] = line.substr(colon + 2);
     start = end + 1;
   }
   return out;
@@ -153,10 +154,12 @@ void SummaryTable::write(hid_t parent, const std::string& name, bool root, hid_t
   for (std::size_t r = 0; root && r < rows_.size(); ++r)
     for (std::size_t f = 0; f < first.size(); ++f) {
       unsigned char* at = records.data() + r * record_size_ + offsets_[f];
-      std::visit([&](const auto& v) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) std::memcpy(at, v.data(), v.size());
-        else std::memcpy(at, &v, sizeof v);
-      }, rows_[r][f].value);
+      std::visit(
+          [&](const auto& v) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) std::memcpy(at, v.data(), v.size());
+            else std::memcpy(at, &v, sizeof v);
+          },
+          rows_[r][f].value);
     }
   const std::string where = "/" + name;
   const Dataspace file_space = simple_space({rows_.size()}, "dataspace of " + where);

@@ -70,8 +70,8 @@ std::string machine_description() {
   if (cpu.empty()) cpu = "unknown CPU";
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   const std::string memory = proc_value("/proc/meminfo", "MemTotal");
-  return cpu + ", " + std::to_string(cores) + " logical cores, " +
-         (memory.empty() ? std::string("unknown") : memory) + " memory";
+  return cpu + ", " + std::to_string(cores) + " logical cores, " + (memory.empty() ? std::string("unknown") : memory) +
+         " memory";
 }
 
 // Models of the NVIDIA GPUs the driver lists, sorted ("none" without driver or GPUs).
@@ -110,13 +110,21 @@ RunMetadata collect_run_metadata(comm::Communicator& comm, const std::string& co
   const bool root = comm.rank() == 0;
   const std::string hosts = hosts_on_root(comm);
   // Names and rank 0's values, in one order on every rank.
-  const std::vector<std::string> names{"created_utc", "command_line", "config_json", "mpi_library_version",
-                                       "mpi_environment", "hosts", "machine", "gpu", "slurm_job_id"};
+  const std::vector<std::string> names{"created_utc",     "command_line", "config_json", "mpi_library_version",
+                                       "mpi_environment", "hosts",        "machine",     "gpu",
+                                       "slurm_job_id"};
   std::vector<std::string> values(names.size());
   if (root) {
     const char* job = std::getenv("SLURM_JOB_ID");
-    values = {utc_timestamp("%Y-%m-%dT%H:%M:%SZ"), command_line, config_json, mpi_library_version(), mpi_environment(),
-              hosts, machine_description(), gpu_description(), job ? job : ""};
+    values = {utc_timestamp("%Y-%m-%dT%H:%M:%SZ"),
+              command_line,
+              config_json,
+              mpi_library_version(),
+              mpi_environment(),
+              hosts,
+              machine_description(),
+              gpu_description(),
+              job ? job : ""};
   }
   values = comm::broadcast_strings(comm, std::move(values));
 

@@ -23,8 +23,7 @@ herr_t collect_link(hid_t, const char* name, const H5L_info_t*, void* out) {
   return 0;
 }
 
-template <class Iterate>
-std::vector<std::string> names_in_order(Iterate iterate, const std::string& where) {
+template <class Iterate> std::vector<std::string> names_in_order(Iterate iterate, const std::string& where) {
   std::vector<std::string> names;
   for (const H5_index_t index : {H5_INDEX_CRT_ORDER, H5_INDEX_NAME}) {
     names.clear();
@@ -37,15 +36,19 @@ std::vector<std::string> names_in_order(Iterate iterate, const std::string& wher
 }
 
 std::vector<std::string> attribute_names(hid_t object, const std::string& where) {
-  return names_in_order([&](H5_index_t index, hsize_t* position, std::vector<std::string>* out) {
-    return H5Aiterate2(object, index, H5_ITER_INC, position, collect_attribute, out);
-  }, where);
+  return names_in_order(
+      [&](H5_index_t index, hsize_t* position, std::vector<std::string>* out) {
+        return H5Aiterate2(object, index, H5_ITER_INC, position, collect_attribute, out);
+      },
+      where);
 }
 
 std::vector<std::string> link_names(hid_t group, const std::string& where) {
-  return names_in_order([&](H5_index_t index, hsize_t* position, std::vector<std::string>* out) {
-    return H5Literate(group, index, H5_ITER_INC, position, collect_link, out);
-  }, where);
+  return names_in_order(
+      [&](H5_index_t index, hsize_t* position, std::vector<std::string>* out) {
+        return H5Literate(group, index, H5_ITER_INC, position, collect_link, out);
+      },
+      where);
 }
 
 // The memory type for reading the variable-length strings of `file_type`: of its character set,
@@ -90,8 +93,7 @@ SummaryValue read_attribute(hid_t object, const std::string& name, const std::st
       check(H5Aread(attr, type, buffer.data()), "read " + what);
       return std::string(buffer.c_str());
     }
-    default:
-      return std::string("(unsupported type)");
+    default: return std::string("(unsupported type)");
   }
 }
 
@@ -101,8 +103,7 @@ std::map<std::string, SummaryValue> read_attributes(hid_t object, const std::str
   return out;
 }
 
-template <class T>
-hid_t native_type() {
+template <class T> hid_t native_type() {
   if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
   else return H5T_NATIVE_INT64;
 }
@@ -132,8 +133,7 @@ std::vector<T> read_array(hid_t group, const std::string& name, const std::strin
   return values;
 }
 
-template <class T>
-Matrix<T> read_matrix(hid_t group, const std::string& name, const std::string& where) {
+template <class T> Matrix<T> read_matrix(hid_t group, const std::string& name, const std::string& where) {
   std::vector<hsize_t> extent;
   Matrix<T> m;
   m.values = read_array<T>(group, name, where, 2, kPerRank, extent);

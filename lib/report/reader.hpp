@@ -18,8 +18,7 @@
 namespace embscale::report {
 
 // A row-major [rows, cols] array: rows are iterations, columns ranks.
-template <class T>
-struct Matrix {
+template <class T> struct Matrix {
   std::size_t rows = 0;
   std::size_t cols = 0;
   std::vector<T> values;  // rows * cols, row after row
@@ -31,14 +30,14 @@ struct Matrix {
 struct ReportData {
   struct Run {
     std::string id;
-    std::vector<SummaryField> parameters;  // the run group's attributes in written order,
-                                           // without the structural ones (phases, samples)
-    std::vector<std::string> phase_names;  // execution order
+    std::vector<SummaryField> parameters;               // the run group's attributes in written order,
+                                                        // without the structural ones (phases, samples)
+    std::vector<std::string> phase_names;               // execution order
     std::map<std::string, std::string> phase_meanings;  // phase -> what it covers (may be empty)
-    std::string samples;                   // "raw": every iteration is stored
-    std::optional<std::int64_t> point;       // sweeps: the point's index
-    std::optional<std::int64_t> repetition;  // sweeps: the repetition of the point
-    std::string sharding_plan;             // the plan's JSON (runs of planned configs); else empty
+    std::string samples;                                // "raw": every iteration is stored
+    std::optional<std::int64_t> point;                  // sweeps: the point's index
+    std::optional<std::int64_t> repetition;             // sweeps: the repetition of the point
+    std::string sharding_plan;                          // the plan's JSON (runs of planned configs); else empty
     // Merged reports: the root attributes of the report the run was written to (its config,
     // job, hosts, time); empty in a report a run wrote itself (the root attributes hold them).
     std::map<std::string, SummaryValue> metadata;

@@ -43,8 +43,9 @@ std::map<std::string, Group> group_side(const ReportData& data, const std::set<s
       group.kept = kept;
       group.ignored_values = dropped;
     } else if (group.ignored_values != dropped) {
-      throw InputError(std::string("--ignore: the ") + side + " report holds runs that differ only in ignored parameters (" +
-                       join(group.ignored_values) + " against " + join(dropped) + "; run " + run.id +
+      throw InputError(std::string("--ignore: the ") + side +
+                       " report holds runs that differ only in ignored parameters (" + join(group.ignored_values) +
+                       " against " + join(dropped) + "; run " + run.id +
                        "): ignoring them would take different measurements for repetitions; compare them "
                        "one report at a time");
     }
@@ -102,7 +103,8 @@ Pairing pair_runs(const ReportData& base, const ReportData& next, const std::vec
   const std::set<std::string> ignored(ignored_names.begin(), ignored_names.end());
   for (const auto& name : ignored) {
     const auto has = [&](const ReportData& d) {
-      return std::any_of(d.runs.begin(), d.runs.end(), [&](const auto& run) { return parameters_of(run).count(name) > 0; });
+      return std::any_of(d.runs.begin(), d.runs.end(),
+                         [&](const auto& run) { return parameters_of(run).count(name) > 0; });
     };
     if (!has(base) && !has(next))
       throw InputError("--ignore " + name + ": no run of either report has a parameter of that name");

@@ -30,7 +30,8 @@ std::string table_problem(const std::string& key, const ReportTable& table) {
   if (std::string p = bad_name(group, "table group"); !p.empty()) return p;
   if (std::string p = bad_name(key.substr(slash + 1), "table"); !p.empty()) return p;
   if (is_reserved_run_group(group))
-    return "table " + key + ": the group " + group + " is reserved (timings, counters, series, metadata, "
+    return "table " + key + ": the group " + group +
+           " is reserved (timings, counters, series, metadata, "
            "timings_summary and counters_summary hold no tables)";
   if (table.columns.empty()) return "table " + key + " has no columns";
   for (const auto& column : table.columns)
@@ -62,7 +63,8 @@ std::string describe_run(const RunRecord& run, Digest& digest, std::vector<PerRa
     note(bad_name(p.name, "parameter"));
     if (is_structural_attribute(p.name)) note("parameter name \"" + p.name + "\" is reserved");
   }
-  digest.add(static_cast<std::uint64_t>(run.point.value_or(-1))).add(static_cast<std::uint64_t>(run.repetition.value_or(-1)));
+  digest.add(static_cast<std::uint64_t>(run.point.value_or(-1)))
+      .add(static_cast<std::uint64_t>(run.repetition.value_or(-1)));
   digest.add(join_names(run.phase_names));
   digest.add(join_names(run.phase_meanings));
   digest.add(run.sharding_plan);  // planned identically on every rank
@@ -92,8 +94,7 @@ std::string describe_run(const RunRecord& run, Digest& digest, std::vector<PerRa
   return problem;
 }
 
-template <class T>
-hid_t native_type() {
+template <class T> hid_t native_type() {
   if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
   else return H5T_NATIVE_INT64;
 }
@@ -101,8 +102,8 @@ hid_t native_type() {
 // [iterations, ranks]: this rank writes column `rank` (zeros when it recorded nothing) in one
 // collective write with every other rank.
 template <class T>
-void write_column(hid_t group, const std::string& name, const std::vector<T>& column, hsize_t iterations,
-                  int rank, int ranks, hid_t collective) {
+void write_column(hid_t group, const std::string& name, const std::vector<T>& column, hsize_t iterations, int rank,
+                  int ranks, hid_t collective) {
   const std::string where = object_name(group) + "/" + name;
   const hsize_t columns = static_cast<hsize_t>(ranks);
   Dataset dataset = create_dataset(group, name, native_type<T>(), {iterations, columns}, where);
@@ -179,7 +180,8 @@ ReportWriter::ReportWriter(comm::Communicator& comm, std::filesystem::path final
   Digest digest;
   for (const auto& [name, value] : metadata.attributes) digest.add(name).add_value(value);
   if (!same_on_all_ranks(comm, digest.value()))
-    throw Error(final_path_.string() + ": report metadata differs between ranks (collect it with "
+    throw Error(final_path_.string() +
+                ": report metadata differs between ranks (collect it with "
                 "collect_run_metadata, which is collective)");
 
   register_temp_file(temp_path_);
@@ -232,7 +234,8 @@ void ReportWriter::remove_temp_file() noexcept {
 
 void ReportWriter::agree(std::uint64_t digest, const std::string& what) {
   if (!same_on_all_ranks(comm_, digest))
-    throw Error(final_path_.string() + ": " + what + " differs between ranks; every HDF5 metadata call is "
+    throw Error(final_path_.string() + ": " + what +
+                " differs between ranks; every HDF5 metadata call is "
                 "collective, so every rank must pass the same names, sizes and attribute values");
 }
 
@@ -264,7 +267,8 @@ void ReportWriter::write_run(const RunRecord& run) {
   for (const auto& p : run.parameters) write_attribute(group, p.name, p.value, "/runs/" + run.id);
   write_attribute(group, "phases", join_names(run.phase_names), "/runs/" + run.id);
   if (!run.phase_meanings.empty())
-    write_attribute(group, "phase_meanings", phase_meanings_text(run.phase_names, run.phase_meanings), "/runs/" + run.id);
+    write_attribute(group, "phase_meanings", phase_meanings_text(run.phase_names, run.phase_meanings),
+                    "/runs/" + run.id);
   write_attribute(group, "samples", std::string("raw"), "/runs/" + run.id);  // no cap applied yet
   if (run.point) write_attribute(group, "point", *run.point, "/runs/" + run.id);
   if (run.repetition) write_attribute(group, "repetition", *run.repetition, "/runs/" + run.id);

@@ -20,8 +20,9 @@ void attach_dense_tower(comm::Communicator& comm, const config::Config& config, 
   for (const auto& d : config.dense)
     specs.push_back({d.num_output, d.partition_dim == 1 ? model::PartitionDim::kFeature : model::PartitionDim::kData});
   const std::int64_t inputs = static_cast<std::int64_t>(spec.slots()) * spec.dim();
-  auto tower = std::make_shared<model::DenseTower>(comm, inputs, specs, hash_combine(config.solver.seed, 0xde45e70e4ULL),
-                                                   static_cast<float>(config.optimizer.learning_rate));
+  auto tower =
+      std::make_shared<model::DenseTower>(comm, inputs, specs, hash_combine(config.solver.seed, 0xde45e70e4ULL),
+                                          static_cast<float>(config.optimizer.learning_rate));
   auto output_grad = std::make_shared<std::vector<float>>();
   const std::int64_t global_batch = config.solver.batchsize;
   engine.set_objective(layer, [tower, output_grad, global_batch, prefix = engine.prefix(layer), &comm](

@@ -15,8 +15,9 @@ namespace embscale::run {
 inline constexpr embedding::PhaseDefinition kDensePhases[] = {
     {"dense_forward", "dense tower: the connections between partitionings and InnerProduct + ReLU, forward"},
     {"loss", "stand-in objective: a regression loss of the tower's output and its gradient per sample"},
-    {"dense_backward", "dense tower: backward and SGD of W and b (data-parallel layers allreduce their gradients), "
-                       "the connections back to the embedding output's gradient"},
+    {"dense_backward",
+     "dense tower: backward and SGD of W and b (data-parallel layers allreduce their gradients), "
+     "the connections back to the embedding output's gradient"},
 };
 
 // Sets the objective of the engine's layer config.dense_input to the tower (no-op without

@@ -22,21 +22,18 @@ void warn_of_refused_keys(const config::Config& config, const RunSummary& summar
   const std::string layers = warning_layers(config);
   if (rank != 0 || summary.refused_keys == 0 || layers.empty()) return;
   err << "embscale: warning: the dynamic tables could not insert " << summary.refused_keys
-      << " keys over the run's timed iterations (full buckets of higher scores; safe_check_mode WARNING in "
-      << layers << "): their rows read as zeros; raise max_capacity or bucket_capacity (the report's "
+      << " keys over the run's timed iterations (full buckets of higher scores; safe_check_mode WARNING in " << layers
+      << "): their rows read as zeros; raise max_capacity or bucket_capacity (the report's "
       << "refused counter has them per step)\n";
 }
 
 void check_training_for_ranks(const config::Config& config, int ranks) {
-  if (config::runs_on_parameter_servers(config))
-    (void)check_parameter_server_run(config, ranks);
-  else
-    check_config_for_ranks(config, ranks);
+  if (config::runs_on_parameter_servers(config)) (void)check_parameter_server_run(config, ranks);
+  else check_config_for_ranks(config, ranks);
 }
 
-TrainingRun train(comm::Communicator& comm, const config::Config& config, BatchSource& source,
-                             std::ostream* progress, const StopCheck& stop_check,
-                             const std::string& progress_prefix) {
+TrainingRun train(comm::Communicator& comm, const config::Config& config, BatchSource& source, std::ostream* progress,
+                  const StopCheck& stop_check, const std::string& progress_prefix) {
   TrainingRun run = config::runs_on_parameter_servers(config)
                         ? run_parameter_server(comm, config, source, progress, stop_check, progress_prefix)
                         : run_training(comm, config, source, progress, stop_check, progress_prefix);

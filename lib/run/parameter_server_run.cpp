@@ -14,11 +14,11 @@
 #include "core/stop_request.hpp"
 #include "core/timer.hpp"
 #include "embedding/engine.hpp"
-#include "run/run_hooks.hpp"
 #include "embedding/sparse_optimizer.hpp"
 #include "ps/parameter_server.hpp"
 #include "ps/ps_trainer.hpp"
 #include "ps/shard_files.hpp"
+#include "run/run_hooks.hpp"
 
 namespace embscale::run {
 namespace {
@@ -26,9 +26,9 @@ namespace {
 // Every rank records every counter (the report's columns are the same on all ranks); a rank
 // leaves the other role's at 0.
 constexpr std::array<const char*, 2> kTrainerCounters = {"keys", "unique_keys"};
-constexpr std::array<const char*, 11> kServerCounters = {
-    "lookups", "keys_pushed", "pulls_deferred", "staleness", "hits",         "misses",
-    "inserts", "evictions",   "refused",        "not_admitted", "table_size"};
+constexpr std::array<const char*, 11> kServerCounters = {"lookups", "keys_pushed",  "pulls_deferred", "staleness",
+                                                         "hits",    "misses",       "inserts",        "evictions",
+                                                         "refused", "not_admitted", "table_size"};
 
 std::filesystem::path resolve(const config::Config& config, const std::string& directory) {
   const std::filesystem::path path(directory);
@@ -91,10 +91,8 @@ class Role {
 
   // After the last step: trainers say they are done, servers take their word for it.
   void finish(std::int64_t last_step) {
-    if (server_)
-      server_loop_->serve();
-    else
-      client_->finish(last_step);
+    if (server_) server_loop_->serve();
+    else client_->finish(last_step);
   }
 
   // This rank's counters of the last step, in kTrainerCounters then kServerCounters order.
@@ -106,9 +104,17 @@ class Role {
       return out;
     }
     const embedding::StoreCounters c = shard_->take_counters();
-    const std::array<std::int64_t, kServerCounters.size()> values = {
-        serve_.keys_pulled, serve_.keys_pushed, serve_.deferred_pulls, serve_.max_staleness, c.hits, c.misses,
-        c.inserts,          c.evictions,        c.refused,             c.not_admitted,       shard_->size()};
+    const std::array<std::int64_t, kServerCounters.size()> values = {serve_.keys_pulled,
+                                                                     serve_.keys_pushed,
+                                                                     serve_.deferred_pulls,
+                                                                     serve_.max_staleness,
+                                                                     c.hits,
+                                                                     c.misses,
+                                                                     c.inserts,
+                                                                     c.evictions,
+                                                                     c.refused,
+                                                                     c.not_admitted,
+                                                                     shard_->size()};
     std::copy(values.begin(), values.end(), out.begin() + static_cast<std::ptrdiff_t>(kTrainerCounters.size()));
     return out;
   }
@@ -152,15 +158,14 @@ RunRoles check_parameter_server_run(const config::Config& config, int ranks) {
     throw InputError("parameter_server.servers: " + count(settings.servers, "server") + " leave no trainer among " +
                      std::to_string(ranks) + " ranks; a run needs at least " + std::to_string(settings.servers + 1));
   if (config.solver.batchsize < roles.trainers)
-    throw InputError("solver.batchsize: expected at least one sample per trainer (>= " + std::to_string(roles.trainers) +
-                     "), got " + std::to_string(config.solver.batchsize));
+    throw InputError("solver.batchsize: expected at least one sample per trainer (>= " +
+                     std::to_string(roles.trainers) + "), got " + std::to_string(config.solver.batchsize));
   return roles;
 }
 
-TrainingRun run_parameter_server(comm::Communicator& world, const config::Config& config,
-                                            BatchSource& source, std::ostream* progress,
-                                            const StopCheck& stop_check,
-                                            const std::string& progress_prefix) {
+TrainingRun run_parameter_server(comm::Communicator& world, const config::Config& config, BatchSource& source,
+                                 std::ostream* progress, const StopCheck& stop_check,
+                                 const std::string& progress_prefix) {
   const RunRoles roles = check_parameter_server_run(config, world.size());
   check_source_holds(config, source);
   const auto& settings = *config.parameter_server;
@@ -193,8 +198,10 @@ TrainingRun run_parameter_server(comm::Communicator& world, const config::Config
   auto& m = run.measurements;
   const std::int64_t warmup = config.solver.warmup_iter, iterations = config.solver.max_iter;
   const auto n_it = static_cast<std::size_t>(iterations);
-  for (const auto& phase : ps::kTrainerPhases) m.phase_names.emplace_back(phase.name), m.phase_meanings.emplace_back(phase.meaning);
-  for (const auto& phase : kServerPhases) m.phase_names.emplace_back(phase.name), m.phase_meanings.emplace_back(phase.meaning);
+  for (const auto& phase : ps::kTrainerPhases)
+    m.phase_names.emplace_back(phase.name), m.phase_meanings.emplace_back(phase.meaning);
+  for (const auto& phase : kServerPhases)
+    m.phase_names.emplace_back(phase.name), m.phase_meanings.emplace_back(phase.meaning);
   for (const auto& name : m.phase_names) m.timings[name].assign(n_it, 0.0);
   std::vector<std::string> counter_names = {"bytes_sent", "bytes_recv"};
   counter_names.insert(counter_names.end(), kTrainerCounters.begin(), kTrainerCounters.end());
@@ -245,8 +252,8 @@ TrainingRun run_parameter_server(comm::Communicator& world, const config::Config
       const double step = world.allreduce(rank_step[uit], comm::ReduceOp::kMax);
       const double total_loss = world.allreduce(local_loss[uit], comm::ReduceOp::kSum);
       if (progress && world.rank() == 0)
-        print_progress(*progress, progress_prefix, it + 1, iterations, step, total_loss,
-                                  config.solver.batchsize, elapsed.seconds());
+        print_progress(*progress, progress_prefix, it + 1, iterations, step, total_loss, config.solver.batchsize,
+                       elapsed.seconds());
     }
   }
   role.finish(warmup + iterations);

@@ -30,8 +30,9 @@ namespace embscale::run {
 inline constexpr embedding::PhaseDefinition kServerPhases[] = {
     {"server_read", "server: the shard's reads for pulls (an unseen id inserted with its initial row)"},
     {"server_update", "server: the optimizer's updates of the shard with the pushed gradients"},
-    {"server_messages", "server: the rest of handling requests (receiving keys and gradients, sending rows, "
-                        "summing a synchronous step's pushes)"},
+    {"server_messages",
+     "server: the rest of handling requests (receiving keys and gradients, sending rows, "
+     "summing a synchronous step's pushes)"},
     {"server_idle", "server: waiting for the next request"},
 };
 
@@ -51,9 +52,8 @@ RunRoles check_parameter_server_run(const config::Config& config, int ranks);
 // `progress`, `stop_check` and `progress_prefix` as run_training's. The servers load
 // their shards before the first step (load_directory) and save them after the last
 // (save_directory).
-TrainingRun run_parameter_server(comm::Communicator& world, const config::Config& config,
-                                            BatchSource& source, std::ostream* progress,
-                                            const StopCheck& stop_check = {},
-                                            const std::string& progress_prefix = "");
+TrainingRun run_parameter_server(comm::Communicator& world, const config::Config& config, BatchSource& source,
+                                 std::ostream* progress, const StopCheck& stop_check = {},
+                                 const std::string& progress_prefix = "");
 
 }  // namespace embscale::run

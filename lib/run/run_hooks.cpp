@@ -54,8 +54,8 @@ void require_phase(const embedding::StepRecorder& recorder, const std::string& p
   throw InputError("EMBSCALE_INJECT_DELAY: this run has no phase \"" + phase + "\" (its phases: " + names + ")");
 }
 
-void print_progress(std::ostream& out, const std::string& prefix, std::int64_t done, std::int64_t total, double step_s, double loss,
-                    std::int64_t batch, double elapsed_s) {
+void print_progress(std::ostream& out, const std::string& prefix, std::int64_t done, std::int64_t total, double step_s,
+                    double loss, std::int64_t batch, double elapsed_s) {
   char line[256];
   const double eta = elapsed_s / static_cast<double>(done) * static_cast<double>(total - done);
   std::snprintf(line, sizeof line, "%siteration %lld/%lld  step %.3f ms  %.3g samples/s  loss %.6g  ETA %.1f s",

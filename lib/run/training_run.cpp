@@ -12,10 +12,10 @@
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
 #include "core/timer.hpp"
-#include "run/dense_objective.hpp"
 #include "embedding/engine.hpp"
-#include "run/run_hooks.hpp"
 #include "embedding/step_recorder.hpp"
+#include "run/dense_objective.hpp"
+#include "run/run_hooks.hpp"
 
 namespace embscale::run {
 namespace {
@@ -100,18 +100,20 @@ class Loop {
 
 // The eviction study of the layers the config's eviction section names: their stores show it
 // every read call from now on. Null without the section.
-std::unique_ptr<sim::EvictionStudy> start_eviction_study(const config::Config& config, embedding::EmbeddingEngine& engine) {
+std::unique_ptr<sim::EvictionStudy> start_eviction_study(const config::Config& config,
+                                                         embedding::EmbeddingEngine& engine) {
   if (!config.eviction) return nullptr;
   std::vector<sim::MeasuredTable> tables;
   std::vector<embedding::RowStore*> stores;
   for (const auto& name : config.eviction->layers) {
-    const auto layer = static_cast<std::size_t>(
-        std::find_if(config.embeddings.begin(), config.embeddings.end(), [&](const auto& e) { return e.name == name; }) -
-        config.embeddings.begin());
+    const auto layer = static_cast<std::size_t>(std::find_if(config.embeddings.begin(), config.embeddings.end(),
+                                                             [&](const auto& e) { return e.name == name; }) -
+                                                config.embeddings.begin());
     embedding::RowStore& store = engine.store(layer);
     EMBSCALE_EXPECTS(store.evicting_capacity() > 0, "the config admits only layers whose store evicts");
-    tables.push_back({name, store.evicting_capacity(), config.embeddings[layer].storage.table.score_strategy,
-                      [&store](const std::function<void(std::int64_t)>& visit) { store.for_each_evicting_key(visit); }});
+    tables.push_back(
+        {name, store.evicting_capacity(), config.embeddings[layer].storage.table.score_strategy,
+         [&store](const std::function<void(std::int64_t)>& visit) { store.for_each_evicting_key(visit); }});
     stores.push_back(&store);
   }
   auto study = std::make_unique<sim::EvictionStudy>(*config.eviction, std::move(tables), -config.solver.warmup_iter);
@@ -127,7 +129,8 @@ void check_run_environment() {
 }
 
 void check_config_for_ranks(const config::Config& config, int ranks) {
-  EMBSCALE_EXPECTS(config.solver.batchsize >= 1, "a per-rank batch is resolved (config::resolve_batch_for_ranks) first");
+  EMBSCALE_EXPECTS(config.solver.batchsize >= 1,
+                   "a per-rank batch is resolved (config::resolve_batch_for_ranks) first");
   if (config.solver.batchsize < ranks)
     throw InputError("solver.batchsize: expected at least one sample per rank (>= " + std::to_string(ranks) +
                      "), got " + std::to_string(config.solver.batchsize));
@@ -139,8 +142,8 @@ void check_config_for_ranks(const config::Config& config, int ranks) {
 std::string scheme_names(const config::Config& config) {
   std::vector<std::string> names;
   for (const auto& layer : config.embeddings) {
-    const std::string name =
-        layer.sharding == config::kParameterServerSharding ? config::kParameterServerSharding : embedding::scheme_of(layer).name;
+    const std::string name = layer.sharding == config::kParameterServerSharding ? config::kParameterServerSharding
+                                                                                : embedding::scheme_of(layer).name;
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
   std::string joined;
@@ -152,9 +155,9 @@ void check_source_holds(const config::Config& config, const BatchSource& source)
   const std::int64_t needed = config.solver.warmup_iter + config.solver.max_iter;
   const std::int64_t available = source.iterations_available(config.solver.batchsize);
   if (available != BatchSource::kUnbounded && available < needed)
-    throw InputError("solver.max_iter: " + source.describe() + " holds " + std::to_string(available) +
-                     " batches of " + std::to_string(config.solver.batchsize) + " samples; warmup_iter + max_iter = " +
-                     std::to_string(needed) + " need more");
+    throw InputError("solver.max_iter: " + source.describe() + " holds " + std::to_string(available) + " batches of " +
+                     std::to_string(config.solver.batchsize) +
+                     " samples; warmup_iter + max_iter = " + std::to_string(needed) + " need more");
 }
 
 RunSummary summarize_run(comm::Communicator& comm, std::int64_t global_batch, const RunMeasurements& m,
@@ -270,7 +273,8 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
       const double step = comm.allreduce(rank_step[uit], comm::ReduceOp::kMax);
       const double loss = comm.allreduce(local_loss[uit], comm::ReduceOp::kSum);
       if (progress && comm.rank() == 0)
-        print_progress(*progress, progress_prefix, it + 1, iterations, step, loss, config.solver.batchsize, elapsed.seconds());
+        print_progress(*progress, progress_prefix, it + 1, iterations, step, loss, config.solver.batchsize,
+                       elapsed.seconds());
     }
   }
 

@@ -22,16 +22,16 @@
 namespace embscale::run {
 
 struct RunMeasurements {
-  std::vector<std::string> phase_names;                           // in execution order
-  std::vector<std::string> phase_meanings;                        // what each phase covers (same order)
-  std::map<std::string, std::vector<double>> timings;             // this rank: phase -> [iteration] s
+  std::vector<std::string> phase_names;                // in execution order
+  std::vector<std::string> phase_meanings;             // what each phase covers (same order)
+  std::map<std::string, std::vector<double>> timings;  // this rank: phase -> [iteration] s
   // This rank: name -> [iteration]. Run-wide: bytes_sent, bytes_recv; per phase that moves data:
   // <phase>.bytes_sent, <phase>.bytes_recv; per layer (qualified like its phases): the scheme's
   // own (keys, unique_keys, lookups, pairs_sent, ...) and the table's (hits, misses, inserts,
   // evictions, refused, not_admitted, table_size).
   std::map<std::string, std::vector<std::int64_t>> counters;
-  std::vector<double> step_time;                                  // all ranks agree: max over ranks
-  std::vector<double> loss;                                       // all ranks agree: global loss
+  std::vector<double> step_time;  // all ranks agree: max over ranks
+  std::vector<double> loss;       // all ranks agree: global loss
   // All ranks agree, per phase that runs a collective: nccl-tests' algorithm and bus bandwidth
   // (bytes/s) of each iteration: the largest per-rank bytes sent over the longest per-rank time,
   // and that times the collective's bus factor. Keys "<phase>.algbw", "<phase>.busbw".
@@ -42,16 +42,16 @@ struct RunSummary {
   std::int64_t iterations = 0;
   double step_time_median_s = 0;
   double step_time_p95_s = 0;
-  double throughput_samples_per_s = 0;   // global batch / median step time
-  double throughput_keys_per_s = 0;      // global key occurrences per step / median step time
-  double bytes_sent_per_step = 0;        // all ranks, mean over iterations
-  double load_imbalance = 0;             // max over ranks / mean of keys served as owner (lookups)
-  double bytes_imbalance = 0;            // max over ranks / mean of bytes sent
-  double unique_key_ratio = 0;           // distinct keys requested / key occurrences (1: no repeats);
-                                         // 0 when no layer's scheme counts distinct keys
+  double throughput_samples_per_s = 0;  // global batch / median step time
+  double throughput_keys_per_s = 0;     // global key occurrences per step / median step time
+  double bytes_sent_per_step = 0;       // all ranks, mean over iterations
+  double load_imbalance = 0;            // max over ranks / mean of keys served as owner (lookups)
+  double bytes_imbalance = 0;           // max over ranks / mean of bytes sent
+  double unique_key_ratio = 0;          // distinct keys requested / key occurrences (1: no repeats);
+                                        // 0 when no layer's scheme counts distinct keys
   double final_loss = 0;
-  std::int64_t refused_keys = 0;         // keys the dynamic tables could not insert (all ranks, the
-                                         // timed iterations): their rows read as zeros
+  std::int64_t refused_keys = 0;  // keys the dynamic tables could not insert (all ranks, the
+                                  // timed iterations): their rows read as zeros
 };
 
 struct TrainingRun {
@@ -79,7 +79,8 @@ void check_source_holds(const config::Config& config, const BatchSource& source)
 // Collective over `comm`. `holds_rows`: whether this rank owns rows, so that its `lookups` count
 // towards load_imbalance (every rank of the engine's schemes; the servers of a parameter-server
 // run, whose trainers look nothing up).
-RunSummary summarize_run(comm::Communicator& comm, std::int64_t global_batch, const RunMeasurements& m, bool holds_rows);
+RunSummary summarize_run(comm::Communicator& comm, std::int64_t global_batch, const RunMeasurements& m,
+                         bool holds_rows);
 
 // Asked by every rank at every iteration boundary, outside the timed region; collective. Returns
 // the agreed stop signal (0: go on), e.g. comm::any_rank_stopping.

@@ -37,8 +37,8 @@ class BeladyOracle {
 
  private:
   workloads::KeyIndex index_;
-  std::vector<std::uint32_t> stream_;     // dense ids, in access order
-  std::vector<std::int64_t> call_ends_;   // call c is stream_[call_ends_[c - 1], call_ends_[c])
+  std::vector<std::uint32_t> stream_;    // dense ids, in access order
+  std::vector<std::int64_t> call_ends_;  // call c is stream_[call_ends_[c - 1], call_ends_[c])
 };
 
 }  // namespace embscale::sim

@@ -15,8 +15,8 @@ std::vector<std::int64_t> flatten(const std::vector<StepFigures>& steps) {
   std::vector<std::int64_t> flat;
   flat.reserve(steps.size() * kStepColumns);
   for (const auto& s : steps) {
-    flat.insert(flat.end(), {s.accesses, s.table.hits, s.table.inserts, s.table.evictions, s.table.refused,
-                             s.table.not_admitted});
+    flat.insert(flat.end(),
+                {s.accesses, s.table.hits, s.table.inserts, s.table.evictions, s.table.refused, s.table.not_admitted});
     flat.insert(flat.end(), s.oracle_hits.begin(), s.oracle_hits.end());
   }
   return flat;
@@ -45,11 +45,16 @@ class TableResults {
 
   void add_step_tables(const std::vector<std::int64_t>& sums, EvictionResults& out) const {
     const std::size_t steps = sums.size() / kStepColumns;
-    ResultTable hit_rate{prefix_ + "hit_rate", "per iteration (warm-up negative), all ranks: keys held / keys asked for, "
-                         "by the table and by each oracle of the same capacity", {"iteration", "table"}, {}};
+    ResultTable hit_rate{prefix_ + "hit_rate",
+                         "per iteration (warm-up negative), all ranks: keys held / keys asked for, "
+                         "by the table and by each oracle of the same capacity",
+                         {"iteration", "table"},
+                         {}};
     for (const std::size_t o : oracles_) hit_rate.columns.push_back(config::kEvictionOracles[o]);
-    ResultTable churn{prefix_ + "churn", "per iteration, all ranks: what the table's read calls did",
-                      {"iteration", "accesses", "hits", "inserts", "evictions", "refused", "not_admitted"}, {}};
+    ResultTable churn{prefix_ + "churn",
+                      "per iteration, all ranks: what the table's read calls did",
+                      {"iteration", "accesses", "hits", "inserts", "evictions", "refused", "not_admitted"},
+                      {}};
     for (std::size_t s = 0; s < steps; ++s) {
       const std::int64_t* row = sums.data() + s * kStepColumns;
       const double iteration = static_cast<double>(first_ + static_cast<std::int64_t>(s));
@@ -72,7 +77,8 @@ class TableResults {
     for (const std::size_t o : oracles_)
       out.summary.emplace_back(prefix_ + "hit_rate_" + config::kEvictionOracles[o], ratio(total[6 + o], total[0]));
     for (const std::size_t o : oracles_)
-      out.summary.emplace_back(prefix_ + "gap_to_" + config::kEvictionOracles[o], ratio(total[6 + o], total[0]) - table);
+      out.summary.emplace_back(prefix_ + "gap_to_" + config::kEvictionOracles[o],
+                               ratio(total[6 + o], total[0]) - table);
   }
 
   void add_recall(comm::Communicator& comm, EvictionResults& out) const {
@@ -82,9 +88,12 @@ class TableResults {
     for (const auto& s : study_.samples()) local.insert(local.end(), {s.retained, s.ideal, s.hot_held, s.hot});
     std::vector<std::int64_t> sums(local.size());
     comm.allreduce(std::span<const std::int64_t>(local), std::span<std::int64_t>(sums), comm::ReduceOp::kSum);
-    ResultTable recall{prefix_ + "recall", "at sampled iterations, all ranks: retention recall = |held by the table and "
+    ResultTable recall{prefix_ + "recall",
+                       "at sampled iterations, all ranks: retention recall = |held by the table and "
                        "by score_retention| / |held by score_retention|; hot-key recall = share of the hottest keys "
-                       "so far (hot_key_share of the keys seen, exact counts) the table holds", {"iteration"}, {}};
+                       "so far (hot_key_share of the keys seen, exact counts) the table holds",
+                       {"iteration"},
+                       {}};
     if (retention) recall.columns.push_back("retention_recall");
     if (hot) recall.columns.push_back("hot_key_recall");
     double last_retention = 0, last_hot = 0;
@@ -104,8 +113,10 @@ class TableResults {
   // A row per rank over the timed iterations: its hit rate and each oracle's (a rank's accesses
   // are its `hits` + `misses` counters).
   void add_by_rank(comm::Communicator& comm, EvictionResults& out) const {
-    ResultTable by_rank{prefix_ + "by_rank", "per rank, timed iterations: its table's hit rate and each oracle's",
-                        {"rank", "table"}, {}};
+    ResultTable by_rank{prefix_ + "by_rank",
+                        "per rank, timed iterations: its table's hit rate and each oracle's",
+                        {"rank", "table"},
+                        {}};
     for (const std::size_t o : oracles_) by_rank.columns.push_back(config::kEvictionOracles[o]);
     const std::size_t width = by_rank.columns.size();
     const auto total = timed_totals(flatten(study_.steps()), first_);

@@ -28,8 +28,8 @@
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
-#include "kv/table_options.hpp"
 #include "kv/access_observer.hpp"
+#include "kv/table_options.hpp"
 
 namespace embscale::sim {
 
@@ -44,7 +44,7 @@ struct ResultTable {
 struct EvictionResults {
   std::vector<ResultTable> tables;
   std::vector<std::pair<std::string, double>> summary;  // /summary columns, in order
-  std::vector<std::string> notes;                         // what was left out, and why (printed)
+  std::vector<std::string> notes;                       // what was left out, and why (printed)
 };
 
 // Calls visit(key) for every key the evicting tier holds now.
@@ -52,10 +52,10 @@ using ResidentKeys = std::function<void(const std::function<void(std::int64_t)>&
 
 // One measured table on this rank.
 struct MeasuredTable {
-  std::string layer;              // the layer's name
-  std::int64_t capacity = 0;      // slots of the tier that evicts (RowStore::evicting_capacity)
+  std::string layer;          // the layer's name
+  std::int64_t capacity = 0;  // slots of the tier that evicts (RowStore::evicting_capacity)
   kv::ScoreStrategy strategy = kv::ScoreStrategy::kTimestamp;
-  ResidentKeys resident;          // read at recall samples
+  ResidentKeys resident;  // read at recall samples
 };
 
 class TableStudy;

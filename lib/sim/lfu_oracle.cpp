@@ -14,7 +14,8 @@ constexpr std::size_t kNear = 4;
 }  // namespace
 
 LfuOracle::LfuOracle(std::int64_t capacity) : capacity_(capacity) {
-  EMBSCALE_EXPECTS(capacity >= 1 && capacity <= (std::int64_t{1} << 31), "LfuOracle: capacity must be in [1, 2^31] keys");
+  EMBSCALE_EXPECTS(capacity >= 1 && capacity <= (std::int64_t{1} << 31),
+                   "LfuOracle: capacity must be in [1, 2^31] keys");
   const auto slots = static_cast<std::size_t>(capacity);
   nodes_.assign(slots, Node{kNone, kNone, kNone, kNone});
   groups_.resize(slots + 1);

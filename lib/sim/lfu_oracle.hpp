@@ -67,7 +67,7 @@ class LfuOracle {
   std::uint32_t new_group(std::int64_t count, std::uint32_t after);
   void free_group(std::uint32_t g);
   void append(std::uint32_t slot, std::uint32_t g);  // to g's tail
-  void unlink(std::uint32_t slot);                    // from its group, freeing the group if emptied
+  void unlink(std::uint32_t slot);                   // from its group, freeing the group if emptied
   // The group of count + 1 right after group g (made when missing).
   std::uint32_t group_after(std::uint32_t g);
 
@@ -75,9 +75,9 @@ class LfuOracle {
     std::int64_t count;
     std::uint32_t slot;  // kNone when not resident
   };
-  struct Node {           // a resident's slot
+  struct Node {  // a resident's slot
     std::uint32_t id;
-    std::uint32_t prev;   // within the slot's group, in order of arrival
+    std::uint32_t prev;  // within the slot's group, in order of arrival
     std::uint32_t next;
     std::uint32_t group;
   };

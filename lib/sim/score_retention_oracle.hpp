@@ -101,11 +101,11 @@ class ScoreRetentionOracle {
   // returns)
   HugePageVector<std::uint64_t> remembered_;
   ScoreMemory memory_;
-  bool estimates_;                          // FREQUENCY: newcomers score their sightings
-  HugePageVector<std::uint32_t> sightings_; // per dense id: accesses so far (when estimates_)
-  HugePageVector<Entry> heap_;              // heap_[0] is the lowest (score, key)
-  std::vector<std::uint32_t> ids_;       // one call's ids (scratch, kept)
-  std::uint64_t calls_ = 0;              // the clock and the step: advanced once per call
+  bool estimates_;                           // FREQUENCY: newcomers score their sightings
+  HugePageVector<std::uint32_t> sightings_;  // per dense id: accesses so far (when estimates_)
+  HugePageVector<Entry> heap_;               // heap_[0] is the lowest (score, key)
+  std::vector<std::uint32_t> ids_;           // one call's ids (scratch, kept)
+  std::uint64_t calls_ = 0;                  // the clock and the step: advanced once per call
   std::uint64_t epoch_high_ = 0;
   std::uint64_t custom_score_ = 0;
   std::int64_t capacity_;

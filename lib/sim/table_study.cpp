@@ -8,8 +8,8 @@ namespace embscale::sim {
 TableStudy::TableStudy(MeasuredTable table, const config::EvictionStudy& options)
     : table_(std::move(table)), hot_key_share_(options.hot_key_share), belady_limit_(options.belady_max_accesses) {
   for (std::size_t o = 0; o < kOracleCount; ++o)
-    enabled_[o] = std::find(options.oracles.begin(), options.oracles.end(), config::kEvictionOracles[o]) !=
-                  options.oracles.end();
+    enabled_[o] =
+        std::find(options.oracles.begin(), options.oracles.end(), config::kEvictionOracles[o]) != options.oracles.end();
   if (has(Oracle::kLru)) lru_.emplace(table_.capacity);
   if (has(Oracle::kLfu)) lfu_.emplace(table_.capacity);
   if (has(Oracle::kScoreRetention)) score_.emplace(table_.capacity, table_.strategy, ScoreMemory::kEveryKey);

@@ -29,8 +29,8 @@ inline constexpr std::size_t kOracleCount = 5;
 
 // This rank's figures of one step.
 struct StepFigures {
-  kv::CallOutcome table;                                  // summed over the step's calls
-  std::int64_t accesses = 0;                          // keys the table was asked for
+  kv::CallOutcome table;                                 // summed over the step's calls
+  std::int64_t accesses = 0;                             // keys the table was asked for
   std::array<std::int64_t, kOracleCount> oracle_hits{};  // by Oracle; Belady's filled by finish
 };
 

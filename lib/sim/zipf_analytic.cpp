@@ -40,7 +40,8 @@ class CheSums {
   CheSums(double s, std::int64_t keys) : s_(s), keys_(keys), inverse_h_(1.0 / generalized_harmonic(keys, s)) {
     const std::int64_t direct = std::min(keys, kCheDirectTerms);
     p_.resize(static_cast<std::size_t>(direct));
-    for (std::int64_t i = 1; i <= direct; ++i) p_[static_cast<std::size_t>(i - 1)] = std::pow(static_cast<double>(i), -s) * inverse_h_;
+    for (std::int64_t i = 1; i <= direct; ++i)
+      p_[static_cast<std::size_t>(i - 1)] = std::pow(static_cast<double>(i), -s) * inverse_h_;
   }
 
   double smallest_p() const { return std::pow(static_cast<double>(keys_), -s_) * inverse_h_; }

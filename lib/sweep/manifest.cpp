@@ -52,7 +52,8 @@ Manifest Manifest::load(std::filesystem::path directory, std::uint64_t sweep_dig
                        manifest.directory_.string() + " to start over");
     for (const auto& entry : json.at("done"))
       manifest.done_.push_back({entry.at("run_id").get<std::string>(), entry.at("file").get<std::string>(),
-                                entry.at("finished_utc").get<std::string>(), entry.at("slurm_job_id").get<std::string>()});
+                                entry.at("finished_utc").get<std::string>(),
+                                entry.at("slurm_job_id").get<std::string>()});
   } catch (const nlohmann::json::exception& e) {
     throw InputError(name + ": not a valid manifest (" + e.what() + ")");
   }
@@ -63,8 +64,7 @@ Manifest Manifest::load(std::filesystem::path directory, std::uint64_t sweep_dig
     try {
       const auto report = report::read_report(file);
       report::require_kind({file.string(), report.kind()}, report::kRunReport, "a sweep");
-      if (!report.find_run(entry.run_id))
-        throw InputError(file.string() + ": holds no run " + entry.run_id);
+      if (!report.find_run(entry.run_id)) throw InputError(file.string() + ": holds no run " + entry.run_id);
     } catch (const InputError& e) {
       throw InputError(name + ": lists run " + entry.run_id + " as done, but its report does not match: " + e.what());
     }
@@ -86,10 +86,12 @@ void Manifest::mark_done(ManifestEntry entry) {
 void Manifest::write() const {
   nlohmann::json done = nlohmann::json::array();
   for (const auto& e : done_)
-    done.push_back({{"run_id", e.run_id}, {"file", e.file}, {"finished_utc", e.finished_utc},
-                    {"slurm_job_id", e.slurm_job_id}});
-  const nlohmann::json json = {{"manifest_version", kVersion}, {"sweep_digest", digest_text(digest_)},
-                               {"runs_total", runs_total_}, {"done", done}};
+    done.push_back(
+        {{"run_id", e.run_id}, {"file", e.file}, {"finished_utc", e.finished_utc}, {"slurm_job_id", e.slurm_job_id}});
+  const nlohmann::json json = {{"manifest_version", kVersion},
+                               {"sweep_digest", digest_text(digest_)},
+                               {"runs_total", runs_total_},
+                               {"done", done}};
   const auto path = path_in(directory_);
   const auto temp = temporary_path_for(path);
   {

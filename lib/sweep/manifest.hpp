@@ -19,7 +19,7 @@ namespace embscale::sweep {
 
 struct ManifestEntry {
   std::string run_id;
-  std::string file;          // relative to the points directory
+  std::string file;  // relative to the points directory
   std::string finished_utc;
   std::string slurm_job_id;  // empty outside Slurm
 };

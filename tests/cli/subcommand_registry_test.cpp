@@ -104,7 +104,9 @@ TEST(SubcommandRegistry, HelpSaysHowToLaunchAndWhatEachCodeMeans) {
   EXPECT_EQ(compare.rfind("Serial: ", 0), 0u) << compare;
   EXPECT_NE(compare.find("\n  1  a regression"), std::string::npos) << compare;
   const std::string top = top_level_footer();
-  EXPECT_NE(top.find("MPI programs (launch with mpiexec -n N or srun -n N): run, sweep, collectives."), std::string::npos) << top;
+  EXPECT_NE(top.find("MPI programs (launch with mpiexec -n N or srun -n N): run, sweep, collectives."),
+            std::string::npos)
+      << top;
 }
 
 TEST(SubcommandRegistry, AParsedCommandLineChoosesExactlyTheNamedSubcommand) {

@@ -37,8 +37,9 @@ TEST_F(CollectivesMpi, EveryCollectiveTypeOpPlacementAndRootChecksClean) {
     const auto& traits = bench->traits();
     for (const auto& type : element_types()) {
       std::vector<comm::ReduceOp> ops{comm::ReduceOp::kSum};
-      if (traits.reduces) ops = {comm::ReduceOp::kSum, comm::ReduceOp::kProd, comm::ReduceOp::kMax,
-                                 comm::ReduceOp::kMin, comm::ReduceOp::kAvg};
+      if (traits.reduces)
+        ops = {comm::ReduceOp::kSum, comm::ReduceOp::kProd, comm::ReduceOp::kMax, comm::ReduceOp::kMin,
+               comm::ReduceOp::kAvg};
       for (const auto op : ops)
         for (const int root : traits.rooted ? std::vector<int>{0, ranks() - 1} : std::vector<int>{0})
           // 3 * ranks + 1 elements: not a multiple of the rank count; and one element.
@@ -61,8 +62,8 @@ TEST_F(CollectivesMpi, EveryCollectiveTypeOpPlacementAndRootChecksClean) {
               EXPECT_EQ(r.times.size(), 4u);
               EXPECT_EQ(r.time_series.size(), 4u);
               // MPI has no half, bfloat16 or average.
-              const bool bare_has_it = bare_datatype(type.type) != MPI_DATATYPE_NULL &&
-                                       (!traits.reduces || op != comm::ReduceOp::kAvg);
+              const bool bare_has_it =
+                  bare_datatype(type.type) != MPI_DATATYPE_NULL && (!traits.reduces || op != comm::ReduceOp::kAvg);
               EXPECT_EQ(r.measured_bare, bare_has_it);
             }
     }
@@ -124,7 +125,8 @@ class CorruptingAllreduce final : public CollectiveBench {
   std::size_t input_elements(const Layout& l, std::size_t call, int rank, int root) const override {
     return inner_->input_elements(l, call, rank, root);
   }
-  ExpectedElement expected(const Layout& l, std::size_t call, std::size_t i, int rank, int ranks, int root) const override {
+  ExpectedElement expected(const Layout& l, std::size_t call, std::size_t i, int rank, int ranks,
+                           int root) const override {
     return inner_->expected(l, call, i, rank, ranks, root);
   }
   void run(Side side, const CallArgs& args, std::size_t first, std::span<double> times) const override {

@@ -68,13 +68,14 @@ TEST(DataCheck, ReductionExpectationsMatchASequentialReductionInTheElementType) 
         visit_element_type(type.type, [&]<class T>(std::type_identity<T>) {
           const auto reduced = sequential_reduction<T>(op.op, ranks, kCount);
           CheckResult result;
-          check_elements(type.type, reduced.data(), kCount, {true, op.op}, ranks,
-                         [](std::size_t i) {
-                           return ExpectedElement{ExpectedElement::Kind::kReduced, 0, {0, i}};
-                         },
-                         result);
-          EXPECT_EQ(result.wrong, 0u) << type.name << " " << op.name << " on " << ranks << " ranks: "
-                                      << (result.examples.empty() ? "" : result.examples.front());
+          check_elements(
+              type.type, reduced.data(), kCount, {true, op.op}, ranks,
+              [](std::size_t i) {
+                return ExpectedElement{ExpectedElement::Kind::kReduced, 0, {0, i}};
+              },
+              result);
+          EXPECT_EQ(result.wrong, 0u) << type.name << " " << op.name << " on " << ranks
+                                      << " ranks: " << (result.examples.empty() ? "" : result.examples.front());
         });
       }
 }
@@ -101,9 +102,13 @@ TEST(DataCheck, CatchesAWrongElementAndSaysWhere) {
 
   // Another rank's data, and another block's, are wrong.
   std::vector<float> other(40);
-  fill_inputs(comm::DataType::kFloat32, other.data(), other.size(), {}, 2, 4, [](std::size_t i) { return InputSlot{1, i}; });
+  fill_inputs(comm::DataType::kFloat32, other.data(), other.size(), {}, 2, 4, [](std::size_t i) {
+    return InputSlot{1, i};
+  });
   moved[17] = other[17];
-  fill_inputs(comm::DataType::kFloat32, other.data(), other.size(), {}, 3, 4, [](std::size_t i) { return InputSlot{0, i}; });
+  fill_inputs(comm::DataType::kFloat32, other.data(), other.size(), {}, 3, 4, [](std::size_t i) {
+    return InputSlot{0, i};
+  });
   moved[30] = other[30];
   CheckResult dirty;
   check_elements(comm::DataType::kFloat32, moved.data(), moved.size(), {}, 4, expected, dirty);
@@ -116,14 +121,16 @@ TEST(DataCheck, CatchesAWrongElementAndSaysWhere) {
   std::vector<std::int8_t> bytes(10);
   fill_garbage(bytes.data(), bytes.size());
   CheckResult garbage;
-  check_elements(comm::DataType::kInt8, bytes.data(), bytes.size(), {true, ReduceOp::kSum}, 2,
-                 [](std::size_t i) {
-                   return i < 6 ? ExpectedElement{ExpectedElement::Kind::kReduced, 0, {0, i}} : ExpectedElement{};
-                 },
-                 garbage);
+  check_elements(
+      comm::DataType::kInt8, bytes.data(), bytes.size(), {true, ReduceOp::kSum}, 2,
+      [](std::size_t i) {
+        return i < 6 ? ExpectedElement{ExpectedElement::Kind::kReduced, 0, {0, i}} : ExpectedElement{};
+      },
+      garbage);
   std::size_t garbage_wrong = 0;
   for (std::uint64_t i = 0; i < 6; ++i)
-    garbage_wrong += reduced_value_as_double(comm::DataType::kInt8, ReduceOp::kSum, i, 2) != static_cast<double>(bytes[0]);
+    garbage_wrong +=
+        reduced_value_as_double(comm::DataType::kInt8, ReduceOp::kSum, i, 2) != static_cast<double>(bytes[0]);
   EXPECT_EQ(garbage.wrong, garbage_wrong);
   EXPECT_GE(garbage.wrong, 5u);
 }

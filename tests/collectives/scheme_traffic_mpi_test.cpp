@@ -120,7 +120,8 @@ void expect_brute_force(const std::string& scheme, const OwnerRule& owner, bool 
     EXPECT_EQ(got.send_counts, expected[static_cast<std::size_t>(rank)]) << where;
     EXPECT_EQ(got.recv_counts, recv) << where;
     EXPECT_EQ(got.row_bytes, row_bytes);
-    EXPECT_EQ(send_bytes(got), std::accumulate(got.send_counts.begin(), got.send_counts.end(), std::size_t{0}) * row_bytes);
+    EXPECT_EQ(send_bytes(got),
+              std::accumulate(got.send_counts.begin(), got.send_counts.end(), std::size_t{0}) * row_bytes);
   }
   // The counts change with the iteration (a different batch each): the range is not one step repeated.
   if (ranks > 1) {

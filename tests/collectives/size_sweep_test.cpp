@@ -48,7 +48,9 @@ TEST(SizeSweep, MultipliesOrAddsUpToTheLargestSize) {
 }
 
 TEST(SizeSweep, RefusesAnInvertedOrEndlessSweep) {
-  EXPECT_NE(refusal([] { sweep_sizes({2048, 1024, 2, 0}); }).find("-b: the smallest size (2K) is above -e"),
+  EXPECT_NE(refusal([] {
+              sweep_sizes({2048, 1024, 2, 0});
+            }).find("-b: the smallest size (2K) is above -e"),
             std::string::npos);
   EXPECT_NE(refusal([] { sweep_sizes({1, 8, 1, 0}); }).find("-f:"), std::string::npos);
   EXPECT_NE(refusal([] { sweep_sizes({1, 8, 0, 0}); }).find("-i:"), std::string::npos);

@@ -25,7 +25,8 @@ class CommunicatorMpi : public testing::TestWithParam<std::size_t> {
 // dim 3, a mix of empty, short and longer-than-the-limit messages.
 std::size_t rows_between(std::size_t from, std::size_t to) { return (from + 2 * to) % 5; }
 double value_of(std::size_t from, std::size_t to, std::size_t row, std::size_t d) {
-  return 1000.0 * static_cast<double>(from) + 100.0 * static_cast<double>(to) + 10.0 * static_cast<double>(row) + static_cast<double>(d);
+  return 1000.0 * static_cast<double>(from) + 100.0 * static_cast<double>(to) + 10.0 * static_cast<double>(row) +
+         static_cast<double>(d);
 }
 
 TEST_P(CommunicatorMpi, AlltoallvDeliversRowsInRankOrderBlockingAndNot) {
@@ -95,7 +96,8 @@ TEST_P(CommunicatorMpi, ReduceScatterGivesEachRankItsReducedSegment) {
   std::vector<float> recv(counts[me()] * dim);
   world.reduce_scatter(std::span<const float>(send), std::span<float>(recv), std::span<const std::size_t>(counts),
                        ReduceOp::kSum, dim);
-  const std::size_t offset = std::accumulate(counts.begin(), counts.begin() + static_cast<long>(me()), std::size_t{0}) * dim;
+  const std::size_t offset =
+      std::accumulate(counts.begin(), counts.begin() + static_cast<long>(me()), std::size_t{0}) * dim;
   for (std::size_t i = 0; i < recv.size(); ++i)
     EXPECT_FLOAT_EQ(recv[i], static_cast<float>(R() * (offset + i) + R() * (R() - 1) / 2));
 }
@@ -108,12 +110,14 @@ TEST_P(CommunicatorMpi, GathervAllgathervAndBcast) {
   for (std::size_t r = 0; r < R(); ++r) expected.insert(expected.end(), counts[r], static_cast<std::int32_t>(r));
 
   std::vector<std::int32_t> all(expected.size(), -1);
-  world.allgatherv(std::span<const std::int32_t>(mine), std::span<std::int32_t>(all), std::span<const std::size_t>(counts));
+  world.allgatherv(std::span<const std::int32_t>(mine), std::span<std::int32_t>(all),
+                   std::span<const std::size_t>(counts));
   EXPECT_EQ(all, expected);
 
   const int root = world.size() - 1;
   std::vector<std::int32_t> gathered(world.rank() == root ? expected.size() : 0, -1);
-  world.gatherv(std::span<const std::int32_t>(mine), std::span<std::int32_t>(gathered), std::span<const std::size_t>(counts), root);
+  world.gatherv(std::span<const std::int32_t>(mine), std::span<std::int32_t>(gathered),
+                std::span<const std::size_t>(counts), root);
   if (world.rank() == root) {
     EXPECT_EQ(gathered, expected);
   }
@@ -187,7 +191,9 @@ TEST_P(CommunicatorMpi, IalltoallvReturnsBeforeThePeersArrive) {
 }
 
 INSTANTIATE_TEST_SUITE_P(MessageLimit, CommunicatorMpi, testing::Values(std::size_t{0}, std::size_t{3}),
-                         [](const auto& param_info) { return param_info.param == 0 ? std::string("native") : std::string("chunked"); });
+                         [](const auto& param_info) {
+                           return param_info.param == 0 ? std::string("native") : std::string("chunked");
+                         });
 
 TEST(CommunicatorMpiSplit, ByColorAndByHost) {
   MpiCommunicator world(MPI_COMM_WORLD);

@@ -64,7 +64,10 @@ template <class T> T reference(ReduceOp op, std::size_t ranks, std::size_t i) {
   std::int64_t acc = value<T>(op, 0, i);
   for (std::size_t r = 1; r < ranks; ++r) {
     const std::int64_t v = value<T>(op, r, i);
-    acc = op == ReduceOp::kProd ? acc * v : op == ReduceOp::kMax ? std::max(acc, v) : op == ReduceOp::kMin ? std::min(acc, v) : acc + v;
+    acc = op == ReduceOp::kProd  ? acc * v
+          : op == ReduceOp::kMax ? std::max(acc, v)
+          : op == ReduceOp::kMin ? std::min(acc, v)
+                                 : acc + v;
   }
   const T t = make<T>(acc);
   return op == ReduceOp::kAvg ? average(t, static_cast<int>(ranks)) : t;
@@ -77,8 +80,9 @@ template <class T> std::vector<T> contribution(ReduceOp op, std::size_t rank, st
 }
 
 // Expects got[i] == reference(op, ranks, first + i) for every i, naming the first mismatch.
-template <class T> void expect_reference(const std::vector<T>& got, std::size_t n, ReduceOp op, std::size_t ranks,
-                                         std::size_t first, const std::string& what) {
+template <class T>
+void expect_reference(const std::vector<T>& got, std::size_t n, ReduceOp op, std::size_t ranks, std::size_t first,
+                      const std::string& what) {
   ASSERT_GE(got.size(), n) << what;
   for (std::size_t i = 0; i < n; ++i) {
     const T want = reference<T>(op, ranks, first + i);
@@ -129,8 +133,7 @@ TEST_P(CommunicatorOps, AllreduceEveryTypeAndOp) {
               world.allreduce(std::span<const T>(send), std::span<T>(recv), op);
             } else {  // completed by test(), which must run kAvg's division as wait() does
               Request r = world.iallreduce(std::span<const T>(send), std::span<T>(recv), op);
-              while (!r.test()) {
-              }
+              while (!r.test()) {}
               EXPECT_FALSE(r.pending()) << what;
             }
             expect_reference(recv, n, op, R(), 0, what);
@@ -167,8 +170,8 @@ TEST_P(CommunicatorOps, ReduceScatterBlockEveryTypeAndOp) {
       for (const std::size_t n : {std::size_t{3}, std::size_t{0}})
         for (const bool blocking : {true, false})
           for (const bool in_place : {false, true}) {
-            const std::string what = std::string("reduce_scatter_block ") + type + " " + op_name(op) + " n=" +
-                                     std::to_string(n) + (blocking ? " blocking" : " non-blocking") +
+            const std::string what = std::string("reduce_scatter_block ") + type + " " + op_name(op) +
+                                     " n=" + std::to_string(n) + (blocking ? " blocking" : " non-blocking") +
                                      (in_place ? " in place" : "");
             std::vector<T> send = contribution<T>(op, me(), n * R());
             std::vector<T> out(n, make<T>(99));
@@ -191,11 +194,15 @@ TEST_P(CommunicatorOps, ReduceScatterEveryTypeAndOp) {
   for_each_type([&]<class T>(const char* type) {
     for (const ReduceOp op : kOps)
       for (const bool blocking : {true, false}) {
-        const std::string what = std::string("reduce_scatter ") + type + " " + op_name(op) + (blocking ? " blocking" : " non-blocking");
+        const std::string what =
+            std::string("reduce_scatter ") + type + " " + op_name(op) + (blocking ? " blocking" : " non-blocking");
         const std::vector<T> send = contribution<T>(op, me(), total);
         std::vector<T> recv(rows[me()] * 2, make<T>(99));
-        if (blocking) world.reduce_scatter(std::span<const T>(send), std::span<T>(recv), std::span<const std::size_t>(rows), op, 2);
-        else world.ireduce_scatter(std::span<const T>(send), std::span<T>(recv), std::span<const std::size_t>(rows), op, 2).wait();
+        if (blocking)
+          world.reduce_scatter(std::span<const T>(send), std::span<T>(recv), std::span<const std::size_t>(rows), op, 2);
+        else
+          world.ireduce_scatter(std::span<const T>(send), std::span<T>(recv), std::span<const std::size_t>(rows), op, 2)
+              .wait();
         expect_reference(recv, recv.size(), op, R(), offset, what);
       }
   });
@@ -208,14 +215,18 @@ TEST_P(CommunicatorOps, AllgatherEveryType) {
         for (const bool in_place : {false, true}) {
           const std::string what = std::string("allgather ") + type + " n=" + std::to_string(n) +
                                    (blocking ? " blocking" : " non-blocking") + (in_place ? " in place" : "");
-          const auto of = [](std::size_t rank, std::size_t i) { return make<T>(static_cast<std::int64_t>(rank * 10 + i)); };
+          const auto of = [](std::size_t rank, std::size_t i) {
+            return make<T>(static_cast<std::int64_t>(rank * 10 + i));
+          };
           std::vector<T> mine(n), recv(n * R(), make<T>(99));
           for (std::size_t i = 0; i < n; ++i) (in_place ? recv[me() * n + i] : mine[i]) = of(me(), i);
-          const std::span<const T> send = in_place ? std::span<const T>(recv.data() + me() * n, n) : std::span<const T>(mine);
+          const std::span<const T> send =
+              in_place ? std::span<const T>(recv.data() + me() * n, n) : std::span<const T>(mine);
           if (blocking) world.allgather(send, std::span<T>(recv));
           else world.iallgather(send, std::span<T>(recv)).wait();
           for (std::size_t r = 0; r < R(); ++r)
-            for (std::size_t i = 0; i < n; ++i) ASSERT_TRUE(recv[r * n + i] == of(r, i)) << what << ": rank " << r << " value " << i;
+            for (std::size_t i = 0; i < n; ++i)
+              ASSERT_TRUE(recv[r * n + i] == of(r, i)) << what << ": rank " << r << " value " << i;
         }
   });
 }
@@ -226,8 +237,11 @@ TEST_P(CommunicatorOps, SendrecvRingEveryType) {
   for_each_type([&]<class T>(const char* type) {
     for (const std::size_t n : {std::size_t{5}, std::size_t{0}})
       for (const bool blocking : {true, false}) {
-        const std::string what = std::string("sendrecv ") + type + " n=" + std::to_string(n) + (blocking ? " blocking" : " non-blocking");
-        const auto of = [](std::size_t rank, std::size_t i) { return make<T>(static_cast<std::int64_t>(rank * 10 + i)); };
+        const std::string what =
+            std::string("sendrecv ") + type + " n=" + std::to_string(n) + (blocking ? " blocking" : " non-blocking");
+        const auto of = [](std::size_t rank, std::size_t i) {
+          return make<T>(static_cast<std::int64_t>(rank * 10 + i));
+        };
         std::vector<T> send(n), recv(n, make<T>(99));
         for (std::size_t i = 0; i < n; ++i) send[i] = of(me(), i);
         if (blocking) world.sendrecv(std::span<const T>(send), next, 3, std::span<T>(recv), prev, 3);
@@ -263,7 +277,9 @@ TEST_P(CommunicatorOps, TrafficIsCountedPerOperation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(MessageLimit, CommunicatorOps, testing::Values(std::size_t{0}, std::size_t{2}),
-                         [](const auto& param_info) { return param_info.param == 0 ? std::string("native") : std::string("chunked"); });
+                         [](const auto& param_info) {
+                           return param_info.param == 0 ? std::string("native") : std::string("chunked");
+                         });
 
 // alltoallv's per-pair schedule (mpi_alltoallv.cpp) with the limit at 2 * ranks, so the threshold
 // T is 2 rows: pairs of 9 rows travel point to point (in pieces of 2 * ranks rows), pairs of 1 in
@@ -276,7 +292,8 @@ struct Matrix {
 constexpr Matrix kMatrices[] = {
     {"send side packs", [](std::size_t from, std::size_t to) -> std::size_t { return to < from ? 9 : 1; }},
     {"receive side packs", [](std::size_t from, std::size_t to) -> std::size_t { return to > from ? 9 : 1; }},
-    {"self pair copied, both sides pack", [](std::size_t from, std::size_t to) -> std::size_t { return to == from ? 9 : 1; }},
+    {"self pair copied, both sides pack",
+     [](std::size_t from, std::size_t to) -> std::size_t { return to == from ? 9 : 1; }},
 };
 
 std::int32_t cell(std::size_t from, std::size_t to, std::size_t row) {

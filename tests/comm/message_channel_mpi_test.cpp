@@ -78,8 +78,7 @@ TEST(MessageChannel, IprobeSaysNothingIsWaitingThenFindsTheMessage) {
   if (world.rank() == 0) {
     std::optional<MessageInfo> info;
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!(info = channel->iprobe<std::int64_t>(1, 3)) && std::chrono::steady_clock::now() < give_up) {
-    }
+    while (!(info = channel->iprobe<std::int64_t>(1, 3)) && std::chrono::steady_clock::now() < give_up) {}
     ASSERT_TRUE(info.has_value()) << "no message from rank 1 within 30 s";
     EXPECT_EQ(info->source, 1);
     EXPECT_EQ(info->tag, 3);

@@ -49,7 +49,10 @@ TEST(ConfigErrorsSolver, TypesRangesAndMissingKeys) {
        "solver.batchsize: expected an integer >= 1, got 9223372036854775808"},
       {"missing batchsize", [](auto& j) { j["solver"].erase("batchsize"); },
        "solver.batchsize: required key is missing; expected an integer >= 1"},
-      {"solver not an object", [](auto& j) { j["solver"] = nlohmann::json::array({1, 2}); },
+      {"solver not an object",
+       [](auto& j) {
+         j["solver"] = nlohmann::json::array({1, 2});
+       },
        "solver: expected an object, got [1,2]"},
       {"missing solver", [](auto& j) { j.erase("solver"); }, "solver: required key is missing; expected an object"},
   });
@@ -62,7 +65,8 @@ TEST(ConfigErrorsSolver, UnknownKeysSuggestTheNearestKnownKey) {
       {"case", [](auto& j) { j["solver"]["MaxIter"] = 4; }, "solver.MaxIter: unknown key; did you mean \"max_iter\"?"},
       {"typo in a layer", [](auto& j) { hparam(j)["combinr"] = 0; },
        "layers[emb1].sparse_embedding_hparam.combinr: unknown key; did you mean \"combiner\"?"},
-      {"top level", [](auto& j) { j["layer"] = nlohmann::json::array(); }, "layer: unknown key; did you mean \"layers\"?"},
+      {"top level", [](auto& j) { j["layer"] = nlohmann::json::array(); },
+       "layer: unknown key; did you mean \"layers\"?"},
   });
   // Nothing close: no guess, the known keys instead.
   auto j = default_json();
@@ -90,11 +94,20 @@ TEST(ConfigErrorsDataLayer, FormatSlotsAndSparseInput) {
       {"Raw without a source", [](auto& j) { layer(j, "data")["format"] = "Raw"; },
        "layers[data].source: required key is missing; expected the Raw trace file; a relative path is relative to "
        "the config file's directory"},
-      {"empty source", [](auto& j) { layer(j, "data").update({{"format", "Embscale"}, {"source", ""}}); },
+      {"empty source",
+       [](auto& j) {
+         layer(j, "data").update({{"format", "Embscale"}, {"source", ""}});
+       },
        "layers[data].source: expected a non-empty string, got \"\""},
-      {"check", [](auto& j) { layer(j, "data").update({{"format", "Norm"}, {"source", "l.txt"}, {"check", "sum"}}); },
+      {"check",
+       [](auto& j) {
+         layer(j, "data").update({{"format", "Norm"}, {"source", "l.txt"}, {"check", "sum"}});
+       },
        "layers[data].check: expected \"Sum\" or \"None\", got \"sum\"; did you mean \"Sum\"?"},
-      {"num_samples", [](auto& j) { layer(j, "data").update({{"format", "Raw"}, {"source", "r"}, {"num_samples", -2}}); },
+      {"num_samples",
+       [](auto& j) {
+         layer(j, "data").update({{"format", "Raw"}, {"source", "r"}, {"num_samples", -2}});
+       },
        "layers[data].num_samples: expected an integer >= 0, got -2"},
       {"float_label_dense", [](auto& j) { layer(j, "data")["float_label_dense"] = "yes"; },
        "layers[data].float_label_dense: expected true or false, got \"yes\""},
@@ -149,7 +162,8 @@ TEST(ConfigErrorsEmbedding, HparamsBottomAndTypes) {
        "\"nothing\""},
       {"HugeCTR embedding", [](auto& j) { layer(j, "emb1")["type"] = "LocalizedSlotSparseEmbeddingOneHot"; },
        "layers[emb1].type: \"LocalizedSlotSparseEmbeddingOneHot\" is a HugeCTR embedding type not runnable in this "
-       "version; runnable: \"All2AllDenseEmbedding\", \"DistributedSlotSparseEmbeddingHash\", \"DistributedSparseEmbedding\", "
+       "version; runnable: \"All2AllDenseEmbedding\", \"DistributedSlotSparseEmbeddingHash\", "
+       "\"DistributedSparseEmbedding\", "
        "\"LocalizedSlotSparseEmbeddingHash\" or \"ShardedEmbedding\""},
       {"hybrid embedding", [](auto& j) { layer(j, "emb1")["type"] = "HybridSparseEmbedding"; },
        "layers[emb1].type: \"HybridSparseEmbedding\" is a HugeCTR embedding type not runnable in this version; "
@@ -160,9 +174,15 @@ TEST(ConfigErrorsEmbedding, HparamsBottomAndTypes) {
        "\"All2AllDenseEmbedding\" layer's type names its scheme"},
       {"sharded without sharding", [](auto& j) { layer(j, "emb1")["type"] = "ShardedEmbedding"; },
        "layers[emb1].sharding: required key is missing; expected a non-empty string"},
-      {"slot out of range", [](auto& j) { layer(j, "emb1")["slots"] = {0, 8}; },
+      {"slot out of range",
+       [](auto& j) {
+         layer(j, "emb1")["slots"] = {0, 8};
+       },
        "layers[emb1].slots: expected slot indices below the Data layer's slot_num (8), got [0,8]"},
-      {"slots not ascending", [](auto& j) { layer(j, "emb1")["slots"] = {3, 1}; },
+      {"slots not ascending",
+       [](auto& j) {
+         layer(j, "emb1")["slots"] = {3, 1};
+       },
        "layers[emb1].slots[1]: expected a slot index above the previous one (3): the list is ascending, got 1"},
   });
 }
@@ -175,14 +195,26 @@ TEST(ConfigErrorsEmbedding, DynamicStorageAdmission) {
     return s;
   };
   expect_messages({
-      {"admission strategy", [&](auto& j) { storage(j)["admission"] = {{"strategy", "w_tiny_lfu"}}; },
+      {"admission strategy",
+       [&](auto& j) {
+         storage(j)["admission"] = {{"strategy", "w_tiny_lfu"}};
+       },
        "layers[emb1].storage.admission.strategy: expected \"none\", \"k_count\" or \"tiny_lfu\", got "
        "\"w_tiny_lfu\"; did you mean \"tiny_lfu\"?"},
-      {"conservative_update", [&](auto& j) { storage(j)["admission"] = {{"conservative_update", 1}}; },
+      {"conservative_update",
+       [&](auto& j) {
+         storage(j)["admission"] = {{"conservative_update", 1}};
+       },
        "layers[emb1].storage.admission.conservative_update: expected true or false, got 1"},
-      {"aging_factor", [&](auto& j) { storage(j)["admission"] = {{"aging_factor", -1}}; },
+      {"aging_factor",
+       [&](auto& j) {
+         storage(j)["admission"] = {{"aging_factor", -1}};
+       },
        "layers[emb1].storage.admission.aging_factor: expected a number in [0, 1000000], got -1"},
-      {"misspelt key", [&](auto& j) { storage(j)["admission"] = {{"conservativ_update", true}}; },
+      {"misspelt key",
+       [&](auto& j) {
+         storage(j)["admission"] = {{"conservativ_update", true}};
+       },
        "layers[emb1].storage.admission.conservativ_update: unknown key; did you mean \"conservative_update\"?"},
       {"FREQUENCY without a filter", [&](auto& j) { storage(j)["score_strategy"] = "FREQUENCY"; },
        "layers[emb1].storage.score_strategy: FREQUENCY needs an admission filter (its new keys score the filter's "
@@ -195,7 +227,8 @@ TEST(ConfigErrorsLayers, UnknownTypeSuggestsAndListsKnownTypes) {
   layer(j, "emb1")["type"] = "All2AllDenseEmbeding";
   const auto message = error_of(j);
   EXPECT_EQ(message.rfind("test.json: layers[emb1].type: unknown layer type \"All2AllDenseEmbeding\"; did you mean "
-                          "\"All2AllDenseEmbedding\"? known: \"Data\", \"All2AllDenseEmbedding\", \"DistributedSlotSparseEmbeddingHash\", \"DistributedSparseEmbedding\", "
+                          "\"All2AllDenseEmbedding\"? known: \"Data\", \"All2AllDenseEmbedding\", "
+                          "\"DistributedSlotSparseEmbeddingHash\", \"DistributedSparseEmbedding\", "
                           "\"LocalizedSlotSparseEmbeddingHash\" or \"ShardedEmbedding\" (run by this version); "
                           "HugeCTR's \"LocalizedSlotSparseEmbeddingOneHot\", ",
                           0),
@@ -227,7 +260,8 @@ TEST(ConfigErrorsLayers, StructureNamesAndTops) {
        },
        "layers[data2].type: only one \"Data\" layer is allowed; layers[data] is one already"},
       {"no embedding", [](auto& j) { j["layers"].erase(1); },
-       "layers: expected at least one embedding layer (\"All2AllDenseEmbedding\", \"DistributedSlotSparseEmbeddingHash\", \"DistributedSparseEmbedding\", "
+       "layers: expected at least one embedding layer (\"All2AllDenseEmbedding\", "
+       "\"DistributedSlotSparseEmbeddingHash\", \"DistributedSparseEmbedding\", "
        "\"LocalizedSlotSparseEmbeddingHash\" or \"ShardedEmbedding\"), got none"},
       {"empty layers", [](auto& j) { j["layers"] = nlohmann::json::array(); },
        "layers: expected a non-empty array of layer objects, got []"},

@@ -35,8 +35,8 @@ TEST(ConfigEviction, DefaultsMeasureEveryDynamicLayerWithEveryOracle) {
 
 TEST(ConfigEviction, OraclesAreKeptInCanonicalOrder) {
   auto json = dynamic_config();
-  json["eviction"] = {{"oracles", {"belady", "lru"}}, {"sample_every", 3}, {"hot_key_share", 0.05},
-                      {"belady_max_accesses", 1000}};
+  json["eviction"] = {
+      {"oracles", {"belady", "lru"}}, {"sample_every", 3}, {"hot_key_share", 0.05}, {"belady_max_accesses", 1000}};
   const Config c = parse_config(json, "test.json");
   EXPECT_EQ(c.eviction->oracles, (std::vector<std::string>{"lru", "belady"}));
   EXPECT_EQ(c.eviction->sample_every, 3);
@@ -83,7 +83,8 @@ TEST(ConfigEviction, BadFieldsNameTheirPath) {
   EXPECT_NE(with({{"sample_every", 0}}).find("eviction.sample_every: expected an integer >= 1"), std::string::npos);
   EXPECT_NE(with({{"hot_key_share", 1.5}}).find("eviction.hot_key_share"), std::string::npos);
   EXPECT_NE(with({{"belady_max_accesses", 0}}).find("eviction.belady_max_accesses"), std::string::npos);
-  EXPECT_NE(with({{"sample_evry", 3}}).find("eviction.sample_evry: unknown key; did you mean \"sample_every\"?"), std::string::npos)
+  EXPECT_NE(with({{"sample_evry", 3}}).find("eviction.sample_evry: unknown key; did you mean \"sample_every\"?"),
+            std::string::npos)
       << with({{"sample_evry", 3}});
 }
 

@@ -35,8 +35,12 @@ TEST(ConfigParameterServer, DefaultsAndRoles) {
 }
 
 TEST(ConfigParameterServer, FieldsAreRead) {
-  const Config c = parse_config(on_servers({{"servers", 1}, {"trainers", 3}, {"mode", "asynchronous"}, {"staleness", 4},
-                                            {"save_directory", "out"}, {"load_directory", "in"}}),
+  const Config c = parse_config(on_servers({{"servers", 1},
+                                            {"trainers", 3},
+                                            {"mode", "asynchronous"},
+                                            {"staleness", 4},
+                                            {"save_directory", "out"},
+                                            {"load_directory", "in"}}),
                                 "test.json");
   const auto& p = *c.parameter_server;
   EXPECT_FALSE(p.synchronous);
@@ -69,7 +73,8 @@ TEST(ConfigParameterServer, RefusalsNameTheirPath) {
   };
   auto json = on_servers({{"servers", 1}});
   json.erase("parameter_server");
-  contains(error_of(json), "layers[emb1].sharding: \"parameter_server\" needs the top-level \"parameter_server\" section");
+  contains(error_of(json),
+           "layers[emb1].sharding: \"parameter_server\" needs the top-level \"parameter_server\" section");
   contains(error_of(on_servers({{"servers", 0}})), "parameter_server.servers");
   contains(error_of(on_servers(nlohmann::json::object())), "parameter_server.servers");
   contains(error_of(on_servers({{"servers", 1}, {"trainers", 0}})), "parameter_server.trainers");
@@ -77,7 +82,8 @@ TEST(ConfigParameterServer, RefusalsNameTheirPath) {
   contains(error_of(on_servers({{"servers", 1}, {"staleness", 1}})),
            "parameter_server.staleness: a synchronous server applies each step's pushes");
   EXPECT_NO_THROW(parse_config(on_servers({{"servers", 1}, {"staleness", 0}}), "test.json"));
-  contains(error_of(on_servers({{"servers", 1}, {"mode", "asynchronous"}, {"staleness", -1}})), "parameter_server.staleness");
+  contains(error_of(on_servers({{"servers", 1}, {"mode", "asynchronous"}, {"staleness", -1}})),
+           "parameter_server.staleness");
   contains(error_of(on_servers({{"servers", 1}, {"save_directory", ""}})), "parameter_server.save_directory");
   contains(error_of(on_servers({{"servers", 1}, {"replicas", 2}})), "replicas");
   json = on_servers({{"servers", 1}});

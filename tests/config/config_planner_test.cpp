@@ -30,9 +30,14 @@ TEST(ConfigPlanner, AbsentSectionMeansNone) {
 
 TEST(ConfigPlanner, FieldsAreRead) {
   auto json = sharded("auto");
-  json["planner"] = {{"memory_per_rank", 1 << 30}, {"seconds_per_key", 1e-8}, {"seconds_per_row", 2e-8},
-                     {"seconds_per_byte", 1e-10}, {"seconds_per_comm_byte", 3e-10}, {"seconds_per_collective", 1e-5},
-                     {"schemes", {"row_wise", "table_wise"}}, {"all_layers", true}};
+  json["planner"] = {{"memory_per_rank", 1 << 30},
+                     {"seconds_per_key", 1e-8},
+                     {"seconds_per_row", 2e-8},
+                     {"seconds_per_byte", 1e-10},
+                     {"seconds_per_comm_byte", 3e-10},
+                     {"seconds_per_collective", 1e-5},
+                     {"schemes", {"row_wise", "table_wise"}},
+                     {"all_layers", true}};
   const Config c = parse_config(json, "test.json");
   ASSERT_TRUE(c.planner.has_value());
   EXPECT_EQ(c.planner->memory_per_rank, 1 << 30);
@@ -53,8 +58,10 @@ TEST(ConfigPlanner, BadFieldsNameTheirPath) {
   };
   EXPECT_NE(with({{"memory_per_rank", -1}}).find("planner.memory_per_rank"), std::string::npos);
   EXPECT_NE(with({{"seconds_per_key", 5}}).find("planner.seconds_per_key"), std::string::npos);
-  EXPECT_NE(with({{"schemes", {"row_wise", "row_wise"}}}).find("planner.schemes[1]: expected a scheme not listed before"),
-            std::string::npos) << with({{"schemes", {"row_wise", "row_wise"}}});
+  EXPECT_NE(
+      with({{"schemes", {"row_wise", "row_wise"}}}).find("planner.schemes[1]: expected a scheme not listed before"),
+      std::string::npos)
+      << with({{"schemes", {"row_wise", "row_wise"}}});
   EXPECT_NE(with({{"all_layers", 1}}).find("planner.all_layers"), std::string::npos);
   EXPECT_NE(with({{"budget", 1}}).find("budget"), std::string::npos);
 }
@@ -66,7 +73,8 @@ TEST(ConfigPlanner, TableRanksBelongToTableWiseWithOneRankPerSlot) {
             (std::vector<std::int32_t>{0, 1, 0, 1, 0, 1, 0, 1}));
   layer(json, "emb1")["table_ranks"] = {0, 1};
   EXPECT_NE(error_of(json).find("layers[emb1].table_ranks: expected one rank per slot of the layer (8 ranks)"),
-            std::string::npos) << error_of(json);
+            std::string::npos)
+      << error_of(json);
   layer(json, "emb1")["table_ranks"] = {0, 1, 0, 1, 0, 1, 0, -1};
   EXPECT_NE(error_of(json).find("layers[emb1].table_ranks[7]"), std::string::npos) << error_of(json);
   auto row_wise = sharded("row_wise");

@@ -98,8 +98,10 @@ TEST(ConfigCombiner, RejectsOtherValuesNamingTheLayer) {
   for (const nlohmann::json& value : {nlohmann::json("max"), nlohmann::json(2), nlohmann::json(0.0)}) {
     auto j = default_json();
     layer(j, "emb1")["sparse_embedding_hparam"]["combiner"] = value;
-    EXPECT_EQ(error_of(j), "test.json: layers[emb1].sparse_embedding_hparam.combiner: expected 0, 1, \"sum\" or "
-                           "\"mean\", got " + value.dump());
+    EXPECT_EQ(error_of(j),
+              "test.json: layers[emb1].sparse_embedding_hparam.combiner: expected 0, 1, \"sum\" or "
+              "\"mean\", got " +
+                  value.dump());
   }
 }
 
@@ -210,7 +212,6 @@ TEST(ConfigTotalVocabulary, SumsSlotSizes) {
   EXPECT_EQ(total_vocabulary(DataLayer{}), 0);
 }
 
-
 TEST(ConfigSolver, BatchsizePerRankScalesWithTheRanks) {
   auto j = default_json();
   j["solver"].erase("batchsize");
@@ -225,8 +226,9 @@ TEST(ConfigSolver, BatchsizePerRankScalesWithTheRanks) {
   c.solver.batchsize_per_rank = std::int64_t{1} << 62;
   EXPECT_THROW(resolve_batch_for_ranks(c, 4), InputError);
   j["solver"]["batchsize"] = 10;
-  EXPECT_EQ(error_of(j), "test.json: solver.batchsize_per_rank: give batchsize (the global batch: strong scaling) or "
-                         "batchsize_per_rank (weak scaling), not both");
+  EXPECT_EQ(error_of(j),
+            "test.json: solver.batchsize_per_rank: give batchsize (the global batch: strong scaling) or "
+            "batchsize_per_rank (weak scaling), not both");
 }
 
 }  // namespace

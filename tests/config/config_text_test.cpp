@@ -42,7 +42,8 @@ TEST(ConfigText, NumberOverflowPointsAtTheLiteral) {
 
 TEST(ConfigText, ColumnsCountCharactersNotBytes) {
   // "é" is two bytes; the stray "x" is the 9th character of line 1.
-  EXPECT_EQ(text_error_of("{\"é\": 1 x}").rfind("test.json:1:9: invalid JSON: ", 0), 0u) << text_error_of("{\"é\": 1 x}");
+  EXPECT_EQ(text_error_of("{\"é\": 1 x}").rfind("test.json:1:9: invalid JSON: ", 0), 0u)
+      << text_error_of("{\"é\": 1 x}");
   EXPECT_EQ(position_of_byte("ab\ncd", 5).line, 2u);
   EXPECT_EQ(position_of_byte("ab\ncd", 5).column, 2u);
   EXPECT_EQ(position_of_byte("ab", 99).column, 3u);  // past the end: just after the last character

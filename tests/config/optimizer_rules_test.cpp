@@ -59,7 +59,8 @@ TEST(OptimizerRules, DefaultsLieInsideTheirRanges) {
 TEST(OptimizerRules, ParsingAppliesTheRowsDefaults) {
   const auto parse = [](const std::string& type, const std::string& block) {
     const std::string text = R"({"schema_version": 1, "solver": {"batchsize": 8, "max_iter": 1},
-      "optimizer": {"type": ")" + type + R"(", ")" + block + R"(": {"learning_rate": 0.5}},
+      "optimizer": {"type": ")" +
+                             type + R"(", ")" + block + R"(": {"learning_rate": 0.5}},
       "layers": [{"name": "data", "type": "Data", "format": "Synthetic", "slot_size_array": [100],
                   "synthetic": {"nnz_per_slot": [1]}, "label": {"top": "label", "label_dim": 1},
                   "dense": {"top": "dense", "dense_dim": 1},
@@ -69,7 +70,7 @@ TEST(OptimizerRules, ParsingAppliesTheRowsDefaults) {
                                               "combiner": "sum"}}]})";
     return parse_config_text(text, "optimizer_rules_test").optimizer;
   };
-  EXPECT_DOUBLE_EQ(parse("AdaGrad", "adagrad_hparam").epsilon, 1e-7);        // HugeCTR's
+  EXPECT_DOUBLE_EQ(parse("AdaGrad", "adagrad_hparam").epsilon, 1e-7);         // HugeCTR's
   EXPECT_DOUBLE_EQ(parse("RowWiseAdaGrad", "adagrad_hparam").epsilon, 1e-8);  // FBGEMM's
   EXPECT_DOUBLE_EQ(parse("Adam", "adam_hparam").beta2, 0.999);
   EXPECT_DOUBLE_EQ(parse("SGD", "sgd_hparam").learning_rate, 0.5);

@@ -3,8 +3,8 @@
 // written out by hand: an independent enumeration of the expected points.
 #include <gtest/gtest.h>
 
-#include "config/sweep_spec.hpp"
 #include <unistd.h>
+#include "config/sweep_spec.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -36,8 +36,9 @@ void expect_errors(const std::vector<std::pair<std::string, std::string>>& cases
 
 TEST(SweepSpec, RelativePathsOfTheBaseResolveWhereItWasWritten) {
   // A base file: its directory; an inline base: the sweep file's.
-  const SweepSpec from_file = parse_sweep({"sweeps/s.json", R"({"base": "../configs/b.json", "points": [{"solver.max_iter": 3}]})",
-                                           "sweeps/../configs/b.json", default_config_text()});
+  const SweepSpec from_file =
+      parse_sweep({"sweeps/s.json", R"({"base": "../configs/b.json", "points": [{"solver.max_iter": 3}]})",
+                   "sweeps/../configs/b.json", default_config_text()});
   EXPECT_EQ(from_file.base.directory, std::filesystem::path("sweeps/../configs"));
   EXPECT_EQ(from_file.points.at(0).config.directory, std::filesystem::path("sweeps/../configs"));
   auto inline_base = nlohmann::json::parse(R"({"points": [{"solver.max_iter": 3}]})");
@@ -55,7 +56,8 @@ TEST(SweepSpec, GridIsTheProductWithTheFirstFieldOutermost) {
   EXPECT_EQ(spec.axes, (std::vector<std::string>{"layers.emb1.sparse_embedding_hparam.embedding_vec_size",
                                                  "layers.data.synthetic.zipf_alpha"}));
   EXPECT_EQ(spec.axis_kinds, (std::vector<AxisKind>{AxisKind::kInteger, AxisKind::kNumber}));
-  const std::vector<std::pair<int, double>> expected{{16, 0.8}, {16, 1.2}, {64, 0.8}, {64, 1.2}, {128, 0.8}, {128, 1.2}};
+  const std::vector<std::pair<int, double>> expected{{16, 0.8}, {16, 1.2},  {64, 0.8},
+                                                     {64, 1.2}, {128, 0.8}, {128, 1.2}};
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const auto& p = spec.points[i];
     EXPECT_EQ(p.index, static_cast<std::int64_t>(i));
@@ -128,7 +130,8 @@ TEST(SweepSpec, RejectsWhatCannotRunWithMessagesNamingTheField) {
        "or other JSON"},
       {R"({"grid": {"solver.max_iter": [5, -1]}})",
        "s.json: point 1 (solver.max_iter=-1): solver.max_iter: expected an integer >= 1, got -1"},
-      {R"({"grid": {"solver.max_iter": []}})", "s.json: grid.solver.max_iter: expected a non-empty array of values, got []"},
+      {R"({"grid": {"solver.max_iter": []}})",
+       "s.json: grid.solver.max_iter: expected a non-empty array of values, got []"},
       {R"({"grid": {"ranks": [0]}})", "s.json: field \"ranks\": expected integers >= 1, got 0"},
       {R"({"points": [{"solver.max_iter": 5}, {"solver.batchsize": 64}]})",
        "s.json: points[1]: sets the fields {solver.batchsize}, the first point sets {solver.max_iter}; every listed "
@@ -137,7 +140,8 @@ TEST(SweepSpec, RejectsWhatCannotRunWithMessagesNamingTheField) {
        "s.json: field \"solver.max_iter\" is both in \"points\" and in \"grid\""},
       {R"({"gird": {}})", "s.json: gird: unknown key; did you mean \"grid\"?"},
       {R"({"sweep_version": 2})", "s.json: sweep_version: expected an integer in [1, 1], got 2"},
-      {R"({"base": 7})", "s.json: base: expected a config file path (relative to the sweep file) or a config object, got 7"},
+      {R"({"base": 7})",
+       "s.json: base: expected a config file path (relative to the sweep file) or a config object, got 7"},
       {"{\"grid\": {\n  \"solver.max_iter\": [5,]}}", "s.json:2:25: invalid JSON"},
   };
   expect_errors(cases);
@@ -202,9 +206,10 @@ namespace embscale::config {
 namespace {
 
 TEST(ConfigSettings, SetFieldsByPathWithJsonOrTextValues) {
-  const auto c = parse_config_with_settings(default_config_text(), "d.json",
-                                            {"solver.batchsize=512", "layers.emb1.sparse_embedding_hparam.combiner=mean",
-                                             "layers.data.synthetic.zipf_alpha=0.9"});
+  const auto c =
+      parse_config_with_settings(default_config_text(), "d.json",
+                                 {"solver.batchsize=512", "layers.emb1.sparse_embedding_hparam.combiner=mean",
+                                  "layers.data.synthetic.zipf_alpha=0.9"});
   EXPECT_EQ(c.solver.batchsize, 512);
   EXPECT_EQ(c.embeddings.front().combiner, Combiner::kMean);
   EXPECT_DOUBLE_EQ(c.data.synthetic.slots.front().keys.zipf_alpha, 0.9);
@@ -220,8 +225,11 @@ TEST(ConfigSettings, SetFieldsByPathWithJsonOrTextValues) {
   };
   EXPECT_EQ(error_of("solver.batchsize"), "--set solver.batchsize: expected FIELD=VALUE");
   EXPECT_EQ(error_of("ranks=4"), "--set ranks=4: the rank count is the launcher's (mpiexec -n, srun -n)");
-  EXPECT_EQ(error_of("solver.batchsize=-4"), "d.json with solver.batchsize=-4: solver.batchsize: expected an integer >= 1, got -4");
-  EXPECT_EQ(error_of("solvr.batchsize=4"), "--set solvr.batchsize=4: field \"solvr.batchsize\": the config has no \"solvr\"; did you mean \"solver\"?");
+  EXPECT_EQ(error_of("solver.batchsize=-4"),
+            "d.json with solver.batchsize=-4: solver.batchsize: expected an integer >= 1, got -4");
+  EXPECT_EQ(
+      error_of("solvr.batchsize=4"),
+      "--set solvr.batchsize=4: field \"solvr.batchsize\": the config has no \"solvr\"; did you mean \"solver\"?");
   EXPECT_EQ(error_of("max_iter=4"),
             "--set max_iter=4: field \"max_iter\": the config has no \"max_iter\"; did you mean \"solver.max_iter\"?");
 }

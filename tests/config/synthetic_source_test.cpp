@@ -90,8 +90,9 @@ TEST(SyntheticSource, HugeCtrMaxNnzChecksTakeTheLargestSlot) {
   auto j = default_json();
   layer(j, "data")["synthetic"] = {{"nnz_per_slot", {1, 1, 1, 9, 1, 1, 1, 1}}};
   layer(j, "data")["sparse"][0]["max_nnz"] = 8;
-  EXPECT_EQ(error_of(j), "test.json: layers[data].sparse[0].max_nnz: expected an integer >= 9 (synthetic bags hold "
-                         "up to nnz_per_slot keys), got 8");
+  EXPECT_EQ(error_of(j),
+            "test.json: layers[data].sparse[0].max_nnz: expected an integer >= 9 (synthetic bags hold "
+            "up to nnz_per_slot keys), got 8");
 }
 
 TEST(SyntheticSource, ErrorsNameTheFieldAndWhatWasExpected) {
@@ -107,8 +108,8 @@ TEST(SyntheticSource, ErrorsNameTheFieldAndWhatWasExpected) {
   EXPECT_EQ(synthetic_error({{"key_distribution", "mixture"}}),
             at + ".mixture: required key is missing; expected an array of components for \"key_distribution\": "
                  "\"mixture\"");
-  EXPECT_EQ(synthetic_error({{"key_distribution", "mixture"},
-                             {"mixture", {{{"weight", 1}, {"key_distribution", "mixture"}}}}}),
+  EXPECT_EQ(synthetic_error(
+                {{"key_distribution", "mixture"}, {"mixture", {{{"weight", 1}, {"key_distribution", "mixture"}}}}}),
             at + ".mixture[0].key_distribution: expected a distribution other than \"mixture\" (a component cannot "
                  "itself be a mixture), got \"mixture\"");
   EXPECT_EQ(synthetic_error({{"key_distribution", "mixture"}, {"mixture", {{{"weight", 0}}}}}),
@@ -117,9 +118,10 @@ TEST(SyntheticSource, ErrorsNameTheFieldAndWhatWasExpected) {
             at + ".drift.shift: expected a number in (0, 1) (a shift of 1 turns the keys a full circle), got 1.0");
   EXPECT_EQ(synthetic_error({{"drift", {{"mode", "sudden"}}}}),
             at + ".drift.mode: expected \"abrupt\" or \"gradual\", got \"sudden\"");
-  EXPECT_EQ(synthetic_error({{"key_distribution", "hugectr_power_law"}, {"power_law", "specific"}, {"zipf_alpha", 1.0}}),
-            at + ".zipf_alpha: hugectr_power_law \"specific\" takes its exponent from zipf_alpha, which must be > 0 "
-                 "and differ from 1 by 1e-6 or more (HugeCTR divides by 1 - alpha), got 1.000000");
+  EXPECT_EQ(
+      synthetic_error({{"key_distribution", "hugectr_power_law"}, {"power_law", "specific"}, {"zipf_alpha", 1.0}}),
+      at + ".zipf_alpha: hugectr_power_law \"specific\" takes its exponent from zipf_alpha, which must be > 0 "
+           "and differ from 1 by 1e-6 or more (HugeCTR divides by 1 - alpha), got 1.000000");
   EXPECT_EQ(synthetic_error({{"nnz_per_slot", 3}, {"nnz_min", 4}, {"nnz_distribution", "uniform"}}),
             at + ": slot 0: nnz_min (4) must not exceed nnz_per_slot (3)");
   EXPECT_EQ(synthetic_error({{"nnz_min", 0}}),
@@ -143,7 +145,8 @@ TEST(SyntheticSource, ErrorsNameTheFieldAndWhatWasExpected) {
                  "keys to the ids that exist: the two do not combine");
   EXPECT_EQ(synthetic_error({{"multi_hot", {{"companions", "pareto"}, {"pareto_alpha", 0.01}}}}),
             at + ".multi_hot.pareto_alpha: expected a number in [0.06, 100], got 0.01");
-  EXPECT_EQ(synthetic_error({{"power_law", "specific"}, {"zipf_alpha", 1.0},
+  EXPECT_EQ(synthetic_error({{"power_law", "specific"},
+                             {"zipf_alpha", 1.0},
                              {"per_slot", {{"0", {{"key_distribution", "hugectr_power_law"}}}}}}),
             at + ".per_slot.0: hugectr_power_law \"specific\" takes its exponent from zipf_alpha, which must be > 0 "
                  "and differ from 1 by 1e-6 or more (HugeCTR divides by 1 - alpha), got 1.000000 (inherited from the "

@@ -23,9 +23,22 @@ TEST(HalfFloatRounding, EveryHalfRoundTrips) {
 
 TEST(HalfFloatRounding, FloatToHalfRoundsLikeTheCompiler) {
   std::mt19937 rng(7);
-  std::vector<float> cases{0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, 1e9f, -1e9f, 5.96e-8f, 2.98e-8f, 2.99e-8f,
-                           6.1e-5f, 6.103515625e-05f, std::numeric_limits<float>::infinity(),
-                           std::numeric_limits<float>::denorm_min(), 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048};
+  std::vector<float> cases{0.0f,
+                           -0.0f,
+                           65504.0f,
+                           65519.99f,
+                           65520.0f,
+                           1e9f,
+                           -1e9f,
+                           5.96e-8f,
+                           2.98e-8f,
+                           2.99e-8f,
+                           6.1e-5f,
+                           6.103515625e-05f,
+                           std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::denorm_min(),
+                           1.0f + 1.0f / 2048,
+                           1.0f + 3.0f / 2048};
   std::uniform_int_distribution<std::uint32_t> bits;
   for (int i = 0; i < 200000; ++i) cases.push_back(std::bit_cast<float>(bits(rng)));
   std::uniform_real_distribution<float> small(-70000.0f, 70000.0f);
@@ -52,10 +65,12 @@ TEST(HalfFloatRounding, FloatToBf16RoundsToNearestEven) {
     int e = 0;
     const double m = std::frexp(static_cast<double>(f), &e);
     const double want = std::ldexp(std::nearbyint(std::ldexp(m, 8)), e - 8);
-    ASSERT_EQ(static_cast<double>(to_float(to_bfloat16(f))), std::isfinite(static_cast<float>(want)) ? want : (f > 0 ? INFINITY : -INFINITY)) << f;
+    ASSERT_EQ(static_cast<double>(to_float(to_bfloat16(f))),
+              std::isfinite(static_cast<float>(want)) ? want : (f > 0 ? INFINITY : -INFINITY))
+        << f;
   }
   EXPECT_EQ(to_float(to_bfloat16(1.0f)), 1.0f);
-  EXPECT_EQ(to_float(to_bfloat16(1.0f + 1.0f / 256)), 1.0f);            // tie: to even
+  EXPECT_EQ(to_float(to_bfloat16(1.0f + 1.0f / 256)), 1.0f);               // tie: to even
   EXPECT_EQ(to_float(to_bfloat16(1.0f + 3.0f / 256)), 1.0f + 4.0f / 256);  // tie: to even (up)
 }
 

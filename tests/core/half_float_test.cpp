@@ -20,14 +20,38 @@ bool quiet_nan(float f) { return std::isnan(f) && (bits_of(f) & 0x00400000u) != 
 // Floats where conversions go wrong: zeros, infinities, NaNs, the limits of half and bfloat16,
 // the subnormal boundaries and the exact ties around them.
 std::vector<float> edge_floats() {
-  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, std::numeric_limits<float>::infinity(),
-                          -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
-                          -std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::signaling_NaN(),
-                          std::numeric_limits<float>::max(), std::numeric_limits<float>::min(),
-                          std::numeric_limits<float>::denorm_min(), 65504.0f, 65519.99f, 65520.0f, 65536.0f,
-                          0x1p-14f, 0x1p-24f, 0x1p-25f, 0x1.000002p-25f, 0x1.8p-24f, 0x1.8p-23f, 0x1.ffcp-15f,
-                          0x1.ffep-15f, 0x1.0008p0f, 0x1.0018p0f, 0x1.00180p0f, 0x1.ff8p127f, 0x1.fep127f,
-                          0x1.010000p0f, 0x1.030000p0f, 0x1.018000p0f};
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN(),
+                          -std::numeric_limits<float>::quiet_NaN(),
+                          std::numeric_limits<float>::signaling_NaN(),
+                          std::numeric_limits<float>::max(),
+                          std::numeric_limits<float>::min(),
+                          std::numeric_limits<float>::denorm_min(),
+                          65504.0f,
+                          65519.99f,
+                          65520.0f,
+                          65536.0f,
+                          0x1p-14f,
+                          0x1p-24f,
+                          0x1p-25f,
+                          0x1.000002p-25f,
+                          0x1.8p-24f,
+                          0x1.8p-23f,
+                          0x1.ffcp-15f,
+                          0x1.ffep-15f,
+                          0x1.0008p0f,
+                          0x1.0018p0f,
+                          0x1.00180p0f,
+                          0x1.ff8p127f,
+                          0x1.fep127f,
+                          0x1.010000p0f,
+                          0x1.030000p0f,
+                          0x1.018000p0f};
   const std::size_t n = v.size();
   for (std::size_t i = 0; i < n; ++i) v.push_back(-v[i]);
   for (std::uint32_t b : {0x7f800001u, 0x7fc00001u, 0xffbfffffu, 0x00000001u, 0x007fffffu, 0x33000000u, 0x33000001u,
@@ -73,7 +97,8 @@ TEST(HalfFloat, ToHalfMatchesFloat16OnRandomFloatsAndTies) {
   // Floats within half's range and just below it (exponents 2^-26 .. 2^16), where rounding matters.
   std::uniform_int_distribution<std::uint32_t> exponent(101, 143), mantissa(0, 0x7fffff);
   for (int i = 0; i < 2'000'000; ++i)
-    expect_half_of(std::bit_cast<float>((static_cast<std::uint32_t>(rng() & 1) << 31) | (exponent(rng) << 23) | mantissa(rng)));
+    expect_half_of(
+        std::bit_cast<float>((static_cast<std::uint32_t>(rng() & 1) << 31) | (exponent(rng) << 23) | mantissa(rng)));
   // Exact ties and their neighbours: midpoints between consecutive halves (subnormal ones too).
   for (std::uint32_t b = 0; b < 0x7bffu; ++b) {
     const float lo = to_float(Half{static_cast<std::uint16_t>(b)});

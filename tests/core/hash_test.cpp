@@ -16,8 +16,7 @@ TEST(Mix64, IsInjectiveOnASampleAndAvalanches) {
   double flipped = 0;
   int trials = 0;
   for (std::uint64_t k = 1; k < 2000; k += 7)
-    for (int bit = 0; bit < 64; ++bit, ++trials)
-      flipped += std::popcount(mix64(k) ^ mix64(k ^ (1ULL << bit)));
+    for (int bit = 0; bit < 64; ++bit, ++trials) flipped += std::popcount(mix64(k) ^ mix64(k ^ (1ULL << bit)));
   EXPECT_NEAR(flipped / trials, 32.0, 1.0);
 }
 

@@ -88,7 +88,8 @@ TEST(ZipfCdf, CdfAndTailAreComplementsAndTheTailStaysAccurateWhereItIsTiny) {
     EXPECT_EQ(zipf_cdf(n, n, s), 1.0);
     EXPECT_EQ(zipf_tail(n, n, s), 0.0);
     double previous = 0.0;
-    for (const std::int64_t k : {std::int64_t{1}, std::int64_t{10}, std::int64_t{1000}, std::int64_t{1'000'000}, n / 2}) {
+    for (const std::int64_t k :
+         {std::int64_t{1}, std::int64_t{10}, std::int64_t{1000}, std::int64_t{1'000'000}, n / 2}) {
       const double cdf = zipf_cdf(k, n, s);
       EXPECT_GT(cdf, previous);
       EXPECT_NEAR(cdf + zipf_tail(k, n, s), 1.0, 1e-14);

@@ -34,7 +34,8 @@ TEST(SimdLevel, NamesSelectLevelsTheCpuRuns) {
         simd_level_from(name.c_str());
         ADD_FAILURE() << name << " accepted on a CPU that cannot run it";
       } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("EMBSCALE_SIMD=" + name + ": this CPU cannot run"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("EMBSCALE_SIMD=" + name + ": this CPU cannot run"), std::string::npos)
+            << e.what();
       }
     }
   }

@@ -69,7 +69,7 @@ TEST(MannWhitneyU, KnownSmallExample) {
 // Reference values from an independent implementation: SciPy's mannwhitneyu(b, a,
 // method="asymptotic", use_continuity=True).
 TEST(MannWhitneyU, NormalApproximationMatchesSciPy) {
-  std::vector<double> a{1.0, 2.5, 3.1, 4.7, 5.2, 6.0, 7.3, 8.8, 9.9, 10.4, 11.1, 12.6, 13.0, 14.2, 15.5,
+  std::vector<double> a{1.0,  2.5,  3.1,  4.7,  5.2,  6.0,  7.3,  8.8,  9.9,  10.4, 11.1, 12.6, 13.0, 14.2, 15.5,
                         16.1, 17.9, 18.2, 19.0, 20.5, 21.3, 22.8, 23.1, 24.6, 25.0, 26.7, 27.2, 28.9, 29.3, 30.0};
   std::vector<double> b(a);
   for (auto& y : b) y += 4.05;
@@ -133,7 +133,7 @@ TEST(HolmAdjusted, HandWorkedExample) {
   const std::vector<double> expected{0.03, 0.06, 0.06, 0.02};
   for (std::size_t i = 0; i < p.size(); ++i) EXPECT_NEAR(adjusted[i], expected[i], 1e-15) << i;
   EXPECT_TRUE(holm_adjusted(std::vector<double>{}).empty());
-  EXPECT_EQ(holm_adjusted(std::vector<double>{0.7})[0], 0.7);  // one test: no correction
+  EXPECT_EQ(holm_adjusted(std::vector<double>{0.7})[0], 0.7);       // one test: no correction
   EXPECT_EQ(holm_adjusted(std::vector<double>{0.6, 0.9})[0], 1.0);  // capped at 1
 }
 

@@ -21,9 +21,8 @@ namespace fs = std::filesystem;
 class TempFiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir = fs::temp_directory_path() /
-          ("embscale_temp_files_test." + std::to_string(::getpid()) + "." +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir = fs::temp_directory_path() / ("embscale_temp_files_test." + std::to_string(::getpid()) + "." +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
@@ -132,8 +131,8 @@ TEST_F(TempFiles, OnlyOrphansOfEndedProcessesOnThisHostAreStale) {
 }
 
 TEST_F(TempFiles, ADirectoryThatOneProgramOwnsLosesEveryTemporaryFile) {
-  for (const char* name : {".p0.r0.h5.tmp.node7.12", ".manifest.json.tmp.node1.5.0", "p1.r0.h5", "manifest.json",
-                           ".hidden", "x.tmp.y"})
+  for (const char* name :
+       {".p0.r0.h5.tmp.node7.12", ".manifest.json.tmp.node1.5.0", "p1.r0.h5", "manifest.json", ".hidden", "x.tmp.y"})
     std::ofstream(dir / name) << "x";
   fs::create_directory(dir / ".sub.tmp.node1.3");  // directories are left alone
   EXPECT_EQ(remove_temp_files_in(dir).size(), 2u);

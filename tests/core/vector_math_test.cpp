@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
@@ -34,7 +34,8 @@ struct Worst {
 
 TEST(VectorMath, ExpWithinOneUlpOverItsDomain) {
   std::mt19937_64 gen(11);
-  for (const auto& [low, high] : {std::pair{-708.0, 709.0}, std::pair{-1.0, 1.0}, std::pair{-1e-6, 1e-6}, std::pair{0.0, 45.0}}) {
+  for (const auto& [low, high] :
+       {std::pair{-708.0, 709.0}, std::pair{-1.0, 1.0}, std::pair{-1e-6, 1e-6}, std::pair{0.0, 45.0}}) {
     std::uniform_real_distribution<double> arg(low, high);
     Worst worst;
     for (int i = 0; i < 200'000; ++i) {
@@ -94,9 +95,7 @@ TEST(VectorMath, LogWithinOneUlpOverItsDomain) {
 TEST(VectorMath, Log1pWithinOneUlpOverItsDomain) {
   std::mt19937_64 gen(13);
   Worst worst;
-  const auto check = [&](double t) {
-    worst.see(ulp_error(vlog1p(t), std::log1p(static_cast<long double>(t))), t);
-  };
+  const auto check = [&](double t) { worst.see(ulp_error(vlog1p(t), std::log1p(static_cast<long double>(t))), t); };
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
   std::uniform_real_distribution<double> exponent(-60.0, 60.0);
   for (int i = 0; i < 200'000; ++i) {

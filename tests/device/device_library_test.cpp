@@ -27,8 +27,7 @@ using embscale::testing::ScopedEnv;
 }
 
 // The message of the embscale::Error that body throws ("" and a test failure when none).
-template <typename Body>
-std::string error_of(Body&& body) {
+template <typename Body> std::string error_of(Body&& body) {
   try {
     body();
   } catch (const Error& e) {
@@ -42,14 +41,16 @@ TEST(DeviceLibrary, MissingLibraryNamesThePathAndTheVariable) {
   const std::string bogus = "/nonexistent/embscale/libembscale_cuda.so";
   ScopedEnv env(kLibraryVariable, bogus.c_str());
   const std::string why = error_of([] { DeviceLibrary::load(); });
-  EXPECT_TRUE(Contains(why, "cannot load the CUDA library libembscale_cuda.so: "
-                            "EMBSCALE_CUDA_LIBRARY=" + bogus + ": no such file. "));
+  EXPECT_TRUE(Contains(why,
+                       "cannot load the CUDA library libembscale_cuda.so: "
+                       "EMBSCALE_CUDA_LIBRARY=" +
+                           bogus + ": no such file. "));
   EXPECT_TRUE(Contains(why, "Point EMBSCALE_CUDA_LIBRARY at a libembscale_cuda.so"));
 }
 
 TEST(DeviceLibrary, FileThatIsNotALibraryIsNamedWithTheLoadersReason) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("embscale_device_library_test_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("embscale_device_library_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto file = dir / "libembscale_cuda.so";
   std::ofstream(file) << "not an ELF file\n";
@@ -75,8 +76,7 @@ TEST(DeviceLibrary, LibraryLackingACoreFunctionNamesIt) {
   // Found through the variable, the same reason.
   ScopedEnv env(kLibraryVariable, path.c_str());
   EXPECT_TRUE(Contains(error_of([] { DeviceLibrary::load(); }),
-                       "EMBSCALE_CUDA_LIBRARY=" + path +
-                           ": does not export embscale_cuda_stream_create"));
+                       "EMBSCALE_CUDA_LIBRARY=" + path + ": does not export embscale_cuda_stream_create"));
 }
 
 // A family exported in part (a partial build) loads; only the family is refused, naming what it
@@ -104,8 +104,7 @@ TEST(DeviceLibrary, LibraryOfAnotherAbiVersionIsRefusedBeforeItsFunctionsAreLook
   const std::string path = EMBSCALE_TEST_FAKE_DEVICE_NEXT_ABI;
   EXPECT_TRUE(Contains(error_of([&] { DeviceLibrary::open(path); }),
                        path + ": ABI version " + std::to_string(EMBSCALE_CUDA_ABI_VERSION + 1) +
-                           ", but this embscale needs " +
-                           std::to_string(EMBSCALE_CUDA_ABI_VERSION)));
+                           ", but this embscale needs " + std::to_string(EMBSCALE_CUDA_ABI_VERSION)));
 }
 
 TEST(DeviceLibrary, LoadsThroughTheVariableWithEveryFunctionResolved) {
@@ -115,9 +114,9 @@ TEST(DeviceLibrary, LoadsThroughTheVariableWithEveryFunctionResolved) {
   EXPECT_EQ(library.abi_version(), EMBSCALE_CUDA_ABI_VERSION);
   const DeviceFunctions& fns = library.functions();
 #define EMBSCALE_EXPECT_RESOLVED(name) EXPECT_NE(fns.name, nullptr) << #name;
-#define EMBSCALE_EXPECT_FAMILY(family, version, functions)                             \
-  EXPECT_EQ(library.family_problem(KernelFamily::family), "") << #family;             \
-  EXPECT_EQ(&library.kernels(KernelFamily::family), &fns) << #family;                 \
+#define EMBSCALE_EXPECT_FAMILY(family, version, functions)                \
+  EXPECT_EQ(library.family_problem(KernelFamily::family), "") << #family; \
+  EXPECT_EQ(&library.kernels(KernelFamily::family), &fns) << #family;     \
   functions(EMBSCALE_EXPECT_RESOLVED)
   EMBSCALE_DEVICE_CORE_FUNCTIONS(EMBSCALE_EXPECT_RESOLVED)
   EMBSCALE_DEVICE_KERNEL_FAMILIES(EMBSCALE_EXPECT_FAMILY)
@@ -141,8 +140,7 @@ TEST(DeviceLibrary, CheckTurnsACodeIntoAnErrorWithTheLibrarysDetail) {
   EXPECT_EQ(rc, EMBSCALE_CUDA_BAD_INDEX);
   EXPECT_EQ(out, (std::vector<float>{3, 4, 0, 0, 1, 2}));
   EXPECT_TRUE(Contains(error_of([&] { library.check(rc, "row gather"); }),
-                       "row gather (" + library.path() +
-                           "): row index out of range: rows[1] = 9 is outside [0, 2)"));
+                       "row gather (" + library.path() + "): row index out of range: rows[1] = 9 is outside [0, 2)"));
   library.check(EMBSCALE_CUDA_OK, "nothing");  // no throw
   // After a call that succeeded the detail is empty: the code's text alone.
   EXPECT_EQ(library.device_count(), 1);
@@ -184,8 +182,7 @@ TEST(DeviceLibrary, FindsTheBuildTreeLibraryWithoutTheVariable) {
 TEST(DeviceLibrary, WithoutCudaEveryPlaceIsNamedWithHowToBuildTheLibrary) {
   ScopedEnv env(kLibraryVariable, nullptr);
   const std::string why = error_of([] { DeviceLibrary::load(); });
-  for (const SearchPlace& place : library_search_places())
-    EXPECT_TRUE(Contains(why, place.description + ": "));
+  for (const SearchPlace& place : library_search_places()) EXPECT_TRUE(Contains(why, place.description + ": "));
   EXPECT_TRUE(Contains(why, "Build embscale with CUDA"));
   EXPECT_TRUE(Contains(why, "set EMBSCALE_CUDA_LIBRARY to the library's path"));
 }

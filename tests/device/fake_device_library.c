@@ -48,9 +48,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_abi_version(void) {
 }
 #endif
 
-EMBSCALE_CUDA_EXPORT const char* embscale_cuda_error_string(int code) {
-  return embscale_cuda_code_text(code);
-}
+EMBSCALE_CUDA_EXPORT const char* embscale_cuda_error_string(int code) { return embscale_cuda_code_text(code); }
 
 EMBSCALE_CUDA_EXPORT const char* embscale_cuda_last_error_detail(void) { return detail; }
 
@@ -70,8 +68,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_versions(int* runtime_version, int* drive
 
 /* The gather of the header's contract. Runs backwards so that the last bad position written to
  * *first_bad is the smallest; *first_bad is left alone when every index is valid. */
-static int gather(const float* table, int64_t num_rows, int64_t dim, const int64_t* rows,
-                  int64_t n, float* out, uint64_t* first_bad) {
+static int gather(const float* table, int64_t num_rows, int64_t dim, const int64_t* rows, int64_t n, float* out,
+                  uint64_t* first_bad) {
   detail[0] = '\0';
   if (num_rows < 0 || dim < 0 || n < 0) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "negative size");
   if (n > 0 && (rows == NULL || (dim > 0 && (out == NULL || (num_rows > 0 && table == NULL)))))
@@ -89,8 +87,8 @@ static int gather(const float* table, int64_t num_rows, int64_t dim, const int64
   return EMBSCALE_CUDA_OK;
 }
 
-static int gather_reporting(const float* table, int64_t num_rows, int64_t dim,
-                            const int64_t* rows, int64_t n, float* out) {
+static int gather_reporting(const float* table, int64_t num_rows, int64_t dim, const int64_t* rows, int64_t n,
+                            float* out) {
   uint64_t first_bad = UINT64_MAX;
   const int rc = gather(table, num_rows, dim, rows, n, out, &first_bad);
   if (rc != EMBSCALE_CUDA_OK || first_bad == UINT64_MAX) return rc;
@@ -100,17 +98,15 @@ static int gather_reporting(const float* table, int64_t num_rows, int64_t dim,
   return EMBSCALE_CUDA_BAD_INDEX;
 }
 
-EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows(const float* d_table, int64_t num_rows,
-                                                   int64_t dim, const int64_t* d_rows, int64_t n,
-                                                   float* d_out, void* stream) {
+EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows(const float* d_table, int64_t num_rows, int64_t dim,
+                                                   const int64_t* d_rows, int64_t n, float* d_out, void* stream) {
   (void)stream;
   return gather_reporting(d_table, num_rows, dim, d_rows, n, d_out);
 }
 
 #ifndef EMBSCALE_FAKE_OMIT_GATHER_ROWS_ASYNC
-EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_async(const float* d_table, int64_t num_rows,
-                                                         int64_t dim, const int64_t* d_rows,
-                                                         int64_t n, float* d_out,
+EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_async(const float* d_table, int64_t num_rows, int64_t dim,
+                                                         const int64_t* d_rows, int64_t n, float* d_out,
                                                          uint64_t* d_first_bad, void* stream) {
   (void)stream;
   if (n > 0 && d_first_bad == NULL) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "d_first_bad is NULL");
@@ -121,9 +117,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_async(const float* d_table, i
 }
 #endif
 
-EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_host(const float* table, int64_t num_rows,
-                                                        int64_t dim, const int64_t* rows,
-                                                        int64_t n, float* out) {
+EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_host(const float* table, int64_t num_rows, int64_t dim,
+                                                        const int64_t* rows, int64_t n, float* out) {
   return gather_reporting(table, num_rows, dim, rows, n, out);
 }
 
@@ -154,8 +149,13 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_family_version(const char* family, int* v
   return EMBSCALE_CUDA_OK;
 }
 
-struct fake_stream { int unused; };
-struct fake_event { double seconds; int recorded; };
+struct fake_stream {
+  int unused;
+};
+struct fake_event {
+  double seconds;
+  int recorded;
+};
 
 #ifndef EMBSCALE_FAKE_OMIT_STREAM_CREATE
 EMBSCALE_CUDA_EXPORT int embscale_cuda_stream_create(void** stream) {

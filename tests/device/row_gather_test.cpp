@@ -58,8 +58,8 @@ void expect_gather_and_bad_index(const DeviceLibrary& library) {
   EXPECT_EQ(got, c.want);
 
   c.rows[123] = static_cast<std::int64_t>(GatherCase::kRows);
-  EXPECT_TRUE(Contains(gather_error(library, c),
-                       "CUDA row gather (" + library.path() + "): row index out of range: rows[123] = 97 is outside [0, 97)"));
+  EXPECT_TRUE(Contains(gather_error(library, c), "CUDA row gather (" + library.path() +
+                                                     "): row index out of range: rows[123] = 97 is outside [0, 97)"));
 }
 
 void expect_sizes_checked(const DeviceLibrary& library) {

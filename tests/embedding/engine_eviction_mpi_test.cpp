@@ -58,8 +58,8 @@ struct Case {
 
 std::string describe(const Case& c) {
   return c.scheme + ", scores " + kv::to_string(c.scores) + ", optimizer " + config::to_string(c.optimizer) + " " +
-         config::to_string(c.update) + ", combiner " + config::to_string(c.combiner) +
-         ", init_capacity " + std::to_string(c.init_capacity) + (c.deduplicate ? "" : ", no de-duplication") +
+         config::to_string(c.update) + ", combiner " + config::to_string(c.combiner) + ", init_capacity " +
+         std::to_string(c.init_capacity) + (c.deduplicate ? "" : ", no de-duplication") +
          (c.workload == Workload::kZipfChurn ? ", Zipf churn" : ", stable overflow");
 }
 
@@ -115,7 +115,8 @@ std::vector<int> greedy_tables(const std::vector<std::int64_t>& sizes, int bins)
 
 // The owner of a key under each scheme, from the scheme table of lib/embedding/README.md, written
 // apart from the schemes' code. Keys are unified: slot s's keys are [offset_s, offset_s + size_s).
-testing::EvictionReference::Owner owner_of(const std::string& scheme, int ranks, const std::vector<std::int64_t>& sizes) {
+testing::EvictionReference::Owner owner_of(const std::string& scheme, int ranks,
+                                           const std::vector<std::int64_t>& sizes) {
   std::vector<Key> offsets(sizes.size(), 0);
   for (std::size_t s = 1; s < sizes.size(); ++s) offsets[s] = offsets[s - 1] + sizes[s - 1];
   // Row block of a key when its slot is split into `parts` contiguous blocks of ceil(size / parts).
@@ -177,7 +178,8 @@ void check_against_reference(const Case& c) {
   EXPECT_EQ(got.inserts, want.inserts) << "inserts on rank " << rank;
   EXPECT_EQ(got.evictions, want.evictions) << "evictions on rank " << rank;
   EXPECT_EQ(got.refused, want.refused) << "refused on rank " << rank;
-  EXPECT_GT(world.allreduce(got.evictions, comm::ReduceOp::kSum), 0) << "no rank's table evicted: the case tests nothing";
+  EXPECT_GT(world.allreduce(got.evictions, comm::ReduceOp::kSum), 0)
+      << "no rank's table evicted: the case tests nothing";
   if (c.workload == Workload::kStableOverflow && c.scores == kv::ScoreStrategy::kLfu) {
     EXPECT_GT(world.allreduce(got.refused, comm::ReduceOp::kSum), 0) << "no rank's table refused a key";
   }
@@ -208,7 +210,8 @@ void check_against_reference(const Case& c) {
 std::vector<std::string> dynamic_scheme_names() {
   std::vector<std::string> names;
   for (const auto& entry : schemes())
-    if (std::string(entry.name) != "column_wise" && std::string(entry.name) != "data_parallel") names.emplace_back(entry.name);
+    if (std::string(entry.name) != "column_wise" && std::string(entry.name) != "data_parallel")
+      names.emplace_back(entry.name);
   return names;
 }
 
@@ -228,10 +231,11 @@ TEST_P(EveryDynamicScheme, EvictingTablesMatchPerRankReferenceTables) {
   // Frozen LFU buckets refuse newcomers (zeros pooled, no update); STEP always evicts instead.
   check_against_reference({s, ScoreStrategy::kLfu, OptimizerType::kSGD, UpdateType::kLocal, Combiner::kMean, 0, true,
                            Workload::kStableOverflow});
-  check_against_reference({s, ScoreStrategy::kStep, OptimizerType::kAdaGrad, UpdateType::kLocal, Combiner::kSum, 0, true,
-                           Workload::kStableOverflow});
+  check_against_reference({s, ScoreStrategy::kStep, OptimizerType::kAdaGrad, UpdateType::kLocal, Combiner::kSum, 0,
+                           true, Workload::kStableOverflow});
   if (s == "all2all_dense")  // the owner then receives every occurrence and de-duplicates them itself
-    check_against_reference({s, ScoreStrategy::kStep, OptimizerType::kSGD, UpdateType::kLocal, Combiner::kMean, 0, false});
+    check_against_reference(
+        {s, ScoreStrategy::kStep, OptimizerType::kSGD, UpdateType::kLocal, Combiner::kMean, 0, false});
 }
 
 std::string param_name(const ::testing::TestParamInfo<std::string>& param) { return param.param; }

@@ -11,9 +11,9 @@
 #include "comm/mpi_communicator.hpp"
 #include "core/batch_source.hpp"
 #include "embedding/engine.hpp"
-#include "embedding/scheme_registry.hpp"
 #include "embedding/engine_test_support.hpp"
 #include "embedding/reference_model.hpp"
+#include "embedding/scheme_registry.hpp"
 #include "workloads/synthetic.hpp"
 
 namespace embscale::embedding {
@@ -100,11 +100,13 @@ void check_config_against_reference(const config::Config& cfg, const std::string
 
   const auto share = sample_share_of(cfg.solver.batchsize, rank, ranks);
   for (std::size_t i = 0; i < engine.layers(); ++i) {
-    const auto bag_values = cfg.embeddings[i].slots.size() * static_cast<std::size_t>(cfg.embeddings[i].embedding_vec_size);
+    const auto bag_values =
+        cfg.embeddings[i].slots.size() * static_cast<std::size_t>(cfg.embeddings[i].embedding_vec_size);
     const auto got = engine.pooled(i);
     ASSERT_EQ(got.size(), static_cast<std::size_t>(share.count) * bag_values);
     const RelativeError pooled = testing::pooled_error(got, expected[i], share, bag_values);
-    EXPECT_LT(pooled.relative(), kTolerance) << what << ", layer " << i << ": pooled outputs of the last step on rank " << rank;
+    EXPECT_LT(pooled.relative(), kTolerance)
+        << what << ", layer " << i << ": pooled outputs of the last step on rank " << rank;
 
     RelativeError rows;
     std::int64_t held = 0;
@@ -136,8 +138,8 @@ std::vector<config::Optimizer> every_optimizer() {
   using config::OptimizerType;
   using config::UpdateType;
   std::vector<config::Optimizer> out;
-  for (const auto type : {OptimizerType::kSGD, OptimizerType::kMomentumSGD, OptimizerType::kNesterov, OptimizerType::kAdam,
-                          OptimizerType::kAdaGrad, OptimizerType::kRowWiseAdaGrad})
+  for (const auto type : {OptimizerType::kSGD, OptimizerType::kMomentumSGD, OptimizerType::kNesterov,
+                          OptimizerType::kAdam, OptimizerType::kAdaGrad, OptimizerType::kRowWiseAdaGrad})
     for (const auto update : {UpdateType::kLocal, UpdateType::kGlobal, UpdateType::kLazyGlobal}) {
       if (update == UpdateType::kLazyGlobal && type != OptimizerType::kAdam) continue;
       config::Optimizer o;
@@ -171,7 +173,8 @@ TEST_P(EveryScheme, SeveralThreadsPerRankMatchTheReference) {
       if (dynamic && (GetParam() == "column_wise" || GetParam() == "data_parallel")) continue;  // static only
       SCOPED_TRACE("optimizer " + config::to_string(optimizer.type) + ", update " +
                    config::to_string(optimizer.update_type) + (dynamic ? ", dynamic" : ", static"));
-      check_against_reference(Case{GetParam(), config::Combiner::kSum, optimizer, dynamic}, EngineOptions{.threads = 2});
+      check_against_reference(Case{GetParam(), config::Combiner::kSum, optimizer, dynamic},
+                              EngineOptions{.threads = 2});
     }
 }
 
@@ -180,7 +183,8 @@ TEST_P(EveryScheme, TieredStorageMatchesTheReference) {
   for (const auto tiers : {Case::Tiers::kCaching, Case::Tiers::kHybrid})
     for (const auto& optimizer : every_optimizer()) {
       if (optimizer.update_type == config::UpdateType::kGlobal) continue;  // refused on tiers
-      SCOPED_TRACE("optimizer " + config::to_string(optimizer.type) + ", update " + config::to_string(optimizer.update_type) +
+      SCOPED_TRACE("optimizer " + config::to_string(optimizer.type) + ", update " +
+                   config::to_string(optimizer.update_type) +
                    (tiers == Case::Tiers::kCaching ? ", caching" : ", hybrid"));
       check_against_reference(Case{GetParam(), config::Combiner::kSum, optimizer, true, tiers});
     }
@@ -189,7 +193,8 @@ TEST_P(EveryScheme, TieredStorageMatchesTheReference) {
 TEST_P(EveryScheme, DynamicStorageWithoutEvictionMatchesTheReference) {
   if (GetParam() == "column_wise" || GetParam() == "data_parallel") GTEST_SKIP() << "static storage only (refused)";
   for (const auto& optimizer : every_optimizer()) {
-    SCOPED_TRACE("optimizer " + config::to_string(optimizer.type) + ", update " + config::to_string(optimizer.update_type));
+    SCOPED_TRACE("optimizer " + config::to_string(optimizer.type) + ", update " +
+                 config::to_string(optimizer.update_type));
     check_against_reference(Case{GetParam(), config::Combiner::kMean, optimizer, true});
   }
 }

@@ -127,16 +127,16 @@ class EvictionReference {
       std::vector<float> row = entry->row;
       const auto& g = grads.at(static_cast<Key>(key));
       const std::vector<float> grad(g.begin(), g.end());
-      optimizer_->update(std::span<float>(row.data(), dim_), std::span<float>(row.data() + dim_, row.size() - dim_), grad,
-                         steps_);
+      optimizer_->update(std::span<float>(row.data(), dim_), std::span<float>(row.data() + dim_, row.size() - dim_),
+                         grad, steps_);
       table.assign(std::span<const std::uint64_t>(&key, 1), row);
     }
     if (optimizer_->update_type() != UpdateType::kGlobal || !optimizer_->changes_untouched_rows()) return;
     for (const auto& [key, entry] : table.entries()) {
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
       std::vector<float> row = entry.row;
-      optimizer_->update_untouched(std::span<float>(row.data(), dim_), std::span<float>(row.data() + dim_, row.size() - dim_),
-                                   steps_);
+      optimizer_->update_untouched(std::span<float>(row.data(), dim_),
+                                   std::span<float>(row.data() + dim_, row.size() - dim_), steps_);
       table.assign(std::span<const std::uint64_t>(&key, 1), row);
     }
   }

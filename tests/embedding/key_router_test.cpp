@@ -22,8 +22,7 @@ constexpr Key kMaxKey = std::numeric_limits<Key>::max();
 // The routing the documentation promises, by the most direct means: walk the keys in input
 // order, append each key (each new one, with de-duplication) to its owner's list, remember where
 // it went (std::map), then concatenate the lists in rank order.
-template <class Owner>
-RoutedKeys oracle(const std::vector<Key>& keys, int ranks, const Owner& owner, bool dedup) {
+template <class Owner> RoutedKeys oracle(const std::vector<Key>& keys, int ranks, const Owner& owner, bool dedup) {
   std::vector<std::vector<Key>> groups(static_cast<std::size_t>(ranks));
   std::vector<std::pair<std::size_t, std::size_t>> where(keys.size());  // (group, index in it)
   std::map<Key, std::pair<std::size_t, std::size_t>> first;
@@ -46,7 +45,8 @@ RoutedKeys oracle(const std::vector<Key>& keys, int ranks, const Owner& owner, b
     out.send_keys.insert(out.send_keys.end(), group.begin(), group.end());
     out.send_counts.push_back(group.size());
   }
-  for (const auto& [group, index] : where) out.inverse.push_back(static_cast<std::uint32_t>(group_first[group] + index));
+  for (const auto& [group, index] : where)
+    out.inverse.push_back(static_cast<std::uint32_t>(group_first[group] + index));
   return out;
 }
 
@@ -88,7 +88,7 @@ RowBlocks row_blocks(int ranks, Key space) {
   for (int r = 0; r < ranks; ++r) blocks.starts.push_back(space / ranks * r);
   return blocks;
 }
-struct BySlot {  // table-wise: a key's slot (unified encoding) decides its rank
+struct BySlot {                   // table-wise: a key's slot (unified encoding) decides its rank
   std::vector<Key> slot_offsets;  // slot s is [slot_offsets[s], slot_offsets[s + 1])
   std::vector<int> slot_owner;
   int operator()(Key key) const {
@@ -142,14 +142,16 @@ TEST(KeyRouter, MatchesTheOracleForEveryOwnerRankCountAndInput) {
     for (int ranks : {1, 2, 3, 4, 7})
       for (bool dedup : {true, false}) {
         const ModuloSharding modulo{ranks};
-        expect_routes_like_oracle(router, input.keys, ranks, [modulo](Key k) { return modulo.owner(k); }, dedup,
-                                  input.name + ", key % ranks");
+        expect_routes_like_oracle(
+            router, input.keys, ranks, [modulo](Key k) { return modulo.owner(k); }, dedup,
+            input.name + ", key % ranks");
         expect_routes_like_oracle(router, input.keys, ranks, row_blocks(ranks, input.space), dedup,
                                   input.name + ", row blocks");
         const BySlot by_slot{{0, input.space / 3, input.space / 3 * 2}, {ranks - 1, 0, ranks / 2}};
         expect_routes_like_oracle(router, input.keys, ranks, by_slot, dedup, input.name + ", by slot");
-        expect_routes_like_oracle(router, input.keys, ranks, [ranks](Key) { return ranks - 1; }, dedup,
-                                  input.name + ", all to the last rank");
+        expect_routes_like_oracle(
+            router, input.keys, ranks, [ranks](Key) { return ranks - 1; }, dedup,
+            input.name + ", all to the last rank");
       }
 }
 
@@ -179,7 +181,8 @@ TEST(KeyRouter, ManyCallsOnOneRouterStayExact) {
     const std::size_t n = (call % 3 == 0) ? 5000 : (call % 3 == 1 ? 17 : 900);
     const auto keys = draw_keys(100 + call, n, 0, 2000, call % 2 == 0);
     router.route(keys, sharding, routed);
-    const RoutedKeys expected = oracle(keys, 4, [sharding](Key k) { return sharding.owner(k); }, true);
+    const RoutedKeys expected = oracle(
+        keys, 4, [sharding](Key k) { return sharding.owner(k); }, true);
     ASSERT_EQ(routed.send_keys, expected.send_keys) << "call " << call;
     ASSERT_EQ(routed.inverse, expected.inverse) << "call " << call;
   }
@@ -221,9 +224,15 @@ TEST(KeyRouter, OwnersOutsideTheRanksAndNoRanksAreRefused) {
   RoutedKeys routed;
   const std::vector<Key> keys = {1, 2, 3};
   for (auto dedup : {Deduplication::kOn, Deduplication::kOff}) {
-    EXPECT_THROW(router.route(keys, 2, [](Key k) { return static_cast<int>(k); }, routed, dedup), Error);
-    EXPECT_THROW(router.route(keys, 3, [](Key) { return -1; }, routed, dedup), Error);
-    EXPECT_THROW(router.route(keys, 0, [](Key) { return 0; }, routed, dedup), Error);
+    EXPECT_THROW(router.route(
+                     keys, 2, [](Key k) { return static_cast<int>(k); }, routed, dedup),
+                 Error);
+    EXPECT_THROW(router.route(
+                     keys, 3, [](Key) { return -1; }, routed, dedup),
+                 Error);
+    EXPECT_THROW(router.route(
+                     keys, 0, [](Key) { return 0; }, routed, dedup),
+                 Error);
   }
 }
 

@@ -50,13 +50,15 @@ TEST(Pooling, BagsAndTheirBackwardMatchTheDefinition) {
     unpool_bags(batch, inverse, grad, dim, mean, key_grads);
     std::vector<double> want_grads(rows.size(), 0.0);
     for (std::int64_t b = 0; b < batch.num_bags(); ++b) {
-      const auto first = batch.offsets[static_cast<std::size_t>(b)], last = batch.offsets[static_cast<std::size_t>(b) + 1];
+      const auto first = batch.offsets[static_cast<std::size_t>(b)],
+                 last = batch.offsets[static_cast<std::size_t>(b) + 1];
       const double scale = mean && last > first ? 1.0 / static_cast<double>(last - first) : 1.0;
       for (std::size_t d = 0; d < dim; ++d) {
         double sum = 0;
         for (auto k = first; k < last; ++k) {
           sum += rows[inverse[static_cast<std::size_t>(k)] * dim + d];
-          want_grads[inverse[static_cast<std::size_t>(k)] * dim + d] += scale * grad[static_cast<std::size_t>(b) * dim + d];
+          want_grads[inverse[static_cast<std::size_t>(k)] * dim + d] +=
+              scale * grad[static_cast<std::size_t>(b) * dim + d];
         }
         EXPECT_NEAR(pooled[static_cast<std::size_t>(b) * dim + d], sum * scale, 1e-6);
       }
@@ -74,9 +76,11 @@ TEST(Pooling, BagsAndTheirBackwardMatchTheDefinition) {
     unpool_pairs(positions, inverse, out, dim, pair_grads);
     std::vector<double> want_out(out.size(), 0.0), want_pair(pair_grads.size(), 0.0);
     for (std::size_t j = 0; j < inverse.size(); ++j)
-      for (std::size_t d = 0; d < dim; ++d) want_out[static_cast<std::size_t>(positions[j]) * dim + d] += rows[inverse[j] * dim + d];
+      for (std::size_t d = 0; d < dim; ++d)
+        want_out[static_cast<std::size_t>(positions[j]) * dim + d] += rows[inverse[j] * dim + d];
     for (std::size_t j = 0; j < inverse.size(); ++j)
-      for (std::size_t d = 0; d < dim; ++d) want_pair[inverse[j] * dim + d] += want_out[static_cast<std::size_t>(positions[j]) * dim + d];
+      for (std::size_t d = 0; d < dim; ++d)
+        want_pair[inverse[j] * dim + d] += want_out[static_cast<std::size_t>(positions[j]) * dim + d];
     for (std::size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], want_out[i], 1e-5);
     for (std::size_t i = 0; i < pair_grads.size(); ++i) EXPECT_NEAR(pair_grads[i], want_pair[i], 1e-4);
   }
@@ -92,7 +96,8 @@ struct OwnerPairs {
   std::size_t bags = 0, ids = 0;
 };
 
-OwnerPairs owner_pairs(std::mt19937_64& rng, std::size_t bags, std::size_t distinct, std::size_t width, bool split_runs) {
+OwnerPairs owner_pairs(std::mt19937_64& rng, std::size_t bags, std::size_t distinct, std::size_t width,
+                       bool split_runs) {
   OwnerPairs p;
   p.bags = bags;
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
@@ -141,8 +146,8 @@ TEST(Pooling, PairsGiveThePairOrderSumsBitForBitOnAnyThreadsAndRowSource) {
         pool_pairs(p.positions, p.inverse, p.rows, width, copied, threads);
         pool_pairs(p.positions, p.inverse, std::span<const float* const>(addresses), width, in_place, threads);
         pool_pairs(p.positions, std::span<const float* const>(pair_addresses), width, per_pair, threads);
-        const std::string where =
-            "width " + std::to_string(width) + ", threads " + std::to_string(threads) + ", split " + std::to_string(split_runs);
+        const std::string where = "width " + std::to_string(width) + ", threads " + std::to_string(threads) +
+                                  ", split " + std::to_string(split_runs);
         EXPECT_TRUE(same_bits(copied, want)) << where;
         EXPECT_TRUE(same_bits(in_place, want)) << where;
         EXPECT_TRUE(same_bits(per_pair, want)) << where;

@@ -61,7 +61,8 @@ class ReferenceModel {
   ReferenceModel(const config::EmbeddingLayer& layer, std::uint64_t seed, std::vector<std::int64_t> slot_sizes,
                  std::vector<Key> slot_offsets, std::int64_t global_batch, std::vector<std::int32_t> slices)
       : layer_(layer), seed_(seed), slot_sizes_(std::move(slot_sizes)), slot_offsets_(std::move(slot_offsets)),
-        global_batch_(global_batch), dim_(static_cast<std::size_t>(layer.embedding_vec_size)), slices_(std::move(slices)) {
+        global_batch_(global_batch), dim_(static_cast<std::size_t>(layer.embedding_vec_size)),
+        slices_(std::move(slices)) {
     for (const auto s : slot_sizes_) vocabulary_ += s;
     for (const auto width : slices_) optimizers_.push_back(make_sparse_optimizer(layer.optimizer, width));
   }
@@ -71,7 +72,8 @@ class ReferenceModel {
   std::vector<float> step(const Batch& global) {
     ++steps_;
     const bool mean = layer_.combiner == config::Combiner::kMean;
-    const std::vector<double> pooled = pool_global_batch(global, dim_, mean, [&](Key k, std::size_t d) { return value(k, d); });
+    const std::vector<double> pooled =
+        pool_global_batch(global, dim_, mean, [&](Key k, std::size_t d) { return value(k, d); });
     if (!layer_.storage.table.training) return std::vector<float>(pooled.begin(), pooled.end());  // evaluation
     const auto grads = key_gradients(global, pooled, dim_, mean, global_batch_);
     const bool global_update = optimizers_.front()->update_type() == UpdateType::kGlobal;  // every row, every step

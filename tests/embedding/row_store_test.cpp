@@ -26,11 +26,14 @@ class CountingOptimizer final : public SparseOptimizer {
   UpdateType update_type() const noexcept override { return type_; }
   std::int32_t state_width() const noexcept override { return 1; }
   void init_state(std::span<float> state) const noexcept override { state[0] = 0.5f; }
-  void update(std::span<float> row, std::span<float> state, std::span<const float> grad, std::int64_t) const noexcept override {
+  void update(std::span<float> row, std::span<float> state, std::span<const float> grad,
+              std::int64_t) const noexcept override {
     for (std::size_t d = 0; d < row.size(); ++d) row[d] -= grad[d];
     state[0] += 1.0f;
   }
-  void update_untouched(std::span<float>, std::span<float> state, std::int64_t) const noexcept override { state[0] -= 1.0f; }
+  void update_untouched(std::span<float>, std::span<float> state, std::int64_t) const noexcept override {
+    state[0] -= 1.0f;
+  }
   bool changes_untouched_rows() const noexcept override { return type_ == UpdateType::kGlobal; }
 
  private:
@@ -133,9 +136,22 @@ TEST(RowStores, AStaticFp32StoreGivesItsRowsAddressesAndThePackedTypesDoNot) {
 
 TEST(RowStores, RowAddressesMatchTheRowsForOneBlockAndForStridedOwnershipAndRefuseForeignKeys) {
   // One block not starting at 0 (the fast path), two blocks with a gap, and key % 3.
-  const auto block = [] { OwnedKeys o; o.add(1000, 1400); return o; };
-  const auto gap = [] { OwnedKeys o; o.add(1000, 1200); o.add(1300, 1500); return o; };
-  const auto strided = [] { OwnedKeys o; o.add(1000, 2200, 3); return o; };
+  const auto block = [] {
+    OwnedKeys o;
+    o.add(1000, 1400);
+    return o;
+  };
+  const auto gap = [] {
+    OwnedKeys o;
+    o.add(1000, 1200);
+    o.add(1300, 1500);
+    return o;
+  };
+  const auto strided = [] {
+    OwnedKeys o;
+    o.add(1000, 2200, 3);
+    return o;
+  };
   std::mt19937_64 rng(20261127);
   for (const auto& make : {+block, +gap, +strided}) {
     const OwnedKeys owned = make();
@@ -179,7 +195,8 @@ TEST(RowStores, AStaticStoreUpdatesTheSameBitsOnAnyNumberOfThreads) {
       store.apply(keys, grads, optimizer, 1);
       store.apply(keys, grads, optimizer, 2);
       std::vector<float> all;
-      store.for_each_row([&](Key, std::span<const float> values) { all.insert(all.end(), values.begin(), values.end()); });
+      store.for_each_row(
+          [&](Key, std::span<const float> values) { all.insert(all.end(), values.begin(), values.end()); });
       results.push_back(all);
     }
     EXPECT_EQ(results[0], results[1]) << kv::to_string(type);
@@ -294,15 +311,18 @@ TEST(RowStores, EveryHostStoreReportsAHostContextAndRefusesADeviceOne) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(message([&] { StaticRowStore(keys_below(10), options(2), 0, 0, device); })
-                .find("the static row store runs on the host, but its execution context is device memory (device 0)"),
+  EXPECT_NE(message([&] {
+              StaticRowStore(keys_below(10), options(2), 0, 0, device);
+            }).find("the static row store runs on the host, but its execution context is device memory (device 0)"),
             std::string::npos);
-  EXPECT_NE(message([&] { KvRowStore(options(2), "layers[emb1].storage", device); })
-                .find("layers[emb1].storage: the host KV table runs on the host, but its execution context is device"),
+  EXPECT_NE(message([&] {
+              KvRowStore(options(2), "layers[emb1].storage", device);
+            }).find("layers[emb1].storage: the host KV table runs on the host, but its execution context is device"),
             std::string::npos);
   TierOptions tiers{true, 1 << 20, std::filesystem::temp_directory_path().string()};
-  EXPECT_NE(message([&] { make_tiered_row_store(options(2), tiers, "layers[emb1].storage", device); })
-                .find("layers[emb1].storage: the tiered tables runs on the host"),
+  EXPECT_NE(message([&] {
+              make_tiered_row_store(options(2), tiers, "layers[emb1].storage", device);
+            }).find("layers[emb1].storage: the tiered tables runs on the host"),
             std::string::npos);
 }
 

@@ -19,8 +19,9 @@ using config::OptimizerType;
 using testing::options;
 using testing::TrainedRow;
 
-constexpr OptimizerType kAllTypes[] = {OptimizerType::kSGD,  OptimizerType::kMomentumSGD, OptimizerType::kNesterov,
-                                       OptimizerType::kAdam, OptimizerType::kAdaGrad,     OptimizerType::kRowWiseAdaGrad};
+constexpr OptimizerType kAllTypes[] = {OptimizerType::kSGD,      OptimizerType::kMomentumSGD,
+                                       OptimizerType::kNesterov, OptimizerType::kAdam,
+                                       OptimizerType::kAdaGrad,  OptimizerType::kRowWiseAdaGrad};
 
 std::string message_of(const std::function<void()>& make) {
   try {
@@ -73,13 +74,14 @@ TEST(SparseOptimizer, NewRowsStartFromZerosOrTheInitialAccumulator) {
 // Only Global momentum and Adam move a row the step did not touch.
 TEST(SparseOptimizer, WhichUpdateTypesChangeUntouchedRows) {
   for (const auto type : kAllTypes) {
-    const bool moving = type == OptimizerType::kMomentumSGD || type == OptimizerType::kNesterov ||
-                        type == OptimizerType::kAdam;
+    const bool moving =
+        type == OptimizerType::kMomentumSGD || type == OptimizerType::kNesterov || type == OptimizerType::kAdam;
     EXPECT_EQ(make_sparse_optimizer(options(type, UpdateType::kGlobal), 4)->changes_untouched_rows(), moving)
         << config::to_string(type);
     EXPECT_FALSE(make_sparse_optimizer(options(type, UpdateType::kLocal), 4)->changes_untouched_rows());
   }
-  EXPECT_FALSE(make_sparse_optimizer(options(OptimizerType::kAdam, UpdateType::kLazyGlobal), 4)->changes_untouched_rows());
+  EXPECT_FALSE(
+      make_sparse_optimizer(options(OptimizerType::kAdam, UpdateType::kLazyGlobal), 4)->changes_untouched_rows());
 }
 
 // The Global rule for every optimizer: a row trained for a few steps, then k untouched steps, is
@@ -127,7 +129,8 @@ TEST(SparseOptimizer, RefusesHyperParametersOutOfRange) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {OptimizerType::kSGD, [](auto& o) { o.learning_rate = 0.0; }, "optimizer.learning_rate: expected a number > 0, got 0"},
+      {OptimizerType::kSGD, [](auto& o) { o.learning_rate = 0.0; },
+       "optimizer.learning_rate: expected a number > 0, got 0"},
       {OptimizerType::kMomentumSGD, [](auto& o) { o.momentum_factor = 1.0; },
        "optimizer.momentum_factor: expected a number in [0, 1), got 1"},
       {OptimizerType::kNesterov, [](auto& o) { o.momentum_factor = -0.5; },

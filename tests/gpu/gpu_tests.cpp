@@ -25,32 +25,29 @@ namespace {
 int g_failures = 0;
 int g_checks = 0;
 
-#define CHECK(cond, ...)                                           \
-  do {                                                             \
-    ++g_checks;                                                    \
-    if (!(cond)) {                                                 \
-      ++g_failures;                                                \
-      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
-      std::printf(__VA_ARGS__);                                    \
-      std::printf("\n");                                           \
-    }                                                              \
+#define CHECK(cond, ...)                                          \
+  do {                                                            \
+    ++g_checks;                                                   \
+    if (!(cond)) {                                                \
+      ++g_failures;                                               \
+      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      std::printf(__VA_ARGS__);                                   \
+      std::printf("\n");                                          \
+    }                                                             \
   } while (false)
 
-#define CUDA_OK(call)                                                                        \
-  do {                                                                                       \
-    const cudaError_t check_err_ = (call);                                                   \
-    if (check_err_ != cudaSuccess) {                                                         \
-      std::printf("FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call,                         \
-                  cudaGetErrorString(check_err_));                                           \
-      std::exit(1);                                                                          \
-    }                                                                                        \
+#define CUDA_OK(call)                                                                                 \
+  do {                                                                                                \
+    const cudaError_t check_err_ = (call);                                                            \
+    if (check_err_ != cudaSuccess) {                                                                  \
+      std::printf("FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(check_err_)); \
+      std::exit(1);                                                                                   \
+    }                                                                                                 \
   } while (false)
 
 std::string detail() { return embscale_cuda_last_error_detail(); }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::vector<float> random_table(std::int64_t num_rows, std::int64_t dim, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -68,8 +65,7 @@ std::vector<std::int64_t> random_rows(std::int64_t n, std::int64_t num_rows, std
 }
 
 // Bit-exact comparison (a gather copies); reports the first difference.
-bool same_bits(const std::vector<float>& got, const std::vector<float>& want, std::int64_t dim,
-               const char* what) {
+bool same_bits(const std::vector<float>& got, const std::vector<float>& want, std::int64_t dim, const char* what) {
   if (got.size() != want.size()) {
     std::printf("  %s: size %zu, want %zu\n", what, got.size(), want.size());
     return false;
@@ -77,8 +73,7 @@ bool same_bits(const std::vector<float>& got, const std::vector<float>& want, st
   for (std::size_t k = 0; k < got.size(); ++k) {
     if (std::memcmp(&got[k], &want[k], sizeof(float)) != 0) {
       std::printf("  %s: out[%zu, %zu] = %g, want %g\n", what, k / static_cast<std::size_t>(dim),
-                  k % static_cast<std::size_t>(dim), static_cast<double>(got[k]),
-                  static_cast<double>(want[k]));
+                  k % static_cast<std::size_t>(dim), static_cast<double>(got[k]), static_cast<double>(want[k]));
       return false;
     }
   }
@@ -120,7 +115,8 @@ void check_core_on_device() {
   CHECK(embscale_cuda_memset_async(buffer, 0x5a, bytes, stream) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
   CHECK(embscale_cuda_copy_async(out.data(), buffer, bytes, stream) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
   CHECK(embscale_cuda_stream_synchronize(stream) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
-  CHECK(out[0] == 0x5a5a5a5a && out.back() == 0x5a5a5a5a, "memset then copy out read %x", static_cast<unsigned>(out[0]));
+  CHECK(out[0] == 0x5a5a5a5a && out.back() == 0x5a5a5a5a, "memset then copy out read %x",
+        static_cast<unsigned>(out[0]));
   CHECK(embscale_cuda_copy_async(buffer, in.data(), bytes, stream) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
   CHECK(embscale_cuda_copy_async(out.data(), buffer, bytes, stream) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
   CHECK(embscale_cuda_event_record(end, stream) == EMBSCALE_CUDA_OK, "%s", detail().c_str());
@@ -140,8 +136,7 @@ void check_core_on_device() {
 // --- checks that need no device ----------------------------------------------------------------
 
 void check_without_device() {
-  CHECK(embscale_cuda_abi_version() == EMBSCALE_CUDA_ABI_VERSION, "abi %d",
-        embscale_cuda_abi_version());
+  CHECK(embscale_cuda_abi_version() == EMBSCALE_CUDA_ABI_VERSION, "abi %d", embscale_cuda_abi_version());
   int count = -1;
   const int rc = embscale_cuda_device_count(&count);
   CHECK(rc == EMBSCALE_CUDA_NO_DEVICE && count == 0, "rc %d count %d", rc, count);
@@ -150,10 +145,8 @@ void check_without_device() {
   const std::vector<std::int64_t> rows{0, 1};
   std::vector<float> out(8);
   const int host_rc = embscale_cuda_gather_rows_host(table.data(), 2, 4, rows.data(), 2, out.data());
-  CHECK(host_rc == EMBSCALE_CUDA_NO_DEVICE, "gather_rows_host rc %d (%s)", host_rc,
-        detail().c_str());
-  CHECK(std::string(embscale_cuda_error_string(EMBSCALE_CUDA_NO_DEVICE)) == "no CUDA device",
-        "error string");
+  CHECK(host_rc == EMBSCALE_CUDA_NO_DEVICE, "gather_rows_host rc %d (%s)", host_rc, detail().c_str());
+  CHECK(std::string(embscale_cuda_error_string(EMBSCALE_CUDA_NO_DEVICE)) == "no CUDA device", "error string");
 }
 
 void check_arguments() {
@@ -191,8 +184,7 @@ void check_host_gather() {
       const auto table = random_table(num_rows, dim, ++seed);
       const auto rows = random_rows(n, num_rows, ++seed);
       std::vector<float> out(static_cast<std::size_t>(n * dim), std::nanf("1"));
-      const int rc = embscale_cuda_gather_rows_host(table.data(), num_rows, dim, rows.data(), n,
-                                                    out.data());
+      const int rc = embscale_cuda_gather_rows_host(table.data(), num_rows, dim, rows.data(), n, out.data());
       CHECK(rc == EMBSCALE_CUDA_OK, "dim %lld n %lld: rc %d (%s)", static_cast<long long>(dim),
             static_cast<long long>(n), rc, detail().c_str());
       CHECK(same_bits(out, cpu_gather(table, dim, rows), dim, "host gather"), "dim %lld n %lld",
@@ -231,17 +223,16 @@ void check_device_gather_alignments() {
       CUDA_OK(cudaMalloc(&d_out, out_bytes + 16));
       CUDA_OK(cudaMalloc(&d_rows, static_cast<std::size_t>(n) * sizeof(std::int64_t)));
       CUDA_OK(cudaMemcpy(d_table + offset, table.data(), table_bytes, cudaMemcpyHostToDevice));
-      CUDA_OK(cudaMemcpy(d_rows, rows.data(), static_cast<std::size_t>(n) * sizeof(std::int64_t),
-                         cudaMemcpyHostToDevice));
+      CUDA_OK(
+          cudaMemcpy(d_rows, rows.data(), static_cast<std::size_t>(n) * sizeof(std::int64_t), cudaMemcpyHostToDevice));
       CUDA_OK(cudaMemset(d_out, 0xff, out_bytes + 16));  // NaN everywhere
-      const int rc = embscale_cuda_gather_rows(d_table + offset, num_rows, dim, d_rows, n,
-                                               d_out + offset, stream);
+      const int rc = embscale_cuda_gather_rows(d_table + offset, num_rows, dim, d_rows, n, d_out + offset, stream);
       CHECK(rc == EMBSCALE_CUDA_OK, "dim %lld offset %lld: rc %d (%s)", static_cast<long long>(dim),
             static_cast<long long>(offset), rc, detail().c_str());
       std::vector<float> out(static_cast<std::size_t>(n * dim));
       CUDA_OK(cudaMemcpy(out.data(), d_out + offset, out_bytes, cudaMemcpyDeviceToHost));
-      CHECK(same_bits(out, cpu_gather(table, dim, rows), dim, "device gather"),
-            "dim %lld offset %lld", static_cast<long long>(dim), static_cast<long long>(offset));
+      CHECK(same_bits(out, cpu_gather(table, dim, rows), dim, "device gather"), "dim %lld offset %lld",
+            static_cast<long long>(dim), static_cast<long long>(offset));
       CUDA_OK(cudaFree(d_table));
       CUDA_OK(cudaFree(d_out));
       CUDA_OK(cudaFree(d_rows));
@@ -283,8 +274,7 @@ void check_bad_index() {
   CUDA_OK(cudaMemcpy(d_table, table.data(), table.size() * sizeof(float), cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemcpy(d_rows, rows.data(), rows.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemset(d_first_bad, 0xff, sizeof(std::uint64_t)));
-  const int async_rc = embscale_cuda_gather_rows_async(d_table, num_rows, dim, d_rows, n, d_out,
-                                                       d_first_bad, nullptr);
+  const int async_rc = embscale_cuda_gather_rows_async(d_table, num_rows, dim, d_rows, n, d_out, d_first_bad, nullptr);
   CHECK(async_rc == EMBSCALE_CUDA_OK, "async rc %d (%s)", async_rc, detail().c_str());
   CUDA_OK(cudaDeviceSynchronize());
   std::uint64_t first_bad = 0;
@@ -294,16 +284,14 @@ void check_bad_index() {
   rows[321] = rows[700] = rows[999] = 0;
   CUDA_OK(cudaMemcpy(d_rows, rows.data(), rows.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemset(d_first_bad, 0xff, sizeof(std::uint64_t)));
-  CHECK(embscale_cuda_gather_rows_async(d_table, num_rows, dim, d_rows, n, d_out, d_first_bad,
-                                        nullptr) == EMBSCALE_CUDA_OK,
+  CHECK(embscale_cuda_gather_rows_async(d_table, num_rows, dim, d_rows, n, d_out, d_first_bad, nullptr) ==
+            EMBSCALE_CUDA_OK,
         "async rc (%s)", detail().c_str());
   CUDA_OK(cudaDeviceSynchronize());
   CUDA_OK(cudaMemcpy(&first_bad, d_first_bad, sizeof first_bad, cudaMemcpyDeviceToHost));
-  CHECK(first_bad == UINT64_MAX, "first bad position %llu with valid rows",
-        static_cast<unsigned long long>(first_bad));
+  CHECK(first_bad == UINT64_MAX, "first bad position %llu with valid rows", static_cast<unsigned long long>(first_bad));
   // An empty table: every index is out of range.
-  CHECK(embscale_cuda_gather_rows(d_table, 0, dim, d_rows, n, d_out, nullptr) ==
-            EMBSCALE_CUDA_BAD_INDEX,
+  CHECK(embscale_cuda_gather_rows(d_table, 0, dim, d_rows, n, d_out, nullptr) == EMBSCALE_CUDA_BAD_INDEX,
         "empty table (%s)", detail().c_str());
   CUDA_OK(cudaFree(d_table));
   CUDA_OK(cudaFree(d_out));
@@ -337,8 +325,8 @@ void check_large_table() {
     CUDA_OK(cudaMalloc(&d_rows, rows.size() * sizeof(std::int64_t)));
     CUDA_OK(cudaMemcpy(d_rows, rows.data(), rows.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
     const int rc = embscale_cuda_gather_rows(d_table, num_rows, dim, d_rows, n, d_out, nullptr);
-    CHECK(rc == EMBSCALE_CUDA_OK, "large table dim %lld: rc %d (%s)", static_cast<long long>(dim),
-          rc, detail().c_str());
+    CHECK(rc == EMBSCALE_CUDA_OK, "large table dim %lld: rc %d (%s)", static_cast<long long>(dim), rc,
+          detail().c_str());
     std::vector<float> out(values.size());
     CUDA_OK(cudaMemcpy(out.data(), d_out, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
     CHECK(same_bits(out, values, dim, "large table"), "dim %lld", static_cast<long long>(dim));
@@ -369,8 +357,8 @@ int main() {
   CUDA_OK(cudaGetDeviceProperties(&prop, 0));
   int runtime = 0, driver = 0;
   embscale_cuda_versions(&runtime, &driver);
-  std::printf("device 0: %s (sm_%d%d), library built with CUDA runtime %d, driver supports %d\n",
-              prop.name, prop.major, prop.minor, runtime, driver);
+  std::printf("device 0: %s (sm_%d%d), library built with CUDA runtime %d, driver supports %d\n", prop.name, prop.major,
+              prop.minor, runtime, driver);
   int count = 0;
   CHECK(embscale_cuda_device_count(&count) == EMBSCALE_CUDA_OK && count == devices,
         "library counts %d devices, runtime %d (%s)", count, devices, detail().c_str());

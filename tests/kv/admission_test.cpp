@@ -226,7 +226,7 @@ TEST(AdmissionFilter, MemoryIsBanksTimesBlocksOfALine) {
   o.depth = 3;
   o.cells_per_slot = 1.0;  // 3 x 128 / 64 = 6 blocks: rounded up to 8
   EXPECT_EQ(AdmissionFilter(o, 128, 32).memory_bytes(), 32u * (8u * 64u + 4u));  // 516 B per bucket
-  o.cells_per_slot = 0.01;  // less than a block: one
+  o.cells_per_slot = 0.01;                                                       // less than a block: one
   EXPECT_EQ(AdmissionFilter(o, 16, 2).memory_bytes(), 2u * (64u + 4u));
 }
 
@@ -443,9 +443,10 @@ TEST(AdmissionStudy, FiltersRaiseTheHitRateOfAZipfStream) {
     const double none_rate = zipf_hit_rate(none, strategy);
     const double k_count = zipf_hit_rate(k_count_options, strategy);
     const double tiny_lfu = zipf_hit_rate(tiny_lfu_options, strategy);
-    std::printf("Zipf s=1.0 over 1e6 keys, 2e5 accesses in batches of 100, 4096 slots (buckets of 128), %s "
-                "scores: hit rate none %.3f, k_count %.3f, tiny_lfu %.3f\n",
-                to_string(strategy).c_str(), none_rate, k_count, tiny_lfu);
+    std::printf(
+        "Zipf s=1.0 over 1e6 keys, 2e5 accesses in batches of 100, 4096 slots (buckets of 128), %s "
+        "scores: hit rate none %.3f, k_count %.3f, tiny_lfu %.3f\n",
+        to_string(strategy).c_str(), none_rate, k_count, tiny_lfu);
     EXPECT_GT(k_count, none_rate + 0.008) << to_string(strategy);
     EXPECT_GT(tiny_lfu, none_rate + 0.03) << to_string(strategy);
   }

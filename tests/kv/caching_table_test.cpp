@@ -77,8 +77,9 @@ TEST_P(CachingTableVsDictionary, NeverLosesAKeyAndReadsTheLatestRow) {
       std::vector<float> values(n * w);
       for (auto& v : values) v = static_cast<float>(rng() % 1000);
       table.insert_or_assign(keys, values);
-      for (std::size_t i = 0; i < n; ++i) oracle[keys[i]].assign(values.begin() + static_cast<long>(i * w),
-                                                                 values.begin() + static_cast<long>((i + 1) * w));
+      for (std::size_t i = 0; i < n; ++i)
+        oracle[keys[i]].assign(values.begin() + static_cast<long>(i * w),
+                               values.begin() + static_cast<long>((i + 1) * w));
     } else if (op == 1 || op == 2) {
       std::vector<float> out(n * w, -1.0f);
       std::vector<std::uint8_t> founds(n);
@@ -91,7 +92,8 @@ TEST_P(CachingTableVsDictionary, NeverLosesAKeyAndReadsTheLatestRow) {
           initial_row(o.initializer, o.seed, o.num_embeddings, keys[i], o.dim, row);
           it = oracle.emplace(keys[i], row).first;
         }
-        const std::vector<float> got(out.begin() + static_cast<long>(i * w), out.begin() + static_cast<long>((i + 1) * w));
+        const std::vector<float> got(out.begin() + static_cast<long>(i * w),
+                                     out.begin() + static_cast<long>((i + 1) * w));
         ASSERT_EQ(got, it->second) << "key " << keys[i];
         bool earlier = false;
         for (std::size_t j = 0; j < i; ++j) earlier |= keys[j] == keys[i];
@@ -119,8 +121,10 @@ TEST_P(CachingTableVsDictionary, NeverLosesAKeyAndReadsTheLatestRow) {
     const auto it = oracle.find(k);
     ASSERT_EQ(founds[k], it != oracle.end()) << k;
     if (it != oracle.end()) {
-      EXPECT_EQ(std::vector<float>(out.begin() + static_cast<long>(k * w), out.begin() + static_cast<long>((k + 1) * w)),
-                it->second) << k;
+      EXPECT_EQ(
+          std::vector<float>(out.begin() + static_cast<long>(k * w), out.begin() + static_cast<long>((k + 1) * w)),
+          it->second)
+          << k;
     }
   }
   const TierCounters& c = table.counters();
@@ -144,9 +148,8 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(AdmissionOptions::Kind::kNone, AdmissionOptions::Kind::kKCount,
                                          AdmissionOptions::Kind::kTinyLfu)),
     [](const auto& p) {
-      const std::string admission = std::get<2>(p.param) == AdmissionOptions::Kind::kNone
-                                        ? ""
-                                        : "_" + to_string(std::get<2>(p.param));
+      const std::string admission =
+          std::get<2>(p.param) == AdmissionOptions::Kind::kNone ? "" : "_" + to_string(std::get<2>(p.param));
       return to_string(std::get<0>(p.param)) + (std::get<1>(p.param) == SlowTier::kMapped ? "_mapped" : "_rocksdb") +
              admission;
     });

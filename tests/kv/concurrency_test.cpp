@@ -203,7 +203,8 @@ TEST(KvConcurrency, ADumpIsASnapshotWhileInsertsAndAssignsRun) {
   std::thread assigner([&] {
     std::vector<std::uint64_t> first(kBatch);
     for (std::uint64_t i = 0; i < kBatch; ++i) first[i] = i;
-    for (int r = 0; r < 200 && inserted.load() < kBatches; ++r) table.assign(first, rows_of(kBatch, static_cast<float>(1000 + r)));
+    for (int r = 0; r < 200 && inserted.load() < kBatches; ++r)
+      table.assign(first, rows_of(kBatch, static_cast<float>(1000 + r)));
   });
   int dumps = 0;
   do {

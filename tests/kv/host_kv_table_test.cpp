@@ -30,12 +30,10 @@ void run_on_host_table(const TableOptions& options, ReferenceTable& reference, S
   run_conformance<Key>(table, reference, strategy, seed);
 }
 
-void run_on_host_table(KeyType key_type, const TableOptions& options, ReferenceTable& reference,
-                       ScoreStrategy strategy, std::uint64_t seed, int threads) {
-  if (key_type == KeyType::kInt64)
-    run_on_host_table<std::int64_t>(options, reference, strategy, seed, threads);
-  else
-    run_on_host_table<std::uint64_t>(options, reference, strategy, seed, threads);
+void run_on_host_table(KeyType key_type, const TableOptions& options, ReferenceTable& reference, ScoreStrategy strategy,
+                       std::uint64_t seed, int threads) {
+  if (key_type == KeyType::kInt64) run_on_host_table<std::int64_t>(options, reference, strategy, seed, threads);
+  else run_on_host_table<std::uint64_t>(options, reference, strategy, seed, threads);
 }
 
 // The suite on a table of `options` against a reference of the same options, each with its own
@@ -50,8 +48,7 @@ void run_against_reference(KeyType key_type, TableOptions options, ScoreStrategy
 
 // (key type, strategy, value type, threads): with threads > 1 every call takes the partitioned
 // parallel path (min_keys_for_threads = 1), which must give the one-key-at-a-time result exactly.
-class Conformance
-    : public ::testing::TestWithParam<std::tuple<KeyType, ScoreStrategy, ValueType, int>> {};
+class Conformance : public ::testing::TestWithParam<std::tuple<KeyType, ScoreStrategy, ValueType, int>> {};
 
 TEST_P(Conformance, RandomCallsMatchTheReference) {
   const auto [key_type, strategy, type, threads] = GetParam();

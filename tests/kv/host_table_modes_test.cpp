@@ -100,7 +100,8 @@ TEST(HostTableModes, ReservedKeysAreRejected) {
       ADD_FAILURE() << key;
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("(position 1): the keys 2^64-3 .. 2^64-1 (int64 -3 .. -1) are reserved"),
-                std::string::npos) << e.what();
+                std::string::npos)
+          << e.what();
     }
   }
   EXPECT_EQ(table.size(), 0) << "a rejected batch changes nothing";
@@ -110,7 +111,7 @@ TEST(HostTableModes, IncrementalExportEraseIfAndScores) {
   HostTable table(tiny(ScoreStrategy::kStep));
   EXPECT_EQ(table.get_score(), 1u);
   std::vector<float> rows(2 * 4);
-  table.find_or_insert(range(0, 4), rows);  // step 1
+  table.find_or_insert(range(0, 4), rows);   // step 1
   const auto threshold = table.get_score();  // 2: what the next call will use
   table.find_or_insert(range(2, 6), rows);   // step 2: keys 2..5 get score 2
   std::vector<std::uint64_t> keys, scores;

@@ -38,8 +38,7 @@ HybridOptions quarter_in_memory() {
 }
 
 // (strategy, admission filter): each tier has its own filter, as its own HostTable would.
-class HybridVsReferences
-    : public ::testing::TestWithParam<std::tuple<ScoreStrategy, AdmissionOptions::Kind>> {};
+class HybridVsReferences : public ::testing::TestWithParam<std::tuple<ScoreStrategy, AdmissionOptions::Kind>> {};
 
 TEST_P(HybridVsReferences, EachTierIsItsOwnTableFedItsKeysInOrder) {
   const auto [strategy, kind] = GetParam();
@@ -66,14 +65,16 @@ TEST_P(HybridVsReferences, EachTierIsItsOwnTableFedItsKeysInOrder) {
       const bool fast = table.in_fast_tier(keys[i]);
       (fast ? fk : sk).push_back(keys[i]);
       (fast ? fs : ss).push_back(scores[i]);
-      (fast ? fv : sv).insert((fast ? fv : sv).end(), values.begin() + static_cast<long>(i * w),
-                              values.begin() + static_cast<long>((i + 1) * w));
+      (fast ? fv : sv)
+          .insert((fast ? fv : sv).end(), values.begin() + static_cast<long>(i * w),
+                  values.begin() + static_cast<long>((i + 1) * w));
     }
     const bool custom = strategy == ScoreStrategy::kCustomized;
     CallStats got, want;
     switch (rng() % 3) {
       case 0:
-        got = table.insert_or_assign(keys, values, custom ? std::span<const std::uint64_t>(scores) : std::span<const std::uint64_t>());
+        got = table.insert_or_assign(
+            keys, values, custom ? std::span<const std::uint64_t>(scores) : std::span<const std::uint64_t>());
         if (!fk.empty()) want += fast_ref.upsert(fk, fv, custom ? fs : std::vector<std::uint64_t>{}, nullptr);
         if (!sk.empty()) want += slow_ref.upsert(sk, sv, custom ? ss : std::vector<std::uint64_t>{}, nullptr);
         break;
@@ -127,7 +128,8 @@ TEST_P(HybridVsReferences, EachTierIsItsOwnTableFedItsKeysInOrder) {
     if (!e) continue;
     EXPECT_EQ(scores[k], e->score) << k;
     EXPECT_EQ(std::vector<float>(out.begin() + static_cast<long>(k * w), out.begin() + static_cast<long>((k + 1) * w)),
-              e->row) << k;
+              e->row)
+        << k;
   }
   // About a quarter of the key space is placed in memory (binomial: 5 standard deviations).
   const double sd = std::sqrt(2000 * 0.25 * 0.75);

@@ -49,8 +49,8 @@ inline TableOptions small_options(ScoreStrategy strategy, ValueType type) {
   o.optimizer_state_width = 2;
   o.value_type = type;
   o.bucket_capacity = 16;
-  o.init_capacity = 32;     // 2 buckets: growth happens
-  o.max_capacity = 128;     // 8 buckets at most: eviction and refusal happen
+  o.init_capacity = 32;  // 2 buckets: growth happens
+  o.max_capacity = 128;  // 8 buckets at most: eviction and refusal happen
   o.max_load_factor = 0.75;
   o.score_strategy = strategy;
   o.initializer.mode = InitializerMode::kUniform;
@@ -60,8 +60,7 @@ inline TableOptions small_options(ScoreStrategy strategy, ValueType type) {
 
 // 400 distinct keys (~3x the maximum capacity) that are not reserved: for int64 negative ones
 // too, for uint64 some just below the reserved range.
-template <TableKey Key>
-std::vector<Key> key_space() {
+template <TableKey Key> std::vector<Key> key_space() {
   std::vector<Key> keys;
   if constexpr (std::same_as<Key, std::int64_t>) {
     for (Key k = -196; k <= -4; ++k) keys.push_back(k);
@@ -73,8 +72,7 @@ std::vector<Key> key_space() {
   return keys;
 }
 
-template <TableKey Key>
-std::vector<std::uint64_t> stored(const std::vector<Key>& keys) {
+template <TableKey Key> std::vector<std::uint64_t> stored(const std::vector<Key>& keys) {
   return {keys.begin(), keys.end()};  // the bit pattern (two's complement for int64)
 }
 
@@ -82,16 +80,14 @@ inline std::vector<float> row_of(const std::vector<float>& rows, std::size_t i, 
   return {rows.begin() + static_cast<long>(i * w), rows.begin() + static_cast<long>((i + 1) * w)};
 }
 
-template <TableKey Key>
-void expect_same_entries(const Entries<Key>& got, const Evicted& want) {
+template <TableKey Key> void expect_same_entries(const Entries<Key>& got, const Evicted& want) {
   ASSERT_EQ(stored(got.keys), want.keys);
   ASSERT_EQ(got.scores, want.scores);
   ASSERT_EQ(got.values, want.values);
 }
 
 // The whole contents, through export_batch over every slot in pieces, against the reference.
-template <TableKey Key>
-void expect_same_contents(const KvTable<Key>& table, const ReferenceTable& reference) {
+template <TableKey Key> void expect_same_contents(const KvTable<Key>& table, const ReferenceTable& reference) {
   Entries<Key> all, piece;
   const std::int64_t step = 48;  // not a multiple of the bucket size: pieces cut buckets
   for (std::int64_t offset = 0; offset < table.capacity(); offset += step) {
@@ -138,9 +134,9 @@ void run_conformance(KvTable<Key>& table, ReferenceTable& reference, ScoreStrate
     for (auto& s : scores) s = score_of(rng);
     for (auto& f : flags) f = static_cast<std::uint8_t>(rng() % 2);
     const std::vector<std::uint64_t> ref_keys = stored(keys);
-    const std::span<const std::uint64_t> custom =
-        strategy == ScoreStrategy::kCustomized && rng() % 4 ? std::span<const std::uint64_t>(scores)
-                                                            : std::span<const std::uint64_t>();
+    const std::span<const std::uint64_t> custom = strategy == ScoreStrategy::kCustomized && rng() % 4
+                                                      ? std::span<const std::uint64_t>(scores)
+                                                      : std::span<const std::uint64_t>();
     if (strategy == ScoreStrategy::kCustomized && custom.empty()) {
       table.set_score(static_cast<std::uint64_t>(call));
       reference.set_score(static_cast<std::uint64_t>(call));

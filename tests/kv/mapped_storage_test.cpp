@@ -36,7 +36,8 @@ TEST(MappedStorage, BehavesAsADictionaryWithScores) {
     if (rng() % 3) {
       EXPECT_EQ(storage.insert(keys, values, scores), 0);
       for (std::size_t i = 0; i < n; ++i)
-        reference[keys[i]] = {scores[i], {values.begin() + static_cast<long>(i * w), values.begin() + static_cast<long>((i + 1) * w)}};
+        reference[keys[i]] = {
+            scores[i], {values.begin() + static_cast<long>(i * w), values.begin() + static_cast<long>((i + 1) * w)}};
     } else {
       std::int64_t expected = 0;
       for (const auto k : keys) expected += static_cast<std::int64_t>(reference.erase(k));
@@ -45,14 +46,16 @@ TEST(MappedStorage, BehavesAsADictionaryWithScores) {
     ASSERT_EQ(storage.size(), static_cast<std::int64_t>(reference.size()));
   }
   std::map<std::uint64_t, Entry> seen;
-  storage.for_each([&](std::span<const std::uint64_t> keys, std::span<const float> values,
-                       std::span<const std::uint64_t> scores) {
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      const bool fresh = seen.emplace(keys[i], Entry{scores[i], {values.begin() + static_cast<long>(i * w),
-                                                                 values.begin() + static_cast<long>((i + 1) * w)}}).second;
-      EXPECT_TRUE(fresh) << "key " << keys[i] << " visited twice";
-    }
-  });
+  storage.for_each(
+      [&](std::span<const std::uint64_t> keys, std::span<const float> values, std::span<const std::uint64_t> scores) {
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+          const bool fresh = seen.emplace(keys[i], Entry{scores[i],
+                                                         {values.begin() + static_cast<long>(i * w),
+                                                          values.begin() + static_cast<long>((i + 1) * w)}})
+                                 .second;
+          EXPECT_TRUE(fresh) << "key " << keys[i] << " visited twice";
+        }
+      });
   EXPECT_EQ(seen, reference);
 }
 

@@ -320,8 +320,8 @@ class ReferenceTable {
     if (o_.value_type == ValueType::kBFloat16) {
       if (x == 0.0f || !std::isfinite(x)) return x;
       int exponent = 0;
-      const double m = std::frexp(static_cast<double>(x), &exponent);       // x = m 2^e, |m| in [0.5, 1)
-      const double r = std::nearbyint(std::ldexp(m, 8));                   // 8 significant bits, ties to even
+      const double m = std::frexp(static_cast<double>(x), &exponent);  // x = m 2^e, |m| in [0.5, 1)
+      const double r = std::nearbyint(std::ldexp(m, 8));               // 8 significant bits, ties to even
       return static_cast<float>(std::ldexp(r, exponent - 8));
     }
     return x;

@@ -78,10 +78,10 @@ std::int64_t apply(Reference& reference, const Batch& b, std::int64_t width) {
   std::int64_t erased = 0;
   for (std::size_t i = 0; i < b.keys.size(); ++i) {
     if (b.kind == Kind::kInsert)
-      reference[b.keys[i]] = {b.scores[i], {b.values.begin() + static_cast<long>(i * w),
-                                            b.values.begin() + static_cast<long>((i + 1) * w)}};
-    else if (b.kind == Kind::kErase)
-      erased += static_cast<std::int64_t>(reference.erase(b.keys[i]));
+      reference[b.keys[i]] = {
+          b.scores[i],
+          {b.values.begin() + static_cast<long>(i * w), b.values.begin() + static_cast<long>((i + 1) * w)}};
+    else if (b.kind == Kind::kErase) erased += static_cast<std::int64_t>(reference.erase(b.keys[i]));
   }
   return erased;
 }
@@ -101,7 +101,8 @@ void expect_find_matches(const RocksDbStorage& storage, const Reference& referen
   std::vector<std::uint64_t> scores(want_scores ? keys.size() : 0, 99);
   storage.find(keys, values, founds, scores);
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::vector<float> row(values.begin() + static_cast<long>(i * w), values.begin() + static_cast<long>((i + 1) * w));
+    const std::vector<float> row(values.begin() + static_cast<long>(i * w),
+                                 values.begin() + static_cast<long>((i + 1) * w));
     const auto it = reference.find(keys[i]);
     if (it == reference.end()) {
       EXPECT_EQ(founds[i], 0) << "key " << keys[i];
@@ -129,8 +130,9 @@ void expect_same_contents(const RocksDbStorage& storage, const Reference& refere
     ASSERT_EQ(values.size(), keys.size() * w);
     ASSERT_EQ(scores.size(), keys.size());
     for (std::size_t i = 0; i < keys.size(); ++i)
-      seen.push_back({keys[i], {scores[i], {values.begin() + static_cast<long>(i * w),
-                                            values.begin() + static_cast<long>((i + 1) * w)}}});
+      seen.push_back(
+          {keys[i],
+           {scores[i], {values.begin() + static_cast<long>(i * w), values.begin() + static_cast<long>((i + 1) * w)}}});
   });
   ASSERT_EQ(seen.size(), reference.size());
   auto want = reference.begin();
@@ -156,8 +158,7 @@ class RocksDbStorageTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir); }
 
   // Runs `construct` and returns the message of the InputError it throws ("" when none).
-  template <class F>
-  static std::string input_error_of(F construct) {
+  template <class F> static std::string input_error_of(F construct) {
     try {
       construct();
     } catch (const InputError& e) {
@@ -353,7 +354,8 @@ std::vector<Batch> random_batches_then(Kind last) {
   auto batches = random_batches(4242, 60, 4, /*with_finds=*/false);
   Batch b;
   b.kind = last;
-  for (std::uint64_t k = 0; k < 40; ++k) b.keys.push_back(last == Kind::kInsert ? 1000 + k : k);  // new / mostly present
+  for (std::uint64_t k = 0; k < 40; ++k)
+    b.keys.push_back(last == Kind::kInsert ? 1000 + k : k);  // new / mostly present
   if (last == Kind::kInsert) {
     b.values.assign(b.keys.size() * 4, 0.25f);
     b.scores.assign(b.keys.size(), 3);

@@ -43,8 +43,9 @@ TEST(ScoreRules, NamesAndDumpFileCodes) {
     std::string name;
     int code;
   };
-  const Row readme[] = {{S::kTimestamp, "TIMESTAMP", 1}, {S::kStep, "STEP", 2},          {S::kCustomized, "CUSTOMIZED", 3},
-                        {S::kLfu, "LFU", 4},             {S::kEpochLru, "EPOCH_LRU", 5}, {S::kEpochLfu, "EPOCH_LFU", 6},
+  const Row readme[] = {{S::kTimestamp, "TIMESTAMP", 1},   {S::kStep, "STEP", 2},
+                        {S::kCustomized, "CUSTOMIZED", 3}, {S::kLfu, "LFU", 4},
+                        {S::kEpochLru, "EPOCH_LRU", 5},    {S::kEpochLfu, "EPOCH_LFU", 6},
                         {S::kFrequency, "FREQUENCY", 7}};
   ASSERT_EQ(kScoreStrategies.size(), std::size(readme)) << "the README lists every strategy";
   for (std::size_t i = 0; i < std::size(readme); ++i) {
@@ -101,19 +102,17 @@ TEST(ScoreRules, NewKey) {
     std::uint64_t without_caller, with_caller, with_estimate;
   };
   const Row readme[] = {
-      {S::kTimestamp, kCall, kCall, kCall},
-      {S::kStep, kCall, kCall, kCall},
-      {S::kCustomized, kCall, kCaller, kCall},
-      {S::kLfu, 1, 1, 1},
-      {S::kEpochLru, kCall, kCall, kCall},
-      {S::kEpochLfu, kEpochHigh | 1, kEpochHigh | 1, kEpochHigh | 1},
+      {S::kTimestamp, kCall, kCall, kCall},    {S::kStep, kCall, kCall, kCall},
+      {S::kCustomized, kCall, kCaller, kCall}, {S::kLfu, 1, 1, 1},
+      {S::kEpochLru, kCall, kCall, kCall},     {S::kEpochLfu, kEpochHigh | 1, kEpochHigh | 1, kEpochHigh | 1},
       {S::kFrequency, 1, 1, kEstimate},
   };
   for (const Row& row : readme) {
     const ScoreRules& r = score_rules(row.strategy);
     EXPECT_EQ(new_key_score(r, kCall, kEpochHigh, std::nullopt, 0), row.without_caller) << to_string(row.strategy);
     EXPECT_EQ(new_key_score(r, kCall, kEpochHigh, kCaller, 0), row.with_caller) << to_string(row.strategy);
-    EXPECT_EQ(new_key_score(r, kCall, kEpochHigh, std::nullopt, kEstimate), row.with_estimate) << to_string(row.strategy);
+    EXPECT_EQ(new_key_score(r, kCall, kEpochHigh, std::nullopt, kEstimate), row.with_estimate)
+        << to_string(row.strategy);
     EXPECT_EQ(takes_caller_scores(r), row.without_caller != row.with_caller) << to_string(row.strategy);
     EXPECT_EQ(needs_admission_estimate(r), row.without_caller != row.with_estimate) << to_string(row.strategy);
   }
@@ -123,7 +122,7 @@ TEST(ScoreRules, NewKey) {
 // (what the key would get as a new key in this call) is an arbitrary 4321.
 TEST(ScoreRules, PresentKey) {
   constexpr std::uint64_t kAsNew = 4321;
-  constexpr std::uint64_t kOld = kEpochHigh | 5;                  // this epoch, count 5
+  constexpr std::uint64_t kOld = kEpochHigh | 5;                   // this epoch, count 5
   constexpr std::uint64_t kOldEarlier = ((kEpoch - 1) << 32) | 5;  // the epoch before
   constexpr std::uint64_t kOldSaturatedInEpoch = kEpochHigh | 0xFFFFFFFFULL;
   struct Row {
@@ -174,8 +173,7 @@ TEST(ScoreRules, NextDumpThreshold) {
 // "aging": only FREQUENCY's scores change between the calls that set them.
 TEST(ScoreRules, Aging) {
   for (const ScoreStrategy strategy : kScoreStrategies)
-    EXPECT_EQ(score_rules(strategy).aging,
-              strategy == S::kFrequency ? ScoreAging::kHalveWithBank : ScoreAging::kNever)
+    EXPECT_EQ(score_rules(strategy).aging, strategy == S::kFrequency ? ScoreAging::kHalveWithBank : ScoreAging::kNever)
         << to_string(strategy);
 }
 
@@ -233,7 +231,8 @@ TEST(ScoreRules, HostTableFollowsThem) {
   const std::vector<std::uint64_t> keys = {7, 8};
   const std::vector<float> values = {1.0f, 2.0f};
   table.insert_or_assign(keys, values, std::vector<std::uint64_t>{kCaller, kCaller + 1});
-  table.insert_or_assign(std::vector<std::uint64_t>{8}, std::vector<float>{3.0f}, std::vector<std::uint64_t>{kCaller + 5});
+  table.insert_or_assign(std::vector<std::uint64_t>{8}, std::vector<float>{3.0f},
+                         std::vector<std::uint64_t>{kCaller + 5});
   std::vector<float> out(2);
   std::vector<std::uint8_t> found(2);
   std::vector<std::uint64_t> scores(2);

@@ -51,7 +51,8 @@ class LoadErrors : public ::testing::Test {
       message = e.what();
     }
     EXPECT_NE(message.find(path.string()), std::string::npos) << message;
-    for (const auto& part : parts) EXPECT_NE(message.find(part), std::string::npos) << "no '" << part << "' in: " << message;
+    for (const auto& part : parts)
+      EXPECT_NE(message.find(part), std::string::npos) << "no '" << part << "' in: " << message;
     EXPECT_EQ(target_.size(), static_cast<std::int64_t>(before_.size()));
     return message;
   }
@@ -59,8 +60,7 @@ class LoadErrors : public ::testing::Test {
 
   // Writes a header field and reseals the header and file checksums, so that the field itself
   // is what the reader meets.
-  template <typename T>
-  std::vector<std::byte> with_field(std::size_t offset, T value) const {
+  template <typename T> std::vector<std::byte> with_field(std::size_t offset, T value) const {
     auto bytes = good_;
     std::memcpy(bytes.data() + offset, &value, sizeof value);
     reseal(bytes);
@@ -79,16 +79,14 @@ class LoadErrors : public ::testing::Test {
   Snapshot before_;
 };
 
-TEST_F(LoadErrors, TheGoodFileLoads) {
-  EXPECT_EQ(target_.load(dir_ / "good").entries, 10);
-}
+TEST_F(LoadErrors, TheGoodFileLoads) { EXPECT_EQ(target_.load(dir_ / "good").entries, 10); }
 
 // Where each header field starts (kv/table_file_format.hpp).
 const std::vector<std::pair<std::size_t, std::string>> kHeaderFields = {
-    {0, "magic"},           {8, "format_version"},   {12, "header_bytes"}, {16, "key_type"},
-    {17, "value_type"},     {18, "score_strategy"},  {19, "flags"},        {20, "chunk_entries"},
-    {24, "dim"},            {32, "optimizer_width"}, {40, "entry_count"},  {48, "chunk_count"},
-    {56, "threshold"},      {64, "next_threshold"},  {72, "reserved"},     {88, "header_checksum"}};
+    {0, "magic"},       {8, "format_version"},   {12, "header_bytes"}, {16, "key_type"},
+    {17, "value_type"}, {18, "score_strategy"},  {19, "flags"},        {20, "chunk_entries"},
+    {24, "dim"},        {32, "optimizer_width"}, {40, "entry_count"},  {48, "chunk_count"},
+    {56, "threshold"},  {64, "next_threshold"},  {72, "reserved"},     {88, "header_checksum"}};
 
 TEST_F(LoadErrors, TruncatedAtEveryByte) {
   ASSERT_GT(good_.size(), 400u);

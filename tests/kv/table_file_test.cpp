@@ -28,8 +28,7 @@ using testing::Snapshot;
 // (key type, value type, training)
 class RoundTrip : public ::testing::TestWithParam<std::tuple<KeyType, ValueType, bool>> {
  protected:
-  template <TableKey Key>
-  void run() {
+  template <TableKey Key> void run() {
     const auto [key_type, type, training] = GetParam();
     ScratchDir dir("table_file_round_trip");
     const auto path = dir / "table.embskv";
@@ -172,7 +171,7 @@ TEST(TableFile, IncrementalDumpsChainUnderStep) {
   // Touch 5 old keys and add 3 new ones: exactly those are in the next dump.
   std::vector<float> changed(5 * 8, 9.0f);
   table.assign_scores(std::vector<std::int64_t>{3, 4, 5, 1003, 1004}, {});  // score 3
-  table.assign(std::vector<std::int64_t>{3, 4, 5, 1003, 1004}, changed);     // values only
+  table.assign(std::vector<std::int64_t>{3, 4, 5, 1003, 1004}, changed);    // values only
   table.insert_or_assign(std::vector<std::int64_t>{-1 - 3, 5000, 5001}, std::vector<float>(3 * 8, 4.0f));  // score 4
   const std::uint64_t t2 = table.dump_incremental(dir / "inc2", t1);
   EXPECT_EQ(t2, 5u);
@@ -239,8 +238,7 @@ TEST(TableFileAtomicity, AFailedDumpLeavesThePreviousFile) {
 
 // Runs `child` in a forked process and returns its wait status. The child must end by a signal or
 // _exit (it never returns into the test).
-template <typename F>
-int in_child(F child) {
+template <typename F> int in_child(F child) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     child();

@@ -38,8 +38,7 @@ inline TableOptions dump_options(ValueType type, bool training, std::int64_t max
 
 // Inserts n random keys (int64 keys include negatives) with random rows and scores (CUSTOMIZED)
 // in batches of 100.
-template <TableKey Key>
-void fill_random(KvTable<Key>& table, std::size_t n, std::uint64_t seed) {
+template <TableKey Key> void fill_random(KvTable<Key>& table, std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   const auto w = static_cast<std::size_t>(table.row_width());
   std::uniform_real_distribution<float> value_of(-3.0f, 3.0f);
@@ -66,8 +65,7 @@ struct Entry {
 };
 using Snapshot = std::map<std::uint64_t, Entry>;  // by stored key
 
-template <TableKey Key>
-Snapshot snapshot(const KvTable<Key>& table) {
+template <TableKey Key> Snapshot snapshot(const KvTable<Key>& table) {
   Snapshot out;
   Entries<Key> piece;
   const auto w = static_cast<std::size_t>(table.row_width());
@@ -76,7 +74,8 @@ Snapshot snapshot(const KvTable<Key>& table) {
     table.export_batch(offset, step, piece);
     for (std::size_t i = 0; i < piece.size(); ++i)
       out[static_cast<std::uint64_t>(piece.keys[i])] = {
-          piece.scores[i], {piece.values.begin() + static_cast<long>(i * w), piece.values.begin() + static_cast<long>((i + 1) * w)}};
+          piece.scores[i],
+          {piece.values.begin() + static_cast<long>(i * w), piece.values.begin() + static_cast<long>((i + 1) * w)}};
   }
   EXPECT_EQ(static_cast<std::int64_t>(out.size()), table.size());
   return out;

@@ -24,8 +24,7 @@ TEST(TierBatch, DistinctKeysTakeTheFirstOrLastOccurrenceInBatchOrder) {
       }
       ASSERT_EQ(d.keys, order);
       ASSERT_EQ(d.slot_of.size(), keys.size());
-      for (std::size_t j = 0; j < d.size(); ++j)
-        EXPECT_EQ(d.source[j], keep_last ? last[d.keys[j]] : first[d.keys[j]]);
+      for (std::size_t j = 0; j < d.size(); ++j) EXPECT_EQ(d.source[j], keep_last ? last[d.keys[j]] : first[d.keys[j]]);
       for (std::size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(d.keys[d.slot_of[i]], keys[i]);
     }
   }
@@ -43,8 +42,7 @@ TEST(TierBatch, GatherThenScatterPutsRowsBackWhereTheyCameFrom) {
   const std::vector<std::uint8_t> keep{1, 0, 1};
   part.scatter_rows(out, w, keep);
   for (std::size_t i = 0; i < 10; ++i)
-    for (std::size_t d = 0; d < w; ++d)
-      EXPECT_EQ(out[i * w + d], (i == 1 || i == 7) ? whole[i * w + d] : -1.0f) << i;
+    for (std::size_t d = 0; d < w; ++d) EXPECT_EQ(out[i * w + d], (i == 1 || i == 7) ? whole[i * w + d] : -1.0f) << i;
 }
 
 }  // namespace

@@ -27,25 +27,24 @@ TableOptions tier_options(ValueType type, std::int64_t max_capacity) {
 }
 
 // Every entry of a tiered table, as testing::snapshot gives a KvTable's.
-template <class Tiered>
-Snapshot tiered_snapshot(const Tiered& table) {
+template <class Tiered> Snapshot tiered_snapshot(const Tiered& table) {
   Snapshot out;
   const auto w = static_cast<std::size_t>(table.row_width());
-  table.for_each_entry([&](std::span<const std::uint64_t> keys, std::span<const float> values,
-                           std::span<const std::uint64_t> scores) {
-    for (std::size_t i = 0; i < keys.size(); ++i)
-      EXPECT_TRUE(out.emplace(keys[i], testing::Entry{scores[i], {values.begin() + static_cast<long>(i * w),
-                                                                  values.begin() + static_cast<long>((i + 1) * w)}})
-                      .second)
-          << "key " << keys[i] << " in both tiers";
-  });
+  table.for_each_entry(
+      [&](std::span<const std::uint64_t> keys, std::span<const float> values, std::span<const std::uint64_t> scores) {
+        for (std::size_t i = 0; i < keys.size(); ++i)
+          EXPECT_TRUE(out.emplace(keys[i], testing::Entry{scores[i],
+                                                          {values.begin() + static_cast<long>(i * w),
+                                                           values.begin() + static_cast<long>((i + 1) * w)}})
+                          .second)
+              << "key " << keys[i] << " in both tiers";
+      });
   EXPECT_EQ(static_cast<std::int64_t>(out.size()), table.size());
   return out;
 }
 
 // 600 keys with integer rows and random scores, in batches.
-template <class Tiered>
-void fill(Tiered& table, std::uint64_t seed) {
+template <class Tiered> void fill(Tiered& table, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   const auto w = static_cast<std::size_t>(table.row_width());
   for (int batch = 0; batch < 12; ++batch) {
@@ -134,7 +133,9 @@ TEST_P(TieredFile, ALoadThatDoesNotFitIsRefusedNamingTheFieldAndChangesNothing) 
 }
 
 INSTANTIATE_TEST_SUITE_P(ValueTypes, TieredFile, ::testing::Values(ValueType::kFloat32, ValueType::kFloat16),
-                         [](const ::testing::TestParamInfo<ValueType>& p) { return p.param == ValueType::kFloat32 ? "float32" : "float16"; });
+                         [](const ::testing::TestParamInfo<ValueType>& p) {
+                           return p.param == ValueType::kFloat32 ? "float32" : "float16";
+                         });
 
 }  // namespace
 }  // namespace embscale::kv

@@ -10,15 +10,15 @@
 #include <unordered_set>
 #include <vector>
 
-#include "kv/victim_search.hpp"
 #include "kv/digest_match.hpp"
+#include "kv/victim_search.hpp"
 
 namespace embscale::kv {
 namespace {
 
 // The slots of the min(count, kShortlist) smallest pairs, ascending.
-std::vector<std::uint16_t> plain_shortlist(const std::vector<std::uint64_t>& scores, const std::vector<std::uint64_t>& keys,
-                                           std::uint32_t count) {
+std::vector<std::uint16_t> plain_shortlist(const std::vector<std::uint64_t>& scores,
+                                           const std::vector<std::uint64_t>& keys, std::uint32_t count) {
   std::vector<std::uint16_t> slots(count);
   for (std::uint32_t i = 0; i < count; ++i) slots[i] = static_cast<std::uint16_t>(i);
   std::sort(slots.begin(), slots.end(),
@@ -36,7 +36,8 @@ TEST(VictimShortlist, EveryScanAgreesWithAPlainSort) {
   std::mt19937_64 rng(29);
   std::vector<std::uint32_t> counts;
   for (std::uint32_t c = 1; c <= 40; ++c) counts.push_back(c);
-  for (const std::uint32_t c : {16U, 63U, 64U, 65U, 127U, 128U, 129U, 255U, 256U, 512U, 1023U, 1024U}) counts.push_back(c);
+  for (const std::uint32_t c : {16U, 63U, 64U, 65U, 127U, 128U, 129U, 255U, 256U, 512U, 1023U, 1024U})
+    counts.push_back(c);
   std::vector<std::uint64_t> scores(1024), keys(1024);
   for (int trial = 0; trial < 300; ++trial) {
     const int distinct_scores = trial % 3 == 0 ? 0 : (trial % 3 == 1 ? 3 : 1);  // 0: all random

@@ -22,17 +22,17 @@ float value(std::int64_t i, std::int64_t j) { return static_cast<float>(i * 100 
 float grad(std::int64_t i, std::int64_t j, int r) { return static_cast<float>((i * 7 + j * 3 + r * 11) % 23); }
 
 // Rank `rank`'s part of the rows x cols blob whose element (i, j) is at(i, j).
-template <class At>
-std::vector<float> cut(BlobShape shape, PartitionDim dim, int rank, int ranks, const At& at) {
-  const SampleShare rows = dim == PartitionDim::kData ? sample_share_of(shape.rows, rank, ranks) : SampleShare{0, shape.rows};
-  const SampleShare cols = dim == PartitionDim::kFeature ? sample_share_of(shape.cols, rank, ranks) : SampleShare{0, shape.cols};
+template <class At> std::vector<float> cut(BlobShape shape, PartitionDim dim, int rank, int ranks, const At& at) {
+  const SampleShare rows =
+      dim == PartitionDim::kData ? sample_share_of(shape.rows, rank, ranks) : SampleShare{0, shape.rows};
+  const SampleShare cols =
+      dim == PartitionDim::kFeature ? sample_share_of(shape.cols, rank, ranks) : SampleShare{0, shape.cols};
   std::vector<float> out;
   for (std::int64_t i = rows.first; i < rows.first + rows.count; ++i)
     for (std::int64_t j = cols.first; j < cols.first + cols.count; ++j) out.push_back(at(i, j));
   return out;
 }
-template <class At>
-std::vector<float> whole(BlobShape shape, const At& at) {
+template <class At> std::vector<float> whole(BlobShape shape, const At& at) {
   std::vector<float> out;
   for (std::int64_t i = 0; i < shape.rows; ++i)
     for (std::int64_t j = 0; j < shape.cols; ++j) out.push_back(at(i, j));
@@ -62,12 +62,14 @@ TEST(HybridConnections, EveryRowOfTheSeedTableMovesTheRightDataBothWays) {
         for (const Connection connection : {Connection::kOneToOne, Connection::kOneToAll}) {
           const ConnectionAction action = connection_action(src, dst, connection);
           const std::string where = std::to_string(shape.rows) + "x" + std::to_string(shape.cols) + ", src " +
-                                    std::to_string(static_cast<int>(src)) + ", dst " + std::to_string(static_cast<int>(dst)) +
+                                    std::to_string(static_cast<int>(src)) + ", dst " +
+                                    std::to_string(static_cast<int>(dst)) +
                                     (connection == Connection::kOneToAll ? ", OneToAll" : ", OneToOne") + ", rank " +
                                     std::to_string(me) + " of " + std::to_string(P);
           const auto input = connect_forward(world, shape, src, dst, connection, cut(shape, src, me, P, value));
           // Direct keeps src's partitioning (equal to dst's); Split gives the whole blob.
-          const auto want = action == ConnectionAction::kSplitConcate ? whole(shape, value) : cut(shape, dst, me, P, value);
+          const auto want =
+              action == ConnectionAction::kSplitConcate ? whole(shape, value) : cut(shape, dst, me, P, value);
           EXPECT_EQ(input, want) << where << ": forward";
 
           std::vector<float> dst_grad, want_grad;
@@ -92,9 +94,11 @@ TEST(HybridConnections, BridgeMovesTheBlobAndItsGradientBetweenTwoRanks) {
   const int src = world.size() - 1, dst = 0;  // one rank on one rank: the blob itself
   const std::vector<float> blob = {1, 2, 3, 4, 5}, g = {-1, -2, -3, -4, -5};
   if (world.rank() == src || world.rank() == dst) {
-    const auto got = bridge_forward(world, src, dst, world.rank() == src ? std::span<const float>(blob) : std::span<const float>(), 5);
+    const auto got = bridge_forward(world, src, dst,
+                                    world.rank() == src ? std::span<const float>(blob) : std::span<const float>(), 5);
     EXPECT_EQ(got, blob);
-    const auto back = bridge_backward(world, src, dst, world.rank() == dst ? std::span<const float>(g) : std::span<const float>(), 5);
+    const auto back =
+        bridge_backward(world, src, dst, world.rank() == dst ? std::span<const float>(g) : std::span<const float>(), 5);
     EXPECT_EQ(back, g);
   }
   world.barrier();
@@ -103,8 +107,8 @@ TEST(HybridConnections, BridgeMovesTheBlobAndItsGradientBetweenTwoRanks) {
 TEST(HybridConnections, APartOfTheWrongSizeIsRefused) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   const std::vector<float> wrong(3);  // every rank: no part of a 7 x 5 blob has 3 values on 1, 2 or 4 ranks
-  EXPECT_THROW(connect_forward(world, {7, 5}, PartitionDim::kData, PartitionDim::kFeature, Connection::kOneToOne, wrong),
-               Error);
+  EXPECT_THROW(
+      connect_forward(world, {7, 5}, PartitionDim::kData, PartitionDim::kFeature, Connection::kOneToOne, wrong), Error);
 }
 
 }  // namespace

@@ -22,7 +22,9 @@ constexpr std::uint64_t kSeed = 77;
 constexpr float kRate = 0.2f;
 constexpr int kSteps = 3;
 
-double input_value(std::int64_t r, std::int64_t i) { return std::sin(0.7 * static_cast<double>(r) + 1.3 * static_cast<double>(i)); }
+double input_value(std::int64_t r, std::int64_t i) {
+  return std::sin(0.7 * static_cast<double>(r) + 1.3 * static_cast<double>(i));
+}
 double target_value(std::int64_t r, std::int64_t j) { return 0.3 * std::cos(static_cast<double>(r * 3 + j)); }
 
 // One process, the whole batch, in double.
@@ -31,9 +33,11 @@ struct Reference {
   std::vector<double> w, b;
   std::vector<double> y, dx;  // the last step's outputs and input gradient
 
-  explicit Reference(std::int64_t out) : outputs(out), w(static_cast<std::size_t>(kIn * out)), b(static_cast<std::size_t>(out), 0.0) {
+  explicit Reference(std::int64_t out)
+      : outputs(out), w(static_cast<std::size_t>(kIn * out)), b(static_cast<std::size_t>(out), 0.0) {
     for (std::int64_t i = 0; i < kIn; ++i)
-      for (std::int64_t j = 0; j < out; ++j) w[static_cast<std::size_t>(i * out + j)] = initial_weight(kSeed, i, j, kIn, out);
+      for (std::int64_t j = 0; j < out; ++j)
+        w[static_cast<std::size_t>(i * out + j)] = initial_weight(kSeed, i, j, kIn, out);
   }
   void step() {
     const auto at = [&](std::int64_t r, std::int64_t j) { return static_cast<std::size_t>(r * outputs + j); };
@@ -79,13 +83,15 @@ TEST(DenseLayer, DataAndFeatureParallelAfterEmbeddingsMatchOneProcess) {
   for (const std::int64_t outputs : {5, 3})
     for (const PartitionDim partition : {PartitionDim::kData, PartitionDim::kFeature}) {
       const std::string what = std::string(partition == PartitionDim::kData ? "data" : "feature") + "-parallel, " +
-                               std::to_string(outputs) + " outputs, rank " + std::to_string(me) + " of " + std::to_string(P);
+                               std::to_string(outputs) + " outputs, rank " + std::to_string(me) + " of " +
+                               std::to_string(P);
       const BlobShape shape{kRows, kIn};
       DenseLayer dense(world, kIn, outputs, partition, kSeed, kRate);
       Reference reference(outputs);
       for (int step = 0; step < kSteps; ++step) {
         reference.step();
-        const auto input = connect_forward(world, shape, PartitionDim::kData, partition, Connection::kOneToAll, my_rows);
+        const auto input =
+            connect_forward(world, shape, PartitionDim::kData, partition, Connection::kOneToAll, my_rows);
         const std::int64_t rows = partition == PartitionDim::kData ? mine.count : kRows;
         const std::int64_t first_row = partition == PartitionDim::kData ? mine.first : 0;
         const auto y = dense.forward(input, rows);
@@ -114,8 +120,8 @@ TEST(DenseLayer, DataAndFeatureParallelAfterEmbeddingsMatchOneProcess) {
           expect_near(dense.weights()[static_cast<std::size_t>(i * dense.outputs_here() + c)],
                       reference.w[static_cast<std::size_t>(i * outputs + dense.first_output() + c)], what + ": W");
       for (std::int64_t c = 0; c < dense.outputs_here(); ++c)
-        expect_near(dense.bias()[static_cast<std::size_t>(c)], reference.b[static_cast<std::size_t>(dense.first_output() + c)],
-                    what + ": b");
+        expect_near(dense.bias()[static_cast<std::size_t>(c)],
+                    reference.b[static_cast<std::size_t>(dense.first_output() + c)], what + ": b");
     }
 }
 

@@ -23,7 +23,9 @@ constexpr std::uint64_t kSeed = 91;
 constexpr float kRate = 0.3f;
 constexpr int kSteps = 3;
 
-double input_value(std::int64_t r, std::int64_t i) { return std::sin(0.9 * static_cast<double>(r) + 0.4 * static_cast<double>(i)); }
+double input_value(std::int64_t r, std::int64_t i) {
+  return std::sin(0.9 * static_cast<double>(r) + 0.4 * static_cast<double>(i));
+}
 double target_value(std::int64_t r, std::int64_t j) { return 0.5 * std::cos(static_cast<double>(2 * r + j)); }
 
 // One process, every row, in double: y = relu(relu(x W0 + b0) W1 + b1), loss sum (y - t)^2 / 2 rows.
@@ -143,7 +145,8 @@ TEST_P(DenseTowerMpi, EqualsOneProcessOnEveryPartitioning) {
                     where + ": W of layer " + std::to_string(l));
     for (std::int64_t j = 0; j < layer.outputs_here(); ++j)
       expect_near(layer.bias()[static_cast<std::size_t>(j)],
-                  reference.b[l][static_cast<std::size_t>(layer.first_output() + j)], where + ": b of layer " + std::to_string(l));
+                  reference.b[l][static_cast<std::size_t>(layer.first_output() + j)],
+                  where + ": b of layer " + std::to_string(l));
   }
 }
 

@@ -51,7 +51,8 @@ struct Direct {
   }
   long double distinct(std::int64_t first, std::int64_t last, double draws) const {
     long double sum = 0;
-    for (auto k = last; k-- > first;) sum += 1.0L - std::pow(1.0L - p[static_cast<std::size_t>(k)], static_cast<long double>(draws));
+    for (auto k = last; k-- > first;)
+      sum += 1.0L - std::pow(1.0L - p[static_cast<std::size_t>(k)], static_cast<long double>(draws));
     return sum;
   }
 };
@@ -59,20 +60,20 @@ struct Direct {
 // The generator's own formulas, written out: Zipf (k + 1)^-s / H, hotspot's hot and cold halves.
 double generator_probability(const config::KeySpec& spec, std::int64_t k, std::int64_t n) {
   switch (spec.distribution) {
-    case config::KeyDistribution::kUniform:
-      return 1.0 / static_cast<double>(n);
+    case config::KeyDistribution::kUniform: return 1.0 / static_cast<double>(n);
     case config::KeyDistribution::kZipf: {
       long double h = 0;
-      for (std::int64_t i = n; i >= 1; --i) h += std::pow(static_cast<long double>(i), -static_cast<long double>(spec.zipf_alpha));
-      return static_cast<double>(std::pow(static_cast<long double>(k + 1), -static_cast<long double>(spec.zipf_alpha)) / h);
+      for (std::int64_t i = n; i >= 1; --i)
+        h += std::pow(static_cast<long double>(i), -static_cast<long double>(spec.zipf_alpha));
+      return static_cast<double>(std::pow(static_cast<long double>(k + 1), -static_cast<long double>(spec.zipf_alpha)) /
+                                 h);
     }
     case config::KeyDistribution::kHotspot: {
       const auto hot = static_cast<std::int64_t>(std::llround(spec.hot_key_fraction * static_cast<double>(n)));
       return k < hot ? spec.hot_access_fraction / static_cast<double>(hot)
                      : (1.0 - spec.hot_access_fraction) / static_cast<double>(n - hot);
     }
-    default:
-      return 0.0;
+    default: return 0.0;
   }
 }
 
@@ -101,7 +102,8 @@ TEST(KeyPopularity, MassAndDistinctKeysMatchDirectSums) {
         {0, c.keys}, {0, 10}, {5, 70'000}, {kDirectIndices, c.keys}, {c.keys / 3, c.keys}, {99'000, 99'001}};
     for (const auto& [first, last] : ranges) {
       const double mass = static_cast<double>(direct.mass(first, last));
-      EXPECT_NEAR(model->mass(first, last), mass, 1e-12 + 1e-11 * mass) << c.name << " [" << first << ", " << last << ")";
+      EXPECT_NEAR(model->mass(first, last), mass, 1e-12 + 1e-11 * mass)
+          << c.name << " [" << first << ", " << last << ")";
       for (const double draws : {1.0, 4096.0, 1e6, 1e9}) {
         const double distinct = static_cast<double>(direct.distinct(first, last, draws));
         EXPECT_NEAR(model->expected_distinct(first, last, draws), distinct, 1e-9 + 1e-7 * distinct)

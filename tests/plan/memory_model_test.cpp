@@ -29,7 +29,8 @@ TEST(MemoryModel, KvCapacityIsWhatTheTableGrowsTo) {
         std::iota(batch.begin(), batch.end(), first);
         (void)table.find_or_insert(batch, rows);
       }
-      EXPECT_EQ(kv_capacity(storage, static_cast<double>(keys)), table.capacity()) << "init " << init << ", keys " << keys;
+      EXPECT_EQ(kv_capacity(storage, static_cast<double>(keys)), table.capacity())
+          << "init " << init << ", keys " << keys;
       EXPECT_DOUBLE_EQ(kv_table_bytes(storage, static_cast<double>(keys), 16.0),
                        static_cast<double>(table.capacity()) * (kKvSlotOverheadBytes + 16.0));
     }

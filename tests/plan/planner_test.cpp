@@ -6,8 +6,8 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "run/training_run.hpp"
 #include "plan/plan_report.hpp"
+#include "run/training_run.hpp"
 
 namespace embscale::plan {
 namespace {
@@ -19,15 +19,18 @@ config::Config config_with(const std::string& sharding, const std::string& plann
     "schema_version": 1,
     "solver": {"batchsize": 4096, "max_iter": 10, "seed": 7},
     "optimizer": {"type": "SGD", "sgd_hparam": {"learning_rate": 0.05}},
-    "planner": {)" + planner + R"(},
+    "planner": {)" + planner +
+                           R"(},
     "layers": [
       {"name": "data", "type": "Data", "format": "Synthetic",
        "slot_size_array": [400000, 200000, 5000, 5000, 2000, 2000, 1000, 1000],
-       "synthetic": {"key_distribution": "zipf", "zipf_alpha": )" + std::to_string(alpha) +
-                           R"(, "key_mapping": ")" + mapping + R"(", "nnz_per_slot": [4, 2, 1, 1, 2, 2, 8, 8]},
+       "synthetic": {"key_distribution": "zipf", "zipf_alpha": )" +
+                           std::to_string(alpha) + R"(, "key_mapping": ")" + mapping +
+                           R"(", "nnz_per_slot": [4, 2, 1, 1, 2, 2, 8, 8]},
        "label": {"top": "label", "label_dim": 1}, "dense": {"top": "dense", "dense_dim": 1},
        "sparse": [{"top": "data1", "type": "DistributedSlot", "slot_num": 8}]},
-      {"name": "emb1", "type": "ShardedEmbedding", "sharding": ")" + sharding + R"(", "bottom": "data1", "top": "emb1",
+      {"name": "emb1", "type": "ShardedEmbedding", "sharding": ")" +
+                           sharding + R"(", "bottom": "data1", "top": "emb1",
        "sparse_embedding_hparam": {"max_vocabulary_size_per_gpu": 1000000, "embedding_vec_size": 32, "combiner": "sum"}}
     ]})";
   return config::parse_config_text(text, "planner_test");

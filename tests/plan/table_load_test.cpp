@@ -96,10 +96,14 @@ void expect_agreement(const config::Config& c, const std::string& name) {
           const double se_pairs = observed.pairs_sd[ur] / std::sqrt(double(kBatches));
           const double se_distinct = observed.distinct_sd[ur] / std::sqrt(double(kBatches));
           const std::string where = name + ", slot " + std::to_string(slot) + ", " + std::to_string(ranks) +
-                                    " ranks, ownership " + std::to_string(int(ownership)) + ", rank " + std::to_string(r);
-          EXPECT_NEAR(predicted[ur].pairs, observed.pairs_mean[ur], 5 * se_pairs + 0.002 * observed.pairs_mean[ur] + 1e-9) << where;
+                                    " ranks, ownership " + std::to_string(int(ownership)) + ", rank " +
+                                    std::to_string(r);
+          EXPECT_NEAR(predicted[ur].pairs, observed.pairs_mean[ur],
+                      5 * se_pairs + 0.002 * observed.pairs_mean[ur] + 1e-9)
+              << where;
           EXPECT_NEAR(predicted[ur].distinct, observed.distinct_mean[ur],
-                      5 * se_distinct + 0.002 * observed.distinct_mean[ur] + 1e-9) << where;
+                      5 * se_distinct + 0.002 * observed.distinct_mean[ur] + 1e-9)
+              << where;
         }
       }
     }

@@ -127,7 +127,8 @@ Outcome run_and_check(const config::Config& cfg, Roles roles, bool synchronous, 
     expected_pooled.push_back(reference.step(global));
   }
   const std::string what = std::to_string(roles.trainers) + " trainers + " + std::to_string(roles.servers) +
-                           " servers, " + (synchronous ? "synchronous" : "asynchronous") + ", rank " + std::to_string(rank);
+                           " servers, " + (synchronous ? "synchronous" : "asynchronous") + ", rank " +
+                           std::to_string(rank);
 
   Outcome outcome;
   if (rank < roles.trainers) {
@@ -143,8 +144,8 @@ Outcome run_and_check(const config::Config& cfg, Roles roles, bool synchronous, 
     client.finish(kSteps);
     if (synchronous) {  // the last step's pooled vectors: the rows before its update, as the reference's
       const auto share = sample_share_of(kBatch, rank, roles.trainers);
-      const RelativeError pooled = embedding::testing::pooled_error(trainer.pooled(), expected_pooled.back(), share,
-                                                                    kSlotSizes.size() * dim);
+      const RelativeError pooled =
+          embedding::testing::pooled_error(trainer.pooled(), expected_pooled.back(), share, kSlotSizes.size() * dim);
       EXPECT_LT(pooled.relative(), kTolerance) << what << ": pooled vectors of the last step";
     }
   } else {
@@ -219,7 +220,8 @@ TEST(ParameterServer, ShardsSavedAfterTrainingLoadIntoAnyServerCountUnchanged) {
   if (role_splits(world.size()).empty()) GTEST_SKIP() << "runs on 2 ranks (1 + 1) and 4 (2 + 2, 3 + 1)";
   // One directory for all ranks (one host): rank 0's name, broadcast.
   const std::string base = comm::broadcast_strings(
-      world, {(std::filesystem::temp_directory_path() / ("embscale_ps_save_" + std::to_string(::getpid()))).string()})[0];
+      world,
+      {(std::filesystem::temp_directory_path() / ("embscale_ps_save_" + std::to_string(::getpid()))).string()})[0];
   const config::Config cfg = ps_config(optimizer_of(config::OptimizerType::kAdam), config::Combiner::kMean);
   int split = 0;
   for (const Roles roles : role_splits(world.size())) {
@@ -238,8 +240,9 @@ TEST(ParameterServer, AsynchronousPullsAreNeverStalerThanTheBound) {
   if (role_splits(world.size()).empty()) GTEST_SKIP() << "runs on 2 ranks (1 + 1) and 4 (2 + 2, 3 + 1)";
   for (const std::int64_t bound : {0, 2})
     for (const Roles roles : role_splits(world.size())) {
-      const Outcome outcome = run_and_check(ps_config(optimizer_of(config::OptimizerType::kSGD), config::Combiner::kSum),
-                                            roles, /*synchronous=*/false, bound, /*slow_trainer_ms=*/60);
+      const Outcome outcome =
+          run_and_check(ps_config(optimizer_of(config::OptimizerType::kSGD), config::Combiner::kSum), roles,
+                        /*synchronous=*/false, bound, /*slow_trainer_ms=*/60);
       // The bound itself is checked in run_and_check (max_staleness <= bound). Here: the slow
       // trainer made the others wait, and with room to run ahead they did (the instrument sees
       // stale reads); how far they got depends on scheduling, so only "some" is asserted.

@@ -15,13 +15,28 @@ namespace {
 nlohmann::json gbench_file(double slow_a) {
   nlohmann::json benchmarks = nlohmann::json::array();
   for (int rep = 0; rep < 5; ++rep) {
-    benchmarks.push_back({{"name", "BM_A"}, {"run_name", "BM_A"}, {"run_type", "iteration"}, {"repetition_index", rep},
-                          {"real_time", (100.0 + rep) * slow_a}, {"cpu_time", (99.0 + rep) * slow_a}, {"time_unit", "ns"}});
-    benchmarks.push_back({{"name", "BM_B"}, {"run_name", "BM_B"}, {"run_type", "iteration"}, {"repetition_index", rep},
-                          {"real_time", 2.0 + 0.01 * rep}, {"cpu_time", 2.0}, {"time_unit", "us"}});
+    benchmarks.push_back({{"name", "BM_A"},
+                          {"run_name", "BM_A"},
+                          {"run_type", "iteration"},
+                          {"repetition_index", rep},
+                          {"real_time", (100.0 + rep) * slow_a},
+                          {"cpu_time", (99.0 + rep) * slow_a},
+                          {"time_unit", "ns"}});
+    benchmarks.push_back({{"name", "BM_B"},
+                          {"run_name", "BM_B"},
+                          {"run_type", "iteration"},
+                          {"repetition_index", rep},
+                          {"real_time", 2.0 + 0.01 * rep},
+                          {"cpu_time", 2.0},
+                          {"time_unit", "us"}});
   }
-  benchmarks.push_back({{"name", "BM_A_mean"}, {"run_name", "BM_A"}, {"run_type", "aggregate"},
-                        {"aggregate_name", "mean"}, {"real_time", 1e9}, {"cpu_time", 1e9}, {"time_unit", "ns"}});
+  benchmarks.push_back({{"name", "BM_A_mean"},
+                        {"run_name", "BM_A"},
+                        {"run_type", "aggregate"},
+                        {"aggregate_name", "mean"},
+                        {"real_time", 1e9},
+                        {"cpu_time", 1e9},
+                        {"time_unit", "ns"}});
   return {{"context", {{"host_name", "test"}}}, {"benchmarks", benchmarks}};
 }
 

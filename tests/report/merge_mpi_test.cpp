@@ -42,22 +42,23 @@ class MergeMpi : public testing::SharedDirectoryTest {
       run.series["step_time"].push_back(0.1 * seed + i);
     }
     // Tables in two groups, one of them empty (embscale sweep and merge copy them with the run).
-    run.tables["eviction/hit_rate"] = {{"step", "table", "lru"}, {0, 0.25 * seed, 0.5, 1, 0.75, 0.125 * seed},
-                                       "per step"};
+    run.tables["eviction/hit_rate"] = {
+        {"step", "table", "lru"}, {0, 0.25 * seed, 0.5, 1, 0.75, 0.125 * seed}, "per step"};
     run.tables["eviction/empty"] = {{"step"}, {}, ""};
     run.tables["curves/miss_ratio"] = {{"capacity", "miss_ratio"}, {1024, 0.5, 2048, 0.25 + seed}, ""};
     SummaryRow row{{"run_id", id}, {"seed", std::int64_t{seed}}, {"step_s", 0.25 * seed}};
     if (!extra_column.empty()) row.push_back({extra_column, extra_value});
     const auto path = dir / file;
-    ReportWriter writer(world, path, collect_run_metadata(world, "writer " + id, "{\"seed\": " + std::to_string(seed) + "}", kind));
+    ReportWriter writer(world, path,
+                        collect_run_metadata(world, "writer " + id, "{\"seed\": " + std::to_string(seed) + "}", kind));
     writer.write_run(run);
     writer.write_summary({row});
     writer.commit();
     return path;
   }
 
-  std::string merge_error(const std::vector<fs::path>& inputs,
-                          std::map<std::string, SummaryValue> attributes = {{"schema_version", kReportSchemaVersion}}) const {
+  std::string merge_error(const std::vector<fs::path>& inputs, std::map<std::string, SummaryValue> attributes = {
+                                                                   {"schema_version", kReportSchemaVersion}}) const {
     try {
       merge_reports(inputs, dir / "bad.h5", attributes);
     } catch (const InputError& e) {
@@ -90,7 +91,8 @@ TEST_F(MergeMpi, CopiesEveryRunWithItsProvenanceAndConcatenatesTheSummary) {
   const auto second = write("second.h5", "p1.r0", 2);
   if (world.rank() != 0) return;
   const auto merged_path = dir / "merged.h5";
-  merge_reports({first, second}, merged_path, {{"schema_version", kReportSchemaVersion}, {"sweep_axes", std::string("seed")}});
+  merge_reports({first, second}, merged_path,
+                {{"schema_version", kReportSchemaVersion}, {"sweep_axes", std::string("seed")}});
   const auto merged = read_report(merged_path);
   const auto a = read_report(first);
   const auto b = read_report(second);
@@ -112,7 +114,8 @@ TEST_F(MergeMpi, CopiesEveryRunWithItsProvenanceAndConcatenatesTheSummary) {
   fs::copy_file(first, dir / "copy.h5");
   // Sweep-named runs: `run --id` would not help, the message says why instead.
   EXPECT_NE(merge_error({merged_path, dir / "copy.h5"})
-                .find("run p0.r0 is also in " + merged_path.string() + "; run ids must be unique across the merged "
+                .find("run p0.r0 is also in " + merged_path.string() +
+                      "; run ids must be unique across the merged "
                       "reports: the reports of two sweeps (whose runs are named p<point>.r<repetition>) cannot be "
                       "merged into one"),
             std::string::npos);
@@ -133,7 +136,8 @@ TEST_F(MergeMpi, RefusesConflictingInputs) {
   EXPECT_EQ(merge_error({one, two}), two.string() + ": run same is also in " + one.string() +
                                          "; run ids must be unique across the merged reports: give each run its own "
                                          "id with `embscale run --id NAME`");
-  EXPECT_EQ(merge_error({other, clash}), clash.string() + ": /summary column extra has another type than in " + other.string());
+  EXPECT_EQ(merge_error({other, clash}),
+            clash.string() + ": /summary column extra has another type than in " + other.string());
   EXPECT_EQ(merge_error({one, dir / "missing.h5"}), (dir / "missing.h5").string() + ": no such report file");
   EXPECT_FALSE(fs::exists(dir / "bad.h5"));
   try {
@@ -181,9 +185,11 @@ TEST_F(MergeMpi, KeepsTheInputsKindAndRefusesMixedKinds) {
             "cannot merge reports of different kinds (root attribute report_kind): " + first.string() +
                 " is a collectives report, " + run.string() + " a run report, " + second.string() +
                 " a collectives report");
-  EXPECT_EQ(merge_error({first, second}, {{"schema_version", kReportSchemaVersion}, {"report_kind", std::string("run")}}),
-            (dir / "bad.h5").string() + ": the merged report was given report_kind \"run\", but its inputs are "
-                                        "collectives reports");
+  EXPECT_EQ(
+      merge_error({first, second}, {{"schema_version", kReportSchemaVersion}, {"report_kind", std::string("run")}}),
+      (dir / "bad.h5").string() +
+          ": the merged report was given report_kind \"run\", but its inputs are "
+          "collectives reports");
   EXPECT_FALSE(fs::exists(dir / "bad.h5"));
   // Attributes that name no kind (or the first input's, as `embscale merge` passes) get the inputs'.
   merge_reports({first, second}, dir / "merged.h5", {{"schema_version", kReportSchemaVersion}});

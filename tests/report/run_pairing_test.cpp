@@ -51,35 +51,43 @@ TEST(PairRuns, IgnoredParametersShowBothValues) {
   ASSERT_EQ(p.pairs.size(), 1u);
   EXPECT_EQ(p.pairs[0].label, "alpha=1.05->1.1 ranks=2->4");
   // Ignored and equal: shown once.
-  EXPECT_EQ(pair_runs(base, report_of({run_with("b", {{"ranks", std::int64_t{4}}, {"alpha", 1.05}})}), {"ranks", "alpha"})
-                .pairs[0].label,
-            "alpha=1.05 ranks=2->4");
+  EXPECT_EQ(
+      pair_runs(base, report_of({run_with("b", {{"ranks", std::int64_t{4}}, {"alpha", 1.05}})}), {"ranks", "alpha"})
+          .pairs[0]
+          .label,
+      "alpha=1.05 ranks=2->4");
 }
 
 TEST(PairRuns, TheRefusalNamesEachDifferingParameterWithBothValues) {
-  const auto base = report_of({run_with("a", {{"ranks", std::int64_t{2}}, {"alpha", 1.05}, {"scheme", std::string("x")}})});
-  const auto next = report_of({run_with("b", {{"ranks", std::int64_t{4}}, {"alpha", 1.1}, {"scheme", std::string("x")}})});
+  const auto base =
+      report_of({run_with("a", {{"ranks", std::int64_t{2}}, {"alpha", 1.05}, {"scheme", std::string("x")}})});
+  const auto next =
+      report_of({run_with("b", {{"ranks", std::int64_t{4}}, {"alpha", 1.1}, {"scheme", std::string("x")}})});
   const auto what = refusal(base, next, {});
   EXPECT_NE(what.find("alpha (base 1.05, new 1.1);"), std::string::npos) << what;
   EXPECT_NE(what.find("ranks (base 2, new 4);"), std::string::npos) << what;
   EXPECT_EQ(what.find("scheme ("), std::string::npos) << what;  // equal: not named
   EXPECT_NE(what.find("--ignore alpha,ranks"), std::string::npos) << what;
   // A parameter only one side has.
-  const auto extra = refusal(base, report_of({run_with("b", {{"ranks", std::int64_t{2}}, {"alpha", 1.05},
-                                                              {"scheme", std::string("x")}, {"dim", std::int64_t{8}}})}),
-                             {});
+  const auto extra = refusal(
+      base,
+      report_of({run_with(
+          "b", {{"ranks", std::int64_t{2}}, {"alpha", 1.05}, {"scheme", std::string("x")}, {"dim", std::int64_t{8}}})}),
+      {});
   EXPECT_NE(extra.find("dim (base absent, new 8)"), std::string::npos) << extra;
   EXPECT_NE(refusal(base, report_of({}), {}).find("new has no runs"), std::string::npos);
 }
 
 TEST(PairRuns, AnUnknownIgnoredNameOrAnAmbiguousSideIsRefused) {
-  const auto base = report_of({run_with("a", {{"ranks", std::int64_t{2}}}), run_with("b", {{"ranks", std::int64_t{4}}})});
+  const auto base =
+      report_of({run_with("a", {{"ranks", std::int64_t{2}}}), run_with("b", {{"ranks", std::int64_t{4}}})});
   const auto next = report_of({run_with("c", {{"ranks", std::int64_t{2}}})});
   EXPECT_NE(refusal(base, next, {"rank"}).find("--ignore rank: no run of either report has a parameter of that name"),
             std::string::npos);
   const auto ambiguous = refusal(base, next, {"ranks"});
-  EXPECT_NE(ambiguous.find("the base report holds runs that differ only in ignored parameters (ranks=2 against ranks=4"),
-            std::string::npos)
+  EXPECT_NE(
+      ambiguous.find("the base report holds runs that differ only in ignored parameters (ranks=2 against ranks=4"),
+      std::string::npos)
       << ambiguous;
 }
 

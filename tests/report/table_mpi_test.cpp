@@ -162,9 +162,9 @@ TEST_F(TableMpi, RefusesBadKeysAndTablesOnEveryRank) {
     EXPECT_EQ(refusal(key, good), prefix + "table \"" + key + "\" is not named <group>/<name> (two non-empty parts)");
   EXPECT_EQ(refusal("./x", good), prefix + "table group \".\" contains '/' or is \".\"");
   for (const std::string group : {"timings", "counters", "series", "metadata", "timings_summary", "counters_summary"})
-    EXPECT_EQ(refusal(group + "/x", good),
-              prefix + "table " + group + "/x: the group " + group + " is reserved (timings, counters, series, "
-                       "metadata, timings_summary and counters_summary hold no tables)");
+    EXPECT_EQ(refusal(group + "/x", good), prefix + "table " + group + "/x: the group " + group +
+                                               " is reserved (timings, counters, series, "
+                                               "metadata, timings_summary and counters_summary hold no tables)");
   EXPECT_EQ(refusal("e/t", ReportTable{}), prefix + "table e/t has no columns");
   EXPECT_EQ(refusal("e/t", known_table({"a,b", "c"}, 1, 0.0)),
             prefix + "table e/t: column name \"a,b\" is empty or contains ','");

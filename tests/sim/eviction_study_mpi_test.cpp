@@ -25,8 +25,8 @@ constexpr int kIterations = 12;
 std::string config_text(const std::string& strategy, int capacity, int bucket, const std::string& admission,
                         const std::string& tiers = "") {
   return R"({"schema_version": 1,
-    "solver": {"batchsize": 64, "max_iter": )" + std::to_string(kIterations) + R"(, "warmup_iter": )" +
-         std::to_string(kWarmup) + R"(, "seed": 7},
+    "solver": {"batchsize": 64, "max_iter": )" +
+         std::to_string(kIterations) + R"(, "warmup_iter": )" + std::to_string(kWarmup) + R"(, "seed": 7},
     "optimizer": {"type": "SGD", "sgd_hparam": {"learning_rate": 0.05}},
     "layers": [
       {"name": "data", "type": "Data", "format": "Synthetic", "slot_size_array": [3000, 400],
@@ -34,9 +34,9 @@ std::string config_text(const std::string& strategy, int capacity, int bucket, c
        "label": {"top": "label"}, "sparse": [{"top": "data1", "slot_num": 2}]},
       {"name": "emb1", "type": "All2AllDenseEmbedding", "bottom": "data1", "top": "emb1",
        "sparse_embedding_hparam": {"max_vocabulary_size_per_gpu": 4000, "embedding_vec_size": 4, "combiner": "sum"},
-       "storage": {"type": "dynamic", "max_capacity": )" + std::to_string(capacity) + R"(, "bucket_capacity": )" +
-         std::to_string(bucket) + R"(, "score_strategy": ")" + strategy + R"(", "admission": {"strategy": ")" +
-         admission + R"("})" + tiers + R"(}}],
+       "storage": {"type": "dynamic", "max_capacity": )" +
+         std::to_string(capacity) + R"(, "bucket_capacity": )" + std::to_string(bucket) + R"(, "score_strategy": ")" +
+         strategy + R"(", "admission": {"strategy": ")" + admission + R"("})" + tiers + R"(}}],
     "eviction": {"sample_every": 3}})";
 }
 

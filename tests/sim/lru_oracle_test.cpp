@@ -24,7 +24,8 @@ TEST(LruOracle, EveryCallAndResidentMatchTheBruteForce) {
         ASSERT_EQ(oracle.access(calls[c]), brute.access(calls[c])) << where << ", call " << c;
         ASSERT_EQ(oracle.size(), static_cast<std::int64_t>(brute.residents().size())) << where << ", call " << c;
         for (const std::int64_t key : keys) {
-          const bool resident = std::find(brute.residents().begin(), brute.residents().end(), key) != brute.residents().end();
+          const bool resident =
+              std::find(brute.residents().begin(), brute.residents().end(), key) != brute.residents().end();
           ASSERT_EQ(oracle.contains(key), resident) << where << ", call " << c << ", key " << key;
         }
       }
@@ -67,7 +68,7 @@ TEST(LruOracle, HandmadeCalls) {
   EXPECT_FALSE(oracle.contains(3));
   EXPECT_EQ(oracle.size(), 2);
   EXPECT_EQ(oracle.access(std::vector<std::int64_t>{}), 0);  // an empty call changes nothing
-  EXPECT_DOUBLE_EQ(oracle.hit_ratio_at(3), 2.0 / 5.0);         // 2's and 1's reuses both hit with 3 keys
+  EXPECT_DOUBLE_EQ(oracle.hit_ratio_at(3), 2.0 / 5.0);       // 2's and 1's reuses both hit with 3 keys
 }
 
 TEST(LruOracle, RefusesAnEmptyCache) { EXPECT_THROW(LruOracle(0), Error); }

@@ -30,7 +30,8 @@ inline Calls random_calls(std::uint64_t seed, std::int64_t calls, std::int64_t m
   for (std::int64_t c = 0; c < calls; ++c) {
     Call call;
     for (std::int64_t n = size(rng), i = 0; i < n; ++i) {
-      const auto id = std::min(keys - 1, static_cast<std::int64_t>(static_cast<double>(keys) * std::pow(unit(rng), 1.0 + skew)));
+      const auto id =
+          std::min(keys - 1, static_cast<std::int64_t>(static_cast<double>(keys) * std::pow(unit(rng), 1.0 + skew)));
       const std::int64_t key = 37 * id - 100;
       if (std::find(call.begin(), call.end(), key) == call.end()) call.push_back(key);
     }
@@ -64,7 +65,8 @@ inline std::vector<std::int64_t> capacities(std::int64_t distinct) {
 // An independent Zipf(s) stream over ranks 1..keys (key = rank - 1) of `accesses` draws, cut into
 // calls of at most max_call keys, a call ending early where the next draw repeats one of its
 // keys: every draw is an access, so the stream is exactly the independent reference model.
-inline Calls zipf_calls(std::int64_t accesses, std::int64_t keys, double s, std::uint64_t seed, std::size_t max_call = 256) {
+inline Calls zipf_calls(std::int64_t accesses, std::int64_t keys, double s, std::uint64_t seed,
+                        std::size_t max_call = 256) {
   const workloads::ZipfSampler sampler(keys, s);
   RngCursor rng(CounterRng(seed, 7));
   std::vector<std::int64_t> ranks(static_cast<std::size_t>(accesses));

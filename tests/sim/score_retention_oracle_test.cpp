@@ -46,7 +46,8 @@ class BruteScoreTable {
       const auto touched = [&](std::uint64_t old) {
         if (strategy_ == ScoreStrategy::kLfu || strategy_ == ScoreStrategy::kFrequency)
           return old == ~std::uint64_t{0} ? old : old + 1;
-        if (strategy_ == ScoreStrategy::kEpochLfu) return (old >> 32) != epoch_ ? (high | 1) : (old & kLow) == kLow ? old : old + 1;
+        if (strategy_ == ScoreStrategy::kEpochLfu)
+          return (old >> 32) != epoch_ ? (high | 1) : (old & kLow) == kLow ? old : old + 1;
         return fresh;
       };
       const auto it = std::find_if(residents_.begin(), residents_.end(), [&](const Entry& e) { return e.key == key; });
@@ -62,8 +63,9 @@ class BruteScoreTable {
       }
       auto victim = residents_.begin();
       for (auto e = residents_.begin(); e != residents_.end(); ++e) {
-        const bool lower = e->score != victim->score ? e->score < victim->score
-                                                     : static_cast<std::uint64_t>(e->key) < static_cast<std::uint64_t>(victim->key);
+        const bool lower = e->score != victim->score
+                               ? e->score < victim->score
+                               : static_cast<std::uint64_t>(e->key) < static_cast<std::uint64_t>(victim->key);
         if (lower) victim = e;
       }
       if (fresh >= victim->score) {
@@ -98,7 +100,7 @@ class BruteScoreTable {
   std::int64_t capacity_;
   ScoreStrategy strategy_;
   bool remember_;
-  std::map<std::int64_t, std::uint64_t> gone_;  // the scores of keys not resident (read when remember_)
+  std::map<std::int64_t, std::uint64_t> gone_;       // the scores of keys not resident (read when remember_)
   std::map<std::int64_t, std::uint64_t> sightings_;  // FREQUENCY: accesses of each key so far
   std::uint64_t calls_ = 0;
   std::uint32_t epoch_ = 0;
@@ -116,37 +118,38 @@ std::vector<std::int64_t> resident_keys(const ScoreRetentionOracle& oracle) {
 
 TEST(ScoreRetentionOracle, EveryStrategyAndMemoryMatchesTheBruteForce) {
   for (const ScoreMemory memory : {ScoreMemory::kResidents, ScoreMemory::kEveryKey})
-  for (const ScoreStrategy strategy : kv::kScoreStrategies) {
-    for (const TraceCase& t : trace_cases(21)) {
-      const Calls calls = random_calls(t);
-      const auto keys = distinct_keys(calls);
-      for (const std::int64_t capacity : capacities(static_cast<std::int64_t>(keys.size()))) {
-        const bool remember = memory == ScoreMemory::kEveryKey;
-        const std::string where = std::string(kv::score_rules(strategy).name) + ", trace " + std::to_string(t.seed) +
-                                  ", capacity " + std::to_string(capacity) + (remember ? ", every key" : ", residents");
-        ScoreRetentionOracle oracle(capacity, strategy, memory);
-        BruteScoreTable brute(capacity, strategy, remember);
-        for (std::size_t c = 0; c < calls.size(); ++c) {
-          // Epochs advance every 7 calls; the custom score wanders up and down (both heap moves).
-          const auto epoch = static_cast<std::uint32_t>(c / 7);
-          const std::uint64_t custom = (c * 7919) % 41;
-          oracle.set_epoch(epoch);
-          brute.set_epoch(epoch);
-          oracle.set_score(custom);
-          brute.set_score(custom);
-          ASSERT_EQ(oracle.access(calls[c]), brute.access(calls[c])) << where << ", call " << c;
-          ASSERT_EQ(resident_keys(oracle), brute.keys()) << where << ", call " << c;
-          for (const std::int64_t key : keys) {
-            ASSERT_EQ(oracle.contains(key), brute.score(key).has_value()) << where << ", key " << key;
-            ASSERT_EQ(oracle.score(key), brute.score(key)) << where << ", call " << c << ", key " << key;
+    for (const ScoreStrategy strategy : kv::kScoreStrategies) {
+      for (const TraceCase& t : trace_cases(21)) {
+        const Calls calls = random_calls(t);
+        const auto keys = distinct_keys(calls);
+        for (const std::int64_t capacity : capacities(static_cast<std::int64_t>(keys.size()))) {
+          const bool remember = memory == ScoreMemory::kEveryKey;
+          const std::string where = std::string(kv::score_rules(strategy).name) + ", trace " + std::to_string(t.seed) +
+                                    ", capacity " + std::to_string(capacity) +
+                                    (remember ? ", every key" : ", residents");
+          ScoreRetentionOracle oracle(capacity, strategy, memory);
+          BruteScoreTable brute(capacity, strategy, remember);
+          for (std::size_t c = 0; c < calls.size(); ++c) {
+            // Epochs advance every 7 calls; the custom score wanders up and down (both heap moves).
+            const auto epoch = static_cast<std::uint32_t>(c / 7);
+            const std::uint64_t custom = (c * 7919) % 41;
+            oracle.set_epoch(epoch);
+            brute.set_epoch(epoch);
+            oracle.set_score(custom);
+            brute.set_score(custom);
+            ASSERT_EQ(oracle.access(calls[c]), brute.access(calls[c])) << where << ", call " << c;
+            ASSERT_EQ(resident_keys(oracle), brute.keys()) << where << ", call " << c;
+            for (const std::int64_t key : keys) {
+              ASSERT_EQ(oracle.contains(key), brute.score(key).has_value()) << where << ", key " << key;
+              ASSERT_EQ(oracle.score(key), brute.score(key)) << where << ", call " << c << ", key " << key;
+            }
           }
+          EXPECT_EQ(oracle.size(), static_cast<std::int64_t>(brute.keys().size())) << where;
+          EXPECT_EQ(oracle.refused(), brute.refused()) << where;
+          EXPECT_FALSE(oracle.contains(999999));
         }
-        EXPECT_EQ(oracle.size(), static_cast<std::int64_t>(brute.keys().size())) << where;
-        EXPECT_EQ(oracle.refused(), brute.refused()) << where;
-        EXPECT_FALSE(oracle.contains(999999));
       }
     }
-  }
 }
 
 // With one key per call every key has its own step, so nothing ties: STEP is LRU exactly (and
@@ -204,9 +207,7 @@ TEST(ScoreRetentionOracle, LfuScoresRefuseNewcomersOnceEveryResidentWasSeenTwice
   EXPECT_EQ(oracle.score(1), 2u);
 }
 
-TEST(ScoreRetentionOracle, RefusesAnEmptyTable) {
-  EXPECT_THROW(ScoreRetentionOracle(0, ScoreStrategy::kStep), Error);
-}
+TEST(ScoreRetentionOracle, RefusesAnEmptyTable) { EXPECT_THROW(ScoreRetentionOracle(0, ScoreStrategy::kStep), Error); }
 
 }  // namespace
 }  // namespace embscale::sim

@@ -27,8 +27,7 @@ const double kExponents[] = {0.8, 1.05, 1.2};
 std::uint64_t seed_for(double s) { return 900 + static_cast<std::uint64_t>(100 * s); }
 
 // The mass of the keys a cache holds: its hit probability for the next independent draw.
-template <typename Oracle>
-double resident_mass(const Oracle& oracle, double s) {
+template <typename Oracle> double resident_mass(const Oracle& oracle, double s) {
   double mass = 0.0;
   for (std::int64_t rank = 1; rank <= kKeys; ++rank)
     if (oracle.contains(rank - 1)) mass += zipf_pmf(rank, kKeys, s);
@@ -73,8 +72,8 @@ TEST(ZipfAgreement, PerfectLfuConvergesToTheTopCapacityShare) {
   for (const double s : kExponents) {
     LfuOracle lfu(kCapacity);
     double mass_start = 0.0;
-    const Window w = measure(s, kWarmup, [&](const auto& call) { return lfu.access(call); },
-                             [&] { mass_start = resident_mass(lfu, s); });
+    const Window w = measure(
+        s, kWarmup, [&](const auto& call) { return lfu.access(call); }, [&] { mass_start = resident_mass(lfu, s); });
     const double mass_end = resident_mass(lfu, s);
     const double h = zipf_top_capacity_hit_rate(kCapacity, s, kKeys);
     const double sigma = std::sqrt(h * (1.0 - h) / static_cast<double>(w.accesses));
@@ -109,7 +108,8 @@ TEST(ZipfAgreement, LruMatchesChesApproximation) {
         [&](const auto& call) {
           const std::int64_t hits = lru.access(call);
           if (in_window >= 0) {
-            const auto b = static_cast<std::size_t>(std::min<std::int64_t>(kBatches - 1, in_window * kBatches / kWindow));
+            const auto b =
+                static_cast<std::size_t>(std::min<std::int64_t>(kBatches - 1, in_window * kBatches / kWindow));
             batch_hits[b] += static_cast<double>(hits);
             batch_accesses[b] += static_cast<double>(call.size());
             in_window += static_cast<std::int64_t>(call.size());

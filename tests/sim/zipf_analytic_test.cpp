@@ -42,7 +42,8 @@ TEST(ZipfAnalytic, TopCapacityIsTheDirectShareOfTheHead) {
       for (const std::int64_t c : {std::int64_t{1}, std::int64_t{7}, n / 3, n - 1}) {
         if (c < 1 || c >= n) continue;
         const double expected = static_cast<double>(direct_harmonic(c, s) / total);
-        EXPECT_NEAR(zipf_top_capacity_hit_rate(c, s, n), expected, 1e-13 * expected) << "s " << s << ", n " << n << ", c " << c;
+        EXPECT_NEAR(zipf_top_capacity_hit_rate(c, s, n), expected, 1e-13 * expected)
+            << "s " << s << ", n " << n << ", c " << c;
       }
       EXPECT_EQ(zipf_top_capacity_hit_rate(0, s, n), 0.0);
       EXPECT_EQ(zipf_top_capacity_hit_rate(n, s, n), 1.0);
@@ -61,14 +62,15 @@ TEST(ZipfAnalytic, CheSolvesItsEquationAgainstDirectSums) {
     std::int64_t n, c;
     double s;
   };
-  const Case cases[] = {{1000, 100, 0.8},      {1000, 999, 1.2},       {5000, 4096, 0.6},      {100000, 10, 1.05},
+  const Case cases[] = {{1000, 100, 0.8},       {1000, 999, 1.2},       {5000, 4096, 0.6},       {100000, 10, 1.05},
                         {100000, 10000, 0.8},   {100000, 99000, 1.2},   {1000000, 131072, 1.05}, {1000000, 5000, 2.0},
                         {1000000, 500000, 0.0}, {10000000, 131072, 0.8}};
   for (const Case& k : cases) {
     const std::string where = "n " + std::to_string(k.n) + ", c " + std::to_string(k.c) + ", s " + std::to_string(k.s);
     const double t = che_characteristic_time(k.c, k.s, k.n);
     const DirectChe direct = direct_che(t, k.s, k.n);
-    EXPECT_NEAR(static_cast<double>(direct.occupancy), static_cast<double>(k.c), 1e-12 * static_cast<double>(k.c)) << where;
+    EXPECT_NEAR(static_cast<double>(direct.occupancy), static_cast<double>(k.c), 1e-12 * static_cast<double>(k.c))
+        << where;
     const double hit = che_lru_hit_rate(k.c, k.s, k.n);
     EXPECT_NEAR(hit, static_cast<double>(direct.hit), 1e-12 * hit) << where;
     // No C keys are hit more often than the C most popular (sum p_i q_i, sum q_i = C, q_i <= 1).
@@ -109,7 +111,8 @@ TEST(ZipfAnalytic, CheAgreesWithASimulatedLru) {
       std::vector<double> batch_hits(kBatches, 0.0);
       for (std::int64_t t = 0; t < kWarmup + kMeasured; ++t) {
         const std::int64_t hit = lru.access(calls[static_cast<std::size_t>(t)]);
-        if (t >= kWarmup) batch_hits[static_cast<std::size_t>((t - kWarmup) * kBatches / kMeasured)] += static_cast<double>(hit);
+        if (t >= kWarmup)
+          batch_hits[static_cast<std::size_t>((t - kWarmup) * kBatches / kMeasured)] += static_cast<double>(hit);
       }
       double mean = 0.0, square = 0.0;
       for (double& b : batch_hits) {

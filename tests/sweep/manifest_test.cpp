@@ -15,9 +15,8 @@ namespace {
 class ManifestTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("manifest_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("manifest_test_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
@@ -85,8 +84,12 @@ TEST_F(ManifestTest, ListsFinishedRunsAcrossReloads) {
 TEST_F(ManifestTest, RefusesAnotherSweep) {
   Manifest::create(dir_, 0xabcULL, 4);
   const auto name = Manifest::path_in(dir_).string();
-  EXPECT_EQ(load_error(0xabdULL, 4).rfind(name + ": written for another sweep (digest 0000000000000abc, 4 runs; this "
-                                          "sweep: 0000000000000abd, 4 runs)", 0), 0u) << load_error(0xabdULL, 4);
+  EXPECT_EQ(load_error(0xabdULL, 4)
+                .rfind(name + ": written for another sweep (digest 0000000000000abc, 4 runs; this "
+                              "sweep: 0000000000000abd, 4 runs)",
+                       0),
+            0u)
+      << load_error(0xabdULL, 4);
   EXPECT_NE(load_error(0xabcULL, 6).find("written for another sweep"), std::string::npos);
 }
 
@@ -111,15 +114,19 @@ TEST_F(ManifestTest, RefusesAPointReportOfAnotherKind) {
   manifest.mark_done({"p0.r0", "p0.r0.h5", "2026-11-22T10:00:00Z", ""});
   EXPECT_EQ(load_error(1, 2), "") << "a run report is a sweep's point";
   manifest.mark_done({"p1.r0", "p1.r0.h5", "2026-11-22T10:00:01Z", ""});
-  EXPECT_EQ(load_error(1, 2), Manifest::path_in(dir_).string() + ": lists run p1.r0 as done, but its report does not "
-                                  "match: " + (dir_ / "p1.r0.h5").string() +
-                                  ": a collectives report (root attribute report_kind); a sweep reads run reports only");
+  EXPECT_EQ(load_error(1, 2),
+            Manifest::path_in(dir_).string() +
+                ": lists run p1.r0 as done, but its report does not "
+                "match: " +
+                (dir_ / "p1.r0.h5").string() +
+                ": a collectives report (root attribute report_kind); a sweep reads run reports only");
 }
 
 TEST_F(ManifestTest, RefusesACorruptManifest) {
   std::ofstream(Manifest::path_in(dir_)) << "{\"manifest_version\": 1, \"sweep_digest\": ";
   EXPECT_EQ(load_error(1, 1).rfind(Manifest::path_in(dir_).string() + ": not a valid manifest", 0), 0u);
-  std::ofstream(Manifest::path_in(dir_)) << R"({"manifest_version": 1, "sweep_digest": "0000000000000001", "runs_total": 1})";
+  std::ofstream(Manifest::path_in(dir_))
+      << R"({"manifest_version": 1, "sweep_digest": "0000000000000001", "runs_total": 1})";
   EXPECT_NE(load_error(1, 1).find("not a valid manifest"), std::string::npos) << load_error(1, 1);
 }
 

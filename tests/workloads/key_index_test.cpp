@@ -50,7 +50,8 @@ TEST(KeyIndex, BatchesNumberAsOneKeyAtATime) {
     ids.assign(keys.size() + 3, 7);
     batched.find_or_insert_all(keys, ids);
     bool inserted = false;
-    for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(ids[i], one.find_or_insert(keys[i], inserted)) << batch << ", " << i;
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      ASSERT_EQ(ids[i], one.find_or_insert(keys[i], inserted)) << batch << ", " << i;
     EXPECT_EQ(ids[keys.size()], 7u);  // nothing written past the batch
     EXPECT_EQ(batched.size(), one.size());
   }

@@ -46,7 +46,8 @@ TEST(KeyPermutation, RoundTripsAtHugeDomains) {
   for (const std::uint64_t n : {std::uint64_t{100'000'000'000}, (std::uint64_t{1} << 63) - 1, std::uint64_t{1} << 63}) {
     const KeyPermutation permutation(n, 11);
     for (int i = 0; i < 20000; ++i) {
-      const std::uint64_t x = i < 10 ? static_cast<std::uint64_t>(i) : (i < 20 ? n - 1 - static_cast<std::uint64_t>(i - 10) : rng() % n);
+      const std::uint64_t x =
+          i < 10 ? static_cast<std::uint64_t>(i) : (i < 20 ? n - 1 - static_cast<std::uint64_t>(i - 10) : rng() % n);
       const std::uint64_t y = permutation(x);
       ASSERT_LT(y, n);
       ASSERT_EQ(permutation.inverse(y), x) << "n " << n << ", x " << x;

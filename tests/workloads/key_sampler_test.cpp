@@ -53,7 +53,8 @@ double zipf_index_pmf(std::uint64_t k, std::uint64_t n, double s) {
 
 TEST(UniformKeys, EveryIndexEquallyLikely) {
   for (const std::uint64_t n : {1u, 7u, 100u})
-    expect_fits(UniformKeys(n), [n](auto) { return 1.0 / static_cast<double>(n); }, "uniform");
+    expect_fits(
+        UniformKeys(n), [n](auto) { return 1.0 / static_cast<double>(n); }, "uniform");
 }
 
 TEST(UniformKeys, ReachesTheTopOfA63BitSpace) {
@@ -66,24 +67,28 @@ TEST(UniformKeys, ReachesTheTopOfA63BitSpace) {
 
 TEST(ZipfKeys, IndexZeroIsRankOne) {
   for (const double s : {0.0, 0.9, 1.3})
-    expect_fits(ZipfKeys(120, s), [s](auto k) { return zipf_index_pmf(k, 120, s); }, "zipf");
+    expect_fits(
+        ZipfKeys(120, s), [s](auto k) { return zipf_index_pmf(k, 120, s); }, "zipf");
 }
 
 TEST(HotspotKeys, HotAccessesOnTheHotSet) {
   // YCSB's defaults: 80% of the draws on 20% of the keys.
   const HotspotKeys keys(100, 0.2, 0.8);
   EXPECT_EQ(keys.hot_keys(), 20u);
-  expect_fits(keys, [](std::uint64_t k) { return k < 20 ? 0.8 / 20 : 0.2 / 80; }, "hotspot 0.2/0.8");
+  expect_fits(
+      keys, [](std::uint64_t k) { return k < 20 ? 0.8 / 20 : 0.2 / 80; }, "hotspot 0.2/0.8");
   // The hot set rounds to the nearest count, at least one key; a full hot set is uniform.
   EXPECT_EQ(HotspotKeys(1000, 0.0004, 0.5).hot_keys(), 1u);
   EXPECT_EQ(HotspotKeys(1000, 0.0125, 0.5).hot_keys(), 13u);
-  expect_fits(HotspotKeys(50, 1.0, 0.3), [](auto) { return 1.0 / 50; }, "hotspot with every key hot");
+  expect_fits(
+      HotspotKeys(50, 1.0, 0.3), [](auto) { return 1.0 / 50; }, "hotspot with every key hot");
 }
 
 TEST(MixtureKeys, ComponentsByWeight) {
   const auto n = 80u;
   const MixtureKeys keys({{3.0, std::make_shared<UniformKeys>(n)}, {7.0, std::make_shared<ZipfKeys>(n, 1.2)}});
-  expect_fits(keys, [n](auto k) { return 0.3 / n + 0.7 * zipf_index_pmf(k, n, 1.2); }, "mixture");
+  expect_fits(
+      keys, [n](auto k) { return 0.3 / n + 0.7 * zipf_index_pmf(k, n, 1.2); }, "mixture");
 }
 
 TEST(MixtureKeys, HugeWeightsDoNotOverflow) {
@@ -91,14 +96,17 @@ TEST(MixtureKeys, HugeWeightsDoNotOverflow) {
   const MixtureKeys keys({{1e308, std::make_shared<UniformKeys>(n)},
                           {1e308, std::make_shared<HotspotKeys>(n, 0.1, 1.0)},
                           {1e308, std::make_shared<HotspotKeys>(n, 0.1, 0.0)}});
-  expect_fits(keys, [](std::uint64_t k) { return 1.0 / 90 + (k < 3 ? 1.0 / 9 : 1.0 / 81); }, "mixture of 1e308 weights");
+  expect_fits(
+      keys, [](std::uint64_t k) { return 1.0 / 90 + (k < 3 ? 1.0 / 9 : 1.0 / 81); }, "mixture of 1e308 weights");
 }
 
 TEST(RotatedAndMirroredKeys, MoveTheHotEnd) {
   const auto n = 60u;
   const auto base = std::make_shared<ZipfKeys>(n, 1.1);
-  expect_fits(RotatedKeys(base, 45), [n](auto k) { return zipf_index_pmf((k + n - 45) % n, n, 1.1); }, "rotated");
-  expect_fits(MirroredKeys(base), [n](auto k) { return zipf_index_pmf(n - 1 - k, n, 1.1); }, "mirrored");
+  expect_fits(
+      RotatedKeys(base, 45), [n](auto k) { return zipf_index_pmf((k + n - 45) % n, n, 1.1); }, "rotated");
+  expect_fits(
+      MirroredKeys(base), [n](auto k) { return zipf_index_pmf(n - 1 - k, n, 1.1); }, "mirrored");
 }
 
 TEST(KeySamplers, RefuseEmptySpacesAndBadParameters) {
@@ -121,8 +129,10 @@ TEST(HugeCtrPowerLawKeys, RoundsTheContinuousPowerLaw) {
       y = std::clamp(y, 1.0, static_cast<double>(n));
       return (std::pow(y, 1.0 - a) - 1.0) / (std::pow(static_cast<double>(n), 1.0 - a) - 1.0);
     };
-    expect_fits(HugeCtrPowerLawKeys(n, a), [&](std::uint64_t k) { return cdf(static_cast<double>(k) + 1.5) - cdf(static_cast<double>(k) + 0.5); },
-                "hugectr alpha " + std::to_string(a));
+    expect_fits(
+        HugeCtrPowerLawKeys(n, a),
+        [&](std::uint64_t k) { return cdf(static_cast<double>(k) + 1.5) - cdf(static_cast<double>(k) + 0.5); },
+        "hugectr alpha " + std::to_string(a));
   }
 }
 
@@ -159,13 +169,15 @@ TEST(FbgemmZipfKeys, FoldsNumpysZipfModuloN) {
     };
     expect_fits(FbgemmZipfKeys(n, a), pmf, "fbgemm alpha " + std::to_string(a));
   }
-  expect_fits(FbgemmZipfKeys(n, 1.0), [n](auto) { return 1.0 / n; }, "fbgemm alpha 1 (uniform, as FBGEMM)");
+  expect_fits(
+      FbgemmZipfKeys(n, 1.0), [n](auto) { return 1.0 / n; }, "fbgemm alpha 1 (uniform, as FBGEMM)");
 }
 
 TEST(DlrmUniformKeys, EndKeysHalfAsLikely) {
   const std::uint64_t n = 101;
-  expect_fits(DlrmUniformKeys(n), [n](std::uint64_t k) { return (k == 0 || k == n - 1 ? 0.5 : 1.0) / (n - 1); },
-              "dlrm uniform");
+  expect_fits(
+      DlrmUniformKeys(n), [n](std::uint64_t k) { return (k == 0 || k == n - 1 ? 0.5 : 1.0) / (n - 1); },
+      "dlrm uniform");
   RngCursor rng(CounterRng(1, 1));
   EXPECT_EQ(DlrmUniformKeys(1).draw(rng), 0u);
 }
@@ -181,8 +193,9 @@ TEST(KeySamplers, DrawEachIsOneDrawAtATime) {
         {"uniform", std::make_shared<UniformKeys>(n)},
         {"zipf", zipf},
         {"hotspot", std::make_shared<HotspotKeys>(n, 0.2, 0.8)},
-        {"mixture", std::make_shared<MixtureKeys>(std::vector<std::pair<double, SharedSampler>>{
-                        {0.6, zipf}, {0.3, std::make_shared<UniformKeys>(n)}, {0.1, std::make_shared<ZipfKeys>(n, 0.5)}})},
+        {"mixture",
+         std::make_shared<MixtureKeys>(std::vector<std::pair<double, SharedSampler>>{
+             {0.6, zipf}, {0.3, std::make_shared<UniformKeys>(n)}, {0.1, std::make_shared<ZipfKeys>(n, 0.5)}})},
         {"rotated", std::make_shared<RotatedKeys>(zipf, n / 3)},
         {"mirrored", std::make_shared<MirroredKeys>(zipf)},
         {"fbgemm_zipf", std::make_shared<FbgemmZipfKeys>(n, 1.15)},

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <set>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,11 +26,12 @@ struct StreamCase {
 
 // Short and long streams, few and many keys (few keys and long streams compact the tree many
 // times; many keys make it grow), uniform and skewed.
-const StreamCase kCases[] = {{1, 1, 0.0},      {50, 3, 0.0},      {3000, 10, 0.0},   {3000, 2500, 0.0},
-                             {3000, 200, 1.05}, {3000, 5000, 0.9}, {2500, 40, 1.5},   {4000, 1500, 0.5}};
+const StreamCase kCases[] = {{1, 1, 0.0},       {50, 3, 0.0},      {3000, 10, 0.0}, {3000, 2500, 0.0},
+                             {3000, 200, 1.05}, {3000, 5000, 0.9}, {2500, 40, 1.5}, {4000, 1500, 0.5}};
 
 std::string name(const StreamCase& c) {
-  return "length " + std::to_string(c.length) + ", keys " + std::to_string(c.keys) + ", s " + std::to_string(c.exponent);
+  return "length " + std::to_string(c.length) + ", keys " + std::to_string(c.keys) + ", s " +
+         std::to_string(c.exponent);
 }
 
 // Keys of the streams are already dense ids in [0, keys).
@@ -51,7 +52,8 @@ TEST(ReuseDistance, EveryAccessMatchesTheQuadraticOracle) {
     replay(stream, &distances);
     const auto expected = brute_force_reuse_distances(stream);
     ASSERT_EQ(distances.size(), expected.size());
-    for (std::size_t t = 0; t < expected.size(); ++t) ASSERT_EQ(distances[t], expected[t]) << name(c) << ", access " << t;
+    for (std::size_t t = 0; t < expected.size(); ++t)
+      ASSERT_EQ(distances[t], expected[t]) << name(c) << ", access " << t;
   }
 }
 
@@ -62,7 +64,8 @@ TEST(ReuseDistance, HitRatioMatchesAnLruSimulation) {
     const ReuseDistanceCounter counter = replay(stream);
     const ReuseDistanceStats stats = counter.summarize();
     for (const std::int64_t capacity : {1, 2, 3, 7, 16, 100, 1000, 4096}) {
-      const double expected = static_cast<double>(simulate_lru_hits(stream, capacity)) / static_cast<double>(stream.size());
+      const double expected =
+          static_cast<double>(simulate_lru_hits(stream, capacity)) / static_cast<double>(stream.size());
       EXPECT_DOUBLE_EQ(counter.lru_hit_ratio(capacity), expected) << name(c) << ", capacity " << capacity;
       const auto at = static_cast<std::size_t>(std::countr_zero(static_cast<std::uint64_t>(capacity)));
       if (std::has_single_bit(static_cast<std::uint64_t>(capacity)) && at < stats.lru_curve.size()) {
@@ -136,7 +139,8 @@ TEST(ReuseDistance, StackDepthIsTheDistinctKeysSinceTheLatestAccess) {
           }
           since.insert(stream[p]);
         }
-        ASSERT_EQ(counter.stack_depth(static_cast<std::uint32_t>(id)), expected) << name(c) << ", after access " << t << ", id " << id;
+        ASSERT_EQ(counter.stack_depth(static_cast<std::uint32_t>(id)), expected)
+            << name(c) << ", after access " << t << ", id " << id;
       }
     }
   }
@@ -155,7 +159,8 @@ TEST(ReuseDistance, BatchesMatchOneAccessAtATime) {
     std::vector<std::int64_t> distances;
     for (std::size_t at = 0, size = 1; at < stream.size(); at += size, size = size * 3 % 997 + 1) {
       const std::size_t n = std::min(size, stream.size() - at);
-      ids.assign(stream.begin() + static_cast<std::ptrdiff_t>(at), stream.begin() + static_cast<std::ptrdiff_t>(at + n));
+      ids.assign(stream.begin() + static_cast<std::ptrdiff_t>(at),
+                 stream.begin() + static_cast<std::ptrdiff_t>(at + n));
       const std::size_t before = distances.size();
       distances.resize(before + n);
       batched.access_all(ids, std::span(distances).subspan(before));
@@ -164,7 +169,8 @@ TEST(ReuseDistance, BatchesMatchOneAccessAtATime) {
     const ReuseDistanceStats a = one.summarize(), b = batched.summarize();
     EXPECT_EQ(b.histogram, a.histogram) << name(c);
     EXPECT_EQ(b.accesses, a.accesses) << name(c);
-    for (const std::int64_t capacity : {1, 5, 64, 3000}) EXPECT_EQ(batched.lru_hit_ratio(capacity), one.lru_hit_ratio(capacity));
+    for (const std::int64_t capacity : {1, 5, 64, 3000})
+      EXPECT_EQ(batched.lru_hit_ratio(capacity), one.lru_hit_ratio(capacity));
   }
 }
 
@@ -176,7 +182,7 @@ TEST(ReuseDistance, HandmadeStream) {
   EXPECT_EQ(distances, (std::vector<std::int64_t>{-1, -1, -1, 2, 0, -1, 3}));
   EXPECT_EQ(stats.cold, 4);
   EXPECT_EQ(stats.histogram, (std::vector<std::int64_t>{1, 0, 2}));  // 0 | [1, 2) | [2, 4) holds 2 and 3
-  EXPECT_EQ(stats.median, 2);  // ranks of {0, 2, 3}: ceil(1.5) = 2nd
+  EXPECT_EQ(stats.median, 2);                                        // ranks of {0, 2, 3}: ceil(1.5) = 2nd
   EXPECT_EQ(stats.p99, 3);
   EXPECT_EQ(stats.lru_curve.size(), 3u);  // capacities 1, 2, 4 (4 >= 4 distinct keys)
   EXPECT_DOUBLE_EQ(stats.lru_curve[2].hit_ratio, 3.0 / 7.0);

@@ -52,7 +52,8 @@ TEST(SlotGenerator, UniformBagSizesCoverNnzMinToNnz) {
     w.nnz_min = min;
     const SlotGenerator gen(w, 1000, 0, kSeed, 0);
     std::vector<std::int64_t> counts(7, 0);
-    for (std::uint64_t stream = 0; stream < 30000; ++stream) ++counts[static_cast<std::size_t>(bag(gen, stream).size())];
+    for (std::uint64_t stream = 0; stream < 30000; ++stream)
+      ++counts[static_cast<std::size_t>(bag(gen, stream).size())];
     std::vector<double> p(7, 0.0);
     for (std::int64_t s = min; s <= 6; ++s) p[static_cast<std::size_t>(s)] = 1.0 / static_cast<double>(7 - min);
     for (std::int64_t s = 0; s < min; ++s) EXPECT_EQ(counts[static_cast<std::size_t>(s)], 0);
@@ -69,7 +70,8 @@ TEST(SlotGenerator, DlrmBagSizes) {
     const SlotGenerator gen(w, space, 0, kSeed, 0);
     const double limit = static_cast<double>(std::min<std::uint64_t>(space, 10));
     std::vector<std::int64_t> counts(11, 0);
-    for (std::uint64_t stream = 0; stream < 40000; ++stream) ++counts[static_cast<std::size_t>(gen.bag_size(stream, space))];
+    for (std::uint64_t stream = 0; stream < 40000; ++stream)
+      ++counts[static_cast<std::size_t>(gen.bag_size(stream, space))];
     std::vector<double> p(11, 0.0);
     for (int s = 1; s <= static_cast<int>(limit); ++s) p[static_cast<std::size_t>(s)] = 1.0 / limit;
     p[1] = 1.5 / limit;
@@ -138,9 +140,11 @@ TEST(SlotGenerator, DistinctBagsThatCannotFillFailClearly) {
     bag(gen, 0);
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("slot 0 (3 keys now): bag_keys \"distinct\" drew 196608 keys without finding 3 "
-                                         "distinct ones"),
-              std::string::npos) << e.what();
+    EXPECT_NE(
+        std::string(e.what()).find("slot 0 (3 keys now): bag_keys \"distinct\" drew 196608 keys without finding 3 "
+                                   "distinct ones"),
+        std::string::npos)
+        << e.what();
   }
 }
 
@@ -229,9 +233,9 @@ TEST(SlotGenerator, PermutationMapsIndicesThroughTheKeyedBijection) {
 TEST(SlotGenerator, AppendBagsGivesTheKeysOfAppendBag) {
   using config::KeyDistribution;
   std::vector<config::SlotWorkload> cases;
-  for (const auto d : {KeyDistribution::kUniform, KeyDistribution::kZipf, KeyDistribution::kHotspot,
-                       KeyDistribution::kHugeCtrPowerLaw, KeyDistribution::kFbgemmZipf, KeyDistribution::kDlrmUniform,
-                       KeyDistribution::kTorchrecUniform})
+  for (const auto d :
+       {KeyDistribution::kUniform, KeyDistribution::kZipf, KeyDistribution::kHotspot, KeyDistribution::kHugeCtrPowerLaw,
+        KeyDistribution::kFbgemmZipf, KeyDistribution::kDlrmUniform, KeyDistribution::kTorchrecUniform})
     cases.push_back(workload(d, 5));
   auto add = [&](auto change) {
     auto w = workload(KeyDistribution::kZipf, 7);
@@ -247,7 +251,9 @@ TEST(SlotGenerator, AppendBagsGivesTheKeysOfAppendBag) {
   add([](auto& w) { w.mapping = config::KeyMapping::kPermutation; });
   add([](auto& w) { w.keys.zipf_alpha = 0.0; });
   add([](auto& w) { w.drift.period = 3, w.drift.shift = 0.25, w.drift.mode = config::DriftMode::kGradual; });
-  add([](auto& w) { w.growth.initial_keys = 20, w.growth.keys_per_iteration = 3, w.growth.hot = config::GrowthOrder::kNewestHot; });
+  add([](auto& w) {
+    w.growth.initial_keys = 20, w.growth.keys_per_iteration = 3, w.growth.hot = config::GrowthOrder::kNewestHot;
+  });
   std::vector<std::uint64_t> streams;
   for (std::uint64_t b = 0; b < 5000; ++b) streams.push_back(b * 26 + 3);  // 26 slots, slot 3
   for (std::size_t c = 0; c < cases.size(); ++c)
@@ -283,7 +289,8 @@ TEST(SlotGenerator, CompanionsOfIsCompanionOneAtATime) {
   cases.push_back(uniform);
   std::vector<std::uint64_t> heads;
   std::vector<std::int64_t> positions;
-  for (std::uint64_t i = 0; i < 3000; ++i) heads.push_back(i * 7919 % 1000), positions.push_back(1 + static_cast<std::int64_t>(i % 13));
+  for (std::uint64_t i = 0; i < 3000; ++i)
+    heads.push_back(i * 7919 % 1000), positions.push_back(1 + static_cast<std::int64_t>(i % 13));
   for (std::size_t c = 0; c < cases.size(); ++c)
     for (const std::uint64_t space : {std::uint64_t{1000}, std::uint64_t{std::numeric_limits<std::int64_t>::max()}}) {
       const SlotGenerator gen(cases[c], space, 0, kSeed, 1);

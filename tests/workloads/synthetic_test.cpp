@@ -72,7 +72,6 @@ TEST(SyntheticGenerator, KeysStayInTheirSlotRangeAndIterationsDiffer) {
   EXPECT_EQ(gen.total_vocabulary(), 1057);
 }
 
-
 // Every feature at once, with bags of varying size: mixtures, drift, growth, multi-hot, repeats
 // removed or redrawn, uniform and DLRM bag sizes, permuted keys, per slot.
 config::DataLayer rich_data() {

@@ -41,8 +41,10 @@ Batch slice(const Batch& all, std::int64_t first, std::int64_t count) {
                 all.keys.begin() + static_cast<std::ptrdiff_t>(begin) + b.offsets.back());
   const auto L = static_cast<std::size_t>(all.label_dim), D = static_cast<std::size_t>(all.dense_dim);
   const auto f = static_cast<std::size_t>(first), n = static_cast<std::size_t>(count);
-  b.labels.assign(all.labels.begin() + static_cast<std::ptrdiff_t>(f * L), all.labels.begin() + static_cast<std::ptrdiff_t>((f + n) * L));
-  b.dense.assign(all.dense.begin() + static_cast<std::ptrdiff_t>(f * D), all.dense.begin() + static_cast<std::ptrdiff_t>((f + n) * D));
+  b.labels.assign(all.labels.begin() + static_cast<std::ptrdiff_t>(f * L),
+                  all.labels.begin() + static_cast<std::ptrdiff_t>((f + n) * L));
+  b.dense.assign(all.dense.begin() + static_cast<std::ptrdiff_t>(f * D),
+                 all.dense.begin() + static_cast<std::ptrdiff_t>((f + n) * D));
   return b;
 }
 
@@ -95,7 +97,8 @@ TEST_P(TraceSourceFormats, SharesOfOneTwoAndThreeRanksConcatenateToTheTraceBatch
   for (const int ranks : {1, 2, 3}) {
     SCOPED_TRACE(std::to_string(ranks) + " ranks");
     std::vector<std::unique_ptr<TraceBatchSource>> rank_sources;
-    for (int r = 0; r < ranks; ++r) rank_sources.push_back(std::make_unique<TraceBatchSource>(source_options(dir / "t", format, 2)));
+    for (int r = 0; r < ranks; ++r)
+      rank_sources.push_back(std::make_unique<TraceBatchSource>(source_options(dir / "t", format, 2)));
     EXPECT_EQ(rank_sources[0]->iterations_available(5), 4);
     EXPECT_EQ(rank_sources[0]->slot_sizes(), kShape.slot_sizes);
     for (const auto& [iteration, trace_batch] : order) {
@@ -121,7 +124,7 @@ TEST_P(TraceSourceFormats, ABatchBeforeTheLastIsReadAgain) {
   ScratchDir dir("source-back-" + trace::to_string(format));
   const Batch all = write_trace(dir / "t", format);
   TraceBatchSource source(source_options(dir / "t", format, 1));
-  (void)source.next_batch(2, 1, 2);  // trace batch 3
+  (void)source.next_batch(2, 1, 2);                // trace batch 3
   const Batch back = source.next_batch(-1, 1, 2);  // trace batch 0: Norm reopens the trace
   trace::testing::expect_same_batch(back, slice(all, 0 * 5 + 3, 2));
 }
@@ -134,7 +137,7 @@ TEST(TraceBatchSource, SampleLimitAndIterationBound) {
   ScratchDir dir("source-limit");
   write_trace(dir / "t", TraceFormat::kEmbscale);
   auto options = source_options(dir / "t", TraceFormat::kEmbscale, 0);
-  EXPECT_EQ(TraceBatchSource(options).iterations_available(5), 4);    // 23 / 5
+  EXPECT_EQ(TraceBatchSource(options).iterations_available(5), 4);  // 23 / 5
   EXPECT_EQ(TraceBatchSource(options).iterations_available(23), 1);
   EXPECT_EQ(TraceBatchSource(options).iterations_available(24), 0);
   options.sample_limit = 14;  // HugeCTR's num_samples: only the first 14 samples
@@ -172,12 +175,13 @@ TEST(MakeBatchSource, TraceLengthBoundsTheIterations) {
 
   c.solver.max_iter = 4;
   const std::string path = (dir / "t.norm").string();
-  trace::testing::expect_input_error([&] { (void)make_batch_source(c); },
-                                     {"solver.max_iter", "1 warm-up + 4 timed iterations of 5 samples (solver.batchsize)",
-                                      "need 5 batches", path, "23 samples", "holds 4 whole batches",
-                                      "set max_iter to at most 3"});
+  trace::testing::expect_input_error(
+      [&] { (void)make_batch_source(c); },
+      {"solver.max_iter", "1 warm-up + 4 timed iterations of 5 samples (solver.batchsize)", "need 5 batches", path,
+       "23 samples", "holds 4 whole batches", "set max_iter to at most 3"});
   c.solver.batchsize = 24;
-  trace::testing::expect_input_error([&] { (void)make_batch_source(c); }, {"holds 0 whole batches", "lower the batch size"});
+  trace::testing::expect_input_error([&] { (void)make_batch_source(c); },
+                                     {"holds 0 whole batches", "lower the batch size"});
 
   c = norm_config(dir.path());
   c.solver.input_key_type = "I64";  // the file holds I32 keys: the error says so

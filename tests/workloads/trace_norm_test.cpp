@@ -139,7 +139,8 @@ TEST(NormFileList, MissingFilesAndWrongCountsNameTheListAndLine) {
     std::ofstream(list) << text;
     testing::expect_input_error([&] { (void)read_norm_file_list(list); }, parts);
   };
-  refused("2\n" + a + "\nmissing.data\n", {list.string() + ":3:", "missing.data", "does not exist", "working directory"});
+  refused("2\n" + a + "\nmissing.data\n",
+          {list.string() + ":3:", "missing.data", "does not exist", "working directory"});
   refused("3\n" + a + "\n" + a + "\n", {list.string() + ":4:", "counts 3", "names 2"});
   refused("1\n" + a + "\n" + a + "\n", {list.string() + ":3:", "counts 1", "more"});
   refused("two\n" + a + "\n", {list.string() + ":1:", "number of data files", "\"two\""});
@@ -176,7 +177,8 @@ TEST(NormErrors, BadHeadersNameFileAndOffset) {
   refused(norm_file(true, KeyWidth::kI64, 1, 2, 0, {}), {"byte 36", "slot_num", "got 0"});
   TraceReadOptions three_slots;
   three_slots.num_slots = 3;
-  refused(norm_file(false, KeyWidth::kI64, 1, 2, 2, {}), {"byte 32", "slot_num", "3 (as configured)", "got 2"}, three_slots);
+  refused(norm_file(false, KeyWidth::kI64, 1, 2, 2, {}), {"byte 32", "slot_num", "3 (as configured)", "got 2"},
+          three_slots);
   Bytes header_sum = norm_file(true, KeyWidth::kI64, 1, 2, 2, {});
   header_sum.data[68] ^= 1;
   refused(header_sum, {"byte 68", "header checkbits"});
@@ -202,8 +204,8 @@ TEST(NormErrors, BadSamplesNameSampleAndOffset) {
 
   TraceReadOptions small;
   small.max_nnz = 2;
-  refused(norm_file(false, KeyWidth::kI64, 1, 2, 2, kSamples), {"byte 76", "sample 0 slot 0 nnz", "max_nnz = 2", "got 3"},
-          small);
+  refused(norm_file(false, KeyWidth::kI64, 1, 2, 2, kSamples),
+          {"byte 76", "sample 0 slot 0 nnz", "max_nnz = 2", "got 3"}, small);
   Bytes negative = norm_file(false, KeyWidth::kI64, 1, 2, 2, kSamples);
   const int minus = -4;
   std::memcpy(negative.data.data() + 76, &minus, 4);
@@ -211,11 +213,12 @@ TEST(NormErrors, BadSamplesNameSampleAndOffset) {
   TraceReadOptions spaces;
   spaces.slot_sizes = {100, 50};  // slot 1 is [100, 150): key 199 of sample 1 is outside
   // Sample 1's slot 1 keys are bytes [136, 152): 199, the second, at 144.
-  refused(norm_file(false, KeyWidth::kI64, 1, 2, 2, kSamples), {"byte 144, sample 1 slot 1 key", "[100, 150)", "got 199"}, spaces);
+  refused(norm_file(false, KeyWidth::kI64, 1, 2, 2, kSamples),
+          {"byte 144, sample 1 slot 1 key", "[100, 150)", "got 199"}, spaces);
 
   Bytes bad_sum = norm_file(true, KeyWidth::kI64, 1, 2, 2, kSamples);
   const std::size_t s0 = 4 + 64 + 1;  // sample 0's length field
-  bad_sum.data[s0 + 4 + 1] ^= 0x10;     // a byte of its first label
+  bad_sum.data[s0 + 4 + 1] ^= 0x10;   // a byte of its first label
   refused(bad_sum, {"sample 0 checkbits", "byte " + std::to_string(s0 + 4 + 52), "modulo 256"});
   Bytes long_length = norm_file(true, KeyWidth::kI64, 1, 2, 2, kSamples);
   int length;
@@ -225,10 +228,12 @@ TEST(NormErrors, BadSamplesNameSampleAndOffset) {
   refused(long_length, {"sample 0"});
   TraceReadOptions i32;
   i32.norm_key_width = KeyWidth::kI32;  // I64 file read as I32: the fields no longer line up
-  testing::expect_input_error([&] {
-    norm_file(true, KeyWidth::kI64, 1, 2, 2, kSamples).write(path);
-    testing::read_through(path, TraceFormat::kNorm, i32);
-  }, {"sample 0 length", "expected 32", "got 52"});
+  testing::expect_input_error(
+      [&] {
+        norm_file(true, KeyWidth::kI64, 1, 2, 2, kSamples).write(path);
+        testing::read_through(path, TraceFormat::kNorm, i32);
+      },
+      {"sample 0 length", "expected 32", "got 52"});
 }
 
 // The key width is not in the file: detected when not given, a wrong given one named with the fix.
@@ -275,18 +280,20 @@ TEST(NormKeyWidth, AWrongGivenWidthNamesTheOther) {
     norm_file(false, width, 1, 2, 2, kSamples).write(path);
     TraceReadOptions options;
     options.norm_key_width = other;
-    testing::expect_input_error([&] { testing::read_through(path, TraceFormat::kNorm, options); },
-                                {path.string(), path.string() + " reads consistently with " + to_string(width) +
-                                                    " keys, not the " + to_string(other) + " it was read with",
-                                 "solver.input_key_type \"" + to_string(width) + "\"", "--key-type " + to_string(width)});
+    testing::expect_input_error(
+        [&] { testing::read_through(path, TraceFormat::kNorm, options); },
+        {path.string(),
+         path.string() + " reads consistently with " + to_string(width) + " keys, not the " + to_string(other) +
+             " it was read with",
+         "solver.input_key_type \"" + to_string(width) + "\"", "--key-type " + to_string(width)});
   }
   // A damaged file reads with neither width: no width is blamed, and the error is the file's.
   Bytes trailing = norm_file(false, KeyWidth::kI64, 1, 2, 2, {kSamples[0]});
   trailing.add<int>(7);
   trailing.write(path);
-  const auto message = testing::expect_input_error(
-      [&] { testing::read_through(path, TraceFormat::kNorm, {}); },
-      {"4 more bytes", "neither I32 nor I64 keys read the first 1 samples", "read as I64, which got further", "damaged"});
+  const auto message = testing::expect_input_error([&] { testing::read_through(path, TraceFormat::kNorm, {}); },
+                                                   {"4 more bytes", "neither I32 nor I64 keys read the first 1 samples",
+                                                    "read as I64, which got further", "damaged"});
   EXPECT_EQ(message.find("reads consistently"), std::string::npos) << message;
 }
 
@@ -299,9 +306,9 @@ TEST(NormChecksum, TheConfiguredModeMustBeTheFilesMode) {
     options.norm_checksum = checksum;
     EXPECT_EQ(open_trace_reader(path, TraceFormat::kNorm, options)->shape().num_samples, 3);
     options.norm_checksum = !checksum;
-    testing::expect_input_error([&] { (void)open_trace_reader(path, TraceFormat::kNorm, options); },
-                                {path.string(), "byte 0, checksum mode",
-                                 checksum ? "set \"check\": \"Sum\"" : "set \"check\": \"None\""});
+    testing::expect_input_error(
+        [&] { (void)open_trace_reader(path, TraceFormat::kNorm, options); },
+        {path.string(), "byte 0, checksum mode", checksum ? "set \"check\": \"Sum\"" : "set \"check\": \"None\""});
   }
 }
 

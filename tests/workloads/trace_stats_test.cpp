@@ -64,14 +64,14 @@ TEST(TraceStats, HandmadeBatches) {
   const KeyStats& s0 = stats.slots[0];
   const KeyStats& s1 = stats.slots[1];
   EXPECT_EQ(s0.records, 4);
-  EXPECT_EQ(s0.accesses, 7);       // 1 1 2 | 1 | 3 | 1 2
-  EXPECT_EQ(s0.unique_keys, 3);    // 1 x4, 2 x2, 3 x1
+  EXPECT_EQ(s0.accesses, 7);     // 1 1 2 | 1 | 3 | 1 2
+  EXPECT_EQ(s0.unique_keys, 3);  // 1 x4, 2 x2, 3 x1
   EXPECT_EQ(s0.bag_nnz_min, 1);
   EXPECT_EQ(s0.bag_nnz_max, 3);
   EXPECT_DOUBLE_EQ(s0.bag_nnz_mean, 7.0 / 4.0);
-  EXPECT_EQ(s0.top_keys[2], 1);    // ceil(0.1 * 3) = 1
+  EXPECT_EQ(s0.top_keys[2], 1);  // ceil(0.1 * 3) = 1
   EXPECT_DOUBLE_EQ(s0.top_share[2], 4.0 / 7.0);
-  EXPECT_EQ(s1.accesses, 5);       // 100 | - | 100 101 100 | 102
+  EXPECT_EQ(s1.accesses, 5);  // 100 | - | 100 101 100 | 102
   EXPECT_EQ(s1.unique_keys, 3);
   EXPECT_EQ(s1.bag_nnz_min, 0);
   EXPECT_EQ(s1.bag_nnz_max, 3);
@@ -128,7 +128,8 @@ TEST(TraceStats, RandomBatchesMatchBruteForce) {
     EXPECT_EQ(stats.slots[j].bag_nnz_max, nnz_max[j]);
     EXPECT_DOUBLE_EQ(stats.slots[j].bag_nnz_mean, static_cast<double>(accesses) / 200.0);
     const auto shares = brute_top_shares(slot_counts[j]);
-    for (std::size_t i = 0; i < shares.size(); ++i) EXPECT_DOUBLE_EQ(stats.slots[j].top_share[i], shares[i]) << "slot " << slot;
+    for (std::size_t i = 0; i < shares.size(); ++i)
+      EXPECT_DOUBLE_EQ(stats.slots[j].top_share[i], shares[i]) << "slot " << slot;
     EXPECT_EQ(stats.slots[j].zipf.ranks, stats.slots[j].unique_keys);
   }
   const auto all_counts = count_keys(stream);
@@ -143,7 +144,9 @@ TEST(TraceStats, RandomBatchesMatchBruteForce) {
   EXPECT_EQ(stats.reuse->cold, std::count(distances.begin(), distances.end(), testing::kColdDistance));
   std::erase(distances, testing::kColdDistance);
   std::sort(distances.begin(), distances.end());
-  const auto rank = [&](std::int64_t percent) { return distances[static_cast<std::size_t>((static_cast<std::int64_t>(distances.size()) * percent + 99) / 100 - 1)]; };
+  const auto rank = [&](std::int64_t percent) {
+    return distances[static_cast<std::size_t>((static_cast<std::int64_t>(distances.size()) * percent + 99) / 100 - 1)];
+  };
   EXPECT_EQ(stats.reuse->median, rank(50));
   EXPECT_EQ(stats.reuse->p90, rank(90));
   EXPECT_EQ(stats.reuse->p99, rank(99));
@@ -225,8 +228,10 @@ TEST(TraceStats, ReportCarriesEveryFigure) {
   // starting in column 0 with the slot name, a footnote on what "all" pools; the reuse block follows.
   const std::string text = format_trace_stats(stats);
   std::vector<std::string> lines;
-  for (std::size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1) lines.push_back(text.substr(at, end - at));
-  const auto header_at = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("slot", 0) == 0; });
+  for (std::size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
+    lines.push_back(text.substr(at, end - at));
+  const auto header_at =
+      std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("slot", 0) == 0; });
   ASSERT_NE(header_at, lines.end()) << text;
   ASSERT_GE(lines.end() - header_at, 5) << text;
   const std::string legend = text.substr(0, text.find(*header_at));
@@ -235,9 +240,10 @@ TEST(TraceStats, ReportCarriesEveryFigure) {
   EXPECT_EQ(header_at[2].rfind("1 ", 0), 0u);
   EXPECT_EQ(header_at[3].rfind("all ", 0), 0u);
   // Every column the header names is said in the legend (the pooled row in the footnote).
-  const std::vector<std::pair<std::string, std::string>> columns{  // as in the header, as in the legend
-      {"records", "records"}, {"keys", "keys"},     {"unique", "unique"}, {"nnz mean", "nnz"},   {"top 1%", "top x%"},
-      {"zipf s", "zipf s"},   {"s.e.", "s.e."},     {"fit n", "fit n"},   {"fit KS", "fit KS"}};
+  const std::vector<std::pair<std::string, std::string>> columns{
+      // as in the header, as in the legend
+      {"records", "records"}, {"keys", "keys"}, {"unique", "unique"}, {"nnz mean", "nnz"}, {"top 1%", "top x%"},
+      {"zipf s", "zipf s"},   {"s.e.", "s.e."}, {"fit n", "fit n"},   {"fit KS", "fit KS"}};
   for (const auto& [column, explained] : columns) {
     EXPECT_NE(header.find(column), std::string::npos) << column << ": " << header;
     EXPECT_NE(legend.find(explained + ": "), std::string::npos) << explained << " unexplained:\n" << legend;

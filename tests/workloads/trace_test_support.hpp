@@ -24,8 +24,7 @@ namespace embscale::trace::testing {
 class ScratchDir {
  public:
   explicit ScratchDir(const std::string& tag)
-      : path_(std::filesystem::temp_directory_path() /
-              ("embscale-trace-" + tag + "-" + std::to_string(::getpid()))) {
+      : path_(std::filesystem::temp_directory_path() / ("embscale-trace-" + tag + "-" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
@@ -43,8 +42,7 @@ class ScratchDir {
 // Little-endian fields appended one by one.
 struct Bytes {
   std::vector<unsigned char> data;
-  template <typename T>
-  Bytes& add(T v) {
+  template <typename T> Bytes& add(T v) {
     unsigned char b[sizeof v];
     std::memcpy(b, &v, sizeof v);
     data.insert(data.end(), b, b + sizeof v);
@@ -119,7 +117,8 @@ inline Batch read_all(TraceReader& reader, std::int64_t piece) {
     validate_batch(b);
     expected_first += b.num_samples;
     for (std::int64_t i = 1; i <= b.num_bags(); ++i)
-      all.offsets.push_back(all.offsets.back() + b.offsets[static_cast<std::size_t>(i)] - b.offsets[static_cast<std::size_t>(i) - 1]);
+      all.offsets.push_back(all.offsets.back() + b.offsets[static_cast<std::size_t>(i)] -
+                            b.offsets[static_cast<std::size_t>(i) - 1]);
     all.keys.insert(all.keys.end(), b.keys.begin(), b.keys.end());
     all.labels.insert(all.labels.end(), b.labels.begin(), b.labels.end());
     all.dense.insert(all.dense.end(), b.dense.begin(), b.dense.end());
@@ -143,7 +142,8 @@ inline std::string expect_input_error(const std::function<void()>& f, const std:
     f();
   } catch (const InputError& e) {
     const std::string message = e.what();
-    for (const auto& part : parts) EXPECT_NE(message.find(part), std::string::npos) << "no '" << part << "' in: " << message;
+    for (const auto& part : parts)
+      EXPECT_NE(message.find(part), std::string::npos) << "no '" << part << "' in: " << message;
     return message;
   }
   ADD_FAILURE() << "no InputError";
@@ -154,8 +154,7 @@ inline std::string expect_input_error(const std::function<void()>& f, const std:
 inline void read_through(const std::filesystem::path& path, TraceFormat format, const TraceReadOptions& options) {
   auto reader = open_trace_reader(path, format, options);
   Batch b;
-  while (reader->read(5, b) > 0) {
-  }
+  while (reader->read(5, b) > 0) {}
 }
 
 }  // namespace embscale::trace::testing

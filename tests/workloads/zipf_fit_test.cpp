@@ -130,7 +130,8 @@ TEST(ZipfFit, KsDistanceMatchesItsDefinition) {
   for (std::int64_t k = 1; k <= n; ++k) h += std::pow(static_cast<double>(k), -fit.exponent);
   double observed = 0, model = 0, worst = 0;
   for (std::int64_t k = 1; k <= n; ++k) {
-    if (k <= static_cast<std::int64_t>(counts.size())) observed += static_cast<double>(counts[static_cast<std::size_t>(k - 1)]) / 3000.0;
+    if (k <= static_cast<std::int64_t>(counts.size()))
+      observed += static_cast<double>(counts[static_cast<std::size_t>(k - 1)]) / 3000.0;
     model += std::pow(static_cast<double>(k), -fit.exponent) / h;
     worst = std::max(worst, std::abs(observed - model));
   }

@@ -51,8 +51,7 @@ std::string size_list(const std::vector<std::int64_t>& sizes) {
 
 class EmbscaleReader final : public TraceReader {
  public:
-  EmbscaleReader(const std::filesystem::path& path, const TraceReadOptions& options)
-      : in_(path, "embscale trace") {
+  EmbscaleReader(const std::filesystem::path& path, const TraceReadOptions& options) : in_(path, "embscale trace") {
     read_header(options);
     read_index();
   }
@@ -81,7 +80,8 @@ class EmbscaleReader final : public TraceReader {
       const std::size_t c = chunk_of(position_);
       if (loaded_ != c) load_chunk(c);
       const auto i = static_cast<std::size_t>(position_ - first_[c]);
-      const auto k = static_cast<std::size_t>(std::min<std::int64_t>(n - done, chunk_count_of(c) - static_cast<std::int64_t>(i)));
+      const auto k =
+          static_cast<std::size_t>(std::min<std::int64_t>(n - done, chunk_count_of(c) - static_cast<std::int64_t>(i)));
       out.labels.insert(out.labels.end(), labels_.begin() + i * L, labels_.begin() + (i + k) * L);
       out.dense.insert(out.dense.end(), dense_.begin() + i * D, dense_.begin() + (i + k) * D);
       const auto key_begin = static_cast<std::size_t>(bag_start_[i * S]);
@@ -106,7 +106,8 @@ class EmbscaleReader final : public TraceReader {
 
   void read_header(const TraceReadOptions& options) {
     const std::string& name = in_.name();
-    if (in_.size() == 0) throw InputError(name + ": the file is empty (expected an embscale trace starting with \"EMBSTRCE\")");
+    if (in_.size() == 0)
+      throw InputError(name + ": the file is empty (expected an embscale trace starting with \"EMBSTRCE\")");
     // Magic and version first: a file of another kind or version is named as such, whatever follows.
     {
       const std::byte* p = in_.take(16, "header");
@@ -130,9 +131,10 @@ class EmbscaleReader final : public TraceReader {
     std::memcpy(&stored, header_.data() + header_bytes_ - 8, 8);
     const std::uint64_t sum = checksum64(header_.data(), header_bytes_ - 8);
     if (stored != sum)
-      r.fail(header_bytes_ - 8, "header header_checksum",
-             hex(sum) + " (the checksum of bytes [0, " + std::to_string(header_bytes_ - 8) + "): the header is damaged)",
-             hex(stored));
+      r.fail(
+          header_bytes_ - 8, "header header_checksum",
+          hex(sum) + " (the checksum of bytes [0, " + std::to_string(header_bytes_ - 8) + "): the header is damaged)",
+          hex(stored));
     key_bytes_ = r.read<std::uint8_t>("header key_bytes");
     if (key_bytes_ != 4 && key_bytes_ != 8) r.fail(16, "header key_bytes", "4 or 8", std::to_string(key_bytes_));
     if (r.read<std::uint8_t>("header flags") != 0) r.fail(17, "header flags", "0", "nonzero");
@@ -151,16 +153,19 @@ class EmbscaleReader final : public TraceReader {
       r.fail(32, "header chunk_samples", "an integer in [1, 2^24]", std::to_string(chunk_samples_));
     const auto slot_size_count = r.read<std::uint32_t>("header slot_size_count");
     if (slot_size_count != 0 && slot_size_count != num_slots)
-      r.fail(36, "header slot_size_count", "0 or num_slots = " + std::to_string(num_slots), std::to_string(slot_size_count));
+      r.fail(36, "header slot_size_count", "0 or num_slots = " + std::to_string(num_slots),
+             std::to_string(slot_size_count));
     if (header_bytes_ != header_bytes_for(slot_size_count))
-      r.fail(12, "header header_bytes", std::to_string(header_bytes_for(slot_size_count)) + " (56 + 8 * slot_size_count)",
+      r.fail(12, "header header_bytes",
+             std::to_string(header_bytes_for(slot_size_count)) + " (56 + 8 * slot_size_count)",
              std::to_string(header_bytes_));
     if (r.read<std::uint64_t>("header reserved") != 0) r.fail(40, "header reserved", "0", "nonzero");
     std::vector<std::int64_t> sizes(slot_size_count);
     for (std::uint32_t j = 0; j < slot_size_count; ++j) {
       const std::uint64_t at = r.offset();
       sizes[j] = r.read<std::int64_t>("header slot_sizes");
-      if (sizes[j] < 1) r.fail(at, "header slot_sizes[" + std::to_string(j) + "]", "a size >= 1", std::to_string(sizes[j]));
+      if (sizes[j] < 1)
+        r.fail(at, "header slot_sizes[" + std::to_string(j) + "]", "a size >= 1", std::to_string(sizes[j]));
     }
     try {
       (void)slot_offsets(sizes);
@@ -179,8 +184,7 @@ class EmbscaleReader final : public TraceReader {
   void read_index() {
     const std::string& name = in_.name();
     const std::uint64_t least = header_bytes_ + kIndexFixedBytes + 8 + kEmbscaleTraceTrailerBytes;
-    if (in_.size() < least)
-      throw_truncated(name, "index and trailer", header_bytes_, least, in_.size());
+    if (in_.size() < least) throw_truncated(name, "index and trailer", header_bytes_, least, in_.size());
     const std::uint64_t trailer_at = in_.size() - kEmbscaleTraceTrailerBytes;
     in_.seek(trailer_at);
     const std::byte* t = in_.take(kEmbscaleTraceTrailerBytes, "trailer");
@@ -230,11 +234,14 @@ class EmbscaleReader final : public TraceReader {
       const std::uint64_t expected_first = c == 0 ? 0 : static_cast<std::uint64_t>(first_[c - 1]);
       if (c == 0 ? first != 0 : (first <= expected_first || first - expected_first > chunk_samples_))
         r.fail(at, entry + " first_sample",
-               c == 0 ? "0" : "previous + [1, chunk_samples] = (" + std::to_string(expected_first) + ", " +
-                                  std::to_string(expected_first + chunk_samples_) + "]",
+               c == 0 ? "0"
+                      : "previous + [1, chunk_samples] = (" + std::to_string(expected_first) + ", " +
+                            std::to_string(expected_first + chunk_samples_) + "]",
                std::to_string(first));
-      const std::uint64_t lowest = c == 0 ? header_bytes_ : static_cast<std::uint64_t>(offset_[c - 1]) + kEmbscaleTraceChunkHeaderBytes + 8;
-      if (c == 0 ? offset != header_bytes_ : (offset < lowest || offset % 8 || offset > index_at_ - kEmbscaleTraceChunkHeaderBytes - 8))
+      const std::uint64_t lowest =
+          c == 0 ? header_bytes_ : static_cast<std::uint64_t>(offset_[c - 1]) + kEmbscaleTraceChunkHeaderBytes + 8;
+      if (c == 0 ? offset != header_bytes_
+                 : (offset < lowest || offset % 8 || offset > index_at_ - kEmbscaleTraceChunkHeaderBytes - 8))
         r.fail(at + 8, entry + " offset",
                c == 0 ? std::to_string(header_bytes_) + " (right after the header)"
                       : "a multiple of 8 in [" + std::to_string(lowest) + ", " +
@@ -251,7 +258,8 @@ class EmbscaleReader final : public TraceReader {
                                ", " + std::to_string(last_first + chunk_samples_) + "]",
               std::to_string(total));
     if (count == 0 && index_at_ != header_bytes_)
-      tr.fail(trailer_at + 8, "trailer index_offset", std::to_string(header_bytes_) + " (no chunk)", std::to_string(index_at_));
+      tr.fail(trailer_at + 8, "trailer index_offset", std::to_string(header_bytes_) + " (no chunk)",
+              std::to_string(index_at_));
   }
 
   // Reads, checks and decodes chunk c into the members below.
@@ -268,7 +276,8 @@ class EmbscaleReader final : public TraceReader {
     ByteReader r({p, bytes}, name, at, chunk + ", which ends at the next index offset,");
     expect_magic(r, kChunkMagic, 4, chunk + " magic", "a chunk, at its index entry's offset");
     const auto count = r.read<std::uint32_t>(chunk + " sample_count");
-    if (count != n) r.fail(at + 4, chunk + " sample_count", std::to_string(n) + " (from the index)", std::to_string(count));
+    if (count != n)
+      r.fail(at + 4, chunk + " sample_count", std::to_string(n) + " (from the index)", std::to_string(count));
     const auto index = r.read<std::uint64_t>(chunk + " chunk_index");
     if (index != c) r.fail(at + 8, chunk + " chunk_index", std::to_string(c), std::to_string(index));
     const auto first = r.read<std::uint64_t>(chunk + " first_sample");
@@ -319,7 +328,8 @@ class EmbscaleReader final : public TraceReader {
     floats(labels_, static_cast<std::size_t>(n) * static_cast<std::size_t>(shape_.label_dim), "labels");
     floats(dense_, static_cast<std::size_t>(n) * static_cast<std::size_t>(shape_.dense_dim), "dense");
     const std::uint64_t keys_at = r.offset();
-    const std::byte* k = r.take(static_cast<std::size_t>(key_count) * static_cast<std::size_t>(key_bytes_), chunk + " keys");
+    const std::byte* k =
+        r.take(static_cast<std::size_t>(key_count) * static_cast<std::size_t>(key_bytes_), chunk + " keys");
     keys_.resize(static_cast<std::size_t>(key_count));
     for (std::size_t b = 0, i = 0; b < bags; ++b) {
       for (; i < static_cast<std::size_t>(bag_start_[b + 1]); ++i) {
@@ -361,7 +371,7 @@ class EmbscaleReader final : public TraceReader {
   std::byte trailer_[kEmbscaleTraceTrailerBytes];
   std::uint64_t index_at_ = 0;
   std::uint64_t file_sum_ = 0;
-  std::vector<std::int64_t> first_;     // each chunk's first sample
+  std::vector<std::int64_t> first_;    // each chunk's first sample
   std::vector<std::uint64_t> offset_;  // each chunk's byte offset
   // The loaded chunk.
   std::optional<std::size_t> loaded_;
@@ -381,10 +391,12 @@ class EmbscaleWriter final : public TraceWriter {
   EmbscaleWriter(const std::filesystem::path& path, const TraceShape& shape, const TraceWriteOptions& options)
       : path_(path), shape_(shape), key_bytes_(key_bytes(options.key_width)),
         rules_(shape.slot_sizes, 0, shape.num_slots), out_(path) {
-    const std::int64_t per_sample = 4 * (shape.num_slots + shape.label_dim + shape.dense_dim) + key_bytes_ * shape.num_slots;
-    chunk_samples_ = options.samples_per_chunk > 0
-                         ? std::min(options.samples_per_chunk, kEmbscaleTraceMaxChunkSamples)
-                         : std::clamp<std::int64_t>(kAutoChunkBytes / std::max<std::int64_t>(per_sample, 1), 1, 1 << 16);
+    const std::int64_t per_sample =
+        4 * (shape.num_slots + shape.label_dim + shape.dense_dim) + key_bytes_ * shape.num_slots;
+    chunk_samples_ =
+        options.samples_per_chunk > 0
+            ? std::min(options.samples_per_chunk, kEmbscaleTraceMaxChunkSamples)
+            : std::clamp<std::int64_t>(kAutoChunkBytes / std::max<std::int64_t>(per_sample, 1), 1, 1 << 16);
     std::vector<std::byte> h;
     put_bytes(h, kEmbscaleTraceMagic, 8);
     put<std::uint32_t>(h, kEmbscaleTraceVersion);

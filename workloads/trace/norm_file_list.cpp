@@ -68,8 +68,8 @@ std::vector<std::filesystem::path> read_norm_file_list(const std::filesystem::pa
     files.emplace_back(path);
   }
   if (static_cast<long long>(files.size()) != count)
-    throw InputError(at(number + 1) + "the first line counts " + std::to_string(count) + " data files, but the list names " +
-                     std::to_string(files.size()));
+    throw InputError(at(number + 1) + "the first line counts " + std::to_string(count) +
+                     " data files, but the list names " + std::to_string(files.size()));
   return files;
 }
 
@@ -92,7 +92,8 @@ bool looks_like_norm_file_list(std::span<const std::byte> head) {
   std::size_t i = 0;
   while (i < head.size() && std::isdigit(static_cast<unsigned char>(head[i]))) ++i;
   if (i == 0) return false;
-  while (i < head.size() && (head[i] == std::byte{' '} || head[i] == std::byte{'\t'} || head[i] == std::byte{'\r'})) ++i;
+  while (i < head.size() && (head[i] == std::byte{' '} || head[i] == std::byte{'\t'} || head[i] == std::byte{'\r'}))
+    ++i;
   return i < head.size() && head[i] == std::byte{'\n'};
 }
 

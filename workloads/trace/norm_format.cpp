@@ -163,8 +163,8 @@ class NormReader final : public TraceReader {
     while (f < files_.size() && records_[f] == 0) ++f;
     if (f == files_.size()) return;  // no sample, no key: the width does not matter
     const Probe i32 = probe(files_[f], KeyWidth::kI32), i64 = probe(files_[f], KeyWidth::kI64);
-    const std::string what = "the first " + std::to_string(std::min(records_[f], kWidthProbeSamples)) +
-                             " samples of " + files_[f].string();
+    const std::string what =
+        "the first " + std::to_string(std::min(records_[f], kWidthProbeSamples)) + " samples of " + files_[f].string();
     if (i32.consistent && i64.consistent) {
       width_ = KeyWidth::kI32;
       notes_.push_back("Norm keys read as I32, HugeCTR's default input_key_type: " + what +
@@ -240,8 +240,7 @@ class NormReader final : public TraceReader {
 
   // One sample's fields from `r` (the file, or a checksum-mode sample's bytes) appended to out.
   // Samples are numbered within their file in messages (the file is named with them).
-  template <typename Cursor>
-  void parse_sample(Cursor& r, std::int64_t s, Batch& out) {
+  template <typename Cursor> void parse_sample(Cursor& r, std::int64_t s, Batch& out) {
     const std::string& name = in_->name();
     const auto floats = [&](std::vector<float>& to, std::int32_t count, const char* what) {
       const std::byte* p = r.take(4 * static_cast<std::size_t>(count), sample_field(s, what));
@@ -258,7 +257,8 @@ class NormReader final : public TraceReader {
       rules_->check_nnz(name, nnz_at, s, j, nnz);
       const std::uint64_t keys_at = r.offset();
       // take() checks the bytes are there before anything grows: a corrupted nnz is a truncation.
-      const std::byte* p = r.take(static_cast<std::size_t>(nnz) * static_cast<std::size_t>(kb), slot_field(s, j, "keys"));
+      const std::byte* p =
+          r.take(static_cast<std::size_t>(nnz) * static_cast<std::size_t>(kb), slot_field(s, j, "keys"));
       for (std::int32_t k = 0; k < nnz; ++k) {
         Key key;
         if (kb == 4) {
@@ -313,9 +313,9 @@ class NormReader final : public TraceReader {
   std::vector<std::int64_t> records_;  // of each file, from its header
   TraceReadOptions options_;
   KeyWidth width_;
-  std::vector<std::string> notes_;     // how the width was chosen, when it was detected
-  std::string undetected_;             // appended to errors when neither width read the first samples
-  bool hints_ = true;                  // false in a probe
+  std::vector<std::string> notes_;  // how the width was chosen, when it was detected
+  std::string undetected_;          // appended to errors when neither width read the first samples
+  bool hints_ = true;               // false in a probe
   TraceShape shape_;
   std::optional<detail::KeyRules> rules_;
   std::optional<FileInput> in_;

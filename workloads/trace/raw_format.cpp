@@ -47,13 +47,13 @@ class RawReader final : public TraceReader {
     if (const std::uint64_t over = in_.size() % record_bytes_; over != 0) {
       // Either the file was cut, or it was written with other dims: say both.
       const auto at = static_cast<std::uint64_t>(shape_.num_samples) * record_bytes_;
-      throw InputError(name + ": truncated: " + sample_field(shape_.num_samples, "record") + " (" +
-                       std::to_string(record_bytes_) + " bytes: label_dim " + std::to_string(shape_.label_dim) +
-                       ", dense_dim " + std::to_string(shape_.dense_dim) + ", " + std::to_string(shape_.num_slots) +
-                       " slots, 4 bytes each) needs bytes [" + std::to_string(at) + ", " +
-                       std::to_string(at + record_bytes_) + ") but the file ends at byte " + std::to_string(in_.size()) +
-                       "; if the file is whole, it was written with another label_dim, dense_dim or slot count "
-                       "(slot_size_array)");
+      throw InputError(
+          name + ": truncated: " + sample_field(shape_.num_samples, "record") + " (" + std::to_string(record_bytes_) +
+          " bytes: label_dim " + std::to_string(shape_.label_dim) + ", dense_dim " + std::to_string(shape_.dense_dim) +
+          ", " + std::to_string(shape_.num_slots) + " slots, 4 bytes each) needs bytes [" + std::to_string(at) + ", " +
+          std::to_string(at + record_bytes_) + ") but the file ends at byte " + std::to_string(in_.size()) +
+          "; if the file is whole, it was written with another label_dim, dense_dim or slot count "
+          "(slot_size_array)");
     }
   }
 
@@ -61,8 +61,8 @@ class RawReader final : public TraceReader {
   std::int64_t position() const override { return position_; }
   void seek(std::int64_t sample) override {
     if (sample < 0 || sample > shape_.num_samples)
-      throw InputError("cannot seek to sample " + std::to_string(sample) + " of Raw file " + in_.name() + ": it holds " +
-                       std::to_string(shape_.num_samples) + " samples");
+      throw InputError("cannot seek to sample " + std::to_string(sample) + " of Raw file " + in_.name() +
+                       ": it holds " + std::to_string(shape_.num_samples) + " samples");
     in_.seek(static_cast<std::uint64_t>(sample) * record_bytes_);
     position_ = sample;
   }
@@ -76,7 +76,8 @@ class RawReader final : public TraceReader {
       const std::int64_t k = std::min(kRecordsPerTake, n - done);
       const std::uint64_t at = in_.offset();
       const std::byte* p = in_.take(static_cast<std::size_t>(k) * record_bytes_, sample_field(position_, "records"));
-      for (std::int64_t i = 0; i < k; ++i) parse(p + static_cast<std::size_t>(i) * record_bytes_, at + i * record_bytes_, out);
+      for (std::int64_t i = 0; i < k; ++i)
+        parse(p + static_cast<std::size_t>(i) * record_bytes_, at + i * record_bytes_, out);
       done += k;
     }
     return n;
@@ -106,8 +107,9 @@ class RawReader final : public TraceReader {
       if (v < 0)
         throw_field_error(in_.name(), at + 4 * i, sample_field(s, "dense " + std::to_string(i - shape_.label_dim)),
                           "an integer >= 0 (int mode reads log(dense + 1), as HugeCTR: -inf or NaN below 0)",
-                          std::to_string(v) + "; if the file stores float labels and dense features, read it with "
-                                              "float_label_dense (--float-label-dense)");
+                          std::to_string(v) +
+                              "; if the file stores float labels and dense features, read it with "
+                              "float_label_dense (--float-label-dense)");
       out.dense.push_back(std::log(static_cast<float>(v) + 1.f));
     }
     const std::int64_t first_key = shape_.label_dim + shape_.dense_dim;
@@ -117,8 +119,9 @@ class RawReader final : public TraceReader {
         throw_field_error(in_.name(), at + 4 * (first_key + j), slot_field(s, j, "key"),
                           "a per-slot key in [0, " + std::to_string(rules_->size(j)) + ") (slot_size_array[" +
                               std::to_string(j) + "])",
-                          std::to_string(local) + "; if the file is sound, slot_size_array (or label_dim, dense_dim, "
-                                                  "which place the keys in a record) differ from the file's");
+                          std::to_string(local) +
+                              "; if the file is sound, slot_size_array (or label_dim, dense_dim, "
+                              "which place the keys in a record) differ from the file's");
       out.keys.push_back(rules_->offset(j) + local);
       out.offsets.push_back(static_cast<std::int64_t>(out.keys.size()));
     }
@@ -151,8 +154,8 @@ class RawWriter final : public TraceWriter {
       for (std::int32_t j = 0; j < shape_.num_slots; ++j) {
         const auto bag = b.bag(i * shape_.num_slots + j);
         if (bag.size() != 1)
-          throw InputError("cannot write " + name + ": " + slot_field(s, j, "") + "holds " + std::to_string(bag.size()) +
-                           " keys; the Raw format is one-hot (exactly one key per slot)");
+          throw InputError("cannot write " + name + ": " + slot_field(s, j, "") + "holds " +
+                           std::to_string(bag.size()) + " keys; the Raw format is one-hot (exactly one key per slot)");
         rules_.check_key_to_write(name, s, j, bag[0]);
         const std::int64_t local = bag[0] - rules_.offset(j);
         if (local > std::numeric_limits<std::int32_t>::max())
@@ -203,7 +206,8 @@ std::unique_ptr<TraceWriter> open_raw_writer(const std::filesystem::path& path, 
                                              const TraceWriteOptions& options) {
   detail::check_shape_for_writer(shape, path.string());
   if (shape.slot_sizes.empty())
-    throw InputError("cannot write Raw file " + path.string() + ": the Raw format needs slot_size_array (its keys are "
+    throw InputError("cannot write Raw file " + path.string() +
+                     ": the Raw format needs slot_size_array (its keys are "
                      "per slot)");
   return std::make_unique<RawWriter>(path, shape, options);
 }

@@ -38,15 +38,18 @@ std::string to_string(KeyWidth width) { return width == KeyWidth::kI32 ? "I32" :
 
 KeyWidth parse_key_width(std::string_view name, const std::string& field) {
   std::string upper(name);
-  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   if (upper == "I32") return KeyWidth::kI32;
   if (upper == "I64") return KeyWidth::kI64;
-  throw InputError(field + ": expected \"I32\" or \"I64\" (HugeCTR's input_key_type), got \"" + std::string(name) + "\"");
+  throw InputError(field + ": expected \"I32\" or \"I64\" (HugeCTR's input_key_type), got \"" + std::string(name) +
+                   "\"");
 }
 
 TraceFormat parse_trace_format(std::string_view name) {
   std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (lower == "norm") return TraceFormat::kNorm;
   if (lower == "raw") return TraceFormat::kRaw;
   if (lower == "embscale") return TraceFormat::kEmbscale;

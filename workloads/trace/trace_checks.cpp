@@ -38,7 +38,8 @@ void check_dim(const std::string& file, std::uint64_t offset, const std::string&
     throw_field_error(file, offset, field, "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]",
                       std::to_string(got));
   if (configured && got != *configured)
-    throw_field_error(file, offset, field, std::to_string(*configured) + " (" + configured_by + ")", std::to_string(got));
+    throw_field_error(file, offset, field, std::to_string(*configured) + " (" + configured_by + ")",
+                      std::to_string(got));
 }
 
 KeyRules::KeyRules(const std::vector<std::int64_t>& slot_sizes, std::int64_t max_nnz, std::int32_t num_slots)

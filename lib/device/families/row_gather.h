@@ -23,18 +23,16 @@ extern "C" {
  * An index outside [0, num_rows) is never read: its output row is zero-filled and the call
  * returns EMBSCALE_CUDA_BAD_INDEX, naming the first such position in the detail. To know that it
  * synchronizes `stream` before returning. n == 0 returns EMBSCALE_CUDA_OK and launches nothing. */
-EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows(const float* d_table, int64_t num_rows,
-                                                   int64_t dim, const int64_t* d_rows, int64_t n,
-                                                   float* d_out, void* stream);
+EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows(const float* d_table, int64_t num_rows, int64_t dim,
+                                                   const int64_t* d_rows, int64_t n, float* d_out, void* stream);
 
 /* The same gather, asynchronous: enqueues the kernel on `stream` and returns. The smallest
  * position i whose index is out of range is folded (atomic min) into *d_first_bad, a device
  * uint64 that the caller sets to UINT64_MAX (all bytes 0xff) beforehand and reads after
  * synchronizing; it stays UINT64_MAX when every index was valid. Returns an error only for
  * invalid arguments or a failed launch. */
-EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_async(const float* d_table, int64_t num_rows,
-                                                         int64_t dim, const int64_t* d_rows,
-                                                         int64_t n, float* d_out,
+EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_async(const float* d_table, int64_t num_rows, int64_t dim,
+                                                         const int64_t* d_rows, int64_t n, float* d_out,
                                                          uint64_t* d_first_bad, void* stream);
 
 /* Host convenience: copies table and rows (host memory) to the current device, runs
@@ -42,9 +40,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_async(const float* d_table, i
  * device buffers; synchronous. On EMBSCALE_CUDA_BAD_INDEX, out holds the rows gathered for the
  * valid indices and zeros for the others. n == 0 returns EMBSCALE_CUDA_OK without touching
  * the device. */
-EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_host(const float* table, int64_t num_rows,
-                                                        int64_t dim, const int64_t* rows,
-                                                        int64_t n, float* out);
+EMBSCALE_CUDA_EXPORT int embscale_cuda_gather_rows_host(const float* table, int64_t num_rows, int64_t dim,
+                                                        const int64_t* rows, int64_t n, float* out);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -23,14 +23,12 @@ namespace {
 
 // The accumulators' start and epsilon; a zero gradient leaves both the accumulator and the weight
 // as they are, so Global is Local.
-template <class Derived>
-class AdaGradFamily : public ZeroGradientGlobal<Derived> {
+template <class Derived> class AdaGradFamily : public ZeroGradientGlobal<Derived> {
  public:
   static constexpr bool kZeroGradientMovesRow = false;
 
   AdaGradFamily(const config::Optimizer& options, std::int32_t state_width)
-      : ZeroGradientGlobal<Derived>(options, state_width),
-        initial_(static_cast<float>(options.initial_accu_value)),
+      : ZeroGradientGlobal<Derived>(options, state_width), initial_(static_cast<float>(options.initial_accu_value)),
         epsilon_(static_cast<float>(options.epsilon)) {}
 
   void init_state(std::span<float> state) const noexcept final { std::fill(state.begin(), state.end(), initial_); }

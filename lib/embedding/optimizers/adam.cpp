@@ -23,13 +23,9 @@ class Adam final : public ZeroGradientGlobal<Adam> {
   static constexpr bool kZeroGradientMovesRow = true;
 
   Adam(const config::Optimizer& options, std::int32_t dim)
-      : ZeroGradientGlobal(options, 2 * dim),
-        beta1_(options.beta1),
-        beta2_(options.beta2),
-        b1_(static_cast<float>(options.beta1)),
-        b2_(static_cast<float>(options.beta2)),
-        one_minus_b1_(static_cast<float>(1.0 - options.beta1)),
-        one_minus_b2_(static_cast<float>(1.0 - options.beta2)),
+      : ZeroGradientGlobal(options, 2 * dim), beta1_(options.beta1), beta2_(options.beta2),
+        b1_(static_cast<float>(options.beta1)), b2_(static_cast<float>(options.beta2)),
+        one_minus_b1_(static_cast<float>(1.0 - options.beta1)), one_minus_b2_(static_cast<float>(1.0 - options.beta2)),
         epsilon_(static_cast<float>(options.epsilon)) {}
 
   template <class Gradient>

@@ -23,13 +23,9 @@ namespace {
 class LazyAdam final : public OptimizerBase {
  public:
   LazyAdam(const config::Optimizer& options, std::int32_t dim)
-      : OptimizerBase(options, 2 * dim + kStepDigits),
-        dim_(static_cast<std::size_t>(dim)),
-        beta1_(options.beta1),
-        beta2_(options.beta2),
-        one_minus_b1_(static_cast<float>(1.0 - options.beta1)),
-        one_minus_b2_(static_cast<float>(1.0 - options.beta2)),
-        epsilon_(static_cast<float>(options.epsilon)) {}
+      : OptimizerBase(options, 2 * dim + kStepDigits), dim_(static_cast<std::size_t>(dim)), beta1_(options.beta1),
+        beta2_(options.beta2), one_minus_b1_(static_cast<float>(1.0 - options.beta1)),
+        one_minus_b2_(static_cast<float>(1.0 - options.beta2)), epsilon_(static_cast<float>(options.epsilon)) {}
 
   void init_state(std::span<float> state) const noexcept override {
     std::fill(state.begin(), state.end(), 0.0f);

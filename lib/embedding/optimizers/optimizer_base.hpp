@@ -25,9 +25,7 @@ struct ZeroGradient {
 class OptimizerBase : public SparseOptimizer {
  public:
   OptimizerBase(const config::Optimizer& options, std::int32_t state_width)
-      : name_(config::to_string(options.type)),
-        update_type_(options.update_type),
-        state_width_(state_width),
+      : name_(config::to_string(options.type)), update_type_(options.update_type), state_width_(state_width),
         learning_rate_(static_cast<float>(options.learning_rate)) {}
 
   const char* name() const noexcept override { return name_.c_str(); }
@@ -50,8 +48,7 @@ class OptimizerBase : public SparseOptimizer {
 // (Gradient: std::span<const float> or ZeroGradient) and
 //   static constexpr bool kZeroGradientMovesRow: whether apply() with a zero gradient can change a
 //   row (momentum and Adam: yes; SGD and the AdaGrads: no, so the untouched sweep is skipped).
-template <class Derived>
-class ZeroGradientGlobal : public OptimizerBase {
+template <class Derived> class ZeroGradientGlobal : public OptimizerBase {
  public:
   using OptimizerBase::OptimizerBase;
 

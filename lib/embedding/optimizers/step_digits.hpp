@@ -17,7 +17,8 @@ inline constexpr int kStepDigits = 4;
 
 inline void store_step(std::int64_t step, std::span<float> digits) noexcept {
   auto rest = static_cast<std::uint32_t>(static_cast<std::uint64_t>(step));  // mod 2^32
-  for (int i = 0; i < kStepDigits; ++i, rest >>= 8) digits[static_cast<std::size_t>(i)] = static_cast<float>(rest & 0xffu);
+  for (int i = 0; i < kStepDigits; ++i, rest >>= 8)
+    digits[static_cast<std::size_t>(i)] = static_cast<float>(rest & 0xffu);
 }
 
 // The stored step mod 2^32.

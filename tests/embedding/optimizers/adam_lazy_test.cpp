@@ -29,7 +29,8 @@ struct LazyReference {
   void touch(const std::vector<float>& g, std::int64_t t) {
     const auto s = static_cast<double>(t - last);
     const auto p = static_cast<double>(last);
-    const double alpha = kLr / (1 - kB1) * std::sqrt(1 - std::pow(kB2, p)) / (1 - std::pow(kB1, p)) * (1 - std::pow(kB1, s));
+    const double alpha =
+        kLr / (1 - kB1) * std::sqrt(1 - std::pow(kB2, p)) / (1 - std::pow(kB1, p)) * (1 - std::pow(kB1, s));
     for (std::size_t d = 0; d < w.size(); ++d) {
       w[d] -= alpha * m[d] / (std::sqrt(v[d]) + kEps);
       m[d] = std::pow(kB1, s) * m[d] + (1 - kB1) * g[d];
@@ -99,8 +100,8 @@ TEST(LazyAdamOptimizer, TouchedEveryStepIsLocalOneStepLate) {
     lazy.touch(g, t);
     testing::expect_close(lazy.row, std::vector<double>(local.row.begin(), local.row.end()), "weights");
     local.touch(g, t);
-    testing::expect_close(lazy.state_part(0, 2 * kDim), {local.state[0], local.state[1], local.state[2], local.state[3]},
-                          "m, v");
+    testing::expect_close(lazy.state_part(0, 2 * kDim),
+                          {local.state[0], local.state[1], local.state[2], local.state[3]}, "m, v");
   }
 }
 

@@ -41,7 +41,8 @@ struct TrainedRow {
   void skip(std::int64_t step) { optimizer->update_untouched(row, state, step); }
   // State values [first, first + count).
   std::vector<float> state_part(std::size_t first, std::size_t count) const {
-    return {state.begin() + static_cast<std::ptrdiff_t>(first), state.begin() + static_cast<std::ptrdiff_t>(first + count)};
+    return {state.begin() + static_cast<std::ptrdiff_t>(first),
+            state.begin() + static_cast<std::ptrdiff_t>(first + count)};
   }
 };
 
