@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/statistics.hpp"
+#include "report/figure_direction.hpp"
 #include "report/run_pairing.hpp"
 
 namespace embscale::report {
@@ -155,7 +156,7 @@ FigureComparison compare_figure(const RunPair& pair, const std::string& figure, 
   FigureComparison f;
   f.run = pair.label;
   f.figure = figure;
-  f.higher_is_better = figure == "throughput_samples_per_s";
+  f.higher_is_better = higher_is_better(figure);
   f.gated = gated(figure, o.gate);
   const Samples s = samples_of(pair, figure, o);
   if (s.base.empty() || s.next.empty()) {

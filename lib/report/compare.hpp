@@ -1,8 +1,10 @@
-// Regression verdicts between two reports (embscale compare): runs are paired by their
-// parameters (report/run_pairing.hpp); for each figure (step time, throughput where runs have a
-// batch, each phase, bytes sent, other series) the relative change of the median and a one-sided
-// Mann-Whitney test in the "worse" direction. Both reports are of one kind (report/report_kind.hpp:
-// embscale compare checks it); a collectives report's step_time is one call of the collective.
+// Regression verdicts between two reports (embscale compare): runs are paired by their parameters
+// (report/run_pairing.hpp); for each figure (step time, throughput where runs have a batch, each
+// phase, bytes sent, other series) the relative change of the median and a one-sided Mann-Whitney
+// test in the "worse" direction (report/figure_direction.hpp declares which way each figure
+// improves: times down, throughput and bandwidth up). Both reports are of one kind
+// (report/report_kind.hpp: embscale compare checks it); a collectives report's step_time is one
+// call of the collective.
 //
 // Samples (core/statistics.hpp says why raw iterations are not used):
 //   * repetitions: when both sides of a pair hold two or more runs, one sample per run, the

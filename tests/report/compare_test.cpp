@@ -240,6 +240,34 @@ TEST(CompareReports, SmallOrInsignificantChangesPassAndSpeedUpsAreImprovements) 
   EXPECT_TRUE(figure(faster, "step_time").improvement);
 }
 
+// Bandwidth improves upward: a phase's algbw 71 % lower is slower, a busbw 50 % higher is an
+// improvement (they were judged as times, the wrong way round, with the same step time).
+TEST(CompareReports, BandwidthSeriesAreJudgedHigherIsBetter) {
+  const auto with_bandwidth = [](const std::string& id, std::uint64_t seed, double algbw, double busbw) {
+    ReportData::Run run = at_level(id, seed, 1.0);
+    const CounterRng rng(seed, 7);
+    for (std::size_t i = 0; i < run.series["step_time"].size(); ++i) {
+      run.series["exchange_vectors.algbw"].push_back(algbw * (1.0 + 0.05 * rng.uniform(i)));
+      run.series["exchange_vectors.busbw"].push_back(busbw * (1.0 + 0.05 * rng.uniform(i + 1000)));
+    }
+    return run;
+  };
+  const auto c = compare_reports(report_of({with_bandwidth("a", 1, 1e9, 1e9)}),
+                                 report_of({with_bandwidth("b", 2, 0.29e9, 1.5e9)}), {});
+  const auto& algbw = figure(c, "exchange_vectors.algbw");
+  EXPECT_TRUE(algbw.higher_is_better);
+  EXPECT_NEAR(algbw.relative_change, -0.71, 0.03);
+  EXPECT_TRUE(algbw.slower);
+  EXPECT_FALSE(algbw.improvement);
+  const auto& busbw = figure(c, "exchange_vectors.busbw");
+  EXPECT_TRUE(busbw.higher_is_better);
+  EXPECT_NEAR(busbw.relative_change, 0.5, 0.05);
+  EXPECT_TRUE(busbw.improvement);
+  EXPECT_FALSE(busbw.slower);
+  EXPECT_FALSE(c.any_regression);  // series are reported, not gated by default
+  EXPECT_FALSE(figure(c, "step_time").slower);
+}
+
 TEST(CompareReports, RepetitionsAreTheSamplesWhenBothSidesHaveThem) {
   std::vector<ReportData::Run> base, next;
   for (std::uint64_t r = 0; r < 5; ++r) {
