@@ -11,6 +11,7 @@
 #include "config/sweep_spec.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/temp_files.hpp"
 #include "plan/plan_report.hpp"
 #include "plan/planner.hpp"
 #include "run/training_run.hpp"
@@ -86,14 +87,23 @@ int plan_command(const PlanOptions& options) {
   const auto directory = output.parent_path().empty() ? std::filesystem::path(".") : output.parent_path();
   if (!std::filesystem::is_directory(directory))
     throw InputError(output.string() + ": cannot write the plan: " + directory.string() + " is not a directory");
+  if (const std::string why = why_not_replaceable(output); !why.empty())
+    throw InputError(output.string() + ": cannot write the plan: " + why);
   AtomicFile file(output);
   const std::string text = plan.config.dump(2) + "\n";
   file.write(text.data(), text.size());
   file.commit();
-  if (options.json) std::cout << plan::plan_json(plan).dump(2) << '\n';
-  else plan::print_plan(std::cout, plan);
-  std::cout << (options.json ? "" : "\n") << "plan written to " << output.string() << " (run it with: mpiexec -n "
-            << options.ranks << " embscale run " << output.string() << ")\n";
+  // --json: stdout is the JSON document alone (json.load reads it); where the plan went is said
+  // on stderr.
+  std::ostream& said = options.json ? std::cerr : std::cout;
+  if (options.json) {
+    std::cout << plan::plan_json(plan).dump(2) << '\n';
+  } else {
+    plan::print_plan(std::cout, plan);
+    std::cout << '\n';
+  }
+  said << "plan written to " << output.string() << " (run it with: mpiexec -n " << options.ranks << " embscale run "
+       << output.string() << ")\n";
   return 0;
 }
 

@@ -136,6 +136,21 @@ std::vector<std::filesystem::path> remove_temp_files_in(const std::filesystem::p
   });
 }
 
+std::string why_not_replaceable(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);  // follows a link: what it points at
+  if (ec || !std::filesystem::exists(status) || std::filesystem::is_regular_file(status)) return "";
+  const char* kind = std::filesystem::is_character_file(status) ? "a character device"
+                     : std::filesystem::is_block_file(status)   ? "a block device"
+                     : std::filesystem::is_fifo(status)         ? "a pipe"
+                     : std::filesystem::is_socket(status)       ? "a socket"
+                     : std::filesystem::is_directory(status)    ? "a directory"
+                                                                : "not a regular file";
+  return std::string("it is ") + kind +
+         " (files are written under a temporary name and renamed over the path, which would replace it; "
+         "give a file's path)";
+}
+
 std::string why_file_cannot_be_created(const std::filesystem::path& path) {
   const auto dir = directory_of(path);
   std::error_code ec;
@@ -143,6 +158,7 @@ std::string why_file_cannot_be_created(const std::filesystem::path& path) {
   if (!std::filesystem::exists(dir, ec)) return "directory " + dir.string() + " does not exist";
   if (!std::filesystem::is_directory(dir, ec)) return dir.string() + " is not a directory";
   if (std::filesystem::is_directory(path, ec)) return "it is a directory";
+  if (const std::string why = why_not_replaceable(path); !why.empty()) return why;
   // The honest test: create a file beside the target (a name of the temporary-file family, so
   // that a crash right here leaves a file remove_stale_temp_files recognises) and remove it.
   const auto probe = temporary_path_for(path).string() + ".probe";
@@ -186,6 +202,10 @@ void remove_registered_temp_files() noexcept {
 }
 
 void commit_temp_file(const std::filesystem::path& temp, const std::filesystem::path& final_path) {
+  // Never renamed over a device, pipe or socket (-o /dev/null): the check before writing says so
+  // first; this one holds for every writer.
+  if (const std::string why = why_not_replaceable(final_path); !why.empty())
+    throw Error("cannot write " + final_path.string() + ": " + why);
   std::error_code ec;
   std::filesystem::rename(temp, final_path, ec);
   if (ec) throw Error("cannot rename " + temp.string() + " to " + final_path.string() + ": " + ec.message());

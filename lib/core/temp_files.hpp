@@ -47,6 +47,11 @@ void unregister_temp_file(const std::filesystem::path& path);
 // Removes every registered file; safe to call from the fatal path (never throws).
 void remove_registered_temp_files() noexcept;
 
+// "" when `path` may be replaced by a renamed file (it does not exist, or is a regular file or a
+// link to one); else why not ("it is a character device (...)"): a device, pipe or socket at
+// the path would be replaced by a plain file, so no writer renames over one.
+std::string why_not_replaceable(const std::filesystem::path& path);
+
 // Why a file cannot be created at `path` (its directory is missing or not a directory, the path
 // names a directory, or creating a file in the directory fails), or "" when it can. The last
 // test creates a file there and removes it: access(2) says yes to root on file systems that

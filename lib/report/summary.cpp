@@ -18,7 +18,7 @@ std::string printf_g(double x) {
 }
 
 std::string format_double(double x) {
-  if (std::isnan(x)) return "nan";
+  if (std::isnan(x)) return "n/a";  // a figure not measured (NaN in the report)
   if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
   // Pick the suffix from the value as rounded to 4 significant digits, so that 9999.7 becomes
   // "10k" and 999960 "1M" rather than "1e+04" or "1000k".

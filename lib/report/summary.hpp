@@ -22,7 +22,8 @@ struct SummaryField {
 using SummaryRow = std::vector<SummaryField>;
 
 // One value for people: integers in full; doubles with 4 significant digits, and from 10^4 on
-// with an SI suffix (12.35k, 5.974M, 2.5G, 1.2T, 3P) instead of an exponent; text as it is.
+// with an SI suffix (12.35k, 5.974M, 2.5G, 1.2T, 3P) instead of an exponent; NaN, a figure not
+// measured, as "n/a"; text as it is.
 std::string format_value(const SummaryValue& value);
 
 // An aligned text table with a header line of field names, one column per field and one line

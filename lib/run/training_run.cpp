@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -193,7 +194,8 @@ RunSummary summarize_run(comm::Communicator& comm, std::int64_t global_batch, co
   s.bytes_imbalance = imbalance(sent, true);
   const double unique = comm.allreduce(local_sum("unique_keys"), comm::ReduceOp::kSum);
   const double counted_keys = comm.allreduce(unique > 0 ? local_keys : 0.0, comm::ReduceOp::kSum);
-  s.unique_key_ratio = unique > 0 && counted_keys > 0 ? unique / counted_keys : 0.0;
+  s.unique_key_ratio =
+      unique > 0 && counted_keys > 0 ? unique / counted_keys : std::numeric_limits<double>::quiet_NaN();
   if (s.step_time_median_s > 0) {
     s.throughput_samples_per_s = static_cast<double>(global_batch) / s.step_time_median_s;
     s.throughput_keys_per_s = keys_per_step / s.step_time_median_s;

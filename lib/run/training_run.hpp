@@ -48,7 +48,7 @@ struct RunSummary {
   double load_imbalance = 0;            // max over ranks / mean of keys served as owner (lookups)
   double bytes_imbalance = 0;           // max over ranks / mean of bytes sent
   double unique_key_ratio = 0;          // distinct keys requested / key occurrences (1: no repeats);
-                                        // 0 when no layer's scheme counts distinct keys
+                                        // NaN (printed n/a) when no layer's scheme counts them
   double final_loss = 0;
   std::int64_t refused_keys = 0;  // keys the dynamic tables could not insert (all ranks, the
                                   // timed iterations): their rows read as zeros

@@ -299,6 +299,9 @@ case "$case_name" in
     # check creates a file to know, and says so before the run starts.
     expect_bad_input "/proc/out.h5: cannot create report: " -o /proc/out.h5
     grep -q '^iteration ' "$work/out.txt" && fail "the run started before the output was checked"
+    # A device is refused, never replaced by the report renamed over it.
+    expect_bad_input "/dev/null: cannot create report: it is a character device" -o /dev/null
+    [ -c /dev/null ] || fail "/dev/null is no longer a character device"
     ;;
   unwritable_output_every_command)
     # Every subcommand that writes a file refuses an output that cannot be created, as bad input

@@ -125,6 +125,17 @@ JSON
     expect_refused "$work/fixed.json --ranks 2" "no layer to plan" "--all-layers"
     expect_refused "$work/auto.json --ranks 2 --set planner.schemes=[\"all2all_dense\"]" "planner.schemes[0]"
     expect_refused "$work/auto.json --ranks 2 -o $work/missing/dir/p.json" "is not a directory"
+    # A device is refused (the plan would be renamed over it), not replaced, and not offered as
+    # something to run.
+    expect_refused "$work/auto.json --ranks 2 -o /dev/null" "/dev/null: cannot write the plan: it is a character device"
+    [ -c /dev/null ] || fail "/dev/null is no longer a character device"
+    grep -q "run it with" "$work/out.txt" "$work/err.txt" && fail "a refused plan suggested running it"
+    # --json: stdout is one JSON document; where the plan went is said on stderr.
+    "$embscale" plan "$work/auto.json" --ranks 2 --json -o "$work/j.json" >"$work/out.txt" 2>"$work/err.txt" ||
+      fail "--json: $(cat "$work/err.txt")"
+    /usr/bin/python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$work/out.txt" ||
+      fail "--json: stdout is not one JSON document: $(cat "$work/out.txt")"
+    grep -qF "plan written to $work/j.json" "$work/err.txt" || fail "--json: stderr lacks where the plan went"
     "$embscale" plan "$work/fixed.json" --ranks 2 --all-layers -o "$work/all.json" >"$work/out.txt" 2>&1 ||
       fail "--all-layers: $(cat "$work/out.txt")"
     # run refuses an auto layer that no plan fits, before anything runs.

@@ -1,6 +1,7 @@
 #include "core/temp_files.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -137,6 +138,28 @@ TEST_F(TempFiles, ADirectoryThatOneProgramOwnsLosesEveryTemporaryFile) {
   fs::create_directory(dir / ".sub.tmp.node1.3");  // directories are left alone
   EXPECT_EQ(remove_temp_files_in(dir).size(), 2u);
   EXPECT_EQ(names(), (std::vector<std::string>{".hidden", ".sub.tmp.node1.3", "manifest.json", "p1.r0.h5", "x.tmp.y"}));
+}
+
+// A device, pipe or socket at the path is never replaced by the renamed file: `-o /dev/null`
+// must not turn /dev/null into a report. Refused before writing, and again at the rename.
+TEST_F(TempFiles, ADeviceOrPipeIsNeverRenamedOver) {
+  EXPECT_EQ(why_not_replaceable(dir / "absent.h5"), "");
+  std::ofstream(dir / "plain.h5") << "x";
+  EXPECT_EQ(why_not_replaceable(dir / "plain.h5"), "");
+  fs::create_symlink(dir / "plain.h5", dir / "link.h5");
+  EXPECT_EQ(why_not_replaceable(dir / "link.h5"), "");  // a link to a file: replacing the link is fine
+  const std::string null = why_file_cannot_be_created("/dev/null");
+  EXPECT_EQ(null.rfind("it is a character device (files are written under a temporary name", 0), 0u) << null;
+  const auto fifo = dir / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(why_file_cannot_be_created(fifo).rfind("it is a pipe", 0), 0u);
+  const auto temp = temporary_path_for(fifo);
+  std::ofstream(temp) << "data";
+  register_temp_file(temp);
+  EXPECT_THROW(commit_temp_file(temp, fifo), Error);
+  EXPECT_TRUE(fs::is_fifo(fifo)) << "the pipe was replaced";
+  remove_registered_temp_files();
+  EXPECT_FALSE(fs::exists(temp));
 }
 
 TEST_F(TempFiles, CreatabilityIsTestedByCreatingAFile) {

@@ -41,7 +41,7 @@ TEST(FormatValue, RoundingMovesToTheNextSuffix) {
 }
 
 TEST(FormatValue, NonFinite) {
-  EXPECT_EQ(format_value(std::numeric_limits<double>::quiet_NaN()), "nan");
+  EXPECT_EQ(format_value(std::numeric_limits<double>::quiet_NaN()), "n/a");  // not measured
   EXPECT_EQ(format_value(std::numeric_limits<double>::infinity()), "inf");
   EXPECT_EQ(format_value(-std::numeric_limits<double>::infinity()), "-inf");
 }

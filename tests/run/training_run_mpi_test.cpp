@@ -8,6 +8,7 @@
 // on the run's communicator alone misses its reduce-scatter and all-gather inside the node.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "comm/mpi_communicator.hpp"
@@ -66,6 +67,25 @@ TEST(TrainingRun, RunWideBytesAreTheSumOfThePhasesBytesForEveryScheme) {
     EXPECT_DOUBLE_EQ(run.summary.bytes_sent_per_step, sent_per_step);
     if (std::string(entry.name) == "table_row_wise" && world.size() >= 2) {
       EXPECT_GT(counters.at("reduce_scatter_node.bytes_sent")[0], 0) << "the node's reduce-scatter moved nothing";
+    }
+  }
+}
+
+// unique_key_ratio is measured only where a scheme counts the distinct keys it requests
+// (all2all_dense, data_parallel: they de-duplicate before the exchange); for the others it is
+// not measured, NaN (printed n/a), never 0.
+TEST(TrainingRun, TheUniqueKeyRatioIsNotMeasuredWhereNoSchemeCountsDistinctKeys) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  for (const auto& entry : embedding::schemes()) {
+    SCOPED_TRACE(entry.name);
+    const config::Config config = config::parse_config_text(config_text(entry, world.size()), entry.name);
+    const auto source = workloads::make_batch_source(config);
+    const double ratio = run_training(world, config, *source, nullptr).summary.unique_key_ratio;
+    if (entry.dedups_before_exchange) {
+      EXPECT_GT(ratio, 0.0);
+      EXPECT_LE(ratio, 1.0);
+    } else {
+      EXPECT_TRUE(std::isnan(ratio)) << ratio;
     }
   }
 }
