@@ -31,6 +31,79 @@ std::string placement_columns(const CaseResult* r) {
   return s;
 }
 
+// What identifies a run of a collectives report beside the settings and the context. The sweep's
+// cases and the replays fill it, and one builder turns it into fields, so both kinds of run carry
+// the same parameters in the same order (merge and /summary need every row alike).
+struct CaseParameters {
+  std::string collective, counts, type, redop;
+  std::int64_t root = -1;
+  Placement placement = Placement::kOutOfPlace;
+  bool blocking = true, barrier_each_call = false;
+  std::int64_t size_bytes = 0, count = 0;
+  TimeCombine combine = TimeCombine::kAvg;
+};
+
+std::vector<report::SummaryField> parameter_fields(const CaseParameters& p, const RunSettings& settings,
+                                                   const CaseContext& context) {
+  return {
+      {"collective", p.collective},
+      {"counts", p.counts},
+      {"type", p.type},
+      {"redop", p.redop},
+      {"root", p.root},
+      {"placement", std::string(placement_name(p.placement))},
+      {"blocking", std::int64_t{p.blocking ? 1 : 0}},
+      {"barrier_each_call", std::int64_t{p.barrier_each_call ? 1 : 0}},
+      {"size_bytes", p.size_bytes},
+      {"count", p.count},
+      {"ranks", std::int64_t{context.ranks}},
+      {"iterations", static_cast<std::int64_t>(settings.iterations)},
+      {"rounds", static_cast<std::int64_t>(settings.rounds)},
+      {"time_combine", std::string(time_combine_name(p.combine))},
+      {"calibrate", std::int64_t{settings.calibrate ? 1 : 0}},
+      {"scheme", context.scheme},
+      {"zipf_alpha", context.zipf_alpha},
+  };
+}
+
+// A run's /summary figures (results/schema.md), in seconds and bytes; NaN where not measured.
+struct CaseFigures {
+  double time_s = kNaN, time_min_s = kNaN, time_max_s = kNaN, algbw_GBps = kNaN, busbw_GBps = kNaN;
+  std::uint64_t wrong = 0;
+  double bare_time_s = kNaN, median_s = kNaN, bare_median_s = kNaN, overhead = kNaN;
+  double send_bytes_max = kNaN, send_bytes_mean = kNaN, recv_bytes_max = kNaN, recv_bytes_mean = kNaN;
+  double paired_overhead = kNaN;
+};
+
+// The row of a run: its id, its parameters, then its figures (imbalances: max / mean).
+report::SummaryRow summary_row(const std::string& id, std::vector<report::SummaryField> parameters,
+                               const CaseFigures& f) {
+  const auto ratio = [](double max, double mean) { return mean > 0 ? max / mean : kNaN; };
+  report::SummaryRow row{{"run_id", id}};
+  for (auto& field : parameters) row.push_back(std::move(field));
+  const report::SummaryRow figures{
+      {"time_us", f.time_s * 1e6},
+      {"time_min_us", f.time_min_s * 1e6},
+      {"time_max_us", f.time_max_s * 1e6},
+      {"algbw_GBps", f.algbw_GBps},
+      {"busbw_GBps", f.busbw_GBps},
+      {"wrong", static_cast<std::int64_t>(f.wrong)},
+      {"mpi_time_us", f.bare_time_s * 1e6},
+      {"time_median_us", f.median_s * 1e6},
+      {"mpi_time_median_us", f.bare_median_s * 1e6},
+      {"overhead", f.overhead},
+      {"send_bytes_max", f.send_bytes_max},
+      {"send_bytes_mean", f.send_bytes_mean},
+      {"send_imbalance", ratio(f.send_bytes_max, f.send_bytes_mean)},
+      {"recv_bytes_max", f.recv_bytes_max},
+      {"recv_bytes_mean", f.recv_bytes_mean},
+      {"recv_imbalance", ratio(f.recv_bytes_max, f.recv_bytes_mean)},
+      {"paired_overhead", f.paired_overhead},
+  };
+  row.insert(row.end(), figures.begin(), figures.end());
+  return row;
+}
+
 }  // namespace
 
 std::string case_id(const CaseSpec& spec) {
@@ -43,25 +116,19 @@ std::string case_id(const CaseSpec& spec) {
 
 std::vector<report::SummaryField> case_parameters(const CaseSpec& spec, const RunSettings& settings,
                                                   const CaseResult& result, const CaseContext& context) {
-  return {
-      {"collective", std::string(spec.bench->traits().name)},
-      {"counts", spec.counts},
-      {"type", std::string(spec.type.name)},
-      {"redop", redop_of(spec)},
-      {"root", root_of(spec)},
-      {"placement", std::string(placement_name(spec.placement))},
-      {"blocking", std::int64_t{settings.blocking ? 1 : 0}},
-      {"barrier_each_call", std::int64_t{settings.barrier_each_call ? 1 : 0}},
-      {"size_bytes", static_cast<std::int64_t>(std::llround(result.layout.size_bytes))},
-      {"count", static_cast<std::int64_t>(result.layout.count)},
-      {"ranks", std::int64_t{context.ranks}},
-      {"iterations", static_cast<std::int64_t>(settings.iterations)},
-      {"rounds", static_cast<std::int64_t>(settings.rounds)},
-      {"time_combine", std::string(time_combine_name(settings.combine))},
-      {"calibrate", std::int64_t{settings.calibrate ? 1 : 0}},
-      {"scheme", context.scheme},
-      {"zipf_alpha", context.zipf_alpha},
-  };
+  CaseParameters p;
+  p.collective = std::string(spec.bench->traits().name);
+  p.counts = spec.counts;
+  p.type = std::string(spec.type.name);
+  p.redop = redop_of(spec);
+  p.root = root_of(spec);
+  p.placement = spec.placement;
+  p.blocking = settings.blocking;
+  p.barrier_each_call = settings.barrier_each_call;
+  p.size_bytes = static_cast<std::int64_t>(std::llround(result.layout.size_bytes));
+  p.count = static_cast<std::int64_t>(result.layout.count);
+  p.combine = settings.combine;
+  return parameter_fields(p, settings, context);
 }
 
 report::RunRecord make_case_record(const CaseSpec& spec, const RunSettings& settings, const CaseResult& result,
@@ -81,31 +148,24 @@ report::RunRecord make_case_record(const CaseSpec& spec, const RunSettings& sett
 
 report::SummaryRow make_case_summary(const CaseSpec& spec, const RunSettings& settings, const CaseResult& result,
                                      const CaseContext& context) {
-  report::SummaryRow row{{"run_id", case_id(spec)}};
-  for (auto& field : case_parameters(spec, settings, result, context)) row.push_back(std::move(field));
-  const double bare_us = result.measured_bare ? result.bare_time_s * 1e6 : kNaN;
-  const auto ratio = [](double max, double mean) { return mean > 0 ? max / mean : kNaN; };
-  const report::SummaryRow figures{
-      {"time_us", result.time_s * 1e6},
-      {"time_min_us", result.time_min_s * 1e6},
-      {"time_max_us", result.time_max_s * 1e6},
-      {"algbw_GBps", result.algbw_GBps},
-      {"busbw_GBps", result.busbw_GBps},
-      {"wrong", static_cast<std::int64_t>(result.wrong)},
-      {"mpi_time_us", bare_us},
-      {"time_median_us", result.median_s * 1e6},
-      {"mpi_time_median_us", result.measured_bare ? result.bare_median_s * 1e6 : kNaN},
-      {"overhead", result.measured_bare ? result.overhead() : kNaN},
-      {"send_bytes_max", result.send_bytes_max},
-      {"send_bytes_mean", result.send_bytes_mean},
-      {"send_imbalance", ratio(result.send_bytes_max, result.send_bytes_mean)},
-      {"recv_bytes_max", result.recv_bytes_max},
-      {"recv_bytes_mean", result.recv_bytes_mean},
-      {"recv_imbalance", ratio(result.recv_bytes_max, result.recv_bytes_mean)},
-      {"paired_overhead", kNaN},  // replays only (make_replay_summary)
-  };
-  row.insert(row.end(), figures.begin(), figures.end());
-  return row;
+  CaseFigures f;
+  f.time_s = result.time_s;
+  f.time_min_s = result.time_min_s;
+  f.time_max_s = result.time_max_s;
+  f.algbw_GBps = result.algbw_GBps;
+  f.busbw_GBps = result.busbw_GBps;
+  f.wrong = result.wrong;
+  if (result.measured_bare) {
+    f.bare_time_s = result.bare_time_s;
+    f.bare_median_s = result.bare_median_s;
+    f.overhead = result.overhead();
+  }
+  f.median_s = result.median_s;
+  f.send_bytes_max = result.send_bytes_max;
+  f.send_bytes_mean = result.send_bytes_mean;
+  f.recv_bytes_max = result.recv_bytes_max;
+  f.recv_bytes_mean = result.recv_bytes_mean;
+  return summary_row(case_id(spec), case_parameters(spec, settings, result, context), f);
 }
 
 std::string table_header(const CaseSpec& spec, const RunSettings& settings, int ranks) {
@@ -160,27 +220,18 @@ std::vector<ReplayRun> replay_runs(const SchemeReplay& replay) {
   return runs;
 }
 
+// A replayed call (or the step): calls back to back, each run the slowest rank's time.
 std::vector<report::SummaryField> replay_parameters(const ReplayRun& run, const RunSettings& settings,
                                                     const CaseContext& context) {
-  return {
-      {"collective", run.collective},
-      {"counts", std::string("replay")},
-      {"type", run.type},
-      {"redop", run.redop},
-      {"root", std::int64_t{-1}},
-      {"placement", std::string(placement_name(run.in_place ? Placement::kInPlace : Placement::kOutOfPlace))},
-      {"blocking", std::int64_t{1}},
-      {"barrier_each_call", std::int64_t{0}},
-      {"size_bytes", static_cast<std::int64_t>(run.bytes)},
-      {"count", std::int64_t{0}},
-      {"ranks", std::int64_t{context.ranks}},
-      {"iterations", static_cast<std::int64_t>(settings.iterations)},
-      {"rounds", static_cast<std::int64_t>(settings.rounds)},
-      {"time_combine", std::string(time_combine_name(TimeCombine::kMax))},
-      {"calibrate", std::int64_t{settings.calibrate ? 1 : 0}},
-      {"scheme", context.scheme},
-      {"zipf_alpha", context.zipf_alpha},
-  };
+  CaseParameters p;
+  p.collective = run.collective;
+  p.counts = "replay";
+  p.type = run.type;
+  p.redop = run.redop;
+  p.placement = run.in_place ? Placement::kInPlace : Placement::kOutOfPlace;
+  p.size_bytes = static_cast<std::int64_t>(run.bytes);
+  p.combine = TimeCombine::kMax;
+  return parameter_fields(p, settings, context);
 }
 
 double mean_of(const std::vector<double>& v) {
@@ -214,30 +265,19 @@ std::vector<report::SummaryRow> make_replay_summary(const SchemeReplay& replay, 
   std::vector<report::SummaryRow> rows;
   for (const ReplayRun& run : replay_runs(replay)) {
     const ReplayTimes& t = *run.times;
-    report::SummaryRow row{{"run_id", run.id}};
-    for (auto& field : replay_parameters(run, settings, context)) row.push_back(std::move(field));
-    const double mean = mean_of(t.embscale);
-    const report::SummaryRow figures{
-        {"time_us", mean * 1e6},
-        {"time_min_us", *std::min_element(t.embscale.begin(), t.embscale.end()) * 1e6},
-        {"time_max_us", *std::max_element(t.embscale.begin(), t.embscale.end()) * 1e6},
-        {"algbw_GBps", mean > 0 ? static_cast<double>(run.bytes) / mean / 1e9 : kNaN},
-        {"busbw_GBps", kNaN},
-        {"wrong", std::int64_t{replay.wrong.empty() ? 0 : 1}},
-        {"mpi_time_us", mean_of(t.bare) * 1e6},
-        {"time_median_us", t.embscale_median() * 1e6},
-        {"mpi_time_median_us", t.bare_median() * 1e6},
-        {"overhead", t.ratio_of_medians() - 1},
-        {"send_bytes_max", static_cast<double>(run.bytes)},
-        {"send_bytes_mean", kNaN},
-        {"send_imbalance", kNaN},
-        {"recv_bytes_max", kNaN},
-        {"recv_bytes_mean", kNaN},
-        {"recv_imbalance", kNaN},
-        {"paired_overhead", t.paired_ratio() - 1},
-    };
-    row.insert(row.end(), figures.begin(), figures.end());
-    rows.push_back(std::move(row));
+    CaseFigures f;
+    f.time_s = mean_of(t.embscale);
+    f.time_min_s = *std::min_element(t.embscale.begin(), t.embscale.end());
+    f.time_max_s = *std::max_element(t.embscale.begin(), t.embscale.end());
+    f.algbw_GBps = f.time_s > 0 ? static_cast<double>(run.bytes) / f.time_s / 1e9 : kNaN;
+    f.wrong = replay.wrong.empty() ? 0 : 1;
+    f.bare_time_s = mean_of(t.bare);
+    f.median_s = t.embscale_median();
+    f.bare_median_s = t.bare_median();
+    f.overhead = t.ratio_of_medians() - 1;
+    f.send_bytes_max = static_cast<double>(run.bytes);
+    f.paired_overhead = t.paired_ratio() - 1;
+    rows.push_back(summary_row(run.id, replay_parameters(run, settings, context), f));
   }
   return rows;
 }

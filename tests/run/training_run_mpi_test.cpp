@@ -44,13 +44,18 @@ std::string config_text(const embedding::SchemeEntry& entry, int ranks) {
                                    "combiner": "sum"}}]})";
 }
 
+// The run of config_text's workload under `entry`'s scheme on `world`.
+TrainingRun run_scheme(comm::Communicator& world, const embedding::SchemeEntry& entry) {
+  const config::Config config = config::parse_config_text(config_text(entry, world.size()), entry.name);
+  const auto source = workloads::make_batch_source(config);
+  return run_training(world, config, *source, nullptr);
+}
+
 TEST(TrainingRun, RunWideBytesAreTheSumOfThePhasesBytesForEveryScheme) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   for (const auto& entry : embedding::schemes()) {
     SCOPED_TRACE(entry.name);
-    const config::Config config = config::parse_config_text(config_text(entry, world.size()), entry.name);
-    const auto source = workloads::make_batch_source(config);
-    const TrainingRun run = run_training(world, config, *source, nullptr);
+    const TrainingRun run = run_scheme(world, entry);
     const auto& counters = run.measurements.counters;
     double sent_all_iterations = 0;
     for (const char* direction : {"bytes_sent", "bytes_recv"}) {
@@ -78,9 +83,7 @@ TEST(TrainingRun, TheUniqueKeyRatioIsNotMeasuredWhereNoSchemeCountsDistinctKeys)
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   for (const auto& entry : embedding::schemes()) {
     SCOPED_TRACE(entry.name);
-    const config::Config config = config::parse_config_text(config_text(entry, world.size()), entry.name);
-    const auto source = workloads::make_batch_source(config);
-    const double ratio = run_training(world, config, *source, nullptr).summary.unique_key_ratio;
+    const double ratio = run_scheme(world, entry).summary.unique_key_ratio;
     if (entry.dedups_before_exchange) {
       EXPECT_GT(ratio, 0.0);
       EXPECT_LE(ratio, 1.0);
