@@ -148,23 +148,21 @@ report::RunRecord make_case_record(const CaseSpec& spec, const RunSettings& sett
 
 report::SummaryRow make_case_summary(const CaseSpec& spec, const RunSettings& settings, const CaseResult& result,
                                      const CaseContext& context) {
-  CaseFigures f;
-  f.time_s = result.time_s;
-  f.time_min_s = result.time_min_s;
-  f.time_max_s = result.time_max_s;
-  f.algbw_GBps = result.algbw_GBps;
-  f.busbw_GBps = result.busbw_GBps;
-  f.wrong = result.wrong;
-  if (result.measured_bare) {
-    f.bare_time_s = result.bare_time_s;
-    f.bare_median_s = result.bare_median_s;
-    f.overhead = result.overhead();
-  }
-  f.median_s = result.median_s;
-  f.send_bytes_max = result.send_bytes_max;
-  f.send_bytes_mean = result.send_bytes_mean;
-  f.recv_bytes_max = result.recv_bytes_max;
-  f.recv_bytes_mean = result.recv_bytes_mean;
+  const bool bare = result.measured_bare;
+  const CaseFigures f{.time_s = result.time_s,
+                      .time_min_s = result.time_min_s,
+                      .time_max_s = result.time_max_s,
+                      .algbw_GBps = result.algbw_GBps,
+                      .busbw_GBps = result.busbw_GBps,
+                      .wrong = result.wrong,
+                      .bare_time_s = bare ? result.bare_time_s : kNaN,
+                      .median_s = result.median_s,
+                      .bare_median_s = bare ? result.bare_median_s : kNaN,
+                      .overhead = bare ? result.overhead() : kNaN,
+                      .send_bytes_max = result.send_bytes_max,
+                      .send_bytes_mean = result.send_bytes_mean,
+                      .recv_bytes_max = result.recv_bytes_max,
+                      .recv_bytes_mean = result.recv_bytes_mean};
   return summary_row(case_id(spec), case_parameters(spec, settings, result, context), f);
 }
 
