@@ -5,10 +5,14 @@
 
 Each PNG is written only when the report holds what it needs, and named on stdout:
 
-  phase_breakdown.png    one stacked bar per point: the time of each phase in a step (per
-                         iteration the slowest rank in that phase, median over the iterations of
-                         all repetitions), with the median step time as a tick. Several schemes:
-                         the union of their phases. Always, when a run has timings.
+  phase_breakdown.png    one stacked bar per point: the phases of each iteration's slowest rank
+                         (the largest sum of phases; in a parameter-server run among the
+                         trainers), median per phase over the iterations of all repetitions, so
+                         that the stack comes to the step time; the median step time as a tick
+                         with its spread (min-max of the repetitions' medians, or 25-75 % of one
+                         run's iterations). Several schemes: the union of their phases; a phase
+                         name the schemes give different meanings lists each with its schemes.
+                         Always, when a run has timings.
   throughput_vs_<f>.png  samples/s against each swept numeric field f (the report's sweep_axes,
                          else every parameter that varies; dots in f become '_'), one line per
                          combination of the other swept fields: median over repetitions with
@@ -24,9 +28,11 @@ Each PNG is written only when the report holds what it needs, and named on stdou
                          throughput(r)/throughput(r0) and efficiency T(r0)/T(r) against ranks.
                          (T: median step time, r0: the smallest rank count of the study.)
   imbalance.png          for up to four multi-rank points (most ranks, then worst load_imbalance
-                         first): keys each rank served
-                         as owner (counters/lookups, summed over iterations) and each rank's median
-                         time per phase, with max/mean in the titles.
+                         first), a row each: keys each rank served as owner (counters/lookups,
+                         summed over iterations) and each rank's median time per phase, the
+                         exchange phases hatched; max/mean of the keys, of the total time, and
+                         of the time without the exchanges (a rank waiting for a slower one
+                         waits in them, which evens out the totals).
   loss.png               series/loss per iteration, a small panel per point (first repetition).
   step_time.png          series/step_time per iteration (first repetition): a line per point, or
                          with more than six points a panel each on one y scale.
@@ -170,22 +176,55 @@ class Report:
         names = [p for p in text(self.run(run_id).attrs.get("phases", b"")).split(",") if p]
         return [p for p in names if self.dataset(run_id, f"timings/{p}") is not None]
 
-    @functools.cached_property
-    def phase_meanings(self):
-        """{phase: what it covers} from the runs' phase_meanings attributes (reports written
-        before embscale recorded them have none: the legend then shows the bare name)."""
+    def run_phase_meanings(self, run_id):
+        """{phase: what it covers} of one run, from its own phase_meanings attribute (schemes share
+        phase names with different meanings; reports of embscale before it have none)."""
         meanings = {}
-        for run_id in self.summary["run_id"]:
-            for line in text(self.run(run_id).attrs.get("phase_meanings", b"")).splitlines():
-                name, sep, meaning = line.partition(": ")
-                if sep:
-                    meanings.setdefault(name, meaning)
+        for line in text(self.run(run_id).attrs.get("phase_meanings", b"")).splitlines():
+            name, sep, meaning = line.partition(": ")
+            if sep:
+                meanings[name] = meaning
         return meanings
 
-    def phase_label(self, phase):
-        """A legend entry: the phase's name and what it covers."""
-        meaning = self.phase_meanings.get(phase)
-        return f"{phase}: {meaning}" if meaning else phase
+    def scheme_of(self, run_id):
+        rows = self.summary[self.summary["run_id"] == run_id]
+        return str(rows["scheme"].iloc[0]) if "scheme" in rows and len(rows) else run_id
+
+    def phase_label(self, phase, run_ids):
+        """A legend entry for `phase` as the runs `run_ids` recorded it: its name and what it covers,
+        each distinct meaning followed by the schemes it belongs to when the runs disagree."""
+        meanings = {}  # meaning -> schemes, in first-seen order
+        for run_id in run_ids:
+            meaning = self.run_phase_meanings(run_id).get(phase)
+            if meaning is not None and phase in self.phases(run_id):
+                schemes = meanings.setdefault(meaning, [])
+                if self.scheme_of(run_id) not in schemes:
+                    schemes.append(self.scheme_of(run_id))
+        if not meanings:
+            return phase
+        if len(meanings) == 1:
+            return f"{phase}: {next(iter(meanings))}"
+        return phase + ": " + "; ".join(f"{m} ({', '.join(s)})" for m, s in meanings.items())
+
+    def exchange_phases(self, run_id):
+        """The run's phases that run a collective (they have per-phase byte counters): a rank's
+        waiting for slower ranks shows up in them."""
+        return [p for p in self.phases(run_id) if self.dataset(run_id, f"counters/{p}.bytes_sent") is not None]
+
+    def slowest_rank_ms(self, run_id):
+        """{phase: ms per iteration} of each iteration's slowest rank (the largest sum of phases; in
+        a parameter-server run among the trainers, as the step time is), so that the phases stack
+        up to the step time."""
+        phases = self.phases(run_id)
+        if not phases:
+            return {}
+        times = np.stack([self.dataset(run_id, f"timings/{p}") for p in phases])  # [phase, iteration, rank]
+        trainers = self.run(run_id).attrs.get("trainers")
+        if trainers is not None and 0 < int(trainers) <= times.shape[2]:
+            times = times[:, :, : int(trainers)]
+        slowest = times.sum(axis=0).argmax(axis=1)  # per iteration
+        chosen = times[:, np.arange(times.shape[1]), slowest]  # [phase, iteration]
+        return {p: chosen[i] * 1e3 for i, p in enumerate(phases)}
 
     @functools.cached_property
     def phase_colors(self):
@@ -255,13 +294,20 @@ def integer_iterations(ax):
 # ---- phase breakdown ---------------------------------------------------------------------------
 
 def point_phases_ms(report, runs):
-    """{phase: median ms} for a point, pooling the iterations of its repetitions, and its median step time."""
+    """A point's {phase: median ms of the slowest rank}, pooling the iterations of its repetitions,
+    and its step time as (median, low, high): min-max of the repetitions' medians, or for one run
+    the 25-75 % of its iterations."""
     run_ids = list(runs["run_id"])
-    phases = report.phases(run_ids[0])
-    per_phase = {p: float(np.median(np.concatenate([report.phase_ms(r, p) for r in run_ids]))) for p in phases}
-    steps = [s for s in (report.dataset(r, "series/step_time") for r in run_ids) if s is not None]
-    step = float(np.median(np.concatenate(steps))) * 1e3 if steps else np.nan
-    return per_phase, step
+    laps = [report.slowest_rank_ms(r) for r in run_ids]
+    per_phase = {p: float(np.median(np.concatenate([lap[p] for lap in laps if p in lap]))) for p in laps[0]}
+    steps = [s * 1e3 for s in (report.dataset(r, "series/step_time") for r in run_ids) if s is not None]
+    if not steps:
+        return per_phase, (np.nan, np.nan, np.nan)
+    median = float(np.median(np.concatenate(steps)))
+    if len(steps) > 1:
+        medians = [float(np.median(s)) for s in steps]
+        return per_phase, (median, min(medians), max(medians))
+    return per_phase, (median, float(np.percentile(steps[0], 25)), float(np.percentile(steps[0], 75)))
 
 
 def merge_order(union, names):
@@ -274,14 +320,17 @@ def merge_order(union, names):
 
 
 def phase_breakdown(report, outdir):
-    labels, stacks, steps, phases = [], [], [], []
+    labels, stacks, steps, phases, run_ids = [], [], [], [], []
+    repeated = single = False
     for _, runs in report.points():
         per_phase, step = point_phases_ms(report, runs)
         if not per_phase:
             continue
+        repeated, single = repeated or len(runs) > 1, single or len(runs) == 1
         phases = merge_order(phases, list(per_phase))
         stacks.append(per_phase)
         steps.append(step)
+        run_ids += list(runs["run_id"])
         labels.append(report.label(runs.iloc[0], sep="\n"))
     if not stacks:
         return
@@ -296,21 +345,24 @@ def phase_breakdown(report, outdir):
         ms = np.array([stack.get(phase, 0.0) for stack in stacks])
         bars.append(ax.bar(x, ms, bottom=bottom, width=0.7, label=phase, color=report.phase_colors.get(phase, "0.5")))
         bottom += ms
-    ax.hlines(steps, x - 0.35, x + 0.35, color="black", lw=2.5, zorder=3)  # as wide as the bar
+    median, low, high = (np.array(v) for v in zip(*steps))
+    ax.hlines(median, x - 0.35, x + 0.35, color="black", lw=2.5, zorder=3)  # as wide as the bar
+    ax.errorbar(x, median, yerr=[median - low, high - median], fmt="none", ecolor="black", capsize=5, zorder=3)
     ax.set_xticks(x)
     ax.set_xticklabels([label.replace("\n", ", ") for label in labels] if crowded else labels,
                        rotation=90 if crowded else 0, fontsize="small")
     # explicit: the 0-high segments of a phase a point lacks would pin the autoscaled top to its bar
-    ax.set_ylim(0, 1.06 * np.nanmax(np.concatenate([bottom, steps])))
+    ax.set_ylim(0, 1.06 * np.nanmax(np.concatenate([bottom, high])))
     ax.set_ylabel("time per step (ms)")
     schemes = report.summary["scheme"].unique() if "scheme" in report.summary else []
     scheme = f" ({schemes[0]})" if len(schemes) == 1 else ""
     what = "Phase breakdown per point" if len(labels) > 1 else f"Phase breakdown of a step, {labels[0]}"
     ax.set_title(f"{what}{scheme}\n"
-                 "each phase: the slowest rank per iteration, median over iterations (and repetitions)",
+                 "stacked: the phases of each iteration's slowest rank, median over iterations (and repetitions)\n"
+                 f"step time: median, {spread_note(repeated, single)}",
                  fontsize="medium")
     step_key = Line2D([], [], color="black", lw=2.5)
-    ax.legend(bars[::-1] + [step_key], [report.phase_label(p) for p in phases[::-1]] + ["step time (median)"],
+    ax.legend(bars[::-1] + [step_key], [report.phase_label(p, run_ids) for p in phases[::-1]] + ["step time (median)"],
               title="phase (top to bottom)",
               bbox_to_anchor=(1.01, 1), loc="upper left", fontsize="small")
     ax.grid(axis="y", alpha=0.3)
@@ -498,29 +550,41 @@ def imbalance(report, outdir):
     chosen, total = imbalance_runs(report)
     if not chosen:
         return
-    fig, axes = plt.subplots(len(chosen), 2, figsize=(12, 3.4 * len(chosen)), squeeze=False)
+    # A subfigure per run: its name as the row's title, above two panels with short titles of
+    # their own (two long titles side by side overlapped).
+    fig = plt.figure(figsize=(13, 3.9 * len(chosen)), layout="constrained")
     legend_shown = None
-    for (left, right), row in zip(axes, chosen):
+    for sub, row in zip(np.atleast_1d(fig.subfigures(len(chosen), 1)), chosen):
+        left, right = sub.subplots(1, 2)
         run_id = row["run_id"]
-        name = f"{run_id} ({report.label(row)})" if report.label(row) != run_id else run_id
+        sub.suptitle(f"{run_id} ({report.label(row)})" if report.label(row) != run_id else run_id,
+                     fontsize="medium", fontweight="bold")
         lookups = report.dataset(run_id, "counters/lookups").sum(axis=0).astype(float)
         ranks = np.arange(len(lookups))
         left.bar(ranks, lookups, color="tab:blue", width=0.7)
         left.axhline(lookups.mean(), color="k", ls="--", alpha=0.6, label="mean")
         left.set_ylabel("keys served as owner")
         left.yaxis.set_major_formatter(EngFormatter(sep=""))
-        left.set_title(f"{name}\nkeys served as owner, all iterations: max/mean {lookups.max() / lookups.mean():.3f}",
-                       fontsize="medium")
+        left.set_title(f"keys served as owner, all iterations\nmax/mean {lookups.max() / lookups.mean():.3f}",
+                       fontsize="small")
         left.legend(fontsize="small", loc="lower right")
-        bottom = np.zeros(len(ranks))
+        bottom, outside = np.zeros(len(ranks)), np.zeros(len(ranks))
+        exchanges = report.exchange_phases(run_id)
         for phase in report.phases(run_id):
             ms = np.median(report.dataset(run_id, f"timings/{phase}"), axis=0) * 1e3
-            right.bar(ranks, ms, bottom=bottom, width=0.7, label=report.phase_label(phase),
-                      color=report.phase_colors.get(phase, "0.5"))
+            right.bar(ranks, ms, bottom=bottom, width=0.7, label=report.phase_label(phase, [run_id]),
+                      color=report.phase_colors.get(phase, "0.5"), hatch="//" if phase in exchanges else None,
+                      edgecolor="white" if phase in exchanges else None, linewidth=0)
             bottom += ms
+            if phase not in exchanges:
+                outside += ms
         right.set_ylabel("median time per step (ms)")
-        right.set_title(f"{name}\neach rank's median time per phase: max/mean of the total "
-                        f"{bottom.max() / bottom.mean():.3f}", fontsize="medium")
+        # A rank that waits for a slower one waits inside the exchanges (hatched), which evens out
+        # the totals: the ratio without them shows the imbalance of the work itself.
+        balance = f"max/mean of the total {bottom.max() / bottom.mean():.3f}"
+        if exchanges and outside.mean() > 0:
+            balance += f", without the exchanges (hatched, where ranks wait) {outside.max() / outside.mean():.3f}"
+        right.set_title(f"each rank's median time per phase\n{balance}", fontsize="small")
         handles, names = right.get_legend_handles_labels()
         if names != legend_shown:  # once per set of phases: the rows below share the colours
             legend_shown = names
@@ -530,8 +594,7 @@ def imbalance(report, outdir):
             ax.set_xticks(ranks if len(ranks) <= 32 else ranks[:: len(ranks) // 16])
             ax.set_xlabel("rank")
     if total > len(chosen):
-        fig.suptitle(f"Per-rank balance of {len(chosen)} of {total} points (most ranks, then worst balance)", y=1.0)
-    fig.tight_layout()
+        fig.suptitle(f"Per-rank balance of {len(chosen)} of {total} points (most ranks, then worst balance)")
     save(fig, outdir, "imbalance.png")
 
 
