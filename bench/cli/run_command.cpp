@@ -11,6 +11,7 @@
 #include "comm/mpi_communicator.hpp"
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
+#include "report/figure_units.hpp"
 #include "report/metadata.hpp"
 #include "report/writer.hpp"
 #include "run/driver_choice.hpp"
@@ -34,8 +35,10 @@ int run_command(const RunOptions& options) {
     writer.emplace(world, output, metadata);
   });
 
-  if (root) {
-    std::cout << "embscale run: " << run::scheme_names(config) << " on " << world.size() << " ranks";
+  // What runs, said once: the first line, or with --quiet the start of the only line.
+  const std::string what = run::scheme_names(config) + " on " + std::to_string(world.size()) + " ranks";
+  if (root && !options.quiet) {
+    std::cout << "embscale run: " << what;
     if (config::runs_on_parameter_servers(config)) {
       const auto roles = run::check_parameter_server_run(config, world.size());
       std::cout << " (" << roles.trainers << (roles.trainers == 1 ? " trainer, " : " trainers, ") << roles.servers
@@ -50,10 +53,12 @@ int run_command(const RunOptions& options) {
     if (plan)
       std::cout << "sharding plan (" << plan->policy << "): " << run::scheme_names(config) << ", predicted step "
                 << plan->step_seconds * 1e3 << " ms (embscale plan prints it in full)\n";
-    if (!config.not_run.empty())
-      std::cout << "note: --embedding-only: running the embedding layers; not run: " << config::describe_not_run(config)
-                << '\n';
   }
+  if (root && !config.not_run.empty())
+    std::cerr << "note: --embedding-only: running the embedding layers; not run: " << config::describe_not_run(config)
+              << '\n';
+  if (root && !config.not_used.empty())
+    std::cerr << "note: accepted and not used: " << config::describe_not_used(config) << '\n';
   // A signal stops the run at an iteration boundary, on every rank, with no report.
   const auto stop_check = [&world] { return comm::any_rank_stopping(world); };
   const auto run = run::train(world, config, *source, options.quiet ? nullptr : &std::cout, stop_check);
@@ -66,7 +71,12 @@ int run_command(const RunOptions& options) {
   writer->write_summary(summary);
   writer->commit();
 
-  if (root) std::cout << '\n' << report::format_summary_table(summary) << "\nreport: " << output.string() << '\n';
+  if (root && options.quiet)
+    std::cout << "embscale run: " << what << ", " << run.summary.iterations << " iterations: step "
+              << report::format_figure_value("step_time", run.summary.step_time_median_s) << " (median), "
+              << report::format_figure_value("throughput_samples_per_s", run.summary.throughput_samples_per_s)
+              << "; report: " << output.string() << '\n';
+  else if (root) std::cout << '\n' << report::format_summary_table(summary) << "\nreport: " << output.string() << '\n';
   return 0;
 }
 
@@ -76,11 +86,14 @@ RunFunction define_run(CLI::App& command, const Invocation& invocation) {
   struct Parsed {
     RunOptions options;
     std::string config, output;
+    std::vector<std::string> unset;
   };
   auto parsed = std::make_shared<Parsed>();
   command.add_option("config", parsed->config, "config JSON file");
   command.add_option("-o,--output", parsed->output, "report path (default: results/runs/<UTC timestamp>.h5)");
-  command.add_flag("-q,--quiet", parsed->options.quiet, "no progress lines");
+  command.add_flag("-q,--quiet", parsed->options.quiet,
+                   "one line on success (what ran, the median step, the throughput, the report); notes and "
+                   "warnings still go to stderr");
   command.add_flag("--embedding-only", parsed->options.embedding_only,
                    "run the embedding part of a config that asks for more (a HugeCTR file's dense layers, evaluation, "
                    "checkpoints), listing what is skipped; without it such a config is refused (exit 2)");
@@ -89,8 +102,12 @@ RunFunction define_run(CLI::App& command, const Invocation& invocation) {
   command.add_option("--set", parsed->options.settings,
                      "FIELD=VALUE: override a config field, addressed as in sweeps (solver.batchsize=8192, "
                      "layers.emb1.sparse_embedding_hparam.combiner=mean); repeatable");
+  command.add_option("--unset", parsed->unset,
+                     "FIELD: remove a config field, so that its default applies (= --set FIELD=null; "
+                     "--set optimizer.type=Adam --unset optimizer.sgd_hparam); repeatable");
   return [parsed, command_line = invocation.command_line] {
     RunOptions& options = parsed->options;
+    for (const auto& field : parsed->unset) options.settings.push_back(field + "=null");
     if (!parsed->config.empty()) options.config_path = parsed->config;
     if (!parsed->output.empty()) options.output_path = parsed->output;
     options.command_line = command_line;

@@ -54,8 +54,10 @@ AgreedConfig load_config_agreed(comm::Communicator& world, const std::optional<s
   });
   agree_planner_memory(world, *config);
   comm::run_agreed(world, [&] {
-    plan = plan::plan_for_run(*config, world.size());
-    run::check_training_for_ranks(*config, world.size());
+    naming_input(path.value_or("<embedded default>"), [&] {
+      plan = plan::plan_for_run(*config, world.size());
+      run::check_training_for_ranks(*config, world.size());
+    });
     run::check_run_environment();
     // A trace that cannot be read, or is too short for warmup_iter + max_iter batches, is bad
     // input too.

@@ -280,15 +280,14 @@ int sweep_command(const SweepOptions& options) {
   for (const auto& run : planned) already += is_done(run.id) ? 1 : 0;
 
   const auto directory = points_directory(options.output_path);
-  if (root)
-    std::cout << "embscale sweep: " << spec.points.size() << " points x " << spec.repetitions
-              << " repetitions = " << total << " runs on up to " << world.size() << " ranks" << (already ? ", " : "")
-              << (already ? std::to_string(already) + " done before (resumed)" : "")
-              << "\npoints: " << directory.string()
-              << (opened.removed_temps
-                      ? " (removed " + std::to_string(opened.removed_temps) + " temporary file(s) of abandoned runs)"
-                      : "")
-              << "\n";
+  const std::string what = std::to_string(spec.points.size()) + " points x " + std::to_string(spec.repetitions) +
+                           " repetitions = " + std::to_string(total) + " runs on up to " +
+                           std::to_string(world.size()) + " ranks" +
+                           (already ? ", " + std::to_string(already) + " done before (resumed)" : "");
+  if (root && !options.quiet) std::cout << "embscale sweep: " << what << "\npoints: " << directory.string() << "\n";
+  if (root && opened.removed_temps)
+    std::cerr << "note: removed " << opened.removed_temps << " temporary file(s) of abandoned runs in "
+              << directory.string() << '\n';
 
   Stopwatch elapsed;
   std::int64_t finished_now = 0;
@@ -298,7 +297,7 @@ int sweep_command(const SweepOptions& options) {
     if (const int signal = comm::any_rank_stopping(world))
       throw StopRequested("stopped by " + signal_name(signal) + " before run " + run.id);
     const int ranks = run.point->ranks ? run.point->ranks : world.size();
-    if (root) {
+    if (root && !options.quiet) {
       const auto remaining = static_cast<double>(total - already - finished_now);
       const std::string eta =
           finished_now ? ", ETA " + format_duration(elapsed.seconds() / static_cast<double>(finished_now) * remaining)
@@ -318,7 +317,9 @@ int sweep_command(const SweepOptions& options) {
   }
 
   merge_sweep(world, options, source, spec, planned);
-  if (root) {
+  if (root && options.quiet) {
+    std::cout << "embscale sweep: " << what << "; report: " << options.output_path << '\n';
+  } else if (root) {
     const auto merged = report::read_report(options.output_path);
     std::cout << '\n' << report::format_summary_table(merged.summary) << "\nreport: " << options.output_path << '\n';
   }
@@ -333,7 +334,8 @@ RunFunction define_sweep(CLI::App& command, const Invocation& invocation) {
   command.add_option("-o,--output", options->output_path, "merged report; point reports go to <stem>.points/")
       ->required();
   command.add_flag("--resume", options->resume, "go on with the runs the manifest lacks (after a stop or a requeue)");
-  command.add_flag("-q,--quiet", options->quiet, "no per-iteration progress lines");
+  command.add_flag("-q,--quiet", options->quiet,
+                   "one line on success (the runs and the report); no progress or summary table");
   command.add_flag("--dry-run", options->dry_run, "check every point and print the plan; run and write nothing");
   command.add_flag("--embedding-only", options->embedding_only,
                    "run the embedding part of a base config that asks for more (as `run --embedding-only`)");

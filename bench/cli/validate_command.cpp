@@ -1,19 +1,47 @@
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "bench/cli/commands.hpp"
 #include "bench/cli/subcommand_registry.hpp"
 #include "config/config.hpp"
+#include "core/error.hpp"
+#include "embedding/engine.hpp"
+#include "plan/planner.hpp"
+#include "run/driver_choice.hpp"
 #include "workloads/workload_description.hpp"
 
 namespace embscale::cli {
+namespace {
 
-int validate_command(const std::string& config_path, bool embedding_only) {
-  const auto config = config::load_config_file(config_path);
+// What `run` checks before its first step, in the order it does: the checks that hold on any
+// number of ranks, and with `ranks` those that depend on them (the batch per rank, a planned
+// layer's plan, each scheme's placement and the rows the fullest rank holds, the parameter
+// server's roles). Returns what was not checked, for the output.
+std::string check_as_run_would(config::Config& config, const std::string& config_path, std::optional<int> ranks) {
+  naming_input(config_path, [&] {
+    if (!config::runs_on_parameter_servers(config)) embedding::check_layers(config, config.data.slot_size_array);
+    if (!ranks) return;
+    config::resolve_batch_for_ranks(config, *ranks);
+    plan::plan_for_run(config, *ranks);
+    run::check_training_for_ranks(config, *ranks);
+  });
+  return ranks ? "" : "what depends on the ranks (give --ranks N): the batch per rank, the placement, rows per rank";
+}
+
+}  // namespace
+
+int validate_command(const std::string& config_path, bool embedding_only, std::optional<int> ranks) {
+  auto config = config::load_config_file(config_path);
   config::check_runs_whole(config, embedding_only, config_path);  // as `run` would refuse it
-  std::cout << config_path << ": valid (schema version " << config.schema_version << ")\n";
+  const std::string unchecked = check_as_run_would(config, config_path, ranks);
+  std::cout << config_path << ": valid (schema version " << config.schema_version << ")";
+  if (ranks) std::cout << " on " << *ranks << (*ranks == 1 ? " rank" : " ranks");
+  std::cout << '\n';
+  if (!unchecked.empty()) std::cout << "  not checked: " << unchecked << '\n';
   if (!config.not_run.empty())
     std::cout << "  not run (--embedding-only): " << config::describe_not_run(config) << '\n';
+  if (!config.not_used.empty()) std::cout << "  accepted and not used: " << config::describe_not_used(config) << '\n';
   std::cout << "  data: " << config::to_string(config.data.format) << ", " << config.data.slot_num << " slots";
   if (config.data.format != config::DataFormat::kSynthetic)
     std::cout << ", source " << config::data_source_path(config).string();
@@ -32,13 +60,19 @@ RunFunction define_validate(CLI::App& command, const Invocation&) {
   struct Parsed {
     std::string path;
     bool embedding_only = false;
+    std::optional<int> ranks;
   };
   auto parsed = std::make_shared<Parsed>();
   command.add_option("config", parsed->path, "config JSON file")->required();
   command.add_flag("--embedding-only", parsed->embedding_only,
                    "accept a config embscale runs only in part (a HugeCTR file's dense layers, evaluation, ...), "
                    "as `run --embedding-only` does");
-  return [parsed] { return validate_command(parsed->path, parsed->embedding_only); };
+  command
+      .add_option("--ranks", parsed->ranks,
+                  "also check what depends on the number of ranks, as `run` on N ranks would: the batch per rank, "
+                  "a planned layer's plan, each scheme's placement, the rows the fullest rank holds")
+      ->check(CLI::PositiveNumber);
+  return [parsed] { return validate_command(parsed->path, parsed->embedding_only, parsed->ranks); };
 }
 
 }  // namespace embscale::cli

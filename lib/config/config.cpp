@@ -51,6 +51,7 @@ Config parse_config(const nlohmann::json& json, const std::string& origin) {
   c.optimizer = parse_optimizer(top.object("optimizer"));  // before the layers: their default
   parse_layers(top.required("layers", "a non-empty array of layer objects"), c);
   record_keys_not_run(top, c);
+  hugectr::append_keys_not_used(top, c.not_used);
   if (top.has("eviction")) c.eviction = parse_eviction_study(top.object("eviction"), c);
   if (top.has("planner")) c.planner = parse_planner_settings(top.object("planner"));
   if (top.has("parameter_server")) c.parameter_server = parse_parameter_server_settings(top.object("parameter_server"));
@@ -110,6 +111,12 @@ std::filesystem::path data_source_path(const Config& config) {
 std::string describe_not_run(const Config& config) {
   std::string list;
   for (const auto& entry : config.not_run) list += (list.empty() ? "" : ", ") + entry;
+  return list;
+}
+
+std::string describe_not_used(const Config& config) {
+  std::string list;
+  for (const auto& entry : config.not_used) list += (list.empty() ? "" : "; ") + entry;
   return list;
 }
 

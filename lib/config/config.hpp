@@ -77,7 +77,12 @@ struct DataLayer {
   std::int64_t num_samples = 0;    // Raw, Embscale: only the trace's first num_samples are read; 0: all
   bool float_label_dense = false;  // Raw: labels and dense features stored as floats
   std::int64_t max_nnz = 0;        // sparse[0].max_nnz: the most keys of a trace's bag; 0: not given
-  std::vector<std::int64_t> slot_size_array;  // vocabulary of each slot; keys unified-encoded
+  // The vocabulary of each slot; keys unified-encoded. Empty for a Norm file that gives none (as
+  // HugeCTR's hash embeddings allow): each key is then whatever the file holds, and the layers
+  // over it run on dynamic storage (their default there: HugeCTR's hash table, capacity
+  // max_vocabulary_size_per_gpu per rank) with the schemes that need no key ranges.
+  std::vector<std::int64_t> slot_size_array;
+  bool key_spaces_known() const noexcept { return !slot_size_array.empty(); }
   std::int32_t label_dim = 1;
   std::int32_t dense_dim = 0;
   // HugeCTR's sparse inputs: consecutive runs of the slots, each a tensor an embedding layer
@@ -127,6 +132,10 @@ struct EmbeddingLayer {
   std::string bottom;  // a DataLayer's sparse_top
   std::string top;
   std::int64_t max_vocabulary_size_per_gpu = 0;
+  // sparse_embedding_hparam.slot_size_array (HugeCTR's localized and one-hot embeddings): the
+  // vocabulary of each of the layer's slots; equal to the Data layer's where both are given, the
+  // key spaces of a Norm Data layer that gives none. Empty when absent.
+  std::vector<std::int64_t> slot_size_array;
   std::int32_t embedding_vec_size = 0;
   Combiner combiner = Combiner::kSum;
   Optimizer optimizer;  // the layer's own, else the global one
@@ -233,6 +242,9 @@ struct Config {
   // (\"InnerProduct\")"), then the solver's and the Data layer's keys ("solver.eval_interval
   // (evaluation)"). Empty for embscale's own configs.
   std::vector<std::string> not_run;
+  // HugeCTR keys accepted that change nothing embscale measures, with why ("solver.gpu (the GPUs
+  // a node uses: ...)"): run and validate print them, so that none is dropped without a word.
+  std::vector<std::string> not_used;
   // The directory relative paths in the config resolve against: the config file's (empty: the
   // working directory). Set by whoever read the file (load_config_file, run, sweep, trace), since
   // parsing sees only text.
@@ -278,6 +290,8 @@ std::filesystem::path data_source_path(const Config& config);
 void check_runs_whole(const Config& config, bool embedding_only, const std::string& origin);
 // "layers[fc1] (\"InnerProduct\"), solver.eval_interval (evaluation)": not_run in one line.
 std::string describe_not_run(const Config& config);
+// Config::not_used in one line, "; "-separated (each entry's reason may hold commas).
+std::string describe_not_used(const Config& config);
 
 std::string to_string(Combiner c);
 std::string to_string(OptimizerType t);  // the config's name: "SGD", "Adam", "RowWiseAdaGrad", ...

@@ -57,7 +57,10 @@ void parse_trace_keys(const ObjectReader& r, DataLayer& d) {
 }
 
 // Keys are unified-encoded (slot j's keys follow slot j-1's), so the sum must fit a signed key.
+// A Norm file may leave it out, as HugeCTR's hash embeddings over Norm data do: its keys are
+// whatever the file holds (config.hpp, DataLayer::key_spaces_known).
 void parse_slot_sizes(const ObjectReader& r, DataLayer& d) {
+  if (d.format == DataFormat::kNorm && !r.has("slot_size_array")) return;
   std::int64_t total = 0;
   for (const auto& size : r.required("slot_size_array", "a non-empty array of integers >= 1")
                               .array(1, "a non-empty array of integers >= 1")) {
@@ -89,16 +92,23 @@ void parse_sparse_input(const ObjectReader& r, DataLayer& d, std::vector<TensorN
   d.slot_num = 0;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const auto in = inputs[k].object();
-    in.only_keys({"top", "type", "slot_num", "max_feature_num_per_sample", "max_nnz", "is_required"});
+    in.only_keys(hugectr::with_unused_keys({"top", "slot_num", "max_feature_num_per_sample", "max_nnz"},
+                                           hugectr::UnusedIn::kSparseInput));
+    hugectr::check_unused_keys(in, hugectr::UnusedIn::kSparseInput);
     DataLayer::SparseInput sparse_input;
     sparse_input.top = in.name("top");
     tops.push_back({sparse_input.top, in.path_of("top")});
-    in.one_of_or("type", "DistributedSlot", {"DistributedSlot", "LocalizedSlot"});  // HugeCTR's; unused
     const auto slot_num = in.required("slot_num", "an integer >= 1");
     sparse_input.first_slot = d.slot_num;
     sparse_input.slot_num = static_cast<std::int32_t>(slot_num.integer(IntRange::between(1, kMaxSlots)));
     const auto total = static_cast<std::int64_t>(d.slot_num) + sparse_input.slot_num;
     const auto slots = static_cast<std::int64_t>(d.slot_size_array.size());
+    if (!d.key_spaces_known()) {  // no slot_size_array to agree with: the inputs say how many slots
+      if (total > kMaxSlots) slot_num.fail("an integer that keeps the slots below 2^31");
+      d.slot_num = static_cast<std::int32_t>(total);
+      d.sparse_inputs.push_back(sparse_input);
+      continue;
+    }
     if (inputs.size() == 1 && total != slots)
       slot_num.fail("the number of entries of " + r.path_of("slot_size_array") + " (" + std::to_string(slots) + ")");
     if (total > slots || (k + 1 == inputs.size() && total != slots))
@@ -129,7 +139,6 @@ void parse_sparse_input(const ObjectReader& r, DataLayer& d, std::vector<TensorN
     if (max_features->integer(IntRange::at_least(1)) < max_per_sample && synthetic)
       max_features->fail("an integer >= " + std::to_string(max_per_sample) +
                          " (the sum of the slots' nnz_per_slot: a synthetic sample holds up to that many keys)");
-  if (const auto required = input.optional("is_required")) required->boolean();  // HugeCTR's; unused
 }
 
 }  // namespace
@@ -139,8 +148,7 @@ DataLayer parse_data_layer(const ObjectReader& r, const std::string& name, std::
     std::vector<std::string> keys = {
         "name",      "type",  "format", "source", "check", "num_samples", "float_label_dense", "slot_size_array",
         "synthetic", "label", "dense",  "sparse"};
-    keys.insert(keys.end(), hugectr::unused_data_keys().begin(), hugectr::unused_data_keys().end());
-    return keys;
+    return hugectr::with_unused_keys(keys, hugectr::UnusedIn::kData);
   }());
   DataLayer d;
   d.name = name;
@@ -151,7 +159,7 @@ DataLayer parse_data_layer(const ObjectReader& r, const std::string& name, std::
   d.label_dim = parse_input_block(r, "label", "label_dim", 1, IntRange::between(1, kMaxLabelDim), tops);
   d.dense_dim = parse_input_block(r, "dense", "dense_dim", 0, IntRange::between(0, kMaxDenseDim), tops);
   parse_sparse_input(r, d, tops);  // after synthetic: checks max_nnz against the slots' nnz
-  hugectr::check_unused_data_keys(r);
+  hugectr::check_unused_keys(r, hugectr::UnusedIn::kData);
   return d;
 }
 

@@ -1,5 +1,6 @@
 #include "config/hugectr_names.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace embscale::config::hugectr {
@@ -7,23 +8,33 @@ namespace {
 
 // An accepted-but-unused key and the check of its value. `not_run` says what HugeCTR would do with
 // it that embscale does not (evaluation, checkpoints, ...): such keys go into Config::not_run.
-// Keys without it change nothing a run of the embedding part measures (lr_policy "fixed" is what
-// embscale runs; gpu is the placement the rank count replaces).
+// The others change nothing a run of the embedding part measures; `not_used` says why, and they go
+// into Config::not_used, which run and validate print, so that no key is dropped without a word.
+// Neither: the key asks for what embscale does anyway (lr_policy "fixed").
 struct UnusedKey {
   std::string key;
   void (*check)(const ValueReader&);
   const char* not_run = nullptr;
+  const char* not_used = nullptr;
 };
 
 constexpr const char* kEvaluation = "evaluation";
 constexpr const char* kCheckpoints = "checkpoints";
 constexpr const char* kModelFile = "initial weights from a model file";
 constexpr const char* kDenseCompute = "dense-layer arithmetic";
+constexpr const char* kSchedule = "a learning-rate schedule: the rows train at the fixed learning_rate";
 
 void a_string(const ValueReader& v) { v.string(); }
 void a_boolean(const ValueReader& v) { v.boolean(); }
 void a_count(const ValueReader& v) { v.integer(IntRange::at_least(0)); }
 void a_positive_count(const ValueReader& v) { v.integer(IntRange::at_least(1)); }
+void a_positive_number(const ValueReader& v) { v.number(NumberRange::above(0.0)); }
+void a_nonnegative_number(const ValueReader& v) { v.number(NumberRange::between(0.0, 1e300)); }
+// HugeCTR 2.2 took true or false, later versions the number of evaluation batches to cache.
+void cached_eval_batches(const ValueReader& v) {
+  if (!v.json().is_boolean()) v.integer(IntRange::at_least(0));
+}
+void a_sparse_input_type(const ValueReader& v) { v.one_of({"DistributedSlot", "LocalizedSlot"}); }
 
 // "gpu": [0, 1] (one node) or [[0, 1], [1, 2]] (a list per node).
 void gpu_list(const ValueReader& v) {
@@ -80,19 +91,20 @@ void optimizer_learning_rate_flag(const ValueReader& v) {
 }
 
 const std::vector<UnusedKey>& solver_table() {
-  static const std::vector<UnusedKey> table = {{"lr_policy", fixed_policy},
-                                               {"gpu", gpu_list},
-                                               {"batchsize_eval", a_positive_count, kEvaluation},
-                                               {"snapshot", a_count, kCheckpoints},
-                                               {"snapshot_prefix", a_string, kCheckpoints},
-                                               {"eval_interval", a_positive_count, kEvaluation},
-                                               {"eval_batches", a_positive_count, kEvaluation},
-                                               {"max_eval_batches", a_positive_count, kEvaluation},
-                                               {"mixed_precision", loss_scaler, "fp16 mixed precision"},
-                                               {"eval_metrics", metric_list, kEvaluation},
-                                               {"enable_tf32_compute", a_boolean, kDenseCompute},
-                                               {"dense model_file", a_string, kModelFile},
-                                               {"sparse_model_file", model_files, kModelFile}};
+  static const std::vector<UnusedKey> table = {
+      {"lr_policy", fixed_policy},
+      {"gpu", gpu_list, nullptr, "the GPUs a node uses: here the launcher's ranks (mpiexec -n, srun -n) run"},
+      {"batchsize_eval", a_positive_count, kEvaluation},
+      {"snapshot", a_count, kCheckpoints},
+      {"snapshot_prefix", a_string, kCheckpoints},
+      {"eval_interval", a_positive_count, kEvaluation},
+      {"eval_batches", a_positive_count, kEvaluation},
+      {"max_eval_batches", a_positive_count, kEvaluation},
+      {"mixed_precision", loss_scaler, "fp16 mixed precision"},
+      {"eval_metrics", metric_list, kEvaluation},
+      {"enable_tf32_compute", a_boolean, kDenseCompute},
+      {"dense model_file", a_string, kModelFile},
+      {"sparse_model_file", model_files, kModelFile}};
   return table;
 }
 
@@ -100,24 +112,38 @@ const std::vector<UnusedKey>& solver_table() {
 const std::vector<UnusedKey>& data_table() {
   static const std::vector<UnusedKey> table = {{"eval_source", a_string, kEvaluation},
                                                {"eval_num_samples", a_count, kEvaluation},
-                                               {"cache_eval_data", a_boolean, kEvaluation}};
+                                               {"cache_eval_data", cached_eval_batches, kEvaluation}};
   return table;
 }
 
 const std::vector<UnusedKey>& optimizer_table() {
-  static const std::vector<UnusedKey> table = {{"learning_rate", optimizer_learning_rate_flag}};
+  static const std::vector<UnusedKey> table = {
+      {"learning_rate", optimizer_learning_rate_flag, nullptr, "HugeCTR's flag; the rate is the hparam block's"}};
+  return table;
+}
+
+// SGD's schedule (HugeCTR's sgd_hparam, as its DLRM samples give it).
+const std::vector<UnusedKey>& sgd_table() {
+  static const std::vector<UnusedKey> table = {{"warmup_steps", a_count, nullptr, kSchedule},
+                                               {"decay_start", a_count, nullptr, kSchedule},
+                                               {"decay_steps", a_positive_count, nullptr, kSchedule},
+                                               {"decay_power", a_positive_number, nullptr, kSchedule},
+                                               {"end_lr", a_nonnegative_number, nullptr, kSchedule}};
   return table;
 }
 
 const std::vector<UnusedKey>& embedding_table() {
-  static const std::vector<UnusedKey> table = {{"plan_file", a_string}};
+  static const std::vector<UnusedKey> table = {
+      {"plan_file", model_files, nullptr, "HugeCTR's all2all plan for NVLink; the exchanges here are MPI's"}};
   return table;
 }
 
-std::vector<std::string> keys_of(const std::vector<UnusedKey>& table) {
-  std::vector<std::string> keys;
-  for (const auto& entry : table) keys.push_back(entry.key);
-  return keys;
+// A Data layer's sparse inputs (read by data_layer.cpp but for these).
+const std::vector<UnusedKey>& sparse_input_table() {
+  static const std::vector<UnusedKey> table = {
+      {"type", a_sparse_input_type, nullptr, "the embedding layer's type places the slots"},
+      {"is_required", a_boolean, nullptr, "HugeCTR's flag for a slot a sample must hold; every slot is read"}};
+  return table;
 }
 
 void check_present(const ObjectReader& object, const std::vector<UnusedKey>& table) {
@@ -130,17 +156,31 @@ void append_not_run(const ObjectReader& object, const std::vector<UnusedKey>& ta
     if (entry.not_run && object.has(entry.key)) out.push_back(object.path_of(entry.key) + " (" + entry.not_run + ")");
 }
 
+void append_not_used(const ObjectReader& object, const std::vector<UnusedKey>& table, std::vector<std::string>& out) {
+  for (const auto& entry : table)
+    if (entry.not_used && object.has(entry.key)) out.push_back(object.path_of(entry.key) + " (" + entry.not_used + ")");
+}
+
+// An optimizer object's keys not used: its flag, and SGD's schedule in sgd_hparam.
+void append_optimizer_not_used(const ObjectReader& optimizer, std::vector<std::string>& out) {
+  append_not_used(optimizer, optimizer_table(), out);
+  if (optimizer.has("sgd_hparam")) append_not_used(optimizer.object("sgd_hparam"), sgd_table(), out);
+}
+
 }  // namespace
 
 const std::vector<std::string>& runnable_embedding_types() {
-  static const std::vector<std::string> types = {"All2AllDenseEmbedding", "DistributedSlotSparseEmbeddingHash",
-                                                 "DistributedSparseEmbedding", "LocalizedSlotSparseEmbeddingHash",
+  static const std::vector<std::string> types = {"All2AllDenseEmbedding",
+                                                 "DistributedSlotSparseEmbeddingHash",
+                                                 "DistributedSparseEmbedding",
+                                                 "LocalizedSlotSparseEmbeddingHash",
+                                                 "LocalizedSlotSparseEmbeddingOneHot",
                                                  kShardedEmbedding};
   return types;
 }
 
 const std::vector<std::string>& known_embedding_types() {
-  static const std::vector<std::string> types = {"LocalizedSlotSparseEmbeddingOneHot", "HybridSparseEmbedding"};
+  static const std::vector<std::string> types = {"HybridSparseEmbedding"};
   return types;
 }
 
@@ -217,34 +257,54 @@ const std::vector<std::string>& known_update_types() {
   return types;
 }
 
-const std::vector<std::string>& unused_solver_keys() {
-  static const std::vector<std::string> keys = keys_of(solver_table());
+namespace {
+
+const std::vector<UnusedKey>& table_of(UnusedIn object) {
+  switch (object) {
+    case UnusedIn::kSolver: return solver_table();
+    case UnusedIn::kData: return data_table();
+    case UnusedIn::kSparseInput: return sparse_input_table();
+    case UnusedIn::kOptimizer: return optimizer_table();
+    case UnusedIn::kSgdHparam: return sgd_table();
+    case UnusedIn::kEmbedding: break;
+  }
+  return embedding_table();
+}
+
+}  // namespace
+
+std::vector<std::string> with_unused_keys(std::vector<std::string> keys, UnusedIn object) {
+  for (const auto& entry : table_of(object)) keys.push_back(entry.key);
   return keys;
 }
-void check_unused_solver_keys(const ObjectReader& solver) { check_present(solver, solver_table()); }
+
+void check_unused_keys(const ObjectReader& reader, UnusedIn object) { check_present(reader, table_of(object)); }
+
 void append_solver_keys_not_run(const ObjectReader& solver, std::vector<std::string>& not_run) {
   append_not_run(solver, solver_table(), not_run);
 }
 
-const std::vector<std::string>& unused_data_keys() {
-  static const std::vector<std::string> keys = keys_of(data_table());
-  return keys;
-}
-void check_unused_data_keys(const ObjectReader& data) { check_present(data, data_table()); }
 void append_data_keys_not_run(const ObjectReader& data, std::vector<std::string>& not_run) {
   append_not_run(data, data_table(), not_run);
 }
 
-const std::vector<std::string>& unused_optimizer_keys() {
-  static const std::vector<std::string> keys = keys_of(optimizer_table());
-  return keys;
+void append_keys_not_used(const ObjectReader& top, std::vector<std::string>& not_used) {
+  append_not_used(top.object("solver"), solver_table(), not_used);
+  if (top.has("optimizer")) append_optimizer_not_used(top.object("optimizer"), not_used);
+  const auto layers = top.required("layers", "");
+  const auto& embeddings = runnable_embedding_types();
+  for (std::size_t i = 0; i < layers.json().size(); ++i) {
+    // Named as every message names a layer ("layers[data]").
+    const ObjectReader layer(ValueReader(layers.json()[i], layer_path(layers.json(), i), top.origin()));
+    const std::string type = layer.string("type");
+    if (type == kDataLayer && layer.has("sparse")) {
+      for (const auto& input : layer.required("sparse", "").array(1, ""))
+        append_not_used(ObjectReader(input), sparse_input_table(), not_used);
+    } else if (std::find(embeddings.begin(), embeddings.end(), type) != embeddings.end()) {
+      append_not_used(layer, embedding_table(), not_used);
+      if (layer.has("optimizer")) append_optimizer_not_used(layer.object("optimizer"), not_used);
+    }
+  }
 }
-void check_unused_optimizer_keys(const ObjectReader& optimizer) { check_present(optimizer, optimizer_table()); }
-
-const std::vector<std::string>& unused_embedding_keys() {
-  static const std::vector<std::string> keys = keys_of(embedding_table());
-  return keys;
-}
-void check_unused_embedding_keys(const ObjectReader& embedding) { check_present(embedding, embedding_table()); }
 
 }  // namespace embscale::config::hugectr

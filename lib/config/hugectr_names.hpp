@@ -37,19 +37,19 @@ const std::vector<std::string>& runnable_data_formats();  // "Synthetic", "Norm"
 const std::vector<std::string>& known_optimizer_types();  // not run: "Ftrl", "RMSProp"
 const std::vector<std::string>& known_update_types();     // "Local", "Global", "LazyGlobal" (all run)
 
-// Keys accepted for compatibility and unused, per object. Each *_keys() list is what only_keys
-// adds to embscale's own keys; each check_*() validates the ones present; each append_*_not_run()
-// appends "<path> (<what HugeCTR would do with it>)" for the present keys whose effect embscale
-// does not reproduce (evaluation, checkpoints, model files: Config::not_run).
-const std::vector<std::string>& unused_solver_keys();
-void check_unused_solver_keys(const ObjectReader& solver);
+// Keys accepted for compatibility and unused, per object that holds them. with_unused_keys adds
+// them to an object's own keys (for only_keys); check_unused_keys validates the present ones (a
+// file that passes here is not silently broken in HugeCTR); the append_* functions collect the
+// present keys whose effect embscale does not reproduce (evaluation, checkpoints, model files:
+// Config::not_run, "<path> (<what HugeCTR would do with it>)") and those that change nothing it
+// measures (Config::not_used, "<path> (<why>)").
+enum class UnusedIn { kSolver, kData, kSparseInput, kOptimizer, kSgdHparam, kEmbedding };
+std::vector<std::string> with_unused_keys(std::vector<std::string> keys, UnusedIn object);
+void check_unused_keys(const ObjectReader& reader, UnusedIn object);
 void append_solver_keys_not_run(const ObjectReader& solver, std::vector<std::string>& not_run);
-const std::vector<std::string>& unused_data_keys();
-void check_unused_data_keys(const ObjectReader& data);
 void append_data_keys_not_run(const ObjectReader& data, std::vector<std::string>& not_run);
-const std::vector<std::string>& unused_optimizer_keys();
-void check_unused_optimizer_keys(const ObjectReader& optimizer);
-const std::vector<std::string>& unused_embedding_keys();
-void check_unused_embedding_keys(const ObjectReader& embedding);
+// Every present key that is accepted and changes nothing embscale measures (solver.gpu,
+// plan_file, sparse[].type, SGD's schedule, ...). `top` is a config that parsed.
+void append_keys_not_used(const ObjectReader& top, std::vector<std::string>& not_used);
 
 }  // namespace embscale::config::hugectr

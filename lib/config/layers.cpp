@@ -69,13 +69,70 @@ std::vector<std::int32_t> parse_slot_subset(const ValueReader& value) {
   return slots;
 }
 
+// The layers' own slot_size_array against the Data layer's: equal where both are given; a Norm
+// Data layer without one takes theirs when they cover its every slot; a layer that gave sizes
+// and no max_vocabulary_size_per_gpu holds its slots whole. Data still without key spaces (a Norm
+// file, as HugeCTR's hash embeddings read it): the layers run on dynamic storage, HugeCTR's hash
+// table of max_vocabulary_size_per_gpu rows per rank, unless they ask for static storage, which
+// needs the key spaces.
+void resolve_key_spaces(const ValueReader& layers, const std::string& data_path, Config& c) {
+  const auto& elements = layers.json();
+  const auto reader_of = [&](const EmbeddingLayer& layer) {
+    for (std::size_t i = 0; i < elements.size(); ++i)
+      if (elements[i].value("name", "") == layer.name)
+        return ObjectReader(ValueReader(elements[i], layer_path(elements, i), layers.origin()));
+    throw std::logic_error("an embedding layer parse_layers read is in the list");
+  };
+  std::vector<std::int64_t> from_layers(static_cast<std::size_t>(c.data.slot_num), 0);
+  for (auto& layer : c.embeddings) {
+    if (layer.slot_size_array.empty()) continue;
+    const auto hparam = reader_of(layer).object("sparse_embedding_hparam");
+    const auto given = hparam.required("slot_size_array", "");
+    if (layer.slot_size_array.size() != layer.slots.size())
+      given.fail("one size per slot of the layer (" + std::to_string(layer.slots.size()) + " sizes)");
+    for (std::size_t k = 0; k < layer.slots.size(); ++k) {
+      const auto slot = static_cast<std::size_t>(layer.slots[k]);
+      if (c.data.key_spaces_known() && c.data.slot_size_array[slot] != layer.slot_size_array[k])
+        given.fail("the sizes of its slots in " + data_path + ".slot_size_array (slot " + std::to_string(slot) + ": " +
+                   std::to_string(c.data.slot_size_array[slot]) + ")");
+      from_layers[slot] = layer.slot_size_array[k];
+    }
+    if (layer.max_vocabulary_size_per_gpu == 0)
+      for (const auto size : layer.slot_size_array) layer.max_vocabulary_size_per_gpu += size;
+  }
+  if (!c.data.key_spaces_known() &&
+      std::none_of(from_layers.begin(), from_layers.end(), [](std::int64_t size) { return size == 0; }))
+    c.data.slot_size_array = from_layers;
+  if (c.data.key_spaces_known()) return;
+  for (auto& layer : c.embeddings) {
+    const auto r = reader_of(layer);
+    if (layer.sharding == kParameterServerSharding)
+      r.required("sharding", "")
+          .fail_with("the parameter server holds each slot's key space, which " + data_path +
+                     " does not give: add its slot_size_array");
+    if (is_auto_sharding(layer.sharding))
+      r.required("sharding", "")
+          .fail_with("\"" + layer.sharding + "\" plans from each slot's key space, which " + data_path +
+                     " does not give: add its slot_size_array");
+    if (r.has("storage")) {
+      if (!layer.storage.dynamic)
+        r.required("storage", "")
+            .fail_with("static storage holds each slot's key space, which " + data_path +
+                       " does not give: add its slot_size_array, or use \"type\": \"dynamic\"");
+      continue;
+    }
+    // HugeCTR's hash table: max_vocabulary_size_per_gpu rows per rank (at least one bucket).
+    layer.storage.dynamic = true;
+    layer.storage.table.max_capacity = std::max(layer.max_vocabulary_size_per_gpu, layer.storage.table.bucket_capacity);
+  }
+}
+
 EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& name, const std::string& type,
                                      const Optimizer& global) {
   std::vector<std::string> keys = {"name",           "type",     "bottom",      "top",   "sparse_embedding_hparam",
                                    "optimizer",      "sharding", "table_ranks", "slots", "deduplicate",
                                    "ranks_per_node", "storage"};
-  keys.insert(keys.end(), hugectr::unused_embedding_keys().begin(), hugectr::unused_embedding_keys().end());
-  r.only_keys(keys);
+  r.only_keys(hugectr::with_unused_keys(keys, hugectr::UnusedIn::kEmbedding));
   EmbeddingLayer e;
   e.name = name;
   e.type = type;
@@ -88,9 +145,15 @@ EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& n
                         "\" layer's type names its scheme");
   }
   const auto h = r.object("sparse_embedding_hparam");
-  h.only_keys({"max_vocabulary_size_per_gpu", "embedding_vec_size", "combiner"});
-  // Whether the rows fit is a run-time check: a rank's share depends on the number of ranks.
-  e.max_vocabulary_size_per_gpu = h.integer("max_vocabulary_size_per_gpu", IntRange::at_least(1));
+  h.only_keys({"max_vocabulary_size_per_gpu", "slot_size_array", "embedding_vec_size", "combiner"});
+  if (const auto sizes = h.optional("slot_size_array"))
+    for (const auto& size : sizes->array(1, "a non-empty array of integers >= 1"))
+      e.slot_size_array.push_back(size.integer(IntRange::at_least(1)));
+  // Whether the rows fit is a run-time check: a rank's share depends on the number of ranks. A
+  // layer that gives its slots' sizes instead (HugeCTR's one-hot embedding) holds them whole:
+  // parse_layers sets it to their sum.
+  if (e.slot_size_array.empty() || h.has("max_vocabulary_size_per_gpu"))
+    e.max_vocabulary_size_per_gpu = h.integer("max_vocabulary_size_per_gpu", IntRange::at_least(1));
   e.embedding_vec_size =
       static_cast<std::int32_t>(h.integer("embedding_vec_size", IntRange::between(1, kMaxEmbeddingVecSize)));
   e.combiner = parse_combiner(h);
@@ -109,7 +172,7 @@ EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& n
   if (const auto dedup = r.optional("deduplicate")) e.deduplicate = dedup->boolean();
   e.ranks_per_node = static_cast<std::int32_t>(r.integer_or("ranks_per_node", 0, IntRange::between(0, 1 << 20)));
   if (r.has("storage")) e.storage = parse_embedding_storage(r.object("storage"));
-  hugectr::check_unused_embedding_keys(r);
+  hugectr::check_unused_keys(r, hugectr::UnusedIn::kEmbedding);
   return e;
 }
 
@@ -188,6 +251,7 @@ void parse_layers(const ValueReader& layers, Config& c) {
     if (!layer.table_ranks.empty() && layer.table_ranks.size() != layer.slots.size())
       table_rank_lists[i]->fail("one rank per slot of the layer (" + std::to_string(layer.slots.size()) + " ranks)");
   }
+  resolve_key_spaces(layers, data_path, c);
   check_unique_tops(tops, origin);
 }
 

@@ -118,7 +118,12 @@ UpdateType parse_update_type(const ObjectReader& r, const OptimizerRules& kind) 
 // is required).
 void read_hparam(const ObjectReader& h, const OptimizerRules& kind, Optimizer& o) {
   refuse_other_keys(h, kind);
-  h.only_keys(keys_of(kind));
+  if (kind.type == OptimizerType::kSGD) {  // HugeCTR's schedule keys: accepted, listed as not used
+    h.only_keys(hugectr::with_unused_keys(keys_of(kind), hugectr::UnusedIn::kSgdHparam));
+    hugectr::check_unused_keys(h, hugectr::UnusedIn::kSgdHparam);
+  } else {
+    h.only_keys(keys_of(kind));
+  }
   for (const auto& parameter : kind.parameters) {
     if (parameter.flag) {
       if (const auto value = h.optional(parameter.key)) o.*parameter.flag = value->boolean();
@@ -134,7 +139,8 @@ void read_hparam(const ObjectReader& h, const OptimizerRules& kind, Optimizer& o
 }  // namespace
 
 Optimizer parse_optimizer(const ObjectReader& r) {
-  r.only_keys(with(with({"type", "update_type", "global_update"}, hparam_blocks()), hugectr::unused_optimizer_keys()));
+  r.only_keys(hugectr::with_unused_keys(with({"type", "update_type", "global_update"}, hparam_blocks()),
+                                        hugectr::UnusedIn::kOptimizer));
 
   // The type decides which hparam block is read, so it is checked first.
   const auto type_value = r.required("type", quoted_list(optimizer_names()));
@@ -152,7 +158,7 @@ Optimizer parse_optimizer(const ObjectReader& r) {
   o.type = kind->type;
   o.update_type = parse_update_type(r, *kind);
   read_hparam(r.object(kind->block), *kind, o);
-  hugectr::check_unused_optimizer_keys(r);
+  hugectr::check_unused_keys(r, hugectr::UnusedIn::kOptimizer);
   return o;
 }
 

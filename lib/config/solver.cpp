@@ -8,8 +8,7 @@ namespace embscale::config {
 Solver parse_solver(const ObjectReader& r) {
   std::vector<std::string> keys = {"batchsize", "batchsize_per_rank", "max_iter", "warmup_iter", "display",
                                    "seed",      "input_key_type"};
-  keys.insert(keys.end(), hugectr::unused_solver_keys().begin(), hugectr::unused_solver_keys().end());
-  r.only_keys(keys);
+  r.only_keys(hugectr::with_unused_keys(keys, hugectr::UnusedIn::kSolver));
   Solver s;
   if (const auto per_rank = r.optional("batchsize_per_rank")) {
     if (r.has("batchsize"))
@@ -25,7 +24,7 @@ Solver parse_solver(const ObjectReader& r) {
   s.display = r.integer_or("display", 0, IntRange::at_least(0));
   s.seed = r.unsigned_or("seed", 0);
   if (r.has("input_key_type")) s.input_key_type = r.one_of("input_key_type", {"I32", "I64"});  // HugeCTR's
-  hugectr::check_unused_solver_keys(r);
+  hugectr::check_unused_keys(r, hugectr::UnusedIn::kSolver);
   return s;
 }
 

@@ -65,19 +65,26 @@ void collect_fields(const nlohmann::json& node, const std::string& path, std::ve
   }
 }
 
-// The existing field `field` most likely meant, or "": among the fields whose last name is close
-// to field's last name (nearest_name's typo rule), the nearest over the whole path. So a field
-// put in the wrong section ("solver.zipf_alpha", "batchsize") and a typo in any of its names
-// ("solvr.batchsize", "layers.emb2.…", "….embedding_vec_sise") find the field meant.
-std::string nearest_field(const std::string& field, const nlohmann::json& config) {
-  std::vector<std::string> fields;
-  collect_fields(config, "", fields);
-  const std::string name = split_path(field).back();
+// Whether `name` is one or more whole words of `candidate`'s snake_case name: "zipf" of
+// "zipf_alpha", "vec_size" of "embedding_vec_size".
+bool names_words_of(const std::string& name, const std::string& candidate) {
+  if (name.empty() || name.size() >= candidate.size()) return false;
+  for (std::size_t at = candidate.find(name); at != std::string::npos; at = candidate.find(name, at + 1)) {
+    const std::size_t end = at + name.size();
+    if ((at == 0 || candidate[at - 1] == '_') && (end == candidate.size() || candidate[end] == '_')) return true;
+  }
+  return false;
+}
+
+// The candidate nearest to `field` over the whole path among those whose last name is a typo of
+// `name` (by_words false) or holds it as whole words (true); "" when none is.
+std::string nearest_field_among(const std::vector<std::string>& fields, const std::string& field,
+                                const std::string& name, bool by_words) {
   std::string best;
   std::pair<std::size_t, std::size_t> best_distance{std::numeric_limits<std::size_t>::max(), 0};
   for (const auto& candidate : fields) {
     const std::string candidate_name = split_path(candidate).back();
-    if (nearest_name(name, {candidate_name}).empty()) continue;
+    if (by_words ? !names_words_of(name, candidate_name) : nearest_name(name, {candidate_name}).empty()) continue;
     const std::pair distance{edit_distance(name, candidate_name), edit_distance(field, candidate)};
     if (distance < best_distance) {
       best_distance = distance;
@@ -85,6 +92,23 @@ std::string nearest_field(const std::string& field, const nlohmann::json& config
     }
   }
   return best;
+}
+
+// The existing field `field` most likely meant, or "": among the fields whose last name is close
+// to field's last name (nearest_name's typo rule), the nearest over the whole path; failing that,
+// among those whose last name holds it as whole words ("zipf" -> "zipf_alpha"). So a field put in
+// the wrong section ("solver.zipf_alpha", "batchsize"), a typo in any of its names
+// ("solvr.batchsize", "layers.emb2.…", "….embedding_vec_sise") and a short name ("zipf") find the
+// field meant.
+std::string nearest_field(const std::string& field, const nlohmann::json& config) {
+  std::vector<std::string> fields;
+  collect_fields(config, "", fields);
+  const std::string name = split_path(field).back();
+  for (const bool by_words : {false, true}) {
+    const std::string best = nearest_field_among(fields, field, name, by_words);
+    if (!best.empty()) return best;
+  }
+  return "";
 }
 
 // The hint after "the config has no <name>": `sibling_hint` when the name is close to one beside it
@@ -242,6 +266,14 @@ Config parse_config_with_settings(const std::string& text, const std::string& or
     if (field == kRanksField) fail(where, "the rank count is the launcher's (mpiexec -n, srun -n)");
     nlohmann::json value = nlohmann::json::parse(value_text, nullptr, /*allow_exceptions=*/false);
     if (value.is_discarded()) value = value_text;
+    if (value.is_null()) {  // FIELD=null (run --unset FIELD): the field goes, its default applies
+      auto& parent = parent_of(config, field, where);
+      if (parent.erase(split_path(field).back()) == 0)
+        fail(where,
+             "field \"" + field + "\" is not in the config: nothing to remove" + field_suggestion(field, config, ""));
+      described += (described.empty() ? "" : " ") + field + "=null";
+      continue;
+    }
     check_field_exists(config, field, value, where);
     parent_of(config, field, where)[split_path(field).back()] = value;
     described += (described.empty() ? "" : " ") + field + "=" + describe_json(value);

@@ -81,7 +81,9 @@ SweepSpec parse_sweep(const SweepSource& source);
 
 // A config with fields set from the command line (`embscale run --set FIELD=VALUE`), fields
 // addressed as in a sweep. VALUE is JSON when it parses as JSON (64, 1.05, [1,2], "x"), else
-// text (sum). Throws InputError naming the setting and the field.
+// text (sum); null removes the field (`run --unset FIELD`), so that its default applies (a block
+// of another optimizer type, say). Throws InputError naming the setting and the field (with the
+// nearest existing one when it does not exist).
 Config parse_config_with_settings(const std::string& text, const std::string& origin,
                                   const std::vector<std::string>& settings);
 

@@ -27,6 +27,16 @@ class InputError : public Error {
   int exit_code() const noexcept override { return kExitBadInput; }
 };
 
+// Runs `check`; an InputError it throws is thrown again as "<where>: <message>" (a config file's
+// path, so that a field's error names the file as a parse error does).
+template <class Check> void naming_input(const std::string& where, Check&& check) {
+  try {
+    check();
+  } catch (const InputError& e) {
+    throw InputError(where + ": " + e.what());
+  }
+}
+
 namespace detail {
 // file and line rather than std::source_location: clang 14 (the sanitizer and fuzzer trees)
 // cannot compile libstdc++ 12's std::source_location.

@@ -37,42 +37,88 @@ OwnedKeys LayerSpec::keys_modulo_ranks() const {
   return owned;
 }
 
+std::int64_t most_rows_modulo(const LayerSpec& spec, int ranks) {
+  std::int64_t most = 0;
+  for (int rank = 0; rank < ranks; ++rank) {
+    std::int64_t rows = 0;
+    for (std::size_t s = 0; s < spec.slot_sizes.size(); ++s) {
+      // keys k of [first, first + size) with k % ranks == rank: size / ranks, one more for the
+      // first size % ranks residues counted from first's.
+      const Key first = spec.slot_offsets[s], size = spec.slot_sizes[s];
+      const Key distance = ((rank - first % ranks) % ranks + ranks) % ranks;
+      rows += size / ranks + (distance < size % ranks ? 1 : 0);
+    }
+    most = std::max(most, rows);
+  }
+  return most;
+}
+
+std::int64_t every_row(const LayerSpec& spec, int) { return spec.vocabulary(); }
+
 OwnedKeys LayerSpec::all_keys() const {
   OwnedKeys owned;
   for (std::size_t s = 0; s < slot_sizes.size(); ++s) owned.add(slot_offsets[s], slot_offsets[s] + slot_sizes[s]);
   return owned;
 }
 
+namespace {
+
+// The KV table options of a layer's store of rows `width` wide.
+kv::TableOptions table_options(const LayerSpec& spec, std::int32_t width) {
+  kv::TableOptions options = spec.config->storage.table;
+  options.dim = width;
+  options.training = spec.optimizer != nullptr;
+  options.optimizer_state_width = spec.optimizer ? spec.optimizer->state_width() : 0;
+  options.seed = spec.table_seed;
+  options.num_embeddings = spec.vocabulary();
+  if (spec.optimizer) {  // the row initializer writes the optimizer's initial state
+    options.initializer.initial_state.assign(static_cast<std::size_t>(spec.optimizer->state_width()), 0.0f);
+    spec.optimizer->init_state(options.initializer.initial_state);
+  }
+  return options;
+}
+
+// A dynamic layer's storage options, checked as its stores would be made (any number of ranks).
+void check_dynamic_storage(const LayerSpec& spec, const kv::TableOptions& options) {
+  try {
+    kv::check_options(options);
+  } catch (const InputError& e) {
+    throw InputError(spec.path + ".storage: " + e.what());
+  }
+  const auto& storage = spec.config->storage;
+  const bool tiered = storage.caching || storage.global_hbm_for_values != 0;
+  if (tiered && spec.optimizer && spec.optimizer->update_type() == UpdateType::kGlobal &&
+      spec.optimizer->changes_untouched_rows())
+    throw InputError(spec.path + ".optimizer.update_type: Global " + spec.optimizer->name() +
+                     " moves every row each step, "
+                     "which the two-tier tables (storage.global_hbm_for_values) cannot sweep; use Local or LazyGlobal");
+}
+
+// Static storage: the fullest rank's `most` rows must fit max_vocabulary_size_per_gpu.
+void check_static_rows(const LayerSpec& spec, std::int64_t most, int ranks) {
+  if (most > spec.config->max_vocabulary_size_per_gpu)
+    throw InputError(spec.path + ".sparse_embedding_hparam.max_vocabulary_size_per_gpu: expected at least " +
+                     std::to_string(most) + " (the most rows one rank holds of the layer's " +
+                     std::to_string(spec.vocabulary()) + " over " + std::to_string(ranks) + " ranks), got " +
+                     std::to_string(spec.config->max_vocabulary_size_per_gpu));
+}
+
+}  // namespace
+
 std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int32_t width,
                                                 std::int32_t column_first) const {
   // Every scheme reads and pools its rows on the host (the stores' spans are its buffers): a layer
   // drawn on a device is refused here, where its stores are made, not at its first step.
   require_host_context(context, path + ": the embedding schemes");
-  kv::TableOptions options = config->storage.table;
-  options.dim = width;
-  options.training = optimizer != nullptr;
-  options.optimizer_state_width = optimizer ? optimizer->state_width() : 0;
-  options.seed = table_seed;
-  options.num_embeddings = vocabulary();
-  if (optimizer) {  // the row initializer writes the optimizer's initial state
-    options.initializer.initial_state.assign(static_cast<std::size_t>(optimizer->state_width()), 0.0f);
-    optimizer->init_state(options.initializer.initial_state);
-  }
+  kv::TableOptions options = table_options(*this, width);
   if (!config->storage.dynamic) {
-    // Collective (every rank makes its stores at the same point): the same verdict on all ranks.
-    const std::int64_t most = comm->allreduce(owned.rows(), comm::ReduceOp::kMax);
-    if (most > config->max_vocabulary_size_per_gpu)
-      throw InputError(path + ".sparse_embedding_hparam.max_vocabulary_size_per_gpu: expected at least " +
-                       std::to_string(most) + " (the most rows one rank holds of the layer's " +
-                       std::to_string(vocabulary()) + " over " + std::to_string(comm->size()) + " ranks), got " +
-                       std::to_string(config->max_vocabulary_size_per_gpu));
+    // check_layers_for_ranks checked the placement's rows before the run; on the hosts' nodes
+    // (table_row_wise without ranks_per_node) they are known only now. Collective (every rank
+    // makes its stores at the same point): the same verdict on all ranks.
+    check_static_rows(*this, comm->allreduce(owned.rows(), comm::ReduceOp::kMax), comm->size());
     return std::make_unique<StaticRowStore>(owned, options, column_first, dim(), context);
   }
-  try {
-    kv::check_options(options);
-  } catch (const InputError& e) {
-    throw InputError(path + ".storage: " + e.what());
-  }
+  check_dynamic_storage(*this, options);
   const auto& storage = config->storage;
   // The dynamic tables' calls stay on the caller's thread: the context's threads are the
   // pooling's and the static update's (EngineOptions::threads), not the table's.
@@ -80,10 +126,6 @@ std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int
   table_context.threads = 1;
   if (!storage.caching && storage.global_hbm_for_values == 0)
     return std::make_unique<KvRowStore>(options, path + ".storage", table_context);
-  if (optimizer && optimizer->update_type() == UpdateType::kGlobal && optimizer->changes_untouched_rows())
-    throw InputError(path + ".optimizer.update_type: Global " + optimizer->name() +
-                     " moves every row each step, "
-                     "which the two-tier tables (storage.global_hbm_for_values) cannot sweep; use Local or LazyGlobal");
   TierOptions tiers{storage.caching, storage.global_hbm_for_values, storage.slow_directory};
   if (tiers.slow_directory.empty()) tiers.slow_directory = std::filesystem::temp_directory_path().string();
   return make_tiered_row_store(options, tiers, path + ".storage", table_context);
@@ -125,13 +167,17 @@ LayerSpec make_layer_spec(comm::Communicator* comm, const config::Config& config
   spec.comm = comm;
   spec.config = &layer;
   spec.path = "layers[" + layer.name + "]";
-  std::vector<Key> offsets(slot_sizes.size() + 1, 0);
+  // No key spaces (a Norm file without slot_size_array): every slot's size and offset are 0, the
+  // keys whatever the data holds (dynamic storage only: config::DataLayer::key_spaces_known).
+  spec.key_spaces_known = !slot_sizes.empty();
+  const std::size_t slots = spec.key_spaces_known ? slot_sizes.size() : static_cast<std::size_t>(config.data.slot_num);
+  std::vector<Key> offsets(slots + 1, 0);
   for (std::size_t s = 0; s < slot_sizes.size(); ++s) offsets[s + 1] = offsets[s] + slot_sizes[s];
   for (const auto slot : layer.slots) {
-    if (static_cast<std::size_t>(slot) >= slot_sizes.size())
+    if (static_cast<std::size_t>(slot) >= slots)
       throw InputError(spec.path + ".slots: slot " + std::to_string(slot) + " is beyond the data's " +
-                       std::to_string(slot_sizes.size()) + " slots");
-    spec.slot_sizes.push_back(slot_sizes[static_cast<std::size_t>(slot)]);
+                       std::to_string(slots) + " slots");
+    spec.slot_sizes.push_back(spec.key_spaces_known ? slot_sizes[static_cast<std::size_t>(slot)] : 0);
     spec.slot_offsets.push_back(offsets[static_cast<std::size_t>(slot)]);
   }
   spec.global_batch = config.solver.batchsize;
@@ -158,12 +204,44 @@ void check_scheme_fields(const LayerSpec& spec, const SchemeEntry& entry) {
 
 }  // namespace
 
-void check_layers_for_ranks(const config::Config& config, std::span<const std::int64_t> slot_sizes, int ranks) {
+void check_layers(const config::Config& config, std::span<const std::int64_t> slot_sizes) {
   for (std::size_t i = 0; i < config.embeddings.size(); ++i) {
-    const LayerSpec spec = make_layer_spec(nullptr, config, i, slot_sizes);  // the checks need no communicator
+    // Planned layers get their scheme before a run; a parameter server's table is not the engine's.
+    const auto& sharding = config.embeddings[i].sharding;
+    if (config::is_auto_sharding(sharding) || sharding == config::kParameterServerSharding) continue;
+    LayerSpec spec = make_layer_spec(nullptr, config, i, slot_sizes);  // the checks need no communicator
     const auto& entry = scheme_of(config.embeddings[i]);
     check_scheme_fields(spec, entry);
+    if (!spec.key_spaces_known && entry.splits_key_spaces)
+      throw InputError(spec.path + ": " + entry.name + " splits each slot's key space in row blocks, which " +
+                       "layers[" + config.data.name + "] does not give: add its slot_size_array, or use a scheme " +
+                       "that places keys by hash or by slot");
+    if (!config.embeddings[i].storage.dynamic) continue;
+    std::unique_ptr<SparseOptimizer> optimizer;
+    if (config.embeddings[i].storage.table.training)
+      optimizer = make_sparse_optimizer(config.embeddings[i].optimizer, spec.dim());
+    spec.optimizer = optimizer.get();
+    check_dynamic_storage(spec, table_options(spec, spec.dim()));
+  }
+}
+
+void check_layers_for_ranks(const config::Config& config, std::span<const std::int64_t> slot_sizes, int ranks) {
+  check_layers(config, slot_sizes);
+  for (std::size_t i = 0; i < config.embeddings.size(); ++i) {
+    const LayerSpec spec = make_layer_spec(nullptr, config, i, slot_sizes);
+    const auto& entry = scheme_of(config.embeddings[i]);
     if (entry.check) entry.check(spec, ranks);
+    if (config.embeddings[i].storage.dynamic) continue;
+    std::int64_t most = 0;
+    if (entry.table_owners) {
+      std::vector<std::int64_t> rows(static_cast<std::size_t>(ranks), 0);
+      const auto owners = entry.table_owners(spec, ranks);
+      for (std::size_t s = 0; s < owners.size(); ++s) rows[static_cast<std::size_t>(owners[s])] += spec.slot_sizes[s];
+      most = *std::max_element(rows.begin(), rows.end());
+    } else if (entry.most_rows) {
+      most = entry.most_rows(spec, ranks);
+    }
+    check_static_rows(spec, most, ranks);
   }
 }
 

@@ -37,9 +37,13 @@ std::uint64_t table_seed(std::uint64_t solver_seed, std::size_t layer_index);
 LayerSpec make_layer_spec(comm::Communicator* comm, const config::Config& config, std::size_t layer_index,
                           std::span<const std::int64_t> slot_sizes);
 
-// Checks what depends on the number of ranks for every layer: its scheme exists and can run on
-// `ranks` (the registry's check), its rows fit max_vocabulary_size_per_gpu (static storage), its
-// options suit its scheme. InputError naming the field.
+// Checks what holds on any number of ranks for every layer the engine runs (not a planned "auto"
+// layer before its plan, nor a parameter server's): its scheme exists, its fields suit its scheme,
+// a dynamic table's options are valid. InputError naming the field.
+void check_layers(const config::Config& config, std::span<const std::int64_t> slot_sizes);
+// check_layers, then what depends on the number of ranks: its scheme can run on `ranks` (the
+// registry's check) and, on static storage, the fullest rank's rows fit max_vocabulary_size_per_gpu
+// (SchemeEntry::most_rows, table_owners). InputError naming the field.
 void check_layers_for_ranks(const config::Config& config, std::span<const std::int64_t> slot_sizes, int ranks);
 
 // The loss of a layer's pooled output (this rank's bags x dim) and its gradient into `grad`, in

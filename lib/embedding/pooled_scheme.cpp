@@ -16,6 +16,12 @@ void RowBlocks::add_block(OwnedKeys& owned, const LayerSpec& spec, std::int32_t 
   owned.add(first, std::min(end, first + block[s]));
 }
 
+std::int64_t most_rows_in_blocks(const LayerSpec& spec, int parts) {
+  std::int64_t rows = 0;
+  for (const auto block : RowBlocks(spec, parts).block) rows += block;
+  return rows;
+}
+
 std::unique_ptr<EmbeddingScheme> make_whole_table_scheme(const LayerSpec& spec, std::vector<int> owner_of_slot) {
   const int rank = spec.comm->rank(), ranks = spec.comm->size();
   PooledPlan plan;
@@ -44,7 +50,7 @@ std::vector<int> place_tables(const LayerSpec& spec, int bins) {
   for (const auto s : order) {
     const auto bin = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
     owner[s] = static_cast<int>(bin);
-    load[bin] += spec.slot_sizes[s];
+    load[bin] += std::max<std::int64_t>(spec.slot_sizes[s], 1);  // sizes unknown (0): one table each
   }
   return owner;
 }

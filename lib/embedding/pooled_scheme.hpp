@@ -70,6 +70,9 @@ struct RowBlocks {
   void add_block(OwnedKeys& owned, const LayerSpec& spec, std::int32_t slot, int part) const;
 };
 
+// The most rows a rank holds when each slot is split in `parts` row blocks: rank 0's full blocks.
+std::int64_t most_rows_in_blocks(const LayerSpec& spec, int parts);
+
 // A scheme whose owner pools whole bags of the tables (the layer's slots) it holds, and an
 // alltoallv sends each rank its pooled vectors: `owner_of_slot` places each table on a rank
 // (HugeCTR's localized slot, TorchRec's table-wise).

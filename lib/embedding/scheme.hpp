@@ -33,9 +33,12 @@ namespace embscale::embedding {
 struct LayerSpec {
   comm::Communicator* comm = nullptr;
   const config::EmbeddingLayer* config = nullptr;
-  std::string path;                            // "layers[emb1]", for messages
-  std::vector<std::int64_t> slot_sizes;        // of the layer's slots, in order
-  std::vector<Key> slot_offsets;               // first unified key of each of the layer's slots
+  std::string path;                      // "layers[emb1]", for messages
+  std::vector<std::int64_t> slot_sizes;  // of the layer's slots, in order
+  std::vector<Key> slot_offsets;         // first unified key of each of the layer's slots
+  // False when the data gives no slot_size_array (a Norm file): sizes and offsets are 0, the keys
+  // whatever the data holds, the storage dynamic (config::DataLayer::key_spaces_known).
+  bool key_spaces_known = true;
   std::int64_t global_batch = 0;               // samples per step over all ranks
   std::uint64_t table_seed = 0;                // of the rows' initializer
   const SparseOptimizer* optimizer = nullptr;  // null in evaluation mode (storage.training false)
@@ -62,6 +65,11 @@ struct LayerSpec {
   // column_first + dim) of the layer's rows, initialised as those columns of the full rows).
   std::unique_ptr<RowStore> make_store(const OwnedKeys& owned, std::int32_t dim, std::int32_t column_first = 0) const;
 };
+
+// SchemeEntry::most_rows of two placements: unified key % ranks, and every row on every rank
+// (whole or a slice of its columns).
+std::int64_t most_rows_modulo(const LayerSpec& spec, int ranks);
+std::int64_t every_row(const LayerSpec& spec, int ranks);
 
 class EmbeddingScheme {
  public:

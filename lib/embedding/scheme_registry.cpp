@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "config/json_reader.hpp"
 #include "core/error.hpp"
 
 namespace embscale::embedding {
@@ -51,10 +52,12 @@ const SchemeEntry& scheme_of(const config::EmbeddingLayer& layer) {
   // A ShardedEmbedding layer may name any scheme, HugeCTR's and SOK's too: one sweep axis over
   // `sharding` then covers every scheme.
   const bool sharded = layer.type == kShardedEmbedding;
-  std::string names;
+  std::vector<std::string> names;
   for (const auto& entry : schemes()) {
-    if (sharded ? layer.sharding == entry.name : layer.type == entry.config_type) return entry;
-    names += (names.empty() ? "\"" : ", \"") + std::string(entry.name) + "\"";
+    const bool typed =
+        layer.type == entry.config_type || (entry.also_config_type && layer.type == entry.also_config_type);
+    if (sharded ? layer.sharding == entry.name : typed) return entry;
+    names.emplace_back(entry.name);
   }
   if (sharded && config::is_auto_sharding(layer.sharding))
     throw InputError("layers[" + layer.name + "].sharding: \"" + layer.sharding +
@@ -64,9 +67,12 @@ const SchemeEntry& scheme_of(const config::EmbeddingLayer& layer) {
     throw InputError("layers[" + layer.name +
                      "].sharding: \"parameter_server\" runs on server ranks (lib/ps; embscale "
                      "run and sweep start them), not in the engine");
-  if (sharded)
-    throw InputError("layers[" + layer.name + "].sharding: expected one of " + names +
-                     ", \"parameter_server\", \"auto\" or \"auto_skew_blind\", got \"" + layer.sharding + "\"");
+  if (sharded) {
+    names.insert(names.end(),
+                 {config::kParameterServerSharding, config::kAutoSharding, config::kAutoSkewBlindSharding});
+    throw InputError("layers[" + layer.name + "].sharding: expected one of " + config::quoted_list(names) + ", got \"" +
+                     layer.sharding + "\"" + config::did_you_mean(layer.sharding, names));
+  }
   throw InputError("layers[" + layer.name + "].type: \"" + layer.type + "\" has no scheme in this build");
 }
 

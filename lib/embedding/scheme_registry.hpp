@@ -39,7 +39,11 @@ struct PlannerModel {
 struct SchemeEntry {
   const char* name = nullptr;         // the scheme's name in reports (the `scheme` run attribute)
   const char* config_type = nullptr;  // the layer type that selects it, or kShardedEmbedding
-  const char* origin = nullptr;       // who defines it (for --help and the README)
+  // Another layer type that selects it, or null: HugeCTR's one-hot form of its localized slots
+  // (LocalizedSlotSparseEmbeddingOneHot: one key per slot, rows indexed by the slot's key space,
+  // the same placement and data flow).
+  const char* also_config_type = nullptr;
+  const char* origin = nullptr;  // who defines it (for --help and the README)
   SchemeFactory make = nullptr;
   // Throws InputError naming the field when the scheme cannot run this layer on `ranks` ranks;
   // null when it always can.
@@ -49,9 +53,16 @@ struct SchemeEntry {
   bool dedups_before_exchange = false;
   // Places ranks in nodes: reads the layer's ranks_per_node (refused on every other scheme).
   bool places_ranks_in_nodes = false;
+  // Routes a key by its row block within its slot's key space (so it cannot run on data that
+  // gives no slot_size_array).
+  bool splits_key_spaces = false;
   // A whole-table scheme (Ownership::kOneRank): the rank of each of the layer's tables (slots) on
   // `ranks` ranks, by which both its factory and the planner place them. Null for the others.
   std::vector<int> (*table_owners)(const LayerSpec& spec, int ranks) = nullptr;
+  // The rows the fullest of `ranks` ranks holds of the layer, so that static storage is checked
+  // against max_vocabulary_size_per_gpu before any rank allocates (and by `validate --ranks`).
+  // Null for the whole-table schemes: table_owners answers for them.
+  std::int64_t (*most_rows)(const LayerSpec& spec, int ranks) = nullptr;
   std::optional<PlannerModel> planner = std::nullopt;  // none: the planner neither chooses nor predicts it
 };
 

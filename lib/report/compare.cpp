@@ -20,6 +20,19 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The interquartile range over the median's magnitude (0 with fewer than two samples).
+double relative_spread(std::vector<double> v) {
+  if (v.size() < 2) return 0.0;
+  std::sort(v.begin(), v.end());
+  const auto at = [&](double q) {  // linear interpolation between the order statistics
+    const double x = q * static_cast<double>(v.size() - 1);
+    const auto i = static_cast<std::size_t>(x);
+    return i + 1 < v.size() ? v[i] + (x - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
+  };
+  const double middle = std::fabs(at(0.5));
+  return middle > 0 ? (at(0.75) - at(0.25)) / middle : 0.0;
+}
+
 bool has_parameter(const ReportData::Run& run, const std::string& name) {
   return std::any_of(run.parameters.begin(), run.parameters.end(), [&](const auto& p) { return p.name == name; });
 }
@@ -169,6 +182,8 @@ FigureComparison compare_figure(const RunPair& pair, const std::string& figure, 
   f.base = median(s.base);
   f.next = median(s.next);
   f.relative_change = f.base != 0 ? (f.next - f.base) / f.base : 0.0;
+  f.base_spread = relative_spread(s.base);
+  f.next_spread = relative_spread(s.next);
   const auto worse = f.higher_is_better ? Alternative::kLess : Alternative::kGreater;
   const auto better = f.higher_is_better ? Alternative::kGreater : Alternative::kLess;
   f.p_worse = mann_whitney_u(s.base, s.next, worse).p_value;
@@ -256,6 +271,8 @@ Comparison compare_reports(const ReportData& base, const ReportData& next, const
   double log_ratio_sum = 0;
   for (std::size_t p = 0; p < pairing.pairs.size(); ++p) {
     pair_base_step.push_back(0.0);
+    out.paired_base_runs += pairing.pairs[p].base.size();
+    out.paired_next_runs += pairing.pairs[p].next.size();
     for (const auto& figure : figures_of(pairing.pairs[p])) {
       auto f = compare_figure(pairing.pairs[p], figure, o);
       if (is_step_figure(figure) && f.missing_on.empty()) {
@@ -308,6 +325,17 @@ Comparison compare_reports(const ReportData& base, const ReportData& next, const
                            std::to_string(out.gated_tests) + " test(s) needs it below " + format_value(o.alpha / m) +
                            ": give each side at least " + std::to_string(repetitions_needed(out.gated_tests, o.alpha)) +
                            " repetitions");
+  }
+  // A gated figure whose own noise exceeds the change it is judged by: the size rule then passes
+  // or fails on noise as much as on a shift (more repetitions narrow the medians' spread).
+  for (const auto& f : out.figures) {
+    if (!f.gated || !f.missing_on.empty() || f.figure == "throughput_samples_per_s") continue;
+    for (const auto& [side, spread] : {std::pair{"base", f.base_spread}, std::pair{"new", f.next_spread}})
+      if (spread > f.min_change)
+        out.warnings.push_back(f.run + ": " + f.figure + ": the " + side + " side's own spread (interquartile range " +
+                               format_value(100.0 * spread) + " % of its median, " + f.sampling +
+                               ") is larger than the min-change of " + format_value(100.0 * f.min_change) +
+                               " % it is judged by: more repetitions, or a quieter machine, make the verdict firmer");
   }
   for (const auto& f : out.figures)
     if (!f.missing_on.empty() && gated(f.figure, o.gate))

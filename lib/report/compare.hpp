@@ -88,6 +88,8 @@ struct FigureComparison {
   std::string sampling;        // how the samples were formed
   std::string missing_on;      // "base" or "new" when a side lacks the figure (then not tested)
   double min_change = 0;       // the size threshold applied (CompareOptions::min_change or its default)
+  double base_spread = 0;      // each side's own spread: the interquartile range of its samples over
+  double next_spread = 0;      // their median (0 with fewer than two samples)
   bool regression = false;     // gated, Holm-significant, worse by more than min_change (and the floor)
   bool slower = false;         // not gated, but would be a regression were it tested alone
   bool improvement = false;    // better by more than min_change, significant alone
@@ -103,6 +105,8 @@ struct Comparison {
   // real_time). 1.0 when no pair has one.
   double step_time_ratio_geomean = 1;
   std::size_t step_time_ratios = 0;
+  std::size_t paired_base_runs = 0;  // runs (repetitions) in the pairs of each side
+  std::size_t paired_next_runs = 0;
   bool any_regression = false;
   // What the verdict cannot see: gated figures missing on a side, gated tests whose sample sizes
   // cannot reach significance after Holm (too few repetitions).

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "report/compare.hpp"
+#include "report/figure_units.hpp"
 
 namespace embscale::report {
 namespace {
@@ -11,8 +12,8 @@ const char* verdict_of(const FigureComparison& f) {
   if (f.regression) return "REGRESSION";
   if (f.slower) return "slower (not gated)";
   if (f.improvement) return "improved";
-  if (f.below_floor) return "same (below the floor)";
-  return "same";
+  if (f.below_floor) return "no significant change (below the floor)";
+  return "no significant change";
 }
 
 std::string p_text(double p) {
@@ -43,21 +44,28 @@ std::string format_comparison(const Comparison& c, const CompareOptions& o) {
     if (f.run != current_run) {
       text += (current_run.empty() ? "" : "\n") + std::string("run: ") + f.run + "\n";
       text += "samples: " + f.sampling + " after the warm-up\n";
-      std::snprintf(line, sizeof line, "  %-30s %12s %12s %9s %9s %9s  %s\n", "figure", "base", "new", "change", "p",
-                    "p (Holm)", "verdict");
+      std::snprintf(line, sizeof line, "  %-30s %16s %16s %9s %9s %9s  %s\n", "figure", "base", "new", "change",
+                    "p(change)", "p(worse)", "verdict");
       text += line;
       current_run = f.run;
     }
-    std::snprintf(line, sizeof line, "  %-30s %12s %12s %+8.1f%% %9s %9s  %s\n",
-                  (f.figure + (f.gated ? " *" : "")).c_str(), format_value(f.base).c_str(),
-                  format_value(f.next).c_str(), 100.0 * f.relative_change, p_text(f.p_value).c_str(),
-                  f.gated ? p_text(f.p_holm).c_str() : "-", verdict_of(f));
+    // p(worse): Holm-adjusted where gated, else the test alone, in brackets.
+    const std::string worse = f.gated ? p_text(f.p_holm) : "[" + p_text(f.p_worse) + "]";
+    std::snprintf(line, sizeof line, "  %-30s %16s %16s %+8.1f%% %9s %9s  %s\n",
+                  (f.figure + (f.gated ? " *" : "")).c_str(), format_figure_value(f.figure, f.base).c_str(),
+                  format_figure_value(f.figure, f.next).c_str(), 100.0 * f.relative_change, p_text(f.p_value).c_str(),
+                  worse.c_str(), verdict_of(f));
     text += line;
   }
   text += "\n* gated (--gate): " + describe(o.gate) + "; Holm's correction over " + std::to_string(c.gated_tests) +
           " test(s) (a pair's step time and throughput are one) at alpha " + p_text(o.alpha) +
           "; a regression also needs a change above " + min_change_text(o) +
-          " (a phase: above that share of the step time)\n";
+          " (a phase: above that share of the step time)\n"
+          "p(change): one-sided Mann-Whitney U test in the direction the median moved; p(worse): the one-sided test "
+          "that the figure got worse, Holm-adjusted for the gated (*) figures, and for the others [in brackets] "
+          "alone, not corrected for the number of figures (their \"slower\" and \"improved\" are tests alone); "
+          "\"no significant change\": neither a regression nor an improvement was shown, which is not proof "
+          "that nothing changed\n";
   for (const auto& m : missing) text += "not compared: " + m + "\n";
   for (const auto& w : c.warnings) text += "warning: " + w + "\n";
   const bool single_runs = std::any_of(c.figures.begin(), c.figures.end(), [](const FigureComparison& f) {
@@ -72,8 +80,10 @@ std::string format_comparison(const Comparison& c, const CompareOptions& o) {
     text += "not compared: " + std::to_string(c.unpaired_base) + " base and " + std::to_string(c.unpaired_next) +
             " new run(s) without a partner of the same parameters (--ignore pairs them)\n";
   if (c.step_time_ratios > 0) {
-    std::snprintf(line, sizeof line, "step time new/base (median), geometric mean over %zu paired run(s): %.4f\n",
-                  c.step_time_ratios, c.step_time_ratio_geomean);
+    std::snprintf(line, sizeof line,
+                  "step time new/base (median), geometric mean over %zu paired point(s) (a point: the runs of one set "
+                  "of parameters; %zu base and %zu new run(s) in the pairs): %.4f\n",
+                  c.step_time_ratios, c.paired_base_runs, c.paired_next_runs, c.step_time_ratio_geomean);
     text += line;
   }
   text += c.any_regression ? "verdict: REGRESSION\n" : "verdict: no significant regression\n";

@@ -8,6 +8,8 @@
 #include <map>
 #include <optional>
 
+#include "report/figure_units.hpp"
+
 namespace embscale::report {
 namespace {
 
@@ -76,7 +78,10 @@ std::string format_summary_table(const std::vector<SummaryRow>& rows, std::size_
       Column& column = columns[it->second];
       auto& row_cells = cells[r];
       if (row_cells.size() <= it->second) row_cells.resize(it->second + 1);
-      row_cells[it->second] = format_value(field.value);
+      // A figure with a unit (times, throughput, bytes: report/figure_units.hpp) is shown in it.
+      const auto* number = std::get_if<double>(&field.value);
+      row_cells[it->second] = number && !figure_unit(field.name).empty() ? format_figure_value(field.name, *number)
+                                                                         : format_value(field.value);
       column.width = std::max(column.width, row_cells[it->second]->size());
       column.numeric = column.numeric && !std::holds_alternative<std::string>(field.value);
     }

@@ -35,8 +35,10 @@ case "$case_name" in
     mkdir -p "$work/reports"
     run_mpi 2 -o "$work/reports/default.h5" --quiet
     [ "$rc" -eq 0 ] || fail "embscale run failed ($rc): $(cat "$work/err.txt")"
-    grep -q "throughput_samples_per_s" "$work/out.txt" || fail "no summary table on stdout: $(cat "$work/out.txt")"
-    grep -q "report: $work/reports/default.h5" "$work/out.txt" || fail "report path not printed"
+    # --quiet: one line on success, what ran and its figures in their units, and the report.
+    [ "$(wc -l <"$work/out.txt")" -eq 1 ] || fail "--quiet printed more than one line: $(cat "$work/out.txt")"
+    grep -qE "^embscale run: all2all_dense on 2 ranks, 100 iterations: step [0-9.]+ ms \(median\), [0-9.]+ (k |M )?samples/s; report: $work/reports/default.h5\$" \
+      "$work/out.txt" || fail "the --quiet line: $(cat "$work/out.txt")"
     [ -f "$work/reports/default.h5" ] || fail "no report file"
     [ "$(ls -A "$work/reports")" = "default.h5" ] || fail "temporary files left: $(ls -A "$work/reports")"
     h5ls -r "$work/reports/default.h5" >"$work/h5ls.txt" || fail "h5ls cannot read the report"
@@ -78,10 +80,42 @@ case "$case_name" in
     run_mpi 2 -o "$work/reports/p.h5"
     [ "$rc" -eq 0 ] || fail "run failed"
     [ "$(grep -c '^iteration ' "$work/out.txt")" -eq 5 ] || fail "expected 5 progress lines (display 20 of 100): $(cat "$work/out.txt")"
+    grep -q "throughput_samples_per_s" "$work/out.txt" || fail "no summary table on stdout: $(cat "$work/out.txt")"
+    grep -q "report: $work/reports/p.h5" "$work/out.txt" || fail "report path not printed"
     ;;
   validate_ok)
     "$embscale" validate "$here/../../bench/configs/default.json" >"$work/out.txt" 2>&1 || fail "validate failed: $(cat "$work/out.txt")"
     grep -q "valid" "$work/out.txt" || fail "validate printed: $(cat "$work/out.txt")"
+    ;;
+  validate_as_run)
+    # validate refuses what run refuses: the checks that hold on any number of ranks always, and
+    # with --ranks N those that depend on them, each message naming the file as run's does.
+    sed 's/"sharding": "row_wise"/"sharding": "ROW_WISE"/' "$configs/scheme_row_wise.json" >"$work/upper.json"
+    expected="$work/upper.json: layers[emb1].sharding: expected one of "
+    "$embscale" validate "$work/upper.json" >"$work/out.txt" 2>"$work/err.txt"
+    [ $? -eq 2 ] || fail "validate accepted sharding \"ROW_WISE\": $(cat "$work/out.txt")"
+    grep -qF "$expected" "$work/err.txt" || fail "validate: $(cat "$work/err.txt")"
+    grep -qF 'got "ROW_WISE"; did you mean "row_wise"?' "$work/err.txt" || fail "no suggestion: $(cat "$work/err.txt")"
+    expect_bad_input "$expected" "$work/upper.json" -o "$work/reports/r.h5"
+    grep -qF 'did you mean "row_wise"?' "$work/err.txt" || fail "run: no suggestion: $(cat "$work/err.txt")"
+    # Rows per rank depend on the ranks: not checked without --ranks (and said so), refused with it.
+    cfg=$(variant capacity 's/"max_vocabulary_size_per_gpu": 800000/"max_vocabulary_size_per_gpu": 1000/')
+    "$embscale" validate "$cfg" >"$work/out.txt" 2>&1 || fail "validate without --ranks: $(cat "$work/out.txt")"
+    grep -qF "not checked: what depends on the ranks (give --ranks N)" "$work/out.txt" ||
+      fail "validate does not say what it left unchecked: $(cat "$work/out.txt")"
+    expected="$cfg: layers[emb1].sparse_embedding_hparam.max_vocabulary_size_per_gpu: expected at least 400000 (the most rows one rank holds of the layer's 800000 over 2 ranks), got 1000"
+    "$embscale" validate "$cfg" --ranks 2 >"$work/out.txt" 2>"$work/err.txt"
+    [ $? -eq 2 ] || fail "validate --ranks 2 accepted 1000 rows per rank: $(cat "$work/out.txt")"
+    grep -qF "$expected" "$work/err.txt" || fail "validate --ranks 2: $(cat "$work/err.txt")"
+    expect_bad_input "$expected" "$cfg" -o "$work/reports/r.h5"
+    grep -q '^iteration \|embscale run: ' "$work/out.txt" && fail "the run started before its rows were checked: $(cat "$work/out.txt")"
+    "$embscale" validate "$cfg" --ranks 800 >"$work/out.txt" 2>&1 || fail "1000 rows fit on 800 ranks: $(cat "$work/out.txt")"
+    grep -qF "valid (schema version 1) on 800 ranks" "$work/out.txt" || fail "validate --ranks 800: $(cat "$work/out.txt")"
+    sed 's/"embedding_vec_size": [0-9]*/"embedding_vec_size": 1/' "$configs/scheme_column_wise.json" >"$work/narrow.json"
+    "$embscale" validate "$work/narrow.json" >/dev/null 2>&1 || fail "one column fits one rank"
+    "$embscale" validate "$work/narrow.json" --ranks 2 >"$work/out.txt" 2>"$work/err.txt"
+    grep -qF "$work/narrow.json: layers[emb1].sparse_embedding_hparam.embedding_vec_size: column_wise needs at least one column per rank (>= 2), got 1" \
+      "$work/err.txt" || fail "validate --ranks 2 of one column: $(cat "$work/err.txt")"
     ;;
   hugectr_embedding_only)
     # A HugeCTR file with a dense network, evaluation and snapshots: refused with every skipped part
@@ -96,8 +130,8 @@ case "$case_name" in
     "$embscale" validate "$cfg" --embedding-only >"$work/out.txt" 2>&1 || fail "validate --embedding-only: $(cat "$work/out.txt")"
     run_mpi 2 "$cfg" --embedding-only -o "$work/reports/r.h5" --quiet
     [ "$rc" -eq 0 ] || fail "--embedding-only run failed ($rc): $(cat "$work/err.txt")"
-    grep -qF "note: --embedding-only: running the embedding layers; not run: $names" "$work/out.txt" ||
-      fail "no note of what was skipped: $(cat "$work/out.txt")"
+    grep -qF "note: --embedding-only: running the embedding layers; not run: $names" "$work/err.txt" ||
+      fail "no note of what was skipped: $(cat "$work/err.txt")"
     [ -f "$work/reports/r.h5" ] || fail "no report"
     ;;
   trace_too_short)
@@ -201,7 +235,7 @@ case "$case_name" in
       "$configs/default.json" --set 'eviction={}' -o "$work/reports/r.h5"
     # On the example: its tables under /runs/<id>/eviction/ and its figures in the summary.
     run_mpi 2 "$configs/eviction_study.json" --set solver.max_iter=6 --set solver.warmup_iter=4 \
-      --set eviction.sample_every=2 -o "$work/reports/e.h5" --quiet
+      --set eviction.sample_every=2 -o "$work/reports/e.h5"
     [ "$rc" -eq 0 ] || fail "eviction example: exit $rc: $(cat "$work/err.txt")"
     for name in hit_rate churn recall by_rank; do
       h5ls "$work/reports/e.h5/runs/run0/eviction/$name" >/dev/null 2>&1 || fail "no table eviction/$name: $(h5ls -r "$work/reports/e.h5")"

@@ -17,7 +17,7 @@ write_config() {
     {"name": "data", "type": "Data", "format": "Synthetic", "slot_size_array": [30000, 2000],
      "synthetic": {"key_distribution": "zipf", "zipf_alpha": 1.2, "nnz_per_slot": [6, 1]},
      "label": {"top": "label", "label_dim": 1}, "dense": {"top": "dense", "dense_dim": 1},
-     "sparse": [{"top": "data1", "type": "DistributedSlot", "slot_num": 2}]},
+     "sparse": [{"top": "data1", "slot_num": 2}]},
     {"name": "emb1", "type": "ShardedEmbedding", "sharding": "$1", "bottom": "data1", "top": "emb1",
      "sparse_embedding_hparam": {"max_vocabulary_size_per_gpu": 40000, "embedding_vec_size": 8, "combiner": "sum"}}
   ]
@@ -26,6 +26,8 @@ JSON
 }
 
 run2() { "$mpiexec" -n 2 --oversubscribe "$embscale" run -q "$@" >"$work/run.txt" 2>&1 || fail "run $*: $(cat "$work/run.txt")"; }
+# The same without -q: the lines before the run (the plan's) and the summary.
+run2_verbose() { "$mpiexec" -n 2 --oversubscribe "$embscale" run "$@" >"$work/run.txt" 2>&1 || fail "run $*: $(cat "$work/run.txt")"; }
 
 # What a run computed: its loss per iteration and every rank's counters (not its times).
 results_of() {
@@ -88,7 +90,7 @@ PY
     # `run` of an "auto" layer records the plan (attribute sharding_plan, table plan/loads: a
     # row per layer and rank), and its predicted per-rank lookups agree with the measured ones.
     write_config auto '' auto.json
-    run2 "$work/auto.json" -o "$work/auto.h5"
+    run2_verbose "$work/auto.json" -o "$work/auto.h5"
     grep -qF "sharding plan (skew_aware)" "$work/run.txt" || fail "no plan line: $(cat "$work/run.txt")"
     h5dump -a /runs/run0/sharding_plan "$work/auto.h5" | grep -qF '\"policy\": \"skew_aware\"' ||
       h5dump -a /runs/run0/sharding_plan "$work/auto.h5" | grep -qF 'skew_aware' || fail "no sharding_plan attribute"
@@ -104,7 +106,7 @@ measured = run["counters/lookups"][()].mean(axis=0)
 assert np.allclose(loads[:, 3], measured, rtol=0.1), (loads[:, 3], measured)
 PY
     write_config auto_skew_blind '' blind.json
-    run2 "$work/blind.json" -o "$work/blind.h5"
+    run2_verbose "$work/blind.json" -o "$work/blind.h5"
     grep -qF "sharding plan (skew_blind)" "$work/run.txt" || fail "no skew-blind plan line: $(cat "$work/run.txt")"
     # A sweep over auto, the skew-blind plan and a fixed scheme merges into one report.
     cat >"$work/sweep.json" <<JSON

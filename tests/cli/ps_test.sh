@@ -51,7 +51,7 @@ write_config() {
     {"name": "data", "type": "Data", "format": "Synthetic", "slot_size_array": [400, 3000, 90],
      "synthetic": {"key_distribution": "zipf", "zipf_alpha": 1.1, "nnz_per_slot": [3, 2, 1]},
      "label": {"top": "label", "label_dim": 1}, "dense": {"top": "dense", "dense_dim": 1},
-     "sparse": [{"top": "data1", "type": "DistributedSlot", "slot_num": 3}]},
+     "sparse": [{"top": "data1", "slot_num": 3}]},
     {"name": "emb1", "type": "ShardedEmbedding", "sharding": "$2", "bottom": "data1", "top": "emb1",
      "sparse_embedding_hparam": {"max_vocabulary_size_per_gpu": 4000, "embedding_vec_size": 8, "combiner": "mean"},
      "storage": {"type": "dynamic", "max_capacity": 16384, "bucket_capacity": 128}}

@@ -45,7 +45,7 @@ case "$case_name" in
   sweep_grid)
     # 2 x 2 points (one field, and ranks 1 and 2 inside a 2-rank job) x 2 repetitions.
     s=$(write_sweep grid '{"layers.emb1.sparse_embedding_hparam.embedding_vec_size": [8, 16], "ranks": [1, 2], "solver.max_iter": [5]}' 2)
-    sweep 2 "$s" -o "$work/out/grid.h5" --quiet
+    sweep 2 "$s" -o "$work/out/grid.h5"
     [ "$rc" -eq 0 ] || fail "sweep failed ($rc): $(cat "$work/err.txt")"
     expect_every_run_once "$work/out/grid.h5" 4 2
     grep -q "sweep: run 8/8 p3.r1 on 2 ranks" "$work/out.txt" || fail "no progress line for run 8/8: $(cat "$work/out.txt")"
@@ -65,7 +65,7 @@ case "$case_name" in
     [ "$(grep -c '"run_id"' "$work/out/grid.points/manifest.json")" -eq 8 ] || fail "the manifest does not list 8 runs"
     # The 16-wide point differs from the 8-wide one in its column, and repetitions share it.
     "$embscale" compare "$work/out/grid.h5" "$work/out/grid.h5" >"$work/cmp.txt" || fail "compare of the sweep failed"
-    grep -q "geometric mean over 4 paired run(s)" "$work/cmp.txt" || fail "compare should pair 4 points: $(tail -3 "$work/cmp.txt")"
+    grep -q "geometric mean over 4 paired point(s)" "$work/cmp.txt" || fail "compare should pair 4 points: $(tail -3 "$work/cmp.txt")"
     grep -q "repetitions (2 vs 2)" "$work/cmp.txt" || fail "compare should use the repetitions: $(head -5 "$work/cmp.txt")"
     # 2 runs a side can never reach alpha after Holm over 4 points: compare says so, per point.
     [ "$(grep -c "step_time cannot fail the gate: with repetitions (2 vs 2)" "$work/cmp.txt")" -eq 4 ] ||
@@ -108,7 +108,10 @@ case "$case_name" in
     ls -A "$points" | grep -q '^\.p1\.r0\.h5\.tmp\.' || fail "expected the killed run's temporary file: $(ls -A "$points")"
     sweep 2 "$s" -o "$work/out/k.h5" --quiet --resume
     [ "$rc" -eq 0 ] || fail "resume failed ($rc): $(cat "$work/err.txt")"
-    grep -q "removed 1 temporary file(s) of abandoned runs" "$work/out.txt" || fail "$(head -3 "$work/out.txt")"
+    grep -q "removed 1 temporary file(s) of abandoned runs" "$work/err.txt" || fail "$(head -3 "$work/err.txt")"
+    # --quiet: one line on success.
+    [ "$(wc -l <"$work/out.txt")" -eq 1 ] && grep -q "^embscale sweep: 2 points x 1 repetitions = 2 runs on up to 2 ranks, 1 done before (resumed); report: $work/out/k.h5\$" "$work/out.txt" ||
+      fail "--quiet printed more or other than one line: $(cat "$work/out.txt")"
     expect_every_run_once "$work/out/k.h5" 2 1
     ls -A "$points" "$work/out" | grep '\.tmp\.' && fail "temporary files left: $(ls -A "$points" "$work/out")"
     ;;

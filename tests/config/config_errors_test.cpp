@@ -160,15 +160,10 @@ TEST(ConfigErrorsEmbedding, HparamsBottomAndTypes) {
       {"bottom", [](auto& j) { layer(j, "emb1")["bottom"] = "nothing"; },
        "layers[emb1].bottom: expected the Data layer's sparse top \"data1\" (layers[data].sparse[0].top), got "
        "\"nothing\""},
-      {"HugeCTR embedding", [](auto& j) { layer(j, "emb1")["type"] = "LocalizedSlotSparseEmbeddingOneHot"; },
-       "layers[emb1].type: \"LocalizedSlotSparseEmbeddingOneHot\" is a HugeCTR embedding type not runnable in this "
-       "version; runnable: \"All2AllDenseEmbedding\", \"DistributedSlotSparseEmbeddingHash\", "
-       "\"DistributedSparseEmbedding\", "
-       "\"LocalizedSlotSparseEmbeddingHash\" or \"ShardedEmbedding\""},
       {"hybrid embedding", [](auto& j) { layer(j, "emb1")["type"] = "HybridSparseEmbedding"; },
        "layers[emb1].type: \"HybridSparseEmbedding\" is a HugeCTR embedding type not runnable in this version; "
        "runnable: \"All2AllDenseEmbedding\", \"DistributedSlotSparseEmbeddingHash\", \"DistributedSparseEmbedding\", "
-       "\"LocalizedSlotSparseEmbeddingHash\" or \"ShardedEmbedding\""},
+       "\"LocalizedSlotSparseEmbeddingHash\", \"LocalizedSlotSparseEmbeddingOneHot\" or \"ShardedEmbedding\""},
       {"sharding of a typed layer", [](auto& j) { layer(j, "emb1")["sharding"] = "row_wise"; },
        "layers[emb1].sharding: \"sharding\" belongs to layers of type \"ShardedEmbedding\"; a "
        "\"All2AllDenseEmbedding\" layer's type names its scheme"},
@@ -229,8 +224,8 @@ TEST(ConfigErrorsLayers, UnknownTypeSuggestsAndListsKnownTypes) {
   EXPECT_EQ(message.rfind("test.json: layers[emb1].type: unknown layer type \"All2AllDenseEmbeding\"; did you mean "
                           "\"All2AllDenseEmbedding\"? known: \"Data\", \"All2AllDenseEmbedding\", "
                           "\"DistributedSlotSparseEmbeddingHash\", \"DistributedSparseEmbedding\", "
-                          "\"LocalizedSlotSparseEmbeddingHash\" or \"ShardedEmbedding\" (run by this version); "
-                          "HugeCTR's \"LocalizedSlotSparseEmbeddingOneHot\", ",
+                          "\"LocalizedSlotSparseEmbeddingHash\", \"LocalizedSlotSparseEmbeddingOneHot\" or "
+                          "\"ShardedEmbedding\" (run by this version); HugeCTR's \"HybridSparseEmbedding\", ",
                           0),
             0u)
       << message;
@@ -262,7 +257,8 @@ TEST(ConfigErrorsLayers, StructureNamesAndTops) {
       {"no embedding", [](auto& j) { j["layers"].erase(1); },
        "layers: expected at least one embedding layer (\"All2AllDenseEmbedding\", "
        "\"DistributedSlotSparseEmbeddingHash\", \"DistributedSparseEmbedding\", "
-       "\"LocalizedSlotSparseEmbeddingHash\" or \"ShardedEmbedding\"), got none"},
+       "\"LocalizedSlotSparseEmbeddingHash\", \"LocalizedSlotSparseEmbeddingOneHot\" or \"ShardedEmbedding\"), got "
+       "none"},
       {"empty layers", [](auto& j) { j["layers"] = nlohmann::json::array(); },
        "layers: expected a non-empty array of layer objects, got []"},
       {"shared top",

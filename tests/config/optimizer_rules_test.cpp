@@ -64,7 +64,7 @@ TEST(OptimizerRules, ParsingAppliesTheRowsDefaults) {
       "layers": [{"name": "data", "type": "Data", "format": "Synthetic", "slot_size_array": [100],
                   "synthetic": {"nnz_per_slot": [1]}, "label": {"top": "label", "label_dim": 1},
                   "dense": {"top": "dense", "dense_dim": 1},
-                  "sparse": [{"top": "d", "type": "DistributedSlot", "slot_num": 1}]},
+                  "sparse": [{"top": "d", "slot_num": 1}]},
                  {"name": "emb", "type": "DistributedSlotSparseEmbeddingHash", "bottom": "d", "top": "emb",
                   "sparse_embedding_hparam": {"max_vocabulary_size_per_gpu": 100, "embedding_vec_size": 4,
                                               "combiner": "sum"}}]})";

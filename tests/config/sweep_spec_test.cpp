@@ -165,11 +165,16 @@ TEST(SweepSpec, AFieldThatDoesNotExistGetsTheNearestExistingField) {
       {R"({"grid": {"optimizer.hparam.learning_rate": [0.1]}})",
        "s.json: field \"optimizer.hparam.learning_rate\": the config has no \"hparam\" in \"optimizer\"; did you mean "
        "\"optimizer.sgd_hparam.learning_rate\"?"},
-      // Nothing close anywhere: the keys the parser knows there.
+      // Whole words of a field's name find it.
       {R"({"grid": {"layers.emb1.sparse_embedding_hparam.vec_size": [8]}})",
        "s.json: field \"layers.emb1.sparse_embedding_hparam.vec_size\": the config has no \"vec_size\" in "
-       "\"layers.emb1.sparse_embedding_hparam\"; known keys: \"max_vocabulary_size_per_gpu\", \"embedding_vec_size\" "
-       "or \"combiner\""},
+       "\"layers.emb1.sparse_embedding_hparam\"; did you mean "
+       "\"layers.emb1.sparse_embedding_hparam.embedding_vec_size\"?"},
+      // Nothing close anywhere: the keys the parser knows there.
+      {R"({"grid": {"layers.emb1.sparse_embedding_hparam.width": [8]}})",
+       "s.json: field \"layers.emb1.sparse_embedding_hparam.width\": the config has no \"width\" in "
+       "\"layers.emb1.sparse_embedding_hparam\"; known keys: \"max_vocabulary_size_per_gpu\", \"slot_size_array\", "
+       "\"embedding_vec_size\" or \"combiner\""},
       // A field the base leaves to its default exists; a bad value for it is the point's error.
       {R"({"grid": {"optimizer.update_type": ["Local", "LazyGlobal"]}})",
        "s.json: point 1 (optimizer.update_type=\"LazyGlobal\"): optimizer.update_type: \"LazyGlobal\" is defined for "
@@ -232,6 +237,36 @@ TEST(ConfigSettings, SetFieldsByPathWithJsonOrTextValues) {
       "--set solvr.batchsize=4: field \"solvr.batchsize\": the config has no \"solvr\"; did you mean \"solver\"?");
   EXPECT_EQ(error_of("max_iter=4"),
             "--set max_iter=4: field \"max_iter\": the config has no \"max_iter\"; did you mean \"solver.max_iter\"?");
+  // A short name finds the field whose name holds it as whole words (no typo rule reaches it).
+  EXPECT_EQ(error_of("zipf=1.2"),
+            "--set zipf=1.2: field \"zipf\": the config has no \"zipf\"; did you mean "
+            "\"layers.data.synthetic.zipf_alpha\"?");
+  EXPECT_EQ(error_of("vec_size=8"),
+            "--set vec_size=8: field \"vec_size\": the config has no \"vec_size\"; did you mean "
+            "\"layers.emb1.sparse_embedding_hparam.embedding_vec_size\"?");
+}
+
+// FIELD=null removes a field, so that its default applies: the SGD block goes when the type
+// becomes Adam (the default config's sgd_hparam would otherwise be refused as another type's, and
+// a block set to {} would still be one).
+TEST(ConfigSettings, NullRemovesAFieldAndItsDefaultApplies) {
+  const auto error_of = [](const std::vector<std::string>& settings) {
+    try {
+      parse_config_with_settings(default_config_text(), "d.json", settings);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of({"optimizer.type=Adam"}).find("optimizer.sgd_hparam"), std::string::npos);
+  const auto adam = parse_config_with_settings(
+      default_config_text(), "d.json",
+      {"optimizer.type=Adam", "optimizer.sgd_hparam=null", R"(optimizer.adam_hparam={"learning_rate": 0.01})"});
+  EXPECT_EQ(adam.optimizer.type, OptimizerType::kAdam);
+  const auto defaults = parse_config_with_settings(default_config_text(), "d.json", {"solver.warmup_iter=null"});
+  EXPECT_EQ(defaults.solver.warmup_iter, Solver{}.warmup_iter);
+  EXPECT_EQ(error_of({"solver.snapshot=null"}),
+            "--set solver.snapshot=null: field \"solver.snapshot\" is not in the config: nothing to remove");
 }
 
 }  // namespace

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <string>
 
 #include "comm/mpi_communicator.hpp"
 #include "core/batch_source.hpp"
+#include "core/error.hpp"
 #include "embedding/engine.hpp"
 #include "embedding/engine_test_support.hpp"
 #include "embedding/reference_model.hpp"
@@ -253,6 +255,39 @@ TEST_P(EveryScheme, EvaluationModeMatchesTheReferenceAndCountsItsRowReads) {
         EXPECT_EQ(lookups, pairs) << "rank " << world.rank();
       }
     }
+}
+
+// Static rows are checked against max_vocabulary_size_per_gpu before any rank allocates
+// (check_layers_for_ranks, which `validate --ranks` runs too): the rows it reckons for the fullest
+// rank must be what the scheme's stores hold once made. Random sizes of the layer's three slots
+// (fixed seed), so that blocks, residues and table placements vary: at that capacity the run
+// starts; one row less and it is refused with the number, before the engine is built and by the
+// stores' own check.
+TEST_P(EveryScheme, TheRowsCheckedBeforeARunAreWhatTheFullestRankHolds) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  std::mt19937_64 random(20261128);
+  for (int trial = 0; trial < 4; ++trial) {
+    config::Optimizer sgd;
+    sgd.learning_rate = 0.1;
+    const Case c{.scheme = GetParam(), .optimizer = sgd};
+    config::Config cfg = test_config(c, world.size());
+    for (auto& size : cfg.data.slot_size_array) size = 1 + static_cast<std::int64_t>(random() % 1000);
+    if (c.scheme == "column_wise") cfg.embeddings[0].embedding_vec_size = 4;  // a column per rank
+    cfg.embeddings[0].max_vocabulary_size_per_gpu = 1 << 20;                  // room for every row, to count them
+    EmbeddingEngine engine(world, cfg, cfg.data.slot_size_array);
+    const std::int64_t held = world.allreduce(engine.store(0).size(), comm::ReduceOp::kMax);
+    cfg.embeddings[0].max_vocabulary_size_per_gpu = held;
+    EXPECT_NO_THROW(check_layers_for_ranks(cfg, cfg.data.slot_size_array, world.size())) << c.scheme;
+    cfg.embeddings[0].max_vocabulary_size_per_gpu = held - 1;
+    const std::string expected = "max_vocabulary_size_per_gpu: expected at least " + std::to_string(held) + " ";
+    try {
+      check_layers_for_ranks(cfg, cfg.data.slot_size_array, world.size());
+      ADD_FAILURE() << c.scheme << ": " << held - 1 << " rows per rank accepted, the fullest rank holds " << held;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(EmbeddingEngine(world, cfg, cfg.data.slot_size_array), InputError) << c.scheme;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, EveryScheme, ::testing::ValuesIn(scheme_names()), param_name);

@@ -28,7 +28,7 @@ config::Config config_with(const std::string& sharding, const std::string& plann
                            std::to_string(alpha) + R"(, "key_mapping": ")" + mapping +
                            R"(", "nnz_per_slot": [4, 2, 1, 1, 2, 2, 8, 8]},
        "label": {"top": "label", "label_dim": 1}, "dense": {"top": "dense", "dense_dim": 1},
-       "sparse": [{"top": "data1", "type": "DistributedSlot", "slot_num": 8}]},
+       "sparse": [{"top": "data1", "slot_num": 8}]},
       {"name": "emb1", "type": "ShardedEmbedding", "sharding": ")" +
                            sharding + R"(", "bottom": "data1", "top": "emb1",
        "sparse_embedding_hparam": {"max_vocabulary_size_per_gpu": 1000000, "embedding_vec_size": 32, "combiner": "sum"}}

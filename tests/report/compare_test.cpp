@@ -109,7 +109,7 @@ TEST(CompareReports, ATinyPhaseThatJumpsCannotFailTheGate) {
   EXPECT_TRUE(figure(c, "phase:lookup").below_floor);
   // Gating phases does not change that: the floor needs 5 % of the step time.
   EXPECT_FALSE(compare_reports(b, n, gating({"all"})).any_regression);
-  EXPECT_NE(format_comparison(c, {}).find("same (below the floor)"), std::string::npos);
+  EXPECT_NE(format_comparison(c, {}).find("no significant change (below the floor)"), std::string::npos);
 }
 
 // Repetitions with exact p-values: base medians 1.00 1.01 1.02 1.10, new 1.09 1.12 1.13 1.14 give
@@ -397,7 +397,44 @@ TEST(CompareReports, TextAndJsonSayWhatWasGatedAndWhatTheGeometricMeanAverages) 
   const auto text = format_comparison(c, o);
   EXPECT_NE(text.find("verdict: REGRESSION"), std::string::npos) << text;
   EXPECT_NE(text.find("Holm's correction over 1 test(s)"), std::string::npos) << text;
-  EXPECT_NE(text.find("step time new/base (median), geometric mean over 1 paired run(s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("step time new/base (median), geometric mean over 1 paired point(s) (a point: the runs of one "
+                      "set of parameters; 1 base and 1 new run(s) in the pairs)"),
+            std::string::npos)
+      << text;
+}
+
+// The table a person reads: which test each p column is, every number in its unit, the
+// uncorrected p-values marked, what was paired, and a warning where a side's own spread is larger
+// than the change it is judged by. Five repetitions a side, the base's medians 0.9 to 1.2 s
+// (interquartile range 1.0 to 1.1 s: 10 % of its 1.0 s median, above the 5 % min-change).
+TEST(CompareReports, TheTableNamesItsTestsAndUnitsAndWarnsOfASpreadWiderThanTheMinChange) {
+  std::vector<ReportData::Run> base, next;
+  const double levels[] = {0.9, 1.0, 1.0, 1.1, 1.2};
+  for (std::uint64_t r = 0; r < 5; ++r) {
+    RunShape b, n;
+    b.noise = n.noise = 0;
+    b.level = levels[r];
+    n.level = 1.0 + 0.001 * static_cast<double>(r);  // quiet: 0.2 % spread
+    base.push_back(synthetic_run("a" + std::to_string(r), r, b));
+    next.push_back(synthetic_run("b" + std::to_string(r), r, n));
+  }
+  const CompareOptions o;
+  const auto c = compare_reports(report_of(base), report_of(next), o);
+  EXPECT_NEAR(figure(c, "step_time").base_spread, 0.1, 1e-9);
+  EXPECT_NEAR(figure(c, "step_time").next_spread, 0.002 / 1.002, 1e-9);
+  const auto text = format_comparison(c, o);
+  for (const std::string expected :
+       {"p(change)", "p(worse)", "1002 ms", "1 k samples/s", "998 samples/s", "200 B",
+        "p(change): one-sided Mann-Whitney U test in the direction the median moved",
+        "[in brackets] alone, not corrected for the number of figures", "no significant change",
+        "warning: batchsize=1000 ranks=2 scheme=test: step_time: the base side's own spread (interquartile range 10 % "
+        "of "
+        "its median, repetitions (5 vs 5)) is larger than the min-change of 5 % it is judged by",
+        "geometric mean over 1 paired point(s) (a point: the runs of one set of parameters; 5 base and 5 new run(s) in "
+        "the pairs)"})
+    EXPECT_NE(text.find(expected), std::string::npos) << "lacks \"" << expected << "\":\n" << text;
+  EXPECT_EQ(text.find("the new side's own spread"), std::string::npos) << text;
+  EXPECT_NE(text.find("["), std::string::npos) << "an ungated p-value is not marked uncorrected:\n" << text;
 }
 
 }  // namespace

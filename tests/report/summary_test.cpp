@@ -73,13 +73,14 @@ TEST(FormatSummaryTable, WideTablesAreTransposed) {
       {{"run_id", std::string("a")}, {"throughput_samples_per_s", 1.5e6}},
       {{"run_id", std::string("bb")}, {"throughput_samples_per_s", 250.0}},
   };
+  // A figure with a unit is shown in it (report/figure_units.hpp).
   EXPECT_EQ(format_summary_table(rows, 20),
-            "run_id                       a   bb\n"
-            "throughput_samples_per_s  1.5M  250\n");
+            "run_id                                  a             bb\n"
+            "throughput_samples_per_s  1.5 M samples/s  250 samples/s\n");
   EXPECT_EQ(format_summary_table(rows, 0),  // never transposed
             "run_id  throughput_samples_per_s\n"
-            "a                           1.5M\n"
-            "bb                           250\n");
+            "a                1.5 M samples/s\n"
+            "bb                 250 samples/s\n");
 }
 
 TEST(FormatSummaryTable, NoRuns) { EXPECT_EQ(format_summary_table({}), "(no runs)\n"); }

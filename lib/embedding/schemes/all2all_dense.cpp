@@ -132,6 +132,7 @@ SchemeEntry all2all_dense_scheme() {
   SchemeEntry entry{
       .name = "all2all_dense", .config_type = "All2AllDenseEmbedding", .origin = "SOK", .make = make_all2all_dense};
   entry.dedups_before_exchange = true;
+  entry.most_rows = most_rows_modulo;
   return entry;
 }
 

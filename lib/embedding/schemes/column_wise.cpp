@@ -59,6 +59,7 @@ SchemeEntry column_wise_scheme() {
   SchemeEntry entry{
       .name = "column_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_column_wise};
   entry.check = check_column_wise;
+  entry.most_rows = every_row;
   entry.planner = PlannerModel{.ownership = Ownership::kEveryRank, .collectives = 4, .static_only = true};
   return entry;
 }

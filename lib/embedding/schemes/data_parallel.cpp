@@ -110,6 +110,7 @@ SchemeEntry data_parallel_scheme() {
       .name = "data_parallel", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_data_parallel};
   entry.check = check_data_parallel;
   entry.dedups_before_exchange = true;
+  entry.most_rows = every_row;
   entry.planner = PlannerModel{.ownership = Ownership::kReplicas, .collectives = 2, .static_only = true};
   return entry;
 }

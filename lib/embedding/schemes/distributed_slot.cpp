@@ -25,6 +25,7 @@ SchemeEntry distributed_slot_scheme() {
                     .config_type = "DistributedSlotSparseEmbeddingHash",
                     .origin = "HugeCTR",
                     .make = make_distributed_slot};
+  entry.most_rows = most_rows_modulo;
   entry.planner = PlannerModel{.ownership = Ownership::kKeyModulo, .collectives = 4};
   return entry;
 }

@@ -25,6 +25,7 @@ SchemeEntry localized_slot_scheme() {
                     .config_type = "LocalizedSlotSparseEmbeddingHash",
                     .origin = "HugeCTR",
                     .make = make_localized_slot};
+  entry.also_config_type = "LocalizedSlotSparseEmbeddingOneHot";
   entry.table_owners = slot_owners;
   entry.planner = PlannerModel{.ownership = Ownership::kOneRank, .collectives = 4, .choosable = false};
   return entry;

@@ -24,6 +24,8 @@ std::unique_ptr<EmbeddingScheme> make_row_wise(const LayerSpec& spec) {
 // Collectives per step: counts and pairs (alltoall + alltoallv), reduce-scatter and all-gather.
 SchemeEntry row_wise_scheme() {
   SchemeEntry entry{.name = "row_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_row_wise};
+  entry.most_rows = most_rows_in_blocks;
+  entry.splits_key_spaces = true;
   entry.planner = PlannerModel{.ownership = Ownership::kRowBlocks, .collectives = 4};
   return entry;
 }

@@ -4,6 +4,8 @@
 // pooled vectors (TorchRec's TwRwPooledEmbeddingDist). A "node" is ranks_per_node consecutive
 // ranks: the layer's ranks_per_node, or else the ranks of one host (Communicator::split_by_host),
 // so tests and studies can place several nodes on one host.
+#include <algorithm>
+
 #include "embedding/pooled_scheme.hpp"
 
 #include "core/error.hpp"
@@ -48,6 +50,19 @@ std::unique_ptr<EmbeddingScheme> make_table_row_wise(const LayerSpec& spec) {
                             });
 }
 
+// Before a run the hosts are not known: with ranks_per_node unset, one node of every rank is
+// assumed here (the run's stores check their rows again when made, on the hosts' nodes).
+std::int64_t most_rows_table_row_wise(const LayerSpec& spec, int ranks) {
+  const int rpn = spec.config->ranks_per_node > 0 ? spec.config->ranks_per_node : ranks;
+  if (rpn > ranks || ranks % rpn != 0) return 0;  // check_table_row_wise refuses it
+  const std::vector<int> node_of_table = place_tables(spec, ranks / rpn);
+  const RowBlocks blocks(spec, rpn);
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(ranks / rpn), 0);
+  for (std::size_t s = 0; s < node_of_table.size(); ++s)
+    rows[static_cast<std::size_t>(node_of_table[s])] += blocks.block[s];
+  return *std::max_element(rows.begin(), rows.end());
+}
+
 void check_table_row_wise(const LayerSpec& spec, int ranks) {
   const int rpn = spec.config->ranks_per_node;
   if (rpn > 0 && (rpn > ranks || ranks % rpn != 0))
@@ -63,6 +78,8 @@ SchemeEntry table_row_wise_scheme() {
       .name = "table_row_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_table_row_wise};
   entry.check = check_table_row_wise;
   entry.places_ranks_in_nodes = true;
+  entry.most_rows = most_rows_table_row_wise;
+  entry.splits_key_spaces = true;
   return entry;
 }
 
