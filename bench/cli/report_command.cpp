@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/install_layout.hpp"
 #include "report/reader.hpp"
+#include "report/repetition_spread.hpp"
 #include "report/summary.hpp"
 
 extern char** environ;
@@ -112,6 +113,8 @@ int report_command(const ReportOptions& options) {
   std::cout << "  runs: " << data.runs.size() << '\n'
             << table_lines(data) << '\n'
             << report::format_summary_table(data.summary);
+  if (const auto spread = report::format_repetition_spread(report::repetition_spread(data)); !spread.empty())
+    std::cout << '\n' << spread;
   if (options.plot_directory) {
     std::error_code ec;
     std::filesystem::create_directories(*options.plot_directory, ec);

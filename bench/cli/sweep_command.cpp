@@ -31,6 +31,7 @@
 #include "report/merge.hpp"
 #include "report/metadata.hpp"
 #include "report/reader.hpp"
+#include "report/repetition_spread.hpp"
 #include "report/writer.hpp"
 #include "run/driver_choice.hpp"
 #include "run/training_run.hpp"
@@ -321,7 +322,10 @@ int sweep_command(const SweepOptions& options) {
     std::cout << "embscale sweep: " << what << "; report: " << options.output_path << '\n';
   } else if (root) {
     const auto merged = report::read_report(options.output_path);
-    std::cout << '\n' << report::format_summary_table(merged.summary) << "\nreport: " << options.output_path << '\n';
+    std::cout << '\n' << report::format_summary_table(merged.summary) << '\n';
+    if (const auto spread = report::format_repetition_spread(report::repetition_spread(merged)); !spread.empty())
+      std::cout << spread << '\n';
+    std::cout << "report: " << options.output_path << '\n';
   }
   return 0;
 }

@@ -50,6 +50,10 @@ case "$case_name" in
     expect_every_run_once "$work/out/grid.h5" 4 2
     grep -q "sweep: run 8/8 p3.r1 on 2 ranks" "$work/out.txt" || fail "no progress line for run 8/8: $(cat "$work/out.txt")"
     grep -q "ETA" "$work/out.txt" || fail "no ETA in the progress lines"
+    # Two repetitions a point: their spread under the summary (median, mean, stddev, CV).
+    grep -q "^repetitions (runs with equal parameters)" "$work/out.txt" || fail "no spread of the repetitions: $(cat "$work/out.txt")"
+    [ "$(grep -cE '^  .*step_time_median_s +2 +[0-9.]+ ms +[0-9.]+ ms +[0-9.]+ ms +[0-9.]+%$' "$work/out.txt")" -eq 4 ] ||
+      fail "expected the step time spread of 4 points: $(cat "$work/out.txt")"
     # (listings go to files first: `grep -q` in a pipe would end h5ls early, and pipefail fail it)
     h5ls -r "$work/out/grid.h5" >"$work/h5ls.txt"
     grep -qE "^/runs/p0.r0/timings/lookup[[:space:]]+Dataset \{5, 1\}" "$work/h5ls.txt" ||
