@@ -8,7 +8,9 @@ source "$(dirname "$0")/test_setup.sh" cli "$@"
 run_mpi() { run_on_ranks "$1" run "${@:2}"; }
 
 # Expects exit code 2, a message containing $1 on stderr, and no file left in $work/reports.
-# On 2 ranks, or on $BAD_INPUT_RANKS.
+# On 2 ranks, or on $BAD_INPUT_RANKS. Every rank agrees on bad input found before the run, which
+# ends without MPI_Abort (its banner buried the message); $BAD_INPUT_ALONE=1 marks an error one
+# rank finds alone, in a step, which must abort the others.
 expect_bad_input() {
   local expected=$1; shift
   mkdir -p "$work/reports"
@@ -16,6 +18,9 @@ expect_bad_input() {
   [ "$rc" -eq 2 ] || fail "exit code $rc, expected 2; stderr: $(cat "$work/err.txt")"
   grep -qF -- "$expected" "$work/err.txt" || fail "stderr lacks '$expected': $(cat "$work/err.txt")"
   [ "$(grep -c 'embscale: error' "$work/err.txt")" -eq 1 ] || fail "the error should be printed once: $(cat "$work/err.txt")"
+  if [ -z "${BAD_INPUT_ALONE:-}" ]; then
+    grep -q "MPI_ABORT" "$work/out.txt" "$work/err.txt" && fail "an error every rank agrees on ended in MPI_Abort: $(cat "$work/err.txt")"
+  fi
   [ -z "$(ls -A "$work/reports")" ] || fail "files left behind: $(ls -A "$work/reports")"
 }
 
@@ -259,7 +264,7 @@ case "$case_name" in
   dynamic_capacity_error)
     # safe_check_mode ERROR: a batch with more distinct keys on a rank than its table can insert
     # is bad input naming max_capacity, found at the first step, with no report left.
-    expect_bad_input "layers[emb1].storage.max_capacity: too small for one batch's distinct keys on this rank" \
+    BAD_INPUT_ALONE=1 expect_bad_input "layers[emb1].storage.max_capacity: too small for one batch's distinct keys on this rank" \
       "$configs/dynamic_storage_eviction.json" --set layers.emb1.storage.safe_check_mode=ERROR -o "$work/reports/r.h5"
     ;;
   foreign_optimizer_fields)
