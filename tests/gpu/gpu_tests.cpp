@@ -19,31 +19,12 @@
 
 #include "device/families/row_gather.h"
 #include "embedding/row_gather.hpp"
+#include "gpu_check.hpp"
 
 namespace {
 
-int g_failures = 0;
-int g_checks = 0;
-
-#define CHECK(cond, ...)                                          \
-  do {                                                            \
-    ++g_checks;                                                   \
-    if (!(cond)) {                                                \
-      ++g_failures;                                               \
-      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      std::printf(__VA_ARGS__);                                   \
-      std::printf("\n");                                          \
-    }                                                             \
-  } while (false)
-
-#define CUDA_OK(call)                                                                                 \
-  do {                                                                                                \
-    const cudaError_t check_err_ = (call);                                                            \
-    if (check_err_ != cudaSuccess) {                                                                  \
-      std::printf("FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(check_err_)); \
-      std::exit(1);                                                                                   \
-    }                                                                                                 \
-  } while (false)
+using embscale::gpu_check::g_checks;
+using embscale::gpu_check::g_failures;
 
 std::string detail() { return embscale_cuda_last_error_detail(); }
 

@@ -1,0 +1,64 @@
+// The device's tile and atomics for the KV table's bucket logic (lib/kv/portable/bucket_ref.hpp,
+// whose interface lib/kv/portable/tile.hpp states): a tile is N lanes of one warp
+// (cooperative_groups::thread_block_tile<N>), each thread evaluating a lane callable for its own
+// lane; ballots, minima and single-lane operations combine the lanes with warp primitives. The
+// host's HostTile runs the same source with one thread playing every lane.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <cstdint>
+
+#include "kv/portable/bucket_ref.hpp"
+
+namespace embscale::kv::portable {
+
+template <unsigned N>
+struct DeviceTile {
+  static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0, "a tile is a power of two of at most 32 lanes");
+  static constexpr unsigned kSize = N;
+
+  __device__ explicit DeviceTile(cooperative_groups::thread_block_tile<N> tile) : group(tile) {}
+
+  __device__ unsigned lane() const { return group.thread_rank(); }
+
+  // Bit l set when lane l's predicate holds (the tile's own bits, lane 0 lowest).
+  template <class LanePredicate>
+  __device__ unsigned ballot(LanePredicate&& lane_predicate) const {
+    return group.ballot(lane_predicate(lane()));
+  }
+
+  // The least of the lanes' values: a butterfly of shuffles, every lane ends with it.
+  template <class LaneValue>
+  __device__ std::uint64_t min(LaneValue&& lane_value) const {
+    unsigned long long least = lane_value(lane());
+    for (unsigned offset = N / 2; offset > 0; offset /= 2) {
+      const unsigned long long other = group.shfl_xor(least, offset);
+      least = other < least ? other : least;
+    }
+    return least;
+  }
+
+  // `once` run by lane 0 alone (a compare-and-swap must be made once per tile), its result to all.
+  template <class Once>
+  __device__ std::uint64_t single(Once&& once) const {
+    unsigned long long result = 0;
+    if (lane() == 0) result = once();
+    return group.shfl(result, 0);
+  }
+
+  cooperative_groups::thread_block_tile<N> group;
+};
+
+struct DeviceAtomics {
+  __device__ static std::uint64_t compare_and_swap(std::uint64_t* address, std::uint64_t expected,
+                                                   std::uint64_t desired) {
+    return atomicCAS(reinterpret_cast<unsigned long long*>(address), expected, desired);
+  }
+  // A read other warps' compare-and-swaps are seen by (not cached in a register).
+  __device__ static std::uint64_t load(const std::uint64_t* address) {
+    return *reinterpret_cast<const volatile unsigned long long*>(address);
+  }
+};
+
+}  // namespace embscale::kv::portable

@@ -1,0 +1,14 @@
+// Code that compiles for the host (g++, clang) and for the device (nvcc): the KV table's bucket
+// logic (bucket_ref.hpp) is written once and runs in the CPU tests and in the GPU kernels.
+// EMBSCALE_HD marks a function both compilers build; under g++ it is empty. Under nvcc it also
+// turns off nvcc's check of what a host-and-device function calls, for the one function it marks
+// (nv_exec_check_disable, as Thrust does): a template instantiated with the host's tile and
+// atomics calls host functions, with the device's device functions, and each instantiation is
+// only ever called from its own side.
+#pragma once
+
+#if defined(__CUDACC__)
+#define EMBSCALE_HD _Pragma("nv_exec_check_disable") __host__ __device__
+#else
+#define EMBSCALE_HD
+#endif

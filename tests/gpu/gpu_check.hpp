@@ -1,0 +1,34 @@
+// What the standalone GPU test binaries share (no GoogleTest on the GPU machine): CHECK counts
+// checks and failures and prints each failure with its values; CUDA_OK ends the program on a
+// CUDA error, naming the call. Each binary reports g_failures of g_checks at its end.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace embscale::gpu_check {
+inline int g_failures = 0;
+inline int g_checks = 0;
+}  // namespace embscale::gpu_check
+
+#define CHECK(cond, ...)                                          \
+  do {                                                            \
+    ++embscale::gpu_check::g_checks;                              \
+    if (!(cond)) {                                                \
+      ++embscale::gpu_check::g_failures;                          \
+      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      std::printf(__VA_ARGS__);                                   \
+      std::printf("\n");                                          \
+    }                                                             \
+  } while (false)
+
+#define CUDA_OK(call)                                                                                 \
+  do {                                                                                                \
+    const cudaError_t check_err_ = (call);                                                            \
+    if (check_err_ != cudaSuccess) {                                                                  \
+      std::printf("FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(check_err_)); \
+      std::exit(1);                                                                                   \
+    }                                                                                                 \
+  } while (false)
