@@ -47,6 +47,14 @@ struct DeviceTile {
     return group.shfl(result, 0);
   }
 
+  // Each lane's share of the tile's work; the tile is in step again after it, so that what one
+  // lane wrote the others read.
+  template <class LaneWork>
+  __device__ void for_each_lane(LaneWork&& lane_work) const {
+    lane_work(lane());
+    group.sync();
+  }
+
   cooperative_groups::thread_block_tile<N> group;
 };
 

@@ -9,12 +9,16 @@
 //     equal to the host's;
 //   * the score rules (kv/score_rules.hpp, the CPU table's one rule table, constexpr) computed on
 //     the device for every strategy: the same scores as on the host, so that both tables follow
-//     one source.
+//     one source;
+//   * the table's per-key operations (kv/portable/table_ref.hpp): a batch of distinct keys, one
+//     tile each, all at once (every key held once, found with its row), and a sequence by one
+//     tile with evictions equal to the host's, arrays and evicted rows alike.
 // Standalone (cudart only, no GoogleTest): scripts/gpu-check builds it with nvcc on a GPU
 // machine. Without a usable GPU it prints SKIP and exits 77 (ctest SKIP_RETURN_CODE).
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +32,7 @@
 #include "gpu_check.hpp"
 #include "kv/portable/atomics.hpp"
 #include "kv/portable/bucket_ref.hpp"
+#include "kv/portable/table_ref.hpp"
 #include "kv/score_rules.hpp"
 
 namespace {
@@ -319,6 +324,146 @@ void check_score_rules() {
   cudaFree(d_present);
 }
 
+// A table of `buckets` buckets of `capacity` slots and rows of `width` floats, on the device and
+// its host copy.
+struct Table {
+  Table(std::uint64_t buckets, std::uint32_t capacity, std::uint32_t width)
+      : slots(static_cast<std::uint32_t>(buckets), capacity), row_width(width),
+        host_rows(std::size_t{buckets} * capacity * width, 0.0f) {
+    CUDA_OK(cudaMalloc(&rows, host_rows.size() * sizeof(float)));
+    CUDA_OK(cudaMemset(rows, 0, host_rows.size() * sizeof(float)));
+  }
+  ~Table() { cudaFree(rows); }
+  Table(const Table&) = delete;
+  Table& operator=(const Table&) = delete;
+  TableArrays device_view() const {
+    return TableArrays{slots.keys, slots.scores, slots.digests, rows, slots.buckets, slots.capacity, row_width};
+  }
+  TableArrays host_view() {
+    return TableArrays{slots.host_keys.data(),
+                       slots.host_scores.data(),
+                       slots.host_digests.data(),
+                       host_rows.data(),
+                       slots.buckets,
+                       slots.capacity,
+                       row_width};
+  }
+  void to_host() {
+    slots.to_host();
+    CUDA_OK(cudaMemcpy(host_rows.data(), rows, host_rows.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  }
+  Buckets slots;
+  std::uint32_t row_width;
+  float* rows = nullptr;
+  std::vector<float> host_rows;
+};
+
+// Tile t inserts key t with its row (all tiles at once when `one_tile` is false; else tile 0
+// every key in order), then finds it.
+template <unsigned N>
+__global__ void table_upsert(TableArrays arrays, embscale::kv::ScoreRules rules, const std::uint64_t* keys,
+                             const float* values, std::uint32_t n, bool one_tile, PlacementResult* results,
+                             float* evicted_rows, std::uint8_t* found) {
+  std::uint32_t t = 0;
+  const DeviceTile<N> tile = my_tile<N>(t);
+  TableRef<DeviceTile<N>, DeviceAtomics> table(arrays);
+  const std::uint32_t first = one_tile ? 0 : t, last = one_tile ? n : t + 1;
+  if ((one_tile && t != 0) || first >= n) return;
+  for (std::uint32_t i = first; i < last; ++i) {
+    const CallScores scores{&rules, i + 1, 0};  // a later key outscores an earlier one (as STEP)
+    const PlacementResult r = table.insert_or_assign(tile, keys[i], values + std::size_t{i} * arrays.row_width, scores,
+                                                     evicted_rows + std::size_t{i} * arrays.row_width);
+    if (tile.lane() == 0) results[i] = r;
+  }
+  if (one_tile) return;
+  tile.group.sync();
+  const bool held = table.find(tile, keys[t], evicted_rows + std::size_t{t} * arrays.row_width, nullptr);
+  if (tile.lane() == 0) found[t] = held;
+}
+
+template <unsigned N> void check_table_batch() {
+  constexpr std::uint64_t kBuckets = 256;
+  constexpr std::uint32_t kCapacity = 32, kWidth = 16, kKeys = 2000;  // ~8 keys a bucket of 32
+  std::mt19937_64 random(400 + N);
+  std::vector<std::uint64_t> keys;
+  std::set<std::uint64_t> distinct;
+  while (keys.size() < kKeys) {
+    const std::uint64_t k = random() % 100000000;
+    if (distinct.insert(k).second) keys.push_back(k);
+  }
+  std::vector<std::uint32_t> per_bucket(kBuckets, 0);
+  for (const std::uint64_t k : keys) ++per_bucket[mix(k) & (kBuckets - 1)];
+  CHECK(*std::max_element(per_bucket.begin(), per_bucket.end()) <= kCapacity,
+        "the test's keys overflow a bucket: choose another seed");
+  std::vector<float> values(std::size_t{kKeys} * kWidth);
+  for (auto& v : values) v = static_cast<float>(random() % 4096) / 16.0f;
+  Table table(kBuckets, kCapacity, kWidth);
+  std::uint64_t* d_keys = device_copy(keys);
+  float* d_values = device_copy(values);
+  PlacementResult* d_results = nullptr;
+  float* d_rows = nullptr;
+  std::uint8_t* d_found = nullptr;
+  CUDA_OK(cudaMalloc(&d_results, kKeys * sizeof(PlacementResult)));
+  CUDA_OK(cudaMalloc(&d_rows, values.size() * sizeof(float)));
+  CUDA_OK(cudaMalloc(&d_found, kKeys));
+  const auto& step = embscale::kv::score_rules(embscale::kv::ScoreStrategy::kStep);
+  table_upsert<N><<<(kKeys * N + 127) / 128, 128>>>(table.device_view(), step, d_keys, d_values, kKeys, false,
+                                                    d_results, d_rows, d_found);
+  CUDA_OK(cudaGetLastError());
+  const auto results = host_copy(d_results, kKeys);
+  const auto rows = host_copy(d_rows, values.size());
+  const auto found = host_copy(d_found, kKeys);
+  table.to_host();
+  std::set<std::uint64_t> held;
+  for (const std::uint64_t key : table.slots.host_keys)
+    if (holds_key(key))
+      CHECK(held.insert(key).second, "tile %u: key %llu held twice", N, static_cast<unsigned long long>(key));
+  int wrong = 0;
+  for (std::uint32_t i = 0; i < kKeys; ++i) {
+    if (results[i].placement != Placement::kFreeSlot) {
+      ++wrong;  // no bucket overflows at this load: every key takes a free slot
+      continue;
+    }
+    const bool same_row = std::equal(rows.begin() + std::size_t{i} * kWidth, rows.begin() + std::size_t{i + 1} * kWidth,
+                                     values.begin() + std::size_t{i} * kWidth);
+    wrong += !found[i] || !same_row || held.count(keys[i]) == 0;
+  }
+  CHECK(wrong == 0 && held.size() == kKeys, "tile %u: %d of %u keys not placed, found or held with their row", N, wrong,
+        kKeys);
+  // One tile, keys in order into a small table: evictions, and the host's result exactly.
+  Table small(2, kCapacity, kWidth);
+  table_upsert<N><<<1, N>>>(small.device_view(), step, d_keys, d_values, 300, true, d_results, d_rows, d_found);
+  CUDA_OK(cudaGetLastError());
+  const auto seq = host_copy(d_results, 300);
+  const auto seq_rows = host_copy(d_rows, std::size_t{300} * kWidth);
+  small.to_host();
+  Table host(2, kCapacity, kWidth);
+  TableRef<HostTile<N>, HostAtomics> host_table(host.host_view());
+  const HostTile<N> host_tile;
+  std::vector<float> evicted(kWidth);
+  int differ = 0, evictions = 0;
+  for (std::uint32_t i = 0; i < 300; ++i) {
+    const CallScores scores{&step, i + 1, 0};
+    const PlacementResult want = host_table.insert_or_assign(
+        host_tile, keys[i], values.data() + std::size_t{i} * kWidth, scores, evicted.data());
+    evictions += want.placement == Placement::kEvicted;
+    const bool same_eviction = want.placement != Placement::kEvicted ||
+                               std::equal(evicted.begin(), evicted.end(), seq_rows.begin() + std::size_t{i} * kWidth);
+    differ += seq[i].placement != want.placement || seq[i].slot != want.slot || seq[i].victim.key != want.victim.key ||
+              !same_eviction;
+  }
+  CHECK(evictions > 100, "tile %u: the sequence evicted %d times (too few to test)", N, evictions);
+  CHECK(differ == 0, "tile %u: %d of 300 sequential placements differ from the host's", N, differ);
+  CHECK(small.slots.host_keys == host.slots.host_keys && small.slots.host_scores == host.slots.host_scores &&
+            small.host_rows == host.host_rows,
+        "tile %u: the sequential table differs from the host's", N);
+  cudaFree(d_keys);
+  cudaFree(d_values);
+  cudaFree(d_results);
+  cudaFree(d_rows);
+  cudaFree(d_found);
+}
+
 }  // namespace
 
 int main() {
@@ -336,6 +481,8 @@ int main() {
   check_placements<8>();
   check_placements<32>();
   check_score_rules();
+  check_table_batch<8>();
+  check_table_batch<32>();
   if (g_failures > 0) {
     std::printf("%d of %d checks FAILED\n", g_failures, g_checks);
     return 1;

@@ -14,6 +14,8 @@
 //   unsigned ballot(F&& lane_predicate) const;        bit l set when lane_predicate(l) holds
 //   std::uint64_t min(F&& lane_value) const;         the least lane_value(l) over the lanes
 //   std::uint64_t single(F&& once) const;            once() run by one lane, its result to all
+//   void for_each_lane(F&& lane_work) const;         lane_work(l) for every lane (each thread its
+//                                                    own on the device), then the tile in step
 // Ballots of kSize <= 32 lanes fit an unsigned int; a GPU tile of 32 lanes is one warp.
 #pragma once
 
@@ -54,6 +56,10 @@ template <unsigned N> struct HostTile {
   }
 
   template <class Once> std::uint64_t single(Once&& once) const { return once(); }
+
+  template <class LaneWork> void for_each_lane(LaneWork&& lane_work) const {
+    for (unsigned lane = 0; lane < N; ++lane) lane_work(lane);
+  }
 };
 
 }  // namespace embscale::kv::portable

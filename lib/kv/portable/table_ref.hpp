@@ -1,0 +1,132 @@
+// The device table's per-key operations over all its buckets: what a bulk kernel runs with one
+// tile per key of a batch, and what the host runs key by key with HostTile to test it (the
+// bucket logic itself is bucket_ref.hpp's). Written once for host and device, as bucket_ref.hpp.
+//
+// A key's bucket is the CPU table's: h = mix64(key), bucket = h & (buckets - 1), digest = h >> 56
+// (kv/host_table.hpp), so the two tables place every key in the same bucket and a dump moves
+// between them key by key. Rows (row_width floats a slot, the values then the optimizer state)
+// sit slot-aligned in their own array; a tile's lanes copy a row together, lane l its values
+// l, l + N, ... (on the device each thread its own, coalesced across the tile).
+//
+// Scores follow kv/score_rules.hpp, the one rule table of both tables: a new key gets the call's
+// new-key score, a present key present_key_score(old, ...). Admission filters and growth are the
+// bulk operations' (not here).
+//
+// Batches: one operation per distinct key. The device table de-duplicates a batch before these
+// run, which is also what makes them exact for keys in one bucket at once (bucket_ref.hpp); the
+// host runs them one key after the other, in input order, which is the CPU table's semantics
+// for a batch of distinct keys (tests/kv/table_ref_test.cpp holds it to the reference model).
+#pragma once
+
+#include <cstdint>
+
+#include "core/hash.hpp"
+#include "kv/portable/bucket_ref.hpp"
+#include "kv/score_rules.hpp"
+
+namespace embscale::kv::portable {
+
+// The table's arrays (device memory on the device): buckets x bucket_capacity slots.
+struct TableArrays {
+  std::uint64_t* keys = nullptr;
+  std::uint64_t* scores = nullptr;
+  std::uint8_t* digests = nullptr;
+  float* rows = nullptr;              // slots x row_width
+  std::uint64_t buckets = 0;          // a power of two
+  std::uint32_t bucket_capacity = 0;  // a multiple of the tile's lanes
+  std::uint32_t row_width = 0;
+};
+
+// A call's score inputs, read once per call (score_rules.hpp's call score): the rules of the
+// table's strategy, the score a new key takes, and the epoch's high bits for the epoch rules.
+struct CallScores {
+  const ScoreRules* rules = nullptr;
+  std::uint64_t as_new = 0;
+  std::uint64_t epoch_high = 0;
+};
+
+template <class Tile, class Atomics> class TableRef {
+ public:
+  using Bucket = BucketRef<Tile, Atomics>;
+
+  EMBSCALE_HD explicit TableRef(const TableArrays& arrays) : a_(arrays) {}
+
+  // Where `key` lives: its bucket, its slots' first index in the table's arrays, its digest and
+  // its probe start.
+  struct Place {
+    Bucket bucket;
+    std::uint64_t first_slot;
+    std::uint8_t digest;
+    std::uint32_t start;
+  };
+  EMBSCALE_HD Place place_of(std::uint64_t key) const {
+    const std::uint64_t hash = mix64(key);
+    const std::uint64_t first = (hash & (a_.buckets - 1)) * a_.bucket_capacity;
+    Bucket bucket(a_.keys + first, a_.scores + first, a_.digests + first, a_.bucket_capacity);
+    return Place{bucket, first, static_cast<std::uint8_t>(hash >> 56), bucket.probe_start(hash)};
+  }
+
+  // Copies the row of `key` into `row` and its score into `score`; false when absent (nothing
+  // written). Never changes a score.
+  EMBSCALE_HD bool find(const Tile& tile, std::uint64_t key, float* row, std::uint64_t* score) const {
+    const Place p = place_of(key);
+    const std::uint32_t slot = p.bucket.find(tile, key, p.digest, p.start);
+    if (slot == kNoSlot) return false;
+    copy_row(tile, row_at(p.first_slot + slot), row);
+    if (score) *score = a_.scores[p.first_slot + slot];
+    return true;
+  }
+
+  // Sets the row of `key` to `row`: a present key's score follows the present-key rule, a new one
+  // is placed by insert_or_evict with the call's new-key score. An evicted entry's row is copied
+  // into `evicted_row` (when not null) before the newcomer's is written.
+  EMBSCALE_HD PlacementResult insert_or_assign(const Tile& tile, std::uint64_t key, const float* row,
+                                               const CallScores& call, float* evicted_row) {
+    const Place p = place_of(key);
+    Bucket bucket = p.bucket;
+    PlacementResult result;
+    result.slot = bucket.find(tile, key, p.digest, p.start);
+    if (result.slot != kNoSlot) {
+      result.placement = Placement::kFound;
+      std::uint64_t& score = a_.scores[p.first_slot + result.slot];
+      score = present_key_score(*call.rules, score, call.as_new, call.epoch_high);
+    } else {
+      result = bucket.insert_or_evict(tile, key, p.digest, call.as_new, p.start);
+      if (result.placement == Placement::kRefused) return result;
+      if (result.placement == Placement::kEvicted && evicted_row)
+        copy_row(tile, row_at(p.first_slot + result.slot), evicted_row);
+    }
+    copy_row(tile, row, row_at(p.first_slot + result.slot));
+    return result;
+  }
+
+  // Removes `key`; false when it was absent.
+  EMBSCALE_HD bool erase(const Tile& tile, std::uint64_t key) {
+    const Place p = place_of(key);
+    Bucket bucket = p.bucket;
+    return bucket.erase(tile, key, p.digest, p.start) != kNoSlot;
+  }
+
+ private:
+  EMBSCALE_HD float* row_at(std::uint64_t slot) const { return a_.rows + slot * a_.row_width; }
+
+  // A row copied by the tile's lanes together: lane l moves values l, l + N, l + 2N, ...
+  EMBSCALE_HD void copy_row(const Tile& tile, const float* from, float* to) const {
+    tile.for_each_lane(RowCopy{from, to, a_.row_width});
+  }
+
+  // The copy as a named callable (a lambda would not carry EMBSCALE_HD's exemption from nvcc's
+  // host/device call check: bucket_ref.hpp).
+  struct RowCopy {
+    const float* from;
+    float* to;
+    std::uint32_t width;
+    EMBSCALE_HD void operator()(unsigned lane) const {
+      for (std::uint32_t i = lane; i < width; i += Tile::kSize) to[i] = from[i];
+    }
+  };
+
+  TableArrays a_;
+};
+
+}  // namespace embscale::kv::portable
