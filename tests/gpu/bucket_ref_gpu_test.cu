@@ -11,8 +11,9 @@
 //     the device for every strategy: the same scores as on the host, so that both tables follow
 //     one source;
 //   * the table's per-key operations (kv/portable/table_ref.hpp): a batch of distinct keys, one
-//     tile each, all at once (every key held once, found with its row), and a sequence by one
-//     tile with evictions equal to the host's, arrays and evicted rows alike.
+//     tile each, all at once (every key held once, found with its row), and sequences by one
+//     tile (insert_or_assign with evictions, then accum_or_assign) equal to the host's, arrays
+//     and evicted rows alike.
 // Standalone (cudart only, no GoogleTest): scripts/gpu-check builds it with nvcc on a GPU
 // machine. Without a usable GPU it prints SKIP and exits 77 (ctest SKIP_RETURN_CODE).
 #include <cooperative_groups.h>
@@ -381,6 +382,22 @@ __global__ void table_upsert(TableArrays arrays, embscale::kv::ScoreRules rules,
   if (tile.lane() == 0) found[t] = held;
 }
 
+// One tile, keys in order: accum_or_assign, accumulating into the even ones.
+template <unsigned N>
+__global__ void table_accumulate(TableArrays arrays, embscale::kv::ScoreRules rules, const std::uint64_t* keys,
+                                 const float* values, std::uint32_t n, PlacementResult* results) {
+  std::uint32_t t = 0;
+  const DeviceTile<N> tile = my_tile<N>(t);
+  if (t != 0) return;
+  TableRef<DeviceTile<N>, DeviceAtomics> table(arrays);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const CallScores scores{&rules, 1000 + i, 0};
+    const PlacementResult r =
+        table.accum_or_assign(tile, keys[i], values + std::size_t{i} * arrays.row_width, i % 2 == 0, scores);
+    if (tile.lane() == 0) results[i] = r;
+  }
+}
+
 template <unsigned N> void check_table_batch() {
   constexpr std::uint64_t kBuckets = 256;
   constexpr std::uint32_t kCapacity = 32, kWidth = 16, kKeys = 2000;  // ~8 keys a bucket of 32
@@ -457,6 +474,22 @@ template <unsigned N> void check_table_batch() {
   CHECK(small.slots.host_keys == host.slots.host_keys && small.slots.host_scores == host.slots.host_scores &&
             small.host_rows == host.host_rows,
         "tile %u: the sequential table differs from the host's", N);
+  // Then accum_or_assign over the same keys on both: rows added to, absent keys left out.
+  table_accumulate<N><<<1, N>>>(small.device_view(), step, d_keys, d_values, 300, d_results);
+  CUDA_OK(cudaGetLastError());
+  const auto acc = host_copy(d_results, 300);
+  small.to_host();
+  int acc_differ = 0;
+  for (std::uint32_t i = 0; i < 300; ++i) {
+    const CallScores scores{&step, 1000 + i, 0};
+    const PlacementResult want =
+        host_table.accum_or_assign(host_tile, keys[i], values.data() + std::size_t{i} * kWidth, i % 2 == 0, scores);
+    acc_differ += acc[i].placement != want.placement || acc[i].slot != want.slot;
+  }
+  CHECK(acc_differ == 0, "tile %u: %d of 300 accum_or_assign placements differ from the host's", N, acc_differ);
+  CHECK(small.slots.host_keys == host.slots.host_keys && small.slots.host_scores == host.slots.host_scores &&
+            small.host_rows == host.host_rows,
+        "tile %u: the table after accum_or_assign differs from the host's", N);
   cudaFree(d_keys);
   cudaFree(d_values);
   cudaFree(d_results);

@@ -1,8 +1,9 @@
 // The device table's per-key operations (kv/portable/table_ref.hpp) run on the host, key by key
 // with HostTile, against the CPU table's reference model (reference_table.hpp): batches of
 // distinct keys (what the device table's operations see once a batch is de-duplicated) under
-// several score strategies, each call's found / inserted / evicted / refused counts, the evicted
-// entries in order, every find, erases, and the whole contents at the end. The scores come from
+// several score strategies, insert_or_assign and accum_or_assign calls, each call's found /
+// inserted / evicted / refused counts, the evicted entries in order, every find, erases, and the
+// whole contents at the end. The scores come from
 // kv/score_rules.hpp on both sides' behalf: the portable path calls its functions, the reference
 // writes each rule out by hand.
 #include "kv/portable/table_ref.hpp"
@@ -93,8 +94,14 @@ TYPED_TEST(TableRefTest, BatchesOfDistinctKeysMatchTheReferenceModel) {
       std::vector<std::uint64_t> custom;
       if (strategy == ScoreStrategy::kCustomized)
         for (std::size_t i = 0; i < keys.size(); ++i) custom.push_back(random() % 40);
+      // Every third call accumulates into most of its keys (accum_or_assign), the rest assign.
+      const bool accumulating = call % 3 == 1;
+      std::vector<std::uint8_t> accumulate(keys.size(), 0);
+      if (accumulating)
+        for (auto& a : accumulate) a = random() % 10 < 7;
       Evicted want_evicted;
-      const CallStats want = reference.upsert(keys, values, custom, &want_evicted);
+      const CallStats want = accumulating ? reference.accum_or_assign(keys, values, accumulate, custom)
+                                          : reference.upsert(keys, values, custom, &want_evicted);
       // The call's score, read once (STEP advances once per call), then each key's.
       const std::uint64_t call_score = read_call_score(
           rules.call, epoch_high, 0, [] { return std::uint64_t{0}; }, [&] { return ++step; });
@@ -106,18 +113,21 @@ TYPED_TEST(TableRefTest, BatchesOfDistinctKeysMatchTheReferenceModel) {
             custom.empty() ? std::nullopt : std::optional<std::uint64_t>(custom[i]);
         const CallScores scores{&rules, new_key_score(rules, call_score, epoch_high, caller), epoch_high};
         const PlacementResult r =
-            table.insert_or_assign(tile, keys[i], values.data() + i * kDim, scores, evicted_row.data());
+            accumulating ? table.accum_or_assign(tile, keys[i], values.data() + i * kDim, accumulate[i], scores)
+                         : table.insert_or_assign(tile, keys[i], values.data() + i * kDim, scores, evicted_row.data());
         switch (r.placement) {
           case Placement::kFound: ++got.found; break;
           case Placement::kFreeSlot: ++got.inserted; break;
           case Placement::kEvicted:
             ++got.inserted;
             ++got.evicted;
+            if (accumulating) break;  // accum_or_assign reports evictions by count only
             got_evicted.keys.push_back(r.victim.key);
             got_evicted.scores.push_back(r.victim.score);
             got_evicted.values.insert(got_evicted.values.end(), evicted_row.begin(), evicted_row.end());
             break;
           case Placement::kRefused: ++got.refused; break;
+          case Placement::kAbsent: break;  // accumulating into a missing key: nothing
         }
       }
       total += got;

@@ -54,6 +54,7 @@ enum class Placement : std::uint8_t {
   kFreeSlot,  // it took a free slot
   kEvicted,   // it replaced the victim, whose key and score the result names
   kRefused,   // the bucket is full and every key in it scores above the newcomer
+  kAbsent,    // absent and not to be inserted (table_ref.hpp: accumulating into a missing key)
 };
 
 struct PlacementResult {
@@ -145,6 +146,14 @@ template <class Tile, class Atomics> class BucketRef {
       result.placement = Placement::kFound;
       return result;
     }
+    return place_absent(tile, key, digest, score, start);
+  }
+
+  // insert_or_evict for a key known to be absent (its find already made): a free slot, else the
+  // victim's, else refused.
+  EMBSCALE_HD PlacementResult place_absent(const Tile& tile, std::uint64_t key, std::uint8_t digest,
+                                           std::uint64_t score, std::uint32_t start) {
+    PlacementResult result;
     if ((result.slot = claim_free(tile, key, digest, score, start)) != kNoSlot) {
       result.placement = Placement::kFreeSlot;
       return result;

@@ -83,21 +83,39 @@ template <class Tile, class Atomics> class TableRef {
   EMBSCALE_HD PlacementResult insert_or_assign(const Tile& tile, std::uint64_t key, const float* row,
                                                const CallScores& call, float* evicted_row) {
     const Place p = place_of(key);
-    Bucket bucket = p.bucket;
     PlacementResult result;
-    result.slot = bucket.find(tile, key, p.digest, p.start);
-    if (result.slot != kNoSlot) {
-      result.placement = Placement::kFound;
-      std::uint64_t& score = a_.scores[p.first_slot + result.slot];
-      score = present_key_score(*call.rules, score, call.as_new, call.epoch_high);
-    } else {
-      result = bucket.insert_or_evict(tile, key, p.digest, call.as_new, p.start);
-      if (result.placement == Placement::kRefused) return result;
-      if (result.placement == Placement::kEvicted && evicted_row)
-        copy_row(tile, row_at(p.first_slot + result.slot), evicted_row);
-    }
+    result.slot = p.bucket.find(tile, key, p.digest, p.start);
+    if (result.slot == kNoSlot) return place_new(tile, p, key, row, call, evicted_row);
+    result.placement = Placement::kFound;
+    std::uint64_t& score = a_.scores[p.first_slot + result.slot];
+    score = present_key_score(*call.rules, score, call.as_new, call.epoch_high);
     copy_row(tile, row, row_at(p.first_slot + result.slot));
     return result;
+  }
+
+  // accum_or_assign's one key: a present key's row gets `values` added and its score follows the
+  // present-key rule when `accumulate`, and is left alone when not; a missing key is inserted
+  // with `values` as its row when not `accumulate` (placed as insert_or_assign places it), and
+  // left missing (kAbsent) when `accumulate`. The CPU table's accum_or_assign, key by key.
+  EMBSCALE_HD PlacementResult accum_or_assign(const Tile& tile, std::uint64_t key, const float* values, bool accumulate,
+                                              const CallScores& call) {
+    const Place p = place_of(key);
+    PlacementResult result;
+    result.slot = p.bucket.find(tile, key, p.digest, p.start);
+    if (result.slot != kNoSlot) {
+      result.placement = Placement::kFound;
+      if (accumulate) {
+        std::uint64_t& score = a_.scores[p.first_slot + result.slot];
+        score = present_key_score(*call.rules, score, call.as_new, call.epoch_high);
+        tile.for_each_lane(RowAdd{values, row_at(p.first_slot + result.slot), a_.row_width});
+      }
+      return result;
+    }
+    if (accumulate) {
+      result.placement = Placement::kAbsent;
+      return result;
+    }
+    return place_new(tile, p, key, values, call, nullptr);
   }
 
   // Removes `key`; false when it was absent.
@@ -108,6 +126,19 @@ template <class Tile, class Atomics> class TableRef {
   }
 
  private:
+  // A key found absent at `p`, placed (bucket_ref.hpp) with the call's new-key score and given
+  // `row`; an evicted entry's row is copied into `evicted_row` (when not null) first.
+  EMBSCALE_HD PlacementResult place_new(const Tile& tile, const Place& p, std::uint64_t key, const float* row,
+                                        const CallScores& call, float* evicted_row) {
+    Bucket bucket = p.bucket;
+    const PlacementResult result = bucket.place_absent(tile, key, p.digest, call.as_new, p.start);
+    if (result.placement == Placement::kRefused) return result;
+    if (result.placement == Placement::kEvicted && evicted_row)
+      copy_row(tile, row_at(p.first_slot + result.slot), evicted_row);
+    copy_row(tile, row, row_at(p.first_slot + result.slot));
+    return result;
+  }
+
   EMBSCALE_HD float* row_at(std::uint64_t slot) const { return a_.rows + slot * a_.row_width; }
 
   // A row copied by the tile's lanes together: lane l moves values l, l + N, l + 2N, ...
@@ -123,6 +154,15 @@ template <class Tile, class Atomics> class TableRef {
     std::uint32_t width;
     EMBSCALE_HD void operator()(unsigned lane) const {
       for (std::uint32_t i = lane; i < width; i += Tile::kSize) to[i] = from[i];
+    }
+  };
+
+  struct RowAdd {
+    const float* from;
+    float* to;
+    std::uint32_t width;
+    EMBSCALE_HD void operator()(unsigned lane) const {
+      for (std::uint32_t i = lane; i < width; i += Tile::kSize) to[i] += from[i];
     }
   };
 
