@@ -135,4 +135,14 @@ std::vector<double> holm_adjusted(std::span<const double> p_values) {
   return adjusted;
 }
 
+double quantile(std::span<const double> values, double q) {
+  if (values.empty()) return 0.0;
+  std::vector<double> sorted(values.begin(), values.end());
+  std::sort(sorted.begin(), sorted.end());
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(position));
+  const auto hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (position - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
 }  // namespace embscale

@@ -33,6 +33,11 @@ MannWhitneyResult mann_whitney_u(std::span<const double> a, std::span<const doub
 // whose smallest p-value is not below the level it is judged at can never reject.
 double mann_whitney_smallest_p(std::size_t na, std::size_t nb);
 
+// The q-quantile of `values` (q in [0, 1]), interpolated linearly between the order statistics
+// at q (n - 1) (so the median of an even count is the mean of the middle two); 0 when empty.
+double quantile(std::span<const double> values, double q);
+inline double median(std::span<const double> values) { return quantile(values, 0.5); }
+
 // Means of `blocks` contiguous, equal blocks of samples[skip:] (the remainder of the division
 // is dropped from the end). Throws when fewer samples than blocks remain.
 std::vector<double> block_means(std::span<const double> samples, std::size_t skip, std::size_t blocks);

@@ -14,23 +14,11 @@ namespace {
 
 using Runs = std::vector<const ReportData::Run*>;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // The interquartile range over the median's magnitude (0 with fewer than two samples).
-double relative_spread(std::vector<double> v) {
+double relative_spread(std::span<const double> v) {
   if (v.size() < 2) return 0.0;
-  std::sort(v.begin(), v.end());
-  const auto at = [&](double q) {  // linear interpolation between the order statistics
-    const double x = q * static_cast<double>(v.size() - 1);
-    const auto i = static_cast<std::size_t>(x);
-    return i + 1 < v.size() ? v[i] + (x - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
-  };
-  const double middle = std::fabs(at(0.5));
-  return middle > 0 ? (at(0.75) - at(0.25)) / middle : 0.0;
+  const double middle = std::fabs(median(v));
+  return middle > 0 ? (quantile(v, 0.75) - quantile(v, 0.25)) / middle : 0.0;
 }
 
 bool has_parameter(const ReportData::Run& run, const std::string& name) {
@@ -103,7 +91,7 @@ std::vector<double> run_medians(const Runs& runs, const std::string& figure, con
     const auto series = figure_series(*run, figure);
     if (series.empty()) continue;
     const std::size_t skip = warmup(series.size(), o);
-    medians.push_back(median(std::vector<double>(series.begin() + static_cast<long>(skip), series.end())));
+    medians.push_back(median(std::span<const double>(series).subspan(skip)));
   }
   return medians;
 }

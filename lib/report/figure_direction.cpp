@@ -20,18 +20,19 @@ constexpr HigherIsBetter kHigherIsBetter[] = {
     {"auc", true},       // a model's AUC
 };
 
-bool ends_with_part(std::string_view figure, std::string_view part) noexcept {
+}  // namespace
+
+bool names_figure(std::string_view figure, std::string_view part) noexcept {
+  if (figure == part) return true;
   if (figure.size() <= part.size() || !figure.ends_with(part)) return false;
   const char before = figure[figure.size() - part.size() - 1];
   return before == '.' || before == '_';
 }
 
-}  // namespace
-
 Better better_direction(std::string_view figure) noexcept {
   if (figure.starts_with("phase:")) return Better::kLower;  // a phase's time, whatever its name
   for (const auto& h : kHigherIsBetter)
-    if (figure == h.name || (h.suffix && ends_with_part(figure, h.name))) return Better::kHigher;
+    if (figure == h.name || (h.suffix && names_figure(figure, h.name))) return Better::kHigher;
   return Better::kLower;
 }
 

@@ -16,6 +16,11 @@ namespace embscale::report {
 enum class Better { kLower, kHigher };
 
 Better better_direction(std::string_view figure) noexcept;
+
+// Whether `figure` is `part` or ends with it after a '.' or '_' ("exchange_keys.algbw" names
+// algbw, "emb1.hit_rate" hit_rate): how a figure of a phase or layer is matched by its kind, here
+// and in figure_units.
+bool names_figure(std::string_view figure, std::string_view part) noexcept;
 inline bool higher_is_better(std::string_view figure) noexcept { return better_direction(figure) == Better::kHigher; }
 
 }  // namespace embscale::report

@@ -3,15 +3,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "report/figure_direction.hpp"
+
 namespace embscale::report {
 namespace {
-
-bool ends_with_part(std::string_view figure, std::string_view part) noexcept {
-  if (figure == part) return true;
-  if (figure.size() <= part.size() || !figure.ends_with(part)) return false;
-  const char before = figure[figure.size() - part.size() - 1];
-  return before == '.' || before == '_';
-}
 
 enum class Kind { kTime, kBandwidth, kPerSecond, kBytes, kNone };
 
@@ -23,15 +18,15 @@ struct Unit {
 Unit unit_of(std::string_view figure) noexcept {
   // step_time_median_s and step_time_p95_s: the summary's step times (seconds, as stored).
   const bool summary_step = figure == "step_time_median_s" || figure == "step_time_p95_s";
-  if (figure.starts_with("phase:") || figure == "step_time" || summary_step || ends_with_part(figure, "mpi_time") ||
-      ends_with_part(figure, "real_time") || ends_with_part(figure, "cpu_time"))
+  if (figure.starts_with("phase:") || figure == "step_time" || summary_step || names_figure(figure, "mpi_time") ||
+      names_figure(figure, "real_time") || names_figure(figure, "cpu_time"))
     return {Kind::kTime, "ms"};
-  if (ends_with_part(figure, "algbw") || ends_with_part(figure, "busbw")) return {Kind::kBandwidth, "GB/s"};
+  if (names_figure(figure, "algbw") || names_figure(figure, "busbw")) return {Kind::kBandwidth, "GB/s"};
   if (figure == "throughput_samples_per_s") return {Kind::kPerSecond, "samples/s"};
   if (figure == "throughput_keys_per_s") return {Kind::kPerSecond, "keys/s"};
-  if (ends_with_part(figure, "items_per_second")) return {Kind::kPerSecond, "items/s"};
-  if (ends_with_part(figure, "bytes_per_second")) return {Kind::kPerSecond, "B/s"};
-  if (figure == "bytes_sent_per_step" || ends_with_part(figure, "bytes_sent") || ends_with_part(figure, "bytes_recv"))
+  if (names_figure(figure, "items_per_second")) return {Kind::kPerSecond, "items/s"};
+  if (names_figure(figure, "bytes_per_second")) return {Kind::kPerSecond, "B/s"};
+  if (figure == "bytes_sent_per_step" || names_figure(figure, "bytes_sent") || names_figure(figure, "bytes_recv"))
     return {Kind::kBytes, "B"};
   return {Kind::kNone, ""};
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "core/statistics.hpp"
 #include "report/figure_units.hpp"
 
 namespace embscale::report {
@@ -42,9 +43,8 @@ std::optional<double> summary_value(const ReportData& data, const std::string& r
 
 RepetitionSpread spread_of(std::string point, std::string figure, std::vector<double> values) {
   RepetitionSpread s{std::move(point), std::move(figure), values.size()};
-  std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
-  s.median = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+  s.median = median(values);
   for (const double v : values) s.mean += v / static_cast<double>(n);
   double squares = 0;
   for (const double v : values) squares += (v - s.mean) * (v - s.mean);

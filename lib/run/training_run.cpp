@@ -11,6 +11,7 @@
 
 #include "comm/failure.hpp"
 #include "core/error.hpp"
+#include "core/statistics.hpp"
 #include "core/stop_request.hpp"
 #include "core/timer.hpp"
 #include "embedding/engine.hpp"
@@ -20,15 +21,6 @@
 
 namespace embscale::run {
 namespace {
-
-double quantile(std::vector<double> values, double q) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const double pos = q * static_cast<double>(values.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, values.size() - 1);
-  return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
-}
 
 // nccl-tests' bus-bandwidth factor of a collective on n ranks (its PERFORMANCE.md): what turns
 // the algorithm bandwidth into the bandwidth each link carries.

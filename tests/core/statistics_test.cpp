@@ -170,5 +170,18 @@ TEST(HolmAdjusted, FamilyWiseErrorStaysBelowAlphaUnderTheNull) {
   EXPECT_NEAR(rate, 1.0 - std::pow(1.0 - 0.05 / 8, 8), 0.005);
 }
 
+// Quantiles interpolate between order statistics at q (n - 1), by hand: {4, 1, 3, 2} sorted is
+// 1 2 3 4; q = 0.5 sits halfway between 2 and 3, q = 0.25 at 1.75, q = 0.95 at 3.85.
+TEST(Quantile, InterpolatesBetweenOrderStatistics) {
+  const std::vector<double> v{4.0, 1.0, 3.0, 2.0};
+  EXPECT_DOUBLE_EQ(median(v), 2.5);
+  EXPECT_DOUBLE_EQ(quantile(v, 0.25), 1.75);
+  EXPECT_DOUBLE_EQ(quantile(v, 0.95), 3.85);
+  EXPECT_DOUBLE_EQ(quantile(v, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(quantile(v, 1.0), 4.0);
+  EXPECT_DOUBLE_EQ(median(std::vector<double>{7.0}), 7.0);
+  EXPECT_DOUBLE_EQ(median(std::vector<double>{}), 0.0);
+}
+
 }  // namespace
 }  // namespace embscale
