@@ -84,7 +84,7 @@ template <typename Key> void load_one(std::uint8_t selector, const std::byte* fi
   const auto before = contents(table);
   const std::int64_t size_before = table.size();
   try {
-    const LoadStats stats = load_bytes(table.host_table(), key_type_of<Key>, {file, size}, "fuzz-input");
+    const LoadStats stats = load_bytes(table.table(), key_type_of<Key>, {file, size}, "fuzz-input");
     if (stats.inserted + stats.refused + stats.replaced != stats.entries) std::abort();
     if (table.size() != size_before + stats.inserted - stats.evicted) std::abort();
     if (table.size() > table.capacity()) std::abort();
@@ -103,8 +103,8 @@ void write_seeds(const std::filesystem::path& dir) {
         fill(table, entries, selector + 1u);
         const auto file = dir / ("dump_" + std::to_string(written));
         const DumpOptions options{1 + (written % 16), {}};
-        if (written % 3 == 0) dump_incremental(table.host_table(), fuzz_key_type(selector), file, 2, options);
-        else dump(table.host_table(), fuzz_key_type(selector), file, options);
+        if (written % 3 == 0) dump_incremental(table.table(), fuzz_key_type(selector), file, 2, options);
+        else dump(table.table(), fuzz_key_type(selector), file, options);
         // Prefix the selector byte.
         std::FILE* in = std::fopen(file.c_str(), "rb");
         std::vector<char> bytes(1, static_cast<char>(selector));
@@ -116,7 +116,7 @@ void write_seeds(const std::filesystem::path& dir) {
         // A seed must load, or the corpus teaches the fuzzer nothing beyond the first error.
         HostKvTable<Key> check(fuzz_options(selector));
         const LoadStats stats =
-            load_bytes(check.host_table(), fuzz_key_type(selector),
+            load_bytes(check.table(), fuzz_key_type(selector),
                        {reinterpret_cast<const std::byte*>(bytes.data()) + 1, bytes.size() - 1}, file.string());
         if (written % 3 != 0 && stats.entries != table.size()) std::abort();  // a full dump: every entry
         ++written;

@@ -39,11 +39,13 @@ struct DeviceTile {
     return least;
   }
 
-  // `once` run by lane 0 alone (a compare-and-swap must be made once per tile), its result to all.
+  // `once` run by lane 0 alone (a compare-and-swap, a counter's increment: made once per tile),
+  // its result to all; what it wrote is seen by every lane after (the tile's sync orders memory).
   template <class Once>
   __device__ std::uint64_t single(Once&& once) const {
     unsigned long long result = 0;
     if (lane() == 0) result = once();
+    group.sync();
     return group.shfl(result, 0);
   }
 

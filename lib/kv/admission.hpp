@@ -52,6 +52,8 @@
 #include <string>
 #include <vector>
 
+#include "kv/portable/sketch_ref.hpp"
+
 namespace embscale::kv {
 
 struct AdmissionOptions {
@@ -79,6 +81,8 @@ enum class Placement { kFreeSlot, kEvict, kRefused };
 namespace detail {
 
 // The banked, blocked count-min sketch with aging described above: the engine of both filters.
+// Its arithmetic is kv/portable/sketch_ref.hpp's, which the GPU table runs too; this class owns
+// the arrays.
 class BankedSketch {
  public:
   BankedSketch() = default;
@@ -94,32 +98,21 @@ class BankedSketch {
   void grow(std::int64_t buckets);
   void clear() noexcept;
   std::size_t memory_bytes() const noexcept;
-  std::int64_t blocks_per_bank() const noexcept { return blocks_; }
-  std::uint64_t aging_period() const noexcept { return period_; }
+  std::int64_t blocks_per_bank() const noexcept { return static_cast<std::int64_t>(layout_.blocks); }
+  std::uint64_t aging_period() const noexcept { return layout_.period; }
+  // The portable view over this sketch's arrays (valid until grow reallocates them): what the
+  // GPU table's logic run on the host records into.
+  portable::SketchRef portable_view() const noexcept;
 
  private:
   struct alignas(64) Block {
     std::uint8_t counters[64];
   };
   static_assert(sizeof(Block) == 64, "a block is one cache line: a key's counters are read with one miss");
-  struct Cells {
-    std::size_t bank;
-    std::size_t block;  // the key's block, an index of blocks_of_banks_
-    unsigned at[8];     // its counter of each row within the block
-  };
-  Cells cells(std::uint64_t key) const noexcept;
-  void halve(std::size_t bank) noexcept;
 
-  int depth_ = 0;
-  unsigned per_row_ = 0;     // counters of a block per row: 64 / depth
-  std::int64_t blocks_ = 0;  // per bank, a power of two
-  std::uint8_t max_ = 0;
-  bool conservative_ = false;
-  std::uint64_t period_ = 0;  // 0: no aging
-  std::uint64_t salt_ = 0;
-  std::int64_t buckets_ = 0;
-  std::vector<Block> blocks_of_banks_;    // buckets x blocks
-  std::vector<std::uint32_t> sightings_;  // per bank, since its last halving
+  portable::SketchRef layout_;                    // its parameters (no arrays: portable_view adds them)
+  mutable std::vector<Block> blocks_of_banks_;    // buckets x blocks (mutable: the view is one type
+  mutable std::vector<std::uint32_t> sightings_;  // for reads and writes), per bank since its halving
 };
 
 }  // namespace detail
@@ -127,6 +120,12 @@ class BankedSketch {
 // The table's filter: none, k-count or TinyLFU, chosen by AdmissionOptions::kind. A sighting is
 // recorded first (record), then a newcomer's fate is decided on the estimates that include it
 // (admits); admit() does both, in that order.
+// A sketch's parameters for a table of `buckets` buckets of `bucket_capacity` slots (the layout
+// above), its arrays not set: the GPU table allocates them in device memory.
+portable::SketchRef sketch_layout(const AdmissionOptions& options, std::int64_t bucket_capacity, std::int64_t buckets);
+// The portable code's name of a filter kind.
+portable::FilterKind portable_filter_kind(AdmissionOptions::Kind kind) noexcept;
+
 class AdmissionFilter {
  public:
   AdmissionFilter() = default;  // none
@@ -154,6 +153,12 @@ class AdmissionFilter {
   std::size_t memory_bytes() const noexcept;
   // The sketch's estimate of a key (0 without a filter).
   int estimate(std::uint64_t key) const noexcept { return enabled() ? sketch_.estimate(key) : 0; }
+  // The sketch's portable view (no arrays without a filter).
+  portable::SketchRef portable_view() const noexcept {
+    return enabled() ? sketch_.portable_view() : portable::SketchRef{};
+  }
+  AdmissionOptions::Kind kind() const noexcept { return kind_; }
+  int threshold_k() const noexcept { return k_; }
 
  private:
   AdmissionOptions::Kind kind_ = AdmissionOptions::Kind::kNone;

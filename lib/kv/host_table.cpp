@@ -83,7 +83,9 @@ std::uint64_t HostTable::get_score() const {
   return new_key_score(rules, call, epoch, std::nullopt);
 }
 
-void HostTable::check_keys(std::span<const std::uint64_t> keys) const {
+void HostTable::check_keys(std::span<const std::uint64_t> keys) const { check_table_keys(keys); }
+
+void check_table_keys(std::span<const std::uint64_t> keys) {
   for (std::size_t i = 0; i < keys.size(); ++i)
     if (keys[i] >= kFirstReservedKey)
       throw InputError("key " + std::to_string(static_cast<std::int64_t>(keys[i])) + " (position " + std::to_string(i) +

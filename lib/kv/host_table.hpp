@@ -68,6 +68,9 @@ inline constexpr std::uint64_t kFirstReservedKey = 0xFFFFFFFFFFFFFFFDULL;
 // Evicted entries of insert_and_evict, in eviction order.
 using Evicted = Entries<std::uint64_t>;
 
+// Throws InputError naming the first reserved key of a call and its position.
+void check_table_keys(std::span<const std::uint64_t> keys);
+
 class HostTable {
  public:
   explicit HostTable(TableOptions options);

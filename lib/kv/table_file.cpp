@@ -22,7 +22,9 @@ constexpr std::int64_t kChunkTargetBytes = std::int64_t{4} << 20;
 
 std::string errno_text() { return std::strerror(errno); }
 
-std::uint64_t write_dump(const HostTable& table, KeyType key_type, const std::filesystem::path& path, bool incremental,
+// Table: HostTable or PortableTable (their export_stored streams the entries under one read).
+template <class Table>
+std::uint64_t write_dump(const Table& table, KeyType key_type, const std::filesystem::path& path, bool incremental,
                          std::uint64_t threshold, const DumpOptions& options) {
   check_file_can_be_created(path, "the table dump");
   const TableOptions& o = table.options();
@@ -52,6 +54,16 @@ std::uint64_t write_dump(const HostTable& table, KeyType key_type, const std::fi
   out.write(encoder->trailer());
   out.commit();
   return header.next_threshold;
+}
+
+// A validated file's entries restored into `table` (HostTable or PortableTable).
+template <class Table>
+LoadStats restore_file(Table& table, KeyType key_type, std::span<const std::byte> bytes, const std::string& name) {
+  TableFileContents contents = parse_table_file(bytes, name);
+  check_compatible(contents.header, table.options(), table.row_width(), key_type, name);
+  // Nothing above changed the table; restore is the only call that does, and it checks its keys
+  // (the parser refused reserved ones) before changing anything.
+  return load_stats(contents, table.restore(contents.keys, contents.values, contents.scores));
 }
 
 std::vector<std::byte> read_whole_file(const std::filesystem::path& path) {
@@ -132,11 +144,7 @@ void check_compatible(const TableFileHeader& h, const TableOptions& o, std::int6
 }
 
 LoadStats load_bytes(HostTable& table, KeyType key_type, std::span<const std::byte> bytes, const std::string& name) {
-  TableFileContents contents = parse_table_file(bytes, name);
-  check_compatible(contents.header, table, key_type, name);
-  // Nothing above changed the table; restore is the only call that does, and it checks its keys
-  // (the parser refused reserved ones) before changing anything.
-  return load_stats(contents, table.restore(contents.keys, contents.values, contents.scores));
+  return restore_file(table, key_type, bytes, name);
 }
 
 LoadStats load_stats(const TableFileContents& contents, const CallStats& restored) {
@@ -163,6 +171,20 @@ TableFileContents read_dump(const std::filesystem::path& path, const TableOption
 LoadStats load(HostTable& table, KeyType key_type, const std::filesystem::path& path) {
   const std::vector<std::byte> bytes = read_whole_file(path);
   return load_bytes(table, key_type, bytes, path.string());
+}
+
+void dump(const PortableTable& table, KeyType key_type, const std::filesystem::path& path, const DumpOptions& options) {
+  write_dump(table, key_type, path, false, 0, options);
+}
+
+std::uint64_t dump_incremental(const PortableTable& table, KeyType key_type, const std::filesystem::path& path,
+                               std::uint64_t threshold, const DumpOptions& options) {
+  return write_dump(table, key_type, path, true, threshold, options);
+}
+
+LoadStats load(PortableTable& table, KeyType key_type, const std::filesystem::path& path) {
+  const std::vector<std::byte> bytes = read_whole_file(path);
+  return restore_file(table, key_type, bytes, path.string());
 }
 
 }  // namespace embscale::kv

@@ -48,6 +48,7 @@
 #include <string>
 
 #include "kv/host_table.hpp"
+#include "kv/portable_table.hpp"
 #include "kv/table_file_format.hpp"
 
 namespace embscale::kv {
@@ -64,6 +65,14 @@ void dump(const HostTable& table, KeyType key_type, const std::filesystem::path&
 std::uint64_t dump_incremental(const HostTable& table, KeyType key_type, const std::filesystem::path& path,
                                std::uint64_t threshold, const DumpOptions& options = {});
 LoadStats load(HostTable& table, KeyType key_type, const std::filesystem::path& path);
+
+// The same for the GPU table's logic on the host (kv/portable_table.hpp): one file format, so a
+// table dumped by either loads into the other.
+void dump(const PortableTable& table, KeyType key_type, const std::filesystem::path& path,
+          const DumpOptions& options = {});
+std::uint64_t dump_incremental(const PortableTable& table, KeyType key_type, const std::filesystem::path& path,
+                               std::uint64_t threshold, const DumpOptions& options = {});
+LoadStats load(PortableTable& table, KeyType key_type, const std::filesystem::path& path);
 
 // load() of a file already in memory (`name` starts every error); the libFuzzer target's entry.
 LoadStats load_bytes(HostTable& table, KeyType key_type, std::span<const std::byte> bytes, const std::string& name);

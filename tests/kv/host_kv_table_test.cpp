@@ -15,35 +15,13 @@
 namespace embscale::kv {
 namespace {
 
-using testing::ReferenceTable;
-using testing::run_conformance;
 using testing::small_options;
-using testing::ticking_clock;
 
-// The suite on a HostKvTable of `key_type` keys: with threads > 1 every call takes the
-// partitioned parallel path (min_keys_for_threads = 1).
-template <TableKey Key>
-void run_on_host_table(const TableOptions& options, ReferenceTable& reference, ScoreStrategy strategy,
-                       std::uint64_t seed, int threads) {
-  HostKvTable<Key> table(options);
-  table.set_execution_context({threads, 1});
-  run_conformance<Key>(table, reference, strategy, seed);
-}
-
-void run_on_host_table(KeyType key_type, const TableOptions& options, ReferenceTable& reference, ScoreStrategy strategy,
-                       std::uint64_t seed, int threads) {
-  if (key_type == KeyType::kInt64) run_on_host_table<std::int64_t>(options, reference, strategy, seed, threads);
-  else run_on_host_table<std::uint64_t>(options, reference, strategy, seed, threads);
-}
-
-// The suite on a table of `options` against a reference of the same options, each with its own
-// ticking clock (so that both see the same sequence of times).
-void run_against_reference(KeyType key_type, TableOptions options, ScoreStrategy strategy, std::uint64_t seed,
+// The suite on a HostKvTable: with threads > 1 every call takes the partitioned parallel path
+// (min_keys_for_threads = 1).
+void run_against_reference(KeyType key_type, const TableOptions& options, ScoreStrategy strategy, std::uint64_t seed,
                            int threads) {
-  options.clock = ticking_clock();
-  ReferenceTable reference(options);
-  options.clock = ticking_clock();
-  run_on_host_table(key_type, options, reference, strategy, seed, threads);
+  testing::run_against_reference<HostKvTable>(key_type, options, strategy, seed, ExecutionContext{threads, 1});
 }
 
 // (key type, strategy, value type, threads): with threads > 1 every call takes the partitioned

@@ -1,8 +1,9 @@
 // The typed conformance suite of KvTable<Key>: one randomized call sequence (fixed seed) run on
 // a table and mirrored on the reference model (reference_table.hpp), comparing every output
 // (found flags, rows, scores, evicted entries, counts) after every call and the whole contents
-// periodically. Every implementation of KvTable (the host table now, the GPU table later) runs
-// it: tests/kv/host_kv_table_test.cpp instantiates it for HostKvTable.
+// periodically. Every implementation of KvTable runs it: tests/kv/host_kv_table_test.cpp for
+// HostKvTable (the CPU table), tests/kv/portable_kv_table_test.cpp for PortableKvTable (the GPU
+// table's logic on the host), through run_against_reference below.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -273,6 +274,24 @@ void run_conformance(KvTable<Key>& table, ReferenceTable& reference, ScoreStrate
   for (const auto& [k, e] : reference.entries()) even += static_cast<Key>(k) % 2 == 0;
   EXPECT_EQ(erased, even);
   EXPECT_EQ(table.size(), before - even);
+}
+
+// The suite on a TableOf<Key> of `options` (Key: the key type's), run where `context` says,
+// against a reference of the same options, each with its own ticking clock (so that both see the
+// same sequence of times).
+template <template <class> class TableOf>
+void run_against_reference(KeyType key_type, TableOptions options, ScoreStrategy strategy, std::uint64_t seed,
+                           ExecutionContext context) {
+  options.clock = ticking_clock();
+  ReferenceTable reference(options);
+  options.clock = ticking_clock();
+  const auto run = [&]<class Key>(Key) {
+    TableOf<Key> table(options);
+    table.set_execution_context(context);
+    run_conformance<Key>(table, reference, strategy, seed);
+  };
+  if (key_type == KeyType::kInt64) run(std::int64_t{});
+  else run(std::uint64_t{});
 }
 
 }  // namespace embscale::kv::testing

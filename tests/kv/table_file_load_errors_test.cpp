@@ -27,7 +27,7 @@ class LoadErrors : public ::testing::Test {
     HostKvTable<std::int64_t> source(options());
     fill_random(source, 10, 1);
     // 4 entries per chunk: 3 chunks, the last one partial.
-    dump(source.host_table(), KeyType::kInt64, dir_ / "good", {4, {}});
+    dump(source.table(), KeyType::kInt64, dir_ / "good", {4, {}});
     good_ = testing::read_bytes(dir_ / "good");
     fill_random(target_, 30, 2);
     before_ = snapshot(target_);

@@ -136,7 +136,7 @@ TEST(TableFile, ManySmallChunks) {
   HostKvTable<std::int64_t> source(dump_options(ValueType::kBFloat16, true, 4096));
   fill_random(source, 777, 9);
   for (const std::int64_t chunk : {1, 7, 776, 777, 778}) {
-    dump(source.host_table(), KeyType::kInt64, dir / "t", {chunk, {}});
+    dump(source.table(), KeyType::kInt64, dir / "t", {chunk, {}});
     HostKvTable<std::int64_t> target(dump_options(ValueType::kBFloat16, true, 4096));
     target.load(dir / "t");
     EXPECT_EQ(snapshot(target), snapshot(source)) << "chunk_entries " << chunk;
@@ -227,7 +227,7 @@ TEST(TableFileAtomicity, AFailedDumpLeavesThePreviousFile) {
   DumpOptions failing{50, [](std::int64_t chunks) {
                         if (chunks == 2) throw Error("injected failure after 2 chunks");
                       }};
-  EXPECT_THROW(dump(table.host_table(), KeyType::kInt64, path, failing), Error);
+  EXPECT_THROW(dump(table.table(), KeyType::kInt64, path, failing), Error);
   EXPECT_EQ(dir.names(), std::vector<std::string>{"t"}) << "the temporary file must be removed";
   EXPECT_EQ(testing::read_bytes(path), previous);
   HostKvTable<std::int64_t> replica(dump_options(ValueType::kFloat32, true, 4096));
@@ -261,7 +261,7 @@ TEST(TableFileAtomicity, AProcessKilledInTheMiddleOfADumpLeavesThePreviousDump) 
     DumpOptions killed{64, [](std::int64_t chunks) {
                          if (chunks == 3) ::raise(SIGKILL);  // part of the file written
                        }};
-    dump(table.host_table(), KeyType::kInt64, path, killed);
+    dump(table.table(), KeyType::kInt64, path, killed);
   });
   ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
   // Its temporary file stays (nobody was left to remove it), beside the intact previous dump.

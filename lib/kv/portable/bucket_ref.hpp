@@ -113,6 +113,32 @@ template <class Tile, class Atomics> class BucketRef {
     return kNoSlot;
   }
 
+  // The first free slot of the probe order from `start`, or kNoSlot when the bucket is full;
+  // nothing changes. (A caller that is the bucket's only writer then claims it with claim_free,
+  // which finds the same slot.)
+  EMBSCALE_HD std::uint32_t first_free(const Tile& tile, std::uint32_t start) const {
+    for (std::uint32_t step = 0; step < capacity_; step += Tile::kSize) {
+      const std::uint32_t base = (start + step) % capacity_;
+      const unsigned free = tile.ballot([&](unsigned lane) { return is_free(key_at(base + lane)); });
+      if (free) return base + lowest_lane(free);
+    }
+    return kNoSlot;
+  }
+
+  // Puts `key` in the victim's slot when the victim still holds it; false when another tile took
+  // the slot first.
+  EMBSCALE_HD bool replace(const Tile& tile, const Victim& victim, std::uint64_t key, std::uint8_t digest,
+                           std::uint64_t score) {
+    if (tile_compare_and_swap(tile, victim.slot, victim.key, key) != victim.key) return false;
+    digests_[victim.slot] = digest;
+    scores_[victim.slot] = score;
+    return true;
+  }
+
+  // Halves every score of the bucket (s >>= 1): FREQUENCY's aging with the admission filter's
+  // bank (kv/score_rules.hpp). The lanes share the slots.
+  EMBSCALE_HD void halve_scores(const Tile& tile) { tile.for_each_lane(HalveScores{scores_, capacity_}); }
+
   // The bucket's slot of lowest (score, key) among the slots that hold a key; slot kNoSlot when
   // none does.
   EMBSCALE_HD Victim lowest(const Tile& tile) const {
@@ -165,9 +191,7 @@ template <class Tile, class Atomics> class BucketRef {
         result.slot = kNoSlot;
         return result;
       }
-      if (tile_compare_and_swap(tile, victim.slot, victim.key, key) == victim.key) {
-        digests_[victim.slot] = digest;
-        scores_[victim.slot] = score;
+      if (replace(tile, victim, key, digest, score)) {
         result.placement = Placement::kEvicted;
         result.slot = victim.slot;
         result.victim = victim;
@@ -200,6 +224,14 @@ template <class Tile, class Atomics> class BucketRef {
     std::uint64_t* address;
     std::uint64_t expected, desired;
     EMBSCALE_HD std::uint64_t operator()() const { return Atomics::compare_and_swap(address, expected, desired); }
+  };
+
+  struct HalveScores {
+    std::uint64_t* scores;
+    std::uint32_t capacity;
+    EMBSCALE_HD void operator()(unsigned lane) const {
+      for (std::uint32_t i = lane; i < capacity; i += Tile::kSize) scores[i] >>= 1;
+    }
   };
 
   std::uint64_t* keys_;

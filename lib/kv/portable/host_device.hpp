@@ -12,3 +12,25 @@
 #else
 #define EMBSCALE_HD
 #endif
+
+namespace embscale::kv::portable {
+
+// A product and a sum each rounded on its own, never fused into one multiply-add: nvcc contracts
+// a * b + c into an FMA by default (the host builds with -ffp-contract=off), which would make a
+// device's result differ from the host's in the last bit.
+EMBSCALE_HD inline double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+EMBSCALE_HD inline double add_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+}  // namespace embscale::kv::portable

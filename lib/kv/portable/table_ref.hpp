@@ -107,7 +107,7 @@ template <class Tile, class Atomics> class TableRef {
       if (accumulate) {
         std::uint64_t& score = a_.scores[p.first_slot + result.slot];
         score = present_key_score(*call.rules, score, call.as_new, call.epoch_high);
-        tile.for_each_lane(RowAdd{values, row_at(p.first_slot + result.slot), a_.row_width});
+        add_to_row(tile, values, row_at(p.first_slot + result.slot));
       }
       return result;
     }
@@ -125,6 +125,19 @@ template <class Tile, class Atomics> class TableRef {
     return bucket.erase(tile, key, p.digest, p.start) != kNoSlot;
   }
 
+  // The row of flat slot `slot` (bucket x bucket_capacity + index).
+  EMBSCALE_HD float* row_at(std::uint64_t slot) const { return a_.rows + slot * a_.row_width; }
+  EMBSCALE_HD const TableArrays& arrays() const { return a_; }
+
+  // A row copied by the tile's lanes together: lane l moves values l, l + N, l + 2N, ...
+  EMBSCALE_HD void copy_row(const Tile& tile, const float* from, float* to) const {
+    tile.for_each_lane(RowCopy{from, to, a_.row_width});
+  }
+  // `values` added to the row `to`, value by value (each lane its own values).
+  EMBSCALE_HD void add_to_row(const Tile& tile, const float* values, float* to) const {
+    tile.for_each_lane(RowAdd{values, to, a_.row_width});
+  }
+
  private:
   // A key found absent at `p`, placed (bucket_ref.hpp) with the call's new-key score and given
   // `row`; an evicted entry's row is copied into `evicted_row` (when not null) first.
@@ -137,13 +150,6 @@ template <class Tile, class Atomics> class TableRef {
       copy_row(tile, row_at(p.first_slot + result.slot), evicted_row);
     copy_row(tile, row, row_at(p.first_slot + result.slot));
     return result;
-  }
-
-  EMBSCALE_HD float* row_at(std::uint64_t slot) const { return a_.rows + slot * a_.row_width; }
-
-  // A row copied by the tile's lanes together: lane l moves values l, l + N, l + 2N, ...
-  EMBSCALE_HD void copy_row(const Tile& tile, const float* from, float* to) const {
-    tile.for_each_lane(RowCopy{from, to, a_.row_width});
   }
 
   // The copy as a named callable (a lambda would not carry EMBSCALE_HD's exemption from nvcc's

@@ -1,0 +1,133 @@
+// PortableTable: the GPU table's logic run on the host. The same bulk calls as HostTable (and so
+// KvTable's, through KeyedKvTable), built from the code the GPU kernels run (kv/portable/): a
+// call's keys grouped by bucket in input order, each group's keys run one after another by
+// BatchRunner with a host tile of the device's width, over the device table's layout (keys,
+// scores and digests in their own arrays, probing from a per-key start, reserved empty and
+// reclaimed keys: kv/portable/bucket_ref.hpp).
+//
+// What it is for: CI has no GPU, so this is where the GPU table's semantics are tested, through
+// the typed conformance suite against the CPU table's reference model (tests/kv/
+// portable_kv_table_test.cpp), and where a GPU's results are compared from. It is not a fast
+// CPU table (HostTable is): one thread, and a bucket probe is a tile of lanes played in turn.
+//
+// Semantics: HostTable's (kv/host_table.hpp), exactly, for every call: a batch as if one key at
+// a time in input order (duplicates included), the score rules, placement, admission with one
+// bank per bucket, growth before a call that may insert, the reserved keys. What differs is
+// only where entries sit: export_batch visits slots in this layout's order. Rows are float32
+// in memory (value_type float16 / bfloat16 and rows_directory are refused); calls must not
+// overlap (one caller at a time).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "core/execution_context.hpp"
+#include "kv/admission.hpp"
+#include "kv/host_table.hpp"
+#include "kv/kv_table.hpp"
+#include "kv/portable/batch_ref.hpp"
+#include "kv/table_options.hpp"
+
+namespace embscale::kv {
+
+class PortableTable {
+ public:
+  explicit PortableTable(TableOptions options);
+
+  const TableOptions& options() const noexcept { return options_; }
+  std::int64_t row_width() const noexcept { return row_width_; }
+  std::int64_t size() const noexcept { return size_; }
+  std::int64_t capacity() const noexcept { return buckets_ * bucket_capacity_; }
+  double load_factor() const noexcept { return static_cast<double>(size_) / static_cast<double>(capacity()); }
+  std::int64_t buckets() const noexcept { return buckets_; }
+  // The lanes of the tile that probes a bucket: the device's (a warp of 32, or the bucket when
+  // smaller).
+  unsigned tile_lanes() const noexcept { return bucket_capacity_ >= 32 ? 32u : 16u; }
+
+  void reserve(std::int64_t capacity);
+  void clear();
+
+  // HostTable's calls, with its signatures and meanings.
+  CallStats find(std::span<const std::uint64_t> keys, std::span<float> values, std::span<std::uint8_t> founds,
+                 std::span<std::uint64_t> scores = {}) const;
+  CallStats find_and_update(std::span<const std::uint64_t> keys, std::span<float> values,
+                            std::span<std::uint8_t> founds);
+  void contains(std::span<const std::uint64_t> keys, std::span<std::uint8_t> founds) const;
+  CallStats insert_or_assign(std::span<const std::uint64_t> keys, std::span<const float> values,
+                             std::span<const std::uint64_t> scores = {});
+  CallStats insert_and_evict(std::span<const std::uint64_t> keys, std::span<const float> values,
+                             std::span<const std::uint64_t> scores, Evicted& evicted);
+  CallStats find_or_insert(std::span<const std::uint64_t> keys, std::span<float> values,
+                           std::span<std::uint8_t> founds = {}, std::span<const std::uint64_t> scores = {},
+                           Evicted* evicted = nullptr);
+  CallStats assign(std::span<const std::uint64_t> keys, std::span<const float> values);
+  CallStats assign_scores(std::span<const std::uint64_t> keys, std::span<const std::uint64_t> scores);
+  CallStats accum_or_assign(std::span<const std::uint64_t> keys, std::span<const float> values,
+                            std::span<const std::uint8_t> accumulate, std::span<const std::uint64_t> scores = {});
+  CallStats restore(std::span<const std::uint64_t> keys, std::span<const float> values,
+                    std::span<const std::uint64_t> scores, Evicted* evicted = nullptr);
+  CallStats erase(std::span<const std::uint64_t> keys);
+  std::int64_t erase_if(const std::function<bool(std::uint64_t key, std::uint64_t score)>& predicate);
+
+  std::int64_t export_batch(std::int64_t offset, std::int64_t count, std::vector<std::uint64_t>& keys,
+                            std::vector<float>& values, std::vector<std::uint64_t>& scores) const;
+  std::int64_t export_batch_if(std::uint64_t threshold, std::vector<std::uint64_t>& keys, std::vector<float>& values,
+                               std::vector<std::uint64_t>& scores) const;
+  // For dump (kv/table_file.hpp), as HostTable::export_stored: rows in the stored form (float32).
+  std::int64_t export_stored(std::uint64_t threshold, std::int64_t chunk_entries,
+                             const std::function<void(const HostTable::ExportSummary&)>& begin,
+                             const std::function<void(const HostTable::StoredEntries&)>& chunk) const;
+
+  std::uint64_t get_score() const;
+  void set_score(std::uint64_t score) noexcept { custom_score_ = score; }
+  void set_epoch(std::uint32_t epoch) noexcept { epoch_ = epoch; }
+  int admission_estimate(std::uint64_t key) const { return admission_.estimate(key); }
+  // Host contexts only (its arrays are host memory); the thread count is not used.
+  void set_execution_context(ExecutionContext context);
+  const ExecutionContext& execution_context() const noexcept { return context_; }
+
+ private:
+  // One call's batch run: the keys grouped by bucket (unless `reads` says it only reads), every
+  // group run, the outcomes counted; evicted entries appended in input order when `evicted`.
+  // `outcomes` receives each key's outcome bits (kv/portable/batch_ref.hpp).
+  CallStats run(portable::BatchRef& batch, const portable::TableState& state, bool reads, Evicted* evicted,
+                std::vector<std::uint8_t>& outcomes) const;
+  // insert_or_assign, and insert_and_evict when `evicted` is given.
+  CallStats upsert(std::span<const std::uint64_t> keys, std::span<const float> values,
+                   std::span<const std::uint64_t> scores, Evicted* evicted);
+  // The state every key of a call reads; `sets_scores`: a score-setting call, which reads its
+  // call score (the clock, the next step) now, once.
+  portable::TableState state(bool sets_scores, const InitializerArgs& initializer) const;
+  void grow_for(std::int64_t incoming);
+  void rehash(std::int64_t new_buckets);
+  portable::TableArrays arrays() const noexcept;
+  std::uint64_t now() const;
+  // The entries of slots [first, end) with score >= min_score into the three arrays (cleared).
+  std::int64_t export_entries(std::int64_t first, std::int64_t end, std::uint64_t min_score,
+                              std::vector<std::uint64_t>& keys, std::vector<float>& values,
+                              std::vector<std::uint64_t>& scores) const;
+  // visit(flat slot) for every slot of [first, end) that holds a key with score >= min_score.
+  template <typename Visit>
+  void for_each_stored(std::int64_t first, std::int64_t end, std::uint64_t min_score, Visit&& visit) const;
+
+  TableOptions options_;
+  std::int64_t row_width_ = 0;
+  std::int64_t bucket_capacity_ = 0;
+  std::int64_t buckets_ = 0;
+  std::int64_t size_ = 0;
+  // The device layout (kv/portable/bucket_ref.hpp), mutable because reads run through the same
+  // views as writes (a read call writes nothing).
+  mutable std::vector<std::uint64_t> keys_;
+  mutable std::vector<std::uint64_t> scores_;
+  mutable std::vector<std::uint8_t> digests_;
+  mutable std::vector<float> rows_;
+  AdmissionFilter admission_;  // its sketch is the portable code's (kv/portable/sketch_ref.hpp)
+  mutable std::uint64_t step_ = 0;
+  std::uint64_t custom_score_ = 0;
+  std::uint32_t epoch_ = 0;
+  ExecutionContext context_;
+};
+
+}  // namespace embscale::kv
