@@ -130,5 +130,7 @@ template class KeyedKvTable<std::int64_t, HostTable>;
 template class KeyedKvTable<std::uint64_t, HostTable>;
 template class KeyedKvTable<std::int64_t, PortableTable>;
 template class KeyedKvTable<std::uint64_t, PortableTable>;
+template class KeyedKvTable<std::int64_t, DeviceTable>;
+template class KeyedKvTable<std::uint64_t, DeviceTable>;
 
 }  // namespace embscale::kv

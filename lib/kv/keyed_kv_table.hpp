@@ -4,9 +4,11 @@
 // keys -3 .. -1 are the reserved uint64 keys 2^64-3 .. 2^64-1. A Table has HostTable's calls and
 // kv/table_file.hpp's dump, dump_incremental and load for it.
 //
-// HostKvTable<Key> (the CPU table) and PortableKvTable<Key> are its two instances.
+// Its instances: HostKvTable<Key> (the CPU table), PortableKvTable<Key> (the GPU table's logic on
+// the host) and DeviceKvTable<Key> (the GPU table).
 #pragma once
 
+#include "kv/device_table.hpp"
 #include "kv/host_table.hpp"
 #include "kv/kv_table.hpp"
 #include "kv/portable_table.hpp"
@@ -67,6 +69,7 @@ template <TableKey Key, class Table> class KeyedKvTable final : public KvTable<K
 
 template <TableKey Key> using HostKvTable = KeyedKvTable<Key, HostTable>;
 template <TableKey Key> using PortableKvTable = KeyedKvTable<Key, PortableTable>;
+template <TableKey Key> using DeviceKvTable = KeyedKvTable<Key, DeviceTable>;
 
 // The uint64 view of a key span (an int64 and a uint64 may alias: [basic.lval]).
 template <TableKey Key> std::span<const std::uint64_t> as_stored_keys(std::span<const Key> keys) noexcept {
@@ -80,5 +83,7 @@ extern template class KeyedKvTable<std::int64_t, HostTable>;
 extern template class KeyedKvTable<std::uint64_t, HostTable>;
 extern template class KeyedKvTable<std::int64_t, PortableTable>;
 extern template class KeyedKvTable<std::uint64_t, PortableTable>;
+extern template class KeyedKvTable<std::int64_t, DeviceTable>;
+extern template class KeyedKvTable<std::uint64_t, DeviceTable>;
 
 }  // namespace embscale::kv

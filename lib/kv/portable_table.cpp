@@ -8,8 +8,8 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "kv/host_executor.hpp"
 #include "kv/initializer.hpp"
-#include "kv/portable/atomics.hpp"
 #include "kv/score_rules.hpp"
 
 namespace embscale::kv {
@@ -17,63 +17,17 @@ namespace {
 
 using portable::BatchOp;
 using portable::BatchRef;
-using portable::HostAtomics;
-using portable::HostTile;
 using portable::TableState;
-
-// Every group of the batch run with a host tile of `Lanes` lanes.
-template <unsigned Lanes> void run_groups(const TableState& state, const BatchRef& batch) {
-  using Tile = HostTile<Lanes>;
-  portable::BatchRunner<Tile, HostAtomics> runner(state, batch);
-  const Tile tile;
-  const std::uint64_t groups = batch.order ? batch.groups : batch.size;
-  for (std::uint64_t g = 0; g < groups; ++g) runner.run_group(tile, g);
-}
-
-// Every entry of `from` placed in `to` (a table of more buckets: a bucket's keys go to the buckets
-// it splits into, so none overflows), each with its digest, score and row.
-template <unsigned Lanes> void move_entries(const portable::TableArrays& from, const portable::TableArrays& to) {
-  using Tile = HostTile<Lanes>;
-  const Tile tile;
-  portable::TableRef<Tile, HostAtomics> target(to);
-  const std::uint64_t slots = from.buckets * from.bucket_capacity;
-  for (std::uint64_t slot = 0; slot < slots; ++slot) {
-    const std::uint64_t key = from.keys[slot];
-    if (!portable::holds_key(key)) continue;
-    auto place = target.place_of(key);
-    const std::uint32_t taken = place.bucket.claim_free(tile, key, place.digest, from.scores[slot], place.start);
-    EMBSCALE_EXPECTS(taken != portable::kNoSlot, "a rehash moves a bucket's keys into its halves: none overflows");
-    std::memcpy(target.row_at(place.first_slot + taken), from.rows + slot * from.row_width,
-                from.row_width * sizeof(float));
-  }
-}
-
-// The batch's positions grouped by bucket, each group in input order (a stable sort by bucket).
-struct BucketGroups {
-  std::vector<std::uint32_t> order;
-  std::vector<std::uint32_t> offsets;  // groups + 1
-};
-
-BucketGroups group_by_bucket(std::span<const std::uint64_t> keys, std::int64_t buckets) {
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> tagged(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i)
-    tagged[i] = {mix64(keys[i]) & static_cast<std::uint64_t>(buckets - 1), static_cast<std::uint32_t>(i)};
-  std::sort(tagged.begin(), tagged.end());  // by bucket, then by position: input order kept
-  BucketGroups g;
-  g.order.reserve(keys.size());
-  for (std::size_t i = 0; i < tagged.size(); ++i) {
-    if (i == 0 || tagged[i].first != tagged[i - 1].first) g.offsets.push_back(static_cast<std::uint32_t>(i));
-    g.order.push_back(tagged[i].second);
-  }
-  g.offsets.push_back(static_cast<std::uint32_t>(keys.size()));
-  return g;
-}
 
 template <typename T> T* or_null(std::span<T> s) noexcept { return s.empty() ? nullptr : s.data(); }
 
 }  // namespace
 
-PortableTable::PortableTable(TableOptions options) : options_(std::move(options)) {
+PortableTable::PortableTable(TableOptions options)
+    : PortableTable(std::move(options), [](const TableGeometry& g) { return std::make_unique<HostExecutor>(g); }) {}
+
+PortableTable::PortableTable(TableOptions options, const ExecutorFactory& make_executor)
+    : options_(std::move(options)) {
   check_options(options_);
   if (options_.value_type != ValueType::kFloat32)
     throw InputError("table options: value_type: the GPU table (and its logic on the host) stores float32 rows; got " +
@@ -81,48 +35,25 @@ PortableTable::PortableTable(TableOptions options) : options_(std::move(options)
   if (!options_.rows_directory.empty())
     throw InputError("table options: rows_directory: the GPU table keeps its rows in memory; got \"" +
                      options_.rows_directory + "\"");
+  check_admission_options(options_.admission);
   row_width_ = options_.dim + (options_.training ? options_.optimizer_state_width : 0);
   bucket_capacity_ = options_.bucket_capacity;
   const std::int64_t initial = options_.init_capacity ? options_.init_capacity : options_.max_capacity;
   const std::int64_t buckets = static_cast<std::int64_t>(std::bit_ceil(
       static_cast<std::uint64_t>(std::max<std::int64_t>(1, (initial + bucket_capacity_ - 1) / bucket_capacity_))));
   if (options_.num_embeddings == 0) options_.num_embeddings = options_.max_capacity;
-  admission_ = AdmissionFilter(options_.admission, bucket_capacity_, buckets);
-  rehash(buckets);
+  geometry_.bucket_capacity = static_cast<std::uint32_t>(bucket_capacity_);
+  geometry_.row_width = static_cast<std::uint32_t>(row_width_);
+  geometry_.filter = portable_filter_kind(options_.admission.kind);
+  if (geometry_.filter != portable::FilterKind::kNone)
+    geometry_.sketch = sketch_layout(options_.admission, bucket_capacity_, buckets);
+  executor_ = make_executor(geometry_);
+  resize(buckets);
 }
 
-portable::TableArrays PortableTable::arrays() const noexcept {
-  return portable::TableArrays{keys_.data(),
-                               scores_.data(),
-                               digests_.data(),
-                               rows_.data(),
-                               static_cast<std::uint64_t>(buckets_),
-                               static_cast<std::uint32_t>(bucket_capacity_),
-                               static_cast<std::uint32_t>(row_width_)};
-}
-
-void PortableTable::rehash(std::int64_t new_buckets) {
-  const auto slots = static_cast<std::size_t>(new_buckets * bucket_capacity_);
-  std::vector<std::uint64_t> keys(slots, portable::kEmptyKey), scores(slots, 0);
-  std::vector<std::uint8_t> digests(slots, 0);
-  std::vector<float> rows(slots * static_cast<std::size_t>(row_width_), 0.0f);
-  portable::TableArrays to{keys.data(),
-                           scores.data(),
-                           digests.data(),
-                           rows.data(),
-                           static_cast<std::uint64_t>(new_buckets),
-                           static_cast<std::uint32_t>(bucket_capacity_),
-                           static_cast<std::uint32_t>(row_width_)};
-  if (buckets_ > 0) {
-    if (tile_lanes() == 32) move_entries<32>(arrays(), to);
-    else move_entries<16>(arrays(), to);
-  }
-  keys_ = std::move(keys);
-  scores_ = std::move(scores);
-  digests_ = std::move(digests);
-  rows_ = std::move(rows);
-  buckets_ = new_buckets;
-  admission_.resize(new_buckets);  // each new bucket's bank copies its parent's
+void PortableTable::resize(std::int64_t buckets) {
+  executor_->resize(static_cast<std::uint64_t>(buckets));
+  buckets_ = buckets;
 }
 
 void PortableTable::grow_for(std::int64_t incoming) {
@@ -132,19 +63,18 @@ void PortableTable::grow_for(std::int64_t incoming) {
            options_.max_load_factor * static_cast<double>(b * bucket_capacity_);
   };
   while (!fits(target) && target * 2 * bucket_capacity_ <= options_.max_capacity) target *= 2;
-  if (target != buckets_) rehash(target);
+  if (target != buckets_) resize(target);
 }
 
 void PortableTable::reserve(std::int64_t capacity) {
   std::int64_t target = buckets_;
   while (target * bucket_capacity_ < capacity && target * 2 * bucket_capacity_ <= options_.max_capacity) target *= 2;
-  if (target != buckets_) rehash(target);
+  if (target != buckets_) resize(target);
 }
 
 void PortableTable::clear() {
-  std::fill(keys_.begin(), keys_.end(), portable::kEmptyKey);
+  executor_->clear();
   size_ = 0;
-  admission_.clear();
 }
 
 std::uint64_t PortableTable::now() const {
@@ -164,15 +94,13 @@ std::uint64_t PortableTable::get_score() const {
 
 TableState PortableTable::state(bool sets_scores, const InitializerArgs& initializer) const {
   TableState s;
-  s.arrays = arrays();
-  s.rules = &score_rules(options_.score_strategy);
+  s.rules = score_rules(options_.score_strategy);
   s.epoch_high = std::uint64_t{epoch_} << 32;
   if (sets_scores)
     s.call_score = read_call_score(
-        s.rules->call, s.epoch_high, custom_score_, [&] { return now(); }, [&] { return ++step_; });
-  s.sketch = admission_.portable_view();
-  s.filter = portable_filter_kind(admission_.kind());
-  s.threshold_k = admission_.threshold_k();
+        s.rules.call, s.epoch_high, custom_score_, [&] { return now(); }, [&] { return ++step_; });
+  s.filter = geometry_.filter;
+  s.threshold_k = options_.admission.threshold_k;
   s.initializer = initializer_ref(initializer, options_.seed, options_.num_embeddings, options_.dim);
   return s;
 }
@@ -191,15 +119,7 @@ CallStats PortableTable::run(BatchRef& batch, const TableState& state, bool read
     batch.evicted_scores = evicted_scores.data();
     batch.evicted_rows = evicted_rows.data();
   }
-  BucketGroups groups;
-  if (!reads) {
-    groups = group_by_bucket({batch.keys, batch.size}, buckets_);
-    batch.order = groups.order.data();
-    batch.offsets = groups.offsets.data();
-    batch.groups = groups.offsets.size() - 1;
-  }
-  if (tile_lanes() == 32) run_groups<32>(state, batch);
-  else run_groups<16>(state, batch);
+  executor_->run(state, batch, !reads);
 
   CallStats stats;
   const auto w = static_cast<std::size_t>(row_width_);
@@ -373,92 +293,58 @@ CallStats PortableTable::erase(std::span<const std::uint64_t> keys) {
   return stats;
 }
 
-template <typename Visit>
-void PortableTable::for_each_stored(std::int64_t first, std::int64_t end, std::uint64_t min_score,
-                                    Visit&& visit) const {
-  first = std::max<std::int64_t>(first, 0);
-  end = std::min(end, capacity());
-  for (std::int64_t slot = first; slot < end; ++slot) {
-    const auto at = static_cast<std::size_t>(slot);
-    if (portable::holds_key(keys_[at]) && scores_[at] >= min_score) visit(at);
-  }
-}
-
 std::int64_t PortableTable::erase_if(const std::function<bool(std::uint64_t key, std::uint64_t score)>& predicate) {
-  std::int64_t erased = 0;
-  for_each_stored(0, capacity(), 0, [&](std::size_t slot) {
-    if (!predicate(keys_[slot], scores_[slot])) return;
-    keys_[slot] = portable::kReclaimedKey;  // probes go on past it (kv/portable/bucket_ref.hpp)
-    ++erased;
-  });
-  size_ -= erased;
-  return erased;
-}
-
-std::int64_t PortableTable::export_entries(std::int64_t first, std::int64_t end, std::uint64_t min_score,
-                                           std::vector<std::uint64_t>& keys, std::vector<float>& values,
-                                           std::vector<std::uint64_t>& scores) const {
-  keys.clear();
-  values.clear();
-  scores.clear();
-  const auto w = static_cast<std::size_t>(row_width_);
-  for_each_stored(first, end, min_score, [&](std::size_t slot) {
-    keys.push_back(keys_[slot]);
-    scores.push_back(scores_[slot]);
-    values.insert(values.end(), rows_.begin() + static_cast<long>(slot * w),
-                  rows_.begin() + static_cast<long>((slot + 1) * w));
-  });
-  return static_cast<std::int64_t>(keys.size());
+  // Every entry read out, the predicate asked on the host, the chosen keys erased in one call.
+  std::vector<std::uint64_t> keys, scores, chosen;
+  std::vector<float> values;
+  executor_->export_entries(0, static_cast<std::uint64_t>(capacity()), 0, keys, values, scores);
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (predicate(keys[i], scores[i])) chosen.push_back(keys[i]);
+  return erase(chosen).found;
 }
 
 std::int64_t PortableTable::export_batch(std::int64_t offset, std::int64_t count, std::vector<std::uint64_t>& keys,
                                          std::vector<float>& values, std::vector<std::uint64_t>& scores) const {
-  return export_entries(offset, offset + count, 0, keys, values, scores);
+  const std::int64_t first = std::clamp<std::int64_t>(offset, 0, capacity());
+  const std::int64_t end = std::clamp<std::int64_t>(offset + count, first, capacity());
+  executor_->export_entries(static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(end), 0, keys, values,
+                            scores);
+  return static_cast<std::int64_t>(keys.size());
 }
 
 std::int64_t PortableTable::export_batch_if(std::uint64_t threshold, std::vector<std::uint64_t>& keys,
                                             std::vector<float>& values, std::vector<std::uint64_t>& scores) const {
-  return export_entries(0, capacity(), threshold, keys, values, scores);
+  executor_->export_entries(0, static_cast<std::uint64_t>(capacity()), threshold, keys, values, scores);
+  return static_cast<std::int64_t>(keys.size());
 }
 
 std::int64_t PortableTable::export_stored(std::uint64_t threshold, std::int64_t chunk_entries,
                                           const std::function<void(const HostTable::ExportSummary&)>& begin,
                                           const std::function<void(const HostTable::StoredEntries&)>& chunk) const {
   EMBSCALE_EXPECTS(chunk_entries >= 1, "export_stored: chunk_entries must be >= 1");
+  std::vector<std::uint64_t> keys, scores;
+  std::vector<float> values;
+  export_batch_if(threshold, keys, values, scores);
   HostTable::ExportSummary summary;
-  for_each_stored(0, capacity(), threshold, [&](std::size_t slot) {
-    ++summary.count;
-    summary.max_score = std::max(summary.max_score, scores_[slot]);
-  });
+  summary.count = static_cast<std::int64_t>(keys.size());
+  for (const std::uint64_t s : scores) summary.max_score = std::max(summary.max_score, s);
   summary.score_now = get_score();
   begin(summary);
-  std::vector<std::uint64_t> keys, scores;
-  std::vector<float> rows;
-  const auto emit = [&] {
-    chunk({keys, scores, std::as_bytes(std::span<const float>(rows))});
-    keys.clear();
-    scores.clear();
-    rows.clear();
-  };
   const auto w = static_cast<std::size_t>(row_width_);
-  for_each_stored(0, capacity(), threshold, [&](std::size_t slot) {
-    keys.push_back(keys_[slot]);
-    scores.push_back(scores_[slot]);
-    rows.insert(rows.end(), rows_.begin() + static_cast<long>(slot * w),
-                rows_.begin() + static_cast<long>((slot + 1) * w));
-    if (static_cast<std::int64_t>(keys.size()) == chunk_entries) emit();
-  });
-  if (!keys.empty()) emit();
+  for (std::size_t first = 0; first < keys.size(); first += static_cast<std::size_t>(chunk_entries)) {
+    const std::size_t n = std::min(keys.size() - first, static_cast<std::size_t>(chunk_entries));
+    chunk({std::span(keys).subspan(first, n), std::span(scores).subspan(first, n),
+           std::as_bytes(std::span<const float>(values).subspan(first * w, n * w))});
+  }
   return summary.count;
 }
 
 void PortableTable::set_execution_context(ExecutionContext context) {
   if (!context.on_host())
     throw Error(
-        "the portable KV table (the GPU table's logic on the host) keeps its rows in host memory: it cannot "
-        "run in a " +
-        std::string(memory_space_name(context.memory)) + " context (device " + std::to_string(context.device) +
-        "); a GPU run needs the device table");
+        "this KV table takes its calls' keys and rows in host memory (the GPU table copies them to and from "
+        "the GPU itself): it cannot run in a " +
+        std::string(memory_space_name(context.memory)) + " context (device " + std::to_string(context.device) + ")");
   context_ = context;
 }
 

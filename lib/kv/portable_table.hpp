@@ -1,14 +1,14 @@
-// PortableTable: the GPU table's logic run on the host. The same bulk calls as HostTable (and so
-// KvTable's, through KeyedKvTable), built from the code the GPU kernels run (kv/portable/): a
-// call's keys grouped by bucket in input order, each group's keys run one after another by
-// BatchRunner with a host tile of the device's width, over the device table's layout (keys,
-// scores and digests in their own arrays, probing from a per-key start, reserved empty and
-// reclaimed keys: kv/portable/bucket_ref.hpp).
-//
-// What it is for: CI has no GPU, so this is where the GPU table's semantics are tested, through
-// the typed conformance suite against the CPU table's reference model (tests/kv/
-// portable_kv_table_test.cpp), and where a GPU's results are compared from. It is not a fast
-// CPU table (HostTable is): one thread, and a bucket probe is a tile of lanes played in turn.
+// PortableTable: the GPU table. The same bulk calls as HostTable (and so KvTable's, through
+// KeyedKvTable), built from the code the GPU kernels run (kv/portable/): a call's keys grouped by
+// bucket in input order, each group's keys run one after another by BatchRunner, over the device
+// table's layout (keys, scores and digests in their own arrays, probing from a per-key start,
+// reserved empty and reclaimed keys: kv/portable/bucket_ref.hpp). Where the arrays live and the
+// batches run is its BatchExecutor's (kv/batch_executor.hpp):
+//   * PortableTable(options): host memory, one thread, a host tile of the device's width
+//     (kv/host_executor.hpp). CI has no GPU: this is where the GPU table's semantics are tested,
+//     through the typed conformance suite against the CPU table's reference model
+//     (tests/kv/portable_kv_table_test.cpp). It is not a fast CPU table (HostTable is).
+//   * DeviceTable(options) (kv/device_table.hpp): a GPU, through libembscale_cuda.so.
 //
 // Semantics: HostTable's (kv/host_table.hpp), exactly, for every call: a batch as if one key at
 // a time in input order (duplicates included), the score rules, placement, admission with one
@@ -23,10 +23,13 @@
 #include <span>
 #include <vector>
 
+#include <memory>
 #include "core/execution_context.hpp"
 #include "kv/admission.hpp"
 #include "kv/host_table.hpp"
 #include "kv/kv_table.hpp"
+
+#include "kv/batch_executor.hpp"
 #include "kv/portable/batch_ref.hpp"
 #include "kv/table_options.hpp"
 
@@ -34,7 +37,14 @@ namespace embscale::kv {
 
 class PortableTable {
  public:
+  // On the host (HostExecutor).
   explicit PortableTable(TableOptions options);
+  // Where `make_executor` puts it (given the table's geometry).
+  using ExecutorFactory = std::function<std::unique_ptr<BatchExecutor>(const TableGeometry&)>;
+  PortableTable(TableOptions options, const ExecutorFactory& make_executor);
+  virtual ~PortableTable() = default;
+  PortableTable(const PortableTable&) = delete;
+  PortableTable& operator=(const PortableTable&) = delete;
 
   const TableOptions& options() const noexcept { return options_; }
   std::int64_t row_width() const noexcept { return row_width_; }
@@ -42,9 +52,6 @@ class PortableTable {
   std::int64_t capacity() const noexcept { return buckets_ * bucket_capacity_; }
   double load_factor() const noexcept { return static_cast<double>(size_) / static_cast<double>(capacity()); }
   std::int64_t buckets() const noexcept { return buckets_; }
-  // The lanes of the tile that probes a bucket: the device's (a warp of 32, or the bucket when
-  // smaller).
-  unsigned tile_lanes() const noexcept { return bucket_capacity_ >= 32 ? 32u : 16u; }
 
   void reserve(std::int64_t capacity);
   void clear();
@@ -83,47 +90,34 @@ class PortableTable {
   std::uint64_t get_score() const;
   void set_score(std::uint64_t score) noexcept { custom_score_ = score; }
   void set_epoch(std::uint32_t epoch) noexcept { epoch_ = epoch; }
-  int admission_estimate(std::uint64_t key) const { return admission_.estimate(key); }
-  // Host contexts only (its arrays are host memory); the thread count is not used.
+  // Host contexts only: a call's spans are in host memory (the device executor copies them to
+  // and from the GPU); the thread count is not used.
   void set_execution_context(ExecutionContext context);
   const ExecutionContext& execution_context() const noexcept { return context_; }
 
  private:
-  // One call's batch run: the keys grouped by bucket (unless `reads` says it only reads), every
-  // group run, the outcomes counted; evicted entries appended in input order when `evicted`.
-  // `outcomes` receives each key's outcome bits (kv/portable/batch_ref.hpp).
+  // One call's batch run by the executor: grouped by bucket unless `reads`, the outcomes counted;
+  // evicted entries appended in input order when `evicted`. `outcomes` receives each key's
+  // outcome bits (kv/portable/batch_ref.hpp).
   CallStats run(portable::BatchRef& batch, const portable::TableState& state, bool reads, Evicted* evicted,
                 std::vector<std::uint8_t>& outcomes) const;
   // insert_or_assign, and insert_and_evict when `evicted` is given.
   CallStats upsert(std::span<const std::uint64_t> keys, std::span<const float> values,
                    std::span<const std::uint64_t> scores, Evicted* evicted);
-  // The state every key of a call reads; `sets_scores`: a score-setting call, which reads its
-  // call score (the clock, the next step) now, once.
+  // The state every key of a call reads (the executor adds its arrays and sketch); `sets_scores`:
+  // a score-setting call, which reads its call score (the clock, the next step) now, once.
   portable::TableState state(bool sets_scores, const InitializerArgs& initializer) const;
   void grow_for(std::int64_t incoming);
-  void rehash(std::int64_t new_buckets);
-  portable::TableArrays arrays() const noexcept;
+  void resize(std::int64_t buckets);
   std::uint64_t now() const;
-  // The entries of slots [first, end) with score >= min_score into the three arrays (cleared).
-  std::int64_t export_entries(std::int64_t first, std::int64_t end, std::uint64_t min_score,
-                              std::vector<std::uint64_t>& keys, std::vector<float>& values,
-                              std::vector<std::uint64_t>& scores) const;
-  // visit(flat slot) for every slot of [first, end) that holds a key with score >= min_score.
-  template <typename Visit>
-  void for_each_stored(std::int64_t first, std::int64_t end, std::uint64_t min_score, Visit&& visit) const;
 
   TableOptions options_;
   std::int64_t row_width_ = 0;
   std::int64_t bucket_capacity_ = 0;
   std::int64_t buckets_ = 0;
   std::int64_t size_ = 0;
-  // The device layout (kv/portable/bucket_ref.hpp), mutable because reads run through the same
-  // views as writes (a read call writes nothing).
-  mutable std::vector<std::uint64_t> keys_;
-  mutable std::vector<std::uint64_t> scores_;
-  mutable std::vector<std::uint8_t> digests_;
-  mutable std::vector<float> rows_;
-  AdmissionFilter admission_;  // its sketch is the portable code's (kv/portable/sketch_ref.hpp)
+  TableGeometry geometry_;
+  std::unique_ptr<BatchExecutor> executor_;
   mutable std::uint64_t step_ = 0;
   std::uint64_t custom_score_ = 0;
   std::uint32_t epoch_ = 0;

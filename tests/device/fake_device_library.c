@@ -16,6 +16,8 @@
  *   EMBSCALE_FAKE_OMIT_ABI_VERSION         lacks embscale_cuda_abi_version (not our library)
  *   EMBSCALE_FAKE_ABI_VERSION_OFFSET=k     reports ABI version EMBSCALE_CUDA_ABI_VERSION + k
  *   EMBSCALE_FAKE_ROW_GATHER_VERSION_OFFSET=k  reports row_gather version + k (another build's)
+ *   EMBSCALE_FAKE_OMIT_KV_TABLE            lacks the kv_table family (the GPU table), which
+ *                                          fake_kv_table.cpp otherwise implements on host memory
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under strict C11 */
 
@@ -146,6 +148,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_family_version(const char* family, int* v
   *version = strcmp(family, "row_gather") == 0
                  ? EMBSCALE_CUDA_ROW_GATHER_VERSION + EMBSCALE_FAKE_ROW_GATHER_VERSION_OFFSET
                  : 0;
+#ifndef EMBSCALE_FAKE_OMIT_KV_TABLE
+  if (strcmp(family, "kv_table") == 0) *version = EMBSCALE_CUDA_KV_TABLE_VERSION; /* fake_kv_table.cpp */
+#endif
   return EMBSCALE_CUDA_OK;
 }
 

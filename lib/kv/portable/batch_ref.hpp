@@ -68,16 +68,18 @@ struct BatchRef {
   const std::uint32_t* order = nullptr;
   const std::uint32_t* offsets = nullptr;
   std::uint64_t groups = 0;
+  const std::uint64_t* group_count = nullptr;  // the device: the count where only the device knows
+                                               // it (the grouping ran there); groups is then a bound
 };
 
 // What every key of one call reads: the table, the call's score inputs (read once per call), the
 // admission filter and the initializer the call uses.
 struct TableState {
   TableArrays arrays;
-  const ScoreRules* rules = nullptr;
-  std::uint64_t call_score = 0;  // score_rules.hpp's call score
-  std::uint64_t epoch_high = 0;  // the epoch << 32
-  SketchRef sketch;              // arrays null without a filter
+  ScoreRules rules = score_rules(ScoreStrategy::kTimestamp);  // by value: a kernel's parameter
+  std::uint64_t call_score = 0;                               // score_rules.hpp's call score
+  std::uint64_t epoch_high = 0;                               // the epoch << 32
+  SketchRef sketch;                                           // arrays null without a filter
   FilterKind filter = FilterKind::kNone;
   int threshold_k = 0;
   InitializerRef initializer;  // training, or the eval initializer for kEvalFindOrInsert
@@ -209,14 +211,14 @@ template <class Tile, class Atomics> class BatchRunner {
 
   // The score key i takes when new; `estimate`: the filter's estimate of it (NewKeyRule::kEstimate).
   EMBSCALE_HD std::uint64_t fresh(std::uint64_t i, int estimate) const {
-    return new_key_score(*s_.rules, s_.call_score, s_.epoch_high,
+    return new_key_score(s_.rules, s_.call_score, s_.epoch_high,
                          b_.scores_in ? std::optional<std::uint64_t>(b_.scores_in[i]) : std::nullopt, estimate);
   }
 
   // A hit that touches its key's score: the present-key rule, then a sighting of the key.
   EMBSCALE_HD void touch(const Tile& tile, const Place& p, std::uint64_t i, std::uint64_t slot) {
     std::uint64_t& score = s_.arrays.scores[slot];
-    score = present_key_score(*s_.rules, score, fresh(i, 0), s_.epoch_high);
+    score = present_key_score(s_.rules, score, fresh(i, 0), s_.epoch_high);
     sighted(tile, p, b_.keys[i]);
   }
 
@@ -225,7 +227,7 @@ template <class Tile, class Atomics> class BatchRunner {
   EMBSCALE_HD void sighted(const Tile& tile, const Place& p, std::uint64_t key) {
     if (s_.filter == FilterKind::kNone) return;
     const bool halved = tile.single(Record{&s_.sketch, key}) != 0;
-    if (halved && s_.rules->aging == ScoreAging::kHalveWithBank) {
+    if (halved && s_.rules.aging == ScoreAging::kHalveWithBank) {
       Bucket bucket = p.bucket;
       bucket.halve_scores(tile);
     }
@@ -242,7 +244,7 @@ template <class Tile, class Atomics> class BatchRunner {
     const std::uint64_t score =
         b_.op == BatchOp::kRestore
             ? b_.scores_in[i]
-            : fresh(i, filtered && needs_admission_estimate(*s_.rules) ? s_.sketch.estimate(key) : 0);
+            : fresh(i, filtered && needs_admission_estimate(s_.rules) ? s_.sketch.estimate(key) : 0);
     Bucket bucket = p.bucket;
     const std::uint32_t free = bucket.first_free(tile, p.start);
     if (free != kNoSlot) {

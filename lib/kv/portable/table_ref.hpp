@@ -125,6 +125,22 @@ template <class Tile, class Atomics> class TableRef {
     return bucket.erase(tile, key, p.digest, p.start) != kNoSlot;
   }
 
+  // A rehash's share of one bucket: the entries of bucket `b` of `from`, in slot order, claim
+  // slots of this table (more buckets, the same bucket capacity and row width), rows following.
+  // Bucket b's keys go to the buckets it splits into, which no other bucket of `from` feeds:
+  // buckets move in parallel (one tile each on the device) and the result does not depend on
+  // their order.
+  EMBSCALE_HD void move_bucket(const Tile& tile, const TableArrays& from, std::uint64_t b) {
+    for (std::uint64_t slot = b * from.bucket_capacity; slot < (b + 1) * from.bucket_capacity; ++slot) {
+      const std::uint64_t key = from.keys[slot];
+      if (!holds_key(key)) continue;
+      const Place place = place_of(key);
+      Bucket bucket = place.bucket;
+      const std::uint32_t taken = bucket.claim_free(tile, key, place.digest, from.scores[slot], place.start);
+      copy_row(tile, from.rows + slot * from.row_width, row_at(place.first_slot + taken));
+    }
+  }
+
   // The row of flat slot `slot` (bucket x bucket_capacity + index).
   EMBSCALE_HD float* row_at(std::uint64_t slot) const { return a_.rows + slot * a_.row_width; }
   EMBSCALE_HD const TableArrays& arrays() const { return a_; }

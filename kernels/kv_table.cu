@@ -1,0 +1,249 @@
+// libembscale_cuda.so: the GPU KV table's batch calls (device/families/kv_table.h). The table's
+// logic is lib/kv/portable/'s, the same source the host runs in the CPU tests; this file only
+// groups a batch by bucket (a stable radix sort of (bucket, position) with CUB), launches one tile
+// per group, and moves entries on a rehash.
+//
+// Why one tile per bucket group: the keys of one bucket run one after another in input order
+// (BatchRunner), so a batch keeps the CPU table's sequential semantics exactly, duplicates and
+// evictions included, with no lock: buckets share no slot, row or admission bank
+// (lib/kv/portable/batch_ref.hpp). Parallelism is the number of distinct buckets a batch touches:
+// 2^20 keys over 2^20 buckets touch about 0.63 x 2^20 of them.
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
+#include <string>
+
+#include "abi_boundary.hpp"
+#include "device/families/kv_table.h"
+#include "device_tile.cuh"
+#include "kv/portable/batch_ref.hpp"
+
+namespace {
+
+using embscale::cuda::cuda_fail;
+using embscale::cuda::fail;
+using embscale::cuda::guarded;
+namespace portable = embscale::kv::portable;
+
+constexpr unsigned kBlockThreads = 128;
+constexpr std::uint64_t kScratchAlign = 256;
+
+std::uint64_t aligned(std::uint64_t bytes) { return (bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign; }
+
+// ---- grouping ----
+
+__global__ void bucket_tags_kernel(const std::uint64_t* __restrict__ keys, std::uint64_t n, std::uint64_t mask,
+                                   std::uint32_t* __restrict__ tags, std::uint32_t* __restrict__ positions) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    tags[i] = static_cast<std::uint32_t>(embscale::mix64(keys[i]) & mask);
+    positions[i] = static_cast<std::uint32_t>(i);
+  }
+}
+
+__global__ void group_starts_kernel(const std::uint32_t* __restrict__ sorted_tags, std::uint64_t n,
+                                    std::uint8_t* __restrict__ starts, std::uint32_t* __restrict__ index) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    starts[i] = i == 0 || sorted_tags[i] != sorted_tags[i - 1];
+    index[i] = static_cast<std::uint32_t>(i);
+  }
+}
+
+__global__ void close_offsets_kernel(std::uint32_t* offsets, const std::uint64_t* groups, std::uint64_t n) {
+  offsets[*groups] = static_cast<std::uint32_t>(n);
+}
+
+// The scratch of a grouping of n keys, carved in this order: tags, sorted tags, positions, start
+// flags, indices (n each), then CUB's temporary storage (the larger of the sort's and the
+// selection's).
+struct GroupScratch {
+  std::uint64_t cub_bytes = 0;
+  std::uint64_t total = 0;
+};
+
+GroupScratch group_scratch(std::uint64_t n) {
+  GroupScratch s;
+  std::size_t sort_bytes = 0, select_bytes = 0;
+  cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, static_cast<const std::uint32_t*>(nullptr),
+                                  static_cast<std::uint32_t*>(nullptr), static_cast<const std::uint32_t*>(nullptr),
+                                  static_cast<std::uint32_t*>(nullptr), static_cast<std::int64_t>(n));
+  cub::DeviceSelect::Flagged(nullptr, select_bytes, static_cast<const std::uint32_t*>(nullptr),
+                             static_cast<const std::uint8_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
+                             static_cast<std::uint64_t*>(nullptr), static_cast<std::int64_t>(n));
+  s.cub_bytes = aligned(sort_bytes > select_bytes ? sort_bytes : select_bytes);
+  s.total = 4 * aligned(n * sizeof(std::uint32_t)) + aligned(n) + s.cub_bytes;
+  return s;
+}
+
+int grid_for(std::uint64_t threads) {
+  int device = 0, sms = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  const std::uint64_t most = static_cast<std::uint64_t>(sms > 0 ? sms : 1) * 16;
+  const std::uint64_t blocks = (threads + kBlockThreads - 1) / kBlockThreads;
+  return static_cast<int>(blocks < 1 ? 1 : (blocks > most ? most : blocks));
+}
+
+// ---- batches ----
+
+// One tile of `Lanes` lanes per group, striding over the groups.
+template <unsigned Lanes>
+__global__ void __launch_bounds__(kBlockThreads)
+    run_batch_kernel(const portable::TableState state, const portable::BatchRef batch) {
+  namespace cg = cooperative_groups;
+  const portable::DeviceTile<Lanes> tile(cg::tiled_partition<Lanes>(cg::this_thread_block()));
+  const std::uint64_t groups = batch.order ? (batch.group_count ? *batch.group_count : batch.groups) : batch.size;
+  const std::uint64_t first = (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / Lanes;
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x / Lanes;
+  portable::BatchRunner<portable::DeviceTile<Lanes>, portable::DeviceAtomics> runner(state, batch);
+  for (std::uint64_t g = first; g < groups; g += stride) runner.run_group(tile, g);
+}
+
+// One tile per bucket of `from` (lib/kv/portable/table_ref.hpp's TableRef::move_bucket).
+template <unsigned Lanes>
+__global__ void __launch_bounds__(kBlockThreads)
+    rehash_kernel(const portable::TableArrays from, const portable::TableArrays to) {
+  namespace cg = cooperative_groups;
+  using Tile = portable::DeviceTile<Lanes>;
+  const Tile tile(cg::tiled_partition<Lanes>(cg::this_thread_block()));
+  const std::uint64_t first = (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / Lanes;
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x / Lanes;
+  portable::TableRef<Tile, portable::DeviceAtomics> target(to);
+  for (std::uint64_t b = first; b < from.buckets; b += stride) target.move_bucket(tile, from, b);
+}
+
+bool power_of_two(std::uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+// What a table's arrays must satisfy for the kernels: an empty string when they do.
+std::string arrays_problem(const portable::TableArrays& a) {
+  if (!a.keys || !a.scores || !a.digests || (!a.rows && a.row_width > 0)) return "a null array";
+  if (!power_of_two(a.buckets) || a.buckets > (std::uint64_t{1} << 32))
+    return "buckets must be a power of two of at most 2^32, got " + std::to_string(a.buckets);
+  if (a.bucket_capacity < 16 || a.bucket_capacity % 16 != 0 || (a.bucket_capacity > 16 && a.bucket_capacity % 32 != 0))
+    return "bucket_capacity must be 16 or a multiple of 32, got " + std::to_string(a.bucket_capacity);
+  return "";
+}
+
+unsigned lanes_for(const portable::TableArrays& a) { return a.bucket_capacity >= 32 ? 32u : 16u; }
+
+}  // namespace
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_layout(uint64_t* arrays_bytes, uint64_t* state_bytes,
+                                                       uint64_t* batch_bytes) {
+  return guarded([&]() -> int {
+    if (!arrays_bytes || !state_bytes || !batch_bytes) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer");
+    *arrays_bytes = sizeof(portable::TableArrays);
+    *state_bytes = sizeof(portable::TableState);
+    *batch_bytes = sizeof(portable::BatchRef);
+    return EMBSCALE_CUDA_OK;
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_group_scratch(uint64_t n, uint64_t* bytes) {
+  return guarded([&]() -> int {
+    if (!bytes) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer");
+    if (n >= (std::uint64_t{1} << 32)) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "a batch of 2^32 keys or more");
+    *bytes = group_scratch(n).total;
+    return EMBSCALE_CUDA_OK;
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_group(const uint64_t* d_keys, uint64_t n, uint64_t buckets,
+                                                      uint32_t* d_order, uint32_t* d_offsets, uint64_t* d_groups,
+                                                      void* d_scratch, uint64_t scratch_bytes, void* stream) {
+  return guarded([&]() -> int {
+    if (!d_offsets || !d_groups) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null offsets or group count");
+    if (!power_of_two(buckets) || buckets > (std::uint64_t{1} << 32))
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT,
+                  "buckets must be a power of two of at most 2^32, got " + std::to_string(buckets));
+    if (n >= (std::uint64_t{1} << 32)) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "a batch of 2^32 keys or more");
+    const auto s = static_cast<cudaStream_t>(stream);
+    if (n == 0) {
+      if (const cudaError_t err = cudaMemsetAsync(d_groups, 0, sizeof(std::uint64_t), s); err != cudaSuccess)
+        return cuda_fail("cudaMemsetAsync", err);
+      if (const cudaError_t err = cudaMemsetAsync(d_offsets, 0, sizeof(std::uint32_t), s); err != cudaSuccess)
+        return cuda_fail("cudaMemsetAsync", err);
+      return EMBSCALE_CUDA_OK;
+    }
+    if (!d_keys || !d_order || !d_scratch) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null keys, order or scratch");
+    const GroupScratch need = group_scratch(n);
+    if (scratch_bytes < need.total)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT,
+                  "scratch of " + std::to_string(scratch_bytes) + " bytes, " + std::to_string(need.total) + " needed");
+    auto* base = static_cast<unsigned char*>(d_scratch);
+    const std::uint64_t words = aligned(n * sizeof(std::uint32_t));
+    auto* tags = reinterpret_cast<std::uint32_t*>(base);
+    auto* sorted_tags = reinterpret_cast<std::uint32_t*>(base + words);
+    auto* positions = reinterpret_cast<std::uint32_t*>(base + 2 * words);
+    auto* index = reinterpret_cast<std::uint32_t*>(base + 3 * words);
+    auto* starts = base + 4 * words;
+    void* cub_temp = base + 4 * words + aligned(n);
+    std::size_t cub_bytes = need.cub_bytes;
+    const int bits = buckets == 1 ? 1 : 64 - __builtin_clzll(buckets - 1);  // log2(buckets)
+    const int grid = grid_for(n);
+    bucket_tags_kernel<<<grid, kBlockThreads, 0, s>>>(d_keys, n, buckets - 1, tags, positions);
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return cuda_fail("bucket_tags_kernel", err);
+    // LSD radix sort: stable, so a bucket's positions stay in input order.
+    if (const cudaError_t err = cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, tags, sorted_tags, positions,
+                                                                d_order, static_cast<std::int64_t>(n), 0, bits, s);
+        err != cudaSuccess)
+      return cuda_fail("cub::DeviceRadixSort::SortPairs", err);
+    group_starts_kernel<<<grid, kBlockThreads, 0, s>>>(sorted_tags, n, starts, index);
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return cuda_fail("group_starts_kernel", err);
+    cub_bytes = need.cub_bytes;
+    if (const cudaError_t err = cub::DeviceSelect::Flagged(cub_temp, cub_bytes, index, starts, d_offsets, d_groups,
+                                                           static_cast<std::int64_t>(n), s);
+        err != cudaSuccess)
+      return cuda_fail("cub::DeviceSelect::Flagged", err);
+    close_offsets_kernel<<<1, 1, 0, s>>>(d_offsets, d_groups, n);
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return cuda_fail("close_offsets_kernel", err);
+    return EMBSCALE_CUDA_OK;
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_run(const void* state_ptr, const void* batch_ptr, void* stream) {
+  return guarded([&]() -> int {
+    if (!state_ptr || !batch_ptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null state or batch");
+    const auto& state = *static_cast<const portable::TableState*>(state_ptr);
+    const auto& batch = *static_cast<const portable::BatchRef*>(batch_ptr);
+    if (const std::string problem = arrays_problem(state.arrays); !problem.empty())
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "table arrays: " + problem);
+    if (batch.size == 0) return EMBSCALE_CUDA_OK;
+    if (!batch.keys || !batch.outcomes) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null keys or outcomes");
+    if (batch.order && (!batch.offsets || (!batch.group_count && batch.groups == 0)))
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "grouped batch without offsets or a group count");
+    const std::uint64_t groups = batch.order ? (batch.group_count ? batch.size : batch.groups) : batch.size;
+    const auto s = static_cast<cudaStream_t>(stream);
+    const unsigned lanes = lanes_for(state.arrays);
+    const int grid = grid_for(groups * lanes);
+    if (lanes == 32) run_batch_kernel<32><<<grid, kBlockThreads, 0, s>>>(state, batch);
+    else run_batch_kernel<16><<<grid, kBlockThreads, 0, s>>>(state, batch);
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return cuda_fail("run_batch_kernel", err);
+    return EMBSCALE_CUDA_OK;
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_rehash(const void* from_ptr, const void* to_ptr, void* stream) {
+  return guarded([&]() -> int {
+    if (!from_ptr || !to_ptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null arrays");
+    const auto& from = *static_cast<const portable::TableArrays*>(from_ptr);
+    const auto& to = *static_cast<const portable::TableArrays*>(to_ptr);
+    for (const auto* a : {&from, &to})
+      if (const std::string problem = arrays_problem(*a); !problem.empty())
+        return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, (a == &from ? "from: " : "to: ") + problem);
+    if (from.bucket_capacity != to.bucket_capacity || from.row_width != to.row_width || to.buckets < from.buckets)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT,
+                  "a rehash keeps the bucket capacity and row width and does not shrink the buckets");
+    const auto s = static_cast<cudaStream_t>(stream);
+    const unsigned lanes = lanes_for(from);
+    const int grid = grid_for(from.buckets * lanes);
+    if (lanes == 32) rehash_kernel<32><<<grid, kBlockThreads, 0, s>>>(from, to);
+    else rehash_kernel<16><<<grid, kBlockThreads, 0, s>>>(from, to);
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return cuda_fail("rehash_kernel", err);
+    return EMBSCALE_CUDA_OK;
+  });
+}

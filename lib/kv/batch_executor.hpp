@@ -1,0 +1,45 @@
+// Where a PortableTable's arrays live and its batch calls run (kv/portable_table.hpp): host
+// memory and one thread (HostExecutor, kv/host_executor.hpp: the GPU table's logic tested without
+// a GPU), or a GPU through libembscale_cuda.so's kv_table kernel family (DeviceExecutor,
+// kv/device_executor.hpp). Both run the same portable code (kv/portable/batch_ref.hpp); the table
+// above them decides what a call does (key checks, growth, call scores, counts, evicted order).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kv/portable/batch_ref.hpp"
+
+namespace embscale::kv {
+
+// A table's geometry, fixed at its creation.
+struct TableGeometry {
+  std::uint32_t bucket_capacity = 0;
+  std::uint32_t row_width = 0;
+  portable::SketchRef sketch;  // the admission sketch's parameters, arrays not set
+  portable::FilterKind filter = portable::FilterKind::kNone;
+};
+
+class BatchExecutor {
+ public:
+  virtual ~BatchExecutor() = default;
+
+  // The table now has `buckets` buckets (a power of two): on the first call an empty table, later
+  // a rehash into more, every entry kept and each new admission bank a copy of its parent's.
+  virtual void resize(std::uint64_t buckets) = 0;
+  // Every slot empty, every admission counter zero.
+  virtual void clear() = 0;
+  // One call's batch. `state`: the call's scores, filter and initializer (its state values in host
+  // memory), without arrays or sketch: the executor puts in its own. `batch`: host memory, inputs
+  // read and outputs (rows_out, scores_out, outcomes, the evicted arrays, each where not null)
+  // written when run returns; grouped by bucket when `grouped` (order and offsets are the
+  // executor's to compute), else one key per group (reads).
+  virtual void run(portable::TableState state, const portable::BatchRef& batch, bool grouped) = 0;
+  // The entries of slots [first, end) whose score is >= min_score, in slot order; the vectors are
+  // replaced.
+  virtual void export_entries(std::uint64_t first, std::uint64_t end, std::uint64_t min_score,
+                              std::vector<std::uint64_t>& keys, std::vector<float>& values,
+                              std::vector<std::uint64_t>& scores) const = 0;
+};
+
+}  // namespace embscale::kv

@@ -1,0 +1,56 @@
+// DeviceExecutor: a PortableTable's arrays in GPU memory and its batches run by libembscale_cuda.so's
+// kv_table kernel family (device/families/kv_table.h: the grouping by bucket with a radix sort,
+// one tile per bucket group, the rehash), through the device seam (lib/device). Every call is
+// synchronous for its caller: the batch (host memory) is copied to the device, grouped and run on
+// the executor's stream, and its outputs copied back before run() returns.
+//
+// Admission sketch growth and exports go through the host: a grow copies the banks out, grows
+// them (grow_sketch_banks) and back; an export copies the slots' keys, scores and rows out and
+// selects on the host. Both are rare next to the batch calls.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "device/device_library.hpp"
+#include "device/device_resources.hpp"
+#include "kv/batch_executor.hpp"
+
+namespace embscale::kv {
+
+class DeviceExecutor final : public BatchExecutor {
+ public:
+  // Throws embscale::Error when the library lacks the kv_table family, was built against other
+  // structures (embscale_cuda_kv_table_layout), or has no GPU.
+  DeviceExecutor(const device::DeviceLibrary& library, const TableGeometry& geometry);
+
+  void resize(std::uint64_t buckets) override;
+  void clear() override;
+  void run(portable::TableState state, const portable::BatchRef& batch, bool grouped) override;
+  void export_entries(std::uint64_t first, std::uint64_t end, std::uint64_t min_score, std::vector<std::uint64_t>& keys,
+                      std::vector<float>& values, std::vector<std::uint64_t>& scores) const override;
+
+ private:
+  // The table's arrays and sketch in device memory.
+  struct Arrays {
+    std::optional<device::DeviceBuffer> keys, scores, digests, rows, counters, sightings;
+  };
+  Arrays allocate(std::uint64_t buckets) const;
+  portable::TableArrays view(const Arrays& a, std::uint64_t buckets) const noexcept;
+  // A device region of at least `bytes` for one call's batch (grown, never shrunk).
+  unsigned char* scratch(std::uint64_t bytes);
+  void copy(void* to, const void* from, std::uint64_t bytes) const;
+  void set(void* to, int value, std::uint64_t bytes) const;
+  void check(int code, const char* what) const;
+
+  device::DeviceLibrary library_;
+  const device::DeviceFunctions* kernels_;  // library_'s kv_table family
+  device::Stream stream_;
+  TableGeometry geometry_;
+  std::uint64_t buckets_ = 0;
+  Arrays arrays_;
+  std::optional<device::DeviceBuffer> scratch_;
+};
+
+}  // namespace embscale::kv

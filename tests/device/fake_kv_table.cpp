@@ -1,0 +1,67 @@
+/* The stand-in library's GPU table (the kv_table family of device/families/kv_table.h) on host
+ * memory: the same portable code the real kernels run (kv/portable/host_batch.hpp: the stable
+ * sort by bucket, then every group with a host tile), behind the family's C functions. So the
+ * GPU table's host side (kv/device_executor.hpp: the copies in and out, the scratch carving, the
+ * grouping and run calls, the rehash, the banks' growth, the exports) runs in CI through the
+ * seam as on a GPU, and the typed conformance suite holds it to the reference model
+ * (tests/kv/device_table_test.cpp). Left out with EMBSCALE_FAKE_OMIT_KV_TABLE (a library
+ * without the family). */
+#ifndef EMBSCALE_FAKE_OMIT_KV_TABLE
+
+#include <cstring>
+
+#include "device/families/kv_table.h"
+#include "kv/portable/host_batch.hpp"
+
+namespace portable = embscale::kv::portable;
+
+extern "C" {
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_layout(uint64_t* arrays_bytes, uint64_t* state_bytes,
+                                                       uint64_t* batch_bytes) {
+  if (!arrays_bytes || !state_bytes || !batch_bytes) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  *arrays_bytes = sizeof(portable::TableArrays);
+  *state_bytes = sizeof(portable::TableState);
+  *batch_bytes = sizeof(portable::BatchRef);
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_group_scratch(uint64_t n, uint64_t* bytes) {
+  if (!bytes) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  *bytes = 8 * (n + 1);  // unused here; some, so that the caller's carving is exercised
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_group(const uint64_t* keys, uint64_t n, uint64_t buckets,
+                                                      uint32_t* order, uint32_t* offsets, uint64_t* groups,
+                                                      void* scratch, uint64_t scratch_bytes, void* stream) {
+  (void)stream;
+  if (!offsets || !groups || (n > 0 && (!keys || !order || !scratch || scratch_bytes < 8 * (n + 1))))
+    return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  const portable::BucketGroups g = portable::group_by_bucket({keys, n}, buckets);
+  std::memcpy(order, g.order.data(), g.order.size() * sizeof(uint32_t));
+  std::memcpy(offsets, g.offsets.data(), g.offsets.size() * sizeof(uint32_t));
+  *groups = g.groups();
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_run(const void* state, const void* batch, void* stream) {
+  (void)stream;
+  if (!state || !batch) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  portable::BatchRef b = *static_cast<const portable::BatchRef*>(batch);
+  if (b.order && b.group_count) b.groups = *b.group_count;  // the device's count
+  portable::run_batch_on_host(*static_cast<const portable::TableState*>(state), b);
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_rehash(const void* from, const void* to, void* stream) {
+  (void)stream;
+  if (!from || !to) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  portable::rehash_on_host(*static_cast<const portable::TableArrays*>(from),
+                           *static_cast<const portable::TableArrays*>(to));
+  return EMBSCALE_CUDA_OK;
+}
+
+}  // extern "C"
+
+#endif  // EMBSCALE_FAKE_OMIT_KV_TABLE
