@@ -65,9 +65,12 @@ struct DeviceAtomics {
                                                    std::uint64_t desired) {
     return atomicCAS(reinterpret_cast<unsigned long long*>(address), expected, desired);
   }
-  // A read other warps' compare-and-swaps are seen by (not cached in a register).
+  // A relaxed load at device scope: it sees other warps' compare-and-swaps (never a value cached
+  // in a register), without volatile's system scope.
   __device__ static std::uint64_t load(const std::uint64_t* address) {
-    return *reinterpret_cast<const volatile unsigned long long*>(address);
+    unsigned long long value;
+    asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
+    return value;
   }
 };
 

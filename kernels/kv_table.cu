@@ -70,19 +70,29 @@ GroupScratch group_scratch(std::uint64_t n) {
   std::size_t sort_bytes = 0, select_bytes = 0;
   cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, static_cast<const std::uint32_t*>(nullptr),
                                   static_cast<std::uint32_t*>(nullptr), static_cast<const std::uint32_t*>(nullptr),
-                                  static_cast<std::uint32_t*>(nullptr), static_cast<std::int64_t>(n));
+                                  static_cast<std::uint32_t*>(nullptr), static_cast<std::uint32_t>(n));
   cub::DeviceSelect::Flagged(nullptr, select_bytes, static_cast<const std::uint32_t*>(nullptr),
                              static_cast<const std::uint8_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
-                             static_cast<std::uint64_t*>(nullptr), static_cast<std::int64_t>(n));
+                             static_cast<std::uint64_t*>(nullptr), static_cast<std::uint32_t>(n));
   s.cub_bytes = aligned(sort_bytes > select_bytes ? sort_bytes : select_bytes);
   s.total = 4 * aligned(n * sizeof(std::uint32_t)) + aligned(n) + s.cub_bytes;
   return s;
 }
 
-int grid_for(std::uint64_t threads) {
-  int device = 0, sms = 0;
+// The current device's multiprocessor count, asked once per device per thread.
+int multiprocessors() {
+  thread_local int cached_device = -1, cached_sms = 0;
+  int device = 0;
   cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (device != cached_device) {
+    cudaDeviceGetAttribute(&cached_sms, cudaDevAttrMultiProcessorCount, device);
+    cached_device = device;
+  }
+  return cached_sms;
+}
+
+int grid_for(std::uint64_t threads) {
+  const int sms = multiprocessors();
   const std::uint64_t most = static_cast<std::uint64_t>(sms > 0 ? sms : 1) * 16;
   const std::uint64_t blocks = (threads + kBlockThreads - 1) / kBlockThreads;
   return static_cast<int>(blocks < 1 ? 1 : (blocks > most ? most : blocks));
@@ -90,17 +100,27 @@ int grid_for(std::uint64_t threads) {
 
 // ---- batches ----
 
-// One tile of `Lanes` lanes per group, striding over the groups.
-template <unsigned Lanes>
+// One tile of `Lanes` lanes per group, striding over the groups. kFindOnly: the batch is a find,
+// known at compile time, so the kernel carries none of the inserting calls' code (the
+// initializer's math, the sketch, eviction): fewer registers, more warps in flight.
+template <unsigned Lanes, bool kFindOnly>
 __global__ void __launch_bounds__(kBlockThreads)
     run_batch_kernel(const portable::TableState state, const portable::BatchRef batch) {
   namespace cg = cooperative_groups;
   const portable::DeviceTile<Lanes> tile(cg::tiled_partition<Lanes>(cg::this_thread_block()));
-  const std::uint64_t groups = batch.order ? (batch.group_count ? *batch.group_count : batch.groups) : batch.size;
+  portable::BatchRef b = batch;
+  if constexpr (kFindOnly) b.op = portable::BatchOp::kFind;
+  const std::uint64_t groups = b.order ? (b.group_count ? *b.group_count : b.groups) : b.size;
   const std::uint64_t first = (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / Lanes;
   const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x / Lanes;
-  portable::BatchRunner<portable::DeviceTile<Lanes>, portable::DeviceAtomics> runner(state, batch);
+  portable::BatchRunner<portable::DeviceTile<Lanes>, portable::DeviceAtomics> runner(state, b);
   for (std::uint64_t g = first; g < groups; g += stride) runner.run_group(tile, g);
+}
+
+template <unsigned Lanes>
+void launch_batch(int grid, cudaStream_t s, const portable::TableState& state, const portable::BatchRef& batch) {
+  if (batch.op == portable::BatchOp::kFind) run_batch_kernel<Lanes, true><<<grid, kBlockThreads, 0, s>>>(state, batch);
+  else run_batch_kernel<Lanes, false><<<grid, kBlockThreads, 0, s>>>(state, batch);
 }
 
 // One tile per bucket of `from` (lib/kv/portable/table_ref.hpp's TableRef::move_bucket).
@@ -189,14 +209,14 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_group(const uint64_t* d_keys, ui
     if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return cuda_fail("bucket_tags_kernel", err);
     // LSD radix sort: stable, so a bucket's positions stay in input order.
     if (const cudaError_t err = cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, tags, sorted_tags, positions,
-                                                                d_order, static_cast<std::int64_t>(n), 0, bits, s);
+                                                                d_order, static_cast<std::uint32_t>(n), 0, bits, s);
         err != cudaSuccess)
       return cuda_fail("cub::DeviceRadixSort::SortPairs", err);
     group_starts_kernel<<<grid, kBlockThreads, 0, s>>>(sorted_tags, n, starts, index);
     if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return cuda_fail("group_starts_kernel", err);
     cub_bytes = need.cub_bytes;
     if (const cudaError_t err = cub::DeviceSelect::Flagged(cub_temp, cub_bytes, index, starts, d_offsets, d_groups,
-                                                           static_cast<std::int64_t>(n), s);
+                                                           static_cast<std::uint32_t>(n), s);
         err != cudaSuccess)
       return cuda_fail("cub::DeviceSelect::Flagged", err);
     close_offsets_kernel<<<1, 1, 0, s>>>(d_offsets, d_groups, n);
@@ -213,15 +233,16 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_run(const void* state_ptr, const
     if (const std::string problem = arrays_problem(state.arrays); !problem.empty())
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "table arrays: " + problem);
     if (batch.size == 0) return EMBSCALE_CUDA_OK;
-    if (!batch.keys || !batch.outcomes) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null keys or outcomes");
-    if (batch.order && (!batch.offsets || (!batch.group_count && batch.groups == 0)))
-      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "grouped batch without offsets or a group count");
+    if (const char* problem = portable::batch_problem(state, batch))
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, std::string("batch: ") + problem);
+    if (batch.order && !batch.group_count && batch.groups == 0)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "grouped batch without a group count");
     const std::uint64_t groups = batch.order ? (batch.group_count ? batch.size : batch.groups) : batch.size;
     const auto s = static_cast<cudaStream_t>(stream);
     const unsigned lanes = lanes_for(state.arrays);
     const int grid = grid_for(groups * lanes);
-    if (lanes == 32) run_batch_kernel<32><<<grid, kBlockThreads, 0, s>>>(state, batch);
-    else run_batch_kernel<16><<<grid, kBlockThreads, 0, s>>>(state, batch);
+    if (lanes == 32) launch_batch<32>(grid, s, state, batch);
+    else launch_batch<16>(grid, s, state, batch);
     if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return cuda_fail("run_batch_kernel", err);
     return EMBSCALE_CUDA_OK;
   });

@@ -97,10 +97,13 @@ void DeviceExecutor::resize(std::uint64_t buckets) {
     const portable::TableArrays from = view(arrays_, buckets_), to = view(grown, buckets);
     check(kernels_->kv_table_rehash(&from, &to, stream_.handle()), "kv_table_rehash");
   }
-  if (geometry_.filter != portable::FilterKind::kNone) {  // the banks grow on the host
+  // The banks grow on the host; the vectors outlive the copies from them (synchronized below).
+  std::vector<std::uint8_t> counters;
+  std::vector<std::uint32_t> sightings;
+  if (geometry_.filter != portable::FilterKind::kNone) {
     const std::uint64_t bank_bytes = geometry_.sketch.blocks * portable::kSketchCountersPerBlock;
-    std::vector<std::uint8_t> counters(buckets_ * bank_bytes);
-    std::vector<std::uint32_t> sightings(buckets_);
+    counters.resize(buckets_ * bank_bytes);
+    sightings.resize(buckets_);
     if (buckets_ > 0) {
       copy(counters.data(), arrays_.counters->data(), counters.size());
       copy(sightings.data(), arrays_.sightings->data(), sightings.size() * 4);
@@ -110,7 +113,7 @@ void DeviceExecutor::resize(std::uint64_t buckets) {
     copy(grown.counters->data(), counters.data(), counters.size());
     copy(grown.sightings->data(), sightings.data(), sightings.size() * 4);
   }
-  stream_.synchronize();  // the old arrays are freed below, the host vectors on return
+  stream_.synchronize();  // before the old arrays are freed (below) and the host vectors (on return)
   arrays_ = std::move(grown);
   buckets_ = buckets;
 }

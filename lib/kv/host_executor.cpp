@@ -1,6 +1,7 @@
 #include "kv/host_executor.hpp"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "core/error.hpp"
@@ -66,6 +67,8 @@ void HostExecutor::clear() {
 void HostExecutor::run(portable::TableState state, const portable::BatchRef& batch, bool grouped) {
   state.arrays = arrays();
   state.sketch = sketch();
+  if (const char* problem = portable::batch_problem(state, batch))
+    throw Error(std::string("GPU table batch: ") + problem);
   portable::BatchRef b = batch;
   portable::BucketGroups groups;
   if (grouped) {

@@ -49,8 +49,10 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_run(const void* state, const voi
   (void)stream;
   if (!state || !batch) return EMBSCALE_CUDA_INVALID_ARGUMENT;
   portable::BatchRef b = *static_cast<const portable::BatchRef*>(batch);
-  if (b.order && b.group_count) b.groups = *b.group_count;  // the device's count
-  portable::run_batch_on_host(*static_cast<const portable::TableState*>(state), b);
+  const auto& s = *static_cast<const portable::TableState*>(state);
+  if (portable::batch_problem(s, b)) return EMBSCALE_CUDA_INVALID_ARGUMENT;  // as the real library
+  if (b.order && b.group_count) b.groups = *b.group_count;                   // the device's count
+  portable::run_batch_on_host(s, b);
   return EMBSCALE_CUDA_OK;
 }
 

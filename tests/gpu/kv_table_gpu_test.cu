@@ -349,6 +349,90 @@ void check_sequences() {
   CHECK(seen.not_admitted == 0, "no filter, no refusal by it");
 }
 
+// Large batches: 2^20 keys over 4096 buckets of 128 slots (so a tile runs many groups, groups of
+// about 256 keys with hot keys repeated, every bucket full and evicting), an upsert, a
+// find_or_insert with an admission filter's sightings and a find, device against host.
+void check_large_batches() {
+  const std::uint64_t buckets = 4096, n = 1ull << 20;
+  const std::uint32_t width = 8;
+  HostImage host(buckets, 128, width, 2);
+  DeviceImage device(host);
+  std::mt19937_64 rng(2026);
+  std::vector<std::uint64_t> keys(n);
+  for (auto& k : keys) k = rng() % 8 == 0 ? rng() % 512 : rng() % (1ull << 21);  // an eighth hot
+  std::vector<float> rows_in(n * width);
+  for (auto& v : rows_in) v = static_cast<float>(rng() % 1000) / 1000.0f;
+  const portable::BucketGroups groups = portable::group_by_bucket(keys, buckets);
+  DeviceArray<std::uint64_t> d_keys(keys);
+  DeviceArray<float> d_rows_in(rows_in);
+  DeviceArray<std::uint32_t> d_order(n), d_offsets(n + 1);
+  DeviceArray<std::uint64_t> d_groups(1);
+  std::uint64_t bytes = 0;
+  ABI_OK(embscale_cuda_kv_table_group_scratch(n, &bytes));
+  DeviceArray<unsigned char> scratch(bytes);
+  ABI_OK(embscale_cuda_kv_table_group(d_keys.get(), n, buckets, d_order.get(), d_offsets.get(), d_groups.get(),
+                                      scratch.get(), bytes, nullptr));
+  for (const BatchOp op : {BatchOp::kUpsert, BatchOp::kFindOrInsert, BatchOp::kFind}) {
+    portable::TableState hs;
+    hs.arrays = host.arrays();
+    hs.rules = embscale::kv::score_rules(ScoreStrategy::kLfu);
+    hs.filter = portable::FilterKind::kTinyLfu;
+    hs.sketch.counters = host.counters.data();
+    hs.sketch.sightings = host.sightings.data();
+    hs.sketch.buckets = buckets;
+    hs.sketch.blocks = 2;
+    hs.sketch.depth = 4;
+    hs.sketch.per_row = 16;
+    hs.sketch.max_count = 15;
+    hs.sketch.period = 1280;
+    hs.sketch.salt = 99;
+    hs.initializer.lower = -0.1;
+    hs.initializer.upper = 0.1;
+    hs.initializer.dim = width;
+    portable::TableState ds = hs;
+    ds.arrays = device.arrays(host);
+    ds.sketch.counters = device.counters.get();
+    ds.sketch.sightings = device.sightings.get();
+    std::vector<float> host_out(n * width, -9.0f);
+    std::vector<std::uint8_t> host_outcomes(n, 0xff);
+    portable::BatchRef hb;
+    hb.op = op;
+    hb.size = n;
+    hb.keys = keys.data();
+    hb.rows_in = rows_in.data();
+    hb.rows_out = host_out.data();
+    hb.outcomes = host_outcomes.data();
+    if (op != BatchOp::kFind) {
+      hb.order = groups.order.data();
+      hb.offsets = groups.offsets.data();
+      hb.groups = groups.groups();
+    }
+    portable::run_batch_on_host(hs, hb);
+    DeviceArray<float> d_out(std::vector<float>(n * width, -9.0f));
+    DeviceArray<std::uint8_t> d_outcomes(n);
+    portable::BatchRef db = hb;
+    db.keys = d_keys.get();
+    db.rows_in = d_rows_in.get();
+    db.rows_out = d_out.get();
+    db.outcomes = d_outcomes.get();
+    if (op != BatchOp::kFind) {
+      db.order = d_order.get();
+      db.offsets = d_offsets.get();
+      db.group_count = d_groups.get();
+      db.groups = n;
+    }
+    ABI_OK(embscale_cuda_kv_table_run(&ds, &db, nullptr));
+    CUDA_OK(cudaDeviceSynchronize());
+    const std::string where = "large batch op " + std::to_string(static_cast<int>(op));
+    CHECK(same_bits(d_outcomes.download(), host_outcomes), "%s: outcomes differ", where.c_str());
+    CHECK(same_bits(d_out.download(), host_out), "%s: returned rows differ", where.c_str());
+    check_same_table(host, device, where);
+    std::size_t evicted = 0;
+    for (const std::uint8_t o : host_outcomes) evicted += (o & portable::kKeyEvicted) != 0;
+    if (op == BatchOp::kUpsert) CHECK(evicted > 0, "%s: the large upsert must evict", where.c_str());
+  }
+}
+
 // The grouping alone on large batches (many groups, heavy duplicates): the device's order and
 // offsets equal the host's stable sort.
 void check_large_grouping() {
@@ -471,6 +555,7 @@ int main(int argc, char** argv) {
   }
   check_layout();
   check_large_grouping();
+  if (!g_quick) check_large_batches();
   check_sequences();
   check_normal_initializers();
   if (embscale::gpu_check::g_failures > 0) {

@@ -54,7 +54,7 @@ struct BatchRef {
   std::uint64_t size = 0;
   const std::uint64_t* keys = nullptr;
   const float* rows_in = nullptr;            // upsert, accum_or_assign, assign, restore
-  float* rows_out = nullptr;                 // find, find_and_update, find_or_insert
+  float* rows_out = nullptr;                 // find_or_insert; find, find_and_update (null: no rows)
   const std::uint64_t* scores_in = nullptr;  // the caller's per-key scores (CUSTOMIZED; assign_scores,
                                              // restore); null: none
   std::uint64_t* scores_out = nullptr;       // find: found keys' scores; null: not asked
@@ -85,6 +85,29 @@ struct TableState {
   InitializerRef initializer;  // training, or the eval initializer for kEvalFindOrInsert
 };
 
+// What is wrong with a call's state and batch for BatchRunner, or null when nothing: the inputs
+// its operation reads, the outputs it writes, the admission sketch of one bank per bucket. The
+// kernels' entry checks it before a launch (a null pointer there would end the CUDA context).
+inline const char* batch_problem(const TableState& s, const BatchRef& b) {
+  if (b.size == 0) return nullptr;
+  if (!b.keys || !b.outcomes) return "no keys or no outcomes";
+  const bool rows_in = b.op == BatchOp::kUpsert || b.op == BatchOp::kAccumOrAssign || b.op == BatchOp::kAssign ||
+                       b.op == BatchOp::kRestore;
+  if (rows_in && !b.rows_in) return "the operation reads rows_in, which is null";
+  if ((b.op == BatchOp::kFindOrInsert || b.op == BatchOp::kEvalFindOrInsert) && !b.rows_out)
+    return "find_or_insert writes rows_out, which is null";
+  if (b.op == BatchOp::kAccumOrAssign && !b.accumulate) return "accum_or_assign without its accumulate flags";
+  if (b.op == BatchOp::kRestore && !b.scores_in) return "restore without its scores";
+  if (b.evicted_keys && (!b.evicted_scores || !b.evicted_rows)) return "evicted keys without their scores or rows";
+  if (b.order && !b.offsets) return "a grouped batch without group offsets";
+  if (s.initializer.state_size > 0 && !s.initializer.initial_state) return "an initializer state without its values";
+  if (s.filter != FilterKind::kNone) {
+    if (!s.sketch.counters || !s.sketch.sightings) return "an admission filter without its sketch";
+    if (s.sketch.buckets != s.arrays.buckets) return "the sketch's banks are not the table's buckets";
+  }
+  return nullptr;
+}
+
 template <class Tile, class Atomics> class BatchRunner {
  public:
   using Table = TableRef<Tile, Atomics>;
@@ -95,7 +118,7 @@ template <class Tile, class Atomics> class BatchRunner {
       : s_(state), b_(batch), table_(state.arrays), width_(state.arrays.row_width) {}
 
   // Every key of group g, in order.
-  EMBSCALE_HD void run_group(const Tile& tile, std::uint64_t g) {
+  EMBSCALE_HD_INLINE void run_group(const Tile& tile, std::uint64_t g) {
     if (!b_.order) {
       run_key(tile, g);
       return;
@@ -104,7 +127,7 @@ template <class Tile, class Atomics> class BatchRunner {
   }
 
   // Key i of the batch.
-  EMBSCALE_HD void run_key(const Tile& tile, std::uint64_t i) {
+  EMBSCALE_HD_INLINE void run_key(const Tile& tile, std::uint64_t i) {
     const std::uint64_t key = b_.keys[i];
     const Place p = table_.place_of(key);
     const std::uint32_t found = p.bucket.find(tile, key, p.digest, p.start);
@@ -116,17 +139,17 @@ template <class Tile, class Atomics> class BatchRunner {
 
  private:
   // A present key at flat slot `slot`: the call's work; returns outcome bits beyond kKeyFound.
-  EMBSCALE_HD std::uint8_t on_present(const Tile& tile, const Place& p, std::uint64_t i, std::uint64_t slot) {
+  EMBSCALE_HD_INLINE std::uint8_t on_present(const Tile& tile, const Place& p, std::uint64_t i, std::uint64_t slot) {
     const std::uint64_t key = b_.keys[i];
     float* row = table_.row_at(slot);
     switch (b_.op) {
       case BatchOp::kFind:
-        table_.copy_row(tile, row, out_row(i));
+        if (b_.rows_out) table_.copy_row(tile, row, out_row(i));
         if (b_.scores_out) b_.scores_out[i] = s_.arrays.scores[slot];
         break;
       case BatchOp::kContains: break;
       case BatchOp::kFindAndUpdate:
-        table_.copy_row(tile, row, out_row(i));
+        if (b_.rows_out) table_.copy_row(tile, row, out_row(i));
         touch(tile, p, i, slot);
         break;
       case BatchOp::kUpsert:
@@ -160,7 +183,7 @@ template <class Tile, class Atomics> class BatchRunner {
   }
 
   // A missing key: inserted by the calls that insert; returns its outcome bits.
-  EMBSCALE_HD std::uint8_t on_missing(const Tile& tile, const Place& p, std::uint64_t i) {
+  EMBSCALE_HD_INLINE std::uint8_t on_missing(const Tile& tile, const Place& p, std::uint64_t i) {
     const std::uint64_t key = b_.keys[i];
     switch (b_.op) {
       case BatchOp::kUpsert: {
@@ -210,21 +233,21 @@ template <class Tile, class Atomics> class BatchRunner {
   }
 
   // The score key i takes when new; `estimate`: the filter's estimate of it (NewKeyRule::kEstimate).
-  EMBSCALE_HD std::uint64_t fresh(std::uint64_t i, int estimate) const {
+  EMBSCALE_HD_INLINE std::uint64_t fresh(std::uint64_t i, int estimate) const {
     return new_key_score(s_.rules, s_.call_score, s_.epoch_high,
                          b_.scores_in ? std::optional<std::uint64_t>(b_.scores_in[i]) : std::nullopt, estimate);
   }
 
-  // A hit that touches its key's score: the present-key rule, then a sighting of the key.
-  EMBSCALE_HD void touch(const Tile& tile, const Place& p, std::uint64_t i, std::uint64_t slot) {
-    std::uint64_t& score = s_.arrays.scores[slot];
-    score = present_key_score(s_.rules, score, fresh(i, 0), s_.epoch_high);
+  // A hit that touches its key's score: the present-key rule (a read-modify-write: one lane makes
+  // it), then a sighting of the key.
+  EMBSCALE_HD_INLINE void touch(const Tile& tile, const Place& p, std::uint64_t i, std::uint64_t slot) {
+    tile.single(Rescore{&s_.rules, s_.arrays.scores + slot, fresh(i, 0), s_.epoch_high});
     sighted(tile, p, b_.keys[i]);
   }
 
   // A sighting of `key` recorded by the filter (one lane: counters are not idempotent); when it
   // ages the bank and the strategy's scores age with it, the bucket's scores halve.
-  EMBSCALE_HD void sighted(const Tile& tile, const Place& p, std::uint64_t key) {
+  EMBSCALE_HD_INLINE void sighted(const Tile& tile, const Place& p, std::uint64_t key) {
     if (s_.filter == FilterKind::kNone) return;
     const bool halved = tile.single(Record{&s_.sketch, key}) != 0;
     if (halved && s_.rules.aging == ScoreAging::kHalveWithBank) {
@@ -236,8 +259,8 @@ template <class Tile, class Atomics> class BatchRunner {
   // HostTable::insert_new, key by key: the newcomer's sighting (filtered calls), its score, then a
   // free slot or the victim (lowest score, ties the smallest key) when its score is not lower,
   // each subject to the filter. `slot` receives the flat slot it took.
-  EMBSCALE_HD std::uint8_t insert_new(const Tile& tile, const Place& p, std::uint64_t i, bool filtered,
-                                      std::uint64_t& slot) {
+  EMBSCALE_HD_INLINE std::uint8_t insert_new(const Tile& tile, const Place& p, std::uint64_t i, bool filtered,
+                                             std::uint64_t& slot) {
     const std::uint64_t key = b_.keys[i];
     filtered = filtered && s_.filter != FilterKind::kNone;
     if (filtered) sighted(tile, p, key);
@@ -268,10 +291,19 @@ template <class Tile, class Atomics> class BatchRunner {
     return kKeyInserted | kKeyEvicted;
   }
 
-  EMBSCALE_HD float* out_row(std::uint64_t i) const { return b_.rows_out + i * width_; }
+  // Key i's returned row; null when the call returns none (a find without rows: contains' work).
+  EMBSCALE_HD float* out_row(std::uint64_t i) const { return b_.rows_out ? b_.rows_out + i * width_ : nullptr; }
   EMBSCALE_HD const float* in_row(std::uint64_t i) const { return b_.rows_in + i * width_; }
 
   // Lane work as named callables (a lambda would not carry EMBSCALE_HD's exemption: bucket_ref.hpp).
+  struct Rescore {
+    const ScoreRules* rules;
+    std::uint64_t* score;
+    std::uint64_t as_new, epoch_high;
+    EMBSCALE_HD std::uint64_t operator()() const {
+      return *score = present_key_score(*rules, *score, as_new, epoch_high);
+    }
+  };
   struct Record {
     const SketchRef* sketch;
     std::uint64_t key;

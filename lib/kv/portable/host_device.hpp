@@ -13,6 +13,15 @@
 #define EMBSCALE_HD
 #endif
 
+// EMBSCALE_HD for the per-key steps of a batch (batch_ref.hpp): always inlined into the kernel,
+// whose parameters then stay in registers (left to itself, nvcc called them for 16-lane tiles with
+// a 632-byte stack frame and spills).
+#if defined(__CUDACC__)
+#define EMBSCALE_HD_INLINE EMBSCALE_HD __forceinline__
+#else
+#define EMBSCALE_HD_INLINE
+#endif
+
 namespace embscale::kv::portable {
 
 // A product and a sum each rounded on its own, never fused into one multiply-add: nvcc contracts
