@@ -140,7 +140,12 @@ bool power_of_two(std::uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 // What a table's arrays must satisfy for the kernels: an empty string when they do.
 std::string arrays_problem(const portable::TableArrays& a) {
-  if (!a.keys || !a.scores || !a.digests || (!a.rows && a.row_width > 0)) return "a null array";
+  const std::uint64_t slots = a.buckets * a.bucket_capacity;
+  if (!a.keys || !a.scores || !a.digests) return "a null array";
+  if (a.row_width > 0 && ((!a.rows && a.near_slots > 0) || (!a.far_rows && a.near_slots < slots)))
+    return "null rows (near or far)";
+  if (a.near_slots < slots && a.near_slots % a.bucket_capacity != 0)
+    return "hybrid rows split inside a bucket (near_slots " + std::to_string(a.near_slots) + ")";
   if (!power_of_two(a.buckets) || a.buckets > (std::uint64_t{1} << 32))
     return "buckets must be a power of two of at most 2^32, got " + std::to_string(a.buckets);
   if (a.bucket_capacity < 16 || a.bucket_capacity % 16 != 0 || (a.bucket_capacity > 16 && a.bucket_capacity % 32 != 0))
@@ -244,6 +249,29 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_run(const void* state_ptr, const
     if (lanes == 32) launch_batch<32>(grid, s, state, batch);
     else launch_batch<16>(grid, s, state, batch);
     if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return cuda_fail("run_batch_kernel", err);
+    return EMBSCALE_CUDA_OK;
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_host_alloc(uint64_t bytes, void** pointer) {
+  return guarded([&]() -> int {
+    if (!pointer) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer");
+    *pointer = nullptr;
+    if (bytes == 0) return EMBSCALE_CUDA_OK;
+    // Mapped (the GPU reads it over the bus at the same address: unified addressing) and portable
+    // (every context sees it).
+    if (const cudaError_t err = cudaHostAlloc(pointer, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
+        err != cudaSuccess)
+      return fail(EMBSCALE_CUDA_CUDA_ERROR, "cudaHostAlloc of " + std::to_string(bytes) +
+                                                " bytes (mapped): " + std::string(cudaGetErrorString(err)));
+    return EMBSCALE_CUDA_OK;
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_host_free(void* pointer) {
+  return guarded([&]() -> int {
+    if (pointer)
+      if (const cudaError_t err = cudaFreeHost(pointer); err != cudaSuccess) return cuda_fail("cudaFreeHost", err);
     return EMBSCALE_CUDA_OK;
   });
 }

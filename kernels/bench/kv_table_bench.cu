@@ -3,17 +3,21 @@
 //
 //   embscale_kv_table_bench [--dims 8,64] [--load-factors 0.5,0.75,1.0] [--batch 1048576]
 //                           [--capacity-dim8 134217728] [--capacity-dim64 67108864]
-//                           [--hit-rate 0.6] [--reps 20] [--warmup 3] [--json FILE]
+//                           [--memory pure,hybrid] [--hit-rate 0.6] [--reps 20] [--warmup 3]
+//                           [--json FILE]
 //
-// Per (dim, load factor): a table of `capacity` slots (buckets of 128, rows of dim floats, STEP
-// scores, no filter), pure device memory, filled with distinct random keys by insert_or_assign
+// Per (dim, memory, load factor): a table of `capacity` slots (buckets of 128, rows of dim floats,
+// STEP scores, no filter), its rows in device memory ("pure") or half of them in pinned host
+// memory that the GPU reads over the bus ("hybrid": HierarchicalKV's HBM + HMEM, with the
+// budget bench/peers/hkv/run-hkv.sh gives HKV, half the rows' bytes), filled with distinct random keys by insert_or_assign
 // batches until size = load factor x capacity (at 1.0 some buckets overflow and evict, as in
 // HierarchicalKV's runs), and the table's arrays saved (a device copy, untimed). Then per
 // operation (find, insert_or_assign, find_or_insert, insert_and_evict), `reps` timed calls after
 // `warmup`, each on a fresh random batch whose hit_rate share is drawn from the inserted keys and
 // the rest new (HierarchicalKV's benchmark: 60 % present); after each timed call that changes the
-// table, the saved arrays are copied back (untimed), so every call sees the same table: the
-// same load factor, no keys lost to evictions, no erased slots. A
+// table, the saved keys, scores and digests are copied back (untimed; the rows' values do not
+// change what a call does), so every call sees the same table: the same load factor, no keys lost
+// to evictions, no erased slots. A
 // call's time is CUDA events around all its device work on one stream: the grouping by bucket
 // (radix sort) and the batch kernel; keys, rows and outputs live in device memory.
 //
@@ -34,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_check.cuh"
 #include "device/families/kv_table.h"
 #include "device/families/row_gather.h"
 #include "kv/portable/batch_ref.hpp"
@@ -42,15 +47,6 @@ namespace {
 
 namespace portable = embscale::kv::portable;
 using portable::BatchOp;
-
-#define BENCH_CHECK(call)                                                                                 \
-  do {                                                                                                    \
-    const cudaError_t bench_err_ = (call);                                                                \
-    if (bench_err_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(bench_err_)); \
-      std::exit(1);                                                                                       \
-    }                                                                                                     \
-  } while (false)
 
 #define ABI_CHECK(call)                                                                      \
   do {                                                                                       \
@@ -121,6 +117,7 @@ struct Options {
   std::uint64_t batch = 1ull << 20;
   std::uint64_t capacity_dim8 = 1ull << 27;
   std::uint64_t capacity_dim64 = 1ull << 26;
+  std::vector<bool> memories{false, true};  // pure, hybrid
   double hit_rate = 0.6;
   int reps = 20, warmup = 3;
   std::string json;
@@ -128,20 +125,26 @@ struct Options {
 
 // The device table of one shape and the buffers of its calls.
 struct Bench {
-  Bench(std::uint32_t dim, std::uint64_t capacity, std::uint64_t batch) : dim(dim), batch(batch) {
+  Bench(std::uint32_t dim, std::uint64_t capacity, std::uint64_t batch, bool hybrid)
+      : dim(dim), batch(batch), hybrid(hybrid) {
     arrays.bucket_capacity = 128;
     arrays.buckets = capacity / 128;
     arrays.row_width = dim;
     arrays.keys = device_alloc<std::uint64_t>(capacity);
     arrays.scores = device_alloc<std::uint64_t>(capacity);
     arrays.digests = device_alloc<std::uint8_t>(capacity);
-    arrays.rows = device_alloc<float>(capacity * dim);
+    arrays.near_slots = hybrid ? capacity / 2 : capacity;
+    arrays.rows = device_alloc<float>(arrays.near_slots * dim);
+    if (hybrid) {
+      void* far = nullptr;
+      ABI_CHECK(embscale_cuda_kv_table_host_alloc((capacity - arrays.near_slots) * dim * sizeof(float), &far));
+      arrays.far_rows = static_cast<float*>(far);
+    }
     BENCH_CHECK(cudaMemset(arrays.keys, 0xFF, capacity * sizeof(std::uint64_t)));  // every slot empty
     saved = arrays;
     saved.keys = device_alloc<std::uint64_t>(capacity);
     saved.scores = device_alloc<std::uint64_t>(capacity);
     saved.digests = device_alloc<std::uint8_t>(capacity);
-    saved.rows = device_alloc<float>(capacity * dim);
     keys = device_alloc<std::uint64_t>(batch);
     count = device_alloc<unsigned long long>(1);
     rows_in = device_alloc<float>(batch * dim);
@@ -165,15 +168,15 @@ struct Bench {
     state.initializer.dim = dim;
   }
   ~Bench() {
-    for (void* p :
-         {static_cast<void*>(arrays.keys),   static_cast<void*>(arrays.scores), static_cast<void*>(arrays.digests),
-          static_cast<void*>(arrays.rows),   static_cast<void*>(saved.keys),    static_cast<void*>(saved.scores),
-          static_cast<void*>(saved.digests), static_cast<void*>(saved.rows),    static_cast<void*>(keys),
-          static_cast<void*>(count),         static_cast<void*>(rows_in),       static_cast<void*>(rows_out),
-          static_cast<void*>(outcomes),      static_cast<void*>(evicted_keys),  static_cast<void*>(evicted_scores),
-          static_cast<void*>(evicted_rows),  static_cast<void*>(order),         static_cast<void*>(offsets),
-          static_cast<void*>(groups),        static_cast<void*>(scratch)})
+    for (void* p : {static_cast<void*>(arrays.keys), static_cast<void*>(arrays.scores),
+                    static_cast<void*>(arrays.digests), static_cast<void*>(arrays.rows), static_cast<void*>(saved.keys),
+                    static_cast<void*>(saved.scores), static_cast<void*>(saved.digests), static_cast<void*>(keys),
+                    static_cast<void*>(count), static_cast<void*>(rows_in), static_cast<void*>(rows_out),
+                    static_cast<void*>(outcomes), static_cast<void*>(evicted_keys), static_cast<void*>(evicted_scores),
+                    static_cast<void*>(evicted_rows), static_cast<void*>(order), static_cast<void*>(offsets),
+                    static_cast<void*>(groups), static_cast<void*>(scratch)})
       cudaFree(p);
+    embscale_cuda_kv_table_host_free(arrays.far_rows);
   }
 
   // One call on the batch in `keys` (n keys): grouped unless a read, then run; all on stream 0.
@@ -208,7 +211,6 @@ struct Bench {
     BENCH_CHECK(cudaMemcpyAsync(to.keys, from.keys, slots * 8, cudaMemcpyDeviceToDevice));
     BENCH_CHECK(cudaMemcpyAsync(to.scores, from.scores, slots * 8, cudaMemcpyDeviceToDevice));
     BENCH_CHECK(cudaMemcpyAsync(to.digests, from.digests, slots, cudaMemcpyDeviceToDevice));
-    BENCH_CHECK(cudaMemcpyAsync(to.rows, from.rows, slots * dim * sizeof(float), cudaMemcpyDeviceToDevice));
   }
   void save() { copy_table(arrays, saved); }
   void restore() { copy_table(saved, arrays); }
@@ -225,7 +227,8 @@ struct Bench {
 
   std::uint32_t dim;
   std::uint64_t batch;
-  portable::TableArrays arrays, saved;
+  bool hybrid;
+  portable::TableArrays arrays, saved;  // saved: keys, scores and digests only
   portable::TableState state;
   std::uint64_t step = 0;
   std::uint64_t *keys, *evicted_keys, *evicted_scores, *groups;
@@ -271,6 +274,7 @@ struct Result {
   std::string op;
   std::uint32_t dim;
   std::uint64_t capacity;
+  bool hybrid;
   double load_factor, size_per_slot, seconds, bkv_per_s, fraction_of_gather;
 };
 
@@ -300,7 +304,12 @@ int main(int argc, char** argv) {
     else if (a == "--capacity-dim8") o.capacity_dim8 = std::strtoull(v, nullptr, 0);
     else if (a == "--capacity-dim64") o.capacity_dim64 = std::strtoull(v, nullptr, 0);
     else if (a == "--hit-rate") o.hit_rate = std::strtod(v, nullptr);
-    else if (a == "--reps") o.reps = std::atoi(v);
+    else if (a == "--memory") {
+      const std::string m = v;
+      o.memories.clear();
+      if (m.find("pure") != std::string::npos) o.memories.push_back(false);
+      if (m.find("hybrid") != std::string::npos) o.memories.push_back(true);
+    } else if (a == "--reps") o.reps = std::atoi(v);
     else if (a == "--warmup") o.warmup = std::atoi(v);
     else if (a == "--json") o.json = v;
     else {
@@ -334,79 +343,84 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::uint32_t, double>> gathers;
   for (const std::uint32_t dim : o.dims) {
     const std::uint64_t capacity = dim <= 8 ? o.capacity_dim8 : o.capacity_dim64;
-    Bench bench(dim, capacity, o.batch);
     // The gather limit: batch random rows of a table of `capacity` rows of this width.
+    float* table = device_alloc<float>(capacity * dim);
+    float* gathered = device_alloc<float>(o.batch * dim);
     std::int64_t* rows = device_alloc<std::int64_t>(o.batch);
     unsigned long long* first_bad = device_alloc<unsigned long long>(1);
-    fill_floats<<<kGrid, kThreads>>>(bench.arrays.rows, capacity * dim, 5);
-    int set = 0;
+    fill_floats<<<kGrid, kThreads>>>(table, capacity * dim, 5);
     const double gather_s = time_median(
         o.warmup, o.reps,
         [&](int r) {
           fill_rows_index<<<kGrid, kThreads>>>(rows, o.batch, capacity, 1000 + static_cast<std::uint64_t>(r));
           BENCH_CHECK(cudaMemset(first_bad, 0xFF, sizeof(unsigned long long)));
-          ++set;
         },
         [&] {
-          ABI_CHECK(embscale_cuda_gather_rows_async(bench.arrays.rows, static_cast<std::int64_t>(capacity), dim, rows,
-                                                    static_cast<std::int64_t>(o.batch), bench.rows_out,
+          ABI_CHECK(embscale_cuda_gather_rows_async(table, static_cast<std::int64_t>(capacity), dim, rows,
+                                                    static_cast<std::int64_t>(o.batch), gathered,
                                                     reinterpret_cast<std::uint64_t*>(first_bad), nullptr));
         },
         [] {});
-    cudaFree(rows);
-    cudaFree(first_bad);
+    for (void* p : {static_cast<void*>(table), static_cast<void*>(gathered), static_cast<void*>(rows),
+                    static_cast<void*>(first_bad)})
+      cudaFree(p);
     gathers.push_back({dim, gather_s});
     std::printf("dim %u: random row gather of %llu rows %.3f ms (%.0f GB/s of rows read + written)\n", dim,
                 static_cast<unsigned long long>(o.batch), gather_s * 1e3,
                 2.0 * static_cast<double>(o.batch) * dim * 4 / gather_s * 1e-9);
 
-    std::uint64_t inserted = 0;  // keys 0 .. inserted-1 of the run were inserted
-    for (const double lf : o.load_factors) {
-      const auto target = static_cast<std::uint64_t>(lf * static_cast<double>(capacity));
-      while (inserted < target) {  // fill, untimed
-        const std::uint64_t n = std::min(o.batch, target - inserted);
-        make_keys<<<kGrid, kThreads>>>(bench.keys, n, inserted);
-        bench.call(BatchOp::kUpsert, n);
-        inserted += n;
-      }
-      BENCH_CHECK(cudaDeviceSynchronize());
-      const std::uint64_t size = bench.size();  // below `inserted` where full buckets evicted
-      bench.save();
-      std::uint64_t fresh = 1ull << 62;  // new keys' indices: never among the inserted
-      const auto fresh_batch = [&](double hit_rate) {
-        return [&, hit_rate](int r) {
-          make_batch<<<kGrid, kThreads>>>(bench.keys, o.batch, inserted, hit_rate, fresh,
-                                          static_cast<std::uint64_t>(r) * 7919 + 1);
-          fresh += o.batch;
+    for (const bool hybrid : o.memories) {
+      Bench bench(dim, capacity, o.batch, hybrid);
+      std::uint64_t inserted = 0;  // keys 0 .. inserted-1 of the run were inserted
+      for (const double lf : o.load_factors) {
+        const auto target = static_cast<std::uint64_t>(lf * static_cast<double>(capacity));
+        while (inserted < target) {  // fill, untimed
+          const std::uint64_t n = std::min(o.batch, target - inserted);
+          make_keys<<<kGrid, kThreads>>>(bench.keys, n, inserted);
+          bench.call(BatchOp::kUpsert, n);
+          inserted += n;
+        }
+        BENCH_CHECK(cudaDeviceSynchronize());
+        const std::uint64_t size = bench.size();  // below `inserted` where full buckets evicted
+        bench.save();
+        std::uint64_t fresh = 1ull << 62;  // new keys' indices: never among the inserted
+        const auto fresh_batch = [&](double hit_rate) {
+          return [&, hit_rate](int r) {
+            make_batch<<<kGrid, kThreads>>>(bench.keys, o.batch, inserted, hit_rate, fresh,
+                                            static_cast<std::uint64_t>(r) * 7919 + 1);
+            fresh += o.batch;
+          };
         };
-      };
-      const auto record = [&](const char* op, double seconds) {
-        results.push_back({op, dim, capacity, lf, static_cast<double>(size) / static_cast<double>(capacity), seconds,
-                           static_cast<double>(o.batch) / seconds * 1e-9, gather_s / seconds});
-        std::printf("dim %u lf %.2f %-16s %.3f ms  %.3f B-KV/s  %.2f of the gather\n", dim, lf, op, seconds * 1e3,
-                    results.back().bkv_per_s, results.back().fraction_of_gather);
-      };
-      record("find",
-             time_median(
-                 o.warmup, o.reps, fresh_batch(o.hit_rate), [&] { bench.call(BatchOp::kFind, o.batch); }, [] {}));
-      const auto restore = [&] { bench.restore(); };
-      record("insert_or_assign",
-             time_median(
-                 o.warmup, o.reps, fresh_batch(o.hit_rate), [&] { bench.call(BatchOp::kUpsert, o.batch); }, restore));
-      record("find_or_insert", time_median(
-                                   o.warmup, o.reps, fresh_batch(o.hit_rate),
-                                   [&] { bench.call(BatchOp::kFindOrInsert, o.batch); }, restore));
-      record("insert_and_evict", time_median(
+        const auto record = [&](const char* op, double seconds) {
+          results.push_back({op, dim, capacity, hybrid, lf, static_cast<double>(size) / static_cast<double>(capacity),
+                             seconds, static_cast<double>(o.batch) / seconds * 1e-9, gather_s / seconds});
+          std::printf("dim %u %s lf %.2f %-16s %.3f ms  %.3f B-KV/s  %.2f of the gather\n", dim,
+                      hybrid ? "hybrid" : "pure", lf, op, seconds * 1e3, results.back().bkv_per_s,
+                      results.back().fraction_of_gather);
+        };
+        record("find",
+               time_median(
+                   o.warmup, o.reps, fresh_batch(o.hit_rate), [&] { bench.call(BatchOp::kFind, o.batch); }, [] {}));
+        const auto restore = [&] { bench.restore(); };
+        record("insert_or_assign",
+               time_median(
+                   o.warmup, o.reps, fresh_batch(o.hit_rate), [&] { bench.call(BatchOp::kUpsert, o.batch); }, restore));
+        record("find_or_insert", time_median(
                                      o.warmup, o.reps, fresh_batch(o.hit_rate),
-                                     [&] { bench.call(BatchOp::kUpsert, o.batch, true); }, restore));
+                                     [&] { bench.call(BatchOp::kFindOrInsert, o.batch); }, restore));
+        record("insert_and_evict", time_median(
+                                       o.warmup, o.reps, fresh_batch(o.hit_rate),
+                                       [&] { bench.call(BatchOp::kUpsert, o.batch, true); }, restore));
+      }
     }
   }
 
-  std::printf("\n%-16s %4s %11s %5s %10s %10s %9s\n", "op", "dim", "capacity", "lf", "ms", "B-KV/s", "of gather");
+  std::printf("\n%-16s %4s %11s %6s %5s %10s %10s %9s\n", "op", "dim", "capacity", "memory", "lf", "ms", "B-KV/s",
+              "of gather");
   for (const Result& r : results)
-    std::printf("%-16s %4u %11llu %5.2f %10.3f %10.3f %9.2f\n", r.op.c_str(), r.dim,
-                static_cast<unsigned long long>(r.capacity), r.load_factor, r.seconds * 1e3, r.bkv_per_s,
-                r.fraction_of_gather);
+    std::printf("%-16s %4u %11llu %6s %5.2f %10.3f %10.3f %9.2f\n", r.op.c_str(), r.dim,
+                static_cast<unsigned long long>(r.capacity), r.hybrid ? "hybrid" : "pure", r.load_factor,
+                r.seconds * 1e3, r.bkv_per_s, r.fraction_of_gather);
   if (!o.json.empty()) {
     std::FILE* f = std::fopen(o.json.c_str(), "w");
     if (!f) {
@@ -423,12 +437,12 @@ int main(int argc, char** argv) {
       const Result& r = results[i];
       std::fprintf(f,
                    "    {\"op\": \"%s\", \"dim\": %u, \"capacity\": %llu, \"load_factor\": %.2f, "
-                   "\"size_per_slot\": %.4f, \"hybrid\": false, \"seconds\": %.6e, \"keys_per_s\": %.6e, "
+                   "\"size_per_slot\": %.4f, \"hybrid\": %s, \"seconds\": %.6e, \"keys_per_s\": %.6e, "
                    "\"bkv_per_s\": %.4f, "
                    "\"fraction_of_gather\": %.3f}%s\n",
                    r.op.c_str(), r.dim, static_cast<unsigned long long>(r.capacity), r.load_factor, r.size_per_slot,
-                   r.seconds, static_cast<double>(o.batch) / r.seconds, r.bkv_per_s, r.fraction_of_gather,
-                   i + 1 < results.size() ? "," : "");
+                   r.hybrid ? "true" : "false", r.seconds, static_cast<double>(o.batch) / r.seconds, r.bkv_per_s,
+                   r.fraction_of_gather, i + 1 < results.size() ? "," : "");
     }
     std::fprintf(f, "  ]\n}\n");
     std::fclose(f);

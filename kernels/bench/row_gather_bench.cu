@@ -20,18 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "bench_check.cuh"
 #include "device/families/row_gather.h"
 
 namespace {
-
-#define BENCH_CHECK(call)                                                                                 \
-  do {                                                                                                    \
-    const cudaError_t bench_err_ = (call);                                                                \
-    if (bench_err_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(bench_err_)); \
-      std::exit(1);                                                                                       \
-    }                                                                                                     \
-  } while (false)
 
 __host__ __device__ std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;

@@ -18,6 +18,16 @@ struct TableGeometry {
   std::uint32_t row_width = 0;
   portable::SketchRef sketch;  // the admission sketch's parameters, arrays not set
   portable::FilterKind filter = portable::FilterKind::kNone;
+  std::int64_t max_hbm_for_rows = 0;  // TableOptions': 0, every row near
+
+  // Of `buckets` buckets, the slots whose rows are near (device memory): whole buckets within
+  // max_hbm_for_rows, all of them without a budget. The others' rows are far (hybrid mode).
+  std::uint64_t near_slots(std::uint64_t buckets) const noexcept {
+    const std::uint64_t bucket_bytes = std::uint64_t{bucket_capacity} * row_width * sizeof(float);
+    if (max_hbm_for_rows == 0 || bucket_bytes == 0) return buckets * bucket_capacity;
+    const std::uint64_t near_buckets = static_cast<std::uint64_t>(max_hbm_for_rows) / bucket_bytes;
+    return (near_buckets < buckets ? near_buckets : buckets) * bucket_capacity;
+  }
 };
 
 class BatchExecutor {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "core/error.hpp"
 #include "kv/host_executor.hpp"
@@ -51,6 +52,26 @@ DeviceExecutor::DeviceExecutor(const device::DeviceLibrary& library, const Table
 
 void DeviceExecutor::check(int code, const char* what) const { library_.check(code, what); }
 
+DeviceExecutor::PinnedRows::PinnedRows(const device::DeviceLibrary& library, std::uint64_t bytes) : library_(library) {
+  void* pointer = nullptr;
+  library_.check(library_.kernels(device::KernelFamily::kv_table).kv_table_host_alloc(bytes, &pointer),
+                 "kv_table_host_alloc (hybrid mode's rows in pinned host memory)");
+  data_ = static_cast<float*>(pointer);
+}
+
+DeviceExecutor::PinnedRows::PinnedRows(PinnedRows&& other) noexcept
+    : library_(other.library_), data_(std::exchange(other.data_, nullptr)) {}
+
+DeviceExecutor::PinnedRows& DeviceExecutor::PinnedRows::operator=(PinnedRows&& other) noexcept {
+  std::swap(library_, other.library_);
+  std::swap(data_, other.data_);
+  return *this;
+}
+
+DeviceExecutor::PinnedRows::~PinnedRows() {
+  if (data_) (void)library_.functions().kv_table_host_free(data_);  // never throws
+}
+
 void DeviceExecutor::copy(void* to, const void* from, std::uint64_t bytes) const {
   if (bytes > 0)
     check(library_.functions().copy_async(to, from, static_cast<std::int64_t>(bytes), stream_.handle()), "copy_async");
@@ -69,7 +90,9 @@ DeviceExecutor::Arrays DeviceExecutor::allocate(std::uint64_t buckets) const {
   a.keys.emplace(library_, bytes(slots * 8));
   a.scores.emplace(library_, bytes(slots * 8));
   a.digests.emplace(library_, bytes(slots));
-  a.rows.emplace(library_, bytes(slots * geometry_.row_width * sizeof(float)));
+  const std::uint64_t near = geometry_.near_slots(buckets);
+  a.rows.emplace(library_, bytes(near * geometry_.row_width * sizeof(float)));
+  if (near < slots) a.far_rows.emplace(library_, (slots - near) * geometry_.row_width * sizeof(float));
   set(a.keys->data(), 0xFF, slots * 8);  // every slot empty (kEmptyKey is all ones)
   set(a.scores->data(), 0, slots * 8);
   set(a.digests->data(), 0, slots);
@@ -81,13 +104,16 @@ DeviceExecutor::Arrays DeviceExecutor::allocate(std::uint64_t buckets) const {
 }
 
 portable::TableArrays DeviceExecutor::view(const Arrays& a, std::uint64_t buckets) const noexcept {
-  return {static_cast<std::uint64_t*>(a.keys->data()),
-          static_cast<std::uint64_t*>(a.scores->data()),
-          static_cast<std::uint8_t*>(a.digests->data()),
-          static_cast<float*>(a.rows->data()),
-          buckets,
-          geometry_.bucket_capacity,
-          geometry_.row_width};
+  portable::TableArrays v{static_cast<std::uint64_t*>(a.keys->data()),
+                          static_cast<std::uint64_t*>(a.scores->data()),
+                          static_cast<std::uint8_t*>(a.digests->data()),
+                          static_cast<float*>(a.rows->data()),
+                          buckets,
+                          geometry_.bucket_capacity,
+                          geometry_.row_width};
+  v.far_rows = a.far_rows ? a.far_rows->data() : nullptr;
+  v.near_slots = geometry_.near_slots(buckets);
+  return v;
 }
 
 void DeviceExecutor::resize(std::uint64_t buckets) {
@@ -219,7 +245,13 @@ void DeviceExecutor::export_entries(std::uint64_t first, std::uint64_t end, std:
   std::vector<float> slot_rows(n * w);
   copy(slot_keys.data(), static_cast<std::uint64_t*>(arrays_.keys->data()) + first, n * 8);
   copy(slot_scores.data(), static_cast<std::uint64_t*>(arrays_.scores->data()) + first, n * 8);
-  copy(slot_rows.data(), static_cast<float*>(arrays_.rows->data()) + first * w, n * w * sizeof(float));
+  // The rows of [first, end): the near part from device memory, the far part from pinned memory.
+  const portable::TableArrays a = view(arrays_, buckets_);
+  const std::uint64_t split = std::clamp(a.near_slots, first, end);
+  copy(slot_rows.data(), a.rows + first * w, (split - first) * w * sizeof(float));
+  if (split < end)
+    copy(slot_rows.data() + (split - first) * w, a.far_rows + (split - a.near_slots) * w,
+         (end - split) * w * sizeof(float));
   stream_.synchronize();
   for (std::uint64_t i = 0; i < n; ++i) {
     if (!portable::holds_key(slot_keys[i]) || slot_scores[i] < min_score) continue;

@@ -32,9 +32,26 @@ class DeviceExecutor final : public BatchExecutor {
                       std::vector<float>& values, std::vector<std::uint64_t>& scores) const override;
 
  private:
-  // The table's arrays and sketch in device memory.
+  // Hybrid mode's far rows: pinned host memory mapped for the GPU (the kv_table family's
+  // host_alloc), freed with its owner. Move-only.
+  class PinnedRows {
+   public:
+    PinnedRows(const device::DeviceLibrary& library, std::uint64_t bytes);
+    PinnedRows(PinnedRows&& other) noexcept;
+    PinnedRows& operator=(PinnedRows&& other) noexcept;
+    PinnedRows(const PinnedRows&) = delete;
+    PinnedRows& operator=(const PinnedRows&) = delete;
+    ~PinnedRows();
+    float* data() const noexcept { return data_; }
+
+   private:
+    device::DeviceLibrary library_;
+    float* data_ = nullptr;
+  };
+  // The table's arrays and sketch in device memory (far rows in pinned host memory).
   struct Arrays {
     std::optional<device::DeviceBuffer> keys, scores, digests, rows, counters, sightings;
+    std::optional<PinnedRows> far_rows;
   };
   Arrays allocate(std::uint64_t buckets) const;
   portable::TableArrays view(const Arrays& a, std::uint64_t buckets) const noexcept;

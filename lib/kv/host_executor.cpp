@@ -12,8 +12,12 @@ namespace embscale::kv {
 HostExecutor::HostExecutor(const TableGeometry& geometry) : geometry_(geometry) {}
 
 portable::TableArrays HostExecutor::arrays() noexcept {
-  return {keys_.data(),       scores_.data(), digests_.data(), rows_.data(), buckets_, geometry_.bucket_capacity,
-          geometry_.row_width};
+  portable::TableArrays a{keys_.data(),       scores_.data(), digests_.data(),
+                          rows_.data(),       buckets_,       geometry_.bucket_capacity,
+                          geometry_.row_width};
+  a.far_rows = far_rows_.data();
+  a.near_slots = geometry_.near_slots(buckets_);
+  return a;
 }
 
 portable::SketchRef HostExecutor::sketch() noexcept {
@@ -42,17 +46,20 @@ void grow_sketch_banks(std::vector<std::uint8_t>& counters, std::vector<std::uin
 
 void HostExecutor::resize(std::uint64_t buckets) {
   EMBSCALE_EXPECTS(buckets >= buckets_ && (buckets & (buckets - 1)) == 0, "a table grows by powers of two");
-  const std::uint64_t slots = buckets * geometry_.bucket_capacity;
+  const std::uint64_t slots = buckets * geometry_.bucket_capacity, near = geometry_.near_slots(buckets);
   std::vector<std::uint64_t> keys(slots, portable::kEmptyKey), scores(slots, 0);
   std::vector<std::uint8_t> digests(slots, 0);
-  std::vector<float> rows(slots * geometry_.row_width, 0.0f);
-  const portable::TableArrays to{
+  std::vector<float> rows(near * geometry_.row_width, 0.0f), far_rows((slots - near) * geometry_.row_width, 0.0f);
+  portable::TableArrays to{
       keys.data(), scores.data(), digests.data(), rows.data(), buckets, geometry_.bucket_capacity, geometry_.row_width};
+  to.far_rows = far_rows.data();
+  to.near_slots = near;
   if (buckets_ > 0) portable::rehash_on_host(arrays(), to);
   keys_ = std::move(keys);
   scores_ = std::move(scores);
   digests_ = std::move(digests);
   rows_ = std::move(rows);
+  far_rows_ = std::move(far_rows);
   if (geometry_.filter != portable::FilterKind::kNone)
     grow_sketch_banks(counters_, sightings_, geometry_.sketch.blocks, buckets_, buckets);
   buckets_ = buckets;
@@ -87,12 +94,13 @@ void HostExecutor::export_entries(std::uint64_t first, std::uint64_t end, std::u
   values.clear();
   scores.clear();
   const std::uint64_t w = geometry_.row_width;
+  const portable::TableArrays a = const_cast<HostExecutor*>(this)->arrays();  // read only below
   for (std::uint64_t slot = first; slot < std::min<std::uint64_t>(end, keys_.size()); ++slot) {
     if (!portable::holds_key(keys_[slot]) || scores_[slot] < min_score) continue;
     keys.push_back(keys_[slot]);
     scores.push_back(scores_[slot]);
-    values.insert(values.end(), rows_.begin() + static_cast<long>(slot * w),
-                  rows_.begin() + static_cast<long>((slot + 1) * w));
+    const float* row = portable::row_of(a, slot);
+    values.insert(values.end(), row, row + w);
   }
 }
 

@@ -28,7 +28,8 @@ class HostExecutor final : public BatchExecutor {
   std::uint64_t buckets_ = 0;
   std::vector<std::uint64_t> keys_, scores_;
   std::vector<std::uint8_t> digests_;
-  std::vector<float> rows_;
+  std::vector<float> rows_;               // the near slots' rows
+  std::vector<float> far_rows_;           // hybrid mode: the others' (kv/portable/table_ref.hpp)
   std::vector<std::uint8_t> counters_;    // the admission sketch: buckets x blocks x 64
   std::vector<std::uint32_t> sightings_;  // per bank
 };

@@ -25,9 +25,7 @@ HostTable::HostTable(TableOptions options)
   check_options(options_);
   row_width_ = options_.dim + (options_.training ? options_.optimizer_state_width : 0);
   bucket_capacity_ = options_.bucket_capacity;
-  const std::int64_t initial = options_.init_capacity ? options_.init_capacity : options_.max_capacity;
-  buckets_ = static_cast<std::int64_t>(std::bit_ceil(
-      static_cast<std::uint64_t>(std::max<std::int64_t>(1, (initial + bucket_capacity_ - 1) / bucket_capacity_))));
+  buckets_ = initial_buckets(options_);
   if (options_.num_embeddings == 0) options_.num_embeddings = options_.max_capacity;
   admission_ = AdmissionFilter(options_.admission, bucket_capacity_, buckets_);
   estimate_new_keys_ = needs_admission_estimate(score_rules(options_.score_strategy));
@@ -125,12 +123,7 @@ void HostTable::rehash(std::int64_t new_buckets) {
 }
 
 void HostTable::grow_for(std::int64_t incoming) {
-  std::int64_t target = buckets_;
-  const auto fits = [&](std::int64_t b) {
-    return static_cast<double>(size_ + incoming) <=
-           options_.max_load_factor * static_cast<double>(b * bucket_capacity_);
-  };
-  while (!fits(target) && target * 2 * bucket_capacity_ <= options_.max_capacity) target *= 2;
+  const std::int64_t target = buckets_for_incoming(options_, buckets_, size_, incoming);
   if (target != buckets_) rehash(target);
 }
 
@@ -144,8 +137,7 @@ void HostTable::set_execution_context(ExecutionContext context) {
 
 void HostTable::reserve(std::int64_t capacity) {
   const GroupLock lock(calls_, Access::kExclusive);
-  std::int64_t target = buckets_;
-  while (target * bucket_capacity_ < capacity && target * 2 * bucket_capacity_ <= options_.max_capacity) target *= 2;
+  const std::int64_t target = buckets_for_capacity(options_, buckets_, capacity);
   if (target != buckets_) rehash(target);
 }
 

@@ -262,13 +262,7 @@ CallStats HostTable::find_or_insert(std::span<const std::uint64_t> keys, std::sp
       },
       evicted, values);
   size_ += stats.inserted - stats.evicted;
-  // kWarning and kIgnore: the count is the call's (CallStats::refused); a run reports a WARNING
-  // table's refusals once, after its last step (run/driver_choice.hpp), never a line per call.
-  if (stats.refused > 0 && options_.safe_check == SafeCheck::kError)
-    throw Error("find_or_insert could not insert " + std::to_string(stats.refused) + " of " +
-                std::to_string(keys.size()) +
-                " keys (full buckets of higher scores; safe_check_mode ERROR): "
-                "raise the capacity or the bucket capacity");
+  check_refusals(options_, stats.refused, keys.size());
   return stats;
 }
 

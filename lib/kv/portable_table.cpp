@@ -38,13 +38,12 @@ PortableTable::PortableTable(TableOptions options, const ExecutorFactory& make_e
   check_admission_options(options_.admission);
   row_width_ = options_.dim + (options_.training ? options_.optimizer_state_width : 0);
   bucket_capacity_ = options_.bucket_capacity;
-  const std::int64_t initial = options_.init_capacity ? options_.init_capacity : options_.max_capacity;
-  const std::int64_t buckets = static_cast<std::int64_t>(std::bit_ceil(
-      static_cast<std::uint64_t>(std::max<std::int64_t>(1, (initial + bucket_capacity_ - 1) / bucket_capacity_))));
+  const std::int64_t buckets = initial_buckets(options_);
   if (options_.num_embeddings == 0) options_.num_embeddings = options_.max_capacity;
   geometry_.bucket_capacity = static_cast<std::uint32_t>(bucket_capacity_);
   geometry_.row_width = static_cast<std::uint32_t>(row_width_);
   geometry_.filter = portable_filter_kind(options_.admission.kind);
+  geometry_.max_hbm_for_rows = options_.max_hbm_for_rows;
   if (geometry_.filter != portable::FilterKind::kNone)
     geometry_.sketch = sketch_layout(options_.admission, bucket_capacity_, buckets);
   executor_ = make_executor(geometry_);
@@ -57,18 +56,12 @@ void PortableTable::resize(std::int64_t buckets) {
 }
 
 void PortableTable::grow_for(std::int64_t incoming) {
-  std::int64_t target = buckets_;
-  const auto fits = [&](std::int64_t b) {
-    return static_cast<double>(size_ + incoming) <=
-           options_.max_load_factor * static_cast<double>(b * bucket_capacity_);
-  };
-  while (!fits(target) && target * 2 * bucket_capacity_ <= options_.max_capacity) target *= 2;
+  const std::int64_t target = buckets_for_incoming(options_, buckets_, size_, incoming);
   if (target != buckets_) resize(target);
 }
 
 void PortableTable::reserve(std::int64_t capacity) {
-  std::int64_t target = buckets_;
-  while (target * bucket_capacity_ < capacity && target * 2 * bucket_capacity_ <= options_.max_capacity) target *= 2;
+  const std::int64_t target = buckets_for_capacity(options_, buckets_, capacity);
   if (target != buckets_) resize(target);
 }
 
@@ -232,11 +225,7 @@ CallStats PortableTable::find_or_insert(std::span<const std::uint64_t> keys, std
   const CallStats stats = run(b, state(true, options_.initializer), false, evicted, outcomes);
   copy_founds(outcomes, founds);
   size_ += stats.inserted - stats.evicted;
-  if (stats.refused > 0 && options_.safe_check == SafeCheck::kError)
-    throw Error("find_or_insert could not insert " + std::to_string(stats.refused) + " of " +
-                std::to_string(keys.size()) +
-                " keys (full buckets of higher scores; safe_check_mode ERROR): "
-                "raise the capacity or the bucket capacity");
+  check_refusals(options_, stats.refused, keys.size());
   return stats;
 }
 

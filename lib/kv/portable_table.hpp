@@ -14,7 +14,9 @@
 // a time in input order (duplicates included), the score rules, placement, admission with one
 // bank per bucket, growth before a call that may insert, the reserved keys. What differs is
 // only where entries sit: export_batch visits slots in this layout's order. Rows are float32
-// in memory (value_type float16 / bfloat16 and rows_directory are refused); calls must not
+// (value_type float16 / bfloat16 and rows_directory are refused); with max_hbm_for_rows the rows
+// of the buckets past that budget are "far" (hybrid mode: pinned host memory on a GPU, which the
+// kernels read and write over the bus; kv/portable/table_ref.hpp's row_of). Calls must not
 // overlap (one caller at a time).
 #pragma once
 

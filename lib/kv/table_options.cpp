@@ -1,5 +1,9 @@
 #include "kv/table_options.hpp"
 
+#include <algorithm>
+#include <bit>
+#include <string>
+
 #include "core/error.hpp"
 #include "kv/score_rules.hpp"
 
@@ -33,12 +37,43 @@ void check_options(const TableOptions& o) {
   if (!(o.max_load_factor > 0.0 && o.max_load_factor <= 1.0))
     fail("max_load_factor", "a number in (0, 1]", std::to_string(o.max_load_factor));
   if (o.num_embeddings < 0) fail("num_embeddings", "an integer >= 0", std::to_string(o.num_embeddings));
+  if (o.max_hbm_for_rows < 0)
+    fail("max_hbm_for_rows", "0 (every row in device memory) or a number of bytes", std::to_string(o.max_hbm_for_rows));
   check_admission_options(o.admission);
   if (needs_admission_estimate(score_rules(o.score_strategy)) && o.admission.kind == AdmissionOptions::Kind::kNone)
     fail("score_strategy",
          "an admission filter (admission.kind k_count or tiny_lfu) with " + to_string(o.score_strategy) +
              ", whose new keys score the filter's estimate",
          "admission.kind none");
+}
+
+std::int64_t initial_buckets(const TableOptions& o) {
+  const std::int64_t initial = o.init_capacity ? o.init_capacity : o.max_capacity;
+  return static_cast<std::int64_t>(std::bit_ceil(
+      static_cast<std::uint64_t>(std::max<std::int64_t>(1, (initial + o.bucket_capacity - 1) / o.bucket_capacity))));
+}
+
+std::int64_t buckets_for_incoming(const TableOptions& o, std::int64_t buckets, std::int64_t size,
+                                  std::int64_t incoming) {
+  const auto fits = [&](std::int64_t b) {
+    return static_cast<double>(size + incoming) <= o.max_load_factor * static_cast<double>(b * o.bucket_capacity);
+  };
+  while (!fits(buckets) && buckets * 2 * o.bucket_capacity <= o.max_capacity) buckets *= 2;
+  return buckets;
+}
+
+std::int64_t buckets_for_capacity(const TableOptions& o, std::int64_t buckets, std::int64_t capacity) {
+  while (buckets * o.bucket_capacity < capacity && buckets * 2 * o.bucket_capacity <= o.max_capacity) buckets *= 2;
+  return buckets;
+}
+
+void check_refusals(const TableOptions& o, std::int64_t refused, std::size_t keys) {
+  // kWarning and kIgnore: the count is the call's (CallStats::refused); a run reports a WARNING
+  // table's refusals once, after its last step (run/driver_choice.hpp), never a line per call.
+  if (refused > 0 && o.safe_check == SafeCheck::kError)
+    throw Error("find_or_insert could not insert " + std::to_string(refused) + " of " + std::to_string(keys) +
+                " keys (full buckets of higher scores; safe_check_mode ERROR): "
+                "raise the capacity or the bucket capacity");
 }
 
 }  // namespace embscale::kv

@@ -2,6 +2,7 @@
 // design) and the enums of its behaviour.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -78,10 +79,29 @@ struct TableOptions {
                                          // there (kv/mapped_array.hpp): a slow tier
   AdmissionOptions admission;            // which newcomers may enter (kv/admission.hpp);
                                          // default: all
+  // The GPU table only (kv/device_table.hpp; HierarchicalKV's max_hbm_for_vectors): bytes of rows
+  // kept in device memory, whole buckets from the first; the other buckets' rows live in pinned
+  // host memory that the GPU reads over the bus (hybrid mode). 0: every row in device memory.
+  std::int64_t max_hbm_for_rows = 0;
 };
 
 // Throws InputError naming the option when the options cannot make a table.
 void check_options(const TableOptions& options);
+
+// The growth rule of both tables (kv/host_table.hpp: the CPU table, kv/portable_table.hpp: the
+// GPU table), in buckets of options.bucket_capacity slots, always a power of two:
+// the buckets a new table starts with (init_capacity, or max_capacity, rounded up);
+std::int64_t initial_buckets(const TableOptions& options);
+// before a call that may insert `incoming` keys into a table of `size` keys: doubled while
+// size + incoming exceeds max_load_factor x capacity, up to max_capacity;
+std::int64_t buckets_for_incoming(const TableOptions& options, std::int64_t buckets, std::int64_t size,
+                                  std::int64_t incoming);
+// for reserve(capacity): doubled until they hold `capacity` slots, up to max_capacity.
+std::int64_t buckets_for_capacity(const TableOptions& options, std::int64_t buckets, std::int64_t capacity);
+
+// find_or_insert's refusals under SafeCheck::kError: throws Error saying how many of `keys` keys
+// could not be inserted and what to raise; nothing under the other modes.
+void check_refusals(const TableOptions& options, std::int64_t refused, std::size_t keys);
 
 std::string to_string(ScoreStrategy s);
 

@@ -8,6 +8,7 @@
  * without the family). */
 #ifndef EMBSCALE_FAKE_OMIT_KV_TABLE
 
+#include <cstdlib>
 #include <cstring>
 
 #include "device/families/kv_table.h"
@@ -53,6 +54,17 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_run(const void* state, const voi
   if (portable::batch_problem(s, b)) return EMBSCALE_CUDA_INVALID_ARGUMENT;  // as the real library
   if (b.order && b.group_count) b.groups = *b.group_count;                   // the device's count
   portable::run_batch_on_host(s, b);
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_host_alloc(uint64_t bytes, void** pointer) {
+  if (!pointer) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  *pointer = bytes == 0 ? nullptr : std::malloc(bytes);
+  return bytes == 0 || *pointer ? EMBSCALE_CUDA_OK : EMBSCALE_CUDA_CUDA_ERROR;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_host_free(void* pointer) {
+  std::free(pointer);
   return EMBSCALE_CUDA_OK;
 }
 

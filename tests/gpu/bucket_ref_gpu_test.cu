@@ -500,13 +500,7 @@ template <unsigned N> void check_table_batch() {
 }  // namespace
 
 int main() {
-  int devices = 0;
-  const cudaError_t err = cudaGetDeviceCount(&devices);
-  if (err != cudaSuccess || devices == 0) {
-    std::printf("SKIP: no CUDA device (cudaGetDeviceCount: %s)\n",
-                err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
-    return 77;
-  }
+  if (embscale::gpu_check::no_gpu()) return 77;
   check_concurrent_claims<8>();
   check_concurrent_claims<32>();
   check_victims<8>();

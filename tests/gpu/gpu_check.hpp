@@ -11,6 +11,16 @@
 namespace embscale::gpu_check {
 inline int g_failures = 0;
 inline int g_checks = 0;
+
+// True, after printing why, when there is no usable CUDA device: main then returns 77 (skipped).
+inline bool no_gpu() {
+  int devices = 0;
+  const cudaError_t err = cudaGetDeviceCount(&devices);
+  if (err == cudaSuccess && devices > 0) return false;
+  std::printf("SKIP: no CUDA device (cudaGetDeviceCount: %s)\n",
+              err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+  return true;
+}
 }  // namespace embscale::gpu_check
 
 #define CHECK(cond, ...)                                          \

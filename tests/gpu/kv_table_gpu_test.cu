@@ -79,46 +79,83 @@ template <class T> bool same_bits(const std::vector<T>& a, const std::vector<T>&
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
-// The table of one scenario on the host: arrays and sketch.
+// Pinned host memory mapped for the device (the family's host_alloc: hybrid mode's far rows).
+class PinnedArray {
+ public:
+  explicit PinnedArray(const std::vector<float>& from) : n_(from.size()) {
+    void* p = nullptr;
+    ABI_OK(embscale_cuda_kv_table_host_alloc(n_ * sizeof(float), &p));
+    data_ = static_cast<float*>(p);
+    if (n_) std::memcpy(data_, from.data(), n_ * sizeof(float));
+  }
+  PinnedArray(PinnedArray&& o) noexcept : data_(o.data_), n_(o.n_) { o.data_ = nullptr, o.n_ = 0; }
+  PinnedArray& operator=(PinnedArray&& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(n_, o.n_);
+    return *this;
+  }
+  ~PinnedArray() { embscale_cuda_kv_table_host_free(data_); }
+  std::vector<float> download() const { return std::vector<float>(data_, data_ + n_); }  // after a sync
+  float* get() const { return data_; }
+
+ private:
+  float* data_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+// The table of one scenario on the host: arrays and sketch. Hybrid when near_buckets is below
+// buckets: the later buckets' rows are in far_rows.
 struct HostImage {
-  HostImage(std::uint64_t buckets_, std::uint32_t capacity_, std::uint32_t width_, std::uint64_t blocks_)
+  HostImage(std::uint64_t buckets_, std::uint32_t capacity_, std::uint32_t width_, std::uint64_t blocks_,
+            std::uint64_t near_buckets = ~std::uint64_t{0})
       : buckets(buckets_), capacity(capacity_), width(width_), blocks(blocks_),
+        near_slots((near_buckets < buckets ? near_buckets : buckets) * capacity),
         keys(buckets * capacity, portable::kEmptyKey), scores(keys.size(), 0), digests(keys.size(), 0),
-        rows(keys.size() * width, 0.0f), counters(buckets * blocks * 64, 0), sightings(buckets, 0) {}
+        rows(near_slots * width, 0.0f), far_rows((keys.size() - near_slots) * width, 0.0f),
+        counters(buckets * blocks * 64, 0), sightings(buckets, 0) {}
   portable::TableArrays arrays() {
-    return {keys.data(), scores.data(), digests.data(), rows.data(), buckets, capacity, width};
+    portable::TableArrays a{keys.data(), scores.data(), digests.data(), rows.data(), buckets, capacity, width};
+    a.far_rows = far_rows.data();
+    a.near_slots = near_slots;
+    return a;
   }
   std::uint64_t buckets;
   std::uint32_t capacity, width;
-  std::uint64_t blocks;
+  std::uint64_t blocks, near_slots;
   std::vector<std::uint64_t> keys, scores;
   std::vector<std::uint8_t> digests;
-  std::vector<float> rows;
+  std::vector<float> rows, far_rows;
   std::vector<std::uint8_t> counters;
   std::vector<std::uint32_t> sightings;
 };
 
-// Its device copy.
+// Its device copy (far rows in pinned host memory).
 struct DeviceImage {
   explicit DeviceImage(const HostImage& h)
-      : keys(h.keys), scores(h.scores), digests(h.digests), rows(h.rows), counters(h.counters), sightings(h.sightings) {
-  }
+      : keys(h.keys), scores(h.scores), digests(h.digests), rows(h.rows), far_rows(h.far_rows), counters(h.counters),
+        sightings(h.sightings) {}
   portable::TableArrays arrays(const HostImage& h) const {
-    return {keys.get(), scores.get(), digests.get(), rows.get(), h.buckets, h.capacity, h.width};
+    portable::TableArrays a{keys.get(), scores.get(), digests.get(), rows.get(), h.buckets, h.capacity, h.width};
+    a.far_rows = far_rows.get();
+    a.near_slots = h.near_slots;
+    return a;
   }
   DeviceArray<std::uint64_t> keys, scores;
   DeviceArray<std::uint8_t> digests;
   DeviceArray<float> rows;
+  PinnedArray far_rows;
   DeviceArray<std::uint8_t> counters;
   DeviceArray<std::uint32_t> sightings;
 };
 
 // The whole table and sketch, device against host, bit for bit.
 void check_same_table(const HostImage& h, const DeviceImage& d, const std::string& where) {
+  CUDA_OK(cudaDeviceSynchronize());
   CHECK(same_bits(d.keys.download(), h.keys), "%s: keys differ", where.c_str());
   CHECK(same_bits(d.scores.download(), h.scores), "%s: scores differ", where.c_str());
   CHECK(same_bits(d.digests.download(), h.digests), "%s: digests differ", where.c_str());
   CHECK(same_bits(d.rows.download(), h.rows), "%s: rows differ", where.c_str());
+  CHECK(same_bits(d.far_rows.download(), h.far_rows), "%s: far rows (hybrid mode) differ", where.c_str());
   CHECK(same_bits(d.counters.download(), h.counters), "%s: sketch counters differ", where.c_str());
   CHECK(same_bits(d.sightings.download(), h.sightings), "%s: sketch sightings differ", where.c_str());
 }
@@ -128,11 +165,13 @@ struct Scenario {
   portable::FilterKind filter;
   std::uint32_t bucket_capacity;
   std::uint64_t seed;
+  bool hybrid = false;  // the rows of all but the first two buckets in pinned host memory
 };
 
 std::string name_of(const Scenario& s) {
   return std::string(embscale::kv::score_rules(s.strategy).name) + "/filter" +
-         std::to_string(static_cast<int>(s.filter)) + "/bucket" + std::to_string(s.bucket_capacity);
+         std::to_string(static_cast<int>(s.filter)) + "/bucket" + std::to_string(s.bucket_capacity) +
+         (s.hybrid ? "/hybrid" : "");
 }
 
 bool reads_only(BatchOp op) {
@@ -154,7 +193,8 @@ void run_scenario(const Scenario& sc, Seen& seen) {
   const std::uint64_t max_buckets = 2048 / sc.bucket_capacity;  // 2048 slots at most: eviction happens
   std::uint64_t buckets = max_buckets / 8;
   const std::uint64_t blocks = 1;
-  HostImage host(buckets, sc.bucket_capacity, kWidth, blocks);
+  const std::uint64_t near_buckets = sc.hybrid ? 2 : ~std::uint64_t{0};
+  HostImage host(buckets, sc.bucket_capacity, kWidth, blocks, near_buckets);
   DeviceImage device(host);
   const std::vector<float> state_init{0.5f, -0.25f};
   DeviceArray<float> device_state_init(state_init);
@@ -168,7 +208,7 @@ void run_scenario(const Scenario& sc, Seen& seen) {
   const int calls = g_quick ? 80 : 240;
   for (int call = 0; call < calls; ++call) {
     if (call % 40 == 39 && buckets < max_buckets) {  // growth: a rehash on both sides
-      HostImage grown(buckets * 2, sc.bucket_capacity, kWidth, blocks);
+      HostImage grown(buckets * 2, sc.bucket_capacity, kWidth, blocks, near_buckets);
       portable::rehash_on_host(host.arrays(), grown.arrays());
       // The sketch's banks grow as the CPU table's do: each new bank copies its parent's.
       for (std::uint64_t b = 0; b < grown.buckets; ++b) {
@@ -176,7 +216,7 @@ void run_scenario(const Scenario& sc, Seen& seen) {
         std::memcpy(&grown.counters[b * blocks * 64], &host.counters[parent * blocks * 64], blocks * 64);
         grown.sightings[b] = host.sightings[parent];
       }
-      DeviceImage grown_device(HostImage(buckets * 2, sc.bucket_capacity, kWidth, blocks));
+      DeviceImage grown_device(HostImage(buckets * 2, sc.bucket_capacity, kWidth, blocks, near_buckets));
       grown_device.counters.upload(grown.counters);
       grown_device.sightings.upload(grown.sightings);
       const portable::TableArrays from = device.arrays(host), to = grown_device.arrays(grown);
@@ -546,13 +586,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  int devices = 0;
-  const cudaError_t err = cudaGetDeviceCount(&devices);
-  if (err != cudaSuccess || devices == 0) {
-    std::printf("SKIP: no CUDA device (cudaGetDeviceCount: %s)\n",
-                err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
-    return 77;
-  }
+  if (embscale::gpu_check::no_gpu()) return 77;
   check_layout();
   check_large_grouping();
   if (!g_quick) check_large_batches();

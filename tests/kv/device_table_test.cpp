@@ -67,6 +67,19 @@ INSTANTIATE_TEST_SUITE_P(KeysStrategiesAndTiles, DeviceConformance,
                                   std::to_string(std::get<2>(test.param));
                          });
 
+// Hybrid mode through the seam: the far rows in the stand-in's "pinned" memory, exports reading
+// across the split.
+TEST(DeviceTable, HybridModeMatchesTheReference) {
+  const ScopedEnv library(device::kLibraryVariable, EMBSCALE_TEST_FAKE_DEVICE);
+  for (const ScoreStrategy strategy : {ScoreStrategy::kStep, ScoreStrategy::kLfu}) {
+    SCOPED_TRACE(to_string(strategy));
+    TableOptions options = device_options(strategy, 16);
+    options.max_hbm_for_rows = 2 * 16 * (options.dim + options.optimizer_state_width) * 4;  // 2 buckets near
+    testing::run_against_reference<DeviceKvTable>(KeyType::kInt64, options, strategy,
+                                                  20261150 + static_cast<std::uint64_t>(strategy), ExecutionContext{});
+  }
+}
+
 // A dump of the GPU table loads into the CPU table, entry for entry.
 TEST(DeviceTable, ItsDumpLoadsIntoTheCpuTable) {
   const ScopedEnv library(device::kLibraryVariable, EMBSCALE_TEST_FAKE_DEVICE);

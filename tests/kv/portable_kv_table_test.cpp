@@ -76,6 +76,25 @@ INSTANTIATE_TEST_SUITE_P(
              to_string(std::get<2>(test.param));
     });
 
+// Hybrid mode (TableOptions::max_hbm_for_rows): the rows of the buckets past the budget live in
+// the far array (pinned host memory on a GPU); the table's behaviour is the same, growth included
+// (the split moves as buckets are added).
+class PortableHybridConformance : public ::testing::TestWithParam<std::tuple<KeyType, ScoreStrategy>> {};
+
+TEST_P(PortableHybridConformance, RandomCallsMatchTheReference) {
+  const auto [key_type, strategy] = GetParam();
+  TableOptions options = portable_options(strategy, 16);
+  options.max_hbm_for_rows = 3 * 16 * (options.dim + options.optimizer_state_width) * 4;  // 3 buckets' rows near
+  testing::run_against_reference<PortableKvTable>(key_type, options, strategy,
+                                                  20261140 + static_cast<std::uint64_t>(strategy), ExecutionContext{});
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    KeysAndStrategies, PortableHybridConformance,
+    ::testing::Combine(::testing::Values(KeyType::kInt64, KeyType::kUint64),
+                       ::testing::Values(ScoreStrategy::kStep, ScoreStrategy::kLfu, ScoreStrategy::kCustomized)),
+    [](const auto& test) { return key_name(std::get<0>(test.param)) + to_string(std::get<1>(test.param)); });
+
 // One file format: a table dumped by the GPU table's logic loads into the CPU table with every
 // entry, score and row, and back (a dump taken on a GPU loads on a CPU).
 TEST(PortableKvTable, DumpsLoadIntoTheCpuTableAndBack) {

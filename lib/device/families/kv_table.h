@@ -47,6 +47,12 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_group(const uint64_t* d_keys, ui
  * g (reads). */
 EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_run(const void* state, const void* batch, void* stream);
 
+/* Hybrid mode's far rows: `bytes` of pinned host memory mapped into the device's address space
+ * (cudaHostAlloc, mapped and portable: the kernels read and write it at the same address over the
+ * bus), and its release. bytes == 0 gives NULL. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_host_alloc(uint64_t bytes, void** pointer);
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_host_free(void* pointer);
+
 /* Moves every entry of `from` into `to` (both kv::portable::TableArrays of the same bucket
  * capacity and row width, `to` of at least as many buckets, its keys all empty: a rehash). One
  * tile per bucket of `from`: a bucket's keys go to the buckets it splits into, so tiles never
@@ -63,6 +69,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_rehash(const void* from, const v
   X(kv_table_group_scratch)                 \
   X(kv_table_group)                         \
   X(kv_table_run)                           \
+  X(kv_table_host_alloc)                    \
+  X(kv_table_host_free)                     \
   X(kv_table_rehash)
 
 #endif /* EMBSCALE_DEVICE_FAMILIES_KV_TABLE_H */

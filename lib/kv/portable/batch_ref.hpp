@@ -186,12 +186,7 @@ template <class Tile, class Atomics> class BatchRunner {
   EMBSCALE_HD_INLINE std::uint8_t on_missing(const Tile& tile, const Place& p, std::uint64_t i) {
     const std::uint64_t key = b_.keys[i];
     switch (b_.op) {
-      case BatchOp::kUpsert: {
-        std::uint64_t slot = 0;
-        const std::uint8_t outcome = insert_new(tile, p, i, true, slot);
-        if (outcome & kKeyInserted) table_.copy_row(tile, in_row(i), table_.row_at(slot));
-        return outcome;
-      }
+      case BatchOp::kUpsert: return insert_with_row(tile, p, i, true);
       case BatchOp::kFindOrInsert: {
         std::uint64_t slot = 0;
         const std::uint8_t outcome = insert_new(tile, p, i, true, slot);
@@ -209,19 +204,8 @@ template <class Tile, class Atomics> class BatchRunner {
       case BatchOp::kEvalFindOrInsert:
         tile.for_each_lane(Initialize{&s_.initializer, key, out_row(i), width_});
         return 0;
-      case BatchOp::kAccumOrAssign: {
-        if (b_.accumulate[i]) return 0;
-        std::uint64_t slot = 0;
-        const std::uint8_t outcome = insert_new(tile, p, i, true, slot);
-        if (outcome & kKeyInserted) table_.copy_row(tile, in_row(i), table_.row_at(slot));
-        return outcome;
-      }
-      case BatchOp::kRestore: {
-        std::uint64_t slot = 0;
-        const std::uint8_t outcome = insert_new(tile, p, i, false, slot);
-        if (outcome & kKeyInserted) table_.copy_row(tile, in_row(i), table_.row_at(slot));
-        return outcome;
-      }
+      case BatchOp::kAccumOrAssign: return b_.accumulate[i] ? 0 : insert_with_row(tile, p, i, true);
+      case BatchOp::kRestore: return insert_with_row(tile, p, i, false);  // put back: no filter
       case BatchOp::kFind:
       case BatchOp::kContains:
       case BatchOp::kFindAndUpdate:
@@ -230,6 +214,14 @@ template <class Tile, class Atomics> class BatchRunner {
       case BatchOp::kErase: return 0;
     }
     return 0;
+  }
+
+  // A missing key i inserted (insert_new) with its row from rows_in; returns its outcome bits.
+  EMBSCALE_HD_INLINE std::uint8_t insert_with_row(const Tile& tile, const Place& p, std::uint64_t i, bool filtered) {
+    std::uint64_t slot = 0;
+    const std::uint8_t outcome = insert_new(tile, p, i, filtered, slot);
+    if (outcome & kKeyInserted) table_.copy_row(tile, in_row(i), table_.row_at(slot));
+    return outcome;
   }
 
   // The score key i takes when new; `estimate`: the filter's estimate of it (NewKeyRule::kEstimate).

@@ -31,11 +31,21 @@ struct TableArrays {
   std::uint64_t* keys = nullptr;
   std::uint64_t* scores = nullptr;
   std::uint8_t* digests = nullptr;
-  float* rows = nullptr;              // slots x row_width
+  float* rows = nullptr;              // slots [0, near_slots) x row_width
   std::uint64_t buckets = 0;          // a power of two
   std::uint32_t bucket_capacity = 0;  // a multiple of the tile's lanes
   std::uint32_t row_width = 0;
+  // Hybrid mode (HierarchicalKV's HBM + HMEM): the rows of slots [near_slots, all) are in
+  // far_rows, pinned host memory mapped into the device's address space; near_slots is a whole
+  // number of buckets. Without it every row is in `rows`.
+  float* far_rows = nullptr;
+  std::uint64_t near_slots = ~std::uint64_t{0};
 };
+
+// The row of flat slot `slot` (bucket x bucket_capacity + index), near or far.
+EMBSCALE_HD inline float* row_of(const TableArrays& a, std::uint64_t slot) {
+  return slot < a.near_slots ? a.rows + slot * a.row_width : a.far_rows + (slot - a.near_slots) * a.row_width;
+}
 
 // A call's score inputs, read once per call (score_rules.hpp's call score): the rules of the
 // table's strategy, the score a new key takes, and the epoch's high bits for the epoch rules.
@@ -137,12 +147,12 @@ template <class Tile, class Atomics> class TableRef {
       const Place place = place_of(key);
       Bucket bucket = place.bucket;
       const std::uint32_t taken = bucket.claim_free(tile, key, place.digest, from.scores[slot], place.start);
-      copy_row(tile, from.rows + slot * from.row_width, row_at(place.first_slot + taken));
+      copy_row(tile, row_of(from, slot), row_at(place.first_slot + taken));
     }
   }
 
   // The row of flat slot `slot` (bucket x bucket_capacity + index).
-  EMBSCALE_HD float* row_at(std::uint64_t slot) const { return a_.rows + slot * a_.row_width; }
+  EMBSCALE_HD float* row_at(std::uint64_t slot) const { return row_of(a_, slot); }
   EMBSCALE_HD const TableArrays& arrays() const { return a_; }
 
   // A row copied by the tile's lanes together: lane l moves values l, l + N, l + 2N, ...
