@@ -98,6 +98,48 @@ int grid_for(std::uint64_t threads) {
   return static_cast<int>(blocks < 1 ? 1 : (blocks > most ? most : blocks));
 }
 
+// ---- exports ----
+
+__global__ void export_flags_kernel(const portable::TableArrays a, std::uint64_t first, std::uint64_t n,
+                                    std::uint64_t min_score, std::uint8_t* __restrict__ flags,
+                                    std::uint64_t* __restrict__ slots) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    const std::uint64_t slot = first + i;
+    flags[i] = portable::holds_key(a.keys[slot]) && a.scores[slot] >= min_score;
+    slots[i] = slot;
+  }
+}
+
+// One warp per selected slot: its key and score by lane 0, its row by every lane.
+__global__ void export_gather_kernel(const portable::TableArrays a, const std::uint64_t* __restrict__ selected,
+                                     const std::uint64_t* __restrict__ count, std::uint64_t* __restrict__ keys,
+                                     std::uint64_t* __restrict__ scores, float* __restrict__ rows) {
+  const std::uint64_t n = *count;
+  const unsigned lane = threadIdx.x % 32;
+  for (std::uint64_t e = (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / 32; e < n;
+       e += std::uint64_t{gridDim.x} * blockDim.x / 32) {
+    const std::uint64_t slot = selected[e];
+    if (lane == 0) {
+      keys[e] = a.keys[slot];
+      scores[e] = a.scores[slot];
+    }
+    const float* row = portable::row_of(a, slot);
+    for (std::uint32_t d = lane; d < a.row_width; d += 32) rows[e * a.row_width + d] = row[d];
+  }
+}
+
+// The scratch of an export of n slots: flags, slot indices, selected slots, then CUB's storage.
+std::uint64_t export_cub_bytes(std::uint64_t n) {
+  std::size_t bytes = 0;
+  cub::DeviceSelect::Flagged(nullptr, bytes, static_cast<const std::uint64_t*>(nullptr),
+                             static_cast<const std::uint8_t*>(nullptr), static_cast<std::uint64_t*>(nullptr),
+                             static_cast<std::uint64_t*>(nullptr), static_cast<std::int64_t>(n));
+  return aligned(bytes);
+}
+
+std::uint64_t export_scratch_bytes(std::uint64_t n) { return aligned(n) + 2 * aligned(n * 8) + export_cub_bytes(n); }
+
 // ---- batches ----
 
 // One tile of `Lanes` lanes per group, striding over the groups. kFindOnly: the batch is a find,
@@ -249,6 +291,58 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_run(const void* state_ptr, const
     if (lanes == 32) launch_batch<32>(grid, s, state, batch);
     else launch_batch<16>(grid, s, state, batch);
     if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return cuda_fail("run_batch_kernel", err);
+    return EMBSCALE_CUDA_OK;
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_export_scratch(uint64_t n, uint64_t* bytes) {
+  return guarded([&]() -> int {
+    if (!bytes) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer");
+    *bytes = export_scratch_bytes(n);
+    return EMBSCALE_CUDA_OK;
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_export(const void* arrays_ptr, uint64_t first, uint64_t end,
+                                                       uint64_t min_score, uint64_t* d_keys, uint64_t* d_scores,
+                                                       float* d_rows, uint64_t* d_count, void* d_scratch,
+                                                       uint64_t scratch_bytes, void* stream) {
+  return guarded([&]() -> int {
+    if (!arrays_ptr || !d_count) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null arrays or count");
+    const auto& a = *static_cast<const portable::TableArrays*>(arrays_ptr);
+    if (const std::string problem = arrays_problem(a); !problem.empty())
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "table arrays: " + problem);
+    const std::uint64_t slots = a.buckets * a.bucket_capacity;
+    if (first > end || end > slots)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "slots [" + std::to_string(first) + ", " + std::to_string(end) +
+                                                      ") outside the table's " + std::to_string(slots));
+    const auto s = static_cast<cudaStream_t>(stream);
+    const std::uint64_t n = end - first;
+    if (n == 0) {
+      if (const cudaError_t err = cudaMemsetAsync(d_count, 0, sizeof(std::uint64_t), s); err != cudaSuccess)
+        return cuda_fail("cudaMemsetAsync", err);
+      return EMBSCALE_CUDA_OK;
+    }
+    if (!d_keys || !d_scores || (!d_rows && a.row_width > 0) || !d_scratch)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null outputs or scratch");
+    if (scratch_bytes < export_scratch_bytes(n))
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "scratch of " + std::to_string(scratch_bytes) + " bytes, " +
+                                                      std::to_string(export_scratch_bytes(n)) + " needed");
+    auto* base = static_cast<unsigned char*>(d_scratch);
+    auto* flags = base;
+    auto* slot_index = reinterpret_cast<std::uint64_t*>(base + aligned(n));
+    auto* selected = reinterpret_cast<std::uint64_t*>(base + aligned(n) + aligned(n * 8));
+    void* cub_temp = base + aligned(n) + 2 * aligned(n * 8);
+    std::size_t cub_bytes = export_cub_bytes(n);
+    export_flags_kernel<<<grid_for(n), kBlockThreads, 0, s>>>(a, first, n, min_score, flags, slot_index);
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return cuda_fail("export_flags_kernel", err);
+    // A stable selection: the entries stay in slot order.
+    if (const cudaError_t err = cub::DeviceSelect::Flagged(cub_temp, cub_bytes, slot_index, flags, selected, d_count,
+                                                           static_cast<std::int64_t>(n), s);
+        err != cudaSuccess)
+      return cuda_fail("cub::DeviceSelect::Flagged (export)", err);
+    export_gather_kernel<<<grid_for(n * 32), kBlockThreads, 0, s>>>(a, selected, d_count, d_keys, d_scores, d_rows);
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return cuda_fail("export_gather_kernel", err);
     return EMBSCALE_CUDA_OK;
   });
 }

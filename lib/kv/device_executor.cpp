@@ -154,7 +154,7 @@ void DeviceExecutor::clear() {
   stream_.synchronize();
 }
 
-unsigned char* DeviceExecutor::scratch(std::uint64_t bytes) {
+unsigned char* DeviceExecutor::scratch(std::uint64_t bytes) const {
   if (!scratch_ || static_cast<std::uint64_t>(scratch_->bytes()) < bytes) {
     scratch_.reset();
     scratch_.emplace(library_, static_cast<std::int64_t>(bytes + bytes / 4));  // room to grow
@@ -239,26 +239,47 @@ void DeviceExecutor::export_entries(std::uint64_t first, std::uint64_t end, std:
   values.clear();
   scores.clear();
   end = std::min(end, buckets_ * geometry_.bucket_capacity);
-  if (first >= end) return;
-  const std::uint64_t n = end - first, w = geometry_.row_width;
-  std::vector<std::uint64_t> slot_keys(n), slot_scores(n);
-  std::vector<float> slot_rows(n * w);
-  copy(slot_keys.data(), static_cast<std::uint64_t*>(arrays_.keys->data()) + first, n * 8);
-  copy(slot_scores.data(), static_cast<std::uint64_t*>(arrays_.scores->data()) + first, n * 8);
-  // The rows of [first, end): the near part from device memory, the far part from pinned memory.
+  const std::uint64_t w = geometry_.row_width;
+  // Selected on the device, a piece of slots at a time (so that the scratch and the outputs stay
+  // bounded whatever the table's size); only the selected entries cross the bus.
+  constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;
+  const std::uint64_t piece = std::min(kPiece, end > first ? end - first : 0);
+  if (piece == 0) return;
+  std::uint64_t select_bytes = 0;
+  check(kernels_->kv_table_export_scratch(piece, &select_bytes), "kv_table_export_scratch");
+  std::uint64_t total = 0;
+  Carver sizing(0);
+  const auto carve = [&](Carver& c, std::uint64_t*& k, std::uint64_t*& sc, float*& rows, std::uint64_t*& count,
+                         void*& select) {
+    k = c.take<std::uint64_t>(piece);
+    sc = c.take<std::uint64_t>(piece);
+    rows = c.take<float>(piece * w);
+    count = c.take<std::uint64_t>(1);
+    select = c.take<unsigned char>(select_bytes);
+  };
+  std::uint64_t *d_keys = nullptr, *d_scores = nullptr, *d_count = nullptr;
+  float* d_rows = nullptr;
+  void* d_select = nullptr;
+  carve(sizing, d_keys, d_scores, d_rows, d_count, d_select);
+  Carver carver(reinterpret_cast<std::uintptr_t>(scratch(sizing.used())));
+  carve(carver, d_keys, d_scores, d_rows, d_count, d_select);
   const portable::TableArrays a = view(arrays_, buckets_);
-  const std::uint64_t split = std::clamp(a.near_slots, first, end);
-  copy(slot_rows.data(), a.rows + first * w, (split - first) * w * sizeof(float));
-  if (split < end)
-    copy(slot_rows.data() + (split - first) * w, a.far_rows + (split - a.near_slots) * w,
-         (end - split) * w * sizeof(float));
-  stream_.synchronize();
-  for (std::uint64_t i = 0; i < n; ++i) {
-    if (!portable::holds_key(slot_keys[i]) || slot_scores[i] < min_score) continue;
-    keys.push_back(slot_keys[i]);
-    scores.push_back(slot_scores[i]);
-    values.insert(values.end(), slot_rows.begin() + static_cast<long>(i * w),
-                  slot_rows.begin() + static_cast<long>((i + 1) * w));
+  for (std::uint64_t at = first; at < end; at += piece) {
+    const std::uint64_t to = std::min(end, at + piece);
+    check(kernels_->kv_table_export(&a, at, to, min_score, d_keys, d_scores, d_rows, d_count, d_select, select_bytes,
+                                    stream_.handle()),
+          "kv_table_export");
+    std::uint64_t n = 0;
+    copy(&n, d_count, sizeof n);
+    stream_.synchronize();
+    keys.resize(total + n);
+    scores.resize(total + n);
+    values.resize((total + n) * w);
+    copy(keys.data() + total, d_keys, n * 8);
+    copy(scores.data() + total, d_scores, n * 8);
+    copy(values.data() + total * w, d_rows, n * w * sizeof(float));
+    stream_.synchronize();
+    total += n;
   }
 }
 

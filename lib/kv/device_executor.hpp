@@ -4,9 +4,10 @@
 // synchronous for its caller: the batch (host memory) is copied to the device, grouped and run on
 // the executor's stream, and its outputs copied back before run() returns.
 //
-// Admission sketch growth and exports go through the host: a grow copies the banks out, grows
-// them (grow_sketch_banks) and back; an export copies the slots' keys, scores and rows out and
-// selects on the host. Both are rare next to the batch calls.
+// Exports select on the device (the family's export: a stable selection by score, a gather of
+// the chosen slots' keys, scores and rows), a million slots at a time, so only the chosen
+// entries cross the bus. Admission banks grow through the host: a grow copies the banks out,
+// grows them (grow_sketch_banks) and back (rare next to the batch calls).
 #pragma once
 
 #include <cstdint>
@@ -56,7 +57,7 @@ class DeviceExecutor final : public BatchExecutor {
   Arrays allocate(std::uint64_t buckets) const;
   portable::TableArrays view(const Arrays& a, std::uint64_t buckets) const noexcept;
   // A device region of at least `bytes` for one call's batch (grown, never shrunk).
-  unsigned char* scratch(std::uint64_t bytes);
+  unsigned char* scratch(std::uint64_t bytes) const;  // batches' and exports' (calls never overlap)
   void copy(void* to, const void* from, std::uint64_t bytes) const;
   void set(void* to, int value, std::uint64_t bytes) const;
   void check(int code, const char* what) const;
@@ -67,7 +68,7 @@ class DeviceExecutor final : public BatchExecutor {
   TableGeometry geometry_;
   std::uint64_t buckets_ = 0;
   Arrays arrays_;
-  std::optional<device::DeviceBuffer> scratch_;
+  mutable std::optional<device::DeviceBuffer> scratch_;
 };
 
 }  // namespace embscale::kv

@@ -57,6 +57,33 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_run(const void* state, const voi
   return EMBSCALE_CUDA_OK;
 }
 
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_export_scratch(uint64_t n, uint64_t* bytes) {
+  if (!bytes) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  *bytes = n + 8;  // unused here; some, so that the caller's sizing is exercised
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_export(const void* arrays, uint64_t first, uint64_t end,
+                                                       uint64_t min_score, uint64_t* keys, uint64_t* scores,
+                                                       float* rows, uint64_t* count, void* scratch,
+                                                       uint64_t scratch_bytes, void* stream) {
+  (void)stream;
+  if (!arrays || !count || first > end) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  if (end > first && (!keys || !scores || !rows || !scratch || scratch_bytes < end - first + 8))
+    return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  const auto& a = *static_cast<const portable::TableArrays*>(arrays);
+  uint64_t n = 0;
+  for (uint64_t slot = first; slot < end; ++slot) {
+    if (!portable::holds_key(a.keys[slot]) || a.scores[slot] < min_score) continue;
+    keys[n] = a.keys[slot];
+    scores[n] = a.scores[slot];
+    std::memcpy(rows + n * a.row_width, portable::row_of(a, slot), a.row_width * sizeof(float));
+    ++n;
+  }
+  *count = n;
+  return EMBSCALE_CUDA_OK;
+}
+
 EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_host_alloc(uint64_t bytes, void** pointer) {
   if (!pointer) return EMBSCALE_CUDA_INVALID_ARGUMENT;
   *pointer = bytes == 0 ? nullptr : std::malloc(bytes);

@@ -389,13 +389,58 @@ void check_sequences() {
   CHECK(seen.not_admitted == 0, "no filter, no refusal by it");
 }
 
+// The family's export (a stable selection by score on the device, then a gather) against the
+// host's selection of the same slots, for ranges that cut buckets and thresholds that keep all,
+// some or none of the entries.
+void check_exports(HostImage& host, const DeviceImage& device) {
+  const portable::TableArrays h = host.arrays(), d = device.arrays(host);
+  const std::uint64_t slots = host.buckets * host.capacity;
+  const struct {
+    std::uint64_t first, end, min_score;
+  } cases[] = {{0, slots, 0}, {0, slots, 3}, {1000, 70000, 2}, {slots - 5, slots, 0}, {77, 77, 0}, {0, slots, ~0ull}};
+  for (const auto& c : cases) {
+    std::vector<std::uint64_t> want_keys, want_scores;
+    std::vector<float> want_rows;
+    for (std::uint64_t slot = c.first; slot < c.end; ++slot) {
+      if (!portable::holds_key(h.keys[slot]) || h.scores[slot] < c.min_score) continue;
+      want_keys.push_back(h.keys[slot]);
+      want_scores.push_back(h.scores[slot]);
+      const float* row = portable::row_of(h, slot);
+      want_rows.insert(want_rows.end(), row, row + h.row_width);
+    }
+    const std::uint64_t n = c.end - c.first;
+    std::uint64_t bytes = 0;
+    ABI_OK(embscale_cuda_kv_table_export_scratch(n, &bytes));
+    DeviceArray<unsigned char> scratch(bytes ? bytes : 1);
+    DeviceArray<std::uint64_t> keys(n ? n : 1), scores(n ? n : 1), count(1);
+    DeviceArray<float> rows((n ? n : 1) * h.row_width);
+    ABI_OK(embscale_cuda_kv_table_export(&d, c.first, c.end, c.min_score, keys.get(), scores.get(), rows.get(),
+                                         count.get(), scratch.get(), bytes, nullptr));
+    CUDA_OK(cudaDeviceSynchronize());
+    const std::uint64_t got = count.download()[0];
+    const std::string where = "export [" + std::to_string(c.first) + ", " + std::to_string(c.end) +
+                              ") score >= " + std::to_string(c.min_score);
+    CHECK(got == want_keys.size(), "%s: %llu entries, host %zu", where.c_str(), static_cast<unsigned long long>(got),
+          want_keys.size());
+    if (got != want_keys.size()) continue;
+    auto got_keys = keys.download(), got_scores = scores.download();
+    auto got_rows = rows.download();
+    got_keys.resize(got);
+    got_scores.resize(got);
+    got_rows.resize(got * h.row_width);
+    CHECK(same_bits(got_keys, want_keys) && same_bits(got_scores, want_scores) && same_bits(got_rows, want_rows),
+          "%s: entries differ", where.c_str());
+  }
+}
+
 // Large batches: 2^20 keys over 4096 buckets of 128 slots (so a tile runs many groups, groups of
 // about 256 keys with hot keys repeated, every bucket full and evicting), an upsert, a
-// find_or_insert with an admission filter's sightings and a find, device against host.
-void check_large_batches() {
+// find_or_insert with an admission filter's sightings and a find, device against host; then
+// exports. Hybrid: the rows of all but the first 1000 buckets in pinned host memory.
+void check_large_batches(bool hybrid) {
   const std::uint64_t buckets = 4096, n = 1ull << 20;
   const std::uint32_t width = 8;
-  HostImage host(buckets, 128, width, 2);
+  HostImage host(buckets, 128, width, 2, hybrid ? 1000 : ~std::uint64_t{0});
   DeviceImage device(host);
   std::mt19937_64 rng(2026);
   std::vector<std::uint64_t> keys(n);
@@ -463,7 +508,8 @@ void check_large_batches() {
     }
     ABI_OK(embscale_cuda_kv_table_run(&ds, &db, nullptr));
     CUDA_OK(cudaDeviceSynchronize());
-    const std::string where = "large batch op " + std::to_string(static_cast<int>(op));
+    const std::string where =
+        std::string(hybrid ? "hybrid " : "") + "large batch op " + std::to_string(static_cast<int>(op));
     CHECK(same_bits(d_outcomes.download(), host_outcomes), "%s: outcomes differ", where.c_str());
     CHECK(same_bits(d_out.download(), host_out), "%s: returned rows differ", where.c_str());
     check_same_table(host, device, where);
@@ -471,6 +517,7 @@ void check_large_batches() {
     for (const std::uint8_t o : host_outcomes) evicted += (o & portable::kKeyEvicted) != 0;
     if (op == BatchOp::kUpsert) CHECK(evicted > 0, "%s: the large upsert must evict", where.c_str());
   }
+  check_exports(host, device);
 }
 
 // The grouping alone on large batches (many groups, heavy duplicates): the device's order and
@@ -589,7 +636,10 @@ int main(int argc, char** argv) {
   if (embscale::gpu_check::no_gpu()) return 77;
   check_layout();
   check_large_grouping();
-  if (!g_quick) check_large_batches();
+  if (!g_quick) {
+    check_large_batches(false);
+    check_large_batches(true);
+  }
   check_sequences();
   check_normal_initializers();
   if (embscale::gpu_check::g_failures > 0) {

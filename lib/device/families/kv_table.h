@@ -47,6 +47,18 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_group(const uint64_t* d_keys, ui
  * g (reads). */
 EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_run(const void* state, const void* batch, void* stream);
 
+/* Bytes of device scratch that embscale_cuda_kv_table_export needs for a range of n slots. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_export_scratch(uint64_t n, uint64_t* bytes);
+
+/* The entries of slots [first, end) of `arrays` (a kv::portable::TableArrays) that hold a key
+ * whose score is >= min_score, in slot order: their keys, scores and rows (row_width floats
+ * each, near or far) into d_keys, d_scores and d_rows, which have room for end - first entries;
+ * *d_count (device memory) their number. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_export(const void* arrays, uint64_t first, uint64_t end,
+                                                       uint64_t min_score, uint64_t* d_keys, uint64_t* d_scores,
+                                                       float* d_rows, uint64_t* d_count, void* d_scratch,
+                                                       uint64_t scratch_bytes, void* stream);
+
 /* Hybrid mode's far rows: `bytes` of pinned host memory mapped into the device's address space
  * (cudaHostAlloc, mapped and portable: the kernels read and write it at the same address over the
  * bus), and its release. bytes == 0 gives NULL. */
@@ -69,6 +81,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_rehash(const void* from, const v
   X(kv_table_group_scratch)                 \
   X(kv_table_group)                         \
   X(kv_table_run)                           \
+  X(kv_table_export_scratch)                \
+  X(kv_table_export)                        \
   X(kv_table_host_alloc)                    \
   X(kv_table_host_free)                     \
   X(kv_table_rehash)
