@@ -26,6 +26,9 @@
 // rows). Each operation's `fraction_of_gather` is the gather's time for one batch over the
 // operation's time: how near the call comes to moving its rows at the gather's speed.
 //
+// At the first load factor also find and find_or_insert on skewed batches full of duplicates
+// (make_skewed_batch): what a hot key costs the batch rule's serial groups.
+//
 // Prints a table (billions of keys per second, B-KV/s, HierarchicalKV's unit) and, with --json,
 // writes every figure to FILE.
 #include <cuda_runtime.h>
@@ -77,6 +80,18 @@ __global__ void make_batch(std::uint64_t* keys, std::uint64_t n, std::uint64_t p
     const std::uint64_t r = embscale::mix64(seed * 0x9E3779B97F4A7C15ULL + i);
     const bool hit = static_cast<double>(r >> 11) * 0x1.0p-53 < hit_rate;
     const std::uint64_t j = hit ? embscale::mix64(r) % present : fresh + i;
+    keys[i] = embscale::mix64(j) & kKeyMask;
+  }
+}
+
+// A skewed batch with heavy duplicates: key j = floor(present x u^4), u uniform, so key 0 alone is
+// about present^(-1/4) of the batch (1 % at 2^26 keys): what a Zipf workload sends a table that
+// is not given de-duplicated batches.
+__global__ void make_skewed_batch(std::uint64_t* keys, std::uint64_t n, std::uint64_t present, std::uint64_t seed) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    const double u = static_cast<double>(embscale::mix64(seed * 0x9E3779B97F4A7C15ULL + i) >> 11) * 0x1.0p-53;
+    const auto j = static_cast<std::uint64_t>(static_cast<double>(present) * u * u * u * u);
     keys[i] = embscale::mix64(j) & kKeyMask;
   }
 }
@@ -411,6 +426,19 @@ int main(int argc, char** argv) {
         record("insert_and_evict", time_median(
                                        o.warmup, o.reps, fresh_batch(o.hit_rate),
                                        [&] { bench.call(BatchOp::kUpsert, o.batch, true); }, restore));
+        if (lf == o.load_factors.front()) {
+          // Skewed batches with duplicates: a find runs its keys apart; a find_or_insert runs a
+          // bucket's keys in turn in one tile (the batch rule), so a hot key's duplicates are a
+          // serial chain: the cost of not de-duplicating a batch first.
+          const auto skewed = [&](int r) {
+            make_skewed_batch<<<kGrid, kThreads>>>(bench.keys, o.batch, inserted, static_cast<std::uint64_t>(r) + 77);
+          };
+          record("find_skewed", time_median(
+                                    o.warmup, o.reps, skewed, [&] { bench.call(BatchOp::kFind, o.batch); }, [] {}));
+          record("find_or_insert_skewed",
+                 time_median(
+                     o.warmup, o.reps, skewed, [&] { bench.call(BatchOp::kFindOrInsert, o.batch); }, restore));
+        }
       }
     }
   }

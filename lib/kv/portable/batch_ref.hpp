@@ -12,6 +12,11 @@
 // groups commute, and the result is the sequential one whatever order the tiles run in. Reads
 // (find, contains) need no groups: any order gives the same result.
 //
+// The price of exactness: a bucket's keys run one after another, so a batch that repeats a hot key
+// thousands of times (a Zipf workload sent without de-duplication) makes one tile run a long
+// chain while the others idle. Callers that can should de-duplicate first (the embedding step
+// does); kernels/bench/kv_table_bench.cu measures the cost on skewed batches.
+//
 // Per key the call writes its outcome bits (found, inserted, evicted, refused, not admitted),
 // from which the bulk call counts its CallStats, and an evicted entry at the key's own position,
 // which the bulk call compacts in input order (the CPU table's eviction order).
