@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -33,12 +32,7 @@ HostTable::HostTable(TableOptions options)
   rehash(buckets_);
 }
 
-std::uint64_t HostTable::now() const {
-  if (options_.clock) return options_.clock();
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
+std::uint64_t HostTable::now() const { return table_clock_ns(options_); }
 
 std::int64_t HostTable::size() const {
   const GroupLock lock(calls_, Access::kRead);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -70,12 +69,7 @@ void PortableTable::clear() {
   size_ = 0;
 }
 
-std::uint64_t PortableTable::now() const {
-  if (options_.clock) return options_.clock();
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
+std::uint64_t PortableTable::now() const { return table_clock_ns(options_); }
 
 std::uint64_t PortableTable::get_score() const {
   const ScoreRules& rules = score_rules(options_.score_strategy);

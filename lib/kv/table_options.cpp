@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <string>
 
 #include "core/error.hpp"
@@ -65,6 +66,13 @@ std::int64_t buckets_for_incoming(const TableOptions& o, std::int64_t buckets, s
 std::int64_t buckets_for_capacity(const TableOptions& o, std::int64_t buckets, std::int64_t capacity) {
   while (buckets * o.bucket_capacity < capacity && buckets * 2 * o.bucket_capacity <= o.max_capacity) buckets *= 2;
   return buckets;
+}
+
+std::uint64_t table_clock_ns(const TableOptions& o) {
+  if (o.clock) return o.clock();
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 void check_refusals(const TableOptions& o, std::int64_t refused, std::size_t keys) {

@@ -99,6 +99,9 @@ std::int64_t buckets_for_incoming(const TableOptions& options, std::int64_t buck
 // for reserve(capacity): doubled until they hold `capacity` slots, up to max_capacity.
 std::int64_t buckets_for_capacity(const TableOptions& options, std::int64_t buckets, std::int64_t capacity);
 
+// Both tables' clock: options.clock when set, else std::chrono::steady_clock, in ns.
+std::uint64_t table_clock_ns(const TableOptions& options);
+
 // find_or_insert's refusals under SafeCheck::kError: throws Error saying how many of `keys` keys
 // could not be inserted and what to raise; nothing under the other modes.
 void check_refusals(const TableOptions& options, std::int64_t refused, std::size_t keys);
