@@ -107,6 +107,24 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_get_device(int* device) {
   });
 }
 
+EMBSCALE_CUDA_EXPORT int embscale_cuda_device_properties(int device, char* name, int64_t name_bytes, int* cc_major,
+                                                         int* cc_minor, int64_t* memory_bytes) {
+  return guarded([&] {
+    if (name != nullptr && name_bytes <= 0)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "name_bytes must be > 0 with a name buffer");
+    cudaDeviceProp prop{};
+    if (const int rc = checked(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties"); rc != 0) return rc;
+    if (name != nullptr) {
+      std::strncpy(name, prop.name, static_cast<std::size_t>(name_bytes - 1));
+      name[name_bytes - 1] = '\0';
+    }
+    if (cc_major != nullptr) *cc_major = prop.major;
+    if (cc_minor != nullptr) *cc_minor = prop.minor;
+    if (memory_bytes != nullptr) *memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+    return static_cast<int>(EMBSCALE_CUDA_OK);
+  });
+}
+
 // The families this library was built with: kernel_families.h, the same list the loader reads.
 EMBSCALE_CUDA_EXPORT int embscale_cuda_family_version(const char* family, int* version) {
   return guarded([&] {
@@ -170,6 +188,19 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_event_synchronize(void* event) {
   });
 }
 
+EMBSCALE_CUDA_EXPORT int embscale_cuda_event_query(void* event, int* done) {
+  return guarded([&] {
+    if (event == nullptr || done == nullptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "event or done is NULL");
+    const cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    *done = err == cudaSuccess ? 1 : 0;
+    if (err == cudaErrorNotReady) {
+      (void)cudaGetLastError();  // not an error: clear it, so that it does not surface in a later call
+      return static_cast<int>(EMBSCALE_CUDA_OK);
+    }
+    return checked(err, "cudaEventQuery");
+  });
+}
+
 EMBSCALE_CUDA_EXPORT int embscale_cuda_event_elapsed_ms(void* start, void* end, float* milliseconds) {
   return guarded([&] {
     if (start == nullptr || end == nullptr || milliseconds == nullptr)
@@ -192,6 +223,21 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_malloc(int64_t bytes, void** pointer) {
 EMBSCALE_CUDA_EXPORT int embscale_cuda_free(void* pointer) {
   return guarded(
       [&] { return pointer == nullptr ? static_cast<int>(EMBSCALE_CUDA_OK) : checked(cudaFree(pointer), "cudaFree"); });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_malloc_host(int64_t bytes, void** pointer) {
+  return guarded([&] {
+    if (pointer == nullptr || bytes < 0) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "pointer is NULL or bytes < 0");
+    *pointer = nullptr;
+    if (bytes == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
+    return checked(cudaMallocHost(pointer, static_cast<std::size_t>(bytes)), "cudaMallocHost");
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_free_host(void* pointer) {
+  return guarded([&] {
+    return pointer == nullptr ? static_cast<int>(EMBSCALE_CUDA_OK) : checked(cudaFreeHost(pointer), "cudaFreeHost");
+  });
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_copy_async(void* dst, const void* src, int64_t bytes, void* stream) {

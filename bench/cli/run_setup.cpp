@@ -7,6 +7,7 @@
 #include "config/sweep_spec.hpp"
 #include "core/error.hpp"
 #include "core/timer.hpp"
+#include "run/device_check.hpp"
 #include "run/training_run.hpp"
 #include "workloads/batch_source_factory.hpp"
 
@@ -53,7 +54,11 @@ AgreedConfig load_config_agreed(comm::Communicator& world, const std::optional<s
     config::resolve_batch_for_ranks(*config, world.size());
   });
   agree_planner_memory(world, *config);
+  // Every rank holds the same config, so all or none gather their hosts (a collective).
+  const auto placement = config::runs_on_gpu(*config) ? run::place_on_hosts(world) : run::HostPlacement{};
   comm::run_agreed(world, [&] {
+    // A machine without the GPU a config asks for is the first thing to hear of.
+    run::check_devices(*config, placement, world.size());
     naming_input(path.value_or("<embedded default>"), [&] {
       plan = plan::plan_for_run(*config, world.size());
       run::check_training_for_ranks(*config, world.size());

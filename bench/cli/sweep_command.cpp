@@ -33,6 +33,7 @@
 #include "report/reader.hpp"
 #include "report/repetition_spread.hpp"
 #include "report/writer.hpp"
+#include "run/device_check.hpp"
 #include "run/driver_choice.hpp"
 #include "run/training_run.hpp"
 #include "sweep/manifest.hpp"
@@ -142,14 +143,19 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
   auto texts = comm::broadcast_strings(world, {source.origin, source.text, source.base_origin, source.base_text});
   source = {texts[0], texts[1], texts[2], texts[3]};
   config::SweepSpec spec;
+  comm::run_agreed(world, [&] { spec = config::parse_sweep(source); });
+  // Every rank parsed the same sweep, so all or none gather their hosts (a collective).
+  const bool any_gpu = std::any_of(spec.points.begin(), spec.points.end(),
+                                   [](const auto& point) { return config::runs_on_gpu(point.config); });
+  const auto placement = any_gpu ? run::place_on_hosts(world) : run::HostPlacement{};
   comm::run_agreed(world, [&] {
-    spec = config::parse_sweep(source);
     for (auto& point : spec.points) {
       const int ranks = point.ranks ? point.ranks : world.size();
       if (ranks > world.size())
         throw InputError(source.origin + ": point " + std::to_string(point.index) + " asks for " +
                          std::to_string(ranks) + " ranks; the job has " + std::to_string(world.size()));
       try {
+        run::check_devices(point.config, placement, ranks);
         config::check_runs_whole(point.config, options.embedding_only, source.base_origin);
         config::resolve_batch_for_ranks(point.config, ranks);
         // An "auto" layer is planned when its point runs (plan::plan_for_run); here only whether

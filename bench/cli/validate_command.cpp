@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "embedding/engine.hpp"
 #include "plan/planner.hpp"
+#include "run/device_check.hpp"
 #include "run/driver_choice.hpp"
 #include "workloads/workload_description.hpp"
 
@@ -20,6 +21,7 @@ namespace {
 // server's roles). Returns what was not checked, for the output.
 std::string check_as_run_would(config::Config& config, const std::string& config_path, std::optional<int> ranks) {
   naming_input(config_path, [&] {
+    run::check_device_support(config);
     if (!config::runs_on_parameter_servers(config)) embedding::check_layers(config, config.data.slot_size_array);
     if (!ranks) return;
     config::resolve_batch_for_ranks(config, *ranks);
@@ -50,6 +52,11 @@ int validate_command(const std::string& config_path, bool embedding_only, std::o
   for (const auto& emb : config.embeddings)
     std::cout << "  " << emb.name << ": " << emb.type << ", dim " << emb.embedding_vec_size << ", combiner "
               << config::to_string(emb.combiner) << '\n';
+  if (config::runs_on_gpu(config))
+    std::cout << "  device: gpu over "
+              << (config.solver.communicator == config::DeviceExchange::kNccl ? "NCCL (one rank per GPU)"
+                                                                              : "MPI staged through host memory")
+              << "; the GPUs are checked when the run starts, on the nodes that run it\n";
   std::cout << "  solver: batchsize " << config.solver.batchsize << ", " << config.solver.max_iter << " iterations (+"
             << config.solver.warmup_iter << " warm-up)\n";
   return 0;

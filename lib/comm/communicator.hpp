@@ -29,6 +29,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/execution_context.hpp"
 #include "core/half_float.hpp"
 
 namespace embscale::comm {
@@ -159,8 +160,8 @@ class Request {
 void wait_all(std::span<Request> requests);
 
 struct NativeHandle {
-  std::string kind;              // "mpi"
-  const void* handle = nullptr;  // for "mpi": points to an MPI_Comm
+  std::string kind;              // "mpi", "nccl"
+  const void* handle = nullptr;  // for "mpi": points to an MPI_Comm; for "nccl": the ncclComm_t
 };
 
 class Communicator {
@@ -173,6 +174,12 @@ class Communicator {
   virtual std::unique_ptr<Communicator> split_by_host() const = 0;
   virtual NativeHandle native_handle() const = 0;
   virtual void barrier() = 0;
+  // Where the buffers handed to its calls live: host memory (MPI), or the current GPU's (NCCL).
+  virtual MemorySpace memory_space() const { return MemorySpace::kHost; }
+  // The communicator of the same ranks over host memory, for what a caller exchanges from the host
+  // (a count, a verdict, a layer's set-up): this one when its buffers are host memory, else the
+  // one it was bootstrapped on.
+  virtual Communicator& host_communicator() { return *this; }
 
   CommStats& stats() noexcept { return stats_; }
   const CommStats& stats() const noexcept { return stats_; }

@@ -36,7 +36,9 @@
 
 namespace embscale::comm {
 
-class MpiCommunicator final : public Communicator {
+// Not final: StagedCommunicator (staged_communicator.hpp) is this class on staged host copies of
+// device buffers.
+class MpiCommunicator : public Communicator {
  public:
   // Wraps `comm` without owning it; the default, MPI_COMM_WORLD.
   explicit MpiCommunicator(MPI_Comm comm = MPI_COMM_WORLD);
@@ -59,6 +61,9 @@ class MpiCommunicator final : public Communicator {
   void set_max_message_rows(std::size_t rows);
 
  protected:
+  // Wraps `comm`, freeing it at the end when `owned` (a split's).
+  MpiCommunicator(MPI_Comm comm, bool owned);
+
   void do_bcast(void* data, std::size_t count, RowType type, int root, Request* request) override;
   void do_allreduce(const void* send, void* recv, std::size_t count, RowType type, ReduceOp op,
                     Request* request) override;
@@ -87,7 +92,6 @@ class MpiCommunicator final : public Communicator {
   std::optional<MessageInfo> probe_message(int source, int tag, RowType type, bool blocking);
   MessageInfo receive_any(void* data, std::size_t capacity, RowType type, int source, int tag);
 
-  MpiCommunicator(MPI_Comm comm, bool owned);
   // The MPI datatype of one row: the scalar's own for a one-value row (no lookup), else a
   // committed contiguous type created on first use and kept (a handful per run): creating and
   // freeing one per call would cost more than a small message.

@@ -2,6 +2,7 @@
 // The sections are parsed in solver.cpp, optimizer.cpp, data_layer.cpp and layers.cpp.
 #include "config/config.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -52,6 +53,7 @@ Config parse_config(const nlohmann::json& json, const std::string& origin) {
   parse_layers(top.required("layers", "a non-empty array of layer objects"), c);
   record_keys_not_run(top, c);
   hugectr::append_keys_not_used(top, c.not_used);
+  check_layer_devices(top, c);
   if (top.has("eviction")) c.eviction = parse_eviction_study(top.object("eviction"), c);
   if (top.has("planner")) c.planner = parse_planner_settings(top.object("planner"));
   if (top.has("parameter_server")) c.parameter_server = parse_parameter_server_settings(top.object("parameter_server"));
@@ -126,6 +128,15 @@ void check_runs_whole(const Config& config, bool embedding_only, const std::stri
                    ": embscale runs the embedding part of this config only; not run: " + describe_not_run(config) +
                    ". Pass --embedding-only to run the embedding layers and skip these (a HugeCTR file's dense "
                    "network, evaluation and checkpoints)");
+}
+
+std::string to_string(Device device) { return device == Device::kGpu ? "gpu" : "host"; }
+
+std::string to_string(DeviceExchange exchange) { return exchange == DeviceExchange::kNccl ? "nccl" : "mpi"; }
+
+bool runs_on_gpu(const Config& config) {
+  return std::any_of(config.embeddings.begin(), config.embeddings.end(),
+                     [](const EmbeddingLayer& layer) { return layer.device == Device::kGpu; });
 }
 
 std::string to_string(Combiner c) { return c == Combiner::kSum ? "sum" : "mean"; }

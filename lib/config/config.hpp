@@ -34,6 +34,16 @@ enum class OptimizerType { kSGD, kMomentumSGD, kNesterov, kAdam, kAdaGrad, kRowW
 // HugeCTR's update_type: which rows a step updates (embedding/sparse_optimizer.hpp explains each).
 enum class UpdateType { kLocal, kGlobal, kLazyGlobal };
 
+// Where an embedding layer's step runs: on the host's CPUs, or on a GPU (one GPU per rank; the
+// engine draws the layer's ExecutionContext from it, lib/embedding).
+enum class Device { kHost, kGpu };
+std::string to_string(Device device);  // the config's names: "host", "gpu"
+
+// How a GPU run's ranks exchange: NCCL on device buffers (one rank per GPU, its id bootstrapped over
+// MPI), or MPI with the device buffers staged through host memory (ranks may then share a GPU).
+enum class DeviceExchange { kNccl, kStagedMpi };
+std::string to_string(DeviceExchange exchange);  // "nccl", "mpi"
+
 struct Solver {
   std::int64_t batchsize = 0;  // global batch (samples per iteration over all ranks)
   // Weak scaling: when > 0 (the config gives batchsize_per_rank instead of batchsize), the global
@@ -46,6 +56,14 @@ struct Solver {
   // HugeCTR's input_key_type: the width of a Norm trace's keys, "I32" or "I64". Empty (absent):
   // detected from the trace, I32 (HugeCTR's default) when both widths read it.
   std::string input_key_type;
+  // "device": the device of every embedding layer that names none ("host" when absent).
+  Device device = Device::kHost;
+  // "communicator": how a GPU run exchanges (refused on a run whose layers are all on the host).
+  DeviceExchange communicator = DeviceExchange::kNccl;
+  // HugeCTR's "gpu": the GPUs of a node, one list per node in host order (a single list: the same
+  // on every node). A GPU run's rank takes its node's list[local rank] (lib/run/device_check.hpp);
+  // empty: GPU `local rank` (NCCL) or `local rank mod the host's GPUs` (staged MPI).
+  std::vector<std::vector<std::int32_t>> gpus;
 };
 
 // One optimizer: the type, its update type and the hyper-parameters of its *_hparam block. A field
@@ -146,6 +164,9 @@ struct EmbeddingLayer {
   // table_row_wise: ranks per "node" (0: the hosts of the run, Communicator::split_by_host).
   std::int32_t ranks_per_node = 0;
   EmbeddingStorage storage;
+  // "device": where the layer's step runs (the solver's "device" when absent). One run's layers
+  // run on one device (checked).
+  Device device = Device::kHost;
 };
 
 // The optional "eviction" section (lib/sim): measure how well each dynamic table's
@@ -250,6 +271,9 @@ struct Config {
   // parsing sees only text.
   std::filesystem::path directory;
 };
+
+// Whether any embedding layer runs on a GPU (then all do: parse_config checks it).
+bool runs_on_gpu(const Config& config);
 
 // Parses and validates. `origin` names the input in messages (a file path or "<embedded default>").
 Config parse_config(const nlohmann::json& json, const std::string& origin);

@@ -36,18 +36,6 @@ void cached_eval_batches(const ValueReader& v) {
 }
 void a_sparse_input_type(const ValueReader& v) { v.one_of({"DistributedSlot", "LocalizedSlot"}); }
 
-// "gpu": [0, 1] (one node) or [[0, 1], [1, 2]] (a list per node).
-void gpu_list(const ValueReader& v) {
-  constexpr auto expected = "a list of GPU indices, or one list per node";
-  for (const auto& entry : v.array(0, expected)) {
-    if (entry.json().is_array()) {
-      for (const auto& index : entry.array(0, "a list of GPU indices")) index.integer(IntRange::at_least(0));
-    } else {
-      entry.integer(IntRange::at_least(0));
-    }
-  }
-}
-
 // HugeCTR supports only these loss scalers.
 void loss_scaler(const ValueReader& v) {
   const auto& j = v.json();
@@ -91,20 +79,18 @@ void optimizer_learning_rate_flag(const ValueReader& v) {
 }
 
 const std::vector<UnusedKey>& solver_table() {
-  static const std::vector<UnusedKey> table = {
-      {"lr_policy", fixed_policy},
-      {"gpu", gpu_list, nullptr, "the GPUs a node uses: here the launcher's ranks (mpiexec -n, srun -n) run"},
-      {"batchsize_eval", a_positive_count, kEvaluation},
-      {"snapshot", a_count, kCheckpoints},
-      {"snapshot_prefix", a_string, kCheckpoints},
-      {"eval_interval", a_positive_count, kEvaluation},
-      {"eval_batches", a_positive_count, kEvaluation},
-      {"max_eval_batches", a_positive_count, kEvaluation},
-      {"mixed_precision", loss_scaler, "fp16 mixed precision"},
-      {"eval_metrics", metric_list, kEvaluation},
-      {"enable_tf32_compute", a_boolean, kDenseCompute},
-      {"dense model_file", a_string, kModelFile},
-      {"sparse_model_file", model_files, kModelFile}};
+  static const std::vector<UnusedKey> table = {{"lr_policy", fixed_policy},
+                                               {"batchsize_eval", a_positive_count, kEvaluation},
+                                               {"snapshot", a_count, kCheckpoints},
+                                               {"snapshot_prefix", a_string, kCheckpoints},
+                                               {"eval_interval", a_positive_count, kEvaluation},
+                                               {"eval_batches", a_positive_count, kEvaluation},
+                                               {"max_eval_batches", a_positive_count, kEvaluation},
+                                               {"mixed_precision", loss_scaler, "fp16 mixed precision"},
+                                               {"eval_metrics", metric_list, kEvaluation},
+                                               {"enable_tf32_compute", a_boolean, kDenseCompute},
+                                               {"dense model_file", a_string, kModelFile},
+                                               {"sparse_model_file", model_files, kModelFile}};
   return table;
 }
 

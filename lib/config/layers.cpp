@@ -128,10 +128,10 @@ void resolve_key_spaces(const ValueReader& layers, const std::string& data_path,
 }
 
 EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& name, const std::string& type,
-                                     const Optimizer& global) {
+                                     const Optimizer& global, Device solver_device) {
   std::vector<std::string> keys = {"name",           "type",     "bottom",      "top",   "sparse_embedding_hparam",
                                    "optimizer",      "sharding", "table_ranks", "slots", "deduplicate",
-                                   "ranks_per_node", "storage"};
+                                   "ranks_per_node", "storage",  "device"};
   r.only_keys(hugectr::with_unused_keys(keys, hugectr::UnusedIn::kEmbedding));
   EmbeddingLayer e;
   e.name = name;
@@ -172,6 +172,8 @@ EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& n
   if (const auto dedup = r.optional("deduplicate")) e.deduplicate = dedup->boolean();
   e.ranks_per_node = static_cast<std::int32_t>(r.integer_or("ranks_per_node", 0, IntRange::between(0, 1 << 20)));
   if (r.has("storage")) e.storage = parse_embedding_storage(r.object("storage"));
+  e.device = solver_device;
+  if (r.has("device")) e.device = r.one_of("device", {"host", "gpu"}) == "gpu" ? Device::kGpu : Device::kHost;
   hugectr::check_unused_keys(r, hugectr::UnusedIn::kEmbedding);
   return e;
 }
@@ -198,7 +200,7 @@ void parse_layers(const ValueReader& layers, Config& c) {
       c.data = parse_data_layer(r, name, tops);
       data_path = path;
     } else if (contains(hugectr::runnable_embedding_types(), type)) {
-      c.embeddings.push_back(parse_embedding_layer(r, name, type, c.optimizer));
+      c.embeddings.push_back(parse_embedding_layer(r, name, type, c.optimizer, c.solver.device));
       tops.push_back({c.embeddings.back().top, r.path_of("top")});
       bottoms.push_back(r.required("bottom", ""));
       slot_lists.push_back(r.optional("slots"));

@@ -24,8 +24,9 @@ void parse_synthetic(const ObjectReader& data_layer, const std::vector<std::int6
                      SyntheticSource& source);
 DataLayer parse_data_layer(const ObjectReader& layer, const std::string& name, std::vector<TensorName>& tops);
 EmbeddingStorage parse_embedding_storage(const ObjectReader& storage);
+// `global` and `solver_device`: the optimizer and the device of a layer that names none.
 EmbeddingLayer parse_embedding_layer(const ObjectReader& layer, const std::string& name, const std::string& type,
-                                     const Optimizer& global);
+                                     const Optimizer& global, Device solver_device);
 // The "layers" array: exactly one Data layer, at least one embedding layer, names and tops unique,
 // every embedding's bottom the Data layer's sparse top. Fills config.data and config.embeddings.
 void parse_layers(const ValueReader& layers, Config& config);
@@ -47,5 +48,8 @@ ParameterServerSettings parse_parameter_server_settings(const ObjectReader& para
 // After every section: a layer on parameter servers needs the section, and shares the run only with
 // other such layers (the world splits into trainers and servers for all of them).
 void check_parameter_server_layers(const Config& config, const std::string& origin);
+// After the layers: one device for all of them; solver.communicator only on a GPU run; solver.gpu
+// on a host run recorded in Config::not_used.
+void check_layer_devices(const ObjectReader& top, Config& config);
 
 }  // namespace embscale::config

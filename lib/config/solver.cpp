@@ -4,10 +4,37 @@
 #include "core/error.hpp"
 
 namespace embscale::config {
+namespace {
+
+// HugeCTR's "gpu": [0, 1] (one node) or [[0, 1], [1, 2]] (a list per node).
+std::vector<std::vector<std::int32_t>> parse_gpu_lists(const ValueReader& v) {
+  constexpr auto expected = "a list of GPU indices, or one list per node";
+  constexpr auto max_index = 1 << 16;
+  std::vector<std::vector<std::int32_t>> nodes;
+  std::vector<std::int32_t> one_node;
+  bool per_node = false;
+  const auto entries = v.array(0, expected);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& entry = entries[i];
+    if (i > 0 && entry.json().is_array() != per_node) entry.fail(expected + std::string(", not both"));
+    per_node = entry.json().is_array();
+    if (per_node) {
+      auto& list = nodes.emplace_back();
+      for (const auto& index : entry.array(1, "a non-empty list of GPU indices"))
+        list.push_back(static_cast<std::int32_t>(index.integer(IntRange::between(0, max_index))));
+    } else {
+      one_node.push_back(static_cast<std::int32_t>(entry.integer(IntRange::between(0, max_index))));
+    }
+  }
+  if (!per_node && !one_node.empty()) nodes.push_back(std::move(one_node));
+  return nodes;
+}
+
+}  // namespace
 
 Solver parse_solver(const ObjectReader& r) {
-  std::vector<std::string> keys = {"batchsize", "batchsize_per_rank", "max_iter", "warmup_iter", "display",
-                                   "seed",      "input_key_type"};
+  std::vector<std::string> keys = {"batchsize", "batchsize_per_rank", "max_iter", "warmup_iter",  "display",
+                                   "seed",      "input_key_type",     "device",   "communicator", "gpu"};
   r.only_keys(hugectr::with_unused_keys(keys, hugectr::UnusedIn::kSolver));
   Solver s;
   if (const auto per_rank = r.optional("batchsize_per_rank")) {
@@ -24,6 +51,11 @@ Solver parse_solver(const ObjectReader& r) {
   s.display = r.integer_or("display", 0, IntRange::at_least(0));
   s.seed = r.unsigned_or("seed", 0);
   if (r.has("input_key_type")) s.input_key_type = r.one_of("input_key_type", {"I32", "I64"});  // HugeCTR's
+  if (r.has("device")) s.device = r.one_of("device", {"host", "gpu"}) == "gpu" ? Device::kGpu : Device::kHost;
+  if (r.has("communicator"))
+    s.communicator =
+        r.one_of("communicator", {"nccl", "mpi"}) == "mpi" ? DeviceExchange::kStagedMpi : DeviceExchange::kNccl;
+  if (const auto gpu = r.optional("gpu")) s.gpus = parse_gpu_lists(*gpu);
   hugectr::check_unused_keys(r, hugectr::UnusedIn::kSolver);
   return s;
 }

@@ -33,7 +33,7 @@ extern "C" {
 
 /* The version of the functions of this header (the core: errors, devices, streams, events,
  * memory). The kernel families are versioned each on its own (device/kernel_families.h). */
-#define EMBSCALE_CUDA_ABI_VERSION 2
+#define EMBSCALE_CUDA_ABI_VERSION 3
 /* The file name the loader looks for (next to the executable, ...; device/library_search.hpp). */
 #define EMBSCALE_CUDA_LIBRARY_NAME "libembscale_cuda.so"
 
@@ -41,10 +41,11 @@ extern "C" {
  * offending index, ...) is in embscale_cuda_last_error_detail(). */
 enum {
   EMBSCALE_CUDA_OK = 0,
-  EMBSCALE_CUDA_NO_DEVICE = 1,       /* no usable GPU or driver (cudaGetDeviceCount failed or 0) */
-  EMBSCALE_CUDA_CUDA_ERROR = 2,      /* any other CUDA runtime failure (launch, copy, memory) */
-  EMBSCALE_CUDA_BAD_INDEX = 3,       /* a row index outside [0, num_rows) */
-  EMBSCALE_CUDA_INVALID_ARGUMENT = 4 /* negative size, NULL pointer with n > 0, size overflow */
+  EMBSCALE_CUDA_NO_DEVICE = 1,        /* no usable GPU or driver (cudaGetDeviceCount failed or 0) */
+  EMBSCALE_CUDA_CUDA_ERROR = 2,       /* any other CUDA runtime failure (launch, copy, memory) */
+  EMBSCALE_CUDA_BAD_INDEX = 3,        /* a row index outside [0, num_rows) */
+  EMBSCALE_CUDA_INVALID_ARGUMENT = 4, /* negative size, NULL pointer with n > 0, size overflow */
+  EMBSCALE_CUDA_UNAVAILABLE = 5       /* a library a family needs is missing or too old (NCCL) */
 };
 
 /* The text of each code: what embscale_cuda_error_string returns (defined here, beside the codes,
@@ -56,6 +57,7 @@ static inline const char* embscale_cuda_code_text(int code) {
     case EMBSCALE_CUDA_CUDA_ERROR: return "CUDA error";
     case EMBSCALE_CUDA_BAD_INDEX: return "row index out of range";
     case EMBSCALE_CUDA_INVALID_ARGUMENT: return "invalid argument";
+    case EMBSCALE_CUDA_UNAVAILABLE: return "unavailable";
     default: return "unknown embscale_cuda error code";
   }
 }
@@ -86,6 +88,10 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_versions(int* runtime_version, int* drive
 /* Makes `device` the calling thread's current device (cudaSetDevice) / reads it. */
 EMBSCALE_CUDA_EXPORT int embscale_cuda_set_device(int device);
 EMBSCALE_CUDA_EXPORT int embscale_cuda_get_device(int* device);
+/* What a report records of `device`: its name (NUL-terminated, cut to name_bytes - 1), compute
+ * capability and global memory. Any output pointer may be NULL. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_device_properties(int device, char* name, int64_t name_bytes, int* cc_major,
+                                                         int* cc_minor, int64_t* memory_bytes);
 
 /* ---- kernel families ---- */
 
@@ -118,6 +124,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_event_destroy(void* event); /* NULL: igno
 EMBSCALE_CUDA_EXPORT int embscale_cuda_event_record(void* event, void* stream);
 /* Waits until `event` has completed. */
 EMBSCALE_CUDA_EXPORT int embscale_cuda_event_synchronize(void* event);
+/* *done = 1 when `event` has completed, else 0; does not wait. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_event_query(void* event, int* done);
 /* Milliseconds between two completed events recorded on one device, into *milliseconds. */
 EMBSCALE_CUDA_EXPORT int embscale_cuda_event_elapsed_ms(void* start, void* end, float* milliseconds);
 
@@ -127,6 +135,11 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_event_elapsed_ms(void* start, void* end, 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_malloc(int64_t bytes, void** pointer);
 /* Frees memory from embscale_cuda_malloc after the device's queued work (NULL: ignored). */
 EMBSCALE_CUDA_EXPORT int embscale_cuda_free(void* pointer);
+/* `bytes` of page-locked host memory into *pointer (NULL for bytes == 0): the staging buffers of
+ * copies that overlap with the device's work. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_malloc_host(int64_t bytes, void** pointer);
+/* Frees memory from embscale_cuda_malloc_host (NULL: ignored); no copy may still use it. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_free_host(void* pointer);
 /* Queues a copy of `bytes` from src to dst on `stream`; each may be host or device memory (the
  * direction is inferred from the addresses). From pageable host memory the call returns once the
  * source may be reused; into host memory the bytes are there after the stream is synchronized. */
@@ -151,6 +164,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_memset_async(void* dst, int value, int64_
   X(versions)                             \
   X(set_device)                           \
   X(get_device)                           \
+  X(device_properties)                    \
   X(family_version)                       \
   X(stream_create)                        \
   X(stream_destroy)                       \
@@ -159,9 +173,12 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_memset_async(void* dst, int value, int64_
   X(event_destroy)                        \
   X(event_record)                         \
   X(event_synchronize)                    \
+  X(event_query)                          \
   X(event_elapsed_ms)                     \
   X(malloc)                               \
   X(free)                                 \
+  X(malloc_host)                          \
+  X(free_host)                            \
   X(copy_async)                           \
   X(memset_async)
 

@@ -177,4 +177,14 @@ int DeviceLibrary::device_count(std::string* why_none) const {
   return 0;
 }
 
+DeviceLibrary::DeviceProperties DeviceLibrary::properties(int device) const {
+  DeviceProperties p;
+  std::array<char, 256> name{};
+  check(functions_.device_properties(device, name.data(), static_cast<std::int64_t>(name.size()), &p.compute_major,
+                                     &p.compute_minor, &p.memory_bytes),
+        "device properties of GPU " + std::to_string(device));
+  p.name = name.data();
+  return p;
+}
+
 }  // namespace embscale::device

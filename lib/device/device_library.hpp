@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -90,6 +91,15 @@ class DeviceLibrary {
   // Number of CUDA devices, 0 when there is none; then *why_none (when given) holds the CUDA
   // runtime's reason, e.g. "no CUDA device: cudaGetDeviceCount: no CUDA-capable device ...".
   int device_count(std::string* why_none = nullptr) const;
+
+  // What a report records of a GPU (embscale_cuda_device_properties). Throws Error when the
+  // runtime cannot say (no such device).
+  struct DeviceProperties {
+    std::string name;  // "NVIDIA H200"
+    int compute_major = 0, compute_minor = 0;
+    std::int64_t memory_bytes = 0;
+  };
+  DeviceProperties properties(int device) const;
 
   // The code's text and the library's detail of the last failure on this thread, e.g.
   // "row index out of range: rows[3] = 97 is outside [0, 97) ...".

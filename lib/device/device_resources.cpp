@@ -41,6 +41,12 @@ void Event::synchronize() const {
   owned_.library().check(owned_.library().functions().event_synchronize(handle()), "waiting for a device event");
 }
 
+bool Event::done() const {
+  int done = 0;
+  owned_.library().check(owned_.library().functions().event_query(owned_.get(), &done), "event_query");
+  return done != 0;
+}
+
 double Event::seconds_since(const Event& start) const {
   float ms = 0;
   owned_.library().check(owned_.library().functions().event_elapsed_ms(start.handle(), handle(), &ms),

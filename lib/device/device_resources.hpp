@@ -62,6 +62,8 @@ class Event {
   // Completes when the work queued on `stream` (a stream handle, null: the default) before it has.
   void record(void* stream);
   void synchronize() const;
+  // Whether the work before its record has completed (or it was never recorded); does not wait.
+  bool done() const;
   // Seconds from `start` to this event, both recorded and completed.
   double seconds_since(const Event& start) const;
 

@@ -187,6 +187,22 @@ LayerSpec make_layer_spec(comm::Communicator* comm, const config::Config& config
 
 namespace {
 
+// A GPU layer needs a scheme with a GPU step and storage that has one (the two-tier table keeps
+// its slow tier on the host's disk and has none).
+void check_device_path(const LayerSpec& spec, const SchemeEntry& entry) {
+  if (!entry.runs_on_device) {
+    const std::string with = scheme_names_where([](const SchemeEntry& e) { return e.runs_on_device; });
+    throw InputError(spec.path + ".device: \"gpu\": " + entry.name + " has no GPU step in this build (" +
+                     (with.empty() ? "no scheme has one yet" : "the schemes with one: " + with) +
+                     "); run the layer on the host");
+  }
+  const auto& storage = spec.config->storage;
+  if (storage.caching || storage.global_hbm_for_values > 0)
+    throw InputError(spec.path + ".storage: the two-tier table (" +
+                     (storage.caching ? std::string("caching") : std::string("global_hbm_for_values")) +
+                     ") has no GPU path in this build; run the layer on the host, or without the two tiers");
+}
+
 // Fields a scheme would ignore are refused, so that a config says what it runs.
 void check_scheme_fields(const LayerSpec& spec, const SchemeEntry& entry) {
   const auto& layer = *spec.config;
@@ -200,6 +216,7 @@ void check_scheme_fields(const LayerSpec& spec, const SchemeEntry& entry) {
                      "de-duplicated before the exchange (its owners de-duplicate before the lookup); only " +
                      scheme_names_where([](const SchemeEntry& e) { return e.dedups_before_exchange; }) +
                      " can switch it off");
+  if (layer.device == config::Device::kGpu) check_device_path(spec, entry);
 }
 
 }  // namespace

@@ -64,6 +64,8 @@ struct SchemeEntry {
   // Null for the whole-table schemes: table_owners answers for them.
   std::int64_t (*most_rows)(const LayerSpec& spec, int ranks) = nullptr;
   std::optional<PlannerModel> planner = std::nullopt;  // none: the planner neither chooses nor predicts it
+  // Has a GPU step: a layer with "device": "gpu" may run it (refused by name on the others).
+  bool runs_on_device = false;
 };
 
 std::span<const SchemeEntry> schemes();

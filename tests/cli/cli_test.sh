@@ -253,6 +253,45 @@ case "$case_name" in
       grep -qE "^$column " "$work/out.txt" || fail "summary lacks $column: $(cat "$work/out.txt")"
     done
     ;;
+  gpu_refused)
+    # "device": "gpu" is refused before the run, with exit 2 and one message, where it cannot run:
+    # no GPU library, no GPU (the stand-in library reporting 0, then the real one on a machine
+    # without a GPU), more NCCL ranks than GPUs; where it can, the layer's scheme says it has no
+    # GPU step yet. The stand-in's path comes from ctest ($EMBSCALE_TEST_FAKE_DEVICE).
+    [ -n "${EMBSCALE_TEST_FAKE_DEVICE:-}" ] || fail "EMBSCALE_TEST_FAKE_DEVICE is not set (ctest sets it)"
+    gpu=(--set solver.device=gpu -o "$work/reports/r.h5")
+    EMBSCALE_CUDA_LIBRARY=/nonexistent/libembscale_cuda.so expect_bad_input \
+      "layers[emb1].device: \"gpu\" needs embscale's GPU library, which $(hostname) cannot load: " "${gpu[@]}"
+    grep -qF "/nonexistent/libembscale_cuda.so" "$work/err.txt" || fail "the place tried is not named: $(cat "$work/err.txt")"
+    EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_FAKE_DEVICE EMBSCALE_FAKE_DEVICE_COUNT=0 expect_bad_input \
+      "layers[emb1].device: \"gpu\" needs a GPU; $(hostname) has none ($EMBSCALE_TEST_FAKE_DEVICE: no CUDA device: cudaGetDeviceCount: no CUDA-capable device is detected)" \
+      "${gpu[@]}"
+    EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_FAKE_DEVICE EMBSCALE_FAKE_DEVICE_COUNT=1 expect_bad_input \
+      "solver.communicator: 2 ranks run on $(hostname), which has 1 GPU; NCCL takes one rank per GPU" "${gpu[@]}"
+    EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_FAKE_DEVICE EMBSCALE_FAKE_DEVICE_COUNT=1 expect_bad_input \
+      "layers[emb1].device: \"gpu\": all2all_dense has no GPU step in this build" "${gpu[@]}" --set solver.communicator=mpi
+    if [ -n "${EMBSCALE_TEST_CUDA_LIBRARY:-}" ]; then  # built with CUDA: the real library's verdict
+      if nvidia-smi -L >/dev/null 2>&1; then
+        EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_CUDA_LIBRARY BAD_INPUT_RANKS=1 expect_bad_input "has no GPU step in this build" "${gpu[@]}"
+      else
+        EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_CUDA_LIBRARY expect_bad_input \
+          "layers[emb1].device: \"gpu\" needs a GPU; $(hostname) has none ($EMBSCALE_TEST_CUDA_LIBRARY: no CUDA device: cudaGetDeviceCount: " "${gpu[@]}"
+      fi
+    fi
+    # A sweep refuses its GPU point by number before any point runs.
+    printf '{"sweep_version": 1, "base": "%s", "grid": {"solver.device": ["host", "gpu"]}}\n' "$configs/default.json" >"$work/gpu_sweep.json"
+    EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_FAKE_DEVICE EMBSCALE_FAKE_DEVICE_COUNT=0 run_on_ranks 2 sweep "$work/gpu_sweep.json" -o "$work/reports/s.h5"
+    [ "$rc" -eq 2 ] || fail "sweep: exit $rc, expected 2: $(cat "$work/err.txt")"
+    grep -qF "gpu_sweep.json: point 1 (solver.device=\"gpu\") at 2 ranks: layers[emb1].device: \"gpu\" needs a GPU;" "$work/err.txt" ||
+      fail "sweep: $(cat "$work/err.txt")"
+    [ -z "$(ls -A "$work/reports")" ] || fail "sweep left files: $(ls -A "$work/reports")"
+    # validate checks what has a GPU path and leaves the machine to the run.
+    cfg=$(variant gpu 's/"name": "emb1",/"name": "emb1", "device": "gpu",/')
+    "$embscale" validate "$cfg" >"$work/out.txt" 2>"$work/err.txt"
+    [ $? -eq 2 ] || fail "validate accepted a scheme without a GPU step: $(cat "$work/out.txt")"
+    grep -qF "$cfg: layers[emb1].device: \"gpu\": all2all_dense has no GPU step in this build" "$work/err.txt" ||
+      fail "validate: $(cat "$work/err.txt")"
+    ;;
   slots_out_of_range)
     expect_bad_input "layers[emb1].slots: expected slot indices below the Data layer's slot_num (8), got [6,7,8]" \
       "$configs/scheme_all2all_dense.json" --set 'layers.emb1.slots=[6, 7, 8]' -o "$work/reports/r.h5"

@@ -3,8 +3,8 @@
 // rank computes alone. Values keep every result exact: small integers (so Half and BFloat16 sums
 // are exact whatever the order), products of 1, -1 and 2. Integer sums may wrap (int8 does), and
 // the reference wraps the same way (C++20 conversions to a narrower integer are modular).
-// Each case runs with MPI's native counts and with the per-message limit lowered to 2, so the
-// large-count schedules run on small data.
+// Each case runs on every backend (backends.hpp): MPI with its native counts, MPI with the
+// per-message limit lowered to 2 (so the large-count schedules run on small data), and NCCL.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backends.hpp"
 #include "comm/mpi_communicator.hpp"
 
 namespace embscale::comm {
@@ -106,16 +107,17 @@ template <class F> void for_each_type(F&& f) {
   f.template operator()<BFloat16>("bfloat16");
 }
 
-class CommunicatorOps : public testing::TestWithParam<std::size_t> {
+using testing::Backend;
+
+class CommunicatorOps : public ::testing::TestWithParam<Backend> {
  protected:
-  CommunicatorOps() : world(MPI_COMM_WORLD) {
-    if (GetParam() != 0) world.set_max_message_rows(GetParam());
-  }
+  CommunicatorOps() : backend(GetParam()), world(backend.get()) {}
   std::size_t R() const { return static_cast<std::size_t>(world.size()); }
   std::size_t me() const { return static_cast<std::size_t>(world.rank()); }
   // Element counts: not a multiple of the rank count (beyond 1 rank), and zero.
   std::vector<std::size_t> counts() const { return {2 * R() + 1, 0}; }
-  MpiCommunicator world;
+  testing::BackendWorld backend;
+  Communicator& world;
 };
 
 TEST_P(CommunicatorOps, AllreduceEveryTypeAndOp) {
@@ -276,10 +278,10 @@ TEST_P(CommunicatorOps, TrafficIsCountedPerOperation) {
   EXPECT_EQ(world.stats().total().calls, 4u);
 }
 
-INSTANTIATE_TEST_SUITE_P(MessageLimit, CommunicatorOps, testing::Values(std::size_t{0}, std::size_t{2}),
-                         [](const auto& param_info) {
-                           return param_info.param == 0 ? std::string("native") : std::string("chunked");
-                         });
+INSTANTIATE_TEST_SUITE_P(Backends, CommunicatorOps,
+                         ::testing::Values(Backend{"native"}, Backend{"chunked", 2}, Backend{"nccl", 0, true},
+                                           Backend{"staged", 0, false, true}),
+                         testing::backend_name);
 
 // alltoallv's per-pair schedule (mpi_alltoallv.cpp) with the limit at 2 * ranks, so the threshold
 // T is 2 rows: pairs of 9 rows travel point to point (in pieces of 2 * ranks rows), pairs of 1 in

@@ -60,7 +60,7 @@ TEST(ConfigHugeCtr, AcceptsHugeCtrKeysItDoesNotUse) {
   // What changes nothing a run measures: named with why, so that none is dropped without a word.
   EXPECT_EQ(c.not_used,
             (std::vector<std::string>{
-                "solver.gpu (the GPUs a node uses: here the launcher's ranks (mpiexec -n, srun -n) run)",
+                "solver.gpu (the GPUs a node uses: this config's layers run on the host, on the launcher's ranks)",
                 "optimizer.learning_rate (HugeCTR's flag; the rate is the hparam block's)",
                 "optimizer.sgd_hparam.warmup_steps (a learning-rate schedule: the rows train at the fixed "
                 "learning_rate)",
@@ -91,7 +91,7 @@ TEST(ConfigHugeCtr, UnusedKeysMustStillHoldValidValues) {
       {[](auto& j) {
          j["solver"]["gpu"] = {0, -1};
        },
-       "solver.gpu[1]: expected an integer >= 0, got -1"},
+       "solver.gpu[1]: expected an integer in [0, 65536], got -1"},
       {[](auto& j) { j["solver"]["gpu"] = "0"; },
        "solver.gpu: expected a list of GPU indices, or one list per node, got \"0\""},
       {[](auto& j) { j["solver"]["mixed_precision"] = 100; },

@@ -42,6 +42,21 @@ TEST(DeviceResources, ABufferCopiesToTheDeviceAndBackOnAStream) {
   empty.copy_from_host(in.data(), 0, nullptr);
 }
 
+// The stand-in completes work at the call: a recorded event is done at once. Its devices are
+// named for it, and one beyond the count is the runtime's error.
+TEST(DeviceResources, AnEventSaysWhetherItIsDoneAndDevicesDescribeThemselves) {
+  const DeviceLibrary library = DeviceLibrary::open(EMBSCALE_TEST_FAKE_DEVICE);
+  Stream stream(library);
+  Event event(library);
+  event.record(stream.handle());
+  EXPECT_TRUE(event.done());
+  const auto gpu = library.properties(0);
+  EXPECT_EQ(gpu.name, "embscale fake device 0");
+  EXPECT_EQ(gpu.compute_major, 9);
+  EXPECT_EQ(gpu.memory_bytes, std::int64_t{1} << 30);
+  EXPECT_THROW((void)library.properties(1), Error);
+}
+
 TEST(DeviceResources, AFailedAllocationIsAnErrorWithTheLibrarysDetail) {
   const DeviceLibrary library = DeviceLibrary::open(EMBSCALE_TEST_FAKE_DEVICE);
   try {

@@ -18,6 +18,12 @@
  *   EMBSCALE_FAKE_ROW_GATHER_VERSION_OFFSET=k  reports row_gather version + k (another build's)
  *   EMBSCALE_FAKE_OMIT_KV_TABLE            lacks the kv_table family (the GPU table), which
  *                                          fake_kv_table.cpp otherwise implements on host memory
+ *   EMBSCALE_FAKE_OMIT_NCCL                lacks the nccl family, which fake_nccl.cpp otherwise
+ *                                          implements between processes over shared memory
+ *
+ * At run time, $EMBSCALE_FAKE_DEVICE_COUNT (a number >= 0, default 1) is the number of devices it
+ * reports, so that a whole CLI run (mpiexec and its ranks) can stand on a node with no GPU, or
+ * with several; 0 fails as the real library does on a machine without one.
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under strict C11 */
 
@@ -44,6 +50,10 @@ static int fail(int code, const char* text) {
   return code;
 }
 
+/* fail() for the stand-in's C++ parts (fake_nccl.cpp): one per-thread detail for the library. */
+int embscale_fake_fail(int code, const char* text) { return fail(code, text); }
+void embscale_fake_clear_detail(void) { detail[0] = '\0'; }
+
 #ifndef EMBSCALE_FAKE_OMIT_ABI_VERSION
 EMBSCALE_CUDA_EXPORT int embscale_cuda_abi_version(void) {
   return EMBSCALE_CUDA_ABI_VERSION + EMBSCALE_FAKE_ABI_VERSION_OFFSET;
@@ -58,6 +68,12 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_device_count(int* count) {
   detail[0] = '\0';
   if (count == NULL) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "count is NULL");
   *count = 1;
+  const char* wanted = getenv("EMBSCALE_FAKE_DEVICE_COUNT");
+  if (wanted != NULL && wanted[0] != '\0') *count = atoi(wanted);
+  if (*count <= 0) {
+    *count = 0;
+    return fail(EMBSCALE_CUDA_NO_DEVICE, "cudaGetDeviceCount: no CUDA-capable device is detected");
+  }
   return EMBSCALE_CUDA_OK;
 }
 
@@ -130,7 +146,9 @@ static int current_device = 0;
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_set_device(int device) {
   detail[0] = '\0';
-  if (device != 0) return fail(EMBSCALE_CUDA_CUDA_ERROR, "cudaSetDevice: invalid device ordinal");
+  int count = 0;
+  if (embscale_cuda_device_count(&count) != EMBSCALE_CUDA_OK || device < 0 || device >= count)
+    return fail(EMBSCALE_CUDA_CUDA_ERROR, "cudaSetDevice: invalid device ordinal");
   current_device = device;
   return EMBSCALE_CUDA_OK;
 }
@@ -142,6 +160,21 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_get_device(int* device) {
   return EMBSCALE_CUDA_OK;
 }
 
+/* "embscale fake device <n>", compute capability 9.0 and 1 GiB, values that name where they came from. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_device_properties(int device, char* name, int64_t name_bytes, int* cc_major,
+                                                         int* cc_minor, int64_t* memory_bytes) {
+  detail[0] = '\0';
+  if (name != NULL && name_bytes <= 0) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "name_bytes must be > 0");
+  int count = 0;
+  if (embscale_cuda_device_count(&count) != EMBSCALE_CUDA_OK || device < 0 || device >= count)
+    return fail(EMBSCALE_CUDA_CUDA_ERROR, "cudaGetDeviceProperties: cudaErrorInvalidDevice: invalid device ordinal");
+  if (name != NULL) snprintf(name, (size_t)name_bytes, "embscale fake device %d", device);
+  if (cc_major != NULL) *cc_major = 9;
+  if (cc_minor != NULL) *cc_minor = 0;
+  if (memory_bytes != NULL) *memory_bytes = (int64_t)1 << 30;
+  return EMBSCALE_CUDA_OK;
+}
+
 EMBSCALE_CUDA_EXPORT int embscale_cuda_family_version(const char* family, int* version) {
   detail[0] = '\0';
   if (family == NULL || version == NULL) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "family or version is NULL");
@@ -150,6 +183,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_family_version(const char* family, int* v
                  : 0;
 #ifndef EMBSCALE_FAKE_OMIT_KV_TABLE
   if (strcmp(family, "kv_table") == 0) *version = EMBSCALE_CUDA_KV_TABLE_VERSION; /* fake_kv_table.cpp */
+#endif
+#ifndef EMBSCALE_FAKE_OMIT_NCCL
+  if (strcmp(family, "nccl") == 0) *version = EMBSCALE_CUDA_NCCL_VERSION; /* fake_nccl.cpp */
 #endif
   return EMBSCALE_CUDA_OK;
 }
@@ -214,6 +250,14 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_event_synchronize(void* event) {
   return EMBSCALE_CUDA_OK;
 }
 
+/* Work completes at the call, so a recorded event is done; one never recorded too (as CUDA). */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_event_query(void* event, int* done) {
+  detail[0] = '\0';
+  if (event == NULL || done == NULL) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "event or done is NULL");
+  *done = 1;
+  return EMBSCALE_CUDA_OK;
+}
+
 /* As CUDA: an event never recorded has no time (cudaErrorInvalidResourceHandle). */
 EMBSCALE_CUDA_EXPORT int embscale_cuda_event_elapsed_ms(void* start, void* end, float* milliseconds) {
   detail[0] = '\0';
@@ -242,6 +286,21 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_malloc(int64_t bytes, void** pointer) {
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_free(void* pointer) {
+  detail[0] = '\0';
+  free(pointer);
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_malloc_host(int64_t bytes, void** pointer) {
+  detail[0] = '\0';
+  if (pointer == NULL || bytes < 0) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "pointer is NULL or bytes < 0");
+  *pointer = NULL;
+  if (bytes == 0) return EMBSCALE_CUDA_OK;
+  *pointer = malloc((size_t)bytes);
+  return *pointer != NULL ? EMBSCALE_CUDA_OK : fail(EMBSCALE_CUDA_CUDA_ERROR, "cudaMallocHost: out of memory");
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_free_host(void* pointer) {
   detail[0] = '\0';
   free(pointer);
   return EMBSCALE_CUDA_OK;

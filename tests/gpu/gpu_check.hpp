@@ -1,12 +1,14 @@
 // What the standalone GPU test binaries share (no GoogleTest on the GPU machine): CHECK counts
 // checks and failures and prints each failure with its values; CUDA_OK ends the program on a
-// CUDA error, naming the call. Each binary reports g_failures of g_checks at its end.
+// CUDA error, naming the call, and ABI_OK on a failed call of libembscale_cuda.so. Each binary reports g_failures of g_checks at its end.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
+
+#include "device/device_abi.h"
 
 namespace embscale::gpu_check {
 inline int g_failures = 0;
@@ -41,4 +43,16 @@ inline bool no_gpu() {
       std::printf("FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(check_err_)); \
       std::exit(1);                                                                                   \
     }                                                                                                 \
+  } while (false)
+
+// An ABI call of libembscale_cuda.so that must succeed: ends the program with its code and the
+// library's detail otherwise.
+#define ABI_OK(call)                                                                        \
+  do {                                                                                      \
+    const int abi_code_ = (call);                                                           \
+    if (abi_code_ != EMBSCALE_CUDA_OK) {                                                    \
+      std::printf("FAIL %s:%d: %s returned %d: %s\n", __FILE__, __LINE__, #call, abi_code_, \
+                  embscale_cuda_last_error_detail());                                       \
+      std::exit(1);                                                                         \
+    }                                                                                       \
   } while (false)

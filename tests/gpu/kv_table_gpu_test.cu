@@ -34,16 +34,6 @@ using embscale::kv::InitializerMode;
 using embscale::kv::ScoreStrategy;
 using portable::BatchOp;
 
-#define ABI_OK(call)                                                                        \
-  do {                                                                                      \
-    const int abi_code_ = (call);                                                           \
-    if (abi_code_ != EMBSCALE_CUDA_OK) {                                                    \
-      std::printf("FAIL %s:%d: %s returned %d: %s\n", __FILE__, __LINE__, #call, abi_code_, \
-                  embscale_cuda_last_error_detail());                                       \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (false)
-
 // Device memory holding a copy of a host vector (or n elements), freed at the end of its scope.
 template <class T> class DeviceArray {
  public:
