@@ -194,7 +194,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_event_query(void* event, int* done) {
     const cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(event));
     *done = err == cudaSuccess ? 1 : 0;
     if (err == cudaErrorNotReady) {
-      (void)cudaGetLastError();  // not an error: clear it, so that it does not surface in a later call
+      // Not an error: cleared when it is what the runtime holds as the last error, so that it does not
+      // surface in a later call; an earlier launch's error stays for that call to report.
+      if (cudaPeekAtLastError() == cudaErrorNotReady) (void)cudaGetLastError();
       return static_cast<int>(EMBSCALE_CUDA_OK);
     }
     return checked(err, "cudaEventQuery");

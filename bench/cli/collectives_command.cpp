@@ -7,9 +7,12 @@
 #include <optional>
 
 #include "bench/cli/collectives_options.hpp"
+#include "bench/cli/run_report.hpp"
 #include "bench/cli/run_setup.hpp"
 #include "bench/cli/subcommand_registry.hpp"
 #include "collectives/bare_mpi.hpp"
+#include "collectives/bare_nccl.hpp"
+#include "collectives/benchmark_run.hpp"
 #include "collectives/collectives_report.hpp"
 #include "collectives/scheme_replay.hpp"
 #include "collectives/skewed_traffic.hpp"
@@ -21,6 +24,7 @@
 #include "core/stop_request.hpp"
 #include "report/metadata.hpp"
 #include "report/writer.hpp"
+#include "run/gpu_rank.hpp"
 
 namespace embscale::cli {
 namespace {
@@ -59,8 +63,15 @@ Skew capture_skew(comm::MpiCommunicator& world, const CollectivesOptions& option
 // Runs every case of the plan, writing each as a run of the report; returns the wrong elements.
 class CaseSweep {
  public:
-  CaseSweep(comm::MpiCommunicator& world, const CollectivesPlan& plan, report::ReportWriter& writer)
-      : world_(world), bare_(world), plan_(plan), writer_(writer) {}
+  // `gpu`: --backend nccl's rank (its NCCL communicator and the bare NCCL calls); null for MPI.
+  CaseSweep(comm::MpiCommunicator& world, const CollectivesPlan& plan, report::ReportWriter& writer,
+            const run::GpuRank* gpu)
+      : world_(world), bare_(world), plan_(plan), writer_(writer) {
+    if (gpu) {
+      bare_nccl_.emplace(*gpu->nccl());
+      nccl_ = collectives::NcclBackend{gpu->nccl(), &*bare_nccl_};
+    }
+  }
 
   std::uint64_t wrong() const noexcept { return wrong_; }
   std::vector<report::SummaryRow>& summary() noexcept { return summary_; }
@@ -108,7 +119,7 @@ class CaseSweep {
     if (const int signal = comm::any_rank_stopping(world_))
       throw StopRequested("embscale collectives: stopped by " + signal_name(signal) + " (no report written)");
     spec.placement = placement;
-    CaseResult result = collectives::run_case(world_, bare_.get(), spec, plan_.settings);
+    CaseResult result = collectives::run_case(world_, bare_.get(), spec, plan_.settings, nccl_ ? &*nccl_ : nullptr);
     if (!result.wrong_examples.empty()) {
       std::string text;
       for (const auto& example : result.wrong_examples)
@@ -127,6 +138,8 @@ class CaseSweep {
 
   comm::MpiCommunicator& world_;
   collectives::BareCommunicator bare_;
+  std::optional<collectives::BareNccl> bare_nccl_;
+  std::optional<collectives::NcclBackend> nccl_;
   const CollectivesPlan& plan_;
   report::ReportWriter& writer_;
   std::vector<report::SummaryRow> summary_;
@@ -195,18 +208,29 @@ int collectives_command(const CollectivesOptions& options) {
   CollectivesPlan plan;
   comm::run_agreed(world, [&] { plan = plan_collectives(options, world.size()); });
   if (!plan.replay_schemes.empty()) return replay_schemes(world, options, plan);
+  // --backend nccl: each rank takes the GPU of its local rank (NCCL: one per GPU) and joins NCCL,
+  // before anything else runs: a machine without them is refused first (exit 2).
+  std::unique_ptr<run::GpuRank> gpu;
+  if (plan.nccl) {
+    const auto placement = run::place_on_hosts(world);
+    comm::run_agreed(world, [&] {
+      gpu = run::GpuRank::open(world, placement, placement.local_rank(world.size()), true, "--backend nccl");
+    });
+  }
   std::optional<Skew> skew;
   if (plan.skewed_counts) skew = capture_skew(world, options, plan);
   const std::filesystem::path output = agreed_output_path(world, options.output_path, "collectives");
 
   std::optional<report::ReportWriter> writer;
   comm::run_agreed(world, [&] {
-    writer.emplace(world, output,
-                   report::collect_run_metadata(world, options.command_line, skew ? skew->config_json : "",
-                                                report::kCollectivesReport));
+    auto metadata = report::collect_run_metadata(world, options.command_line, skew ? skew->config_json : "",
+                                                 report::kCollectivesReport);
+    metadata.attributes["comm_backend"] = options.backend;
+    if (gpu) record_gpu(world, *gpu, metadata);
+    writer.emplace(world, output, std::move(metadata));
   });
 
-  CaseSweep sweep(world, plan, *writer);
+  CaseSweep sweep(world, plan, *writer, gpu.get());
   const collectives::CaseContext equal_context{world.size(), "none", 0.0};
   for (const auto* entry : plan.collectives) {
     const auto bench = entry->make();
@@ -280,6 +304,9 @@ RunFunction define_collectives(CLI::App& command, const Invocation& invocation) 
                      "iteration 0) call by call against bare MPI, instead of the size sweep; -n, -w, --rounds and "
                      "--calibrate apply");
   command.add_option("-o,--output", parsed->output, "report path (default: results/collectives/<UTC timestamp>.h5)");
+  with_default("--backend", o.backend,
+               "mpi: the MPI Communicator on host buffers; nccl: the NCCL Communicator on device buffers, one GPU per "
+               "rank (its local rank), bare NCCL as the baseline");
   return [parsed, command_line = invocation.command_line] {
     CollectivesOptions& options = parsed->options;
     if (!parsed->config.empty()) options.config_path = parsed->config;

@@ -69,6 +69,12 @@ std::vector<std::string> parse_replay(const std::string& text) {
 
 CollectivesPlan plan_collectives(const CollectivesOptions& o, int ranks) {
   CollectivesPlan plan;
+  if (o.backend != "mpi" && o.backend != "nccl")
+    throw InputError("--backend: expected mpi or nccl, got \"" + o.backend + "\"");
+  plan.nccl = o.backend == "nccl";
+  plan.settings.nccl = plan.nccl;
+  if (plan.nccl && o.replay)
+    throw InputError("--replay replays the CPU engine's step over MPI; it has no --backend nccl (leave it out)");
   if (o.replay) {
     if (!o.names.empty())
       throw InputError("--replay replays a scheme's training step on its own; leave out the collectives to sweep (" +

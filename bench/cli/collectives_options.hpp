@@ -38,6 +38,7 @@ struct CollectivesOptions {
   std::optional<std::string> scheme;       // --scheme
   std::optional<std::string> replay;       // --replay: schemes whose step to replay
   std::optional<std::string> output_path;  // -o
+  std::string backend = "mpi";             // --backend: "mpi" (host buffers) or "nccl" (one GPU per rank)
   std::string command_line;
 };
 
@@ -53,6 +54,7 @@ struct CollectivesPlan {
   // --replay: the schemes whose training step is replayed (registry names, each factory once),
   // instead of the collectives' size sweep.
   std::vector<std::string> replay_schemes;
+  bool nccl = false;  // --backend nccl
 };
 
 // Throws InputError naming the flag. `ranks`: the run's rank count (a root must be one of them).

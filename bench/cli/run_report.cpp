@@ -79,4 +79,29 @@ report::SummaryRow make_summary_row(const std::string& id, const config::Config&
   return row;
 }
 
+namespace {
+
+// "13.0" for CUDA's 13000; "2.28.9" for NCCL's 22809 (2.9 onward: major * 10000 + minor * 100 + patch).
+std::string cuda_version_text(int code) { return std::to_string(code / 1000) + "." + std::to_string(code % 1000 / 10); }
+std::string nccl_version_text(int code) {
+  return std::to_string(code / 10000) + "." + std::to_string(code % 10000 / 100) + "." + std::to_string(code % 100);
+}
+
+}  // namespace
+
+void record_gpu(comm::Communicator& world, const run::GpuRank& gpu, report::RunMetadata& metadata) {
+  const auto properties = gpu.library().properties(gpu.device());
+  const auto versions = gpu.library().versions();
+  const auto texts =
+      comm::broadcast_strings(world, {properties.name, std::to_string(properties.memory_bytes),
+                                      cuda_version_text(versions.runtime), cuda_version_text(versions.driver),
+                                      gpu.nccl() ? nccl_version_text(gpu.nccl()->nccl_version()) : "not used"});
+  auto& a = metadata.attributes;
+  a["gpu_model"] = texts[0];
+  a["gpu_memory_bytes"] = static_cast<std::int64_t>(std::stoll(texts[1]));
+  a["cuda_version"] = texts[2];
+  a["cuda_driver_version"] = texts[3];
+  a["nccl_version"] = texts[4];
+}
+
 }  // namespace embscale::cli

@@ -6,8 +6,10 @@
 
 #include "config/config.hpp"
 #include "plan/planner.hpp"
+#include "report/metadata.hpp"
 #include "report/summary.hpp"
 #include "report/writer.hpp"
+#include "run/gpu_rank.hpp"
 #include "run/training_run.hpp"
 
 namespace embscale::cli {
@@ -21,5 +23,10 @@ report::RunRecord make_run_record(const std::string& id, const config::Config& c
 // has an eviction section).
 report::SummaryRow make_summary_row(const std::string& id, const config::Config& config, int ranks,
                                     const run::TrainingRun& run);
+
+// A GPU run's report attributes (results/schema.md): gpu_model, gpu_memory_bytes, cuda_version
+// (the runtime the GPU library was built with), cuda_driver_version, and with NCCL nccl_version;
+// rank 0's, broadcast (the writer requires identical attributes on every rank). Collective.
+void record_gpu(comm::Communicator& world, const run::GpuRank& gpu, report::RunMetadata& metadata);
 
 }  // namespace embscale::cli

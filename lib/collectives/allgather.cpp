@@ -2,6 +2,7 @@
 // nccl-tests: count = elements per rank (size / type / ranks, rounded down); size = ranks *
 // count elements; busbw factor (n-1)/n. In place: the input is this rank's segment of the output.
 #include "collectives/bare_mpi.hpp"
+#include "collectives/bare_nccl.hpp"
 #include "collectives/collective_registry.hpp"
 #include "collectives/element_type.hpp"
 
@@ -26,6 +27,10 @@ class Allgather final : public CollectiveBench {
   ExpectedElement expected(const Layout& l, std::size_t, std::size_t i, int, int, int) const override {
     if (l.count == 0) return {};
     return {ExpectedElement::Kind::kMoved, static_cast<int>(i / l.count), {0, i % l.count}};
+  }
+  // In place, the input is the rank's own segment of the output: NCCL's in place too.
+  void enqueue_bare_nccl(const CallArgs& a, std::size_t) const override {
+    a.nccl->all_gather(a.send, a.recv, a.layout->count, a.type);
   }
   void run(Side side, const CallArgs& a, std::size_t first, std::span<double> times) const override {
     visit_element_type(a.type, [&]<class T>(std::type_identity<T>) {

@@ -2,6 +2,7 @@
 // nccl-tests: count elements in and out; busbw factor 2(n-1)/n (a ring's reduce-scatter then
 // all-gather, each moving (n-1)/n of the data).
 #include "collectives/bare_mpi.hpp"
+#include "collectives/bare_nccl.hpp"
 #include "collectives/collective_registry.hpp"
 #include "collectives/element_type.hpp"
 
@@ -20,6 +21,9 @@ class Allreduce final : public CollectiveBench {
   std::size_t input_elements(const Layout& l, std::size_t, int, int) const override { return l.count; }
   ExpectedElement expected(const Layout&, std::size_t, std::size_t i, int, int, int) const override {
     return {ExpectedElement::Kind::kReduced, 0, {0, i}};
+  }
+  void enqueue_bare_nccl(const CallArgs& a, std::size_t) const override {
+    a.nccl->all_reduce(a.send, a.recv, a.layout->count, a.type, a.op);
   }
   void run(Side side, const CallArgs& a, std::size_t first, std::span<double> times) const override {
     visit_element_type(a.type, [&]<class T>(std::type_identity<T>) {

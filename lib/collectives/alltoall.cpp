@@ -2,6 +2,7 @@
 // nccl-tests: count = elements per peer (size / type / ranks, rounded down); size = ranks *
 // count elements; busbw factor (n-1)/n. Out of place only (as ncclAlltoAll).
 #include "collectives/bare_mpi.hpp"
+#include "collectives/bare_nccl.hpp"
 #include "collectives/collective_registry.hpp"
 #include "collectives/element_type.hpp"
 
@@ -24,6 +25,13 @@ class Alltoall final : public CollectiveBench {
   ExpectedElement expected(const Layout& l, std::size_t, std::size_t i, int rank, int, int) const override {
     if (l.count == 0) return {};
     return {ExpectedElement::Kind::kMoved, static_cast<int>(i / l.count), {rank, i % l.count}};
+  }
+  // NCCL has no alltoall: grouped send/recv, as nccl-tests runs it.
+  void enqueue_bare_nccl(const CallArgs& a, std::size_t) const override {
+    const auto ranks = static_cast<std::size_t>(a.nccl->size());
+    std::vector<std::size_t> counts(ranks, a.layout->count), offsets(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) offsets[r] = r * a.layout->count;
+    a.nccl->exchange(a.send, counts, offsets, a.recv, counts, offsets, element_bytes(a.type));
   }
   void run(Side side, const CallArgs& a, std::size_t first, std::span<double> times) const override {
     visit_element_type(a.type, [&]<class T>(std::type_identity<T>) {

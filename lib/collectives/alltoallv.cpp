@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "collectives/bare_mpi.hpp"
+#include "collectives/bare_nccl.hpp"
 #include "collectives/collective_registry.hpp"
 #include "collectives/element_type.hpp"
 
@@ -79,6 +80,11 @@ class Alltoallv : public CollectiveBench {
     for (const auto& c : args.layout->per_call)
       if (c.send_int.empty()) return false;
     return CollectiveBench::has_bare_mpi(args);
+  }
+  // NCCL has no alltoallv: grouped send/recv, as nccl-tests runs it.
+  void enqueue_bare_nccl(const CallArgs& a, std::size_t call) const override {
+    const auto& c = counts(*a.layout, call);
+    a.nccl->exchange(a.send, c.send, c.send_offsets, a.recv, c.recv, c.recv_offsets, element_bytes(a.type));
   }
   void run(Side side, const CallArgs& a, std::size_t first, std::span<double> times) const override {
     visit_element_type(a.type, [&]<class T>(std::type_identity<T>) {

@@ -2,6 +2,7 @@
 // nccl-tests: count elements; busbw factor 1. One buffer (MPI_Bcast and the Communicator's bcast
 // have no separate receive buffer), so it runs in place only.
 #include "collectives/bare_mpi.hpp"
+#include "collectives/bare_nccl.hpp"
 #include "collectives/collective_registry.hpp"
 #include "collectives/element_type.hpp"
 
@@ -24,6 +25,9 @@ class Bcast final : public CollectiveBench {
   }
   ExpectedElement expected(const Layout&, std::size_t, std::size_t i, int, int, int root) const override {
     return {ExpectedElement::Kind::kMoved, root, {0, i}};
+  }
+  void enqueue_bare_nccl(const CallArgs& a, std::size_t) const override {
+    a.nccl->broadcast(a.recv, a.layout->count, a.type, a.root);
   }
   void run(Side side, const CallArgs& a, std::size_t first, std::span<double> times) const override {
     visit_element_type(a.type, [&]<class T>(std::type_identity<T>) {

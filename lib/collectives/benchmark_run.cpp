@@ -6,8 +6,10 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include "core/error.hpp"
+#include "device/device_resources.hpp"
 
 namespace embscale::collectives {
 namespace {
@@ -87,6 +89,28 @@ void fill_case_inputs(const CaseSpec& spec, const Layout& layout, std::size_t ca
               [&](std::size_t i) { return spec.bench->input_slot(layout, call, i, rank, ranks); });
 }
 
+// The case's buffers in device memory (--backend nccl), mirroring the host ones.
+struct DeviceMirror {
+  DeviceMirror(const device::DeviceLibrary& library, const CaseBuffers& host, void* on_stream)
+      : send(library, static_cast<std::int64_t>(host.send.bytes())),
+        recv(library, static_cast<std::int64_t>(host.recv.bytes())),
+        input_offset(host.input - (host.input == host.send.data() ? host.send.data() : host.recv.data())),
+        in_recv(host.input != host.send.data()), stream(on_stream) {}
+  // The host buffers' contents (inputs and garbage), copied in.
+  void upload(const CaseBuffers& host) {
+    send.copy_from_host(host.send.data(), static_cast<std::int64_t>(host.send.bytes()), stream);
+    recv.copy_from_host(host.recv.data(), static_cast<std::int64_t>(host.recv.bytes()), stream);
+  }
+  void download_result(CaseBuffers& host) const {
+    recv.copy_to_host(host.recv.data(), static_cast<std::int64_t>(host.recv.bytes()), stream);
+  }
+  void* input() const { return static_cast<std::byte*>(in_recv ? recv.data() : send.data()) + input_offset; }
+  device::DeviceBuffer send, recv;
+  std::ptrdiff_t input_offset;
+  bool in_recv;
+  void* stream;
+};
+
 // Bytes this rank sends and receives in each timed call, as the Communicator counts them: one
 // untimed call of each distinct layout (alltoallv's skewed counts differ by call; the others have
 // one) through the Communicator, its counters read around it.
@@ -124,7 +148,8 @@ void inject_wrong_element(const CollectiveBench& bench, comm::Communicator& worl
 
 std::string_view time_combine_name(TimeCombine combine) { return kCombineNames[static_cast<int>(combine)]; }
 
-CaseResult run_case(comm::MpiCommunicator& world, MPI_Comm bare, const CaseSpec& spec, const RunSettings& settings) {
+CaseResult run_case(comm::MpiCommunicator& world, MPI_Comm bare, const CaseSpec& spec, const RunSettings& settings,
+                    const NcclBackend* nccl) {
   const int rank = world.rank();
   const int ranks = world.size();
   const CollectiveBench& bench = *spec.bench;
@@ -137,8 +162,14 @@ CaseResult run_case(comm::MpiCommunicator& world, MPI_Comm bare, const CaseSpec&
   fill_garbage(buffers.recv.data(), buffers.recv.bytes());
   fill_case_inputs(spec, layout, 0, buffers, rank, ranks);
 
+  std::optional<DeviceMirror> device;
+  if (nccl) {
+    device.emplace(nccl->comm->library(), buffers, nccl->comm->stream());
+    device->upload(buffers);
+  }
+
   CallArgs args;
-  args.comm = &world;
+  args.comm = nccl ? static_cast<comm::Communicator*>(nccl->comm) : &world;
   args.bare = bare;
   args.type = spec.type.type;
   args.op = spec.op;
@@ -147,14 +178,20 @@ CaseResult run_case(comm::MpiCommunicator& world, MPI_Comm bare, const CaseSpec&
   args.blocking = settings.blocking;
   args.barrier_each_call = settings.barrier_each_call;
   args.layout = &layout;
-  args.send = buffers.input;
-  args.recv = buffers.recv.data();
-  out.measured_bare = settings.baseline && bench.has_bare_mpi(args);
+  args.send = device ? device->input() : buffers.input;
+  args.recv = device ? device->recv.data() : buffers.recv.data();
+  args.nccl = nccl ? nccl->bare : nullptr;
+  // NCCL has every call, type and op.
+  out.measured_bare = settings.baseline && (nccl || bench.has_bare_mpi(args));
+  const auto run_bare = [&](std::size_t first, std::span<double> times) {
+    if (nccl) run_bare_nccl(bench, args, first, times);
+    else bench.run(Side::kBareMpi, args, first, times);
+  };
 
   const std::size_t n = settings.iterations;
   std::vector<double> scratch(settings.warmup);
   bench.run(Side::kEmbscale, args, 0, scratch);
-  if (out.measured_bare) bench.run(Side::kBareMpi, args, 0, scratch);
+  if (out.measured_bare) run_bare(0, scratch);
 
   out.times.resize(settings.rounds * n);
   if (out.measured_bare) out.bare_times.resize(settings.rounds * n);
@@ -164,21 +201,26 @@ CaseResult run_case(comm::MpiCommunicator& world, MPI_Comm bare, const CaseSpec&
       const bool embscale = (turn == 0) == embscale_first;
       world.barrier();
       const std::span<double> times = std::span<double>(embscale ? out.times : out.bare_times).subspan(round * n, n);
-      // --calibrate: bare MPI on both sides, so the "overhead" is the harness's own bias and noise.
-      const Side side = embscale && !settings.calibrate ? Side::kEmbscale : Side::kBareMpi;
-      bench.run(side, args, round * n, times);
+      // --calibrate: the bare side on both sides, so the "overhead" is the harness's own bias and noise.
+      if (embscale && !settings.calibrate) bench.run(Side::kEmbscale, args, round * n, times);
+      else run_bare(round * n, times);
     }
   }
-  record_bytes(world, bench, args, out);
+  record_bytes(*args.comm, bench, args, out);
 
   // The check: fresh inputs and a garbage receive buffer per checked call.
   CheckResult check;
   for (std::size_t k = 0; k < settings.checks; ++k) {
     fill_garbage(buffers.recv.data(), buffers.recv.bytes());
     fill_case_inputs(spec, layout, k, buffers, rank, ranks);
+    if (device) device->upload(buffers);
     double unused = 0;
     world.barrier();
     bench.run(Side::kEmbscale, args, k, std::span<double>(&unused, 1));
+    if (device) {
+      device->download_result(buffers);
+      nccl->bare->synchronize();
+    }
     inject_wrong_element(bench, world, buffers.recv.data(), layout.recv_elements);
     check_elements(
         spec.type.type, buffers.recv.data(), layout.recv_elements, InputPattern{bench.traits().reduces, spec.op}, ranks,

@@ -21,9 +21,11 @@
 #include <string>
 #include <vector>
 
+#include "collectives/bare_nccl.hpp"
 #include "collectives/collective.hpp"
 #include "collectives/element_type.hpp"
 #include "comm/mpi_communicator.hpp"
+#include "comm/nccl_communicator.hpp"
 
 namespace embscale::collectives {
 
@@ -40,7 +42,8 @@ struct RunSettings {
   bool blocking = true;            // -z 1
   bool barrier_each_call = false;  // --barrier: OSU's timing
   bool baseline = true;            // time bare MPI too (where MPI has the call)
-  bool calibrate = false;          // time bare MPI on both sides: the harness's noise floor
+  bool calibrate = false;          // time the bare side on both sides: the harness's noise floor
+  bool nccl = false;               // --backend nccl: the bare side is NCCL (run_case's `nccl`)
 };
 
 struct CaseSpec {
@@ -71,8 +74,19 @@ struct CaseResult {
   std::vector<std::string> wrong_examples;  // this rank's, described
 };
 
+// --backend nccl: the communicator the calls go through and its bare side (bare_nccl.hpp). The
+// case's buffers are then device memory: inputs are made on the host and copied in before the
+// timing, a checked call's result copied out; the timing stays on the host clock, each call
+// enqueued and its stream synchronized (as nccl-tests' -z 1 waits on its stream).
+struct NcclBackend {
+  comm::NcclCommunicator* comm = nullptr;
+  const BareNccl* bare = nullptr;
+};
+
 // Collective over `world`: every rank passes the same spec and settings. `bare` is a duplicate of
-// world's MPI communicator (bare MPI calls never share a communicator with the Communicator's).
-CaseResult run_case(comm::MpiCommunicator& world, MPI_Comm bare, const CaseSpec& spec, const RunSettings& settings);
+// world's MPI communicator (bare MPI calls never share a communicator with the Communicator's; with
+// `nccl`, the barriers only). Without `nccl` the calls go through `world`.
+CaseResult run_case(comm::MpiCommunicator& world, MPI_Comm bare, const CaseSpec& spec, const RunSettings& settings,
+                    const NcclBackend* nccl = nullptr);
 
 }  // namespace embscale::collectives

@@ -52,7 +52,11 @@ struct Layout {
   std::vector<Counts> per_call;  // alltoallv only
 };
 
-// Everything one call needs; `send` already points into `recv` for an in-place call.
+class BareNccl;  // bare_nccl.hpp
+
+// Everything one call needs; `send` already points into `recv` for an in-place call. With
+// --backend nccl, `comm` is an NcclCommunicator, the buffers are device memory and `nccl` makes
+// the bare calls (`bare` then serves only the barriers).
 struct CallArgs {
   comm::Communicator* comm = nullptr;
   MPI_Comm bare = MPI_COMM_NULL;  // a duplicate of the Communicator's MPI communicator
@@ -65,9 +69,10 @@ struct CallArgs {
   const Layout* layout = nullptr;
   const void* send = nullptr;
   void* recv = nullptr;
+  const BareNccl* nccl = nullptr;
 };
 
-enum class Side { kEmbscale, kBareMpi };
+enum class Side { kEmbscale, kBareMpi, kBareNccl };
 
 // The layouts nccl-tests gives the collectives, from a size's element count:
 // * whole: the count in and out (allreduce, reduce, bcast, sendrecv); size = count elements;
@@ -107,8 +112,12 @@ class CollectiveBench {
 
   // Whether bare MPI has this call for `args` (MPI has no average and no 16-bit float types).
   virtual bool has_bare_mpi(const CallArgs& args) const;
-  // Runs calls [first, first + times.size()) of the layout, timing each into times[k] (seconds).
+  // Runs calls [first, first + times.size()) of the layout, timing each into times[k] (seconds),
+  // through the Communicator (kEmbscale) or as bare MPI (kBareMpi).
   virtual void run(Side side, const CallArgs& args, std::size_t first, std::span<double> times) const = 0;
+  // Enqueues call `call` of the layout as bare NCCL (args.nccl) on its stream; run_bare_nccl
+  // (bare_nccl.hpp) times it.
+  virtual void enqueue_bare_nccl(const CallArgs& args, std::size_t call) const = 0;
 };
 
 }  // namespace embscale::collectives

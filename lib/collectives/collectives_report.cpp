@@ -168,16 +168,20 @@ report::SummaryRow make_case_summary(const CaseSpec& spec, const RunSettings& se
 
 std::string table_header(const CaseSpec& spec, const RunSettings& settings, int ranks) {
   const auto& t = spec.bench->traits();
+  const std::string bare = settings.nccl ? "NCCL" : "MPI";
+  const char* column = settings.nccl ? "  nccl time" : "   mpi time";
   std::string h = "#\n# " + std::string(t.name) + (spec.counts == "skewed" ? " (skewed counts)" : "") +
-                  (settings.calibrate ? " [calibration: bare MPI on both sides]" : "") + " on " +
+                  (settings.nccl ? " over NCCL (device buffers)" : "") +
+                  (settings.calibrate ? " [calibration: bare " + bare + " on both sides]" : "") + " on " +
                   std::to_string(ranks) + " ranks, " + (settings.blocking ? "blocking" : "non-blocking") +
                   (settings.barrier_each_call ? ", a barrier after each call (OSU)" : ", calls back to back") +
                   ", times: " + std::string(time_combine_name(settings.combine)) + " over ranks\n" +
-                  "# time: mean of a call (as nccl-tests); ovh: the Communicator's median call over bare MPI's, - 1\n";
+                  "# time: mean of a call (as nccl-tests); ovh: the Communicator's median call over bare " + bare +
+                  "'s, - 1\n";
   h += "#                                                     out-of-place                                       "
        "in-place\n";
-  h += "#        size         count      type   redop  root      time   algbw   busbw #wrong   mpi time    ovh"
-       "      time   algbw   busbw #wrong   mpi time    ovh";
+  h += std::string("#        size         count      type   redop  root      time   algbw   busbw #wrong") + column +
+       "    ovh      time   algbw   busbw #wrong" + column + "    ovh";
   if (spec.counts == "skewed") h += "  send max/mean  recv max/mean";
   h += "\n#         (B)    (elements)                            (us)  (GB/s)  (GB/s)             (us)    (%)"
        "      (us)  (GB/s)  (GB/s)             (us)    (%)\n";

@@ -1,6 +1,7 @@
 // reduce: the element-wise reduction of all ranks' inputs lands on the root.
 // nccl-tests: count elements; busbw factor 1 (the root receives the whole result).
 #include "collectives/bare_mpi.hpp"
+#include "collectives/bare_nccl.hpp"
 #include "collectives/collective_registry.hpp"
 #include "collectives/element_type.hpp"
 
@@ -20,6 +21,9 @@ class Reduce final : public CollectiveBench {
   ExpectedElement expected(const Layout&, std::size_t, std::size_t i, int rank, int, int root) const override {
     if (rank != root) return {};
     return {ExpectedElement::Kind::kReduced, 0, {0, i}};
+  }
+  void enqueue_bare_nccl(const CallArgs& a, std::size_t) const override {
+    a.nccl->reduce(a.send, a.recv, a.layout->count, a.type, a.op, a.root);
   }
   void run(Side side, const CallArgs& a, std::size_t first, std::span<double> times) const override {
     visit_element_type(a.type, [&]<class T>(std::type_identity<T>) {

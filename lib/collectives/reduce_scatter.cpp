@@ -4,6 +4,7 @@
 // count; size = ranks * count elements; busbw factor (n-1)/n. In place (MPI's convention): the
 // buffer holds all segments and the result replaces its first.
 #include "collectives/bare_mpi.hpp"
+#include "collectives/bare_nccl.hpp"
 #include "collectives/collective_registry.hpp"
 #include "collectives/element_type.hpp"
 
@@ -23,6 +24,16 @@ class ReduceScatter final : public CollectiveBench {
   ExpectedElement expected(const Layout& l, std::size_t, std::size_t i, int rank, int, int) const override {
     if (i >= l.count) return {};
     return {ExpectedElement::Kind::kReduced, 0, {0, static_cast<std::size_t>(rank) * l.count + i}};
+  }
+  // NCCL's in place keeps the result at the rank's own segment of the input (MPI's at the first).
+  void enqueue_bare_nccl(const CallArgs& a, std::size_t) const override {
+    if (a.placement == Placement::kInPlace) {
+      auto* base = static_cast<std::byte*>(a.recv);
+      const std::size_t own = static_cast<std::size_t>(a.nccl->rank()) * a.layout->count * element_bytes(a.type);
+      a.nccl->reduce_scatter(base, base + own, a.layout->count, a.type, a.op);
+    } else {
+      a.nccl->reduce_scatter(a.send, a.recv, a.layout->count, a.type, a.op);
+    }
   }
   void run(Side side, const CallArgs& a, std::size_t first, std::span<double> times) const override {
     visit_element_type(a.type, [&]<class T>(std::type_identity<T>) {

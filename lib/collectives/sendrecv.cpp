@@ -1,6 +1,7 @@
 // sendrecv: a ring; every rank sends its input to the next rank and receives the previous one's.
 // nccl-tests: count elements; busbw factor 1. Out of place only.
 #include "collectives/bare_mpi.hpp"
+#include "collectives/bare_nccl.hpp"
 #include "collectives/collective_registry.hpp"
 #include "collectives/element_type.hpp"
 
@@ -21,6 +22,14 @@ class Sendrecv final : public CollectiveBench {
   std::size_t input_elements(const Layout& l, std::size_t, int, int) const override { return l.count; }
   ExpectedElement expected(const Layout&, std::size_t, std::size_t i, int rank, int ranks, int) const override {
     return {ExpectedElement::Kind::kMoved, (rank + ranks - 1) % ranks, {0, i}};
+  }
+  void enqueue_bare_nccl(const CallArgs& a, std::size_t) const override {
+    const int ranks = a.nccl->size();
+    const std::size_t bytes = a.layout->count * element_bytes(a.type);
+    a.nccl->group_start();
+    a.nccl->send(a.send, bytes, (a.nccl->rank() + 1) % ranks);
+    a.nccl->recv(a.recv, bytes, (a.nccl->rank() + ranks - 1) % ranks);
+    a.nccl->group_end();
   }
   void run(Side side, const CallArgs& a, std::size_t first, std::span<double> times) const override {
     visit_element_type(a.type, [&]<class T>(std::type_identity<T>) {

@@ -100,7 +100,8 @@ void wait_all(std::span<Request> requests) {
   for (auto& r : requests) r.wait();
 }
 
-std::vector<std::string> broadcast_strings(Communicator& comm, std::vector<std::string> texts, int root) {
+std::vector<std::string> broadcast_strings(Communicator& device_or_host, std::vector<std::string> texts, int root) {
+  Communicator& comm = device_or_host.host_communicator();  // the texts are host memory
   std::vector<std::uint64_t> sizes(texts.size());
   std::string joined;
   for (std::size_t i = 0; i < texts.size(); ++i) {

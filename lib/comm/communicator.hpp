@@ -178,7 +178,8 @@ class Communicator {
   virtual MemorySpace memory_space() const { return MemorySpace::kHost; }
   // The communicator of the same ranks over host memory, for what a caller exchanges from the host
   // (a count, a verdict, a layer's set-up): this one when its buffers are host memory, else the
-  // one it was bootstrapped on.
+  // one it was bootstrapped on. The value helpers below, broadcast_strings and comm/failure.hpp's
+  // agreements use it, so they work on any communicator.
   virtual Communicator& host_communicator() { return *this; }
 
   CommStats& stats() noexcept { return stats_; }
@@ -204,7 +205,10 @@ class Communicator {
     do_allreduce(send.data(), recv.data(), send.size(), row_type_of<T>(), op, &r);
     return r;
   }
+  // The value helpers (allreduce of one value, gather, allgather of one value) exchange host
+  // values: over host_communicator() when this one's buffers are device memory.
   template <class T> T allreduce(T value, ReduceOp op) {
+    if (Communicator& host = host_communicator(); &host != this) return host.allreduce(value, op);
     T out{};
     do_allreduce(&value, &out, 1, row_type_of<T>(), op, nullptr);
     return out;
@@ -234,6 +238,7 @@ class Communicator {
     do_gatherv(send.data(), rows_in(send.size(), row), recv.data(), recv_counts, row_type_of<T>(row), root, nullptr);
   }
   template <class T> std::vector<T> gather(const T& value, int root) {
+    if (Communicator& host = host_communicator(); &host != this) return host.gather(value, root);
     std::vector<T> out(rank() == root ? static_cast<std::size_t>(size()) : 0);
     std::vector<std::size_t> counts(static_cast<std::size_t>(size()), 1);
     gatherv(std::span<const T>(&value, 1), std::span<T>(out), std::span<const std::size_t>(counts), root);
@@ -254,6 +259,7 @@ class Communicator {
     return r;
   }
   template <class T> std::vector<T> allgather(const T& value) {
+    if (Communicator& host = host_communicator(); &host != this) return host.allgather(value);
     std::vector<T> out(static_cast<std::size_t>(size()));
     std::vector<std::size_t> counts(static_cast<std::size_t>(size()), 1);
     allgatherv(std::span<const T>(&value, 1), std::span<T>(out), std::span<const std::size_t>(counts));
@@ -408,7 +414,7 @@ class Communicator {
 };
 
 // Collective: `texts` as given on `root`, on every rank (the count must agree everywhere).
-// Two broadcasts: the sizes, then the joined bytes.
+// Two broadcasts (the sizes, then the joined bytes) over comm.host_communicator().
 std::vector<std::string> broadcast_strings(Communicator& comm, std::vector<std::string> texts, int root = 0);
 
 }  // namespace embscale::comm

@@ -102,6 +102,12 @@ void MpiCommunicator::set_max_message_rows(std::size_t rows) {
   alltoallv_pair_limit_ = std::max<std::size_t>(1, rows / static_cast<std::size_t>(size_));
 }
 
+std::unique_ptr<MpiCommunicator> MpiCommunicator::duplicate(MPI_Comm comm) {
+  MPI_Comm out;
+  check_mpi(MPI_Comm_dup(comm, &out), "MPI_Comm_dup");
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(out, true));
+}
+
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) const {
   MPI_Comm out;
   check_mpi(MPI_Comm_split(comm_, color, key, &out), "MPI_Comm_split");

@@ -42,6 +42,8 @@ class MpiCommunicator : public Communicator {
  public:
   // Wraps `comm` without owning it; the default, MPI_COMM_WORLD.
   explicit MpiCommunicator(MPI_Comm comm = MPI_COMM_WORLD);
+  // A communicator over a duplicate of `comm` (its own tag space), freed with it. Collective.
+  static std::unique_ptr<MpiCommunicator> duplicate(MPI_Comm comm);
   ~MpiCommunicator() override;
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;

@@ -1,9 +1,11 @@
 #include "comm/nccl_communicator.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/failure.hpp"
@@ -11,10 +13,8 @@
 #include "device/device_resources.hpp"
 
 namespace embscale::comm {
-namespace {
 
-// NCCL's element type of a DataType (device/families/nccl.h keeps NCCL's values).
-int nccl_type(DataType type) {
+int nccl_data_type(DataType type) {
   switch (type) {
     case DataType::kInt8: return EMBSCALE_NCCL_INT8;
     case DataType::kUInt8:
@@ -31,6 +31,8 @@ int nccl_type(DataType type) {
   return EMBSCALE_NCCL_UINT8;
 }
 
+namespace {
+
 // ReduceOp's order is NCCL's (communicator.hpp), so the value passes as it is.
 static_assert(static_cast<int>(ReduceOp::kSum) == EMBSCALE_NCCL_SUM &&
               static_cast<int>(ReduceOp::kAvg) == EMBSCALE_NCCL_AVG);
@@ -44,7 +46,7 @@ struct Scalars {
 };
 Scalars scalars_of(std::size_t rows, RowType type, const char* operation) {
   if (type.type == DataType::kBytes) throw Error(std::string(operation) + " needs an arithmetic type, not bytes");
-  return {rows * type.row_values, type.row_bytes / type.row_values, nccl_type(type.type)};
+  return {rows * type.row_values, type.row_bytes / type.row_values, nccl_data_type(type.type)};
 }
 
 const std::byte* bytes(const void* p) { return static_cast<const std::byte*>(p); }
@@ -80,8 +82,9 @@ class PendingNccl final : public PendingOperation {
   std::shared_ptr<void> keep_;
 };
 
-// ncclGroupStart ... ncclGroupEnd around a scope (the end also when the scope throws, so that NCCL's
-// group depth stays balanced).
+// ncclGroupStart ... ncclGroupEnd around a scope. The end also runs when the scope throws (NCCL has
+// no cancel: the group depth must stay balanced); the calls queued before the failure are then
+// launched without their partners, and the run ends through the thrown error, not through them.
 class Group {
  public:
   explicit Group(const device::DeviceLibrary& library) : library_(library) {
@@ -129,10 +132,17 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::join(Communicator& host, std
     }
   });
   host.bcast(std::span<std::byte>(id), 0);
-  all_or_none(host, [&] {
-    library.check(library.functions().nccl_comm_create(id.data(), host.size(), host.rank(), &self->comm_),
-                  "ncclCommInitRank");
-  });
+  try {
+    all_or_none(host, [&] {
+      library.check(library.functions().nccl_comm_create(id.data(), host.size(), host.rank(), &self->comm_),
+                    "ncclCommInitRank");
+    });
+  } catch (...) {
+    // Some rank did not join: the others' communicators can never complete work, so they are
+    // aborted, not destroyed (a destroy would wait for the missing peers).
+    (void)library.functions().nccl_comm_abort(std::exchange(self->comm_, nullptr));
+    throw;
+  }
   return self;
 }
 
@@ -164,6 +174,17 @@ void NcclCommunicator::barrier() {
 
 void NcclCommunicator::check(int code, const char* what) const { library_.check(code, what); }
 
+void* NcclCommunicator::scratch_for(std::size_t bytes, Request* request, std::shared_ptr<device::DeviceBuffer>& keep) {
+  if (request != nullptr) {  // the request's own, alive until it completes
+    keep = std::make_shared<device::DeviceBuffer>(library_, static_cast<std::int64_t>(bytes));
+    return keep->data();
+  }
+  // A blocking call's stream is synchronized before it returns, so the next call may reuse it.
+  if (!scratch_ || scratch_->bytes() < static_cast<std::int64_t>(bytes))
+    scratch_ = std::make_unique<device::DeviceBuffer>(library_, static_cast<std::int64_t>(bytes));
+  return scratch_->data();
+}
+
 void NcclCommunicator::complete(Request* request, std::shared_ptr<void> keep) {
   if (request == nullptr) {
     check(library_.functions().stream_synchronize(stream_), "NCCL call (stream synchronize)");
@@ -180,6 +201,18 @@ void NcclCommunicator::exchange(const void* send, std::span<const std::size_t> s
                                 std::size_t row_bytes) {
   const auto& f = library_.functions();
   const auto self = static_cast<std::size_t>(rank_);
+  EMBSCALE_EXPECTS(send_counts[self] == recv_counts[self], "exchange: the rows a rank keeps differ on the two sides");
+  const auto extent = [](std::span<const std::size_t> counts, std::span<const std::size_t> displs) {
+    std::size_t end = 0;
+    for (std::size_t p = 0; p < counts.size(); ++p)
+      if (counts[p] > 0) end = std::max(end, displs[p] + counts[p]);
+    return end;
+  };
+  // In place (allgatherv's own segment already in recv) is the one overlap allowed.
+  const bool in_place = bytes(send) + send_displs[self] * row_bytes == bytes(recv) + recv_displs[self] * row_bytes;
+  EMBSCALE_EXPECTS(in_place || !overlap(send, extent(send_counts, send_displs) * row_bytes, recv,
+                                        extent(recv_counts, recv_displs) * row_bytes),
+                   "exchange: the send and receive buffers overlap");
   Group group(library_);
   for (std::size_t peer = 0; peer < send_counts.size(); ++peer) {
     if (peer == self) continue;
@@ -227,6 +260,8 @@ void NcclCommunicator::do_reduce(const void* send, void* recv, std::size_t count
   const std::size_t payload = s.count * s.scalar_bytes;
   const bool is_root = rank_ == root;
   stats().record(CommOp::kReduce, is_root ? 0 : payload, is_root ? payload : 0);
+  EMBSCALE_EXPECTS(!is_root || send == recv || !overlap(send, payload, recv, payload),
+                   "reduce: buffers overlap, not in place");
   check(library_.functions().nccl_reduce(send, is_root ? recv : nullptr, s.count, s.dtype, nccl_op(op), root, comm_,
                                          stream_),
         "ncclReduce");
@@ -248,11 +283,11 @@ void NcclCommunicator::reduce_scatter_equal(const void* send, void* recv, std::s
     complete(request);
     return;
   }
-  auto scratch = std::make_shared<device::DeviceBuffer>(library_, static_cast<std::int64_t>(part));
-  check(f.nccl_reduce_scatter(send, scratch->data(), s.count, s.dtype, nccl_op(op), comm_, stream_),
-        "ncclReduceScatter");
-  check(f.copy_async(recv, scratch->data(), static_cast<std::int64_t>(part), stream_), "reduce_scatter copy");
-  complete(request, scratch);
+  std::shared_ptr<device::DeviceBuffer> keep;
+  void* scratch = scratch_for(part, request, keep);
+  check(f.nccl_reduce_scatter(send, scratch, s.count, s.dtype, nccl_op(op), comm_, stream_), "ncclReduceScatter");
+  check(f.copy_async(recv, scratch, static_cast<std::int64_t>(part), stream_), "reduce_scatter copy");
+  complete(request, keep);
 }
 
 void NcclCommunicator::do_reduce_scatter_block(const void* send, void* recv, std::size_t count, RowType type,
@@ -276,12 +311,8 @@ void NcclCommunicator::do_reduce_scatter(const void* send, void* recv, std::span
   for (const std::size_t c : recv_counts) total_rows += c;
   stats().record(CommOp::kReduceScatter, total_rows * type.row_bytes, own.count * own.scalar_bytes);
   const bool overlapping = overlap(send, total_rows * type.row_bytes, recv, own.count * own.scalar_bytes);
-  std::shared_ptr<device::DeviceBuffer> scratch;
-  void* target = recv;
-  if (overlapping) {
-    scratch = std::make_shared<device::DeviceBuffer>(library_, static_cast<std::int64_t>(own.count * own.scalar_bytes));
-    target = scratch->data();
-  }
+  std::shared_ptr<device::DeviceBuffer> keep;
+  void* target = overlapping ? scratch_for(own.count * own.scalar_bytes, request, keep) : recv;
   const auto& f = library_.functions();
   {
     Group group(library_);
@@ -297,7 +328,7 @@ void NcclCommunicator::do_reduce_scatter(const void* send, void* recv, std::span
   if (overlapping && own.count > 0)
     check(f.copy_async(recv, target, static_cast<std::int64_t>(own.count * own.scalar_bytes), stream_),
           "reduce_scatter copy");
-  complete(request, scratch);
+  complete(request, keep);
 }
 
 void NcclCommunicator::do_allgather(const void* send, void* recv, std::size_t count, RowType type, Request* request) {
@@ -312,10 +343,11 @@ void NcclCommunicator::do_allgather(const void* send, void* recv, std::size_t co
     complete(request);
     return;
   }
-  auto scratch = std::make_shared<device::DeviceBuffer>(library_, static_cast<std::int64_t>(part));
-  check(f.copy_async(scratch->data(), send, static_cast<std::int64_t>(part), stream_), "allgather copy");
-  check(f.nccl_all_gather(scratch->data(), recv, part, EMBSCALE_NCCL_UINT8, comm_, stream_), "ncclAllGather");
-  complete(request, scratch);
+  std::shared_ptr<device::DeviceBuffer> keep;
+  void* scratch = scratch_for(part, request, keep);
+  check(f.copy_async(scratch, send, static_cast<std::int64_t>(part), stream_), "allgather copy");
+  check(f.nccl_all_gather(scratch, recv, part, EMBSCALE_NCCL_UINT8, comm_, stream_), "ncclAllGather");
+  complete(request, keep);
 }
 
 void NcclCommunicator::do_gatherv(const void* send, std::size_t send_count, void* recv,
@@ -385,6 +417,9 @@ void NcclCommunicator::do_sendrecv(const void* send, std::size_t send_count, int
     complete(request);
     return;
   }
+  // NCCL matches a send to itself only with the receive from itself in the same group.
+  EMBSCALE_EXPECTS(dest != rank_ && source != rank_,
+                   "sendrecv: NCCL cannot send to itself without receiving from itself in the same call");
   Group group(library_);
   if (send_count > 0)
     check(f.nccl_send(send, send_count * type.row_bytes, EMBSCALE_NCCL_UINT8, dest, comm_, stream_), "ncclSend");
@@ -397,6 +432,7 @@ void NcclCommunicator::do_sendrecv(const void* send, std::size_t send_count, int
 void NcclCommunicator::do_send(const void* data, std::size_t count, RowType type, int dest, int /*tag*/,
                                Request* request) {
   stats().record(CommOp::kSend, count * type.row_bytes, 0);
+  EMBSCALE_EXPECTS(dest != rank_, "send: NCCL cannot send to itself alone (use sendrecv or alltoallv)");
   if (count > 0)
     check(library_.functions().nccl_send(data, count * type.row_bytes, EMBSCALE_NCCL_UINT8, dest, comm_, stream_),
           "ncclSend");
@@ -405,6 +441,7 @@ void NcclCommunicator::do_send(const void* data, std::size_t count, RowType type
 
 void NcclCommunicator::do_recv(void* data, std::size_t count, RowType type, int source, int /*tag*/, Request* request) {
   stats().record(CommOp::kRecv, 0, count * type.row_bytes);
+  EMBSCALE_EXPECTS(source != rank_, "recv: NCCL cannot receive from itself alone (use sendrecv or alltoallv)");
   if (count > 0)
     check(library_.functions().nccl_recv(data, count * type.row_bytes, EMBSCALE_NCCL_UINT8, source, comm_, stream_),
           "ncclRecv");

@@ -11,9 +11,13 @@
 //   whose wait() and test() ask an event recorded after the call.
 // * Point-to-point has no tags: a pair's messages match in the order they were issued (NCCL's
 //   rule); the tag arguments are accepted and ignored.
-// * In place as the Communicator defines it (recv == send, or what MPI calls in place) is kept: a
-//   call whose buffers overlap in a way NCCL does not define as in place runs through a device
-//   scratch buffer, never on overlapping buffers.
+// * In place as the Communicator defines it is kept: allreduce and reduce with recv == send,
+//   allgather with the rank's segment as input (NCCL's own in place), reduce_scatter(_block) with
+//   MPI's in place (the result over the first segment) through a device scratch buffer. Any other
+//   overlap is refused (a precondition), as are the exchanges' (alltoall(v), gatherv, allgatherv,
+//   sendrecv) overlapping buffers and a send or receive to itself without its partner in the same
+//   call, which NCCL would hang on.
+// * Host values (the value helpers, broadcast_strings, agreements) go over host_communicator().
 // * Traffic is counted as MpiCommunicator counts it, so a report's bytes mean the same on both.
 // * host_communicator() is the MPI communicator it was bootstrapped on (a layer's set-up exchanges
 //   host values there); barrier() synchronizes the stream, then barriers there.
@@ -25,8 +29,13 @@
 
 #include "comm/communicator.hpp"
 #include "device/device_library.hpp"
+#include "device/device_resources.hpp"
 
 namespace embscale::comm {
+
+// NCCL's element type of a DataType (device/families/nccl.h keeps NCCL's values); bytes travel as
+// uint8.
+int nccl_data_type(DataType type);
 
 class NcclCommunicator final : public Communicator {
  public:
@@ -54,6 +63,7 @@ class NcclCommunicator final : public Communicator {
   Communicator& host_communicator() override { return *host_; }
 
   void* stream() const noexcept { return stream_; }
+  const device::DeviceLibrary& library() const noexcept { return library_; }
   // NCCL's version code (ncclGetVersion), e.g. 22809 for 2.28.9.
   int nccl_version() const noexcept { return version_; }
 
@@ -88,6 +98,10 @@ class NcclCommunicator final : public Communicator {
 
   // Throws embscale::Error naming `what` when the family's call returned a failure.
   void check(int code, const char* what) const;
+  // Device scratch of `bytes` for a call whose buffers overlap without being NCCL's in place: a
+  // blocking call's is kept and reused (grown as needed); a non-blocking call's is its own, held
+  // in `keep` until the request completes.
+  void* scratch_for(std::size_t bytes, Request* request, std::shared_ptr<device::DeviceBuffer>& keep);
   // After enqueuing a call: synchronize (blocking), or hand a Request over that completes with it
   // and keeps `keep` (scratch the call still uses) alive until then.
   void complete(Request* request, std::shared_ptr<void> keep = nullptr);
@@ -101,7 +115,8 @@ class NcclCommunicator final : public Communicator {
                 void* recv, std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
                 std::size_t row_bytes);
 
-  std::unique_ptr<Communicator> owned_host_;  // a split's host part; null for the bootstrapped one
+  std::unique_ptr<device::DeviceBuffer> scratch_;  // blocking calls' (scratch_for)
+  std::unique_ptr<Communicator> owned_host_;       // a split's host part; null for the bootstrapped one
   Communicator* host_;
   device::DeviceLibrary library_;
   void* stream_;

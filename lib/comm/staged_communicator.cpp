@@ -34,7 +34,7 @@ class PinnedBuffer {
 class PendingStaged final : public PendingOperation {
  public:
   PendingStaged(Request inner, std::unique_ptr<PinnedBuffer> buffer, std::function<void()> copy_back)
-      : inner_(std::move(inner)), buffer_(std::move(buffer)), copy_back_(std::move(copy_back)) {}
+      : buffer_(std::move(buffer)), inner_(std::move(inner)), copy_back_(std::move(copy_back)) {}
   void wait() override {
     inner_.wait();
     finish();
@@ -49,8 +49,8 @@ class PendingStaged final : public PendingOperation {
   void finish() {
     if (copy_back_) std::exchange(copy_back_, nullptr)();
   }
+  std::unique_ptr<PinnedBuffer> buffer_;  // first: destroyed after inner_, which may still use it
   Request inner_;
-  std::unique_ptr<PinnedBuffer> buffer_;
   std::function<void()> copy_back_;
 };
 
@@ -60,8 +60,7 @@ StagedCommunicator::StagedCommunicator(MPI_Comm comm, const device::DeviceLibrar
     : StagedCommunicator(comm, false, library, stream) {}
 
 StagedCommunicator::StagedCommunicator(MPI_Comm comm, bool owned, const device::DeviceLibrary& library, void* stream)
-    : MpiCommunicator(comm, owned), library_(library), stream_(stream), host_(std::make_unique<MpiCommunicator>(comm)) {
-}
+    : MpiCommunicator(comm, owned), library_(library), stream_(stream), host_(MpiCommunicator::duplicate(comm)) {}
 
 StagedCommunicator::~StagedCommunicator() {
   host_.reset();  // before the base frees a split's communicator
@@ -139,6 +138,7 @@ void StagedCommunicator::do_allreduce(const void* send, void* recv, std::size_t 
 
 void StagedCommunicator::do_reduce_scatter(const void* send, void* recv, std::span<const std::size_t> recv_counts,
                                            RowType type, ReduceOp op, Request* request) {
+  EMBSCALE_EXPECTS(recv_counts.size() == static_cast<std::size_t>(size()), "reduce_scatter needs one count per rank");
   const std::size_t own = recv_counts[static_cast<std::size_t>(rank())];
   staged(send, total_rows(recv_counts) * type.row_bytes, recv, own * type.row_bytes, false, request,
          [&](const void* host_send, void* host_recv, Request* r) {

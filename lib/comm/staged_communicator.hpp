@@ -9,8 +9,8 @@
 //   is ordered with the exchange as NCCL's would be.
 // * Non-blocking calls copy in and start MPI at the call; wait() or a successful test() finishes
 //   MPI, then copies the results out. Each holds its own staging buffer until then.
-// * host_communicator() is a plain MpiCommunicator over the same ranks (MPI_Comm_dup'ed), for host
-//   values.
+// * host_communicator() is a plain MpiCommunicator over a duplicate of its MPI communicator (its
+//   own tag space), for host values.
 #pragma once
 
 #include <mpi.h>

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <optional>
 #include <set>
 
@@ -44,6 +45,24 @@ std::string plural(int n, const std::string& one, const std::string& many) {
 
 }  // namespace
 
+bool gpus_bound_per_rank(int visible_gpus, int ranks_here) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  return visible != nullptr && visible[0] != '\0' && visible_gpus < ranks_here;
+}
+
+device::DeviceLibrary load_gpu_library(const std::string& field, const std::string& host) {
+  std::optional<device::DeviceLibrary> library;
+  try {
+    library = device::DeviceLibrary::load();
+  } catch (const Error& e) {
+    throw InputError(field + " needs embscale's GPU library, which " + host + " cannot load: " + e.what());
+  }
+  std::string why_none;
+  if (library->device_count(&why_none) == 0)
+    throw InputError(field + " needs a GPU; " + host + " has none (" + library->path() + ": " + why_none + ")");
+  return *library;
+}
+
 int HostPlacement::ranks_here(int ranks) const {
   return static_cast<int>(std::count_if(host_ranks.begin(), host_ranks.end(), [&](int r) { return r < ranks; }));
 }
@@ -70,25 +89,16 @@ int gpu_of_rank(const config::Config& config, const HostPlacement& placement, in
   if (local < 0) return -1;
   if (const auto* list = gpu_list(config, placement.node))
     return (*list)[static_cast<std::size_t>(local) % list->size()];
-  if (config.solver.communicator == config::DeviceExchange::kNccl || gpus_here <= 0) return local;
-  return local % gpus_here;
+  const bool shared = config.solver.communicator == config::DeviceExchange::kStagedMpi ||
+                      gpus_bound_per_rank(gpus_here, placement.ranks_here(ranks));
+  return shared && gpus_here > 0 ? local % gpus_here : local;
 }
 
 void check_devices(const config::Config& config, const HostPlacement& placement, int ranks) {
   if (!config::runs_on_gpu(config) || placement.local_rank(ranks) < 0) return;
   const std::string field = device_field(config);
-  std::optional<device::DeviceLibrary> library;
-  try {
-    library = device::DeviceLibrary::load();
-  } catch (const Error& e) {
-    throw InputError(field + ": \"gpu\" needs embscale's GPU library, which " + placement.host +
-                     " cannot load: " + e.what());
-  }
-  std::string why_none;
-  const int gpus = library->device_count(&why_none);
-  if (gpus == 0)
-    throw InputError(field + ": \"gpu\" needs a GPU; " + placement.host + " has none (" + library->path() + ": " +
-                     why_none + ")");
+  const auto library = load_gpu_library(field + ": \"gpu\"", placement.host);
+  const int gpus = library.device_count();
   const int here = placement.ranks_here(ranks);
   const bool nccl = config.solver.communicator == config::DeviceExchange::kNccl;
   if (const auto* list = gpu_list(config, placement.node)) {
@@ -108,7 +118,7 @@ void check_devices(const config::Config& config, const HostPlacement& placement,
                          "'s list gives one GPU to two of its ranks; NCCL takes one rank per GPU: list each once, or "
                          "set solver.communicator to \"mpi\"");
     }
-  } else if (nccl && here > gpus) {
+  } else if (nccl && here > gpus && !gpus_bound_per_rank(gpus, here)) {
     throw InputError("solver.communicator: " + plural(here, "rank runs", "ranks run") + " on " + placement.host +
                      ", which has " + plural(gpus, "GPU", "GPUs") + "; NCCL takes one rank per GPU: run at most " +
                      std::to_string(gpus) +

@@ -3,8 +3,9 @@
 // runs on a GPU in this build. Host-only configs pass without loading anything, so CPU nodes and
 // login nodes never touch CUDA.
 //
-// `run` and `sweep` call check_devices inside comm::run_agreed before any other check, so that a
-// machine without a GPU is the first thing a user hears of (exit 2, printed once, no report);
+// `run` and `sweep` call check_devices inside comm::run_agreed before the checks of the layers and
+// of the ranks (after the config parsed and was found runnable as a whole), so that a machine
+// without a GPU is the first thing a user hears of (exit 2, printed once, no report);
 // `validate` calls only check_device_support (a login node has no GPU to check).
 #pragma once
 
@@ -13,6 +14,7 @@
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
+#include "device/device_library.hpp"
 
 namespace embscale::run {
 
@@ -34,9 +36,20 @@ struct HostPlacement {
 // Collective over `world`.
 HostPlacement place_on_hosts(comm::Communicator& world);
 
-// The GPU this rank takes in a GPU run of `config` on the world's first `ranks` ranks: its node's
-// solver.gpu list at its local rank, else its local rank (NCCL: one per GPU) or its local rank
-// modulo `gpus_here` (staged MPI: ranks share the GPUs). -1 when the rank is not in the run.
+// Whether the launcher bound GPUs to ranks, each process seeing only its own (srun --gpus-per-task,
+// --gpu-bind, a CUDA_VISIBLE_DEVICES per rank): the process sees fewer GPUs than ranks run on the
+// host while CUDA_VISIBLE_DEVICES is set. A rank then takes its local rank modulo what it sees, and
+// whether two NCCL ranks share a GPU is NCCL's to say (it refuses a duplicate GPU by name).
+bool gpus_bound_per_rank(int visible_gpus, int ranks_here);
+
+// The device library, on a host with at least one GPU; else InputError "<field>: ..." naming the
+// host and why (the loader's reasons, or the CUDA runtime's).
+device::DeviceLibrary load_gpu_library(const std::string& field, const std::string& host);
+
+// The GPU this rank takes in a GPU run of `config` on the world's first `ranks` ranks, of the
+// `gpus_here` it sees: its node's solver.gpu list at its local rank, else its local rank (NCCL: one
+// per GPU) or its local rank modulo `gpus_here` (staged MPI, or GPUs bound per rank). -1 when the
+// rank is not in the run.
 int gpu_of_rank(const config::Config& config, const HostPlacement& placement, int ranks, int gpus_here);
 
 // InputError naming the field when a GPU run of `config` on the world's first `ranks` ranks cannot

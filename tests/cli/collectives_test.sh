@@ -60,6 +60,41 @@ case "$case_name" in
       grep -qE "^ +300 +300 +int8 +prod +-1 " "$work/out.txt" || fail "$ranks ranks: no 300-byte int8 prod allreduce line"
     done
     ;;
+  collectives_backend_nccl)
+    # --backend nccl on the stand-in device library (its NCCL: real ranks over shared memory; its
+    # "device" memory: host memory; EMBSCALE_FAKE_DEVICE_COUNT GPUs): every collective, type and op
+    # through the NcclCommunicator on 1, 2 and 4 ranks, each checked, beside bare NCCL; the report
+    # records the backend and the GPU. The stand-in's path comes from ctest ($EMBSCALE_TEST_FAKE_DEVICE).
+    [ -n "${EMBSCALE_TEST_FAKE_DEVICE:-}" ] || fail "EMBSCALE_TEST_FAKE_DEVICE is not set (ctest sets it)"
+    # Strict: every buffer handed to NCCL must be the stand-in's device memory (as NCCL faults on host memory).
+    export EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_FAKE_DEVICE EMBSCALE_FAKE_DEVICE_COUNT=4 EMBSCALE_FAKE_STRICT_DEVICE_MEMORY=1
+    for ranks in 1 2 4; do
+      run_collectives "$ranks" --backend nccl -d all --op all -r all -b 100 -e 300 -i 200 -n 1 -w 0 --rounds 1 \
+        --set solver.max_iter=2 -o "$work/n$ranks.h5"
+      [ "$rc" -eq 0 ] || fail "$ranks ranks: exit code $rc: $(tail -n 20 "$work/err.txt")"
+      grep -qF "allreduce over NCCL (device buffers) on $ranks ranks" "$work/out.txt" || fail "$ranks ranks: no NCCL table"
+      grep -qE "^ +300 +300 +int8 +prod +-1 " "$work/out.txt" || fail "$ranks ranks: no 300-byte int8 prod allreduce line"
+    done
+    h5dump -a /comm_backend "$work/n2.h5" | grep -qF '"nccl"' || fail "comm_backend is not nccl"
+    h5dump -a /gpu_model "$work/n2.h5" | grep -qF '"embscale fake device 0"' || fail "no gpu_model"
+    h5dump -a /nccl_version "$work/n2.h5" | grep -qF '"2.10.99"' || fail "no nccl_version"
+    /usr/bin/python3 -c "import h5py, math, sys
+s = h5py.File(sys.argv[1])['summary'][()]
+assert len(s) > 0 and all(int(r['wrong']) == 0 and not math.isnan(r['mpi_time_us']) for r in s), 'a wrong element or no bare NCCL time'" \
+      "$work/n2.h5" || fail "the summary of the NCCL run"
+    # The MPI backend stays the default and says so.
+    run_collectives 1 allreduce -b 1K -e 1K -n 1 -w 0 -o "$work/m.h5"
+    h5dump -a /comm_backend "$work/m.h5" | grep -qF '"mpi"' || fail "comm_backend is not mpi by default"
+    # A wrong element is found on device buffers too (copied out for the check).
+    EMBSCALE_INJECT_WRONG=allgather run_collectives 2 --backend nccl allgather -b 1K -e 1K -n 1 -w 0 -c 1 -o "$work/w.h5"
+    [ "$rc" -eq 1 ] || fail "inject: exit code $rc, expected 1: $(cat "$work/err.txt")"
+    # Refused before anything runs: more ranks than GPUs, no GPU, no NCCL in the library, --replay.
+    EMBSCALE_FAKE_DEVICE_COUNT=1 expect_bad_flag "--backend nccl: 2 ranks run on $(hostname), which has 1 GPU; NCCL takes one rank per GPU" --backend nccl
+    EMBSCALE_FAKE_DEVICE_COUNT=0 expect_bad_flag "--backend nccl needs a GPU; $(hostname) has none" --backend nccl
+    EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_FAKE_DEVICE_LACKING_NCCL expect_bad_flag "--backend nccl: rank 0 cannot use NCCL: " --backend nccl
+    expect_bad_flag "--replay replays the CPU engine's step over MPI; it has no --backend nccl" --backend nccl --replay all
+    expect_bad_flag "--backend: expected mpi or nccl, got \"gloo\"" --backend gloo
+    ;;
   collectives_wrong_element)
     # A wrong element (EMBSCALE_INJECT_WRONG flips a bit of the last rank's first received
     # element in each checked call): stderr says how many and where, the report keeps them, exit 1.

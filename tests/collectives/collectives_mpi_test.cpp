@@ -133,6 +133,9 @@ class CorruptingAllreduce final : public CollectiveBench {
     inner_->run(side, args, first, times);
     if (args.comm->rank() == args.comm->size() - 1) static_cast<float*>(args.recv)[5] += 1.0f;
   }
+  void enqueue_bare_nccl(const CallArgs& args, std::size_t call) const override {
+    inner_->enqueue_bare_nccl(args, call);
+  }
 
  private:
   std::unique_ptr<CollectiveBench> inner_;

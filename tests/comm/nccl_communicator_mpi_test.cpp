@@ -9,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "../device/scoped_env.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "comm/nccl_communicator.hpp"
 #include "core/error.hpp"
 #include "device/device_library.hpp"
+#include "device/device_resources.hpp"
 
 namespace embscale::comm {
 namespace {
@@ -73,6 +75,53 @@ TEST(NcclCommunicator, SplitsAreNcclCommunicatorsOverTheHostsSplit) {
   const auto host = nccl->split_by_host();
   EXPECT_EQ(host->size(), world.size());  // the tests run on one host
   EXPECT_EQ(host->native_handle().kind, "nccl");
+}
+
+// NCCL reads and writes device memory only: with the stand-in strict about it, a host vector is
+// refused by name, a device buffer of the library passes, and the value helpers (host values)
+// go over the host communicator, as they must.
+TEST(NcclCommunicator, HostBuffersAreRefusedAndHostValuesGoOverTheHostSide) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  const auto library = fake();
+  const auto nccl = NcclCommunicator::bootstrap(world, library, nullptr);
+  const embscale::testing::ScopedEnv strict("EMBSCALE_FAKE_STRICT_DEVICE_MEMORY", "1");
+  std::vector<float> host(4, 1.0f);
+  bool refused = false;
+  try {
+    nccl->allreduce(std::span<const float>(host), std::span<float>(host), ReduceOp::kSum);
+  } catch (const Error& e) {
+    refused = std::string(e.what()).find("a buffer in host memory") != std::string::npos;
+  }
+  // Every rank refused alone, before any transfer: nothing is left in flight.
+  EXPECT_TRUE(refused);
+  device::DeviceBuffer buffer(library, 4 * sizeof(float));
+  buffer.copy_from_host(host.data(), 4 * sizeof(float), nullptr);
+  auto* on_device = static_cast<float*>(buffer.data());
+  nccl->allreduce(std::span<const float>(on_device, 4), std::span<float>(on_device, 4), ReduceOp::kSum);
+  buffer.copy_to_host(host.data(), 4 * sizeof(float), nullptr);
+  EXPECT_EQ(host, std::vector<float>(4, static_cast<float>(world.size())));
+  EXPECT_EQ(nccl->allreduce(2, ReduceOp::kSum), 2 * world.size());
+  EXPECT_EQ(nccl->allgather(world.rank()).size(), static_cast<std::size_t>(world.size()));
+  EXPECT_EQ(broadcast_strings(*nccl, {world.rank() == 0 ? "from rank 0" : ""})[0], "from rank 0");
+}
+
+// NCCL's send waits for its receive: two ranks that both send first would hang on NCCL, and the
+// stand-in says so (after its timeout, here 1 s) instead of letting the pattern pass on host memory.
+TEST(NcclCommunicator, SendsThatWouldHangOnNcclFailOnTheStandIn) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  if (world.size() != 2) GTEST_SKIP() << "a pair of ranks";
+  const auto nccl = NcclCommunicator::bootstrap(world, fake(), nullptr);
+  const embscale::testing::ScopedEnv timeout("EMBSCALE_FAKE_NCCL_TIMEOUT", "1");
+  const std::vector<std::int32_t> out(8, world.rank());
+  std::vector<std::int32_t> in(8);
+  const int peer = 1 - world.rank();
+  try {
+    nccl->send(std::span<const std::int32_t>(out), peer, 0);
+    nccl->recv(std::span<std::int32_t>(in), peer, 0);
+    ADD_FAILURE() << "both ranks sent first and it passed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("NCCL would hang"), std::string::npos) << e.what();
+  }
 }
 
 // Without tags, a pair's messages match in the order they were issued: the receiver that asks

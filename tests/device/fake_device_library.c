@@ -50,6 +50,10 @@ static int fail(int code, const char* text) {
   return code;
 }
 
+/* fake_device_memory.cpp: the "device" allocations, for the stand-in NCCL's strict mode. */
+void embscale_fake_device_memory_add(uintptr_t address, uint64_t bytes); /* an address: nothing is read */
+void embscale_fake_device_memory_remove(const void* p);
+
 /* fail() for the stand-in's C++ parts (fake_nccl.cpp): one per-thread detail for the library. */
 int embscale_fake_fail(int code, const char* text) { return fail(code, text); }
 void embscale_fake_clear_detail(void) { detail[0] = '\0'; }
@@ -276,17 +280,20 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_malloc(int64_t bytes, void** pointer) {
   if (pointer == NULL || bytes < 0) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "pointer is NULL or bytes < 0");
   *pointer = NULL;
   if (bytes == 0) return EMBSCALE_CUDA_OK;
-  *pointer = malloc((size_t)bytes);
-  if (*pointer == NULL) {
+  void* allocated = malloc((size_t)bytes);
+  if (allocated == NULL) {
     snprintf(detail, sizeof detail, "cudaMalloc of %lld bytes: cudaErrorMemoryAllocation: out of memory",
              (long long)bytes);
     return EMBSCALE_CUDA_CUDA_ERROR;
   }
+  embscale_fake_device_memory_add((uintptr_t)allocated, (uint64_t)bytes);
+  *pointer = allocated;
   return EMBSCALE_CUDA_OK;
 }
 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_free(void* pointer) {
   detail[0] = '\0';
+  if (pointer != NULL) embscale_fake_device_memory_remove(pointer);
   free(pointer);
   return EMBSCALE_CUDA_OK;
 }

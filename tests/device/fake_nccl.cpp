@@ -12,11 +12,19 @@
  * transfers of a group progress together (never blocking on one), so any set of matching calls
  * completes, and a pair's messages arrive in the order they were issued, as NCCL's do.
  *
- * It checks what NCCL requires and would otherwise corrupt silently: buffers disjoint or in place
- * as NCCL defines it, and a receive the size of its send (a mismatch fails both sides). Reductions
- * run in rank order on every rank (so every rank holds the same bits); half and bfloat16 are
- * reduced in float and rounded back at each step. A peer that does not arrive within
- * $EMBSCALE_FAKE_NCCL_TIMEOUT seconds (default 60) fails the call instead of hanging CI. */
+ * It checks what NCCL requires and would otherwise corrupt or hang on: buffers disjoint or in place
+ * as NCCL defines it; a receive the size of its send (a mismatch fails both sides); a collective's
+ * transfers never matched with point-to-point ones; and a send completes only once its receiver
+ * took it (NCCL's send blocks the stream until the matching receive), so calls that would deadlock
+ * on NCCL time out here. With $EMBSCALE_FAKE_STRICT_DEVICE_MEMORY=1 every buffer must lie in the
+ * stand-in's "device" memory (embscale_cuda_malloc), as NCCL faults on host memory. Reductions run
+ * in rank order on every rank (so every rank holds the same bits); half and bfloat16 are reduced in
+ * float and rounded back at each step; an average is NCCL's: floating-point inputs multiplied by
+ * 1/nranks, then summed; integers summed, then divided. A peer that makes no progress for
+ * $EMBSCALE_FAKE_NCCL_TIMEOUT seconds (default 60) fails the call instead of hanging CI.
+ *
+ * What it cannot show: calls complete on the host at the call (or at group_end), so a stream's
+ * asynchrony and events never pending are not exercised. */
 #ifndef EMBSCALE_FAKE_OMIT_NCCL
 
 #include <fcntl.h>
@@ -42,6 +50,7 @@
 
 extern "C" int embscale_fake_fail(int code, const char* text);
 extern "C" void embscale_fake_clear_detail(void);
+extern "C" int embscale_fake_is_device_memory(const void* p, std::uint64_t bytes);
 
 namespace {
 
@@ -50,9 +59,15 @@ using embscale::Half;
 
 constexpr std::size_t kChunk = 64 * 1024;
 
+// Mailbox states.
+constexpr std::uint32_t kEmpty = 0;     // the sender may write
+constexpr std::uint32_t kFull = 1;      // data holds a chunk the receiver has not taken
+constexpr std::uint32_t kRejected = 2;  // the receiver refused the message (its size or kind): both fail
+
 struct Mailbox {
-  std::atomic<std::uint32_t> full;  // 1: data holds a chunk the receiver has not taken
-  std::uint32_t last;               // the chunk ends its message
+  std::atomic<std::uint32_t> state;
+  std::uint32_t last;        // the chunk ends its message
+  std::uint32_t collective;  // 1: part of a collective, 0: point-to-point (they must not match)
   std::uint64_t bytes;
   unsigned char data[kChunk];
 };
@@ -87,15 +102,17 @@ double timeout_seconds() {
 
 int fail(int code, const std::string& text) { return embscale_fake_fail(code, ("fake NCCL: " + text).c_str()); }
 
-// One queued point-to-point transfer.
+// One queued point-to-point transfer. A send is finished once the receiver took its last chunk.
 struct Transfer {
   const FakeComm* comm;
   bool send;
   int peer;
   unsigned char* buffer;
   std::uint64_t bytes;
+  std::uint32_t collective;
   std::uint64_t done = 0;
-  bool finished() const { return done == bytes; }
+  bool taken = false;  // a send's last chunk taken by the receiver
+  bool finished() const { return done == bytes && (!send || taken || bytes == 0); }
 };
 
 // What the calling thread has queued: transfers, then the local steps of its collectives (run in
@@ -113,28 +130,42 @@ thread_local Group group;
 int progress(Transfer& t) {
   const FakeComm& c = *t.comm;
   Mailbox& box = t.send ? c.box(c.rank, t.peer) : c.box(t.peer, c.rank);
+  const std::uint32_t state = box.state.load(std::memory_order_acquire);
   if (t.send) {
-    if (box.full.load(std::memory_order_acquire) != 0) return 0;
+    if (state == kRejected) {
+      fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "rank " + std::to_string(t.peer) + " refused what rank " +
+                                               std::to_string(c.rank) + " sent it (another size or kind of call)");
+      return -1;
+    }
+    if (state != kEmpty) return 0;
+    if (t.done == t.bytes) {  // the last chunk was taken
+      t.taken = true;
+      return 1;
+    }
     const std::uint64_t n = std::min<std::uint64_t>(kChunk, t.bytes - t.done);
     std::memcpy(box.data, t.buffer + t.done, n);
     box.bytes = n;
     t.done += n;
-    box.last = t.finished() ? 1 : 0;
-    box.full.store(1, std::memory_order_release);
+    box.last = t.done == t.bytes ? 1 : 0;
+    box.collective = t.collective;
+    box.state.store(kFull, std::memory_order_release);
     return 1;
   }
-  if (box.full.load(std::memory_order_acquire) == 0) return 0;
+  if (state != kFull) return 0;
   const std::uint64_t n = box.bytes;
-  if (n > t.bytes - t.done || (box.last != 0 && t.done + n != t.bytes)) {
-    box.full.store(0, std::memory_order_release);
-    fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "rank " + std::to_string(c.rank) + " receives " + std::to_string(t.bytes) +
-                                             " bytes from rank " + std::to_string(t.peer) +
-                                             ", which sent a message of another size (NCCL needs equal counts)");
+  const bool wrong_size = n > t.bytes - t.done || (box.last != 0 && t.done + n != t.bytes);
+  if (wrong_size || box.collective != t.collective) {
+    box.state.store(kRejected, std::memory_order_release);
+    fail(EMBSCALE_CUDA_INVALID_ARGUMENT,
+         "rank " + std::to_string(c.rank) + " receives " + std::to_string(t.bytes) + " bytes from rank " +
+             std::to_string(t.peer) + (t.collective ? " in a collective" : " point to point") + ", which sent " +
+             (wrong_size ? "a message of another size (NCCL needs equal counts)"
+                         : (box.collective ? "part of a collective" : "a point-to-point message")));
     return -1;
   }
   std::memcpy(t.buffer + t.done, box.data, n);
   t.done += n;
-  box.full.store(0, std::memory_order_release);
+  box.state.store(kEmpty, std::memory_order_release);
   return 1;
 }
 
@@ -144,7 +175,8 @@ int progress(Transfer& t) {
 int run_group() {
   Group queued;
   std::swap(queued, group);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds());
+  const auto patience = std::chrono::duration<double>(timeout_seconds());
+  auto deadline = std::chrono::steady_clock::now() + patience;  // moved on by every progress
   for (;;) {
     bool pending = false, moved = false;
     std::vector<std::tuple<const FakeComm*, bool, int>> started;  // (comm, direction, peer) seen this pass
@@ -159,10 +191,12 @@ int run_group() {
       moved = moved || rc > 0;
     }
     if (!pending) break;
-    if (!moved) {
+    if (moved) {
+      deadline = std::chrono::steady_clock::now() + patience;
+    } else {
       if (std::chrono::steady_clock::now() > deadline)
-        return fail(EMBSCALE_CUDA_CUDA_ERROR, "a peer did not arrive within " + std::to_string(timeout_seconds()) +
-                                                  " s (a call that not every rank of the communicator made?)");
+        return fail(EMBSCALE_CUDA_CUDA_ERROR, "no progress for " + std::to_string(timeout_seconds()) +
+                                                  " s: a peer did not make the matching call (NCCL would hang)");
       sched_yield();
     }
   }
@@ -216,15 +250,20 @@ template <class T> void combine(T* acc, const T* x, std::size_t n, int op) {
   }
 }
 
+// NCCL's average of integers: the sum divided, truncated.
 template <class T> void divide(T* acc, std::size_t n, int ranks) {
   for (std::size_t i = 0; i < n; ++i) {
+    if constexpr (std::is_signed_v<T>) acc[i] = static_cast<T>(static_cast<std::int64_t>(acc[i]) / ranks);
+    else acc[i] = static_cast<T>(static_cast<std::uint64_t>(acc[i]) / static_cast<std::uint64_t>(ranks));
+  }
+}
+
+// NCCL's average of floating-point values: each input multiplied by 1/nranks, then summed.
+template <class T> void premultiply(T* values, std::size_t n, int ranks) {
+  for (std::size_t i = 0; i < n; ++i) {
     if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
-      acc[i] = narrow<T>(widen(acc[i]) / static_cast<float>(ranks));
-    else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
-      acc[i] = static_cast<T>(static_cast<std::int64_t>(acc[i]) / ranks);
-    else if constexpr (std::is_integral_v<T>)
-      acc[i] = static_cast<T>(static_cast<std::uint64_t>(acc[i]) / static_cast<std::uint64_t>(ranks));
-    else acc[i] = acc[i] / static_cast<T>(ranks);
+      values[i] = narrow<T>(widen(values[i]) * (1.0f / static_cast<float>(ranks)));
+    else values[i] = values[i] * (T{1} / static_cast<T>(ranks));
   }
 }
 
@@ -243,16 +282,22 @@ template <class F> void with_type(int dtype, F&& f) {
   }
 }
 
-// out = parts[0] (op) parts[1] ... (op) parts[ranks - 1], each `count` elements, in rank order.
-void reduce_parts(const unsigned char* parts, unsigned char* out, std::size_t count, int dtype, int op, int ranks) {
+// out = parts[0] (op) parts[1] ... (op) parts[ranks - 1], each `count` elements, in rank order
+// (the parts are scratch: an average premultiplies them in place).
+void reduce_parts(unsigned char* parts, unsigned char* out, std::size_t count, int dtype, int op, int ranks) {
   with_type(dtype, [&](auto zero) {
     using T = decltype(zero);
-    std::vector<T> acc(count);
-    std::memcpy(acc.data(), parts, count * sizeof(T));
-    for (int r = 1; r < ranks; ++r)
-      combine(acc.data(), reinterpret_cast<const T*>(parts + static_cast<std::size_t>(r) * count * sizeof(T)), count,
-              op);
-    if (op == EMBSCALE_NCCL_AVG) divide(acc.data(), count, ranks);
+    const auto part = [&](int r) {
+      return reinterpret_cast<T*>(parts + static_cast<std::size_t>(r) * count * sizeof(T));
+    };
+    constexpr bool integral = std::is_integral_v<T>;
+    if constexpr (!integral)
+      if (op == EMBSCALE_NCCL_AVG)
+        for (int r = 0; r < ranks; ++r) premultiply(part(r), count, ranks);
+    std::vector<T> acc(part(0), part(0) + count);
+    for (int r = 1; r < ranks; ++r) combine(acc.data(), part(r), count, op);
+    if constexpr (integral)
+      if (op == EMBSCALE_NCCL_AVG) divide(acc.data(), count, ranks);
     std::memcpy(out, acc.data(), count * sizeof(T));
   });
 }
@@ -262,10 +307,21 @@ bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_by
   return a_bytes > 0 && b_bytes > 0 && x < y + b_bytes && y < x + a_bytes;
 }
 
+// With $EMBSCALE_FAKE_STRICT_DEVICE_MEMORY=1: `bytes` at `buffer` must be "device" memory.
+int device_memory(const void* buffer, std::uint64_t bytes, const char* call) {
+  const char* v = std::getenv("EMBSCALE_FAKE_STRICT_DEVICE_MEMORY");  // read per call: tests toggle it
+  const bool strict = v != nullptr && std::strcmp(v, "1") == 0;
+  if (!strict || embscale_fake_is_device_memory(buffer, bytes)) return EMBSCALE_CUDA_OK;
+  return fail(EMBSCALE_CUDA_INVALID_ARGUMENT,
+              std::string(call) + ": a buffer in host memory (NCCL reads and writes device memory only)");
+}
+
 // NCCL's buffer rule: the call is `in_place` as NCCL defines it for the call, or its buffers share
 // no byte.
 int check_buffers(const void* send, std::size_t send_bytes, const void* recv, std::size_t recv_bytes, bool in_place,
                   const char* call) {
+  if (const int rc = device_memory(send, send_bytes, call); rc != EMBSCALE_CUDA_OK) return rc;
+  if (const int rc = device_memory(recv, recv_bytes, call); rc != EMBSCALE_CUDA_OK) return rc;
   if (in_place || !overlap(send, send_bytes, recv, recv_bytes)) return EMBSCALE_CUDA_OK;
   return fail(EMBSCALE_CUDA_INVALID_ARGUMENT,
               std::string(call) +
@@ -273,14 +329,16 @@ int check_buffers(const void* send, std::size_t send_bytes, const void* recv, st
                   "as it defines it)");
 }
 
-void queue(const FakeComm* comm, bool send, int peer, const void* buffer, std::uint64_t bytes) {
-  group.transfers.push_back({comm, send, peer, static_cast<unsigned char*>(const_cast<void*>(buffer)), bytes});
+// A transfer of a point-to-point call (collective = 0) or of a collective's (1).
+void queue(const FakeComm* comm, bool send, int peer, const void* buffer, std::uint64_t bytes,
+           std::uint32_t collective = 1) {
+  group.transfers.push_back(
+      {comm, send, peer, static_cast<unsigned char*>(const_cast<void*>(buffer)), bytes, collective});
 }
 
 // Every rank's `bytes` from `send` into a scratch of nranks parts (its own copied), `then` run on
 // it at the end of the group. The send buffer is read when the group runs, as NCCL reads it.
-void gather_everyone(const FakeComm* c, const void* send, std::size_t bytes,
-                     std::function<void(const unsigned char*)> then) {
+void gather_everyone(const FakeComm* c, const void* send, std::size_t bytes, std::function<void(unsigned char*)> then) {
   auto& parts = group.scratch.emplace_back(bytes * static_cast<std::size_t>(c->nranks));
   unsigned char* base = parts.data();
   for (int r = 0; r < c->nranks; ++r) {
@@ -312,8 +370,10 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_nccl_unique_id(void* id) {
   if (id == nullptr) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "id is NULL");
   static std::atomic<int> made{0};
   std::memset(id, 0, EMBSCALE_CUDA_NCCL_ID_BYTES);
-  std::snprintf(static_cast<char*>(id), EMBSCALE_CUDA_NCCL_ID_BYTES, "/embscale-fake-nccl-%d-%d",
-                static_cast<int>(getpid()), made.fetch_add(1));
+  // The pid, a count and the clock: a segment a crashed run left (never unlinked) is never reused.
+  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  std::snprintf(static_cast<char*>(id), EMBSCALE_CUDA_NCCL_ID_BYTES, "/embscale-fake-nccl-%d-%d-%lld",
+                static_cast<int>(getpid()), made.fetch_add(1), static_cast<long long>(now));
   return EMBSCALE_CUDA_OK;
 }
 
@@ -325,7 +385,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_nccl_comm_create(const void* id, int nran
   std::memcpy(name, id, sizeof name);
   name[sizeof name - 1] = '\0';
   const std::size_t bytes = segment_bytes(nranks);
-  const int fd = shm_open(name, O_CREAT | O_RDWR, 0600);
+  const int fd = shm_open(name, O_CREAT | O_RDWR, 0600);  // the first rank creates it, zeroed
   if (fd < 0) return fail(EMBSCALE_CUDA_CUDA_ERROR, std::string("shm_open ") + name + ": " + std::strerror(errno));
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     close(fd);
@@ -380,7 +440,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_nccl_send(const void* buffer, uint64_t co
   embscale_fake_clear_detail();
   if (!valid(dtype) || comm == nullptr || peer < 0 || peer >= as_comm(comm)->nranks)
     return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "ncclSend: bad dtype or peer, or comm is NULL");
-  queue(as_comm(comm), true, peer, buffer, count * element_bytes(dtype));
+  const std::uint64_t bytes = count * element_bytes(dtype);
+  if (const int rc = device_memory(buffer, bytes, "ncclSend"); rc != EMBSCALE_CUDA_OK) return rc;
+  queue(as_comm(comm), true, peer, buffer, bytes, 0);
   return issued();
 }
 
@@ -390,7 +452,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_nccl_recv(void* buffer, uint64_t count, i
   embscale_fake_clear_detail();
   if (!valid(dtype) || comm == nullptr || peer < 0 || peer >= as_comm(comm)->nranks)
     return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "ncclRecv: bad dtype or peer, or comm is NULL");
-  queue(as_comm(comm), false, peer, buffer, count * element_bytes(dtype));
+  const std::uint64_t bytes = count * element_bytes(dtype);
+  if (const int rc = device_memory(buffer, bytes, "ncclRecv"); rc != EMBSCALE_CUDA_OK) return rc;
+  queue(as_comm(comm), false, peer, buffer, bytes, 0);
   return issued();
 }
 
@@ -404,7 +468,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_nccl_all_reduce(const void* send, void* r
   if (const int rc = check_buffers(send, bytes, recv, bytes, send == recv, "ncclAllReduce"); rc != EMBSCALE_CUDA_OK)
     return rc;
   const FakeComm* c = as_comm(comm);
-  gather_everyone(c, send, bytes, [=](const unsigned char* parts) {
+  gather_everyone(c, send, bytes, [=](unsigned char* parts) {
     if (count > 0) reduce_parts(parts, static_cast<unsigned char*>(recv), count, dtype, op, c->nranks);
   });
   return issued();
@@ -452,7 +516,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_nccl_all_gather(const void* send, void* r
                                    send == out + static_cast<std::size_t>(c->rank) * bytes, "ncclAllGather");
       rc != EMBSCALE_CUDA_OK)
     return rc;
-  gather_everyone(c, send, bytes, [=](const unsigned char* parts) {
+  gather_everyone(c, send, bytes, [=](unsigned char* parts) {
     if (bytes > 0) std::memmove(out, parts, bytes * static_cast<std::size_t>(c->nranks));
   });
   return issued();
@@ -473,6 +537,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_nccl_broadcast(const void* send, void* re
       if (r != root) queue(c, true, r, send, bytes);
     if (send != recv && bytes > 0) std::memcpy(recv, send, bytes);
   } else {
+    if (const int rc = device_memory(recv, bytes, "ncclBroadcast"); rc != EMBSCALE_CUDA_OK) return rc;
     queue(c, false, root, recv, bytes);
   }
   return issued();
@@ -488,6 +553,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_nccl_reduce(const void* send, void* recv,
   const FakeComm* c = as_comm(comm);
   const std::size_t bytes = count * element_bytes(dtype);
   if (c->rank != root) {
+    if (const int rc = device_memory(send, bytes, "ncclReduce"); rc != EMBSCALE_CUDA_OK) return rc;
     queue(c, true, root, send, bytes);
     return issued();
   }
