@@ -30,6 +30,7 @@
 #include <span>
 
 #include "config/config.hpp"
+#include "embedding/portable/optimizer_ref.hpp"
 
 namespace embscale::embedding {
 
@@ -61,6 +62,10 @@ class SparseOptimizer {
   // Adam. When false, the engine may skip the sweep over untouched rows (SGD and the AdaGrads under
   // Global behave as under Local, as in HugeCTR).
   virtual bool changes_untouched_rows() const noexcept = 0;
+  // This optimizer at `step` as plain data (embedding/portable/optimizer_ref.hpp): what a device
+  // kernel runs with portable::update_row, untouched_row and init_state_row, the same formulas
+  // update(), update_untouched() and init_state() run here.
+  virtual portable::OptimizerRef portable_ref(std::int64_t step) const = 0;
 };
 
 // The optimizer of a layer of embedding dimension `dim` (>= 1). Throws InputError when the

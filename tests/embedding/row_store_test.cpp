@@ -35,6 +35,9 @@ class CountingOptimizer final : public SparseOptimizer {
     state[0] -= 1.0f;
   }
   bool changes_untouched_rows() const noexcept override { return type_ == UpdateType::kGlobal; }
+  portable::OptimizerRef portable_ref(std::int64_t) const override {
+    throw Error("the counting optimizer is the host stores' test double: it has no device form");
+  }
 
  private:
   UpdateType type_;

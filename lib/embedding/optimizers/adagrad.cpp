@@ -32,6 +32,12 @@ template <class Derived> class AdaGradFamily : public ZeroGradientGlobal<Derived
         epsilon_(static_cast<float>(options.epsilon)) {}
 
   void init_state(std::span<float> state) const noexcept final { std::fill(state.begin(), state.end(), initial_); }
+  portable::OptimizerRef portable_ref(std::int64_t step) const noexcept final {
+    auto r = this->base_ref(Derived::kKind, step);
+    r.epsilon = epsilon_;
+    r.initial_accumulator = initial_;
+    return r;
+  }
 
  protected:
   float epsilon() const noexcept { return epsilon_; }
@@ -43,31 +49,23 @@ template <class Derived> class AdaGradFamily : public ZeroGradientGlobal<Derived
 
 class AdaGrad final : public AdaGradFamily<AdaGrad> {
  public:
+  static constexpr portable::OptimizerKind kKind = portable::OptimizerKind::kAdaGrad;
   AdaGrad(const config::Optimizer& options, std::int32_t dim) : AdaGradFamily(options, dim) {}
 
   template <class Gradient>
   void apply(std::span<float> row, std::span<float> accumulator, const Gradient& g, std::int64_t) const noexcept {
-    const float lr = learning_rate();
-    for (std::size_t d = 0; d < row.size(); ++d) {
-      const float s = accumulator[d] + g[d] * g[d];
-      accumulator[d] = s;
-      row[d] -= lr * g[d] / (std::sqrt(s) + epsilon());
-    }
+    portable::adagrad_row(row.data(), accumulator.data(), g, row.size(), learning_rate(), epsilon());
   }
 };
 
 class RowWiseAdaGrad final : public AdaGradFamily<RowWiseAdaGrad> {
  public:
+  static constexpr portable::OptimizerKind kKind = portable::OptimizerKind::kRowWiseAdaGrad;
   explicit RowWiseAdaGrad(const config::Optimizer& options) : AdaGradFamily(options, 1) {}
 
   template <class Gradient>
   void apply(std::span<float> row, std::span<float> accumulator, const Gradient& g, std::int64_t) const noexcept {
-    float sum_squares = 0.0f;
-    for (std::size_t d = 0; d < row.size(); ++d) sum_squares += g[d] * g[d];
-    const float s = accumulator[0] + sum_squares / static_cast<float>(row.size());
-    accumulator[0] = s;
-    const float multiplier = learning_rate() / (std::sqrt(s) + epsilon());
-    for (std::size_t d = 0; d < row.size(); ++d) row[d] -= multiplier * g[d];
+    portable::rowwise_adagrad_row(row.data(), accumulator.data(), g, row.size(), learning_rate(), epsilon());
   }
 };
 

@@ -23,24 +23,20 @@ class Adam final : public ZeroGradientGlobal<Adam> {
   static constexpr bool kZeroGradientMovesRow = true;
 
   Adam(const config::Optimizer& options, std::int32_t dim)
-      : ZeroGradientGlobal(options, 2 * dim), beta1_(options.beta1), beta2_(options.beta2),
-        b1_(static_cast<float>(options.beta1)), b2_(static_cast<float>(options.beta2)),
-        one_minus_b1_(static_cast<float>(1.0 - options.beta1)), one_minus_b2_(static_cast<float>(1.0 - options.beta2)),
-        epsilon_(static_cast<float>(options.epsilon)) {}
+      : ZeroGradientGlobal(options, 2 * dim), beta1_(options.beta1),
+        beta2_(options.beta2), params_{static_cast<float>(options.beta1), static_cast<float>(options.beta2),
+                                       static_cast<float>(1.0 - options.beta1), static_cast<float>(1.0 - options.beta2),
+                                       static_cast<float>(options.epsilon)} {}
 
   template <class Gradient>
   void apply(std::span<float> row, std::span<float> state, const Gradient& g, std::int64_t step) const noexcept {
-    const std::size_t dim = row.size();
-    float* const m = state.data();
-    float* const v = state.data() + dim;
-    const float lr_t = step_size(step);
-    for (std::size_t d = 0; d < dim; ++d) {
-      const float mi = b1_ * m[d] + one_minus_b1_ * g[d];
-      const float vi = b2_ * v[d] + one_minus_b2_ * g[d] * g[d];
-      m[d] = mi;
-      v[d] = vi;
-      row[d] -= lr_t * mi / (std::sqrt(vi) + epsilon_);
-    }
+    portable::adam_row(row.data(), state.data(), g, row.size(), params_, step_size(step));
+  }
+  portable::OptimizerRef portable_ref(std::int64_t step) const noexcept override {
+    auto r = base_ref(portable::OptimizerKind::kAdam, step);
+    r.adam = params_;
+    r.adam_lr_t = step_size(step);
+    return r;
   }
 
  private:
@@ -69,14 +65,10 @@ class Adam final : public ZeroGradientGlobal<Adam> {
 
   double beta1_;
   double beta2_;
-  float b1_;
-  float b2_;
   // 1 - beta in double, then rounded: 1.0f - 0.999f would carry float's error of 0.999 (1e-5
   // relative of 0.001) into v and every step's size. HugeCTR computes 1.0f - beta2 in float; the
   // results differ by that rounding only.
-  float one_minus_b1_;
-  float one_minus_b2_;
-  float epsilon_;
+  portable::AdamParams params_;
   std::uint64_t id_ = next_id();
 };
 

@@ -12,8 +12,6 @@
 //
 // State: m (dim values), v (dim values), then p as kStepDigits values (step_digits.hpp), instead of
 // HugeCTR's uint64 per embedding value.
-#include <cmath>
-
 #include "embedding/optimizers/optimizer_base.hpp"
 #include "embedding/optimizers/step_digits.hpp"
 
@@ -24,8 +22,9 @@ class LazyAdam final : public OptimizerBase {
  public:
   LazyAdam(const config::Optimizer& options, std::int32_t dim)
       : OptimizerBase(options, 2 * dim + kStepDigits), dim_(static_cast<std::size_t>(dim)), beta1_(options.beta1),
-        beta2_(options.beta2), one_minus_b1_(static_cast<float>(1.0 - options.beta1)),
-        one_minus_b2_(static_cast<float>(1.0 - options.beta2)), epsilon_(static_cast<float>(options.epsilon)) {}
+        beta2_(options.beta2), params_{static_cast<float>(options.beta1), static_cast<float>(options.beta2),
+                                       static_cast<float>(1.0 - options.beta1), static_cast<float>(1.0 - options.beta2),
+                                       static_cast<float>(options.epsilon)} {}
 
   void init_state(std::span<float> state) const noexcept override {
     std::fill(state.begin(), state.end(), 0.0f);
@@ -34,23 +33,16 @@ class LazyAdam final : public OptimizerBase {
 
   void update(std::span<float> row, std::span<float> state, std::span<const float> g,
               std::int64_t step) const noexcept override {
-    float* const m = state.data();
-    float* const v = state.data() + dim_;
-    const std::span<float> last = state.subspan(2 * dim_);
-    const std::int64_t skipped = steps_since(last, step);
-    const double p = static_cast<double>(step - skipped);
-    const double s = static_cast<double>(skipped);
-    const double decay1 = std::pow(beta1_, s);
-    const auto catch_up = static_cast<float>(learning_rate() / (1.0 - beta1_) * std::sqrt(1.0 - std::pow(beta2_, p)) /
-                                             (1.0 - std::pow(beta1_, p)) * (1.0 - decay1));
-    const auto b1_s = static_cast<float>(decay1);
-    const auto b2_s = static_cast<float>(std::pow(beta2_, s));
-    for (std::size_t d = 0; d < dim_; ++d) {
-      row[d] -= catch_up * m[d] / (std::sqrt(v[d]) + epsilon_);
-      m[d] = b1_s * m[d] + one_minus_b1_ * g[d];
-      v[d] = b2_s * v[d] + one_minus_b2_ * g[d] * g[d];
-    }
-    store_step(step, last);
+    portable::lazy_adam_step(portable_ref(step), row.data(), state.data(), g, dim_);
+  }
+
+  portable::OptimizerRef portable_ref(std::int64_t step) const noexcept override {
+    auto r = base_ref(portable::OptimizerKind::kLazyAdam, step);
+    r.adam = params_;
+    r.beta1 = beta1_;
+    r.beta2 = beta2_;
+    r.lr_double = learning_rate();
+    return r;
   }
 
   // Lazy: an untouched row waits for its next touch.
@@ -61,9 +53,7 @@ class LazyAdam final : public OptimizerBase {
   std::size_t dim_;
   double beta1_;
   double beta2_;
-  float one_minus_b1_;  // rounded from double, as in adam.cpp
-  float one_minus_b2_;
-  float epsilon_;
+  portable::AdamParams params_;  // 1 - beta rounded from double, as in adam.cpp
 };
 
 }  // namespace

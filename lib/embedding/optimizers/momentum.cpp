@@ -27,12 +27,12 @@ class MomentumSgd final : public ZeroGradientGlobal<MomentumSgd> {
 
   template <class Gradient>
   void apply(std::span<float> row, std::span<float> momentum, const Gradient& g, std::int64_t) const noexcept {
-    const float lr = learning_rate();
-    for (std::size_t d = 0; d < row.size(); ++d) {
-      const float a = factor_ * momentum[d] - lr * g[d];
-      momentum[d] = a;
-      row[d] += a;
-    }
+    portable::momentum_row(row.data(), momentum.data(), g, row.size(), learning_rate(), factor_);
+  }
+  portable::OptimizerRef portable_ref(std::int64_t step) const noexcept override {
+    auto r = base_ref(portable::OptimizerKind::kMomentum, step);
+    r.factor = factor_;
+    return r;
   }
 
  private:
@@ -48,13 +48,12 @@ class Nesterov final : public ZeroGradientGlobal<Nesterov> {
 
   template <class Gradient>
   void apply(std::span<float> row, std::span<float> momentum, const Gradient& g, std::int64_t) const noexcept {
-    const float lr = learning_rate();
-    for (std::size_t d = 0; d < row.size(); ++d) {
-      const float old = momentum[d];
-      const float a = mu_ * old - lr * g[d];
-      momentum[d] = a;
-      row[d] += -mu_ * old + (1.0f + mu_) * a;
-    }
+    portable::nesterov_row(row.data(), momentum.data(), g, row.size(), learning_rate(), mu_);
+  }
+  portable::OptimizerRef portable_ref(std::int64_t step) const noexcept override {
+    auto r = base_ref(portable::OptimizerKind::kNesterov, step);
+    r.factor = mu_;
+    return r;
   }
 
  private:

@@ -1,8 +1,9 @@
 // What the sparse optimizers share (internal to lib/embedding): the name, update type and state
 // width, and the one rule of the Global update, "an untouched row takes a step with a zero
 // gradient", written once. Each family (sgd.cpp, momentum.cpp, adam.cpp, adam_lazy.cpp,
-// adagrad.cpp) defines its formula in a single apply() over the gradient type, so that update()
-// and update_untouched() cannot drift apart.
+// adagrad.cpp) defines its apply() over the gradient type, so that update() and update_untouched()
+// cannot drift apart; the formula itself is embedding/portable/optimizer_ref.hpp's, which a device
+// kernel runs too.
 #pragma once
 
 #include <algorithm>
@@ -13,14 +14,13 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "embedding/portable/optimizer_ref.hpp"
 #include "embedding/sparse_optimizer.hpp"
 
 namespace embscale::embedding::optimizers {
 
-// The gradient of a row the step did not touch: every value 0, without a buffer of zeros.
-struct ZeroGradient {
-  constexpr float operator[](std::size_t) const noexcept { return 0.0f; }
-};
+// The gradient of a row the step did not touch (every value 0), as the portable updates take it.
+using ZeroGradient = portable::ZeroGradient;
 
 class OptimizerBase : public SparseOptimizer {
  public:
@@ -35,6 +35,16 @@ class OptimizerBase : public SparseOptimizer {
 
  protected:
   float learning_rate() const noexcept { return learning_rate_; }
+  // The fields every kind fills: its kind, the update type, the state width, lr and the step.
+  portable::OptimizerRef base_ref(portable::OptimizerKind kind, std::int64_t step) const noexcept {
+    portable::OptimizerRef r;
+    r.kind = kind;
+    r.global = update_type_ == UpdateType::kGlobal;
+    r.state_width = state_width_;
+    r.lr = learning_rate_;
+    r.step = step;
+    return r;
+  }
 
  private:
   std::string name_;

@@ -16,8 +16,10 @@ class Sgd final : public ZeroGradientGlobal<Sgd> {
 
   template <class Gradient>
   void apply(std::span<float> row, std::span<float>, const Gradient& g, std::int64_t) const noexcept {
-    const float lr = learning_rate();
-    for (std::size_t d = 0; d < row.size(); ++d) row[d] -= lr * g[d];
+    portable::sgd_row(row.data(), g, row.size(), learning_rate());
+  }
+  portable::OptimizerRef portable_ref(std::int64_t step) const noexcept override {
+    return base_ref(portable::OptimizerKind::kSgd, step);
   }
 };
 

@@ -7,6 +7,8 @@
 // only ever called from its own side.
 #pragma once
 
+#include <cmath>
+
 #if defined(__CUDACC__)
 #define EMBSCALE_HD _Pragma("nv_exec_check_disable") __host__ __device__
 #else
@@ -20,6 +22,13 @@
 #define EMBSCALE_HD_INLINE EMBSCALE_HD __forceinline__
 #else
 #define EMBSCALE_HD_INLINE
+#endif
+
+// EMBSCALE_HD for a function template, after its `template <...>` (nvcc takes no pragma there).
+#if defined(__CUDACC__)
+#define EMBSCALE_HD_T __host__ __device__
+#else
+#define EMBSCALE_HD_T
 #endif
 
 namespace embscale::kv::portable {
@@ -39,6 +48,45 @@ EMBSCALE_HD inline double add_rn(double a, double b) {
   return __dadd_rn(a, b);
 #else
   return a + b;
+#endif
+}
+
+// The same in float (named apart: a mixed double and float call must stay the double one), with
+// the division and square root (IEEE-exact on both sides: no fast math), for the embedding step's
+// per-row arithmetic (lib/embedding/portable).
+EMBSCALE_HD inline float fmul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+EMBSCALE_HD inline float fadd_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+EMBSCALE_HD inline float fsub_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+EMBSCALE_HD inline float fdiv_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+EMBSCALE_HD inline float fsqrt_rn(float a) {
+#if defined(__CUDA_ARCH__)
+  return __fsqrt_rn(a);
+#else
+  return std::sqrt(a);
 #endif
 }
 

@@ -1,0 +1,214 @@
+// The sparse optimizers' update of one row, written once for the host and the device
+// (lib/embedding/optimizers/README.md has the formulas and their sources; sparse_optimizer.hpp the
+// contract). The host's optimizer classes call these in their apply(); a device row store's
+// kernel calls the same functions, so both give the same bits: every operation is one of
+// kv/portable/host_device.hpp's f*_rn, rounded on its own on both sides (never a fused multiply-add).
+//
+// A row is `dim` values at `row`, its state beside it at `state` (the class's layout: Adam's m
+// then v, AdaGrad's accumulators, ...). `g` is the step's combined gradient of the row: anything
+// indexable by [d] giving a float (a pointer, a span, or ZeroGradient for an untouched row under
+// Global). What needs pow() (Adam's bias-corrected step size, LazyGlobal Adam's catch-up) is
+// computed by the caller once per step or row, in double, and passed as floats: the device then
+// calls no transcendental whose last bit could differ from the host's.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "kv/portable/host_device.hpp"
+
+namespace embscale::embedding::portable {
+
+using kv::portable::fadd_rn;
+using kv::portable::fdiv_rn;
+using kv::portable::fmul_rn;
+using kv::portable::fsqrt_rn;
+using kv::portable::fsub_rn;
+
+// The gradient of a row the step did not touch: every value 0, without a buffer of zeros.
+struct ZeroGradient {
+  EMBSCALE_HD constexpr float operator[](std::size_t) const noexcept { return 0.0f; }
+};
+
+// SGD: w -= lr g.
+template <class Gradient> EMBSCALE_HD_T void sgd_row(float* row, const Gradient& g, std::size_t dim, float lr) {
+  for (std::size_t d = 0; d < dim; ++d) row[d] = fsub_rn(row[d], fmul_rn(lr, g[d]));
+}
+
+// MomentumSGD: a = f a - lr g; w += a.
+template <class Gradient>
+EMBSCALE_HD_T void momentum_row(float* row, float* momentum, const Gradient& g, std::size_t dim, float lr, float f) {
+  for (std::size_t d = 0; d < dim; ++d) {
+    const float a = fsub_rn(fmul_rn(f, momentum[d]), fmul_rn(lr, g[d]));
+    momentum[d] = a;
+    row[d] = fadd_rn(row[d], a);
+  }
+}
+
+// Nesterov: a' = mu a - lr g; w += -mu a + (1 + mu) a'.
+template <class Gradient>
+EMBSCALE_HD_T void nesterov_row(float* row, float* momentum, const Gradient& g, std::size_t dim, float lr, float mu) {
+  const float one_plus_mu = fadd_rn(1.0f, mu);
+  for (std::size_t d = 0; d < dim; ++d) {
+    const float old = momentum[d];
+    const float a = fsub_rn(fmul_rn(mu, old), fmul_rn(lr, g[d]));
+    momentum[d] = a;
+    row[d] = fadd_rn(row[d], fadd_rn(fmul_rn(-mu, old), fmul_rn(one_plus_mu, a)));
+  }
+}
+
+// Adam's hyper-parameters as floats (1 - beta rounded from double, as the host class does).
+struct AdamParams {
+  float b1, b2, one_minus_b1, one_minus_b2, epsilon;
+};
+
+// Adam (Local and Global): m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+// w -= lr_t m / (sqrt(v) + eps), lr_t the step's bias-corrected size. State: m (dim), then v (dim).
+template <class Gradient>
+EMBSCALE_HD_T void adam_row(float* row, float* state, const Gradient& g, std::size_t dim, const AdamParams& p,
+                            float lr_t) {
+  float* const m = state;
+  float* const v = state + dim;
+  for (std::size_t d = 0; d < dim; ++d) {
+    const float mi = fadd_rn(fmul_rn(p.b1, m[d]), fmul_rn(p.one_minus_b1, g[d]));
+    const float vi = fadd_rn(fmul_rn(p.b2, v[d]), fmul_rn(fmul_rn(p.one_minus_b2, g[d]), g[d]));
+    m[d] = mi;
+    v[d] = vi;
+    row[d] = fsub_rn(row[d], fdiv_rn(fmul_rn(lr_t, mi), fadd_rn(fsqrt_rn(vi), p.epsilon)));
+  }
+}
+
+// LazyGlobal Adam's row: the weight catches up with the steps the row missed (catch_up, computed
+// per row from its last step), then m and v decay by b1^s, b2^s and take this step's gradient.
+template <class Gradient>
+EMBSCALE_HD_T void lazy_adam_row(float* row, float* state, const Gradient& g, std::size_t dim, const AdamParams& p,
+                                 float catch_up, float b1_s, float b2_s) {
+  float* const m = state;
+  float* const v = state + dim;
+  for (std::size_t d = 0; d < dim; ++d) {
+    row[d] = fsub_rn(row[d], fdiv_rn(fmul_rn(catch_up, m[d]), fadd_rn(fsqrt_rn(v[d]), p.epsilon)));
+    m[d] = fadd_rn(fmul_rn(b1_s, m[d]), fmul_rn(p.one_minus_b1, g[d]));
+    v[d] = fadd_rn(fmul_rn(b2_s, v[d]), fmul_rn(fmul_rn(p.one_minus_b2, g[d]), g[d]));
+  }
+}
+
+// AdaGrad: s += g^2; w -= lr g / (sqrt(s) + eps). One accumulator per value.
+template <class Gradient>
+EMBSCALE_HD_T void adagrad_row(float* row, float* accumulator, const Gradient& g, std::size_t dim, float lr,
+                               float epsilon) {
+  for (std::size_t d = 0; d < dim; ++d) {
+    const float s = fadd_rn(accumulator[d], fmul_rn(g[d], g[d]));
+    accumulator[d] = s;
+    row[d] = fsub_rn(row[d], fdiv_rn(fmul_rn(lr, g[d]), fadd_rn(fsqrt_rn(s), epsilon)));
+  }
+}
+
+// Row-wise AdaGrad (FBGEMM's): s += (sum_d g_d^2) / dim; w -= lr g / (sqrt(s) + eps). One
+// accumulator per row; the squares summed in order d = 0, 1, ...
+template <class Gradient>
+EMBSCALE_HD_T void rowwise_adagrad_row(float* row, float* accumulator, const Gradient& g, std::size_t dim, float lr,
+                                       float epsilon) {
+  float sum_squares = 0.0f;
+  for (std::size_t d = 0; d < dim; ++d) sum_squares = fadd_rn(sum_squares, fmul_rn(g[d], g[d]));
+  const float s = fadd_rn(accumulator[0], fdiv_rn(sum_squares, static_cast<float>(dim)));
+  accumulator[0] = s;
+  const float multiplier = fdiv_rn(lr, fadd_rn(fsqrt_rn(s), epsilon));
+  for (std::size_t d = 0; d < dim; ++d) row[d] = fsub_rn(row[d], fmul_rn(multiplier, g[d]));
+}
+
+// ---- The optimizer of one step as plain data, for a device kernel -------------------------------
+
+enum class OptimizerKind : std::uint8_t { kSgd, kMomentum, kNesterov, kAdam, kLazyAdam, kAdaGrad, kRowWiseAdaGrad };
+
+// Everything update_row needs of a SparseOptimizer at one step (SparseOptimizer::portable_ref):
+// trivially copyable, so a kernel takes it by value.
+struct OptimizerRef {
+  OptimizerKind kind = OptimizerKind::kSgd;
+  bool global = false;           // the Global update: untouched rows move too (update_untouched_row)
+  std::int32_t state_width = 0;  // values of state after each row's dim values
+  float lr = 0;                  // learning rate
+  float factor = 0;              // MomentumSGD's factor, Nesterov's mu
+  float epsilon = 0;             // AdaGrads'
+  float initial_accumulator = 0;
+  AdamParams adam{};
+  float adam_lr_t = 0;  // Adam: this step's bias-corrected size (computed once per step, on the host)
+  // LazyGlobal Adam: its catch-up is per row (from the row's last step), in double.
+  double beta1 = 0, beta2 = 0, lr_double = 0;
+  std::int64_t step = 0;  // the 1-based step
+};
+
+// LazyGlobal Adam's last step, stored as kStepDigits base-256 digits (exact in fp16 and bf16):
+// optimizers/step_digits.hpp on spans, here on raw state values.
+inline constexpr int kStepDigits = 4;
+EMBSCALE_HD inline void store_step_digits(std::int64_t step, float* digits) {
+  auto rest = static_cast<std::uint32_t>(static_cast<std::uint64_t>(step));  // mod 2^32
+  for (int i = 0; i < kStepDigits; ++i, rest >>= 8) digits[i] = static_cast<float>(rest & 0xffu);
+}
+// The stored step mod 2^32.
+EMBSCALE_HD inline std::uint32_t load_step_digits(const float* digits) {
+  std::uint32_t last = 0;
+  for (int i = kStepDigits - 1; i >= 0; --i) last = (last << 8) | static_cast<std::uint32_t>(digits[i]);
+  return last;
+}
+// Steps from the stored step to `step` (>= the stored one), mod 2^32.
+EMBSCALE_HD inline std::int64_t steps_since_digits(const float* digits, std::int64_t step) {
+  const auto now = static_cast<std::uint32_t>(static_cast<std::uint64_t>(step));
+  return static_cast<std::int64_t>(static_cast<std::uint32_t>(now - load_step_digits(digits)));
+}
+
+// LazyGlobal Adam's row at o.step: the catch-up from the row's last step, then lazy_adam_row. The
+// catch-up's pow() runs where the row does: on a GPU its last bit may differ from the host's.
+template <class Gradient>
+EMBSCALE_HD_T void lazy_adam_step(const OptimizerRef& o, float* row, float* state, const Gradient& g, std::size_t dim) {
+  float* const last = state + 2 * dim;
+  const std::int64_t skipped = steps_since_digits(last, o.step);
+  const double p = static_cast<double>(o.step - skipped);
+  const double s = static_cast<double>(skipped);
+  const double decay1 = pow(o.beta1, s);
+  const auto catch_up = static_cast<float>(o.lr_double / (1.0 - o.beta1) * sqrt(1.0 - pow(o.beta2, p)) /
+                                           (1.0 - pow(o.beta1, p)) * (1.0 - decay1));
+  lazy_adam_row(row, state, g, dim, o.adam, catch_up, static_cast<float>(decay1), static_cast<float>(pow(o.beta2, s)));
+  store_step_digits(o.step, last);
+}
+
+// One touched row's update: what SparseOptimizer::update does, from the plain reference.
+EMBSCALE_HD inline void update_row(const OptimizerRef& o, float* row, float* state, const float* g, std::size_t dim) {
+  switch (o.kind) {
+    case OptimizerKind::kSgd: sgd_row(row, g, dim, o.lr); return;
+    case OptimizerKind::kMomentum: momentum_row(row, state, g, dim, o.lr, o.factor); return;
+    case OptimizerKind::kNesterov: nesterov_row(row, state, g, dim, o.lr, o.factor); return;
+    case OptimizerKind::kAdam: adam_row(row, state, g, dim, o.adam, o.adam_lr_t); return;
+    case OptimizerKind::kLazyAdam: lazy_adam_step(o, row, state, g, dim); return;
+    case OptimizerKind::kAdaGrad: adagrad_row(row, state, g, dim, o.lr, o.epsilon); return;
+    case OptimizerKind::kRowWiseAdaGrad: rowwise_adagrad_row(row, state, g, dim, o.lr, o.epsilon); return;
+  }
+}
+
+// Whether untouched_row can change a row: Global MomentumSGD, Nesterov and Adam.
+EMBSCALE_HD inline bool moves_untouched_rows(const OptimizerRef& o) {
+  return o.global &&
+         (o.kind == OptimizerKind::kMomentum || o.kind == OptimizerKind::kNesterov || o.kind == OptimizerKind::kAdam);
+}
+
+// A row the step did not touch: SparseOptimizer::update_untouched (a zero-gradient step under
+// Global for the kinds that move; nothing otherwise).
+EMBSCALE_HD inline void untouched_row(const OptimizerRef& o, float* row, float* state, std::size_t dim) {
+  if (!moves_untouched_rows(o)) return;
+  const ZeroGradient zero;
+  switch (o.kind) {
+    case OptimizerKind::kMomentum: momentum_row(row, state, zero, dim, o.lr, o.factor); return;
+    case OptimizerKind::kNesterov: nesterov_row(row, state, zero, dim, o.lr, o.factor); return;
+    case OptimizerKind::kAdam: adam_row(row, state, zero, dim, o.adam, o.adam_lr_t); return;
+    default: return;
+  }
+}
+
+// The state a new row starts with: SparseOptimizer::init_state.
+EMBSCALE_HD inline void init_state_row(const OptimizerRef& o, float* state, std::size_t dim) {
+  const bool adagrad = o.kind == OptimizerKind::kAdaGrad || o.kind == OptimizerKind::kRowWiseAdaGrad;
+  for (std::int32_t i = 0; i < o.state_width; ++i) state[i] = adagrad ? o.initial_accumulator : 0.0f;
+  if (o.kind == OptimizerKind::kLazyAdam) store_step_digits(1, state + 2 * dim);
+}
+
+}  // namespace embscale::embedding::portable
