@@ -26,6 +26,13 @@ void OwnedKeys::add(Key begin, Key end, Key stride) {
   rows_ += count;
 }
 
+std::vector<portable::OwnedRange> OwnedKeys::portable_ranges() const {
+  std::vector<portable::OwnedRange> out;
+  out.reserve(ranges_.size());
+  for (const Range& r : ranges_) out.push_back({r.begin, r.end, r.stride, r.first_row});
+  return out;
+}
+
 std::int64_t OwnedKeys::row_of(Key key) const noexcept {
   if (ranges_.size() == 1) {  // one division, not two
     const Range& r = ranges_.front();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/batch.hpp"
+#include "embedding/portable/rows_ref.hpp"
 
 namespace embscale::embedding {
 
@@ -27,6 +28,8 @@ class OwnedKeys {
   // (a whole table, a row block, adjacent tables): row_of(key) is then key - begin, a subtraction
   // a caller can run over a whole batch without a call per key. nullopt otherwise (strided or
   // several ranges; a strided range of one key too, though consecutive).
+  // The ranges as plain data, for a device row store's lookups (portable::row_of).
+  std::vector<portable::OwnedRange> portable_ranges() const;
   std::optional<Key> one_block() const noexcept {
     if (ranges_.size() != 1 || ranges_.front().stride != 1) return std::nullopt;
     return ranges_.front().begin;

@@ -22,19 +22,29 @@ StaticRowStore::StaticRowStore(OwnedKeys owned, const kv::TableOptions& options,
   require_host_context(context, "the static row store");
   storage_.resize(static_cast<std::size_t>(owned_.rows()) * words_per_row_);
   scratch_.resize(row_width_);
-  const std::int64_t num_embeddings = options.num_embeddings > 0 ? options.num_embeddings : owned_.rows();
-  full_dim = std::max(full_dim, column_first + dim_);
-  std::vector<float> full(static_cast<std::size_t>(full_dim));
-  for (std::size_t i = static_cast<std::size_t>(dim_); i < row_width_; ++i) {
-    const std::size_t s = i - static_cast<std::size_t>(dim_);
-    scratch_[i] = s < options.initializer.initial_state.size() ? options.initializer.initial_state[s] : 0.0f;
-  }
+  const StaticInitialRows initial(owned_, options, column_first, full_dim);
   for (std::int64_t r = 0; r < owned_.rows(); ++r) {
-    kv::initial_row(options.initializer, options.seed, num_embeddings, static_cast<std::uint64_t>(owned_.key_of(r)),
-                    full_dim, full);
-    std::copy_n(full.begin() + column_first, dim_, scratch_.begin());
+    initial.row(r, scratch_);
     kv::encode_values(type_, scratch_.data(), bytes_of(r), row_width_);
   }
+}
+
+StaticInitialRows::StaticInitialRows(const OwnedKeys& owned, const kv::TableOptions& options, std::int32_t column_first,
+                                     std::int32_t full_dim)
+    : owned_(owned), options_(options), column_first_(column_first), dim_(static_cast<std::int32_t>(options.dim)),
+      state_width_(options.training ? static_cast<std::int32_t>(options.optimizer_state_width) : 0),
+      num_embeddings_(options.num_embeddings > 0 ? options.num_embeddings : owned.rows()),
+      full_(static_cast<std::size_t>(std::max(full_dim, column_first + dim_))) {}
+
+void StaticInitialRows::row(std::int64_t r, std::span<float> out) const {
+  const auto dim = static_cast<std::size_t>(dim_);
+  EMBSCALE_EXPECTS(out.size() == dim + static_cast<std::size_t>(state_width_), "out holds one row and its state");
+  kv::initial_row(options_.initializer, options_.seed, num_embeddings_, static_cast<std::uint64_t>(owned_.key_of(r)),
+                  static_cast<std::int64_t>(full_.size()), full_);
+  std::copy_n(full_.begin() + column_first_, dim, out.begin());
+  const auto& state = options_.initializer.initial_state;
+  for (std::size_t s = 0; s < static_cast<std::size_t>(state_width_); ++s)
+    out[dim + s] = s < state.size() ? state[s] : 0.0f;
 }
 
 std::int64_t StaticRowStore::checked_row(Key key) const {

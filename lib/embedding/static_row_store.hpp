@@ -13,6 +13,25 @@
 
 namespace embscale::embedding {
 
+// A static table's initial rows in fp32, one at a time: row r's `dim` values (columns
+// [column_first, column_first + dim) of its key's full row, kv::initial_row) then the optimizer's
+// initial state (training only). Shared by the host store and the device store, so both start
+// from the same bits.
+class StaticInitialRows {
+ public:
+  StaticInitialRows(const OwnedKeys& owned, const kv::TableOptions& options, std::int32_t column_first,
+                    std::int32_t full_dim);
+  // out: dim + state width values.
+  void row(std::int64_t r, std::span<float> out) const;
+
+ private:
+  const OwnedKeys& owned_;
+  const kv::TableOptions& options_;
+  std::int32_t column_first_, dim_, state_width_;
+  std::int64_t num_embeddings_;
+  mutable std::vector<float> full_;  // scratch: one full row
+};
+
 class StaticRowStore final : public RowStore {
  public:
   // Uses options.dim, optimizer_state_width (training only), value_type, training, initializer,

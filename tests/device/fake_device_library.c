@@ -20,6 +20,8 @@
  *                                          fake_kv_table.cpp otherwise implements on host memory
  *   EMBSCALE_FAKE_OMIT_NCCL                lacks the nccl family, which fake_nccl.cpp otherwise
  *                                          implements between processes over shared memory
+ *   EMBSCALE_FAKE_OMIT_EMBEDDING_ROWS      lacks the embedding_rows family (a static table's rows on
+ *                                          the device), which fake_embedding_rows.cpp implements
  *
  * At run time, $EMBSCALE_FAKE_DEVICE_COUNT (a number >= 0, default 1) is the number of devices it
  * reports, so that a whole CLI run (mpiexec and its ranks) can stand on a node with no GPU, or
@@ -190,6 +192,10 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_family_version(const char* family, int* v
 #endif
 #ifndef EMBSCALE_FAKE_OMIT_NCCL
   if (strcmp(family, "nccl") == 0) *version = EMBSCALE_CUDA_NCCL_VERSION; /* fake_nccl.cpp */
+#endif
+#ifndef EMBSCALE_FAKE_OMIT_EMBEDDING_ROWS
+  if (strcmp(family, "embedding_rows") == 0)
+    *version = EMBSCALE_CUDA_EMBEDDING_ROWS_VERSION; /* fake_embedding_rows.cpp */
 #endif
   return EMBSCALE_CUDA_OK;
 }

@@ -5,8 +5,11 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <vector>
 
 #include "device/device_abi.h"
 
@@ -56,3 +59,28 @@ inline bool no_gpu() {
       std::exit(1);                                                                         \
     }                                                                                       \
   } while (false)
+
+namespace embscale::gpu_check {
+
+// A device copy of a host vector (cudaMalloc; the caller frees it), and a vector's worth back.
+template <class T> T* to_device(const std::vector<T>& from) {
+  T* p = nullptr;
+  CUDA_OK(cudaMalloc(&p, from.size() * sizeof(T) + 8));
+  CUDA_OK(cudaMemcpy(p, from.data(), from.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return p;
+}
+template <class T> std::vector<T> to_host(const T* p, std::size_t n) {
+  std::vector<T> out(n);
+  CUDA_OK(cudaMemcpy(out.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return out;
+}
+
+// Units in the last place between two floats of one sign (large across signs).
+inline std::int64_t ulps_apart(float a, float b) {
+  std::int32_t x, y;
+  std::memcpy(&x, &a, 4);
+  std::memcpy(&y, &b, 4);
+  return x > y ? static_cast<std::int64_t>(x) - y : static_cast<std::int64_t>(y) - x;
+}
+
+}  // namespace embscale::gpu_check

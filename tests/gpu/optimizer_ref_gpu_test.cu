@@ -39,25 +39,9 @@ __global__ void init_states(portable::OptimizerRef o, float* states, int dim, in
   if (r < n) portable::init_state_row(o, states + static_cast<std::size_t>(r) * o.state_width, dim);
 }
 
-template <class T> T* device_copy(const std::vector<T>& from) {
-  T* p = nullptr;
-  CUDA_OK(cudaMalloc(&p, from.size() * sizeof(T) + 1));
-  CUDA_OK(cudaMemcpy(p, from.data(), from.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return p;
-}
-template <class T> std::vector<T> host_copy(const T* p, std::size_t n) {
-  std::vector<T> out(n);
-  CUDA_OK(cudaMemcpy(out.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
-  return out;
-}
-
-// Ulps between two finite floats of one sign (large for different signs).
-std::int64_t ulps(float a, float b) {
-  std::int32_t x, y;
-  std::memcpy(&x, &a, 4);
-  std::memcpy(&y, &b, 4);
-  return x > y ? static_cast<std::int64_t>(x) - y : static_cast<std::int64_t>(y) - x;
-}
+using embscale::gpu_check::to_device;
+using embscale::gpu_check::to_host;
+using embscale::gpu_check::ulps_apart;
 
 portable::OptimizerRef ref_of(OptimizerKind kind, bool global, int dim) {
   portable::OptimizerRef o;
@@ -90,13 +74,13 @@ void check_kind(OptimizerKind kind, bool global, int dim, std::mt19937_64& rando
   const auto state_values = static_cast<std::size_t>(kRows) * static_cast<std::size_t>(o.state_width);
   std::vector<float> rows(static_cast<std::size_t>(kRows) * dim), states(state_values, -9.0f);
   for (auto& x : rows) x = value(random);
-  float* d_rows = device_copy(rows);
-  float* d_states = device_copy(states);
+  float* d_rows = to_device(rows);
+  float* d_states = to_device(states);
   init_states<<<(kRows + 127) / 128, 128>>>(o, d_states, dim, kRows);
   CUDA_OK(cudaGetLastError());
   for (int r = 0; r < kRows; ++r)
     portable::init_state_row(o, states.data() + static_cast<std::size_t>(r) * o.state_width, dim);
-  CHECK(host_copy(d_states, state_values) == states, "kind %d: init_state_row differs on the device",
+  CHECK(to_host(d_states, state_values) == states, "kind %d: init_state_row differs on the device",
         static_cast<int>(kind));
   const bool lazy = kind == OptimizerKind::kLazyAdam;
   std::int64_t worst = 0;
@@ -108,8 +92,8 @@ void check_kind(OptimizerKind kind, bool global, int dim, std::mt19937_64& rando
     for (auto& x : grads) x = value(random);
     std::vector<std::uint8_t> touched(kRows);
     for (int r = 0; r < kRows; ++r) touched[static_cast<std::size_t>(r)] = (step + r) % (r % 6 + 1) == 0;
-    float* d_grads = device_copy(grads);
-    std::uint8_t* d_touched = device_copy(touched);
+    float* d_grads = to_device(grads);
+    std::uint8_t* d_touched = to_device(touched);
     step_rows<<<(kRows + 127) / 128, 128>>>(o, d_rows, d_states, d_grads, d_touched, dim, kRows);
     CUDA_OK(cudaGetLastError());
     CUDA_OK(cudaDeviceSynchronize());
@@ -120,11 +104,11 @@ void check_kind(OptimizerKind kind, bool global, int dim, std::mt19937_64& rando
         portable::update_row(o, row, state, grads.data() + static_cast<std::size_t>(r) * dim, dim);
       else portable::untouched_row(o, row, state, dim);
     }
-    const auto device_rows = host_copy(d_rows, rows.size());
-    const auto device_states = host_copy(d_states, state_values);
+    const auto device_rows = to_host(d_rows, rows.size());
+    const auto device_states = to_host(d_states, state_values);
     if (lazy) {
-      for (std::size_t i = 0; i < rows.size(); ++i) worst = std::max(worst, ulps(device_rows[i], rows[i]));
-      for (std::size_t i = 0; i < state_values; ++i) worst = std::max(worst, ulps(device_states[i], states[i]));
+      for (std::size_t i = 0; i < rows.size(); ++i) worst = std::max(worst, ulps_apart(device_rows[i], rows[i]));
+      for (std::size_t i = 0; i < state_values; ++i) worst = std::max(worst, ulps_apart(device_states[i], states[i]));
       // Carry on from the device's values, so that a last-bit difference does not grow.
       rows = device_rows;
       states = device_states;

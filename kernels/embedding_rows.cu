@@ -1,0 +1,138 @@
+// libembscale_cuda.so: a static embedding table's rows on the device, the embedding_rows family
+// (device/families/embedding_rows.h). The logic is lib/embedding/portable's: row_of for the
+// lookup, optimizer_ref.hpp's updates (the host optimizers' own functions, so a row ends with the
+// CPU table's bits). One thread per key for the lookup and per row for the updates (a batch's rows
+// are distinct: no two threads share one); the gather moves one float per thread, row after row.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "abi_boundary.hpp"
+#include "device/families/embedding_rows.h"
+#include "embedding/portable/optimizer_ref.hpp"
+#include "embedding/portable/rows_ref.hpp"
+
+namespace {
+
+namespace portable = embscale::embedding::portable;
+using embscale::cuda::cuda_fail;
+using embscale::cuda::fail;
+using embscale::cuda::guarded;
+
+constexpr int kBlock = 256;
+
+unsigned blocks_for(std::uint64_t n) { return static_cast<unsigned>((n + kBlock - 1) / kBlock); }
+
+__global__ void index_kernel(const portable::OwnedRange* ranges, std::uint64_t count, const std::int64_t* keys,
+                             std::uint64_t n, std::int64_t* rows, unsigned long long* first_bad) {
+  const std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const std::int64_t row = portable::row_of(ranges, count, keys[i]);
+  rows[i] = row;
+  if (row < 0) atomicMin(first_bad, static_cast<unsigned long long>(i));
+}
+
+__global__ void gather_kernel(const float* table, std::uint64_t row_width, std::uint64_t dim, const std::int64_t* rows,
+                              std::uint64_t n, float* out) {
+  const std::uint64_t e = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (e >= n * dim) return;
+  const std::uint64_t i = e / dim, d = e % dim;
+  out[e] = table[static_cast<std::uint64_t>(rows[i]) * row_width + d];
+}
+
+__global__ void apply_kernel(portable::OptimizerRef optimizer, float* table, std::uint64_t row_width, std::uint64_t dim,
+                             const std::int64_t* rows, const float* grads, std::uint64_t n, std::uint8_t* touched) {
+  const std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  float* row = table + static_cast<std::uint64_t>(rows[i]) * row_width;
+  portable::update_row(optimizer, row, row + dim, grads + i * dim, dim);
+  if (touched != nullptr) touched[rows[i]] = 1;
+}
+
+__global__ void sweep_kernel(portable::OptimizerRef optimizer, float* table, std::uint64_t row_width, std::uint64_t dim,
+                             std::uint64_t num_rows, std::uint8_t* touched) {
+  const std::uint64_t r = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (r >= num_rows) return;
+  if (touched[r] == 0) portable::untouched_row(optimizer, table + r * row_width, table + r * row_width + dim, dim);
+  touched[r] = 0;
+}
+
+int launched(const char* kernel) {
+  const cudaError_t err = cudaGetLastError();
+  return err == cudaSuccess ? static_cast<int>(EMBSCALE_CUDA_OK) : cuda_fail(kernel, err);
+}
+
+portable::OptimizerRef copied(const void* optimizer) {
+  portable::OptimizerRef o;
+  std::memcpy(&o, optimizer, sizeof o);
+  return o;
+}
+
+}  // namespace
+
+extern "C" {
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_layout(uint64_t* range_bytes, uint64_t* optimizer_bytes) {
+  return guarded([&]() -> int {
+    if (!range_bytes || !optimizer_bytes) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer");
+    *range_bytes = sizeof(portable::OwnedRange);
+    *optimizer_bytes = sizeof(portable::OptimizerRef);
+    return EMBSCALE_CUDA_OK;
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_index(const void* ranges, uint64_t range_count,
+                                                            const int64_t* keys, uint64_t n, int64_t* rows,
+                                                            uint64_t* first_bad, void* stream) {
+  return guarded([&]() -> int {
+    if (n == 0) return EMBSCALE_CUDA_OK;
+    if (!keys || !rows || !first_bad || (range_count > 0 && !ranges))
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer");
+    index_kernel<<<blocks_for(n), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const portable::OwnedRange*>(ranges), range_count, keys, n, rows,
+        reinterpret_cast<unsigned long long*>(first_bad));
+    return launched("embedding_rows index_kernel");
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_gather(const float* table, uint64_t row_width, uint64_t dim,
+                                                             const int64_t* rows, uint64_t n, float* out,
+                                                             void* stream) {
+  return guarded([&]() -> int {
+    if (n == 0 || dim == 0) return EMBSCALE_CUDA_OK;
+    if (!table || !rows || !out || dim > row_width)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
+    gather_kernel<<<blocks_for(n * dim), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(table, row_width, dim, rows, n,
+                                                                                         out);
+    return launched("embedding_rows gather_kernel");
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_apply(const void* optimizer, float* table, uint64_t row_width,
+                                                            uint64_t dim, const int64_t* rows, const float* grads,
+                                                            uint64_t n, uint8_t* touched, void* stream) {
+  return guarded([&]() -> int {
+    if (n == 0) return EMBSCALE_CUDA_OK;
+    if (!optimizer || !table || !rows || !grads || dim > row_width)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
+    apply_kernel<<<blocks_for(n), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(copied(optimizer), table, row_width,
+                                                                                  dim, rows, grads, n, touched);
+    return launched("embedding_rows apply_kernel");
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep(const void* optimizer, float* table, uint64_t row_width,
+                                                            uint64_t dim, uint64_t num_rows, uint8_t* touched,
+                                                            void* stream) {
+  return guarded([&]() -> int {
+    if (num_rows == 0) return EMBSCALE_CUDA_OK;
+    if (!optimizer || !table || !touched || dim > row_width)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
+    sweep_kernel<<<blocks_for(num_rows), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+        copied(optimizer), table, row_width, dim, num_rows, touched);
+    return launched("embedding_rows sweep_kernel");
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,64 @@
+/* Kernel family "embedding_rows" of the device seam: a static embedding table's rows on the device
+ * (kernels/embedding_rows.cu): look keys up, gather their rows, apply a sparse optimizer to them,
+ * and the Global update's sweep of the rows a step did not touch. The per-key and per-row logic is
+ * lib/embedding/portable's (rows_ref.hpp, optimizer_ref.hpp), taken by address as plain data. C
+ * only, under the rules of device/device_abi.h. A change to a signature or a meaning bumps
+ * EMBSCALE_CUDA_EMBEDDING_ROWS_VERSION, and only it.
+ *
+ * A table is `num_rows` rows of `row_width` floats, the first `dim` the embedding values, the rest
+ * the optimizer's state. Every pointer but `optimizer` and the layout's outputs is device memory;
+ * every call is asynchronous on `stream`. */
+#ifndef EMBSCALE_DEVICE_FAMILIES_EMBEDDING_ROWS_H
+#define EMBSCALE_DEVICE_FAMILIES_EMBEDDING_ROWS_H
+
+#include <stdint.h>
+
+#include "device/device_abi.h"
+
+#define EMBSCALE_CUDA_EMBEDDING_ROWS_VERSION 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* sizeof(portable::OwnedRange) and sizeof(portable::OptimizerRef) as the library was built:
+ * the caller checks them against its own before any call. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_layout(uint64_t* range_bytes, uint64_t* optimizer_bytes);
+
+/* rows[i] = the local row of keys[i] among the `range_count` OwnedRange at `ranges`, for i in
+ * [0, n); -1 for a key not owned, and the smallest such i folded (atomic min) into *first_bad,
+ * which the caller sets to UINT64_MAX before. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_index(const void* ranges, uint64_t range_count,
+                                                            const int64_t* keys, uint64_t n, int64_t* rows,
+                                                            uint64_t* first_bad, void* stream);
+
+/* out[i, :] = table[rows[i], 0:dim] for i in [0, n) (every row valid). */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_gather(const float* table, uint64_t row_width, uint64_t dim,
+                                                             const int64_t* rows, uint64_t n, float* out, void* stream);
+
+/* The optimizer `optimizer` (a host pointer to a portable::OptimizerRef, copied at the call)
+ * applied to row rows[i] with gradient grads[i, 0:dim], for i in [0, n): the rows are distinct.
+ * With `touched` (else NULL), touched[rows[i]] = 1. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_apply(const void* optimizer, float* table, uint64_t row_width,
+                                                            uint64_t dim, const int64_t* rows, const float* grads,
+                                                            uint64_t n, uint8_t* touched, void* stream);
+
+/* The Global update of the rows the step did not touch: every row r of [0, num_rows) with
+ * touched[r] == 0 takes portable::untouched_row; then touched is all zero again. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep(const void* optimizer, float* table, uint64_t row_width,
+                                                            uint64_t dim, uint64_t num_rows, uint8_t* touched,
+                                                            void* stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/* The family's functions, named without the embscale_cuda_ prefix (device/kernel_families.h). */
+#define EMBSCALE_CUDA_EMBEDDING_ROWS_FUNCTIONS(X) \
+  X(embedding_rows_layout)                        \
+  X(embedding_rows_index)                         \
+  X(embedding_rows_gather)                        \
+  X(embedding_rows_apply)                         \
+  X(embedding_rows_sweep)
+
+#endif /* EMBSCALE_DEVICE_FAMILIES_EMBEDDING_ROWS_H */

@@ -1,0 +1,160 @@
+#include "embedding/device_static_row_store.hpp"
+
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "core/error.hpp"
+#include "embedding/portable/optimizer_ref.hpp"
+#include "embedding/static_row_store.hpp"
+
+namespace embscale::embedding {
+namespace {
+
+constexpr std::uint64_t kNoBadKey = std::numeric_limits<std::uint64_t>::max();
+
+const device::DeviceFunctions& family_of(const device::DeviceLibrary& library) {
+  const auto& f = library.kernels(device::KernelFamily::embedding_rows);
+  std::uint64_t range_bytes = 0, optimizer_bytes = 0;
+  library.check(f.embedding_rows_layout(&range_bytes, &optimizer_bytes), "embedding_rows layout");
+  if (range_bytes != sizeof(portable::OwnedRange) || optimizer_bytes != sizeof(portable::OptimizerRef))
+    throw Error(library.path() + ": kernel family embedding_rows was built with other layouts (" +
+                std::to_string(range_bytes) + " and " + std::to_string(optimizer_bytes) + " bytes, this embscale " +
+                std::to_string(sizeof(portable::OwnedRange)) + " and " +
+                std::to_string(sizeof(portable::OptimizerRef)) + "): rebuild both from one source");
+  return f;
+}
+
+}  // namespace
+
+DeviceStaticRowStore::DeviceStaticRowStore(OwnedKeys owned, const kv::TableOptions& options, std::int32_t column_first,
+                                           std::int32_t full_dim, ExecutionContext context,
+                                           const device::DeviceLibrary& library)
+    : owned_(std::move(owned)), dim_(static_cast<std::int32_t>(options.dim)),
+      state_width_(options.training ? static_cast<std::int32_t>(options.optimizer_state_width) : 0),
+      row_width_(static_cast<std::size_t>(dim_ + state_width_)), context_(context), library_(library),
+      table_(library, static_cast<std::int64_t>(static_cast<std::size_t>(owned_.rows()) * row_width_ * sizeof(float))),
+      ranges_(library, static_cast<std::int64_t>(owned_.portable_ranges().size() * sizeof(portable::OwnedRange))),
+      first_bad_(library, sizeof(std::uint64_t)) {
+  EMBSCALE_EXPECTS(dim_ >= 1, "a table needs dim >= 1");
+  if (context_.on_host()) throw Error("the device static row store needs a device context");
+  if (options.value_type != kv::ValueType::kFloat32)
+    throw InputError("storage.embedding_dtype: the GPU's static table holds fp32 rows in this build");
+  (void)family_of(library_);
+  // The initial rows, made on the host as StaticRowStore makes them, uploaded in blocks.
+  const StaticInitialRows initial(owned_, options, column_first, full_dim);
+  constexpr std::int64_t kBlockRows = 1 << 16;
+  std::vector<float> block;
+  for (std::int64_t first = 0; first < owned_.rows(); first += kBlockRows) {
+    const std::int64_t rows = std::min(kBlockRows, owned_.rows() - first);
+    block.resize(static_cast<std::size_t>(rows) * row_width_);
+    for (std::int64_t r = 0; r < rows; ++r)
+      initial.row(first + r, std::span<float>(block.data() + static_cast<std::size_t>(r) * row_width_, row_width_));
+    auto* at = static_cast<float*>(table_.data()) + static_cast<std::size_t>(first) * row_width_;
+    library_.check(library_.functions().copy_async(
+                       at, block.data(), static_cast<std::int64_t>(block.size() * sizeof(float)), context_.stream),
+                   "uploading the initial rows");
+    library_.check(library_.functions().stream_synchronize(context_.stream), "uploading the initial rows");
+  }
+  const auto ranges = owned_.portable_ranges();
+  range_count_ = ranges.size();
+  ranges_.copy_from_host(ranges.data(), static_cast<std::int64_t>(ranges.size() * sizeof(portable::OwnedRange)),
+                         context_.stream);
+  library_.check(library_.functions().stream_synchronize(context_.stream), "uploading the owned ranges");
+}
+
+void* DeviceStaticRowStore::ensure(std::optional<device::DeviceBuffer>& buffer, const device::DeviceLibrary& library,
+                                   std::size_t bytes) {
+  if (!buffer || buffer->bytes() < static_cast<std::int64_t>(bytes))
+    buffer.emplace(library, static_cast<std::int64_t>(bytes));
+  return buffer->data();
+}
+
+const std::int64_t* DeviceStaticRowStore::index(std::span<const Key> keys) {
+  const auto& f = family_of(library_);
+  auto* rows = static_cast<std::int64_t*>(ensure(rows_, library_, keys.size() * sizeof(std::int64_t)));
+  std::uint64_t first_bad = kNoBadKey;
+  first_bad_.copy_from_host(&first_bad, sizeof first_bad, context_.stream);
+  library_.check(f.embedding_rows_index(ranges_.data(), range_count_, keys.data(), keys.size(), rows,
+                                        static_cast<std::uint64_t*>(first_bad_.data()), context_.stream),
+                 "embedding_rows index");
+  first_bad_.copy_to_host(&first_bad, sizeof first_bad, context_.stream);
+  library_.check(library_.functions().stream_synchronize(context_.stream), "embedding_rows index");
+  if (first_bad != kNoBadKey) {
+    Key key = 0;
+    library_.check(library_.functions().copy_async(&key, keys.data() + first_bad, sizeof key, context_.stream),
+                   "reading the key not owned");
+    library_.check(library_.functions().stream_synchronize(context_.stream), "reading the key not owned");
+    throw Error("static table: received key " + std::to_string(key) + ", which this rank does not own");
+  }
+  return rows;
+}
+
+void DeviceStaticRowStore::read(std::span<const Key> keys, std::span<float> rows) {
+  EMBSCALE_EXPECTS(rows.size() == keys.size() * static_cast<std::size_t>(dim_),
+                   "rows must hold keys.size() x dim values");
+  if (keys.empty()) return;
+  const std::int64_t* at = index(keys);
+  library_.check(family_of(library_).embedding_rows_gather(static_cast<const float*>(table_.data()), row_width_,
+                                                           static_cast<std::uint64_t>(dim_), at, keys.size(),
+                                                           rows.data(), context_.stream),
+                 "embedding_rows gather");
+  reads_ += static_cast<std::int64_t>(keys.size());
+}
+
+void DeviceStaticRowStore::apply(std::span<const Key> keys, std::span<const float> grads,
+                                 const SparseOptimizer& optimizer, std::int64_t step) {
+  EMBSCALE_EXPECTS(grads.size() == keys.size() * static_cast<std::size_t>(dim_),
+                   "grads must hold keys.size() x dim values");
+  EMBSCALE_EXPECTS(optimizer.state_width() == state_width_, "the store was made for this optimizer's state width");
+  const auto& f = family_of(library_);
+  const portable::OptimizerRef ref = optimizer.portable_ref(step);
+  const bool sweep = optimizer.update_type() == UpdateType::kGlobal && optimizer.changes_untouched_rows();
+  std::uint8_t* touched = nullptr;
+  if (sweep && !touched_) {  // zeroed once; the sweep leaves it zeroed
+    touched = static_cast<std::uint8_t*>(ensure(touched_, library_, static_cast<std::size_t>(owned_.rows())));
+    library_.check(library_.functions().memset_async(touched, 0, owned_.rows(), context_.stream), "clearing flags");
+  }
+  if (sweep) touched = static_cast<std::uint8_t*>(touched_->data());
+  if (!keys.empty()) {
+    const std::int64_t* at = index(keys);
+    library_.check(
+        f.embedding_rows_apply(&ref, static_cast<float*>(table_.data()), row_width_, static_cast<std::uint64_t>(dim_),
+                               at, grads.data(), keys.size(), touched, context_.stream),
+        "embedding_rows apply");
+  }
+  if (sweep)
+    library_.check(
+        f.embedding_rows_sweep(&ref, static_cast<float*>(table_.data()), row_width_, static_cast<std::uint64_t>(dim_),
+                               static_cast<std::uint64_t>(owned_.rows()), touched, context_.stream),
+        "embedding_rows sweep");
+}
+
+bool DeviceStaticRowStore::row(Key key, std::span<float> out) const {
+  const std::int64_t r = owned_.row_of(key);
+  if (r < 0) return false;
+  EMBSCALE_EXPECTS(out.size() == static_cast<std::size_t>(dim_), "out must hold dim values");
+  const auto* at = static_cast<const float*>(table_.data()) + static_cast<std::size_t>(r) * row_width_;
+  library_.check(library_.functions().copy_async(out.data(), at, static_cast<std::int64_t>(out.size() * sizeof(float)),
+                                                 context_.stream),
+                 "reading a row");
+  library_.check(library_.functions().stream_synchronize(context_.stream), "reading a row");
+  return true;
+}
+
+void DeviceStaticRowStore::for_each_row(const std::function<void(Key, std::span<const float>)>& visit) const {
+  std::vector<float> all(static_cast<std::size_t>(owned_.rows()) * row_width_);
+  table_.copy_to_host(all.data(), static_cast<std::int64_t>(all.size() * sizeof(float)), context_.stream);
+  library_.check(library_.functions().stream_synchronize(context_.stream), "reading the table");
+  for (std::int64_t r = 0; r < owned_.rows(); ++r)
+    visit(owned_.key_of(r), std::span<const float>(all.data() + static_cast<std::size_t>(r) * row_width_,
+                                                   static_cast<std::size_t>(dim_)));
+}
+
+StoreCounters DeviceStaticRowStore::take_counters() {
+  StoreCounters c;
+  c.hits = std::exchange(reads_, 0);  // every owned key is held
+  return c;
+}
+
+}  // namespace embscale::embedding

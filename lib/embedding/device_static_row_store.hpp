@@ -1,0 +1,67 @@
+// DeviceStaticRowStore: StaticRowStore's table in a GPU's memory (a row for every key a rank
+// owns, from the start), read and updated by the embedding_rows kernel family through lib/device.
+// Its rows start from StaticRowStore's initial rows and its updates run the host optimizers' own
+// functions (embedding/portable/optimizer_ref.hpp), so both stores hold the same bits after the
+// same calls (tests/embedding/device_static_row_store_test.cpp, on the stand-in library; on a GPU,
+// tests/gpu/optimizer_ref_gpu_test.cu holds the kernels' arithmetic to the host's).
+//
+// A device store: the spans of read and apply are device memory, every call is queued on the
+// context's stream. read and apply synchronize once, to learn whether every key was owned (a
+// foreign key is an Error naming it, as on the host). fp32 rows only for now (fp16 and bf16 are
+// refused by name).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "device/device_library.hpp"
+#include "device/device_resources.hpp"
+#include "embedding/owned_keys.hpp"
+#include "embedding/row_store.hpp"
+#include "kv/table_options.hpp"
+
+namespace embscale::embedding {
+
+class DeviceStaticRowStore final : public RowStore {
+ public:
+  // As StaticRowStore's constructor, on `context` (a device context: its device current, its
+  // stream). Throws Error when the library lacks the embedding_rows family or was built with other
+  // layouts, InputError naming storage.embedding_dtype for fp16 or bf16 rows.
+  DeviceStaticRowStore(OwnedKeys owned, const kv::TableOptions& options, std::int32_t column_first,
+                       std::int32_t full_dim, ExecutionContext context, const device::DeviceLibrary& library);
+
+  std::int32_t dim() const noexcept override { return dim_; }
+  std::int32_t state_width() const noexcept override { return state_width_; }
+  std::int64_t size() const override { return owned_.rows(); }
+  ExecutionContext execution_context() const override { return context_; }
+  void read(std::span<const Key> keys, std::span<float> rows) override;
+  void apply(std::span<const Key> keys, std::span<const float> grads, const SparseOptimizer& optimizer,
+             std::int64_t step) override;
+  bool row(Key key, std::span<float> out) const override;
+  void for_each_row(const std::function<void(Key, std::span<const float>)>& visit) const override;
+  StoreCounters take_counters() override;
+
+ private:
+  // The rows of the device `keys` into rows_ (grown to keys.size()); an Error naming the first key
+  // not owned here (one synchronization: the index kernel's verdict).
+  const std::int64_t* index(std::span<const Key> keys);
+  // A device buffer of at least `bytes`, kept and grown.
+  static void* ensure(std::optional<device::DeviceBuffer>& buffer, const device::DeviceLibrary& library,
+                      std::size_t bytes);
+
+  OwnedKeys owned_;
+  std::int32_t dim_, state_width_;
+  std::size_t row_width_;
+  ExecutionContext context_;
+  device::DeviceLibrary library_;
+  device::DeviceBuffer table_;   // owned_.rows() x row_width_ floats
+  device::DeviceBuffer ranges_;  // the owned ranges (portable::OwnedRange)
+  std::uint64_t range_count_ = 0;
+  device::DeviceBuffer first_bad_;               // the index kernel's verdict (one uint64)
+  std::optional<device::DeviceBuffer> rows_;     // a batch's rows (int64 each)
+  std::optional<device::DeviceBuffer> touched_;  // the Global sweep's flags, one byte per row
+  std::int64_t reads_ = 0;
+};
+
+}  // namespace embscale::embedding

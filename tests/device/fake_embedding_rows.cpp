@@ -1,0 +1,83 @@
+/* The stand-in library's embedding_rows family (device/families/embedding_rows.h) on host memory:
+ * the same portable code the kernels run (embedding/portable: row_of, optimizer_ref), in loops, so
+ * the device row store's host side (its uploads, index checks, apply and sweep calls) runs in CI
+ * through the seam as on a GPU (tests/embedding/device_static_row_store_test.cpp). Left out with
+ * EMBSCALE_FAKE_OMIT_EMBEDDING_ROWS (a library without the family). */
+#ifndef EMBSCALE_FAKE_OMIT_EMBEDDING_ROWS
+
+#include <cstdint>
+#include <cstring>
+
+#include "device/families/embedding_rows.h"
+#include "embedding/portable/optimizer_ref.hpp"
+#include "embedding/portable/rows_ref.hpp"
+
+namespace portable = embscale::embedding::portable;
+
+extern "C" {
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_layout(uint64_t* range_bytes, uint64_t* optimizer_bytes) {
+  if (!range_bytes || !optimizer_bytes) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  *range_bytes = sizeof(portable::OwnedRange);
+  *optimizer_bytes = sizeof(portable::OptimizerRef);
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_index(const void* ranges, uint64_t range_count,
+                                                            const int64_t* keys, uint64_t n, int64_t* rows,
+                                                            uint64_t* first_bad, void* stream) {
+  (void)stream;
+  if (n == 0) return EMBSCALE_CUDA_OK;
+  if (!keys || !rows || !first_bad || (range_count > 0 && !ranges)) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  for (uint64_t i = 0; i < n; ++i) {
+    rows[i] = portable::row_of(static_cast<const portable::OwnedRange*>(ranges), range_count, keys[i]);
+    if (rows[i] < 0 && i < *first_bad) *first_bad = i;
+  }
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_gather(const float* table, uint64_t row_width, uint64_t dim,
+                                                             const int64_t* rows, uint64_t n, float* out,
+                                                             void* stream) {
+  (void)stream;
+  if (n == 0 || dim == 0) return EMBSCALE_CUDA_OK;
+  if (!table || !rows || !out || dim > row_width) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  for (uint64_t i = 0; i < n; ++i)
+    std::memcpy(out + i * dim, table + static_cast<uint64_t>(rows[i]) * row_width, dim * sizeof(float));
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_apply(const void* optimizer, float* table, uint64_t row_width,
+                                                            uint64_t dim, const int64_t* rows, const float* grads,
+                                                            uint64_t n, uint8_t* touched, void* stream) {
+  (void)stream;
+  if (n == 0) return EMBSCALE_CUDA_OK;
+  if (!optimizer || !table || !rows || !grads || dim > row_width) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  portable::OptimizerRef o;
+  std::memcpy(&o, optimizer, sizeof o);
+  for (uint64_t i = 0; i < n; ++i) {
+    float* row = table + static_cast<uint64_t>(rows[i]) * row_width;
+    portable::update_row(o, row, row + dim, grads + i * dim, dim);
+    if (touched) touched[rows[i]] = 1;
+  }
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep(const void* optimizer, float* table, uint64_t row_width,
+                                                            uint64_t dim, uint64_t num_rows, uint8_t* touched,
+                                                            void* stream) {
+  (void)stream;
+  if (num_rows == 0) return EMBSCALE_CUDA_OK;
+  if (!optimizer || !table || !touched || dim > row_width) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  portable::OptimizerRef o;
+  std::memcpy(&o, optimizer, sizeof o);
+  for (uint64_t r = 0; r < num_rows; ++r) {
+    if (touched[r] == 0) portable::untouched_row(o, table + r * row_width, table + r * row_width + dim, dim);
+    touched[r] = 0;
+  }
+  return EMBSCALE_CUDA_OK;
+}
+
+}  // extern "C"
+
+#endif /* EMBSCALE_FAKE_OMIT_EMBEDDING_ROWS */

@@ -1,0 +1,157 @@
+// DeviceStaticRowStore against StaticRowStore, on the stand-in device library (its "device" memory
+// is host memory; its embedding_rows family runs the kernels' portable code in loops): the same
+// initial rows, the same rows after every optimizer and update type over several steps of random
+// gradients (fixed seed) with rows touched and untouched, strided and several-range ownership, a
+// foreign key refused by name, what it does not hold refused at construction.
+#include "embedding/device_static_row_store.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "device/device_resources.hpp"
+#include "embedding/static_row_store.hpp"
+
+namespace embscale::embedding {
+namespace {
+
+device::DeviceLibrary fake() { return device::DeviceLibrary::open(EMBSCALE_TEST_FAKE_DEVICE); }
+
+kv::TableOptions options(std::int64_t dim, std::int32_t state_width) {
+  kv::TableOptions o;
+  o.dim = dim;
+  o.optimizer_state_width = state_width;
+  o.seed = 7;
+  o.num_embeddings = 5000;
+  return o;
+}
+
+// A host vector in the stand-in's device memory.
+template <class T> class OnDevice {
+ public:
+  OnDevice(const device::DeviceLibrary& library, const std::vector<T>& values)
+      : buffer_(library, static_cast<std::int64_t>(values.size() * sizeof(T))), size_(values.size()) {
+    buffer_.copy_from_host(values.data(), static_cast<std::int64_t>(values.size() * sizeof(T)), nullptr);
+  }
+  std::span<T> span() { return {static_cast<T*>(buffer_.data()), size_}; }
+  std::vector<T> host() const {
+    std::vector<T> out(size_);
+    buffer_.copy_to_host(out.data(), static_cast<std::int64_t>(size_ * sizeof(T)), nullptr);
+    return out;
+  }
+
+ private:
+  device::DeviceBuffer buffer_;
+  std::size_t size_;
+};
+
+std::map<Key, std::vector<std::uint32_t>> bits_of(const RowStore& store) {
+  std::map<Key, std::vector<std::uint32_t>> out;
+  store.for_each_row([&](Key key, std::span<const float> row) {
+    auto& bits = out[key];
+    for (const float v : row) bits.push_back(std::bit_cast<std::uint32_t>(v));
+  });
+  return out;
+}
+
+OwnedKeys strided_and_a_block() {
+  OwnedKeys owned;
+  owned.add(1, 900, 3);   // 1, 4, 7, ...
+  owned.add(1000, 1400);  // a block
+  return owned;
+}
+
+const ExecutionContext kDevice = ExecutionContext::for_device(0, nullptr);
+
+TEST(DeviceStaticRowStore, StartsFromTheHostStoresRowsAndReadsThemBack) {
+  const auto library = fake();
+  StaticRowStore host(strided_and_a_block(), options(5, 0));
+  DeviceStaticRowStore device(strided_and_a_block(), options(5, 0), 0, 0, kDevice, library);
+  EXPECT_EQ(device.size(), host.size());
+  EXPECT_EQ(device.execution_context().memory, MemorySpace::kDevice);
+  EXPECT_EQ(bits_of(device), bits_of(host));
+  const std::vector<Key> keys = {1399, 4, 1000, 898, 7};
+  std::vector<float> want(keys.size() * 5);
+  host.read(keys, want);
+  OnDevice<Key> d_keys(library, keys);
+  OnDevice<float> d_rows(library, std::vector<float>(keys.size() * 5, -1.0f));
+  device.read(d_keys.span(), d_rows.span());
+  EXPECT_EQ(d_rows.host(), want);
+  EXPECT_EQ(device.take_counters().hits, 5);
+  std::vector<float> one(5);
+  ASSERT_TRUE(device.row(898, one));
+  EXPECT_EQ(one, std::vector<float>(want.begin() + 15, want.begin() + 20));
+  EXPECT_FALSE(device.row(2, one));  // 2 is not 1 mod 3
+}
+
+TEST(DeviceStaticRowStore, AForeignKeyIsRefusedByName) {
+  const auto library = fake();
+  DeviceStaticRowStore device(strided_and_a_block(), options(3, 0), 0, 0, kDevice, library);
+  OnDevice<Key> keys(library, {4, 5, 1001});
+  OnDevice<float> rows(library, std::vector<float>(9));
+  try {
+    device.read(keys.span(), rows.span());
+    ADD_FAILURE() << "key 5 is not owned";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "static table: received key 5, which this rank does not own");
+  }
+}
+
+TEST(DeviceStaticRowStore, EveryOptimizerAndUpdateTypeLeavesTheHostStoresBits) {
+  const auto library = fake();
+  std::mt19937_64 random(20261128);
+  std::normal_distribution<float> value(0.0f, 0.5f);
+  using config::OptimizerType;
+  const std::vector<std::pair<OptimizerType, UpdateType>> cases = {
+      {OptimizerType::kSGD, UpdateType::kLocal},           {OptimizerType::kMomentumSGD, UpdateType::kGlobal},
+      {OptimizerType::kNesterov, UpdateType::kLocal},      {OptimizerType::kAdam, UpdateType::kGlobal},
+      {OptimizerType::kAdam, UpdateType::kLazyGlobal},     {OptimizerType::kAdaGrad, UpdateType::kGlobal},
+      {OptimizerType::kRowWiseAdaGrad, UpdateType::kLocal}};
+  for (const auto& [type, update] : cases) {
+    config::Optimizer o;
+    o.type = type;
+    o.update_type = update;
+    o.learning_rate = 0.05;
+    o.momentum_factor = 0.9;
+    o.initial_accu_value = 0.1;
+    constexpr std::int32_t dim = 6;
+    const auto optimizer = make_sparse_optimizer(o, dim);
+    auto table = options(dim, optimizer->state_width());
+    table.initializer.initial_state.assign(static_cast<std::size_t>(optimizer->state_width()), 0.0f);
+    optimizer->init_state(table.initializer.initial_state);
+    StaticRowStore host(strided_and_a_block(), table);
+    DeviceStaticRowStore device(strided_and_a_block(), table, 0, 0, kDevice, library);
+    const std::string what = config::to_string(type) + " " + config::to_string(update);
+    for (std::int64_t step = 1; step <= 6; ++step) {
+      std::vector<Key> keys;  // distinct, in no order
+      for (Key k = 1000 + step; k < 1400; k += 37) keys.push_back(k);
+      for (Key k = 4 + 3 * step; k < 900; k += 3 * 11) keys.push_back(k);
+      std::shuffle(keys.begin(), keys.end(), random);
+      std::vector<float> grads(keys.size() * dim);
+      for (auto& g : grads) g = value(random);
+      host.apply(keys, grads, *optimizer, step);
+      OnDevice<Key> d_keys(library, keys);
+      OnDevice<float> d_grads(library, grads);
+      device.apply(d_keys.span(), d_grads.span(), *optimizer, step);
+      ASSERT_EQ(bits_of(device), bits_of(host)) << what << " at step " << step;
+    }
+  }
+}
+
+TEST(DeviceStaticRowStore, RefusesWhatItDoesNotHold) {
+  const auto library = fake();
+  auto half = options(4, 0);
+  half.value_type = kv::ValueType::kFloat16;
+  EXPECT_THROW(DeviceStaticRowStore(strided_and_a_block(), half, 0, 0, kDevice, library), InputError);
+  EXPECT_THROW(DeviceStaticRowStore(strided_and_a_block(), options(4, 0), 0, 0, ExecutionContext::host(), library),
+               Error);
+}
+
+}  // namespace
+}  // namespace embscale::embedding

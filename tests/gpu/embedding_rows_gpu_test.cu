@@ -1,0 +1,167 @@
+// The embedding_rows family of libembscale_cuda.so (kernels/embedding_rows.cu) on a GPU against
+// the same portable code on the host: the lookup of strided and several-range ownership (keys not
+// owned reported at their first position), the gather, and an optimizer's apply and Global sweep
+// over steps with rows touched and untouched. Bit for bit, but LazyGlobal Adam (one float ulp:
+// its per-row pow() in double is the device's math library). DeviceStaticRowStore makes exactly
+// these calls (its host side is tested on the stand-in in tests/embedding).
+//
+// Standalone (cudart and libembscale_cuda.so, no GoogleTest): exits 77 without a GPU.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "device/families/embedding_rows.h"
+#include "embedding/portable/optimizer_ref.hpp"
+#include "embedding/portable/rows_ref.hpp"
+#include "gpu_check.hpp"
+
+namespace {
+
+namespace portable = embscale::embedding::portable;
+using portable::OptimizerKind;
+
+using embscale::gpu_check::to_device;
+using embscale::gpu_check::to_host;
+using embscale::gpu_check::ulps_apart;
+
+const std::vector<portable::OwnedRange> kRanges = {{1, 9001, 3, 0}, {10000, 14000, 1, 3000}};  // 3000 + 4000 rows
+constexpr std::int64_t kRows = 7000;
+
+void check_lookup_and_gather() {
+  std::vector<std::int64_t> keys;
+  for (std::int64_t k = 0; k < 15000; k += 7) keys.push_back(k);
+  auto* d_ranges = to_device(kRanges);
+  auto* d_keys = to_device(keys);
+  std::int64_t* d_rows = nullptr;
+  std::uint64_t* d_first_bad = to_device(std::vector<std::uint64_t>{UINT64_MAX});
+  CUDA_OK(cudaMalloc(&d_rows, keys.size() * sizeof(std::int64_t)));
+  ABI_OK(
+      embscale_cuda_embedding_rows_index(d_ranges, kRanges.size(), d_keys, keys.size(), d_rows, d_first_bad, nullptr));
+  const auto rows = to_host(d_rows, keys.size());
+  std::uint64_t first_bad = UINT64_MAX;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::int64_t want = portable::row_of(kRanges.data(), kRanges.size(), keys[i]);
+    CHECK(rows[i] == want, "key %lld: row %lld, expected %lld", static_cast<long long>(keys[i]),
+          static_cast<long long>(rows[i]), static_cast<long long>(want));
+    if (want < 0 && first_bad == UINT64_MAX) first_bad = i;
+  }
+  CHECK(to_host(d_first_bad, 1)[0] == first_bad, "first key not owned at %llu, expected %llu",
+        static_cast<unsigned long long>(to_host(d_first_bad, 1)[0]), static_cast<unsigned long long>(first_bad));
+  // The gather of the owned ones, out of a table whose value is its position.
+  constexpr std::uint64_t width = 9, dim = 5;
+  std::vector<float> table(kRows * width);
+  for (std::size_t i = 0; i < table.size(); ++i) table[i] = static_cast<float>(i);
+  std::vector<std::int64_t> owned_rows;
+  for (const auto r : rows)
+    if (r >= 0) owned_rows.push_back(r);
+  auto* d_table = to_device(table);
+  auto* d_owned = to_device(owned_rows);
+  float* d_out = nullptr;
+  CUDA_OK(cudaMalloc(&d_out, owned_rows.size() * dim * sizeof(float)));
+  ABI_OK(embscale_cuda_embedding_rows_gather(d_table, width, dim, d_owned, owned_rows.size(), d_out, nullptr));
+  const auto out = to_host(d_out, owned_rows.size() * dim);
+  bool same = true;
+  for (std::size_t i = 0; i < owned_rows.size(); ++i)
+    for (std::size_t d = 0; d < dim; ++d)
+      same = same && out[i * dim + d] == table[static_cast<std::size_t>(owned_rows[i]) * width + d];
+  CHECK(same, "the gathered rows differ");
+  for (void* p : {static_cast<void*>(d_ranges), static_cast<void*>(d_keys), static_cast<void*>(d_rows),
+                  static_cast<void*>(d_first_bad), static_cast<void*>(d_table), static_cast<void*>(d_owned),
+                  static_cast<void*>(d_out)})
+    CUDA_OK(cudaFree(p));
+}
+
+void check_updates(OptimizerKind kind, bool global, std::mt19937_64& random) {
+  constexpr std::size_t dim = 16;
+  portable::OptimizerRef o;
+  o.kind = kind;
+  o.global = global;
+  o.lr = 0.05f;
+  o.lr_double = 0.05f;
+  o.factor = 0.9f;
+  o.epsilon = 1e-6f;
+  o.initial_accumulator = 0.1f;
+  o.beta1 = 0.9;
+  o.beta2 = 0.999;
+  o.adam = {0.9f, 0.999f, static_cast<float>(1.0 - 0.9), static_cast<float>(1.0 - 0.999), 1e-6f};
+  o.state_width = kind == OptimizerKind::kSgd              ? 0
+                  : kind == OptimizerKind::kRowWiseAdaGrad ? 1
+                  : kind == OptimizerKind::kAdam           ? 2 * dim
+                  : kind == OptimizerKind::kLazyAdam       ? 2 * dim + portable::kStepDigits
+                                                           : dim;
+  const std::size_t width = dim + static_cast<std::size_t>(o.state_width);
+  std::normal_distribution<float> value(0.0f, 0.5f);
+  std::vector<float> table(kRows * width);
+  for (std::int64_t r = 0; r < kRows; ++r) {
+    float* row = table.data() + static_cast<std::size_t>(r) * width;
+    for (std::size_t d = 0; d < dim; ++d) row[d] = value(random);
+    portable::init_state_row(o, row + dim, dim);
+  }
+  auto* d_table = to_device(table);
+  auto* d_touched = to_device(std::vector<std::uint8_t>(kRows, 0));
+  std::int64_t worst = 0;
+  const bool lazy = kind == OptimizerKind::kLazyAdam;
+  for (std::int64_t step = 1; step <= 5; ++step) {
+    o.step = step;
+    o.adam_lr_t = static_cast<float>(0.05 * std::sqrt(1.0 - std::pow(0.999, static_cast<double>(step))) /
+                                     (1.0 - std::pow(0.9, static_cast<double>(step))));
+    std::vector<std::int64_t> rows;
+    for (std::int64_t r = step; r < kRows; r += 13) rows.push_back(r);
+    std::shuffle(rows.begin(), rows.end(), random);
+    std::vector<float> grads(rows.size() * dim);
+    for (auto& g : grads) g = value(random);
+    auto* d_rows = to_device(rows);
+    auto* d_grads = to_device(grads);
+    ABI_OK(embscale_cuda_embedding_rows_apply(&o, d_table, width, dim, d_rows, d_grads, rows.size(),
+                                              global ? d_touched : nullptr, nullptr));
+    if (global) ABI_OK(embscale_cuda_embedding_rows_sweep(&o, d_table, width, dim, kRows, d_touched, nullptr));
+    std::vector<std::uint8_t> touched(kRows, 0);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      float* row = table.data() + static_cast<std::size_t>(rows[i]) * width;
+      portable::update_row(o, row, row + dim, grads.data() + i * dim, dim);
+      touched[static_cast<std::size_t>(rows[i])] = 1;
+    }
+    if (global)
+      for (std::int64_t r = 0; r < kRows; ++r)
+        if (!touched[static_cast<std::size_t>(r)])
+          portable::untouched_row(o, table.data() + static_cast<std::size_t>(r) * width,
+                                  table.data() + static_cast<std::size_t>(r) * width + dim, dim);
+    const auto device = to_host(d_table, table.size());
+    if (lazy) {
+      for (std::size_t i = 0; i < table.size(); ++i) worst = std::max(worst, ulps_apart(device[i], table[i]));
+      table = device;  // carry on from the device's values
+    } else {
+      CHECK(device == table, "kind %d global %d step %lld: the table differs", static_cast<int>(kind), global,
+            static_cast<long long>(step));
+    }
+    if (global) CHECK(to_host(d_touched, kRows) == std::vector<std::uint8_t>(kRows, 0), "the sweep left flags set");
+    CUDA_OK(cudaFree(d_rows));
+    CUDA_OK(cudaFree(d_grads));
+  }
+  if (lazy) CHECK(worst <= 1, "LazyGlobal Adam: %lld ulps apart (at most 1)", static_cast<long long>(worst));
+  CUDA_OK(cudaFree(d_table));
+  CUDA_OK(cudaFree(d_touched));
+}
+
+}  // namespace
+
+int main() {
+  if (embscale::gpu_check::no_gpu()) return 77;
+  std::uint64_t range_bytes = 0, optimizer_bytes = 0;
+  ABI_OK(embscale_cuda_embedding_rows_layout(&range_bytes, &optimizer_bytes));
+  CHECK(range_bytes == sizeof(portable::OwnedRange) && optimizer_bytes == sizeof(portable::OptimizerRef),
+        "the library's layouts differ from this test's");
+  check_lookup_and_gather();
+  std::mt19937_64 random(20261128);
+  for (const auto kind : {OptimizerKind::kSgd, OptimizerKind::kMomentum, OptimizerKind::kNesterov, OptimizerKind::kAdam,
+                          OptimizerKind::kLazyAdam, OptimizerKind::kAdaGrad, OptimizerKind::kRowWiseAdaGrad})
+    for (const bool global : {false, true}) check_updates(kind, global, random);
+  std::printf("embedding_rows: %d of %d checks failed\n", embscale::gpu_check::g_failures,
+              embscale::gpu_check::g_checks);
+  return embscale::gpu_check::g_failures == 0 ? 0 : 1;
+}
