@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "abi_boundary.hpp"
 #include "device/families/embedding_rows.h"
@@ -22,7 +23,17 @@ using embscale::cuda::guarded;
 
 constexpr int kBlock = 256;
 
-unsigned blocks_for(std::uint64_t n) { return static_cast<unsigned>((n + kBlock - 1) / kBlock); }
+// Blocks of kBlock threads for n threads; 0 when they exceed one launch's grid (2^31 - 1 blocks).
+unsigned blocks_for(std::uint64_t n) {
+  const std::uint64_t blocks = (n + kBlock - 1) / kBlock;
+  return blocks > 0x7fffffffULL ? 0u : static_cast<unsigned>(blocks);
+}
+
+int too_large(std::uint64_t n) {
+  return fail(
+      EMBSCALE_CUDA_INVALID_ARGUMENT,
+      std::to_string(n) + " threads exceed one launch's grid (2^31 - 1 blocks of " + std::to_string(kBlock) + ")");
+}
 
 __global__ void index_kernel(const portable::OwnedRange* ranges, std::uint64_t count, const std::int64_t* keys,
                              std::uint64_t n, std::int64_t* rows, unsigned long long* first_bad) {
@@ -89,6 +100,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_index(const void* ranges, 
     if (n == 0) return EMBSCALE_CUDA_OK;
     if (!keys || !rows || !first_bad || (range_count > 0 && !ranges))
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer");
+    if (blocks_for(n) == 0) return too_large(n);
     index_kernel<<<blocks_for(n), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<const portable::OwnedRange*>(ranges), range_count, keys, n, rows,
         reinterpret_cast<unsigned long long*>(first_bad));
@@ -103,6 +115,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_gather(const float* table,
     if (n == 0 || dim == 0) return EMBSCALE_CUDA_OK;
     if (!table || !rows || !out || dim > row_width)
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
+    if (blocks_for(n * dim) == 0) return too_large(n * dim);
     gather_kernel<<<blocks_for(n * dim), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(table, row_width, dim, rows, n,
                                                                                          out);
     return launched("embedding_rows gather_kernel");
@@ -116,6 +129,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_apply(const void* optimize
     if (n == 0) return EMBSCALE_CUDA_OK;
     if (!optimizer || !table || !rows || !grads || dim > row_width)
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
+    if (blocks_for(n) == 0) return too_large(n);
     apply_kernel<<<blocks_for(n), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(copied(optimizer), table, row_width,
                                                                                   dim, rows, grads, n, touched);
     return launched("embedding_rows apply_kernel");
@@ -129,6 +143,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep(const void* optimize
     if (num_rows == 0) return EMBSCALE_CUDA_OK;
     if (!optimizer || !table || !touched || dim > row_width)
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
+    if (blocks_for(num_rows) == 0) return too_large(num_rows);
     sweep_kernel<<<blocks_for(num_rows), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
         copied(optimizer), table, row_width, dim, num_rows, touched);
     return launched("embedding_rows sweep_kernel");

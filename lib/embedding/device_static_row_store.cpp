@@ -1,5 +1,6 @@
 #include "embedding/device_static_row_store.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
@@ -33,14 +34,9 @@ DeviceStaticRowStore::DeviceStaticRowStore(OwnedKeys owned, const kv::TableOptio
     : owned_(std::move(owned)), dim_(static_cast<std::int32_t>(options.dim)),
       state_width_(options.training ? static_cast<std::int32_t>(options.optimizer_state_width) : 0),
       row_width_(static_cast<std::size_t>(dim_ + state_width_)), context_(context), library_(library),
-      table_(library, static_cast<std::int64_t>(static_cast<std::size_t>(owned_.rows()) * row_width_ * sizeof(float))),
+      rows_family_(&family_of(library)), table_(library, checked_table_bytes(owned_, options, context, library)),
       ranges_(library, static_cast<std::int64_t>(owned_.portable_ranges().size() * sizeof(portable::OwnedRange))),
       first_bad_(library, sizeof(std::uint64_t)) {
-  EMBSCALE_EXPECTS(dim_ >= 1, "a table needs dim >= 1");
-  if (context_.on_host()) throw Error("the device static row store needs a device context");
-  if (options.value_type != kv::ValueType::kFloat32)
-    throw InputError("storage.embedding_dtype: the GPU's static table holds fp32 rows in this build");
-  (void)family_of(library_);
   // The initial rows, made on the host as StaticRowStore makes them, uploaded in blocks.
   const StaticInitialRows initial(owned_, options, column_first, full_dim);
   constexpr std::int64_t kBlockRows = 1 << 16;
@@ -63,6 +59,16 @@ DeviceStaticRowStore::DeviceStaticRowStore(OwnedKeys owned, const kv::TableOptio
   library_.check(library_.functions().stream_synchronize(context_.stream), "uploading the owned ranges");
 }
 
+std::int64_t DeviceStaticRowStore::checked_table_bytes(const OwnedKeys& owned, const kv::TableOptions& options,
+                                                       const ExecutionContext& context, const device::DeviceLibrary&) {
+  EMBSCALE_EXPECTS(options.dim >= 1, "a table needs dim >= 1");
+  if (context.on_host()) throw Error("the device static row store needs a device context");
+  if (options.value_type != kv::ValueType::kFloat32)
+    throw InputError("storage.embedding_dtype: the GPU's static table holds fp32 rows in this build");
+  const auto state = options.training ? options.optimizer_state_width : 0;
+  return owned.rows() * static_cast<std::int64_t>(options.dim + state) * static_cast<std::int64_t>(sizeof(float));
+}
+
 void* DeviceStaticRowStore::ensure(std::optional<device::DeviceBuffer>& buffer, const device::DeviceLibrary& library,
                                    std::size_t bytes) {
   if (!buffer || buffer->bytes() < static_cast<std::int64_t>(bytes))
@@ -71,7 +77,7 @@ void* DeviceStaticRowStore::ensure(std::optional<device::DeviceBuffer>& buffer, 
 }
 
 const std::int64_t* DeviceStaticRowStore::index(std::span<const Key> keys) {
-  const auto& f = family_of(library_);
+  const auto& f = *rows_family_;
   auto* rows = static_cast<std::int64_t*>(ensure(rows_, library_, keys.size() * sizeof(std::int64_t)));
   std::uint64_t first_bad = kNoBadKey;
   first_bad_.copy_from_host(&first_bad, sizeof first_bad, context_.stream);
@@ -95,9 +101,9 @@ void DeviceStaticRowStore::read(std::span<const Key> keys, std::span<float> rows
                    "rows must hold keys.size() x dim values");
   if (keys.empty()) return;
   const std::int64_t* at = index(keys);
-  library_.check(family_of(library_).embedding_rows_gather(static_cast<const float*>(table_.data()), row_width_,
-                                                           static_cast<std::uint64_t>(dim_), at, keys.size(),
-                                                           rows.data(), context_.stream),
+  library_.check(rows_family_->embedding_rows_gather(static_cast<const float*>(table_.data()), row_width_,
+                                                     static_cast<std::uint64_t>(dim_), at, keys.size(), rows.data(),
+                                                     context_.stream),
                  "embedding_rows gather");
   reads_ += static_cast<std::int64_t>(keys.size());
 }
@@ -107,15 +113,18 @@ void DeviceStaticRowStore::apply(std::span<const Key> keys, std::span<const floa
   EMBSCALE_EXPECTS(grads.size() == keys.size() * static_cast<std::size_t>(dim_),
                    "grads must hold keys.size() x dim values");
   EMBSCALE_EXPECTS(optimizer.state_width() == state_width_, "the store was made for this optimizer's state width");
-  const auto& f = family_of(library_);
+  const auto& f = *rows_family_;
   const portable::OptimizerRef ref = optimizer.portable_ref(step);
   const bool sweep = optimizer.update_type() == UpdateType::kGlobal && optimizer.changes_untouched_rows();
   std::uint8_t* touched = nullptr;
-  if (sweep && !touched_) {  // zeroed once; the sweep leaves it zeroed
+  if (sweep) {
     touched = static_cast<std::uint8_t*>(ensure(touched_, library_, static_cast<std::size_t>(owned_.rows())));
-    library_.check(library_.functions().memset_async(touched, 0, owned_.rows(), context_.stream), "clearing flags");
+    // A completed sweep leaves the flags zero; a new buffer, or a call that failed between the apply
+    // and the sweep, does not: those are cleared first.
+    if (!touched_clean_)
+      library_.check(library_.functions().memset_async(touched, 0, owned_.rows(), context_.stream), "clearing flags");
+    touched_clean_ = false;
   }
-  if (sweep) touched = static_cast<std::uint8_t*>(touched_->data());
   if (!keys.empty()) {
     const std::int64_t* at = index(keys);
     library_.check(
@@ -123,11 +132,13 @@ void DeviceStaticRowStore::apply(std::span<const Key> keys, std::span<const floa
                                at, grads.data(), keys.size(), touched, context_.stream),
         "embedding_rows apply");
   }
-  if (sweep)
+  if (sweep) {
     library_.check(
         f.embedding_rows_sweep(&ref, static_cast<float*>(table_.data()), row_width_, static_cast<std::uint64_t>(dim_),
                                static_cast<std::uint64_t>(owned_.rows()), touched, context_.stream),
         "embedding_rows sweep");
+    touched_clean_ = true;
+  }
 }
 
 bool DeviceStaticRowStore::row(Key key, std::span<float> out) const {
@@ -143,12 +154,21 @@ bool DeviceStaticRowStore::row(Key key, std::span<float> out) const {
 }
 
 void DeviceStaticRowStore::for_each_row(const std::function<void(Key, std::span<const float>)>& visit) const {
-  std::vector<float> all(static_cast<std::size_t>(owned_.rows()) * row_width_);
-  table_.copy_to_host(all.data(), static_cast<std::int64_t>(all.size() * sizeof(float)), context_.stream);
-  library_.check(library_.functions().stream_synchronize(context_.stream), "reading the table");
-  for (std::int64_t r = 0; r < owned_.rows(); ++r)
-    visit(owned_.key_of(r), std::span<const float>(all.data() + static_cast<std::size_t>(r) * row_width_,
-                                                   static_cast<std::size_t>(dim_)));
+  // In blocks of rows: host memory of a block, not of the table.
+  constexpr std::int64_t kBlockRows = 1 << 16;
+  std::vector<float> block;
+  for (std::int64_t first = 0; first < owned_.rows(); first += kBlockRows) {
+    const std::int64_t rows = std::min(kBlockRows, owned_.rows() - first);
+    block.resize(static_cast<std::size_t>(rows) * row_width_);
+    const auto* at = static_cast<const float*>(table_.data()) + static_cast<std::size_t>(first) * row_width_;
+    library_.check(library_.functions().copy_async(
+                       block.data(), at, static_cast<std::int64_t>(block.size() * sizeof(float)), context_.stream),
+                   "reading the table");
+    library_.check(library_.functions().stream_synchronize(context_.stream), "reading the table");
+    for (std::int64_t r = 0; r < rows; ++r)
+      visit(owned_.key_of(first + r), std::span<const float>(block.data() + static_cast<std::size_t>(r) * row_width_,
+                                                             static_cast<std::size_t>(dim_)));
+  }
 }
 
 StoreCounters DeviceStaticRowStore::take_counters() {

@@ -3,7 +3,8 @@
 // Its rows start from StaticRowStore's initial rows and its updates run the host optimizers' own
 // functions (embedding/portable/optimizer_ref.hpp), so both stores hold the same bits after the
 // same calls (tests/embedding/device_static_row_store_test.cpp, on the stand-in library; on a GPU,
-// tests/gpu/optimizer_ref_gpu_test.cu holds the kernels' arithmetic to the host's).
+// tests/gpu/embedding_rows_gpu_test.cu holds the kernels to the host), but for LazyGlobal Adam,
+// within one float ulp on a GPU (optimizer_ref.hpp says why).
 //
 // A device store: the spans of read and apply are device memory, every call is queued on the
 // context's stream. read and apply synchronize once, to learn whether every key was owned (a
@@ -43,6 +44,9 @@ class DeviceStaticRowStore final : public RowStore {
   StoreCounters take_counters() override;
 
  private:
+  // The table's bytes, once what it cannot hold is refused (before any allocation).
+  static std::int64_t checked_table_bytes(const OwnedKeys& owned, const kv::TableOptions& options,
+                                          const ExecutionContext& context, const device::DeviceLibrary& library);
   // The rows of the device `keys` into rows_ (grown to keys.size()); an Error naming the first key
   // not owned here (one synchronization: the index kernel's verdict).
   const std::int64_t* index(std::span<const Key> keys);
@@ -55,12 +59,14 @@ class DeviceStaticRowStore final : public RowStore {
   std::size_t row_width_;
   ExecutionContext context_;
   device::DeviceLibrary library_;
-  device::DeviceBuffer table_;   // owned_.rows() x row_width_ floats
-  device::DeviceBuffer ranges_;  // the owned ranges (portable::OwnedRange)
+  const device::DeviceFunctions* rows_family_;  // the embedding_rows family, checked once
+  device::DeviceBuffer table_;                  // owned_.rows() x row_width_ floats
+  device::DeviceBuffer ranges_;                 // the owned ranges (portable::OwnedRange)
   std::uint64_t range_count_ = 0;
   device::DeviceBuffer first_bad_;               // the index kernel's verdict (one uint64)
   std::optional<device::DeviceBuffer> rows_;     // a batch's rows (int64 each)
   std::optional<device::DeviceBuffer> touched_;  // the Global sweep's flags, one byte per row
+  bool touched_clean_ = false;                   // all zero (a sweep that completed clears them; a failure does not)
   std::int64_t reads_ = 0;
 };
 

@@ -24,12 +24,12 @@ class OwnedKeys {
   std::int64_t row_of(Key key) const noexcept;
   // The key of local row `row` in [0, rows()).
   Key key_of(std::int64_t row) const noexcept;
+  // The ranges as plain data, for a device row store's lookups (portable::row_of).
+  std::vector<portable::OwnedRange> portable_ranges() const;
   // The first key `begin` when the owned keys are one range of stride 1, [begin, begin + rows())
   // (a whole table, a row block, adjacent tables): row_of(key) is then key - begin, a subtraction
   // a caller can run over a whole batch without a call per key. nullopt otherwise (strided or
   // several ranges; a strided range of one key too, though consecutive).
-  // The ranges as plain data, for a device row store's lookups (portable::row_of).
-  std::vector<portable::OwnedRange> portable_ranges() const;
   std::optional<Key> one_block() const noexcept {
     if (ranges_.size() != 1 || ranges_.front().stride != 1) return std::nullopt;
     return ranges_.front().begin;

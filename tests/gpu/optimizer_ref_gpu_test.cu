@@ -1,7 +1,8 @@
 // The sparse optimizers' row updates (lib/embedding/portable/optimizer_ref.hpp) on the device
 // against the same source on the host: every kind, touched and untouched rows (Global), a new
-// row's state, over steps where rows skip some (LazyGlobal's catch-up). Bit for bit (arith.hpp
-// rounds every operation on its own on both), but for LazyGlobal Adam, whose per-row catch-up
+// row's state, over steps where rows skip some (LazyGlobal's catch-up). Bit for bit (every
+// operation is one of kv/portable/host_device.hpp's f*_rn, rounded on its own on both), but for
+// LazyGlobal Adam, whose per-row catch-up
 // calls pow() in double: the device's math library may differ from glibc's in the last bit of
 // the double, so its rows are held to one float ulp. The host classes run these same functions
 // (tests/embedding/portable/optimizer_ref_test.cpp), so this is the CPU optimizer on the GPU.

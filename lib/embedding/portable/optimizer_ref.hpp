@@ -7,9 +7,11 @@
 // A row is `dim` values at `row`, its state beside it at `state` (the class's layout: Adam's m
 // then v, AdaGrad's accumulators, ...). `g` is the step's combined gradient of the row: anything
 // indexable by [d] giving a float (a pointer, a span, or ZeroGradient for an untouched row under
-// Global). What needs pow() (Adam's bias-corrected step size, LazyGlobal Adam's catch-up) is
-// computed by the caller once per step or row, in double, and passed as floats: the device then
-// calls no transcendental whose last bit could differ from the host's.
+// Global). Adam's bias-corrected step size needs pow(): the host computes it once per step and
+// passes it as a float, so Adam is bit-identical on both sides. The one exception is LazyGlobal
+// Adam, whose catch-up depends on each row's last step and is computed where the row is updated,
+// with pow() in double: CUDA's pow may differ from glibc's in the last bit of the double, so a
+// row's float may differ by one ulp (the GPU tests allow exactly that, for this kind only).
 #pragma once
 
 #include <cmath>
