@@ -3,6 +3,8 @@
  * would fault on one (with $EMBSCALE_FAKE_STRICT_DEVICE_MEMORY=1; the comm unit tests hand it
  * plain vectors and leave it off). */
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -30,6 +32,11 @@ void embscale_fake_device_memory_remove(const void* p) {
   allocations().erase(reinterpret_cast<std::uintptr_t>(p));
 }
 
+/* With $EMBSCALE_FAKE_STRICT_DEVICE_MEMORY=1 (read per call: tests toggle it): 1 when [p, p + bytes)
+ * lies inside one device allocation (or bytes is 0), else 0; without it, always 1. What the
+ * stand-in's families check the buffers a real GPU would read on the device with. */
+int embscale_fake_strict_device_memory(const void* p, std::uint64_t bytes);
+
 /* 1 when [p, p + bytes) lies inside one device allocation (or bytes is 0), else 0. */
 int embscale_fake_is_device_memory(const void* p, std::uint64_t bytes) {
   if (bytes == 0) return 1;
@@ -39,6 +46,12 @@ int embscale_fake_is_device_memory(const void* p, std::uint64_t bytes) {
   if (it == allocations().begin()) return 0;
   --it;
   return at + bytes <= it->first + it->second ? 1 : 0;
+}
+
+int embscale_fake_strict_device_memory(const void* p, std::uint64_t bytes) {
+  const char* v = std::getenv("EMBSCALE_FAKE_STRICT_DEVICE_MEMORY");
+  if (v == nullptr || std::strcmp(v, "1") != 0) return 1;
+  return embscale_fake_is_device_memory(p, bytes);
 }
 
 }  // extern "C"

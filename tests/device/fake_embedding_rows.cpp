@@ -7,12 +7,35 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <string>
+#include <utility>
 
 #include "device/families/embedding_rows.h"
 #include "embedding/portable/optimizer_ref.hpp"
 #include "embedding/portable/rows_ref.hpp"
 
 namespace portable = embscale::embedding::portable;
+
+extern "C" int embscale_fake_strict_device_memory(const void* p, uint64_t bytes);
+extern "C" int embscale_fake_fail(int code, const char* text);
+
+namespace {
+
+// Every buffer the header calls device memory is the stand-in's (in strict mode, tests/device):
+// a host pointer would fault on a GPU.
+bool on_device(std::initializer_list<std::pair<const void*, uint64_t>> buffers, const char* call, int& code) {
+  for (const auto& [p, bytes] : buffers)
+    if (!embscale_fake_strict_device_memory(p, bytes)) {
+      code = embscale_fake_fail(
+          EMBSCALE_CUDA_INVALID_ARGUMENT,
+          (std::string(call) + ": a buffer in host memory (the kernels read device memory)").c_str());
+      return false;
+    }
+  return true;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -29,6 +52,13 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_index(const void* ranges, 
   (void)stream;
   if (n == 0) return EMBSCALE_CUDA_OK;
   if (!keys || !rows || !first_bad || (range_count > 0 && !ranges)) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  int code = EMBSCALE_CUDA_OK;
+  if (!on_device({{ranges, range_count * sizeof(portable::OwnedRange)},
+                  {keys, n * sizeof(int64_t)},
+                  {rows, n * sizeof(int64_t)},
+                  {first_bad, sizeof(uint64_t)}},
+                 "embedding_rows_index", code))
+    return code;
   for (uint64_t i = 0; i < n; ++i) {
     rows[i] = portable::row_of(static_cast<const portable::OwnedRange*>(ranges), range_count, keys[i]);
     if (rows[i] < 0 && i < *first_bad) *first_bad = i;
@@ -42,6 +72,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_gather(const float* table,
   (void)stream;
   if (n == 0 || dim == 0) return EMBSCALE_CUDA_OK;
   if (!table || !rows || !out || dim > row_width) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  int code = EMBSCALE_CUDA_OK;
+  if (!on_device({{rows, n * sizeof(int64_t)}, {out, n * dim * sizeof(float)}}, "embedding_rows_gather", code))
+    return code;
   for (uint64_t i = 0; i < n; ++i)
     std::memcpy(out + i * dim, table + static_cast<uint64_t>(rows[i]) * row_width, dim * sizeof(float));
   return EMBSCALE_CUDA_OK;
@@ -53,6 +86,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_apply(const void* optimize
   (void)stream;
   if (n == 0) return EMBSCALE_CUDA_OK;
   if (!optimizer || !table || !rows || !grads || dim > row_width) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  int code = EMBSCALE_CUDA_OK;
+  if (!on_device({{rows, n * sizeof(int64_t)}, {grads, n * dim * sizeof(float)}}, "embedding_rows_apply", code))
+    return code;
   portable::OptimizerRef o;
   std::memcpy(&o, optimizer, sizeof o);
   for (uint64_t i = 0; i < n; ++i) {

@@ -50,7 +50,7 @@
 
 extern "C" int embscale_fake_fail(int code, const char* text);
 extern "C" void embscale_fake_clear_detail(void);
-extern "C" int embscale_fake_is_device_memory(const void* p, std::uint64_t bytes);
+extern "C" int embscale_fake_strict_device_memory(const void* p, std::uint64_t bytes);
 
 namespace {
 
@@ -309,9 +309,7 @@ bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_by
 
 // With $EMBSCALE_FAKE_STRICT_DEVICE_MEMORY=1: `bytes` at `buffer` must be "device" memory.
 int device_memory(const void* buffer, std::uint64_t bytes, const char* call) {
-  const char* v = std::getenv("EMBSCALE_FAKE_STRICT_DEVICE_MEMORY");  // read per call: tests toggle it
-  const bool strict = v != nullptr && std::strcmp(v, "1") == 0;
-  if (!strict || embscale_fake_is_device_memory(buffer, bytes)) return EMBSCALE_CUDA_OK;
+  if (embscale_fake_strict_device_memory(buffer, bytes)) return EMBSCALE_CUDA_OK;
   return fail(EMBSCALE_CUDA_INVALID_ARGUMENT,
               std::string(call) + ": a buffer in host memory (NCCL reads and writes device memory only)");
 }

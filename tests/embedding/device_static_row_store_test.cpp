@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../device/scoped_env.hpp"
 #include "core/error.hpp"
 #include "device/device_resources.hpp"
 #include "embedding/static_row_store.hpp"
@@ -23,6 +24,9 @@ namespace embscale::embedding {
 namespace {
 
 device::DeviceLibrary fake() { return device::DeviceLibrary::open(EMBSCALE_TEST_FAKE_DEVICE); }
+
+// The stand-in refuses host buffers where a GPU reads device memory (tests/device).
+#define STRICT_DEVICE_MEMORY const embscale::testing::ScopedEnv strict_("EMBSCALE_FAKE_STRICT_DEVICE_MEMORY", "1")
 
 kv::TableOptions options(std::int64_t dim, std::int32_t state_width) {
   kv::TableOptions o;
@@ -71,6 +75,7 @@ OwnedKeys strided_and_a_block() {
 const ExecutionContext kDevice = ExecutionContext::for_device(0, nullptr);
 
 TEST(DeviceStaticRowStore, StartsFromTheHostStoresRowsAndReadsThemBack) {
+  STRICT_DEVICE_MEMORY;
   const auto library = fake();
   StaticRowStore host(strided_and_a_block(), options(5, 0));
   DeviceStaticRowStore device(strided_and_a_block(), options(5, 0), 0, 0, kDevice, library);
@@ -92,6 +97,7 @@ TEST(DeviceStaticRowStore, StartsFromTheHostStoresRowsAndReadsThemBack) {
 }
 
 TEST(DeviceStaticRowStore, AForeignKeyIsRefusedByName) {
+  STRICT_DEVICE_MEMORY;
   const auto library = fake();
   DeviceStaticRowStore device(strided_and_a_block(), options(3, 0), 0, 0, kDevice, library);
   OnDevice<Key> keys(library, {4, 5, 1001});
@@ -105,6 +111,7 @@ TEST(DeviceStaticRowStore, AForeignKeyIsRefusedByName) {
 }
 
 TEST(DeviceStaticRowStore, EveryOptimizerAndUpdateTypeLeavesTheHostStoresBits) {
+  STRICT_DEVICE_MEMORY;
   const auto library = fake();
   std::mt19937_64 random(20261128);
   std::normal_distribution<float> value(0.0f, 0.5f);
@@ -147,13 +154,30 @@ TEST(DeviceStaticRowStore, EveryOptimizerAndUpdateTypeLeavesTheHostStoresBits) {
 
 // A column shard (column-wise sharding) holds columns [2, 5) of rows 8 wide, as the host's does.
 TEST(DeviceStaticRowStore, AColumnShardStartsFromThoseColumnsOfTheFullRows) {
+  STRICT_DEVICE_MEMORY;
   const auto library = fake();
   StaticRowStore host(strided_and_a_block(), options(3, 0), 2, 8);
   DeviceStaticRowStore device(strided_and_a_block(), options(3, 0), 2, 8, kDevice, library);
   EXPECT_EQ(bits_of(device), bits_of(host));
 }
 
+// Its spans are device memory: a host vector handed to read is refused (on a GPU it would fault).
+TEST(DeviceStaticRowStore, HostSpansAreRefused) {
+  STRICT_DEVICE_MEMORY;
+  const auto library = fake();
+  DeviceStaticRowStore device(strided_and_a_block(), options(3, 0), 0, 0, kDevice, library);
+  const std::vector<Key> keys = {4, 7};
+  std::vector<float> rows(6);
+  try {
+    device.read(keys, rows);
+    ADD_FAILURE() << "host spans accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a buffer in host memory"), std::string::npos) << e.what();
+  }
+}
+
 TEST(DeviceStaticRowStore, RefusesWhatItDoesNotHold) {
+  STRICT_DEVICE_MEMORY;
   const auto library = fake();
   auto half = options(4, 0);
   half.value_type = kv::ValueType::kFloat16;
