@@ -413,6 +413,17 @@ class Communicator {
   CommStats stats_;
 };
 
+namespace detail {
+// Bytes of the rows in `counts` that go to (or come from) ranks other than `self`: what every
+// implementation counts as a v-collective's traffic (self-copies are not traffic).
+inline std::uint64_t bytes_to_others(std::span<const std::size_t> counts, int self, std::size_t row_bytes) noexcept {
+  std::uint64_t rows = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r)
+    if (static_cast<int>(r) != self) rows += counts[r];
+  return rows * row_bytes;
+}
+}  // namespace detail
+
 // Collective: `texts` as given on `root`, on every rank (the count must agree everywhere).
 // Two broadcasts (the sizes, then the joined bytes) over comm.host_communicator().
 std::vector<std::string> broadcast_strings(Communicator& comm, std::vector<std::string> texts, int root = 0);

@@ -146,14 +146,6 @@ inline void average_step(ReduceOp op, MpiPending* pending, void* data, std::size
 inline const std::byte* bytes(const void* p) noexcept { return static_cast<const std::byte*>(p); }
 inline std::byte* bytes(void* p) noexcept { return static_cast<std::byte*>(p); }
 
-// Bytes of the rows in `counts` that go to (or come from) ranks other than `self`.
-inline std::uint64_t bytes_to_others(std::span<const std::size_t> counts, int self, std::size_t row_bytes) noexcept {
-  std::uint64_t rows = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r)
-    if (static_cast<int>(r) != self) rows += counts[r];
-  return rows * row_bytes;
-}
-
 // Tag of the internal point-to-point messages of the collective schedules. They travel on a
 // duplicate of the user's communicator (chunk_comm_), so they never match a user's send/recv;
 // pieces of one transfer keep their order because MPI never reorders messages between the same

@@ -31,6 +31,8 @@ int nccl_data_type(DataType type) {
   return EMBSCALE_NCCL_UINT8;
 }
 
+using detail::bytes_to_others;
+
 namespace {
 
 // ReduceOp's order is NCCL's (communicator.hpp), so the value passes as it is.
@@ -61,13 +63,6 @@ std::vector<std::size_t> displacements(std::span<const std::size_t> counts) {
   std::vector<std::size_t> out(counts.size(), 0);
   for (std::size_t i = 1; i < counts.size(); ++i) out[i] = out[i - 1] + counts[i - 1];
   return out;
-}
-
-std::uint64_t bytes_to_others(std::span<const std::size_t> counts, int self, std::size_t row_bytes) {
-  std::uint64_t total = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r)
-    if (static_cast<int>(r) != self) total += counts[r] * row_bytes;
-  return total;
 }
 
 // Completes with its event; holds what the call still reads or writes until then.

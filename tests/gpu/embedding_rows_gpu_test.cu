@@ -19,14 +19,16 @@
 #include "embedding/portable/optimizer_ref.hpp"
 #include "embedding/portable/rows_ref.hpp"
 #include "gpu_check.hpp"
+#include "optimizer_refs.hpp"
 
 namespace {
 
 namespace portable = embscale::embedding::portable;
 using portable::OptimizerKind;
 
-using embscale::gpu_check::to_device;
-using embscale::gpu_check::to_host;
+using embscale::gpu_check::at_step;
+using embscale::gpu_check::DeviceArray;
+using embscale::gpu_check::ref_of;
 using embscale::gpu_check::ulps_apart;
 
 const std::vector<portable::OwnedRange> kRanges = {{1, 9001, 3, 0}, {10000, 14000, 1, 3000}};  // 3000 + 4000 rows
@@ -35,14 +37,12 @@ constexpr std::int64_t kRows = 7000;
 void check_lookup_and_gather() {
   std::vector<std::int64_t> keys;
   for (std::int64_t k = 0; k < 15000; k += 7) keys.push_back(k);
-  auto* d_ranges = to_device(kRanges);
-  auto* d_keys = to_device(keys);
-  std::int64_t* d_rows = nullptr;
-  std::uint64_t* d_first_bad = to_device(std::vector<std::uint64_t>{UINT64_MAX});
-  CUDA_OK(cudaMalloc(&d_rows, keys.size() * sizeof(std::int64_t)));
-  ABI_OK(
-      embscale_cuda_embedding_rows_index(d_ranges, kRanges.size(), d_keys, keys.size(), d_rows, d_first_bad, nullptr));
-  const auto rows = to_host(d_rows, keys.size());
+  const DeviceArray<portable::OwnedRange> d_ranges(kRanges);
+  const DeviceArray<std::int64_t> d_keys(keys), d_rows(keys.size());
+  const DeviceArray<std::uint64_t> d_first_bad(std::vector<std::uint64_t>{UINT64_MAX});
+  ABI_OK(embscale_cuda_embedding_rows_index(d_ranges.get(), kRanges.size(), d_keys.get(), keys.size(), d_rows.get(),
+                                            d_first_bad.get(), nullptr));
+  const auto rows = d_rows.download();
   std::uint64_t first_bad = UINT64_MAX;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     const std::int64_t want = portable::row_of(kRanges.data(), kRanges.size(), keys[i]);
@@ -50,8 +50,9 @@ void check_lookup_and_gather() {
           static_cast<long long>(rows[i]), static_cast<long long>(want));
     if (want < 0 && first_bad == UINT64_MAX) first_bad = i;
   }
-  CHECK(to_host(d_first_bad, 1)[0] == first_bad, "first key not owned at %llu, expected %llu",
-        static_cast<unsigned long long>(to_host(d_first_bad, 1)[0]), static_cast<unsigned long long>(first_bad));
+  const std::uint64_t device_first_bad = d_first_bad.download()[0];
+  CHECK(device_first_bad == first_bad, "first key not owned at %llu, expected %llu",
+        static_cast<unsigned long long>(device_first_bad), static_cast<unsigned long long>(first_bad));
   // The gather of the owned ones, out of a table whose value is its position.
   constexpr std::uint64_t width = 9, dim = 5;
   std::vector<float> table(kRows * width);
@@ -59,41 +60,21 @@ void check_lookup_and_gather() {
   std::vector<std::int64_t> owned_rows;
   for (const auto r : rows)
     if (r >= 0) owned_rows.push_back(r);
-  auto* d_table = to_device(table);
-  auto* d_owned = to_device(owned_rows);
-  float* d_out = nullptr;
-  CUDA_OK(cudaMalloc(&d_out, owned_rows.size() * dim * sizeof(float)));
-  ABI_OK(embscale_cuda_embedding_rows_gather(d_table, width, dim, d_owned, owned_rows.size(), d_out, nullptr));
-  const auto out = to_host(d_out, owned_rows.size() * dim);
+  const DeviceArray<float> d_table(table), d_out(owned_rows.size() * dim);
+  const DeviceArray<std::int64_t> d_owned(owned_rows);
+  ABI_OK(embscale_cuda_embedding_rows_gather(d_table.get(), width, dim, d_owned.get(), owned_rows.size(), d_out.get(),
+                                             nullptr));
+  const auto out = d_out.download();
   bool same = true;
   for (std::size_t i = 0; i < owned_rows.size(); ++i)
     for (std::size_t d = 0; d < dim; ++d)
       same = same && out[i * dim + d] == table[static_cast<std::size_t>(owned_rows[i]) * width + d];
   CHECK(same, "the gathered rows differ");
-  for (void* p : {static_cast<void*>(d_ranges), static_cast<void*>(d_keys), static_cast<void*>(d_rows),
-                  static_cast<void*>(d_first_bad), static_cast<void*>(d_table), static_cast<void*>(d_owned),
-                  static_cast<void*>(d_out)})
-    CUDA_OK(cudaFree(p));
 }
 
 void check_updates(OptimizerKind kind, bool global, std::mt19937_64& random) {
   constexpr std::size_t dim = 16;
-  portable::OptimizerRef o;
-  o.kind = kind;
-  o.global = global;
-  o.lr = 0.05f;
-  o.lr_double = 0.05f;
-  o.factor = 0.9f;
-  o.epsilon = 1e-6f;
-  o.initial_accumulator = 0.1f;
-  o.beta1 = 0.9;
-  o.beta2 = 0.999;
-  o.adam = {0.9f, 0.999f, static_cast<float>(1.0 - 0.9), static_cast<float>(1.0 - 0.999), 1e-6f};
-  o.state_width = kind == OptimizerKind::kSgd              ? 0
-                  : kind == OptimizerKind::kRowWiseAdaGrad ? 1
-                  : kind == OptimizerKind::kAdam           ? 2 * dim
-                  : kind == OptimizerKind::kLazyAdam       ? 2 * dim + portable::kStepDigits
-                                                           : dim;
+  auto o = ref_of(kind, global, static_cast<int>(dim));
   const std::size_t width = dim + static_cast<std::size_t>(o.state_width);
   std::normal_distribution<float> value(0.0f, 0.5f);
   std::vector<float> table(kRows * width);
@@ -102,24 +83,23 @@ void check_updates(OptimizerKind kind, bool global, std::mt19937_64& random) {
     for (std::size_t d = 0; d < dim; ++d) row[d] = value(random);
     portable::init_state_row(o, row + dim, dim);
   }
-  auto* d_table = to_device(table);
-  auto* d_touched = to_device(std::vector<std::uint8_t>(kRows, 0));
+  const DeviceArray<float> d_table(table);
+  const DeviceArray<std::uint8_t> d_touched(std::vector<std::uint8_t>(kRows, 0));
   std::int64_t worst = 0;
   const bool lazy = kind == OptimizerKind::kLazyAdam;
   for (std::int64_t step = 1; step <= 5; ++step) {
-    o.step = step;
-    o.adam_lr_t = static_cast<float>(0.05 * std::sqrt(1.0 - std::pow(0.999, static_cast<double>(step))) /
-                                     (1.0 - std::pow(0.9, static_cast<double>(step))));
+    at_step(o, step);
     std::vector<std::int64_t> rows;
     for (std::int64_t r = step; r < kRows; r += 13) rows.push_back(r);
     std::shuffle(rows.begin(), rows.end(), random);
     std::vector<float> grads(rows.size() * dim);
     for (auto& g : grads) g = value(random);
-    auto* d_rows = to_device(rows);
-    auto* d_grads = to_device(grads);
-    ABI_OK(embscale_cuda_embedding_rows_apply(&o, d_table, width, dim, d_rows, d_grads, rows.size(),
-                                              global ? d_touched : nullptr, nullptr));
-    if (global) ABI_OK(embscale_cuda_embedding_rows_sweep(&o, d_table, width, dim, kRows, d_touched, nullptr));
+    const DeviceArray<std::int64_t> d_rows(rows);
+    const DeviceArray<float> d_grads(grads);
+    ABI_OK(embscale_cuda_embedding_rows_apply(&o, d_table.get(), width, dim, d_rows.get(), d_grads.get(), rows.size(),
+                                              global ? d_touched.get() : nullptr, nullptr));
+    if (global)
+      ABI_OK(embscale_cuda_embedding_rows_sweep(&o, d_table.get(), width, dim, kRows, d_touched.get(), nullptr));
     std::vector<std::uint8_t> touched(kRows, 0);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       float* row = table.data() + static_cast<std::size_t>(rows[i]) * width;
@@ -131,7 +111,7 @@ void check_updates(OptimizerKind kind, bool global, std::mt19937_64& random) {
         if (!touched[static_cast<std::size_t>(r)])
           portable::untouched_row(o, table.data() + static_cast<std::size_t>(r) * width,
                                   table.data() + static_cast<std::size_t>(r) * width + dim, dim);
-    const auto device = to_host(d_table, table.size());
+    const auto device = d_table.download();
     if (lazy) {
       for (std::size_t i = 0; i < table.size(); ++i) worst = std::max(worst, ulps_apart(device[i], table[i]));
       table = device;  // carry on from the device's values
@@ -139,13 +119,9 @@ void check_updates(OptimizerKind kind, bool global, std::mt19937_64& random) {
       CHECK(device == table, "kind %d global %d step %lld: the table differs", static_cast<int>(kind), global,
             static_cast<long long>(step));
     }
-    if (global) CHECK(to_host(d_touched, kRows) == std::vector<std::uint8_t>(kRows, 0), "the sweep left flags set");
-    CUDA_OK(cudaFree(d_rows));
-    CUDA_OK(cudaFree(d_grads));
+    if (global) CHECK(d_touched.download() == std::vector<std::uint8_t>(kRows, 0), "the sweep left flags set");
   }
   if (lazy) CHECK(worst <= 1, "LazyGlobal Adam: %lld ulps apart (at most 1)", static_cast<long long>(worst));
-  CUDA_OK(cudaFree(d_table));
-  CUDA_OK(cudaFree(d_touched));
 }
 
 }  // namespace

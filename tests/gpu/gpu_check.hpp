@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "device/device_abi.h"
@@ -62,18 +63,36 @@ inline bool no_gpu() {
 
 namespace embscale::gpu_check {
 
-// A device copy of a host vector (cudaMalloc; the caller frees it), and a vector's worth back.
-template <class T> T* to_device(const std::vector<T>& from) {
-  T* p = nullptr;
-  CUDA_OK(cudaMalloc(&p, from.size() * sizeof(T) + 8));
-  CUDA_OK(cudaMemcpy(p, from.data(), from.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return p;
-}
-template <class T> std::vector<T> to_host(const T* p, std::size_t n) {
-  std::vector<T> out(n);
-  CUDA_OK(cudaMemcpy(out.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
-  return out;
-}
+// Device memory holding a copy of a host vector (or n elements), freed at the end of its scope.
+template <class T> class DeviceArray {
+ public:
+  explicit DeviceArray(std::size_t n = 0) : n_(n) {
+    if (n_) CUDA_OK(cudaMalloc(&data_, n_ * sizeof(T)));
+  }
+  explicit DeviceArray(const std::vector<T>& from) : DeviceArray(from.size()) { upload(from); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  DeviceArray(DeviceArray&& o) noexcept : data_(o.data_), n_(o.n_) { o.data_ = nullptr, o.n_ = 0; }
+  DeviceArray& operator=(DeviceArray&& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(n_, o.n_);
+    return *this;
+  }
+  ~DeviceArray() { cudaFree(data_); }
+  void upload(const std::vector<T>& from) {
+    if (n_) CUDA_OK(cudaMemcpy(data_, from.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  std::vector<T> download() const {
+    std::vector<T> out(n_);
+    if (n_) CUDA_OK(cudaMemcpy(out.data(), data_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
+    return out;
+  }
+  T* get() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t n_ = 0;
+};
 
 // Units in the last place between two floats of one sign (large across signs).
 inline std::int64_t ulps_apart(float a, float b) {

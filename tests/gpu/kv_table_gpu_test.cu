@@ -34,36 +34,7 @@ using embscale::kv::InitializerMode;
 using embscale::kv::ScoreStrategy;
 using portable::BatchOp;
 
-// Device memory holding a copy of a host vector (or n elements), freed at the end of its scope.
-template <class T> class DeviceArray {
- public:
-  explicit DeviceArray(std::size_t n = 0) : n_(n) {
-    if (n_) CUDA_OK(cudaMalloc(&data_, n_ * sizeof(T)));
-  }
-  explicit DeviceArray(const std::vector<T>& from) : DeviceArray(from.size()) { upload(from); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  DeviceArray(DeviceArray&& o) noexcept : data_(o.data_), n_(o.n_) { o.data_ = nullptr, o.n_ = 0; }
-  DeviceArray& operator=(DeviceArray&& o) noexcept {
-    std::swap(data_, o.data_);
-    std::swap(n_, o.n_);
-    return *this;
-  }
-  ~DeviceArray() { cudaFree(data_); }
-  void upload(const std::vector<T>& from) {
-    if (n_) CUDA_OK(cudaMemcpy(data_, from.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  std::vector<T> download() const {
-    std::vector<T> out(n_);
-    if (n_) CUDA_OK(cudaMemcpy(out.data(), data_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
-    return out;
-  }
-  T* get() const { return data_; }
-
- private:
-  T* data_ = nullptr;
-  std::size_t n_ = 0;
-};
+using embscale::gpu_check::DeviceArray;
 
 template <class T> bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);

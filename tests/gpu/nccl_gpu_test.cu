@@ -24,27 +24,7 @@
 
 namespace {
 
-// `n` bytes of device memory, freed at the end of its scope.
-class DeviceBytes {
- public:
-  explicit DeviceBytes(std::size_t n) : n_(n) { CUDA_OK(cudaMalloc(&data_, n_ == 0 ? 1 : n_)); }
-  ~DeviceBytes() { cudaFree(data_); }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-  unsigned char* get() const { return static_cast<unsigned char*>(data_); }
-  void upload(const std::vector<unsigned char>& from) {
-    CUDA_OK(cudaMemcpy(data_, from.data(), from.size(), cudaMemcpyHostToDevice));
-  }
-  std::vector<unsigned char> download(std::size_t bytes, std::size_t offset = 0) const {
-    std::vector<unsigned char> out(bytes);
-    CUDA_OK(cudaMemcpy(out.data(), get() + offset, bytes, cudaMemcpyDeviceToHost));
-    return out;
-  }
-
- private:
-  void* data_ = nullptr;
-  std::size_t n_;
-};
+using DeviceBytes = embscale::gpu_check::DeviceArray<unsigned char>;
 
 struct Type {
   int dtype;
@@ -134,19 +114,19 @@ int main() {
       send.upload(input);
       ABI_OK(embscale_cuda_nccl_all_reduce(send.get(), recv.get(), kCount, t.dtype, op, comm, stream));
       ABI_OK(embscale_cuda_stream_synchronize(stream));
-      check_same(recv.download(bytes), input, "all_reduce", t, "out of place");
+      check_same(recv.download(), input, "all_reduce", t, "out of place");
       ABI_OK(embscale_cuda_nccl_all_reduce(send.get(), send.get(), kCount, t.dtype, op, comm, stream));
       ABI_OK(embscale_cuda_nccl_reduce(send.get(), recv.get(), kCount, t.dtype, op, 0, comm, stream));
       ABI_OK(embscale_cuda_nccl_reduce_scatter(send.get(), send.get(), kCount, t.dtype, op, comm, stream));
       ABI_OK(embscale_cuda_stream_synchronize(stream));
-      check_same(send.download(bytes), input, "all_reduce, reduce_scatter", t, "in place");
-      check_same(recv.download(bytes), input, "reduce", t, "to the root");
+      check_same(send.download(), input, "all_reduce, reduce_scatter", t, "in place");
+      check_same(recv.download(), input, "reduce", t, "to the root");
     }
     send.upload(input);
     ABI_OK(embscale_cuda_nccl_all_gather(send.get(), recv.get(), kCount, t.dtype, comm, stream));
     ABI_OK(embscale_cuda_nccl_broadcast(recv.get(), recv.get(), kCount, t.dtype, 0, comm, stream));
     ABI_OK(embscale_cuda_stream_synchronize(stream));
-    check_same(recv.download(bytes), input, "all_gather, broadcast", t, "");
+    check_same(recv.download(), input, "all_gather, broadcast", t, "");
   }
 
   // A grouped exchange with itself, as NcclCommunicator's alltoallv sends a pair's rows: three
@@ -168,7 +148,7 @@ int main() {
     }
     ABI_OK(embscale_cuda_nccl_group_end());
     ABI_OK(embscale_cuda_stream_synchronize(stream));
-    CHECK(recv.download(input.size()) == input, "grouped send/recv to itself: the rows differ");
+    CHECK(recv.download() == input, "grouped send/recv to itself: the rows differ");
   }
 
   CHECK(embscale_cuda_nccl_all_reduce(nullptr, nullptr, 1, 42, EMBSCALE_NCCL_SUM, comm, stream) ==

@@ -18,6 +18,7 @@
 
 #include "embedding/portable/optimizer_ref.hpp"
 #include "gpu_check.hpp"
+#include "optimizer_refs.hpp"
 
 namespace {
 
@@ -40,33 +41,10 @@ __global__ void init_states(portable::OptimizerRef o, float* states, int dim, in
   if (r < n) portable::init_state_row(o, states + static_cast<std::size_t>(r) * o.state_width, dim);
 }
 
-using embscale::gpu_check::to_device;
-using embscale::gpu_check::to_host;
+using embscale::gpu_check::at_step;
+using embscale::gpu_check::DeviceArray;
+using embscale::gpu_check::ref_of;
 using embscale::gpu_check::ulps_apart;
-
-portable::OptimizerRef ref_of(OptimizerKind kind, bool global, int dim) {
-  portable::OptimizerRef o;
-  o.kind = kind;
-  o.global = global;
-  o.lr = 0.037f;
-  o.lr_double = static_cast<double>(o.lr);
-  o.factor = 0.87f;
-  o.epsilon = 1e-6f;
-  o.initial_accumulator = 0.125f;
-  o.beta1 = 0.91;
-  o.beta2 = 0.997;
-  o.adam = {0.91f, 0.997f, static_cast<float>(1.0 - 0.91), static_cast<float>(1.0 - 0.997), 1e-6f};
-  switch (kind) {
-    case OptimizerKind::kSgd: o.state_width = 0; break;
-    case OptimizerKind::kMomentum:
-    case OptimizerKind::kNesterov:
-    case OptimizerKind::kAdaGrad: o.state_width = dim; break;
-    case OptimizerKind::kAdam: o.state_width = 2 * dim; break;
-    case OptimizerKind::kLazyAdam: o.state_width = 2 * dim + portable::kStepDigits; break;
-    case OptimizerKind::kRowWiseAdaGrad: o.state_width = 1; break;
-  }
-  return o;
-}
 
 void check_kind(OptimizerKind kind, bool global, int dim, std::mt19937_64& random) {
   constexpr int kRows = 257;
@@ -75,27 +53,24 @@ void check_kind(OptimizerKind kind, bool global, int dim, std::mt19937_64& rando
   const auto state_values = static_cast<std::size_t>(kRows) * static_cast<std::size_t>(o.state_width);
   std::vector<float> rows(static_cast<std::size_t>(kRows) * dim), states(state_values, -9.0f);
   for (auto& x : rows) x = value(random);
-  float* d_rows = to_device(rows);
-  float* d_states = to_device(states);
-  init_states<<<(kRows + 127) / 128, 128>>>(o, d_states, dim, kRows);
+  DeviceArray<float> d_rows(rows), d_states(states);
+  init_states<<<(kRows + 127) / 128, 128>>>(o, d_states.get(), dim, kRows);
   CUDA_OK(cudaGetLastError());
   for (int r = 0; r < kRows; ++r)
     portable::init_state_row(o, states.data() + static_cast<std::size_t>(r) * o.state_width, dim);
-  CHECK(to_host(d_states, state_values) == states, "kind %d: init_state_row differs on the device",
-        static_cast<int>(kind));
+  CHECK(d_states.download() == states, "kind %d: init_state_row differs on the device", static_cast<int>(kind));
   const bool lazy = kind == OptimizerKind::kLazyAdam;
   std::int64_t worst = 0;
   for (std::int64_t step = 1; step <= 10; ++step) {
-    o.step = step;
-    o.adam_lr_t = static_cast<float>(0.037 * std::sqrt(1.0 - std::pow(0.997, static_cast<double>(step))) /
-                                     (1.0 - std::pow(0.91, static_cast<double>(step))));
+    at_step(o, step);
     std::vector<float> grads(rows.size());
     for (auto& x : grads) x = value(random);
     std::vector<std::uint8_t> touched(kRows);
     for (int r = 0; r < kRows; ++r) touched[static_cast<std::size_t>(r)] = (step + r) % (r % 6 + 1) == 0;
-    float* d_grads = to_device(grads);
-    std::uint8_t* d_touched = to_device(touched);
-    step_rows<<<(kRows + 127) / 128, 128>>>(o, d_rows, d_states, d_grads, d_touched, dim, kRows);
+    const DeviceArray<float> d_grads(grads);
+    const DeviceArray<std::uint8_t> d_touched(touched);
+    step_rows<<<(kRows + 127) / 128, 128>>>(o, d_rows.get(), d_states.get(), d_grads.get(), d_touched.get(), dim,
+                                            kRows);
     CUDA_OK(cudaGetLastError());
     CUDA_OK(cudaDeviceSynchronize());
     for (int r = 0; r < kRows; ++r) {
@@ -105,8 +80,8 @@ void check_kind(OptimizerKind kind, bool global, int dim, std::mt19937_64& rando
         portable::update_row(o, row, state, grads.data() + static_cast<std::size_t>(r) * dim, dim);
       else portable::untouched_row(o, row, state, dim);
     }
-    const auto device_rows = to_host(d_rows, rows.size());
-    const auto device_states = to_host(d_states, state_values);
+    const auto device_rows = d_rows.download();
+    const auto device_states = d_states.download();
     if (lazy) {
       for (std::size_t i = 0; i < rows.size(); ++i) worst = std::max(worst, ulps_apart(device_rows[i], rows[i]));
       for (std::size_t i = 0; i < state_values; ++i) worst = std::max(worst, ulps_apart(device_states[i], states[i]));
@@ -119,14 +94,10 @@ void check_kind(OptimizerKind kind, bool global, int dim, std::mt19937_64& rando
       CHECK(device_states == states, "kind %d global %d dim %d step %lld: states differ", static_cast<int>(kind),
             global, dim, static_cast<long long>(step));
     }
-    CUDA_OK(cudaFree(d_grads));
-    CUDA_OK(cudaFree(d_touched));
   }
   if (lazy)
     CHECK(worst <= 1, "LazyGlobal Adam dim %d: %lld ulps apart (at most 1 allowed)", dim,
           static_cast<long long>(worst));
-  CUDA_OK(cudaFree(d_rows));
-  CUDA_OK(cudaFree(d_states));
 }
 
 }  // namespace

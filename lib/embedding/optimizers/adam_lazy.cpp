@@ -21,10 +21,16 @@ namespace {
 class LazyAdam final : public OptimizerBase {
  public:
   LazyAdam(const config::Optimizer& options, std::int32_t dim)
-      : OptimizerBase(options, 2 * dim + kStepDigits), dim_(static_cast<std::size_t>(dim)), beta1_(options.beta1),
-        beta2_(options.beta2), params_{static_cast<float>(options.beta1), static_cast<float>(options.beta2),
-                                       static_cast<float>(1.0 - options.beta1), static_cast<float>(1.0 - options.beta2),
-                                       static_cast<float>(options.epsilon)} {}
+      : OptimizerBase(options, 2 * dim + kStepDigits), dim_(static_cast<std::size_t>(dim)) {
+    ref_ = base_ref(portable::OptimizerKind::kLazyAdam, 0);
+    // 1 - beta rounded from double, as in adam.cpp.
+    ref_.adam = {static_cast<float>(options.beta1), static_cast<float>(options.beta2),
+                 static_cast<float>(1.0 - options.beta1), static_cast<float>(1.0 - options.beta2),
+                 static_cast<float>(options.epsilon)};
+    ref_.beta1 = options.beta1;
+    ref_.beta2 = options.beta2;
+    ref_.lr_double = learning_rate();
+  }
 
   void init_state(std::span<float> state) const noexcept override {
     std::fill(state.begin(), state.end(), 0.0f);
@@ -33,15 +39,12 @@ class LazyAdam final : public OptimizerBase {
 
   void update(std::span<float> row, std::span<float> state, std::span<const float> g,
               std::int64_t step) const noexcept override {
-    portable::lazy_adam_step(portable_ref(step), row.data(), state.data(), g, dim_);
+    portable::lazy_adam_step(ref_, step, row.data(), state.data(), g, dim_);
   }
 
   portable::OptimizerRef portable_ref(std::int64_t step) const noexcept override {
-    auto r = base_ref(portable::OptimizerKind::kLazyAdam, step);
-    r.adam = params_;
-    r.beta1 = beta1_;
-    r.beta2 = beta2_;
-    r.lr_double = learning_rate();
+    auto r = ref_;
+    r.step = step;
     return r;
   }
 
@@ -51,9 +54,8 @@ class LazyAdam final : public OptimizerBase {
 
  private:
   std::size_t dim_;
-  double beta1_;
-  double beta2_;
-  portable::AdamParams params_;  // 1 - beta rounded from double, as in adam.cpp
+  // Everything but the step, made once: update() runs per touched row, and passes the step apart.
+  portable::OptimizerRef ref_;
 };
 
 }  // namespace

@@ -159,19 +159,20 @@ EMBSCALE_HD inline std::int64_t steps_since_digits(const float* digits, std::int
   return static_cast<std::int64_t>(static_cast<std::uint32_t>(now - load_step_digits(digits)));
 }
 
-// LazyGlobal Adam's row at o.step: the catch-up from the row's last step, then lazy_adam_row. The
+// LazyGlobal Adam's row at `step`: the catch-up from the row's last step, then lazy_adam_row. The
 // catch-up's pow() runs where the row does: on a GPU its last bit may differ from the host's.
 template <class Gradient>
-EMBSCALE_HD_T void lazy_adam_step(const OptimizerRef& o, float* row, float* state, const Gradient& g, std::size_t dim) {
+EMBSCALE_HD_T void lazy_adam_step(const OptimizerRef& o, std::int64_t step, float* row, float* state, const Gradient& g,
+                                  std::size_t dim) {
   float* const last = state + 2 * dim;
-  const std::int64_t skipped = steps_since_digits(last, o.step);
-  const double p = static_cast<double>(o.step - skipped);
+  const std::int64_t skipped = steps_since_digits(last, step);
+  const double p = static_cast<double>(step - skipped);
   const double s = static_cast<double>(skipped);
   const double decay1 = pow(o.beta1, s);
   const auto catch_up = static_cast<float>(o.lr_double / (1.0 - o.beta1) * sqrt(1.0 - pow(o.beta2, p)) /
                                            (1.0 - pow(o.beta1, p)) * (1.0 - decay1));
   lazy_adam_row(row, state, g, dim, o.adam, catch_up, static_cast<float>(decay1), static_cast<float>(pow(o.beta2, s)));
-  store_step_digits(o.step, last);
+  store_step_digits(step, last);
 }
 
 // One touched row's update: what SparseOptimizer::update does, from the plain reference.
@@ -181,7 +182,7 @@ EMBSCALE_HD inline void update_row(const OptimizerRef& o, float* row, float* sta
     case OptimizerKind::kMomentum: momentum_row(row, state, g, dim, o.lr, o.factor); return;
     case OptimizerKind::kNesterov: nesterov_row(row, state, g, dim, o.lr, o.factor); return;
     case OptimizerKind::kAdam: adam_row(row, state, g, dim, o.adam, o.adam_lr_t); return;
-    case OptimizerKind::kLazyAdam: lazy_adam_step(o, row, state, g, dim); return;
+    case OptimizerKind::kLazyAdam: lazy_adam_step(o, o.step, row, state, g, dim); return;
     case OptimizerKind::kAdaGrad: adagrad_row(row, state, g, dim, o.lr, o.epsilon); return;
     case OptimizerKind::kRowWiseAdaGrad: rowwise_adagrad_row(row, state, g, dim, o.lr, o.epsilon); return;
   }
