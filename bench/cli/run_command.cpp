@@ -16,6 +16,7 @@
 #include "report/writer.hpp"
 #include "run/driver_choice.hpp"
 #include "run/parameter_server_run.hpp"
+#include "run/run_devices.hpp"
 #include "run/training_run.hpp"
 
 namespace embscale::cli {
@@ -27,11 +28,18 @@ int run_command(const RunOptions& options) {
 
   auto [config, source, plan] =
       load_config_agreed(world, options.config_path, options.settings, options.embedding_only);
+  // A GPU run: each rank takes its GPU (and joins NCCL) before the report exists.
+  std::unique_ptr<run::RunDevices> devices;
+  if (config::runs_on_gpu(config)) {
+    const auto placement = run::place_on_hosts(world);
+    comm::run_agreed(world, [&] { devices = run::RunDevices::open(world, placement, config); });
+  }
   const std::filesystem::path output = agreed_output_path(world, options.output_path, "runs");
 
   std::optional<report::ReportWriter> writer;
   comm::run_agreed(world, [&] {
-    const auto metadata = report::collect_run_metadata(world, options.command_line, config.source.dump());
+    auto metadata = report::collect_run_metadata(world, options.command_line, config.source.dump());
+    if (devices) record_gpu_run(world, *devices, config, metadata);
     writer.emplace(world, output, metadata);
   });
 
@@ -61,7 +69,8 @@ int run_command(const RunOptions& options) {
     std::cerr << "note: accepted and not used: " << config::describe_not_used(config) << '\n';
   // A signal stops the run at an iteration boundary, on every rank, with no report.
   const auto stop_check = [&world] { return comm::any_rank_stopping(world); };
-  const auto run = run::train(world, config, *source, options.quiet ? nullptr : &std::cout, stop_check);
+  const auto run =
+      run::train(world, config, *source, options.quiet ? nullptr : &std::cout, stop_check, "", devices.get());
 
   if (root)
     for (const auto& note : run.eviction.notes) std::cerr << "embscale run: " << note << '\n';

@@ -104,4 +104,11 @@ void record_gpu(comm::Communicator& world, const run::GpuRank& gpu, report::RunM
   a["nccl_version"] = texts[4];
 }
 
+void record_gpu_run(comm::Communicator& world, const run::RunDevices& devices, const config::Config& config,
+                    report::RunMetadata& metadata) {
+  record_gpu(world, devices.gpu(), metadata);
+  metadata.attributes["comm_backend"] =
+      config.solver.communicator == config::DeviceExchange::kNccl ? "nccl" : "mpi (staged)";
+}
+
 }  // namespace embscale::cli

@@ -10,6 +10,7 @@
 #include "report/summary.hpp"
 #include "report/writer.hpp"
 #include "run/gpu_rank.hpp"
+#include "run/run_devices.hpp"
 #include "run/training_run.hpp"
 
 namespace embscale::cli {
@@ -28,5 +29,8 @@ report::SummaryRow make_summary_row(const std::string& id, const config::Config&
 // (the runtime the GPU library was built with), cuda_driver_version, and with NCCL nccl_version;
 // rank 0's, broadcast (the writer requires identical attributes on every rank). Collective.
 void record_gpu(comm::Communicator& world, const run::GpuRank& gpu, report::RunMetadata& metadata);
+// record_gpu for a GPU run of `config`, and its comm_backend (`nccl`, or `mpi (staged)`).
+void record_gpu_run(comm::Communicator& world, const run::RunDevices& devices, const config::Config& config,
+                    report::RunMetadata& metadata);
 
 }  // namespace embscale::cli

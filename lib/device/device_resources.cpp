@@ -1,5 +1,6 @@
 #include "device/device_resources.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "core/error.hpp"
@@ -67,6 +68,20 @@ void DeviceBuffer::copy_to_host(void* destination, std::int64_t bytes, void* str
   EMBSCALE_EXPECTS(bytes >= 0 && bytes <= bytes_, "a copy within the device buffer");
   owned_.library().check(owned_.library().functions().copy_async(destination, data(), bytes, stream),
                          "copying device memory to the host");
+}
+
+void* GrowingDeviceBuffer::reserve(std::int64_t bytes) {
+  EMBSCALE_EXPECTS(bytes >= 0, "a buffer of no negative size");
+  if (!buffer_ || buffer_->bytes() < bytes) {
+    buffer_.reset();  // the old allocation first: the peak is the new size, not both
+    // Some headroom, so a batch slightly larger than the last does not reallocate.
+    buffer_.emplace(library_, std::max<std::int64_t>(bytes + bytes / 8, 256));
+  }
+  return buffer_->data();
+}
+
+void GrowingDeviceBuffer::copy_in(void* at, const void* source, std::int64_t bytes, void* stream) {
+  library_.check(library_.functions().copy_async(at, source, bytes, stream), "copying host memory to the device");
 }
 
 }  // namespace embscale::device

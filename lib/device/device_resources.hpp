@@ -4,7 +4,10 @@
 // never throw: a destroy that fails there leaves a handle to the process's end, nothing worse.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <utility>
 
 #include "device/device_library.hpp"
@@ -85,6 +88,33 @@ class DeviceBuffer {
  private:
   detail::OwnedHandle<&DeviceFunctions::free> owned_;
   std::int64_t bytes_;
+};
+
+// Device memory for a buffer whose size follows a batch's: reserve() keeps the allocation while it
+// is large enough and replaces it (contents lost) when a call needs more, so steps of a steady
+// size allocate nothing after the first. Empty until the first reserve().
+class GrowingDeviceBuffer {
+ public:
+  explicit GrowingDeviceBuffer(const DeviceLibrary& library) : library_(library) {}
+  // At least `bytes` of device memory (a valid pointer even for 0 bytes).
+  void* reserve(std::int64_t bytes);
+  template <class T> T* reserve_for(std::size_t count) {
+    return static_cast<T*>(reserve(static_cast<std::int64_t>(count * sizeof(T))));
+  }
+  // Reserves room for `values` and queues their copy from host memory on `stream`.
+  template <class T> T* assign(std::span<const T> values, void* stream) {
+    T* at = reserve_for<T>(values.size());
+    if (!values.empty()) copy_in(at, values.data(), static_cast<std::int64_t>(values.size_bytes()), stream);
+    return at;
+  }
+  void* data() const noexcept { return buffer_ ? buffer_->data() : nullptr; }
+  std::int64_t bytes() const noexcept { return buffer_ ? buffer_->bytes() : 0; }
+
+ private:
+  void copy_in(void* at, const void* source, std::int64_t bytes, void* stream);
+
+  DeviceLibrary library_;
+  std::optional<DeviceBuffer> buffer_;
 };
 
 }  // namespace embscale::device

@@ -15,14 +15,16 @@
 #define EMBSCALE_DEVICE_KERNEL_FAMILIES_H
 
 #include "device/families/embedding_rows.h"
+#include "device/families/embedding_step.h"
 #include "device/families/kv_table.h"
 #include "device/families/nccl.h"
 #include "device/families/row_gather.h"
 
-#define EMBSCALE_DEVICE_KERNEL_FAMILIES(F)                                            \
-  F(row_gather, EMBSCALE_CUDA_ROW_GATHER_VERSION, EMBSCALE_CUDA_ROW_GATHER_FUNCTIONS) \
-  F(kv_table, EMBSCALE_CUDA_KV_TABLE_VERSION, EMBSCALE_CUDA_KV_TABLE_FUNCTIONS)       \
-  F(nccl, EMBSCALE_CUDA_NCCL_VERSION, EMBSCALE_CUDA_NCCL_FUNCTIONS)                   \
-  F(embedding_rows, EMBSCALE_CUDA_EMBEDDING_ROWS_VERSION, EMBSCALE_CUDA_EMBEDDING_ROWS_FUNCTIONS)
+#define EMBSCALE_DEVICE_KERNEL_FAMILIES(F)                                                        \
+  F(row_gather, EMBSCALE_CUDA_ROW_GATHER_VERSION, EMBSCALE_CUDA_ROW_GATHER_FUNCTIONS)             \
+  F(kv_table, EMBSCALE_CUDA_KV_TABLE_VERSION, EMBSCALE_CUDA_KV_TABLE_FUNCTIONS)                   \
+  F(nccl, EMBSCALE_CUDA_NCCL_VERSION, EMBSCALE_CUDA_NCCL_FUNCTIONS)                               \
+  F(embedding_rows, EMBSCALE_CUDA_EMBEDDING_ROWS_VERSION, EMBSCALE_CUDA_EMBEDDING_ROWS_FUNCTIONS) \
+  F(embedding_step, EMBSCALE_CUDA_EMBEDDING_STEP_VERSION, EMBSCALE_CUDA_EMBEDDING_STEP_FUNCTIONS)
 
 #endif /* EMBSCALE_DEVICE_KERNEL_FAMILIES_H */

@@ -36,7 +36,7 @@ DeviceStaticRowStore::DeviceStaticRowStore(OwnedKeys owned, const kv::TableOptio
       row_width_(static_cast<std::size_t>(dim_ + state_width_)), context_(context), library_(library),
       rows_family_(&family_of(library)), table_(library, checked_table_bytes(owned_, options, context, library)),
       ranges_(library, static_cast<std::int64_t>(owned_.portable_ranges().size() * sizeof(portable::OwnedRange))),
-      first_bad_(library, sizeof(std::uint64_t)) {
+      first_bad_(library, sizeof(std::uint64_t)), rows_(library), touched_(library) {
   // The initial rows, made on the host as StaticRowStore makes them, uploaded in blocks.
   const StaticInitialRows initial(owned_, options, column_first, full_dim);
   constexpr std::int64_t kBlockRows = 1 << 16;
@@ -69,16 +69,9 @@ std::int64_t DeviceStaticRowStore::checked_table_bytes(const OwnedKeys& owned, c
   return owned.rows() * static_cast<std::int64_t>(options.dim + state) * static_cast<std::int64_t>(sizeof(float));
 }
 
-void* DeviceStaticRowStore::ensure(std::optional<device::DeviceBuffer>& buffer, const device::DeviceLibrary& library,
-                                   std::size_t bytes) {
-  if (!buffer || buffer->bytes() < static_cast<std::int64_t>(bytes))
-    buffer.emplace(library, static_cast<std::int64_t>(bytes));
-  return buffer->data();
-}
-
 const std::int64_t* DeviceStaticRowStore::index(std::span<const Key> keys) {
   const auto& f = *rows_family_;
-  auto* rows = static_cast<std::int64_t*>(ensure(rows_, library_, keys.size() * sizeof(std::int64_t)));
+  auto* rows = rows_.reserve_for<std::int64_t>(keys.size());
   std::uint64_t first_bad = kNoBadKey;
   first_bad_.copy_from_host(&first_bad, sizeof first_bad, context_.stream);
   library_.check(f.embedding_rows_index(ranges_.data(), range_count_, keys.data(), keys.size(), rows,
@@ -118,7 +111,7 @@ void DeviceStaticRowStore::apply(std::span<const Key> keys, std::span<const floa
   const bool sweep = optimizer.update_type() == UpdateType::kGlobal && optimizer.changes_untouched_rows();
   std::uint8_t* touched = nullptr;
   if (sweep) {
-    touched = static_cast<std::uint8_t*>(ensure(touched_, library_, static_cast<std::size_t>(owned_.rows())));
+    touched = touched_.reserve_for<std::uint8_t>(static_cast<std::size_t>(owned_.rows()));
     // A completed sweep leaves the flags zero; a new buffer, or a call that failed between the apply
     // and the sweep, does not: those are cleared first.
     if (!touched_clean_)

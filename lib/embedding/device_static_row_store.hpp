@@ -13,7 +13,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 #include "device/device_library.hpp"
@@ -50,9 +49,6 @@ class DeviceStaticRowStore final : public RowStore {
   // The rows of the device `keys` into rows_ (grown to keys.size()); an Error naming the first key
   // not owned here (one synchronization: the index kernel's verdict).
   const std::int64_t* index(std::span<const Key> keys);
-  // A device buffer of at least `bytes`, kept and grown.
-  static void* ensure(std::optional<device::DeviceBuffer>& buffer, const device::DeviceLibrary& library,
-                      std::size_t bytes);
 
   OwnedKeys owned_;
   std::int32_t dim_, state_width_;
@@ -63,10 +59,10 @@ class DeviceStaticRowStore final : public RowStore {
   device::DeviceBuffer table_;                  // owned_.rows() x row_width_ floats
   device::DeviceBuffer ranges_;                 // the owned ranges (portable::OwnedRange)
   std::uint64_t range_count_ = 0;
-  device::DeviceBuffer first_bad_;               // the index kernel's verdict (one uint64)
-  std::optional<device::DeviceBuffer> rows_;     // a batch's rows (int64 each)
-  std::optional<device::DeviceBuffer> touched_;  // the Global sweep's flags, one byte per row
-  bool touched_clean_ = false;                   // all zero (a sweep that completed clears them; a failure does not)
+  device::DeviceBuffer first_bad_;       // the index kernel's verdict (one uint64)
+  device::GrowingDeviceBuffer rows_;     // a batch's rows (int64 each)
+  device::GrowingDeviceBuffer touched_;  // the Global sweep's flags, one byte per row
+  bool touched_clean_ = false;           // all zero (a sweep that completed clears them; a failure does not)
   std::int64_t reads_ = 0;
 };
 

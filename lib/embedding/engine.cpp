@@ -5,6 +5,10 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "device/device_phase_clock.hpp"
+#include "embedding/device_batch.hpp"
+#include "embedding/device_pooled_exchange.hpp"
+#include "embedding/device_static_row_store.hpp"
 #include "embedding/kv_row_store.hpp"
 #include "embedding/regression_objective.hpp"
 #include "embedding/static_row_store.hpp"
@@ -107,17 +111,20 @@ void check_static_rows(const LayerSpec& spec, std::int64_t most, int ranks) {
 
 std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int32_t width,
                                                 std::int32_t column_first) const {
-  // Every scheme reads and pools its rows on the host (the stores' spans are its buffers): a layer
-  // drawn on a device is refused here, where its stores are made, not at its first step.
-  require_host_context(context, path + ": the embedding schemes");
   kv::TableOptions options = table_options(*this, width);
   if (!config->storage.dynamic) {
     // check_layers_for_ranks checked the placement's rows before the run; on the hosts' nodes
     // (table_row_wise without ranks_per_node) they are known only now. Collective (every rank
     // makes its stores at the same point): the same verdict on all ranks.
     check_static_rows(*this, comm->allreduce(owned.rows(), comm::ReduceOp::kMax), comm->size());
+    if (!context.on_host()) {
+      EMBSCALE_EXPECTS(device_library != nullptr, "a device layer has its library");
+      return std::make_unique<DeviceStaticRowStore>(owned, options, column_first, dim(), context, *device_library);
+    }
     return std::make_unique<StaticRowStore>(owned, options, column_first, dim(), context);
   }
+  // The dynamic stores are host stores (check_device_path refuses them on a GPU before the run).
+  require_host_context(context, path + ".storage: the dynamic table's store");
   check_dynamic_storage(*this, options);
   const auto& storage = config->storage;
   // The dynamic tables' calls stay on the caller's thread: the context's threads are the
@@ -158,6 +165,39 @@ struct EmbeddingEngine::Layer {
   bool all_slots = true;
   std::vector<float> pooled, grad;
   LayerObjective objective;  // empty: the stand-in regression
+  // A device layer's: its batch, pooled output and gradient on the device, and the per-sample
+  // losses of the stand-in regression (summed on the host in sample order).
+  std::unique_ptr<DeviceBatch> device_batch;
+  std::unique_ptr<device::GrowingDeviceBuffer> device_pooled, device_grad, device_loss;
+  std::vector<double> sample_loss;
+  std::size_t pooled_size = 0;  // floats of the last step's device output
+
+  bool on_device() const noexcept { return device_batch != nullptr; }
+
+  // The stand-in regression on the device (regression_objective.hpp's, per sample in a kernel);
+  // the per-sample losses come back and are summed in sample order, as the host sums them.
+  double device_regression(const Batch& input, std::span<const float> values, std::span<float> gradient,
+                           std::int64_t global_batch) {
+    EMBSCALE_EXPECTS(input.label_dim >= 1, "the regression objective needs a label");
+    const auto& library = *spec.device_library;
+    const auto samples = static_cast<std::size_t>(input.num_samples);
+    const double inv_batch = 1.0 / static_cast<double>(global_batch);
+    auto* losses = device_loss->reserve_for<double>(samples);
+    library.check(embedding_step_family(library).embedding_step_regression(
+                      values.data(), device_batch->labels(), static_cast<std::uint64_t>(input.label_dim), samples,
+                      static_cast<std::uint64_t>(input.num_slots) * static_cast<std::uint64_t>(spec.dim()), inv_batch,
+                      losses, gradient.data(), spec.context.stream),
+                  "embedding_step regression");
+    sample_loss.resize(samples);
+    library.check(
+        library.functions().copy_async(sample_loss.data(), losses, static_cast<std::int64_t>(samples * sizeof(double)),
+                                       spec.context.stream),
+        "reading the losses");
+    library.check(library.functions().stream_synchronize(spec.context.stream), "reading the losses");
+    double loss = 0.0;
+    for (const double l : sample_loss) loss += l;
+    return loss * inv_batch;
+  }
 };
 
 LayerSpec make_layer_spec(comm::Communicator* comm, const config::Config& config, std::size_t i,
@@ -201,6 +241,10 @@ void check_device_path(const LayerSpec& spec, const SchemeEntry& entry) {
     throw InputError(spec.path + ".storage: the two-tier table (" +
                      (storage.caching ? std::string("caching") : std::string("global_hbm_for_values")) +
                      ") has no GPU path in this build; run the layer on the host, or without the two tiers");
+  if (storage.dynamic)
+    throw InputError(spec.path +
+                     ".storage: the GPU step holds static rows in this build (the dynamic table's "
+                     "store on the GPU is not built yet); run the layer on the host, or with static storage");
 }
 
 // Fields a scheme would ignore are refused, so that a config says what it runs.
@@ -264,13 +308,25 @@ void check_layers_for_ranks(const config::Config& config, std::span<const std::i
 
 EmbeddingEngine::EmbeddingEngine(comm::Communicator& comm, const config::Config& config,
                                  std::span<const std::int64_t> slot_sizes, EngineOptions options)
-    : comm_(comm), global_batch_(config.solver.batchsize) {
+    : comm_(comm), global_batch_(config.solver.batchsize), options_(options) {
   EMBSCALE_EXPECTS(options.threads >= 1, "the engine needs at least one thread");
   check_layers_for_ranks(config, slot_sizes, comm.size());
   for (std::size_t i = 0; i < config.embeddings.size(); ++i) {
     auto layer = std::make_unique<Layer>();
     layer->spec = make_layer_spec(&comm, config, i, slot_sizes);
     layer->spec.context = ExecutionContext::host(options.threads);
+    if (config.embeddings[i].device == config::Device::kGpu) {
+      if (options.device_library == nullptr || options.device_context.on_host())
+        throw Error(layer->spec.path + ".device: \"gpu\", and the engine was given no GPU (EngineOptions)");
+      const auto& library = *options.device_library;
+      layer->spec.context = options.device_context;
+      layer->spec.device_library = &library;
+      layer->device_batch = std::make_unique<DeviceBatch>(library, options.device_context);
+      layer->spec.device_batch = layer->device_batch.get();
+      layer->device_pooled = std::make_unique<device::GrowingDeviceBuffer>(library);
+      layer->device_grad = std::make_unique<device::GrowingDeviceBuffer>(library);
+      layer->device_loss = std::make_unique<device::GrowingDeviceBuffer>(library);
+    }
     layer->entry = &scheme_of(config.embeddings[i]);
     if (config.embeddings[i].storage.table.training)
       layer->optimizer = make_sparse_optimizer(config.embeddings[i].optimizer, layer->spec.dim());
@@ -288,6 +344,9 @@ double EmbeddingEngine::step(const Batch& batch, StepRecorder& recorder) {
   std::vector<Batch> subsets(layers_.size());
   for (std::size_t i = 0; i < layers_.size(); ++i)
     if (!layers_[i]->all_slots) subsets[i] = select_slots(batch, layers_[i]->spec.config->slots);
+  // A device layer's input goes to the GPU before the clock starts (the data reader's work).
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    if (layers_[i]->on_device()) layers_[i]->device_batch->upload(layers_[i]->all_slots ? batch : subsets[i]);
   ++steps_;
   recorder.begin_step();
   double loss = 0.0;
@@ -295,20 +354,30 @@ double EmbeddingEngine::step(const Batch& batch, StepRecorder& recorder) {
     Layer& layer = *layers_[i];
     const Batch& input = layer.all_slots ? batch : subsets[i];
     const auto n = static_cast<std::size_t>(input.num_bags()) * static_cast<std::size_t>(layer.spec.dim());
-    layer.pooled.resize(n);
-    layer.grad.resize(n);
+    std::span<float> pooled, grad;
+    if (layer.on_device()) {
+      layer.pooled_size = n;
+      pooled = std::span<float>(layer.device_pooled->reserve_for<float>(n), n);
+      grad = std::span<float>(layer.device_grad->reserve_for<float>(n), n);
+    } else {
+      layer.pooled.resize(n);
+      layer.grad.resize(n);
+      pooled = layer.pooled;
+      grad = layer.grad;
+    }
     recorder.begin_layer(layer.prefix, layer.scheme->phases(), layer.scheme->communicators());
-    layer.scheme->forward(input, layer.pooled, recorder);
+    layer.scheme->forward(input, pooled, recorder);
     if (layer.objective) {
-      loss += layer.objective(input, layer.pooled, layer.grad, recorder);
+      loss += layer.objective(input, pooled, grad, recorder);
     } else {
       recorder.begin_layer(layer.prefix, std::span<const PhaseDefinition>(&kLossPhase, 1), {});
-      loss += regression_loss_and_gradient(input, layer.pooled, layer.spec.dim(), global_batch_, layer.grad);
+      loss += layer.on_device() ? layer.device_regression(input, pooled, grad, global_batch_)
+                                : regression_loss_and_gradient(input, pooled, layer.spec.dim(), global_batch_, grad);
       recorder.lap(kLossPhase.name);
     }
     if (layer.optimizer) {
       recorder.begin_layer(layer.prefix, layer.scheme->phases(), layer.scheme->communicators());
-      layer.scheme->backward(input, layer.grad, steps_, recorder);
+      layer.scheme->backward(input, grad, steps_, recorder);
     }
     const StoreCounters c = layer.scheme->store().take_counters();
     recorder.count("hits", c.hits);
@@ -331,7 +400,32 @@ const LayerSpec& EmbeddingEngine::spec(std::size_t layer) const { return layers_
 const SchemeEntry& EmbeddingEngine::entry(std::size_t layer) const { return *layers_.at(layer)->entry; }
 const EmbeddingScheme& EmbeddingEngine::scheme(std::size_t layer) const { return *layers_.at(layer)->scheme; }
 RowStore& EmbeddingEngine::store(std::size_t layer) { return layers_.at(layer)->scheme->store(); }
-std::span<const float> EmbeddingEngine::pooled(std::size_t layer) const { return layers_.at(layer)->pooled; }
+std::span<const float> EmbeddingEngine::pooled(std::size_t layer) const {
+  const Layer& l = *layers_.at(layer);
+  if (!l.on_device()) return l.pooled;
+  return std::span<const float>(static_cast<const float*>(l.device_pooled->data()), l.pooled_size);
+}
+
+std::vector<float> EmbeddingEngine::pooled_on_host(std::size_t layer) const {
+  const Layer& l = *layers_.at(layer);
+  if (!l.on_device()) return l.pooled;
+  std::vector<float> out(l.pooled_size);
+  const auto& library = *l.spec.device_library;
+  library.check(
+      library.functions().copy_async(out.data(), l.device_pooled->data(),
+                                     static_cast<std::int64_t>(out.size() * sizeof(float)), l.spec.context.stream),
+      "reading the pooled output");
+  library.check(library.functions().stream_synchronize(l.spec.context.stream), "reading the pooled output");
+  return out;
+}
+
+std::unique_ptr<PhaseClock> EmbeddingEngine::make_phase_clock() const {
+  for (const auto& layer : layers_)
+    if (layer->on_device())
+      return std::make_unique<device::DevicePhaseClock>(*layer->spec.device_library, layer->spec.context);
+  return std::make_unique<HostPhaseClock>();
+}
+
 const std::string& EmbeddingEngine::prefix(std::size_t layer) const { return layers_.at(layer)->prefix; }
 
 }  // namespace embscale::embedding

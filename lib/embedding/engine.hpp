@@ -57,6 +57,12 @@ struct EngineOptions {
   // use; the results do not depend on it. 1 by default: an MPI run already puts a rank on every
   // core (bench/peers sets it to compare with single-process libraries at equal threads).
   int threads = 1;
+  // The GPU of the layers whose config says "device": "gpu" (config::Device): the library their
+  // kernels are called through and the context (device, stream) their step runs on; the layer's
+  // communicator (the engine's) must take device memory on that stream (comm::NcclCommunicator,
+  // comm::StagedCommunicator). Null: no device layer can be built (an Error naming it).
+  const device::DeviceLibrary* device_library = nullptr;
+  ExecutionContext device_context = ExecutionContext::host();
 };
 
 class EmbeddingEngine {
@@ -81,8 +87,14 @@ class EmbeddingEngine {
   const EmbeddingScheme& scheme(std::size_t layer) const;
   // The layer's rows on this rank (the eviction study observes a dynamic store's reads).
   RowStore& store(std::size_t layer);
-  // Pooled outputs of the last step's forward ([bags x dim] of the layer's slots).
+  // Pooled outputs of the last step's forward ([bags x dim] of the layer's slots), in the layer's
+  // memory (spec(layer).context: device memory on a device layer).
   std::span<const float> pooled(std::size_t layer) const;
+  // The same, copied to the host wherever the layer runs.
+  std::vector<float> pooled_on_host(std::size_t layer) const;
+  // The phase clock of a step of this engine: CUDA events on the device layers' stream when it
+  // has device layers, else the host's clock.
+  std::unique_ptr<PhaseClock> make_phase_clock() const;
   // The qualifier of a layer's phase and counter names: "" for one layer, "<name>." for several.
   const std::string& prefix(std::size_t layer) const;
 
@@ -91,6 +103,7 @@ class EmbeddingEngine {
   comm::Communicator& comm_;
   std::int64_t global_batch_;
   std::int64_t steps_ = 0;  // applied so far (warm-up included): the optimizer's step count
+  EngineOptions options_;
   std::vector<std::unique_ptr<Layer>> layers_;
 };
 

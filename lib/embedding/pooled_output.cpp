@@ -18,10 +18,10 @@ void PooledOutputExchange::index_groups() {
   slot_index_.clear();
   owned_.clear();
   for (const auto& owned : plan_.owner_slots) {
-    std::vector<std::int32_t> index(slots_, -1);
+    const std::size_t first = slot_index_.size();
+    slot_index_.resize(first + slots_, -1);
     for (std::size_t t = 0; t < owned.size(); ++t)
-      index[static_cast<std::size_t>(owned[t])] = static_cast<std::int32_t>(t);
-    slot_index_.push_back(std::move(index));
+      slot_index_[first + static_cast<std::size_t>(owned[t])] = static_cast<std::int32_t>(t);
     owned_.push_back(static_cast<std::int64_t>(owned.size()));
   }
 }

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "embedding/portable/step_ref.hpp"
 #include "embedding/scheme.hpp"
 
 namespace embscale::embedding {
@@ -57,10 +58,14 @@ class PooledOutputExchange {
   // owners of that slot): the first of this rank's bags there, then sample-major over the slots
   // that owner pools.
   std::int64_t position(int dest, std::int64_t sample, std::int32_t slot) const noexcept {
-    const auto d = static_cast<std::size_t>(dest);
-    const std::size_t g = group_of_dest_[d];
-    return base_[d] + sample * owned_[g] + slot_index_[g][static_cast<std::size_t>(slot)];
+    return portable::position_of(placement(), dest, sample, slot);
   }
+  // The placement as plain data (host pointers into this object): what position() reads, and
+  // what a device exchange uploads for its routing kernel.
+  portable::PlacementRef placement() const noexcept {
+    return {static_cast<std::int32_t>(slots_), group_of_dest_.data(), base_.data(), owned_.data(), slot_index_.data()};
+  }
+  std::size_t groups() const noexcept { return owned_.size(); }
   // Floats of this rank's owner buffer.
   std::size_t owner_buffer_size() const noexcept { return owner_buffer_size_; }
   // On one rank, an owner buffer laid out as the pooled output ([sample][slot][dim]): the owner
@@ -96,10 +101,10 @@ class PooledOutputExchange {
   std::size_t dim_, slots_, mine_;  // the layer's dim and slots, this rank's samples
   // The placement position() reads: per destination rank its owner group and the first of this
   // rank's bags there; per group the slots it pools (count, and index of each layer slot or -1).
-  std::vector<std::size_t> group_of_dest_;
+  std::vector<std::uint64_t> group_of_dest_;
   std::vector<std::int64_t> base_;
   std::vector<std::int64_t> owned_;
-  std::vector<std::vector<std::int32_t>> slot_index_;
+  std::vector<std::int32_t> slot_index_;  // [group][layer slot]
   std::size_t owner_buffer_size_ = 0;
   bool owner_buffer_is_output_ = false;
   std::vector<float> blocks_;  // requester blocks (unpack_blocks / pack_blocks)

@@ -37,7 +37,7 @@ std::unique_ptr<EmbeddingScheme> make_whole_table_scheme(const LayerSpec& spec, 
   }
   return make_pooled_scheme(
       spec, std::move(plan), spec.make_store(owned, spec.dim()),
-      [owner = std::move(owner_of_slot)](Key, std::int32_t slot) { return owner[static_cast<std::size_t>(slot)]; });
+      OwnerRule::slot_table(std::vector<std::int32_t>(owner_of_slot.begin(), owner_of_slot.end())));
 }
 
 std::vector<int> place_tables(const LayerSpec& spec, int bins) {

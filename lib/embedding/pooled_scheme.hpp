@@ -5,8 +5,12 @@
 #pragma once
 
 #include <memory>
+#include <type_traits>
 #include <utility>
 
+#include "core/error.hpp"
+#include "embedding/device_pooled_exchange.hpp"
+#include "embedding/owner_rule.hpp"
 #include "embedding/pooled_exchange.hpp"
 #include "embedding/scheme.hpp"
 
@@ -16,21 +20,35 @@ template <class Owner> class PooledScheme final : public EmbeddingScheme {
  public:
   // `optimizer`: the scheme's own when its stored rows are narrower than the layer's (a column
   // shard: the optimizer's state is per stored column); null: the layer's.
+  // A device layer (spec.context) runs the device exchange, which takes an OwnerRule's plain rule;
+  // a scheme with another Owner has no device step (the registry's runs_on_device is false).
   PooledScheme(const LayerSpec& spec, PooledPlan plan, std::unique_ptr<RowStore> store, Owner owner,
                std::unique_ptr<SparseOptimizer> optimizer = nullptr)
-      : output_(plan.output), optimizer_(std::move(optimizer)), store_(std::move(store)),
-        exchange_(with_optimizer(spec, optimizer_.get()), std::move(plan), *store_), owner_(owner) {}
+      : output_(plan.output), optimizer_(std::move(optimizer)), store_(std::move(store)), owner_(std::move(owner)) {
+    const LayerSpec layer = with_optimizer(spec, optimizer_.get());
+    if (spec.context.on_host()) {
+      host_ = std::make_unique<PooledExchange>(layer, std::move(plan), *store_);
+    } else if constexpr (std::is_same_v<Owner, OwnerRule>) {
+      device_ = std::make_unique<DevicePooledExchange>(layer, std::move(plan), *store_, owner_);
+    } else {
+      throw Error(spec.path + ": this scheme has no device step");
+    }
+  }
 
   std::span<const PhaseDefinition> phases() const noexcept override { return pooled_phases(output_); }
-  std::vector<const comm::Communicator*> communicators() const override { return exchange_.communicators(); }
+  std::vector<const comm::Communicator*> communicators() const override {
+    return host_ ? host_->communicators() : device_->communicators();
+  }
 
   void forward(const Batch& batch, std::span<float> pooled, StepRecorder& recorder) override {
-    exchange_.forward(batch, pooled, recorder, owner_);
+    if (host_) host_->forward(batch, pooled, recorder, owner_);
+    else device_->forward(batch, pooled, recorder);
     recorder.count("keys", static_cast<std::int64_t>(batch.keys.size()));
   }
   void backward(const Batch& batch, std::span<const float> grad_pooled, std::int64_t step,
                 StepRecorder& recorder) override {
-    exchange_.backward(batch, grad_pooled, step, recorder);
+    if (host_) host_->backward(batch, grad_pooled, step, recorder);
+    else device_->backward(batch, grad_pooled, step, recorder);
   }
 
   const RowStore& store() const override { return *store_; }
@@ -45,8 +63,9 @@ template <class Owner> class PooledScheme final : public EmbeddingScheme {
   PooledOutput output_;
   std::unique_ptr<SparseOptimizer> optimizer_;
   std::unique_ptr<RowStore> store_;
-  PooledExchange exchange_;
   Owner owner_;
+  std::unique_ptr<PooledExchange> host_;          // on the host
+  std::unique_ptr<DevicePooledExchange> device_;  // on a device
 };
 
 template <class Owner>
@@ -64,7 +83,8 @@ struct RowBlocks {
 
   RowBlocks(const LayerSpec& spec, int parts);
   int block_of(Key key, std::int32_t slot) const noexcept {
-    return static_cast<int>((key - offsets[static_cast<std::size_t>(slot)]) / block[static_cast<std::size_t>(slot)]);
+    return portable::owner_row_block(key, offsets[static_cast<std::size_t>(slot)],
+                                     block[static_cast<std::size_t>(slot)]);
   }
   // Adds to `owned` the keys of block `part` of `slot`.
   void add_block(OwnedKeys& owned, const LayerSpec& spec, std::int32_t slot, int part) const;

@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/simd_level.hpp"
+#include "embedding/portable/step_ref.hpp"
 
 namespace embscale::embedding {
 
@@ -262,7 +263,7 @@ void divide_by_bag_size(const Batch& batch, std::size_t dim, std::span<float> va
   for (std::int64_t b = 0; b < batch.num_bags(); ++b) {
     const auto n = batch.offsets[static_cast<std::size_t>(b) + 1] - batch.offsets[static_cast<std::size_t>(b)];
     if (n <= 1) continue;
-    const float scale = 1.0f / static_cast<float>(n);
+    const float scale = portable::bag_scale(n);
     float* v = values.data() + static_cast<std::size_t>(b) * dim;
     for (std::size_t d = 0; d < dim; ++d) v[d] *= scale;
   }

@@ -1,6 +1,7 @@
 #include "embedding/regression_objective.hpp"
 
 #include "core/error.hpp"
+#include "embedding/portable/step_ref.hpp"
 
 namespace embscale::embedding {
 
@@ -12,15 +13,13 @@ double regression_loss_and_gradient_per_sample(const Batch& batch, std::span<con
       "values and gradient must hold num_samples * width values");
   EMBSCALE_EXPECTS(batch.label_dim >= 1, "the regression objective needs a label");
   const double inv_batch = 1.0 / static_cast<double>(global_batch);
+  // Per-sample sums added in sample order: the device step (portable/step_ref.hpp) computes each
+  // sample's sum in a thread and the host adds them in the same order, so both give the same loss.
   double loss = 0.0;
   for (std::int64_t s = 0; s < batch.num_samples; ++s) {
-    const float target = regression_target(batch, s);
     const std::size_t base = static_cast<std::size_t>(s) * uwidth;
-    for (std::size_t v = 0; v < uwidth; ++v) {
-      const double diff = static_cast<double>(values[base + v]) - target;
-      loss += 0.5 * diff * diff;
-      grad[base + v] = static_cast<float>(diff * inv_batch);
-    }
+    loss += portable::regression_sample(values.data() + base, uwidth, regression_target(batch, s), inv_batch,
+                                        grad.data() + base);
   }
   return loss * inv_batch;
 }

@@ -10,11 +10,12 @@
 #include <span>
 
 #include "core/batch.hpp"
+#include "embedding/portable/step_ref.hpp"
 
 namespace embscale::embedding {
 
 inline float regression_target(const Batch& batch, std::int64_t sample) {
-  return batch.labels[static_cast<std::size_t>(sample * batch.label_dim)] > 0.5f ? 0.5f : -0.5f;
+  return portable::regression_target_of(batch.labels[static_cast<std::size_t>(sample * batch.label_dim)]);
 }
 
 // The same objective over any per-sample output: `values` holds `width` values per sample of the

@@ -22,12 +22,15 @@
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
 #include "core/batch.hpp"
+#include "device/device_library.hpp"
 #include "embedding/owned_keys.hpp"
 #include "embedding/row_store.hpp"
 #include "embedding/sparse_optimizer.hpp"
 #include "embedding/step_recorder.hpp"
 
 namespace embscale::embedding {
+
+class DeviceBatch;
 
 // What a scheme is built from: the layer's config and its place in the key space.
 struct LayerSpec {
@@ -46,6 +49,11 @@ struct LayerSpec {
   // pooling take it (host: the OpenMP threads of pooling and the static-table update,
   // EngineOptions::threads; core/execution_context.hpp).
   ExecutionContext context;
+  // A device layer's: the library its kernels are called through, and the engine's device copy of
+  // the batch its next forward and backward are handed (refreshed before every step). Null on
+  // the host.
+  const device::DeviceLibrary* device_library = nullptr;
+  const DeviceBatch* device_batch = nullptr;
 
   std::int32_t dim() const noexcept { return config->embedding_vec_size; }
   std::int32_t slots() const noexcept { return static_cast<std::int32_t>(slot_sizes.size()); }

@@ -14,13 +14,6 @@
 namespace embscale::run {
 namespace {
 
-// The first GPU layer's device key, which the messages name.
-std::string device_field(const config::Config& config) {
-  for (const auto& layer : config.embeddings)
-    if (layer.device == config::Device::kGpu) return "layers[" + layer.name + "].device";
-  return "solver.device";
-}
-
 std::string this_host() {
   std::array<char, 256> name{};
   if (gethostname(name.data(), name.size() - 1) != 0) return "this host";
@@ -44,6 +37,12 @@ std::string plural(int n, const std::string& one, const std::string& many) {
 }
 
 }  // namespace
+
+std::string device_field(const config::Config& config) {
+  for (const auto& layer : config.embeddings)
+    if (layer.device == config::Device::kGpu) return "layers[" + layer.name + "].device";
+  return "solver.device";
+}
 
 bool gpus_bound_per_rank(int visible_gpus, int ranks_here) {
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");

@@ -36,6 +36,10 @@ struct HostPlacement {
 // Collective over `world`.
 HostPlacement place_on_hosts(comm::Communicator& world);
 
+// The field that puts `config` on the GPU, for messages: "solver.device", or the first GPU
+// layer's "layers[<name>].device".
+std::string device_field(const config::Config& config);
+
 // Whether the launcher bound GPUs to ranks, each process seeing only its own (srun --gpus-per-task,
 // --gpu-bind, a CUDA_VISIBLE_DEVICES per rank): the process sees fewer GPUs than ranks run on the
 // host while CUDA_VISIBLE_DEVICES is set. A rank then takes its local rank modulo what it sees, and

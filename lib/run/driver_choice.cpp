@@ -33,10 +33,10 @@ void check_training_for_ranks(const config::Config& config, int ranks) {
 }
 
 TrainingRun train(comm::Communicator& comm, const config::Config& config, BatchSource& source, std::ostream* progress,
-                  const StopCheck& stop_check, const std::string& progress_prefix) {
+                  const StopCheck& stop_check, const std::string& progress_prefix, const RunDevices* devices) {
   TrainingRun run = config::runs_on_parameter_servers(config)
                         ? run_parameter_server(comm, config, source, progress, stop_check, progress_prefix)
-                        : run_training(comm, config, source, progress, stop_check, progress_prefix);
+                        : run_training(comm, config, source, progress, stop_check, progress_prefix, devices);
   warn_of_refused_keys(config, run.summary, comm.rank(), std::cerr);
   return run;
 }

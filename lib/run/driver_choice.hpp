@@ -18,7 +18,8 @@ void check_training_for_ranks(const config::Config& config, int ranks);
 
 // Collective: the run (run_training's contract), then warn_of_refused_keys on std::cerr.
 TrainingRun train(comm::Communicator& comm, const config::Config& config, BatchSource& source, std::ostream* progress,
-                  const StopCheck& stop_check, const std::string& progress_prefix = "");
+                  const StopCheck& stop_check, const std::string& progress_prefix = "",
+                  const RunDevices* devices = nullptr);
 
 // The one line a run prints (on rank 0, to `err`) when its dynamic tables refused keys and a
 // layer asked to be warned (storage safe_check_mode WARNING): the run-wide count, the layers, what

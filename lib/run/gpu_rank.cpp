@@ -10,6 +10,20 @@ GpuRank::GpuRank(device::DeviceLibrary library, int device)
 
 std::unique_ptr<GpuRank> GpuRank::open(comm::Communicator& world, const HostPlacement& placement, int device, bool nccl,
                                        const std::string& field) {
+  return open_with(
+      world, placement, [device](int) { return device; }, nccl, field);
+}
+
+std::unique_ptr<GpuRank> GpuRank::open(comm::Communicator& world, const HostPlacement& placement,
+                                       const config::Config& config) {
+  return open_with(
+      world, placement, [&](int gpus) { return gpu_of_rank(config, placement, world.size(), gpus); },
+      config.solver.communicator == config::DeviceExchange::kNccl, device_field(config) + ": \"gpu\"");
+}
+
+std::unique_ptr<GpuRank> GpuRank::open_with(comm::Communicator& world, const HostPlacement& placement,
+                                            const std::function<int(int)>& device_of, bool nccl,
+                                            const std::string& field) {
   std::unique_ptr<GpuRank> rank;
   // Local checks first, agreed: no rank goes on to NCCL's collective set-up alone.
   comm::all_or_none(world, [&] {
@@ -18,6 +32,7 @@ std::unique_ptr<GpuRank> GpuRank::open(comm::Communicator& world, const HostPlac
     const int gpus = library.device_count(&why_none);
     const int here = placement.ranks_here(world.size());
     const bool bound = gpus_bound_per_rank(gpus, here);
+    int device = device_of(gpus);
     if (bound) device %= gpus;
     if (nccl && here > gpus && !bound)
       throw InputError(field + ": " + std::to_string(here) + " ranks run on " + placement.host + ", which has " +

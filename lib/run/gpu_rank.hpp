@@ -3,11 +3,13 @@
 // work: `embscale collectives --backend nccl` today, the engine's GPU step with its layers.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "comm/communicator.hpp"
 #include "comm/nccl_communicator.hpp"
+#include "config/config.hpp"
 #include "device/device_library.hpp"
 #include "device/device_resources.hpp"
 #include "run/device_check.hpp"
@@ -24,6 +26,10 @@ class GpuRank {
   // for the GPU) and the rank's host, so a caller inside comm::run_agreed exits 2 with one message.
   static std::unique_ptr<GpuRank> open(comm::Communicator& world, const HostPlacement& placement, int device, bool nccl,
                                        const std::string& field);
+  // The same for a GPU run of `config` on all of `world`'s ranks: the GPU of device_check.hpp's
+  // gpu_of_rank (solver.gpu, or the local rank), NCCL as solver.communicator says.
+  static std::unique_ptr<GpuRank> open(comm::Communicator& world, const HostPlacement& placement,
+                                       const config::Config& config);
 
   const device::DeviceLibrary& library() const noexcept { return library_; }
   int device() const noexcept { return device_; }
@@ -33,6 +39,10 @@ class GpuRank {
 
  private:
   GpuRank(device::DeviceLibrary library, int device);
+  // open's body: the GPU is device_of(the GPUs this rank sees).
+  static std::unique_ptr<GpuRank> open_with(comm::Communicator& world, const HostPlacement& placement,
+                                            const std::function<int(int)>& device_of, bool nccl,
+                                            const std::string& field);
 
   device::DeviceLibrary library_;
   int device_;

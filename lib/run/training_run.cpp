@@ -17,6 +17,7 @@
 #include "embedding/engine.hpp"
 #include "embedding/step_recorder.hpp"
 #include "run/dense_objective.hpp"
+#include "run/run_devices.hpp"
 #include "run/run_hooks.hpp"
 
 namespace embscale::run {
@@ -36,8 +37,12 @@ double bus_factor(std::string_view collective, int n) {
 // The per-step loop: a batch from the source, one engine step, what the recorder saw.
 class Loop {
  public:
-  Loop(comm::Communicator& comm, const config::Config& config, BatchSource& source)
-      : comm_(comm), source_(source), engine_(comm, config, source.slot_sizes()), traffic_comms_{&comm} {
+  // `devices`: a GPU run's (its layers' communicator and GPU), else null.
+  Loop(comm::Communicator& comm, const config::Config& config, BatchSource& source, const RunDevices* devices)
+      : comm_(comm), source_(source),
+        engine_(devices ? devices->step_communicator() : comm, config, source.slot_sizes(),
+                devices ? devices->engine_options() : embedding::EngineOptions{}),
+        traffic_comms_{&comm} {
     attach_dense_tower(comm, config, engine_);
     // A scheme may split communicators off the run's (table_row_wise: its node and cross-node
     // groups), each with its own counts: the step's traffic is on all of them, each counted once.
@@ -198,7 +203,8 @@ RunSummary summarize_run(comm::Communicator& comm, std::int64_t global_batch, co
 }
 
 TrainingRun run_training(comm::Communicator& comm, const config::Config& config, BatchSource& source,
-                         std::ostream* progress, const StopCheck& stop_check, const std::string& progress_prefix) {
+                         std::ostream* progress, const StopCheck& stop_check, const std::string& progress_prefix,
+                         const RunDevices* devices) {
   check_config_for_ranks(config, comm.size());
   const std::int64_t iterations = config.solver.max_iter;
   check_source_holds(config, source);
@@ -209,11 +215,18 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   };
   // Building the layers checks what only the schemes know (a rank's rows against
   // max_vocabulary_size_per_gpu): agreed, so bad input is reported once, before any step.
+  std::unique_ptr<RunDevices> own_devices;
+  if (devices == nullptr && config::runs_on_gpu(config)) {
+    const HostPlacement placement = place_on_hosts(comm);
+    comm::run_agreed(comm, [&] { own_devices = RunDevices::open(comm, placement, config); });
+    devices = own_devices.get();
+  }
   std::optional<Loop> built;
-  comm::run_agreed(comm, [&] { built.emplace(comm, config, source); });
+  comm::run_agreed(comm, [&] { built.emplace(comm, config, source, devices); });
   Loop& loop = *built;
   const std::unique_ptr<sim::EvictionStudy> eviction = start_eviction_study(config, loop.engine());
-  embedding::StepRecorder recorder;
+  // A GPU run's phases are timed by CUDA events on its stream.
+  embedding::StepRecorder recorder(loop.engine().make_phase_clock());
   const InjectedDelay delay = injected_delay();
   if (delay.seconds > 0) recorder.inject_delay(delay.phase, delay.seconds);
   for (std::int64_t i = 0; i < config.solver.warmup_iter; ++i) {

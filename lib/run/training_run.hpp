@@ -21,6 +21,8 @@
 
 namespace embscale::run {
 
+class RunDevices;
+
 struct RunMeasurements {
   std::vector<std::string> phase_names;                // in execution order
   std::vector<std::string> phase_meanings;             // what each phase covers (same order)
@@ -91,8 +93,10 @@ using StopCheck = std::function<int()>;
 // lines go to `progress` on rank 0 every solver.display iterations (null: silent), prefixed by
 // `progress_prefix`. When `stop_check` (if given) returns a signal, every rank throws
 // StopRequested at that boundary: the run is abandoned whole.
+// A GPU run (config::runs_on_gpu) runs its layers on `devices` (made by the caller, who records
+// the GPU in its report), or on devices it opens itself when null.
 TrainingRun run_training(comm::Communicator& comm, const config::Config& config, BatchSource& source,
                          std::ostream* progress, const StopCheck& stop_check = {},
-                         const std::string& progress_prefix = "");
+                         const std::string& progress_prefix = "", const RunDevices* devices = nullptr);
 
 }  // namespace embscale::run

@@ -292,6 +292,39 @@ case "$case_name" in
     grep -qF "$cfg: layers[emb1].device: \"gpu\": all2all_dense has no GPU step in this build" "$work/err.txt" ||
       fail "validate: $(cat "$work/err.txt")"
     ;;
+  gpu_run_on_stand_in)
+    # A GPU run end to end on the stand-in device library (its kernels' definitions on host memory,
+    # $EMBSCALE_TEST_FAKE_DEVICE from ctest): NCCL's stand-in on 2 ranks of a host with 2 "GPUs", and
+    # MPI staged through host memory on 2 ranks sharing one. Each report carries the GPU attributes
+    # and the host run's phases; the staged run makes the host run's MPI calls, so its losses are
+    # the host run's to the bit.
+    [ -n "${EMBSCALE_TEST_FAKE_DEVICE:-}" ] || fail "EMBSCALE_TEST_FAKE_DEVICE is not set (ctest sets it)"
+    mkdir -p "$work/reports"
+    short=("$configs/scheme_distributed_slot.json" --set solver.max_iter=6 --set solver.batchsize=512 --quiet)
+    run_on_ranks 2 run "${short[@]}" -o "$work/reports/host.h5"
+    [ "$rc" -eq 0 ] || fail "host run: exit $rc: $(cat "$work/err.txt")"
+    for backend in nccl staged; do
+      if [ "$backend" = nccl ]; then count=2; extra=(); label=nccl
+      else count=1; extra=(--set solver.communicator=mpi); label="mpi (staged)"; fi
+      EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_FAKE_DEVICE EMBSCALE_FAKE_DEVICE_COUNT=$count \
+        run_on_ranks 2 run "${short[@]}" --set solver.device=gpu "${extra[@]}" -o "$work/reports/$backend.h5"
+      [ "$rc" -eq 0 ] || fail "$backend run: exit $rc: $(cat "$work/err.txt")"
+      grep -qE "^embscale run: distributed_slot on 2 ranks, 6 iterations: step " "$work/out.txt" ||
+        fail "$backend run: $(cat "$work/out.txt")"
+      h5dump -A -g / "$work/reports/$backend.h5" >"$work/attrs.txt" 2>/dev/null
+      for attr in gpu_model gpu_memory_bytes cuda_version cuda_driver_version nccl_version; do
+        grep -q "ATTRIBUTE \"$attr\"" "$work/attrs.txt" || fail "$backend run: no attribute $attr"
+      done
+      grep -A10 'ATTRIBUTE "comm_backend"' "$work/attrs.txt" | grep -qF "\"$label\"" ||
+        fail "$backend run: comm_backend is not $label: $(grep -A10 'ATTRIBUTE "comm_backend"' "$work/attrs.txt")"
+      [ "$(h5ls "$work/reports/$backend.h5/runs/run0/timings" | awk '{print $1}')" = \
+        "$(h5ls "$work/reports/host.h5/runs/run0/timings" | awk '{print $1}')" ] ||
+        fail "$backend run: phases differ from the host run's: $(h5ls "$work/reports/$backend.h5/runs/run0/timings")"
+    done
+    [ "$(dataset_values "$work/reports/staged.h5" /runs/run0/series/loss)" = \
+      "$(dataset_values "$work/reports/host.h5" /runs/run0/series/loss)" ] ||
+      fail "the staged GPU run's losses differ from the host run's"
+    ;;
   slots_out_of_range)
     expect_bad_input "layers[emb1].slots: expected slot indices below the Data layer's slot_num (8), got [6,7,8]" \
       "$configs/scheme_all2all_dense.json" --set 'layers.emb1.slots=[6, 7, 8]' -o "$work/reports/r.h5"

@@ -197,6 +197,10 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_family_version(const char* family, int* v
   if (strcmp(family, "embedding_rows") == 0)
     *version = EMBSCALE_CUDA_EMBEDDING_ROWS_VERSION; /* fake_embedding_rows.cpp */
 #endif
+#ifndef EMBSCALE_FAKE_OMIT_EMBEDDING_STEP
+  if (strcmp(family, "embedding_step") == 0)
+    *version = EMBSCALE_CUDA_EMBEDDING_STEP_VERSION; /* fake_embedding_step.cpp */
+#endif
   return EMBSCALE_CUDA_OK;
 }
 

@@ -44,8 +44,10 @@ TEST(SchemeRegistry, CapabilitiesBelongToTheSchemesThatHaveThem) {
             (std::set<std::string>{"table_wise", "localized_slot"}));
   EXPECT_EQ(names_where([](const SchemeEntry& e) { return !e.planner.has_value(); }),
             (std::set<std::string>{"all2all_dense", "table_row_wise"}));
-  // No GPU step yet: "device": "gpu" is refused by name on every scheme (engine.cpp).
-  EXPECT_EQ(names_where([](const SchemeEntry& e) { return e.runs_on_device; }), std::set<std::string>{});
+  // A GPU step (DevicePooledExchange): the pooled schemes whose output has a device path; the
+  // others are refused by name (engine.cpp).
+  EXPECT_EQ(names_where([](const SchemeEntry& e) { return e.runs_on_device; }),
+            (std::set<std::string>{"distributed_slot", "distributed_sparse", "row_wise"}));
 }
 
 TEST(SchemeRegistry, WholeTableSchemesSayWhereEachTableLives) {

@@ -14,7 +14,7 @@ std::unique_ptr<EmbeddingScheme> make_distributed_slot(const LayerSpec& spec) {
   PooledPlan plan;
   plan.output = PooledOutput::kReduceScatter;
   return make_pooled_scheme(spec, std::move(plan), spec.make_store(spec.keys_modulo_ranks(), spec.dim()),
-                            [ranks](Key key, std::int32_t) { return static_cast<int>(key % ranks); });
+                            OwnerRule::modulo(ranks));
 }
 
 }  // namespace
@@ -26,6 +26,7 @@ SchemeEntry distributed_slot_scheme() {
                     .origin = "HugeCTR",
                     .make = make_distributed_slot};
   entry.most_rows = most_rows_modulo;
+  entry.runs_on_device = true;
   entry.planner = PlannerModel{.ownership = Ownership::kKeyModulo, .collectives = 4};
   return entry;
 }

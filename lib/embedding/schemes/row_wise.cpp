@@ -16,7 +16,7 @@ std::unique_ptr<EmbeddingScheme> make_row_wise(const LayerSpec& spec) {
   PooledPlan plan;
   plan.output = PooledOutput::kReduceScatter;
   return make_pooled_scheme(spec, std::move(plan), spec.make_store(owned, spec.dim()),
-                            [blocks](Key key, std::int32_t slot) { return blocks.block_of(key, slot); });
+                            OwnerRule::row_blocks(blocks.offsets, blocks.block));
 }
 
 }  // namespace
@@ -25,6 +25,7 @@ std::unique_ptr<EmbeddingScheme> make_row_wise(const LayerSpec& spec) {
 SchemeEntry row_wise_scheme() {
   SchemeEntry entry{.name = "row_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_row_wise};
   entry.most_rows = most_rows_in_blocks;
+  entry.runs_on_device = true;
   entry.splits_key_spaces = true;
   entry.planner = PlannerModel{.ownership = Ownership::kRowBlocks, .collectives = 4};
   return entry;

@@ -1,0 +1,213 @@
+// The engine's device step (device_pooled_exchange.hpp, device_static_row_store.hpp and the
+// stand-in regression on the device) against the host engine, on the stand-in device library (its
+// embedding_step and embedding_rows families run the kernels' definitions in loops over host
+// memory, strict: a host buffer handed where a GPU reads device memory fails the call), over both
+// device communicators (NCCL's stand-in between ranks over shared memory, and MPI staging
+// through host memory), on the 1, 2 and 4 ranks this binary is launched on. The device step
+// follows the host's summation orders, so with the host's collectives (staged MPI) every step's
+// loss and pooled output, and every row after the run, are the host engine's bits, not merely
+// close; over NCCL, whose reductions take their own order, they are close. The host engine itself is checked
+// against the single-process reference by engine_mpi_test.cpp.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../device/scoped_env.hpp"
+#include "comm/mpi_communicator.hpp"
+#include "comm/nccl_communicator.hpp"
+#include "comm/staged_communicator.hpp"
+#include "core/error.hpp"
+#include "device/device_resources.hpp"
+#include "embedding/engine.hpp"
+#include "embedding/engine_test_support.hpp"
+#include "workloads/synthetic.hpp"
+
+namespace embscale::embedding {
+namespace {
+
+constexpr std::int64_t kSteps = 4;
+
+struct Run {
+  std::vector<std::uint64_t> losses;               // each step's, as bits
+  std::vector<std::vector<std::uint32_t>> pooled;  // each step's, as bits
+  std::map<Key, std::vector<std::uint32_t>> rows;  // after the run
+  std::vector<std::string> phases;                 // of the last step
+};
+
+std::vector<std::uint32_t> bits(std::span<const float> values) {
+  std::vector<std::uint32_t> out;
+  for (const float v : values) out.push_back(std::bit_cast<std::uint32_t>(v));
+  return out;
+}
+
+config::Config device_config(const std::string& scheme, config::Combiner combiner, const config::Optimizer& optimizer) {
+  config::SlotWorkload slot;
+  slot.keys.distribution = config::KeyDistribution::kZipf;
+  slot.nnz = 3;
+  config::Config cfg = testing::synthetic_config({40, 9, 300}, slot, 24, kSteps, 1234);
+  config::EmbeddingLayer layer = testing::scheme_layer(scheme);
+  layer.combiner = combiner;
+  layer.optimizer = optimizer;
+  cfg.embeddings.push_back(layer);
+  return cfg;
+}
+
+Run run(comm::Communicator& comm, const config::Config& cfg, EngineOptions options) {
+  const workloads::SyntheticGenerator gen(cfg.data, cfg.solver.seed, cfg.solver.batchsize);
+  EmbeddingEngine engine(comm, cfg, cfg.data.slot_size_array, options);
+  StepRecorder recorder(engine.make_phase_clock());
+  Run out;
+  for (std::int64_t it = 0; it < kSteps; ++it) {
+    const double loss = engine.step(gen.generate(it, comm.rank(), comm.size()), recorder);
+    out.losses.push_back(std::bit_cast<std::uint64_t>(loss));
+    out.pooled.push_back(bits(engine.pooled_on_host(0)));
+  }
+  engine.store(0).for_each_row([&](Key key, std::span<const float> values) { out.rows[key] = bits(values); });
+  for (const auto& phase : recorder.phases()) out.phases.push_back(phase.name);
+  return out;
+}
+
+enum class DeviceComm { kNccl, kStaged };
+
+// The host engine, then the same config on the device over `which`, on every rank of the world.
+void check_device_matches_host(const config::Config& host_cfg, DeviceComm which, const std::string& what) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  const Run host = run(world, host_cfg, {});
+
+  const embscale::testing::ScopedEnv strict("EMBSCALE_FAKE_STRICT_DEVICE_MEMORY", "1");
+  const auto library = device::DeviceLibrary::open(EMBSCALE_TEST_FAKE_DEVICE);
+  device::Stream stream(library);
+  std::unique_ptr<comm::Communicator> device_comm;
+  if (which == DeviceComm::kNccl) device_comm = comm::NcclCommunicator::bootstrap(world, library, stream.handle());
+  else device_comm = std::make_unique<comm::StagedCommunicator>(MPI_COMM_WORLD, library, stream.handle());
+  config::Config cfg = host_cfg;
+  cfg.embeddings[0].device = config::Device::kGpu;
+  EngineOptions options;
+  options.device_library = &library;
+  options.device_context = ExecutionContext::for_device(0, stream.handle());
+  const Run device = run(*device_comm, cfg, options);
+
+  const std::string where = what + " on rank " + std::to_string(world.rank()) + " of " + std::to_string(world.size());
+  EXPECT_EQ(device.phases, host.phases) << where;
+  ASSERT_EQ(device.losses.size(), host.losses.size());
+  ASSERT_EQ(device.rows.size(), host.rows.size()) << where;
+  // Staged MPI makes the host engine's own MPI calls: the same bits. NCCL reduces in its own
+  // order (the stand-in in rank order, MPI by its algorithm), so from 3 ranks on a reduce-scatter's
+  // sums may differ in the last bit: close, as engine_mpi_test's reference.
+  const bool exact = which == DeviceComm::kStaged || world.size() <= 2;
+  testing::RelativeError pooled, rows;
+  for (std::size_t s = 0; s < host.losses.size(); ++s) {
+    if (exact) {
+      EXPECT_EQ(device.losses[s], host.losses[s]) << where << ": the loss of step " << s;
+      EXPECT_EQ(device.pooled[s], host.pooled[s]) << where << ": the pooled output of step " << s;
+    }
+    ASSERT_EQ(device.pooled[s].size(), host.pooled[s].size());
+    for (std::size_t v = 0; v < host.pooled[s].size(); ++v)
+      pooled.add(std::bit_cast<float>(device.pooled[s][v]), std::bit_cast<float>(host.pooled[s][v]));
+  }
+  if (exact) {
+    EXPECT_TRUE(device.rows == host.rows) << where << ": the rows after " << kSteps << " steps";
+  }
+  for (const auto& [key, values] : host.rows) {
+    const auto it = device.rows.find(key);
+    ASSERT_NE(it, device.rows.end()) << where << ": key " << key << " is not held on the device";
+    for (std::size_t d = 0; d < values.size(); ++d)
+      rows.add(std::bit_cast<float>(it->second[d]), std::bit_cast<float>(values[d]));
+  }
+  EXPECT_LT(pooled.relative(), testing::kTolerance) << where << ": the pooled outputs";
+  EXPECT_LT(rows.relative(), testing::kTolerance) << where << ": the rows";
+}
+
+config::Optimizer optimizer(config::OptimizerType type, config::UpdateType update) {
+  config::Optimizer o;
+  o.type = type;
+  o.update_type = update;
+  o.learning_rate = type == config::OptimizerType::kAdam ? 0.01 : 0.3;
+  o.momentum_factor = 0.9;
+  o.initial_accu_value = 0.1;
+  o.epsilon = 1e-6;
+  return o;
+}
+
+class DeviceSchemes : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DeviceSchemes, EveryOptimizerAndCombinerGivesTheHostsBitsOverStagedMpi) {
+  using config::OptimizerType;
+  using config::UpdateType;
+  for (const auto combiner : {config::Combiner::kSum, config::Combiner::kMean})
+    for (const auto type : {OptimizerType::kSGD, OptimizerType::kMomentumSGD, OptimizerType::kNesterov,
+                            OptimizerType::kAdam, OptimizerType::kAdaGrad, OptimizerType::kRowWiseAdaGrad})
+      for (const auto update : {UpdateType::kLocal, UpdateType::kGlobal}) {
+        const std::string what = GetParam() + (combiner == config::Combiner::kMean ? ", mean, " : ", sum, ") +
+                                 "optimizer " + std::to_string(static_cast<int>(type)) + " update " +
+                                 std::to_string(static_cast<int>(update));
+        check_device_matches_host(device_config(GetParam(), combiner, optimizer(type, update)), DeviceComm::kStaged,
+                                  what);
+      }
+}
+
+TEST_P(DeviceSchemes, NcclGivesTheHostsResults) {
+  for (const auto type : {config::OptimizerType::kSGD, config::OptimizerType::kAdam})
+    check_device_matches_host(
+        device_config(GetParam(), config::Combiner::kMean, optimizer(type, config::UpdateType::kGlobal)),
+        DeviceComm::kNccl, GetParam() + ", NCCL, optimizer " + std::to_string(static_cast<int>(type)));
+}
+
+TEST_P(DeviceSchemes, LazyGlobalAdamGivesTheHostsBits) {
+  // On the stand-in the catch-up's pow is the host's (a GPU's may differ by one ulp:
+  // portable/optimizer_ref.hpp).
+  check_device_matches_host(device_config(GetParam(), config::Combiner::kMean,
+                                          optimizer(config::OptimizerType::kAdam, config::UpdateType::kLazyGlobal)),
+                            DeviceComm::kStaged, GetParam() + ", LazyGlobal Adam, staged");
+}
+
+TEST_P(DeviceSchemes, EvaluationModeGivesTheHostsPooledOutputs) {
+  config::Config cfg = device_config(GetParam(), config::Combiner::kSum, {});
+  cfg.embeddings[0].storage.table.training = false;
+  check_device_matches_host(cfg, DeviceComm::kStaged, GetParam() + ", evaluation");
+}
+
+std::vector<std::string> device_schemes() {
+  std::vector<std::string> names;
+  for (const auto& entry : schemes())
+    if (entry.runs_on_device) names.emplace_back(entry.name);
+  return names;
+}
+
+std::string param_name(const ::testing::TestParamInfo<std::string>& param) { return param.param; }
+
+INSTANTIATE_TEST_SUITE_P(Registry, DeviceSchemes, ::testing::ValuesIn(device_schemes()), param_name);
+
+TEST(DeviceLayers, WhatTheGpuStepLacksIsRefusedByName) {
+  config::Config cfg = device_config("distributed_slot", config::Combiner::kSum, {});
+  cfg.embeddings[0].device = config::Device::kGpu;
+  cfg.embeddings[0].storage.dynamic = true;
+  try {
+    check_layers(cfg, cfg.data.slot_size_array);
+    FAIL() << "dynamic storage on the GPU was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("layers[emb1].storage"), std::string::npos) << e.what();
+  }
+  config::Config table_wise = device_config("table_wise", config::Combiner::kSum, {});
+  table_wise.embeddings[0].device = config::Device::kGpu;
+  try {
+    check_layers(table_wise, table_wise.data.slot_size_array);
+    FAIL() << "table_wise on the GPU was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("table_wise has no GPU step"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DeviceLayers, AnEngineWithoutAGpuRefusesADeviceLayer) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  config::Config cfg = device_config("distributed_slot", config::Combiner::kSum, {});
+  cfg.embeddings[0].device = config::Device::kGpu;
+  EXPECT_THROW(EmbeddingEngine(world, cfg, cfg.data.slot_size_array, {}), Error);
+}
+
+}  // namespace
+}  // namespace embscale::embedding
