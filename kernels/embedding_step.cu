@@ -268,6 +268,17 @@ __global__ void scale_bags(const std::int64_t* offsets, std::uint64_t bags, std:
   }
 }
 
+// A block per segment (grid-stride over segments), its threads over the segment's floats.
+__global__ void copy_segments(const std::uint64_t* segments, std::uint64_t count, int to_blocks, const float* from,
+                              float* to) {
+  for (std::uint64_t i = blockIdx.x; i < count; i += gridDim.x) {
+    const std::uint64_t* s = segments + 3 * i;
+    const float* src = from + (to_blocks ? s[1] : s[0]);
+    float* dst = to + (to_blocks ? s[0] : s[1]);
+    for (std::uint64_t e = threadIdx.x; e < s[2]; e += blockDim.x) dst[e] = src[e];
+  }
+}
+
 __global__ void regression(const float* values, const float* labels, std::uint64_t label_dim, std::uint64_t samples,
                            std::uint64_t width, double inv_batch, double* sample_loss, float* grad) {
   EMBSCALE_GRID_STRIDE(s, samples) {
@@ -431,6 +442,19 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_scale_bags(const int64_t* 
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_step_scale_bags: a required argument is missing");
     scale_bags<<<grid_for(bags * dim), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(offsets, bags, dim, values);
     return launched("embedding_step_scale_bags");
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_copy_segments(const uint64_t* segments, uint64_t count,
+                                                                    int to_blocks, const float* from, float* to,
+                                                                    void* stream) {
+  return guarded([&] {
+    if (count == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
+    if (!segments || !from || !to)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_step_copy_segments: a required argument is missing");
+    const auto grid = static_cast<unsigned>(count < kMaxGrid ? count : kMaxGrid);
+    copy_segments<<<grid, 128, 0, static_cast<cudaStream_t>(stream)>>>(segments, count, to_blocks, from, to);
+    return launched("embedding_step_copy_segments");
   });
 }
 

@@ -5,29 +5,12 @@
 #include "core/batch_source.hpp"
 #include "core/error.hpp"
 #include "embedding/device_batch.hpp"
+#include "embedding/device_step_family.hpp"
 
 namespace embscale::embedding {
 namespace {
 
 static_assert(sizeof(std::size_t) == sizeof(std::uint64_t), "the counts are copied as uint64");
-
-}  // namespace
-
-const device::DeviceFunctions& embedding_step_family(const device::DeviceLibrary& library) {
-  const auto& f = library.kernels(device::KernelFamily::embedding_step);
-  std::uint64_t owner = 0, placement = 0, pair = 0;
-  library.check(f.embedding_step_layout(&owner, &placement, &pair), "embedding_step layout");
-  if (owner != sizeof(portable::OwnerRef) || placement != sizeof(portable::PlacementRef) ||
-      pair != sizeof(portable::KeyPosition))
-    throw Error(library.path() + ": kernel family embedding_step was built with other layouts (" +
-                std::to_string(owner) + ", " + std::to_string(placement) + " and " + std::to_string(pair) +
-                " bytes, this embscale " + std::to_string(sizeof(portable::OwnerRef)) + ", " +
-                std::to_string(sizeof(portable::PlacementRef)) + " and " +
-                std::to_string(sizeof(portable::KeyPosition)) + "): rebuild both from one source");
-  return f;
-}
-
-namespace {
 
 std::uint64_t total(const std::vector<std::size_t>& counts) {
   std::uint64_t n = 0;
@@ -35,11 +18,9 @@ std::uint64_t total(const std::vector<std::size_t>& counts) {
   return n;
 }
 
-const LayerSpec& checked(const LayerSpec& spec, const PooledPlan& plan) {
+const LayerSpec& checked(const LayerSpec& spec) {
   if (spec.context.on_host() || spec.device_library == nullptr || spec.device_batch == nullptr)
     throw Error(spec.path + ": the device exchange needs a device layer (its context, library and batch)");
-  if (plan.output != PooledOutput::kReduceScatter)
-    throw Error(spec.path + ": the all-to-all outputs have no device path in this build");
   return spec;
 }
 
@@ -47,9 +28,9 @@ const LayerSpec& checked(const LayerSpec& spec, const PooledPlan& plan) {
 
 DevicePooledExchange::DevicePooledExchange(const LayerSpec& spec, PooledPlan plan, RowStore& store,
                                            const OwnerRule& owner)
-    : spec_(checked(spec, plan)), every_rank_gets_every_key_(plan.every_rank_gets_every_key), store_(store),
+    : spec_(checked(spec)), every_rank_gets_every_key_(plan.every_rank_gets_every_key), store_(store),
       comm_(*spec.comm), ranks_(spec.comm->size()), width_(static_cast<std::size_t>(store.dim())),
-      output_(make_reduce_scatter_output(spec_, std::move(plan), width_)), library_(*spec.device_library),
+      output_(make_pooled_output(spec_, std::move(plan), width_)), library_(*spec.device_library),
       step_(&embedding_step_family(library_)), stream_(spec.context.stream), slot_owner_(library_),
       slot_offset_(library_), block_rows_(library_), group_of_dest_(library_), base_(library_), owned_(library_),
       slot_index_(library_), positions_(output_->owner_buffer_size() / width_), send_pairs_(library_),

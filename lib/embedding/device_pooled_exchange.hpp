@@ -6,7 +6,7 @@
 //   exchange_keys  counts over the host communicator, pairs over the layer's (NCCL, or staged)
 //   lookup         embedding_step_unique, then the device store's read of the distinct keys
 //   pool           embedding_step_pool into the owner buffer (one rank: the pooled output)
-//   <output>       the output's collectives on device buffers (reduce_scatter; all_gather back)
+//   <output>       the output's collectives and copies on device buffers (pooled_output.hpp)
 //   unpack         the mean's scaling (embedding_step_scale_bags)
 //   pool_backward  embedding_step_unpool: each distinct key's gradient
 //   update         the device store's apply
@@ -14,10 +14,6 @@
 // (tests/embedding/device_pooled_exchange_mpi_test.cpp, on the stand-in library; on a GPU,
 // tests/gpu). The host waits for the device twice per forward: for the owners' counts (the
 // exchange's sizes) and for the distinct count (the lookup's size), as HugeCTR's step does.
-//
-// The output must be kReduceScatter: the all-to-all layouts pack and unpack requester blocks on
-// the host (pooled_output.hpp), which has no device path yet; the registry's runs_on_device says
-// which schemes have one.
 #pragma once
 
 #include <cstdint>
@@ -32,15 +28,11 @@
 
 namespace embscale::embedding {
 
-// The library's embedding_step family, its layouts checked against this build's (an Error naming
-// the library when they differ or the family is missing).
-const device::DeviceFunctions& embedding_step_family(const device::DeviceLibrary& library);
-
 class DevicePooledExchange {
  public:
   // `spec` a device layer (its context, device_library and device_batch set); `store` a device
   // store. Throws Error when the library lacks the embedding_step family or was built with other
-  // layouts, or the plan's output has no device path.
+  // layouts.
   DevicePooledExchange(const LayerSpec& spec, PooledPlan plan, RowStore& store, const OwnerRule& owner);
 
   std::vector<const comm::Communicator*> communicators() const;

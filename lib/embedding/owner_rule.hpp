@@ -38,6 +38,19 @@ class OwnerRule {
     return rule;
   }
 
+  // Slot s on node node_of_slot[s] (ranks_per_node consecutive ranks), its rows in blocks there.
+  static OwnerRule node_row_blocks(std::vector<std::int32_t> node_of_slot, int ranks_per_node,
+                                   std::vector<std::int64_t> slot_offset, std::vector<std::int64_t> block_rows) {
+    OwnerRule rule = row_blocks(std::move(slot_offset), std::move(block_rows));
+    rule.kind_ = portable::OwnerKind::kNodeRowBlocks;
+    rule.ranks_ = ranks_per_node;
+    rule.slot_owner_ = std::move(node_of_slot);
+    return rule;
+  }
+  // For a plan that sends every key to every rank (PooledPlan::every_rank_gets_every_key): the
+  // rule is never asked (it would answer rank 0).
+  static OwnerRule every_rank() { return modulo(1); }
+
   int operator()(Key key, std::int32_t slot) const noexcept { return portable::owner_of(ref(), key, slot); }
 
   // The rule over host pointers into this object.

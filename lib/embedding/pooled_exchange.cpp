@@ -63,11 +63,7 @@ std::span<const PhaseDefinition> pooled_phases(PooledOutput output) noexcept {
 PooledExchange::PooledExchange(const LayerSpec& spec, PooledPlan plan, RowStore& store)
     : spec_(spec), every_rank_gets_every_key_(plan.every_rank_gets_every_key), store_(store), comm_(*spec.comm),
       rank_(spec.comm->rank()), ranks_(spec.comm->size()), width_(static_cast<std::size_t>(store.dim())) {
-  switch (plan.output) {
-    case PooledOutput::kReduceScatter: output_ = make_reduce_scatter_output(spec_, std::move(plan), width_); break;
-    case PooledOutput::kAllToAll: output_ = make_all_to_all_output(spec_, std::move(plan), width_); break;
-    case PooledOutput::kNodeThenCross: output_ = make_node_then_cross_output(spec_, std::move(plan), width_); break;
-  }
+  output_ = make_pooled_output(spec_, std::move(plan), width_);
   owner_buffer_.resize(output_->owner_buffer_size());
 }
 

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "device/device_resources.hpp"
 #include "embedding/portable/step_ref.hpp"
 #include "embedding/scheme.hpp"
 
@@ -90,9 +91,17 @@ class PooledOutputExchange {
   // Indexes the owner groups: per group its slot -> index table (from plan_.owner_slots).
   void index_groups();
   // Requester blocks <-> pooled output: the block of each owner group (its slots, the columns
-  // columns(g) = {first, count}) for this rank's samples, in [group][sample][slot][count] order.
-  template <class Columns> void unpack_blocks(std::span<float> pooled, const Columns& columns) const;
-  template <class Columns> void pack_blocks(std::span<const float> grad, const Columns& columns);
+  // columns(g) = {first, count}) for this rank's samples, in [group][sample][slot][count] order,
+  // as copy segments computed once here (on a device layer, uploaded).
+  template <class Columns> void index_blocks(const Columns& columns);
+  // The requester blocks (block_floats_ floats, in the layer's memory).
+  std::span<float> blocks() { return layer_buffer(blocks_, device_blocks_, block_floats_); }
+  // blocks() into `pooled` (unpack); `grad` into blocks(), returned (pack).
+  void unpack_blocks(std::span<float> pooled);
+  std::span<const float> pack_blocks(std::span<const float> grad);
+  // `n` floats in the layer's memory: `host` resized, or on a device layer `device`'s.
+  std::span<float> layer_buffer(std::vector<float>& host, std::unique_ptr<device::GrowingDeviceBuffer>& device,
+                                std::size_t n);
 
   std::int64_t global_batch_;
   PooledPlan plan_;
@@ -107,7 +116,18 @@ class PooledOutputExchange {
   std::vector<std::int32_t> slot_index_;  // [group][layer slot]
   std::size_t owner_buffer_size_ = 0;
   bool owner_buffer_is_output_ = false;
-  std::vector<float> blocks_;  // requester blocks (unpack_blocks / pack_blocks)
+
+ private:
+  // The copies between the requester blocks and the pooled output (index_blocks).
+  void upload_segments();
+  std::vector<std::uint64_t> segments_;  // [segment]{block offset, pooled offset, floats}
+  std::size_t block_floats_ = 0;
+  std::vector<float> blocks_;  // on the host
+  // A device layer's: its library, the embedding_step family, the stream, the device buffers.
+  const device::DeviceLibrary* library_ = nullptr;
+  const device::DeviceFunctions* step_ = nullptr;
+  void* stream_ = nullptr;
+  std::unique_ptr<device::GrowingDeviceBuffer> device_blocks_, device_segments_;
 };
 
 // `width`: the columns this rank stores (the owner buffer's row width).
@@ -116,33 +136,24 @@ std::unique_ptr<PooledOutputExchange> make_reduce_scatter_output(const LayerSpec
 std::unique_ptr<PooledOutputExchange> make_all_to_all_output(const LayerSpec& spec, PooledPlan plan, std::size_t width);
 std::unique_ptr<PooledOutputExchange> make_node_then_cross_output(const LayerSpec& spec, PooledPlan plan,
                                                                   std::size_t width);
+// The plan's output.
+std::unique_ptr<PooledOutputExchange> make_pooled_output(const LayerSpec& spec, PooledPlan plan, std::size_t width);
 
-// ---- implementation of the templates ----
+// ---- implementation of the template ----
 
-template <class Columns>
-void PooledOutputExchange::unpack_blocks(std::span<float> pooled, const Columns& columns) const {
-  std::size_t at = 0;
+template <class Columns> void PooledOutputExchange::index_blocks(const Columns& columns) {
+  segments_.clear();
+  std::uint64_t at = 0;
   for (std::size_t g = 0; g < plan_.owner_slots.size(); ++g) {
     const auto [first, count] = columns(g);
     for (std::size_t s = 0; s < mine_; ++s)
       for (const auto slot : plan_.owner_slots[g]) {
-        std::copy_n(blocks_.data() + at, count,
-                    pooled.data() + (s * slots_ + static_cast<std::size_t>(slot)) * dim_ + first);
+        segments_.insert(segments_.end(), {at, (s * slots_ + static_cast<std::size_t>(slot)) * dim_ + first, count});
         at += count;
       }
   }
-}
-
-template <class Columns> void PooledOutputExchange::pack_blocks(std::span<const float> grad, const Columns& columns) {
-  blocks_.clear();
-  for (std::size_t g = 0; g < plan_.owner_slots.size(); ++g) {
-    const auto [first, count] = columns(g);
-    for (std::size_t s = 0; s < mine_; ++s)
-      for (const auto slot : plan_.owner_slots[g]) {
-        const float* from = grad.data() + (s * slots_ + static_cast<std::size_t>(slot)) * dim_ + first;
-        blocks_.insert(blocks_.end(), from, from + count);
-      }
-  }
+  block_floats_ = at;
+  upload_segments();
 }
 
 }  // namespace embscale::embedding

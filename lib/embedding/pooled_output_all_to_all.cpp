@@ -42,6 +42,7 @@ class AllToAllOutput final : public PooledOutputExchange {
           mine_ * plan_.owner_slots[static_cast<std::size_t>(r)].size() *
           static_cast<std::size_t>(plan_.column_count[static_cast<std::size_t>(r)]);
     }
+    if (!received_in_bag_order_) index_blocks([this](std::size_t g) { return columns_of(g); });
   }
 
   void forward(std::span<const float> sums, std::span<float> pooled, StepRecorder& recorder) override {
@@ -55,13 +56,10 @@ class AllToAllOutput final : public PooledOutputExchange {
       recorder.lap("exchange_pooled");
       return;
     }
-    std::size_t total = 0;
-    for (const auto c : requester_counts_) total += c;
-    blocks_.resize(total);
-    comm_.alltoallv(sums, std::span<const std::size_t>(owner_counts_), std::span<float>(blocks_),
+    comm_.alltoallv(sums, std::span<const std::size_t>(owner_counts_), blocks(),
                     std::span<const std::size_t>(requester_counts_));
     recorder.lap("exchange_pooled");
-    unpack_blocks(pooled, [this](std::size_t g) { return columns_of(g); });
+    unpack_blocks(pooled);
   }
 
   std::span<const float> backward(std::span<const float> grad, std::span<float> sums_grad,
@@ -71,9 +69,9 @@ class AllToAllOutput final : public PooledOutputExchange {
       recorder.lap("exchange_grads");
       return grad;
     }
-    pack_blocks(grad, [this](std::size_t g) { return columns_of(g); });
+    const std::span<const float> packed = pack_blocks(grad);
     recorder.lap("pack_grads");
-    comm_.alltoallv(std::span<const float>(blocks_), std::span<const std::size_t>(requester_counts_), sums_grad,
+    comm_.alltoallv(packed, std::span<const std::size_t>(requester_counts_), sums_grad,
                     std::span<const std::size_t>(owner_counts_));
     recorder.lap("exchange_grads");
     return sums_grad;

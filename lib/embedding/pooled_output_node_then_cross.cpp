@@ -39,7 +39,7 @@ class NodeThenCrossOutput final : public PooledOutputExchange {
     for (int l = 0; l < rpn; ++l)
       for (int m = 0; m < nodes; ++m)
         chunk_counts_[static_cast<std::size_t>(l)] += samples_of(m * rpn + l) * owned * dim_;
-    node_chunk_.resize(chunk_counts_[static_cast<std::size_t>(local)]);
+    chunk_floats_ = chunk_counts_[static_cast<std::size_t>(local)];
     chunk_to_node_.resize(static_cast<std::size_t>(nodes));
     node_to_requester_.resize(static_cast<std::size_t>(nodes));
     for (int m = 0; m < nodes; ++m) {
@@ -47,6 +47,7 @@ class NodeThenCrossOutput final : public PooledOutputExchange {
       node_to_requester_[static_cast<std::size_t>(m)] =
           mine_ * plan_.owner_slots[static_cast<std::size_t>(m)].size() * dim_;
     }
+    index_blocks([this](std::size_t g) { return every_column(g); });
   }
 
   std::vector<const comm::Communicator*> communicators() const override {
@@ -54,24 +55,24 @@ class NodeThenCrossOutput final : public PooledOutputExchange {
   }
 
   void forward(std::span<const float> sums, std::span<float> pooled, StepRecorder& recorder) override {
-    node_comm_->reduce_scatter(sums, std::span<float>(node_chunk_), std::span<const std::size_t>(chunk_counts_),
-                               comm::ReduceOp::kSum);
+    const std::span<float> chunk = node_chunk();
+    node_comm_->reduce_scatter(sums, chunk, std::span<const std::size_t>(chunk_counts_), comm::ReduceOp::kSum);
     recorder.lap("reduce_scatter_node");
-    blocks_.resize(total(node_to_requester_));
-    cross_comm_->alltoallv(std::span<const float>(node_chunk_), std::span<const std::size_t>(chunk_to_node_),
-                           std::span<float>(blocks_), std::span<const std::size_t>(node_to_requester_));
+    cross_comm_->alltoallv(std::span<const float>(chunk), std::span<const std::size_t>(chunk_to_node_), blocks(),
+                           std::span<const std::size_t>(node_to_requester_));
     recorder.lap("exchange_pooled");
-    unpack_blocks(pooled, [this](std::size_t g) { return every_column(g); });
+    unpack_blocks(pooled);
   }
 
   std::span<const float> backward(std::span<const float> grad, std::span<float> sums_grad,
                                   StepRecorder& recorder) override {
-    pack_blocks(grad, [this](std::size_t g) { return every_column(g); });
+    const std::span<const float> packed = pack_blocks(grad);
     recorder.lap("pack_grads");
-    cross_comm_->alltoallv(std::span<const float>(blocks_), std::span<const std::size_t>(node_to_requester_),
-                           std::span<float>(node_chunk_), std::span<const std::size_t>(chunk_to_node_));
+    const std::span<float> chunk = node_chunk();
+    cross_comm_->alltoallv(packed, std::span<const std::size_t>(node_to_requester_), chunk,
+                           std::span<const std::size_t>(chunk_to_node_));
     recorder.lap("exchange_grads");
-    node_comm_->allgatherv(std::span<const float>(node_chunk_), sums_grad, std::span<const std::size_t>(chunk_counts_));
+    node_comm_->allgatherv(std::span<const float>(chunk), sums_grad, std::span<const std::size_t>(chunk_counts_));
     recorder.lap("all_gather_node");
     return sums_grad;
   }
@@ -79,17 +80,16 @@ class NodeThenCrossOutput final : public PooledOutputExchange {
  private:
   // Every owner group pools every column.
   std::pair<std::size_t, std::size_t> every_column(std::size_t) const { return {0, dim_}; }
-  static std::size_t total(const std::vector<std::size_t>& counts) {
-    std::size_t n = 0;
-    for (const auto c : counts) n += c;
-    return n;
-  }
+  // This rank's chunk of the node's reduced sums / their gradients, in the layer's memory.
+  std::span<float> node_chunk() { return layer_buffer(node_chunk_, device_chunk_, chunk_floats_); }
 
   std::unique_ptr<comm::Communicator> node_comm_, cross_comm_;
   std::vector<std::size_t> chunk_counts_;       // per local rank: its chunk of the node's reduced sums
   std::vector<std::size_t> chunk_to_node_;      // per node: the floats of its rank (of my index)'s bags in my chunk
   std::vector<std::size_t> node_to_requester_;  // per node: the floats of my bags it pooled
-  std::vector<float> node_chunk_;               // this rank's chunk of the node's reduced sums / their gradients
+  std::size_t chunk_floats_ = 0;
+  std::vector<float> node_chunk_;                              // node_chunk() on the host
+  std::unique_ptr<device::GrowingDeviceBuffer> device_chunk_;  // node_chunk() on a device
 };
 
 }  // namespace

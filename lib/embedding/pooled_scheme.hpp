@@ -5,10 +5,8 @@
 #pragma once
 
 #include <memory>
-#include <type_traits>
 #include <utility>
 
-#include "core/error.hpp"
 #include "embedding/device_pooled_exchange.hpp"
 #include "embedding/owner_rule.hpp"
 #include "embedding/pooled_exchange.hpp"
@@ -16,23 +14,17 @@
 
 namespace embscale::embedding {
 
-template <class Owner> class PooledScheme final : public EmbeddingScheme {
+class PooledScheme final : public EmbeddingScheme {
  public:
   // `optimizer`: the scheme's own when its stored rows are narrower than the layer's (a column
-  // shard: the optimizer's state is per stored column); null: the layer's.
-  // A device layer (spec.context) runs the device exchange, which takes an OwnerRule's plain rule;
-  // a scheme with another Owner has no device step (the registry's runs_on_device is false).
-  PooledScheme(const LayerSpec& spec, PooledPlan plan, std::unique_ptr<RowStore> store, Owner owner,
+  // shard: the optimizer's state is per stored column); null: the layer's. A device layer
+  // (spec.context) runs the device exchange, a host layer the host's.
+  PooledScheme(const LayerSpec& spec, PooledPlan plan, std::unique_ptr<RowStore> store, OwnerRule owner,
                std::unique_ptr<SparseOptimizer> optimizer = nullptr)
       : output_(plan.output), optimizer_(std::move(optimizer)), store_(std::move(store)), owner_(std::move(owner)) {
     const LayerSpec layer = with_optimizer(spec, optimizer_.get());
-    if (spec.context.on_host()) {
-      host_ = std::make_unique<PooledExchange>(layer, std::move(plan), *store_);
-    } else if constexpr (std::is_same_v<Owner, OwnerRule>) {
-      device_ = std::make_unique<DevicePooledExchange>(layer, std::move(plan), *store_, owner_);
-    } else {
-      throw Error(spec.path + ": this scheme has no device step");
-    }
+    if (spec.context.on_host()) host_ = std::make_unique<PooledExchange>(layer, std::move(plan), *store_);
+    else device_ = std::make_unique<DevicePooledExchange>(layer, std::move(plan), *store_, owner_);
   }
 
   std::span<const PhaseDefinition> phases() const noexcept override { return pooled_phases(output_); }
@@ -63,16 +55,16 @@ template <class Owner> class PooledScheme final : public EmbeddingScheme {
   PooledOutput output_;
   std::unique_ptr<SparseOptimizer> optimizer_;
   std::unique_ptr<RowStore> store_;
-  Owner owner_;
+  OwnerRule owner_;
   std::unique_ptr<PooledExchange> host_;          // on the host
   std::unique_ptr<DevicePooledExchange> device_;  // on a device
 };
 
-template <class Owner>
-std::unique_ptr<EmbeddingScheme> make_pooled_scheme(const LayerSpec& spec, PooledPlan plan,
-                                                    std::unique_ptr<RowStore> store, Owner owner,
-                                                    std::unique_ptr<SparseOptimizer> optimizer = nullptr) {
-  return std::make_unique<PooledScheme<Owner>>(spec, std::move(plan), std::move(store), owner, std::move(optimizer));
+inline std::unique_ptr<EmbeddingScheme> make_pooled_scheme(const LayerSpec& spec, PooledPlan plan,
+                                                           std::unique_ptr<RowStore> store, OwnerRule owner,
+                                                           std::unique_ptr<SparseOptimizer> optimizer = nullptr) {
+  return std::make_unique<PooledScheme>(spec, std::move(plan), std::move(store), std::move(owner),
+                                        std::move(optimizer));
 }
 
 // Blocks of contiguous rows: slot s of the layer split into `parts` blocks of

@@ -206,6 +206,25 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_scale_bags(const int64_t* 
   return EMBSCALE_CUDA_OK;
 }
 
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_copy_segments(const uint64_t* segments, uint64_t count,
+                                                                    int to_blocks, const float* from, float* to,
+                                                                    void* stream) {
+  (void)stream;
+  if (count == 0) return EMBSCALE_CUDA_OK;
+  if (!segments || !from || !to) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  int code = EMBSCALE_CUDA_OK;
+  if (!on_device({{segments, 3 * count * sizeof(uint64_t)}}, "embedding_step_copy_segments", code)) return code;
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t* s = segments + 3 * i;
+    const uint64_t src = to_blocks ? s[1] : s[0], dst = to_blocks ? s[0] : s[1];
+    if (!on_device({{from + src, s[2] * sizeof(float)}, {to + dst, s[2] * sizeof(float)}},
+                   "embedding_step_copy_segments", code))
+      return code;
+    std::memcpy(to + dst, from + src, s[2] * sizeof(float));
+  }
+  return EMBSCALE_CUDA_OK;
+}
+
 EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_regression(const float* values, const float* labels,
                                                                  uint64_t label_dim, uint64_t samples, uint64_t width,
                                                                  double inv_batch, double* sample_loss, float* grad,

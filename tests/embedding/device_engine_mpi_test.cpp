@@ -9,6 +9,7 @@
 // close; over NCCL, whose reductions take their own order, they are close. The host engine itself is checked
 // against the single-process reference by engine_mpi_test.cpp.
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 #include <bit>
 #include <map>
@@ -50,6 +51,11 @@ config::Config device_config(const std::string& scheme, config::Combiner combine
   slot.nnz = 3;
   config::Config cfg = testing::synthetic_config({40, 9, 300}, slot, 24, kSteps, 1234);
   config::EmbeddingLayer layer = testing::scheme_layer(scheme);
+  if (scheme == "table_row_wise") {  // two nodes of two ranks on 4 ranks (as engine_mpi_test)
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    layer.ranks_per_node = ranks >= 4 ? 2 : 1;
+  }
   layer.combiner = combiner;
   layer.optimizer = optimizer;
   cfg.embeddings.push_back(layer);
@@ -192,13 +198,13 @@ TEST(DeviceLayers, WhatTheGpuStepLacksIsRefusedByName) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("layers[emb1].storage"), std::string::npos) << e.what();
   }
-  config::Config table_wise = device_config("table_wise", config::Combiner::kSum, {});
-  table_wise.embeddings[0].device = config::Device::kGpu;
+  config::Config dense = device_config("all2all_dense", config::Combiner::kSum, {});
+  dense.embeddings[0].device = config::Device::kGpu;
   try {
-    check_layers(table_wise, table_wise.data.slot_size_array);
-    FAIL() << "table_wise on the GPU was accepted";
+    check_layers(dense, dense.data.slot_size_array);
+    FAIL() << "all2all_dense on the GPU was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("table_wise has no GPU step"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("all2all_dense has no GPU step"), std::string::npos) << e.what();
   }
 }
 

@@ -69,14 +69,18 @@ void check_route_unique_pool_unpool(std::mt19937_64& rng, int ranks, portable::O
   const std::int64_t keys_per_slot = 50, samples = 40, first_bag = 7;
   const Batch batch = random_batch(rng, samples, slots, keys_per_slot);
   const std::uint64_t n = batch.keys.size();
-  const std::vector<std::int32_t> slot_owner = {ranks - 1, 0, ranks / 2};
+  // Node row blocks: two nodes of ranks / 2 ranks (slot_owner then holds nodes).
+  const bool nodes = kind == portable::OwnerKind::kNodeRowBlocks;
+  const int per_node = nodes ? ranks / 2 : ranks;
+  const std::vector<std::int32_t> slot_owner =
+      nodes ? std::vector<std::int32_t>{1, 0, 1} : std::vector<std::int32_t>{ranks - 1, 0, ranks / 2};
   const std::vector<std::int64_t> slot_offset = {0, keys_per_slot, 2 * keys_per_slot};
-  const std::int64_t block = (keys_per_slot + ranks - 1) / ranks;
+  const std::int64_t block = (keys_per_slot + per_node - 1) / per_node;
   const std::vector<std::int64_t> block_rows = {block, block, block};
   const Placement place(ranks, slots, first_bag);
 
   // Host: the definitions.
-  const portable::OwnerRef host_rule{kind, ranks, slot_owner.data(), slot_offset.data(), block_rows.data()};
+  const portable::OwnerRef host_rule{kind, per_node, slot_owner.data(), slot_offset.data(), block_rows.data()};
   std::vector<std::vector<portable::KeyPosition>> groups(static_cast<std::size_t>(ranks));
   for (std::uint64_t b = 0; b < batch.bags(); ++b) {
     const auto sample = static_cast<std::int64_t>(b / slots);
@@ -96,7 +100,7 @@ void check_route_unique_pool_unpool(std::mt19937_64& rng, int ranks, portable::O
   const DeviceArray<std::uint64_t> d_group(place.group_of_dest);
   const DeviceArray<std::int64_t> d_base(place.base), d_owned(place.owned);
   const DeviceArray<std::int32_t> d_index(place.slot_index);
-  const portable::OwnerRef rule{kind, ranks, d_slot_owner.get(), d_slot_offset.get(), d_block_rows.get()};
+  const portable::OwnerRef rule{kind, per_node, d_slot_owner.get(), d_slot_offset.get(), d_block_rows.get()};
   const portable::PlacementRef placement{slots, d_group.get(), d_base.get(), d_owned.get(), d_index.get()};
   const std::uint64_t positions = static_cast<std::uint64_t>(first_bag + samples * slots);
   std::uint64_t scratch_bytes = 0;
@@ -174,6 +178,39 @@ void check_route_unique_pool_unpool(std::mt19937_64& rng, int ranks, portable::O
   CHECK(d_grads.download() == want_grads, "ranks %d kind %d: the key gradients differ", ranks, static_cast<int>(kind));
 }
 
+// Requester blocks and a pooled output: unpack then pack gives the blocks back, each segment where
+// the list says.
+void check_copy_segments(std::mt19937_64& rng) {
+  const std::uint64_t dim = 24, bags = 30;
+  std::vector<std::uint64_t> segments;
+  std::uint64_t at = 0;
+  for (std::uint64_t b = 0; b < bags; ++b) {  // columns [5, 5 + 11) of every bag, then [0, 5)
+    segments.insert(segments.end(), {at, b * dim + 5, 11});
+    at += 11;
+  }
+  for (std::uint64_t b = 0; b < bags; ++b) {
+    segments.insert(segments.end(), {at, b * dim, 5});
+    at += 5;
+  }
+  std::normal_distribution<float> normal;
+  std::vector<float> blocks(at);
+  for (auto& v : blocks) v = normal(rng);
+  std::vector<float> want(bags * dim, 0.0f);
+  for (std::size_t i = 0; i < segments.size(); i += 3)
+    std::copy_n(blocks.begin() + static_cast<std::ptrdiff_t>(segments[i]), segments[i + 2],
+                want.begin() + static_cast<std::ptrdiff_t>(segments[i + 1]));
+  const DeviceArray<std::uint64_t> d_segments(segments);
+  const DeviceArray<float> d_blocks(blocks), d_pooled(want.size()), d_back(blocks.size());
+  CUDA_OK(cudaMemset(d_pooled.get(), 0, want.size() * sizeof(float)));
+  ABI_OK(embscale_cuda_embedding_step_copy_segments(d_segments.get(), segments.size() / 3, 0, d_blocks.get(),
+                                                    d_pooled.get(), nullptr));
+  ABI_OK(embscale_cuda_embedding_step_copy_segments(d_segments.get(), segments.size() / 3, 1, d_pooled.get(),
+                                                    d_back.get(), nullptr));
+  CUDA_OK(cudaDeviceSynchronize());
+  CHECK(d_pooled.download() == want, "unpacked blocks differ");
+  CHECK(d_back.download() == blocks, "packed blocks differ");
+}
+
 void check_scale_and_regression(std::mt19937_64& rng) {
   const Batch batch = random_batch(rng, 64, 4, 100);
   const std::uint64_t dim = 16, bags = batch.bags(), samples = 64, width = 4 * dim;
@@ -220,7 +257,9 @@ int main() {
          {portable::OwnerKind::kModulo, portable::OwnerKind::kSlotTable, portable::OwnerKind::kRowBlocks})
       check_route_unique_pool_unpool(rng, ranks, kind, false);
     check_route_unique_pool_unpool(rng, ranks, portable::OwnerKind::kModulo, true);
+    if (ranks % 2 == 0) check_route_unique_pool_unpool(rng, ranks, portable::OwnerKind::kNodeRowBlocks, false);
   }
+  check_copy_segments(rng);
   check_scale_and_regression(rng);
   std::printf("embedding_step: %d checks, %d failures\n", embscale::gpu_check::g_checks,
               embscale::gpu_check::g_failures);

@@ -71,6 +71,14 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unpool(const void* pairs, 
 EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_scale_bags(const int64_t* offsets, uint64_t bags, uint64_t dim,
                                                                  float* values, void* stream);
 
+/* Copies between a pooled output ([bag][dim]) and the requester blocks of the all-to-all outputs:
+ * segment i is segments[3i .. 3i + 2] = {offset in the blocks, offset in the pooled output,
+ * floats}. With to_blocks 0, `from` is the blocks and `to` the pooled output (unpack), else the
+ * reverse (pack). The segments' destinations do not overlap. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_copy_segments(const uint64_t* segments, uint64_t count,
+                                                                    int to_blocks, const float* from, float* to,
+                                                                    void* stream);
+
 /* The stand-in regression of `samples` samples of `width` values each: sample_loss[s] and
  * grad[s, :] from portable::regression_sample, the target from labels[s x label_dim]. */
 EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_regression(const float* values, const float* labels,
@@ -91,6 +99,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_regression(const float* va
   X(embedding_step_pool)                          \
   X(embedding_step_unpool)                        \
   X(embedding_step_scale_bags)                    \
+  X(embedding_step_copy_segments)                 \
   X(embedding_step_regression)
 
 #endif /* EMBSCALE_DEVICE_FAMILIES_EMBEDDING_STEP_H */

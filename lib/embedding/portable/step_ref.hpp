@@ -19,14 +19,17 @@ enum class OwnerKind : std::int32_t {
   kModulo = 0,     // key % ranks (HugeCTR's distributed slot, SOK's distributed sparse)
   kSlotTable = 1,  // slot_owner[slot] (whole tables: HugeCTR's localized slot, TorchRec's table-wise)
   kRowBlocks = 2,  // (key - slot_offset[slot]) / block_rows[slot] (TorchRec's row-wise)
+  // slot_owner[slot] (the slot's node) x ranks + the row block within the node (TorchRec's
+  // table-row-wise; `ranks` is then the ranks per node)
+  kNodeRowBlocks = 3,
 };
 
 struct OwnerRef {
   OwnerKind kind = OwnerKind::kModulo;
-  std::int32_t ranks = 1;
-  const std::int32_t* slot_owner = nullptr;   // kSlotTable: per layer slot
-  const std::int64_t* slot_offset = nullptr;  // kRowBlocks: first key of each layer slot
-  const std::int64_t* block_rows = nullptr;   // kRowBlocks: rows per block of each layer slot
+  std::int32_t ranks = 1;                     // kModulo: the ranks; kNodeRowBlocks: per node
+  const std::int32_t* slot_owner = nullptr;   // kSlotTable: per layer slot its rank; kNodeRowBlocks: its node
+  const std::int64_t* slot_offset = nullptr;  // kRowBlocks, kNodeRowBlocks: first key of each layer slot
+  const std::int64_t* block_rows = nullptr;   // kRowBlocks, kNodeRowBlocks: rows per block of each layer slot
 };
 
 EMBSCALE_HD inline int owner_modulo(std::int64_t key, int ranks) { return static_cast<int>(key % ranks); }
@@ -40,6 +43,8 @@ EMBSCALE_HD inline int owner_of(const OwnerRef& rule, std::int64_t key, std::int
     case OwnerKind::kModulo: return owner_modulo(key, rule.ranks);
     case OwnerKind::kSlotTable: return rule.slot_owner[slot];
     case OwnerKind::kRowBlocks: return owner_row_block(key, rule.slot_offset[slot], rule.block_rows[slot]);
+    case OwnerKind::kNodeRowBlocks:
+      return rule.slot_owner[slot] * rule.ranks + owner_row_block(key, rule.slot_offset[slot], rule.block_rows[slot]);
   }
   return 0;
 }

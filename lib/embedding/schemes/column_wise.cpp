@@ -35,8 +35,7 @@ std::unique_ptr<EmbeddingScheme> make_column_wise(const LayerSpec& spec) {
     shard.optimizer = optimizer.get();
   }
   auto store = shard.make_store(owned, width, plan.column_first[static_cast<std::size_t>(rank)]);
-  return make_pooled_scheme(
-      spec, std::move(plan), std::move(store), [](Key, std::int32_t) { return 0; }, std::move(optimizer));
+  return make_pooled_scheme(spec, std::move(plan), std::move(store), OwnerRule::every_rank(), std::move(optimizer));
 }
 
 void check_column_wise(const LayerSpec& spec, int ranks) {
@@ -60,6 +59,7 @@ SchemeEntry column_wise_scheme() {
       .name = "column_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_column_wise};
   entry.check = check_column_wise;
   entry.most_rows = every_row;
+  entry.runs_on_device = true;
   entry.planner = PlannerModel{.ownership = Ownership::kEveryRank, .collectives = 4, .static_only = true};
   return entry;
 }

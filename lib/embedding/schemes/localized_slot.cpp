@@ -27,6 +27,7 @@ SchemeEntry localized_slot_scheme() {
                     .make = make_localized_slot};
   entry.also_config_type = "LocalizedSlotSparseEmbeddingOneHot";
   entry.table_owners = slot_owners;
+  entry.runs_on_device = true;
   entry.planner = PlannerModel{.ownership = Ownership::kOneRank, .collectives = 4, .choosable = false};
   return entry;
 }

@@ -44,10 +44,10 @@ std::unique_ptr<EmbeddingScheme> make_table_row_wise(const LayerSpec& spec) {
     plan.owner_slots[static_cast<std::size_t>(node)].push_back(s);
     if (node == rank / rpn) blocks.add_block(owned, spec, s, rank % rpn);
   }
-  return make_pooled_scheme(spec, std::move(plan), spec.make_store(owned, spec.dim()),
-                            [node_of_table, blocks, rpn](Key key, std::int32_t slot) {
-                              return node_of_table[static_cast<std::size_t>(slot)] * rpn + blocks.block_of(key, slot);
-                            });
+  return make_pooled_scheme(
+      spec, std::move(plan), spec.make_store(owned, spec.dim()),
+      OwnerRule::node_row_blocks(std::vector<std::int32_t>(node_of_table.begin(), node_of_table.end()), rpn,
+                                 blocks.offsets, blocks.block));
 }
 
 // Before a run the hosts are not known: with ranks_per_node unset, one node of every rank is
@@ -79,6 +79,7 @@ SchemeEntry table_row_wise_scheme() {
   entry.check = check_table_row_wise;
   entry.places_ranks_in_nodes = true;
   entry.most_rows = most_rows_table_row_wise;
+  entry.runs_on_device = true;
   entry.splits_key_spaces = true;
   return entry;
 }

@@ -39,6 +39,7 @@ SchemeEntry table_wise_scheme() {
       .name = "table_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_table_wise};
   entry.check = check_table_wise;
   entry.table_owners = table_owners;
+  entry.runs_on_device = true;
   entry.planner = PlannerModel{.ownership = Ownership::kOneRank, .collectives = 4};
   return entry;
 }
