@@ -7,7 +7,9 @@
 //            (ascending), each run lists its pairs in pair order (the unpool's grouping);
 //   pool     a stable radix sort of the pairs by position, then a thread per (position, column)
 //            sums its run in pair order from +0 (pool_pairs' order: the host's bits);
-//   unpool   a thread per (distinct key, column) sums its run from its first pair.
+//   unpool   a thread per (distinct key, column) sums its run from its first pair (or from +0);
+//   group    a key list stably sorted by owner (the requester-pooled schemes' routing);
+//   permute  rows gathered or scattered by an index.
 // Sums use __fadd_rn, products __fmul_rn (step_ref.hpp), never a fused multiply-add. Every
 // kernel is a grid-stride loop, so no size meets a grid limit; CUB's counts are int, so a call
 // takes at most 2^31 - 1 pairs.
@@ -186,11 +188,37 @@ __global__ void route_to_every_rank(portable::PlacementRef place, std::int32_t r
 
 // ---- unique ----
 
-__global__ void split_keys(const portable::KeyPosition* pairs, std::uint64_t n, std::int64_t* keys,
+__global__ void split_keys(const std::int64_t* from, std::uint64_t stride, std::uint64_t n, std::int64_t* keys,
                            std::uint32_t* index) {
   EMBSCALE_GRID_STRIDE(j, n) {
-    keys[j] = pairs[j].key;
+    keys[j] = from[j * stride];
     index[j] = static_cast<std::uint32_t>(j);
+  }
+}
+
+// ---- group and permute ----
+
+__global__ void group_owners(portable::OwnerRef rule, const std::int64_t* keys, std::uint64_t n, std::uint32_t* dest,
+                             std::uint32_t* index, unsigned long long* counts) {
+  EMBSCALE_GRID_STRIDE(i, n) {
+    const int d = portable::owner_of(rule, keys[i], 0);
+    dest[i] = static_cast<std::uint32_t>(d);
+    index[i] = static_cast<std::uint32_t>(i);
+    atomicAdd(counts + d, 1ull);
+  }
+}
+
+__global__ void gather_keys(const std::int64_t* keys, const std::uint32_t* order, std::uint64_t n,
+                            std::int64_t* grouped) {
+  EMBSCALE_GRID_STRIDE(p, n) grouped[p] = keys[order[p]];
+}
+
+__global__ void permute_rows(const float* in, const std::uint32_t* index, std::uint64_t n, std::uint64_t width,
+                             int scatter, float* out) {
+  EMBSCALE_GRID_STRIDE(e, n * width) {
+    const std::uint64_t p = e / width, c = e % width;
+    if (scatter) out[static_cast<std::uint64_t>(index[p]) * width + c] = in[e];
+    else out[e] = in[static_cast<std::uint64_t>(index[p]) * width + c];
   }
 }
 
@@ -246,15 +274,21 @@ __global__ void pool_runs(const std::uint32_t* begin, const std::uint32_t* end, 
   }
 }
 
-__global__ void unpool_runs(const portable::KeyPosition* pairs, const std::uint32_t* by_key,
+// The row of grad_out that key j's gradient is: its position, or j itself without positions.
+__device__ std::uint64_t row_of_key(const std::int64_t* positions, std::uint64_t stride, std::uint32_t j) {
+  return positions ? static_cast<std::uint64_t>(positions[static_cast<std::uint64_t>(j) * stride]) : j;
+}
+
+__global__ void unpool_runs(const std::int64_t* positions, std::uint64_t stride, const std::uint32_t* by_key,
                             const std::uint32_t* key_begin, std::uint64_t count, const float* grad_out,
-                            std::uint64_t width, float* grads) {
+                            std::uint64_t width, int from_zero, float* grads) {
   EMBSCALE_GRID_STRIDE(e, count * width) {
     const std::uint64_t i = e / width, c = e % width;
     const std::uint32_t first = key_begin[i], last = key_begin[i + 1];
-    float g = grad_out[static_cast<std::uint64_t>(pairs[by_key[first]].position) * width + c];
+    float g = grad_out[row_of_key(positions, stride, by_key[first]) * width + c];
+    if (from_zero) g = __fadd_rn(0.0f, g);
     for (std::uint32_t at = first + 1; at < last; ++at)
-      g = __fadd_rn(g, grad_out[static_cast<std::uint64_t>(pairs[by_key[at]].position) * width + c]);
+      g = __fadd_rn(g, grad_out[row_of_key(positions, stride, by_key[at]) * width + c]);
     grads[e] = g;
   }
 }
@@ -359,11 +393,12 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_route(const void* owner, c
   });
 }
 
-EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unique(const void* pairs, uint64_t n, int64_t* distinct,
-                                                             uint64_t* count, uint32_t* inverse, uint32_t* by_key,
-                                                             uint32_t* key_begin, void* scratch, void* stream) {
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unique(const int64_t* keys, uint64_t stride, uint64_t n,
+                                                             int64_t* distinct, uint64_t* count, uint32_t* inverse,
+                                                             uint32_t* by_key, uint32_t* key_begin, void* scratch,
+                                                             void* stream) {
   return guarded([&] {
-    if (!count || !key_begin || (n > 0 && (!pairs || !distinct || !inverse || !by_key)))
+    if (!count || !key_begin || stride < 1 || (n > 0 && (!keys || !distinct || !inverse || !by_key)))
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_step_unique: a required argument is missing");
     if (n > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return too_many(n);
     const auto s = static_cast<cudaStream_t>(stream);
@@ -373,13 +408,12 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unique(const void* pairs, 
       return err == cudaSuccess ? static_cast<int>(EMBSCALE_CUDA_OK) : cuda_fail("an empty de-duplication", err);
     }
     UniqueScratch u(scratch, static_cast<int>(n));
-    const auto* p = static_cast<const portable::KeyPosition*>(pairs);
-    split_keys<<<grid_for(n), kBlock, 0, s>>>(p, n, u.keys, u.index);
+    split_keys<<<grid_for(n), kBlock, 0, s>>>(keys, stride, n, u.keys, u.index);
     if (const int code = launched("embedding_step_unique"); code != EMBSCALE_CUDA_OK) return code;
     std::size_t bytes = u.temp_bytes;
     cudaError_t err = cub::DeviceRadixSort::SortPairs(u.temp, bytes, u.keys, u.keys_sorted, u.index, by_key,
                                                       static_cast<int>(n), 0, 64, s);
-    if (err != cudaSuccess) return cuda_fail("sorting the pairs by key", err);
+    if (err != cudaSuccess) return cuda_fail("sorting the keys", err);
     mark_heads<<<grid_for(n), kBlock, 0, s>>>(u.keys_sorted, n, u.index);  // index is free again: the heads
     if (const int code = launched("embedding_step_unique"); code != EMBSCALE_CUDA_OK) return code;
     bytes = u.temp_bytes;
@@ -388,6 +422,41 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unique(const void* pairs, 
     write_distinct<<<grid_for(n), kBlock, 0, s>>>(u.keys_sorted, u.ids, by_key, n, distinct, inverse, key_begin,
                                                   reinterpret_cast<unsigned long long*>(count));
     return launched("embedding_step_unique");
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_group(const void* owner, int32_t ranks, const int64_t* keys,
+                                                            uint64_t n, int64_t* grouped, uint32_t* order,
+                                                            uint64_t* counts, void* scratch, void* stream) {
+  return guarded([&] {
+    if (!owner || ranks < 1 || !counts || (n > 0 && (!keys || !grouped || !order)))
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_step_group: a required argument is missing");
+    if (n > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return too_many(n);
+    const auto s = static_cast<cudaStream_t>(stream);
+    cudaError_t err = cudaMemsetAsync(counts, 0, static_cast<std::size_t>(ranks) * sizeof(std::uint64_t), s);
+    if (err != cudaSuccess) return cuda_fail("clearing the counts", err);
+    if (n == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
+    RouteScratch r(scratch, static_cast<int>(n));
+    group_owners<<<grid_for(n), kBlock, 0, s>>>(*static_cast<const portable::OwnerRef*>(owner), keys, n, r.dest,
+                                                r.index, reinterpret_cast<unsigned long long*>(counts));
+    if (const int code = launched("embedding_step_group"); code != EMBSCALE_CUDA_OK) return code;
+    err = cub::DeviceRadixSort::SortPairs(r.temp, r.temp_bytes, r.dest, r.dest_sorted, r.index, order,
+                                          static_cast<int>(n), 0, bits_below(static_cast<std::uint64_t>(ranks)), s);
+    if (err != cudaSuccess) return cuda_fail("sorting the keys by owner", err);
+    gather_keys<<<grid_for(n), kBlock, 0, s>>>(keys, order, n, grouped);
+    return launched("embedding_step_group");
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_permute(const float* in, const uint32_t* index, uint64_t n,
+                                                              uint64_t width, int scatter, float* out, void* stream) {
+  return guarded([&] {
+    if (n == 0 || width == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
+    if (!in || !index || !out)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_step_permute: a required argument is missing");
+    permute_rows<<<grid_for(n * width), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(in, index, n, width, scatter,
+                                                                                        out);
+    return launched("embedding_step_permute");
   });
 }
 
@@ -420,16 +489,16 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_pool(const void* pairs, co
   });
 }
 
-EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unpool(const void* pairs, const uint32_t* by_key,
-                                                             const uint32_t* key_begin, uint64_t count,
-                                                             const float* grad_out, uint64_t width, float* grads,
-                                                             void* stream) {
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unpool(const int64_t* positions, uint64_t stride,
+                                                             const uint32_t* by_key, const uint32_t* key_begin,
+                                                             uint64_t count, const float* grad_out, uint64_t width,
+                                                             int from_zero, float* grads, void* stream) {
   return guarded([&] {
     if (count == 0 || width == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
-    if (!pairs || !by_key || !key_begin || !grad_out || !grads)
+    if (!by_key || !key_begin || !grad_out || !grads || (positions && stride < 1))
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_step_unpool: a required argument is missing");
     unpool_runs<<<grid_for(count * width), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
-        static_cast<const portable::KeyPosition*>(pairs), by_key, key_begin, count, grad_out, width, grads);
+        positions, stride, by_key, key_begin, count, grad_out, width, from_zero, grads);
     return launched("embedding_step_unpool");
   });
 }

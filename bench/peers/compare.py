@@ -6,13 +6,15 @@ and prints one table of per-batch times and ratios. bench/peers/run calls it wit
   compare.py --binary BUILD/bench/peers/embscale_peers_bench --config bench/peers/peers.json
              [--threads 1,2] [--distributions uniform,zipf] [--modes forward,sgd,rowwise_adagrad]
              [--rounds 3] [--batches 8] [--repetitions 10] [--json FILE] [--baseline OTHER_BINARY]
-             [--set FIELD=VALUE ...]
+             [--set FIELD=VALUE ...] [--device gpu]
 
 A cell's time is the median over every timed pass of every round (a pass's time: its mean per
 batch), with the lowest and highest pass beside it; a ratio is embscale's median over the peer's,
 with the range of the per-round ratios (each round's medians) beside it. --baseline runs another
 build's embscale_peers_bench (an earlier commit's engine) at one thread in the same rounds, and a
-second table compares the two embscale builds.
+second table compares the two embscale builds. --device gpu: embscale's GPU step beside torch's
+nn.EmbeddingBag on the same GPU (one thread, no FBGEMM: its package here is the CPU build), each
+pass's time the device's (scripts/gpu-check --cli runs it on the GPU machine with its python3).
 """
 import argparse
 import json
@@ -44,17 +46,18 @@ def applies(impl, mode):
     return not (impl == "torch" and mode == "rowwise_adagrad")  # torch has no row-wise AdaGrad
 
 
-def versions(binary):
-    import fbgemm_gpu
+def versions(binary, gpu):
     import torch
+    fbgemm = "not used" if gpu else __import__("fbgemm_gpu").__version__
     commit = subprocess.run(["git", "-C", HERE, "describe", "--always", "--dirty", "--abbrev=12"],
                             capture_output=True, text=True).stdout.strip() or "unknown"
     flags = open("/proc/cpuinfo").read()
     model = next((line.split(":", 1)[1].strip() for line in flags.splitlines() if line.startswith("model name")), "?")
     isa = "AVX-512" if " avx512f" in flags else "AVX2" if " avx2" in flags else "SSE"
-    return {"embscale": commit, "torch": torch.__version__, "fbgemm_gpu": fbgemm_gpu.__version__,
+    return {"embscale": commit, "torch": torch.__version__, "fbgemm_gpu": fbgemm,
             "python": platform.python_version(), "cpu": model, "isa": isa,
-            "torch_cpu_capability": torch.backends.cpu.get_cpu_capability()}
+            "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "gpu": torch.cuda.get_device_name() if gpu else "not used"}
 
 
 def cell(runs):
@@ -86,7 +89,13 @@ def main():
     parser.add_argument("--baseline", help="another build's embscale_peers_bench, timed at 1 thread beside")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="a setting of the config for every run (embscale run --set)")
+    parser.add_argument("--device", choices=["host", "gpu"], default="host",
+                        help="gpu: embscale's GPU step and torch on the GPU (no FBGEMM)")
     args = parser.parse_args()
+    gpu = args.device == "gpu"
+    if gpu:
+        args.threads = "1"
+    impls_here = ["embscale", "torch"] if gpu else IMPLS
     threads = [int(t) for t in args.threads.split(",")]
     modes = args.modes.split(",")
     dists = args.distributions.split(",")
@@ -94,7 +103,7 @@ def main():
         if d not in DISTRIBUTIONS:
             parser.error(f"--distributions: unknown {d!r} (expected {', '.join(DISTRIBUTIONS)})")
 
-    info = versions(args.binary)
+    info = versions(args.binary, gpu)
     keys_per_bag = float("nan")  # from embscale's report of its batches
     times = {}  # (dist, threads, mode, impl) -> [passes of round 0, of round 1, ...]
     with tempfile.TemporaryDirectory() as scratch:
@@ -110,16 +119,18 @@ def main():
                 for r in range(args.rounds):
                     for mode in modes:
                         # Rotated per round, so that no implementation always runs first.
-                        impls = IMPLS + (["baseline"] if args.baseline and n == 1 else [])
+                        impls = impls_here + (["baseline"] if args.baseline and n == 1 else [])
                         for impl in impls[r % len(impls):] + impls[:r % len(impls)]:
                             if not applies(impl, mode):
                                 continue
                             if impl in ("embscale", "baseline"):
                                 binary = args.binary if impl == "embscale" else args.baseline
-                                cmd = [binary, "--mode", mode, "--repetitions", str(args.repetitions)] + common
+                                cmd = [binary, "--mode", mode, "--repetitions", str(args.repetitions),
+                                       "--device", args.device] + common
                             else:
                                 cmd = [sys.executable, os.path.join(HERE, "peers.py"), batches, "--impl", impl,
-                                       "--mode", mode, "--threads", str(n), "--repetitions", str(args.repetitions)]
+                                       "--mode", mode, "--threads", str(n), "--repetitions", str(args.repetitions),
+                                       "--device", "cuda" if gpu else "cpu"]
                             out = run_json(cmd, env)
                             if out["threads"] != n and impl != "baseline":
                                 raise RuntimeError(f"{impl} ran on {out['threads']} threads, asked for {n}")
@@ -130,7 +141,8 @@ def main():
                                   f"{1e3 * statistics.median(out['per_batch_s']):.1f} ms/batch", file=sys.stderr)
 
     print(f"embscale {info['embscale']}, torch {info['torch']}, fbgemm_gpu {info['fbgemm_gpu']}, "
-          f"python {info['python']}; {info['cpu']}, {info['isa']} (torch: {info['torch_cpu_capability']})")
+          f"python {info['python']}; {info['cpu']}, {info['isa']} (torch: {info['torch_cpu_capability']})"
+          f"{'; GPU ' + info['gpu'] if gpu else ''}")
     print(f"B={shape[0]} T={shape[1]} E={shape[2]} D={shape[3]} L={keys_per_bag:g} fp32 ({os.path.relpath(args.config)}"
           f"{' ' + ' '.join(args.set) if args.set else ''}); {args.batches} batches, "
           f"{args.rounds} rounds x {args.repetitions} passes; ms per batch: median [min-max]; "

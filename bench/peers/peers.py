@@ -3,6 +3,7 @@ wrote (embscale_peers_bench --write-batches; layout in peer_batches.hpp). Runs i
 scripts/peers-venv; bench/peers/run drives it.
 
   peers.py BATCHES --impl fbgemm|torch --mode forward|sgd|rowwise_adagrad --threads N [--repetitions R]
+           [--device cpu|cuda]
 
 fbgemm: one SplitTableBatchedEmbeddingBagsCodegen over the T tables (E x D each, fp32,
 EmbeddingLocation.HOST, ComputeDevice.CPU, PoolingMode.SUM), one call per batch; the optimizer is
@@ -14,7 +15,9 @@ forward runs under torch.no_grad(); sgd and rowwise_adagrad time forward, backwa
 random gradient of the output, and the update (FBGEMM's: inside backward; torch: optimizer.step()).
 One untimed pass over the batches, then R timed passes; prints one JSON object: per pass the mean
 seconds per batch. Check: before timing, the first batch's outputs of 256 bags equal the sums of
-their rows (exit 1 otherwise). Exit codes: 0 ok, 1 failure, 2 bad input.
+their rows (exit 1 otherwise). --device cuda: torch on the GPU (the table, the batches and the
+gradient there before timing; a pass ends with torch.cuda.synchronize(), so it is the device's
+time); FBGEMM here is its CPU build and is refused there. Exit codes: 0 ok, 1 failure, 2 bad input.
 """
 import argparse
 import json
@@ -81,17 +84,19 @@ class Fbgemm:
 class Torch:
     """One nn.EmbeddingBag over the T tables concatenated: table t's index i is row t*E + i."""
 
-    def __init__(self, shape, mode, torch):
+    def __init__(self, shape, mode, torch, device="cpu"):
         self.torch = torch
         self.B, self.T, self.E, _ = shape
-        self.bag = torch.nn.EmbeddingBag(self.T * self.E, shape[3], mode="sum", sparse=True, include_last_offset=True)
+        self.bag = torch.nn.EmbeddingBag(self.T * self.E, shape[3], mode="sum", sparse=True, include_last_offset=True,
+                                         device=device)
         self.optimizer = torch.optim.SGD(self.bag.parameters(), lr=0.1) if mode == "sgd" else None
 
     def prepare(self, indices, offsets):
         """The concatenated table's indices, made once per batch before any timing."""
         counts = offsets[1:] - offsets[:-1]
         table = self.torch.arange(self.T, dtype=self.torch.int64).repeat_interleave(self.B).repeat_interleave(counts)
-        return indices + table * self.E, offsets
+        device = self.bag.weight.device
+        return (indices + table * self.E).to(device), offsets.to(device)
 
     def forward(self, indices, offsets):
         return self.bag(indices, offsets)  # [T*B, D]
@@ -113,7 +118,11 @@ def main():
     parser.add_argument("--mode", choices=["forward", "sgd", "rowwise_adagrad"], required=True)
     parser.add_argument("--threads", type=int, required=True)
     parser.add_argument("--repetitions", type=int, default=10)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     args = parser.parse_args()
+    if args.impl == "fbgemm" and args.device == "cuda":
+        print("peers.py: FBGEMM here is its CPU build (fbgemm-gpu-cpu): --device cuda is torch's only", file=sys.stderr)
+        return 2
     if args.impl == "torch" and args.mode == "rowwise_adagrad":
         print("peers.py: torch has no row-wise AdaGrad (torch.optim.Adagrad is element-wise)", file=sys.stderr)
         return 2
@@ -126,7 +135,11 @@ def main():
 
     raw, shape = read_batches(args.batches, np)
     B, T, _, _ = shape
-    impl = (Fbgemm if args.impl == "fbgemm" else Torch)(shape, args.mode, torch)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("peers.py: --device cuda: torch finds no GPU", file=sys.stderr)
+        return 2
+    impl = Fbgemm(shape, args.mode, torch) if args.impl == "fbgemm" else Torch(shape, args.mode, torch, args.device)
+    sync = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
     batches = [impl.prepare(torch.from_numpy(i), torch.from_numpy(o)) for i, o in raw]
 
     with torch.no_grad():  # the check: a sample of bags against the sums of their rows
@@ -141,7 +154,7 @@ def main():
             with torch.no_grad():
                 impl.forward(idx, off)
     else:
-        grad = torch.rand(out.shape)  # fixed: the values do not change the work
+        grad = torch.rand(out.shape, device=out.device)  # fixed: the values do not change the work
 
         def step(idx, off):
             impl.forward(idx, off).backward(grad)
@@ -149,13 +162,17 @@ def main():
 
     for idx, off in batches:  # untimed pass
         step(idx, off)
+    sync()
     per_batch = []
     for _ in range(args.repetitions):
         start = time.perf_counter()
         for idx, off in batches:
             step(idx, off)
+        sync()
         per_batch.append((time.perf_counter() - start) / len(batches))
-    print(json.dumps({"impl": args.impl, "mode": args.mode, "threads": torch.get_num_threads(),
+    print(json.dumps({"impl": args.impl, "mode": args.mode, "device": args.device,
+                      "gpu": torch.cuda.get_device_name() if args.device == "cuda" else None,
+                      "threads": torch.get_num_threads(),
                       "batches": len(batches), "per_batch_s": per_batch,
                       "torch": torch.__version__,
                       "fbgemm_gpu": __import__("fbgemm_gpu").__version__ if args.impl == "fbgemm" else None,

@@ -4,7 +4,8 @@
 // bench/peers/README.md has the comparison and bench/peers/run drives it).
 //
 //   embscale_peers_bench --config bench/peers/peers.json [--set FIELD=VALUE ...]
-//       [--mode forward|sgd|rowwise_adagrad] [--batches 8] [--repetitions 10] [--write-batches FILE]
+//       [--mode forward|sgd|rowwise_adagrad] [--device host|gpu] [--batches 8] [--repetitions 10]
+//       [--write-batches FILE]
 //
 // Work: `batches` batches of the config (iterations 0 .. batches-1 of its Data layer, generated
 // before any timing) go through one EmbeddingEngine on one rank. forward: the layer in evaluation
@@ -17,6 +18,9 @@
 // (RowStore::row, bag by bag in key order) and must equal the engine's output.
 // Threads: OpenMP's (OMP_NUM_THREADS), given to the engine (EngineOptions::threads: its pooling
 // and the static table's update), reported as "threads".
+// --device gpu: the layer on this rank's GPU (the engine's GPU step, lib/run/run_devices.hpp: the
+// GPU library, the first GPU, NCCL over the one rank); a step's wall time then includes the wait
+// for its last phase on the GPU (StepRecorder::end_step), so it is the device's time.
 // Output: one JSON object on stdout: per repetition the mean seconds per batch, and per phase the
 // median over repetitions of its mean seconds per batch. Exit codes: 0 ok, 1 failure (the check),
 // 2 bad input.
@@ -40,6 +44,8 @@
 #include "embedding/engine.hpp"
 #include "embedding/step_recorder.hpp"
 #include "peer_batches.hpp"
+#include "run/device_check.hpp"
+#include "run/run_devices.hpp"
 #include "workloads/batch_source_factory.hpp"
 
 namespace {
@@ -71,7 +77,7 @@ void set_mode(config::Config& config, const std::string& mode) {
 // the store's rows bag by bag in key order (the engine's order on one rank).
 double pooled_mismatch(embedding::EmbeddingEngine& engine, const Batch& batch) {
   const auto dim = static_cast<std::size_t>(engine.spec(0).dim());
-  const auto pooled = engine.pooled(0);
+  const std::vector<float> pooled = engine.pooled_on_host(0);
   std::vector<float> row(dim), sum(dim);
   double worst = 0;
   for (std::int64_t b = 0; b < batch.num_bags(); ++b) {
@@ -86,15 +92,16 @@ double pooled_mismatch(embedding::EmbeddingEngine& engine, const Batch& batch) {
   return worst;
 }
 
-int run(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   CLI::App app{"embscale's single-rank pooled lookup, timed on its own generated batches (bench/peers)"};
-  std::string config_path, mode = "forward", write_path;
+  std::string config_path, mode = "forward", write_path, device = "host";
   std::vector<std::string> settings;
   std::int64_t batches = 8, repetitions = 10;
   app.add_option("--config", config_path, "the benchmark's config (bench/peers/peers.json)")->required();
   app.add_option("--set", settings, "FIELD=VALUE, as `embscale run --set`");
   app.add_option("--mode", mode, "forward, sgd or rowwise_adagrad")
       ->check(CLI::IsMember({"forward", "sgd", "rowwise_adagrad"}));
+  app.add_option("--device", device, "host, or gpu: the engine's GPU step")->check(CLI::IsMember({"host", "gpu"}));
   app.add_option("--batches", batches, "distinct batches, generated before timing")->check(CLI::PositiveNumber);
   app.add_option("--repetitions", repetitions, "timed passes over the batches")->check(CLI::PositiveNumber);
   app.add_option("--write-batches", write_path, "write the batches for peers.py (FBGEMM's layout) and exit");
@@ -111,6 +118,9 @@ int run(int argc, char** argv) {
   config::resolve_batch_for_ranks(config, 1);
   if (config.embeddings.size() != 1) throw InputError(config_path + ": layers: expected one embedding layer");
   set_mode(config, mode);
+  if (device == "gpu") config.solver.device = config::Device::kGpu;
+  for (auto& layer : config.embeddings)
+    if (device == "gpu") layer.device = config::Device::kGpu;
   const auto source = workloads::make_batch_source(config);
   std::vector<Batch> data;
   for (std::int64_t i = 0; i < batches; ++i) data.push_back(source->next_batch(i, 0, 1));
@@ -123,8 +133,14 @@ int run(int argc, char** argv) {
     return 0;
   }
 
-  embedding::EmbeddingEngine engine(world, config, sizes, {.threads = omp_get_max_threads()});
-  embedding::StepRecorder recorder;
+  std::unique_ptr<run::RunDevices> devices;
+  embedding::EngineOptions options{.threads = omp_get_max_threads()};
+  if (device == "gpu") {
+    devices = run::RunDevices::open(world, run::place_on_hosts(world), config);
+    options = devices->engine_options();
+  }
+  embedding::EmbeddingEngine engine(devices ? devices->step_communicator() : world, config, sizes, options);
+  embedding::StepRecorder recorder(engine.make_phase_clock());
   const auto loss_seconds = [&] {
     double s = 0;
     for (const auto& phase : recorder.phases())
@@ -162,6 +178,7 @@ int run(int argc, char** argv) {
   for (const auto& batch : data) keys += static_cast<std::int64_t>(batch.keys.size());
   const nlohmann::json out = {{"impl", "embscale"},
                               {"mode", mode},
+                              {"device", device},
                               {"threads", omp_get_max_threads()},
                               {"scheme", engine.entry(0).name},
                               {"batches", batches},
@@ -179,7 +196,7 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int code = 0;
   try {
-    code = run(argc, argv);
+    code = bench_main(argc, argv);
   } catch (const InputError& e) {
     std::cerr << "embscale_peers_bench: " << e.what() << "\n";
     code = 2;

@@ -35,6 +35,21 @@ assert "pool" in out["phases_s"] and ("update" in out["phases_s"]) == (sys.argv[
 PY
     done
   done
+  # The GPU step on the stand-in device library (tests/device; ctest gives its path), where given:
+  # the same output, its phases from the event clock, and the pooled check passing.
+  if [ -n "${EMBSCALE_TEST_FAKE_DEVICE:-}" ]; then
+    for m in forward sgd rowwise_adagrad; do
+      EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_FAKE_DEVICE "$binary" --config "$here/peers.json" "${small[@]}" --mode $m \
+        --device gpu --batches 2 --repetitions 2 >"$work/gpu-$m.json" || fail "$m on the GPU stand-in exited $?"
+      /usr/bin/python3 - "$work/gpu-$m.json" "$m" <<'PY' || fail "$m on the GPU stand-in: bad output"
+import json, sys
+out = json.load(open(sys.argv[1]))
+assert out["impl"] == "embscale" and out["mode"] == sys.argv[2] and out["device"] == "gpu", out
+assert len(out["per_batch_s"]) == 2 and all(t > 0 for t in out["per_batch_s"]), out
+assert "pool" in out["phases_s"] and ("update" in out["phases_s"]) == (sys.argv[2] != "forward"), out
+PY
+    done
+  fi
   "$binary" --config "$here/peers.json" "${small[@]}" --batches 2 --write-batches "$work/batches.bin" ||
     fail "--write-batches exited $?"
   /usr/bin/python3 - "$work/batches.bin" <<'PY' || fail "the batch file is not in FBGEMM's layout"

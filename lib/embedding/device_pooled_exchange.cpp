@@ -106,9 +106,10 @@ void DevicePooledExchange::forward(const Batch& batch, std::span<float> pooled, 
   auto* distinct = distinct_.reserve_for<Key>(received_);
   auto* distinct_count = distinct_count_.reserve_for<std::uint64_t>(1);
   auto* inverse = inverse_.reserve_for<std::uint32_t>(received_);
-  check(step_->embedding_step_unique(
-            received, received_, distinct, distinct_count, inverse, by_key_.reserve_for<std::uint32_t>(received_),
-            key_begin_.reserve_for<std::uint32_t>(received_ + 1), scratch_for(received_), stream_),
+  check(step_->embedding_step_unique(&received->key, 2, received_, distinct, distinct_count, inverse,
+                                     by_key_.reserve_for<std::uint32_t>(received_),
+                                     key_begin_.reserve_for<std::uint32_t>(received_ + 1), scratch_for(received_),
+                                     stream_),
         "embedding_step unique");
   check(library_.functions().copy_async(&distinct_keys_, distinct_count, sizeof distinct_keys_, stream_),
         "reading the distinct count");
@@ -158,9 +159,9 @@ void DevicePooledExchange::backward(const Batch& batch, std::span<const float> g
           : std::span<float>(owner_buffer_.reserve_for<float>(positions_ * width_), positions_ * width_);
   const std::span<const float> sums_grad = output_->backward(grad, owner_buffer, recorder);
   auto* grads = grads_.reserve_for<float>(distinct_keys_ * width_);
-  check(step_->embedding_step_unpool(received, static_cast<const std::uint32_t*>(by_key_.data()),
+  check(step_->embedding_step_unpool(&received->position, 2, static_cast<const std::uint32_t*>(by_key_.data()),
                                      static_cast<const std::uint32_t*>(key_begin_.data()), distinct_keys_,
-                                     sums_grad.data(), width_, grads, stream_),
+                                     sums_grad.data(), width_, 0, grads, stream_),
         "embedding_step unpool");
   recorder.lap("pool_backward");
   store_.apply(std::span<const Key>(static_cast<const Key*>(distinct_.data()), distinct_keys_),

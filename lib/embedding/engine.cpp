@@ -245,6 +245,10 @@ void check_device_path(const LayerSpec& spec, const SchemeEntry& entry) {
     throw InputError(spec.path +
                      ".storage: the GPU step holds static rows in this build (the dynamic table's "
                      "store on the GPU is not built yet); run the layer on the host, or with static storage");
+  if (!spec.config->deduplicate)
+    throw InputError(spec.path +
+                     ".deduplicate: false has no GPU path (the GPU step always de-duplicates); run the "
+                     "layer on the host to measure what de-duplication saves");
 }
 
 // Fields a scheme would ignore are refused, so that a config says what it runs.

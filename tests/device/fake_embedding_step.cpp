@@ -103,14 +103,15 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_route(const void* owner, c
   return EMBSCALE_CUDA_OK;
 }
 
-EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unique(const void* pairs, uint64_t n, int64_t* distinct,
-                                                             uint64_t* count, uint32_t* inverse, uint32_t* by_key,
-                                                             uint32_t* key_begin, void* scratch, void* stream) {
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unique(const int64_t* keys, uint64_t stride, uint64_t n,
+                                                             int64_t* distinct, uint64_t* count, uint32_t* inverse,
+                                                             uint32_t* by_key, uint32_t* key_begin, void* scratch,
+                                                             void* stream) {
   (void)stream;
-  if (!count || !key_begin || (n > 0 && (!pairs || !distinct || !inverse || !by_key)))
+  if (!count || !key_begin || stride < 1 || (n > 0 && (!keys || !distinct || !inverse || !by_key)))
     return EMBSCALE_CUDA_INVALID_ARGUMENT;
   int code = EMBSCALE_CUDA_OK;
-  if (!on_device({{pairs, n * sizeof(portable::KeyPosition)},
+  if (!on_device({{keys, n == 0 ? 0 : ((n - 1) * stride + 1) * sizeof(int64_t)},
                   {distinct, n * sizeof(int64_t)},
                   {count, sizeof(uint64_t)},
                   {inverse, n * sizeof(uint32_t)},
@@ -119,11 +120,10 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unique(const void* pairs, 
                   {scratch, scratch_bytes(n, 0)}},
                  "embedding_step_unique", code))
     return code;
-  const auto* p = static_cast<const portable::KeyPosition*>(pairs);
-  std::map<int64_t, std::vector<uint32_t>> pairs_of;  // ascending keys, each with its pairs in order
-  for (uint64_t j = 0; j < n; ++j) pairs_of[p[j].key].push_back(static_cast<uint32_t>(j));
+  std::map<int64_t, std::vector<uint32_t>> of_key;  // ascending keys, each with its positions in order
+  for (uint64_t j = 0; j < n; ++j) of_key[keys[j * stride]].push_back(static_cast<uint32_t>(j));
   uint32_t i = 0, at = 0;
-  for (const auto& [key, js] : pairs_of) {
+  for (const auto& [key, js] : of_key) {
     distinct[i] = key;
     key_begin[i] = at;
     for (const auto j : js) {
@@ -134,6 +134,54 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unique(const void* pairs, 
   }
   key_begin[i] = at;
   *count = i;
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_group(const void* owner, int32_t ranks, const int64_t* keys,
+                                                            uint64_t n, int64_t* grouped, uint32_t* order,
+                                                            uint64_t* counts, void* scratch, void* stream) {
+  (void)stream;
+  if (!owner || ranks < 1 || !counts || (n > 0 && (!keys || !grouped || !order))) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  int code = EMBSCALE_CUDA_OK;
+  if (!on_device({{keys, n * sizeof(int64_t)},
+                  {grouped, n * sizeof(int64_t)},
+                  {order, n * sizeof(uint32_t)},
+                  {counts, static_cast<uint64_t>(ranks) * sizeof(uint64_t)},
+                  {scratch, scratch_bytes(n, 0)}},
+                 "embedding_step_group", code))
+    return code;
+  const auto& rule = *static_cast<const portable::OwnerRef*>(owner);
+  std::vector<std::vector<uint32_t>> groups(static_cast<std::size_t>(ranks));
+  for (uint64_t i = 0; i < n; ++i) {
+    const int d = portable::owner_of(rule, keys[i], 0);
+    if (d < 0 || d >= ranks) return embscale_fake_fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "an owner out of range");
+    groups[static_cast<std::size_t>(d)].push_back(static_cast<uint32_t>(i));
+  }
+  uint64_t p = 0;
+  for (int32_t d = 0; d < ranks; ++d) {
+    counts[d] = groups[static_cast<std::size_t>(d)].size();
+    for (const auto i : groups[static_cast<std::size_t>(d)]) {
+      grouped[p] = keys[i];
+      order[p++] = i;
+    }
+  }
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_permute(const float* in, const uint32_t* index, uint64_t n,
+                                                              uint64_t width, int scatter, float* out, void* stream) {
+  (void)stream;
+  if (n == 0 || width == 0) return EMBSCALE_CUDA_OK;
+  if (!in || !index || !out) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  int code = EMBSCALE_CUDA_OK;
+  if (!on_device({{index, n * sizeof(uint32_t)}}, "embedding_step_permute", code)) return code;
+  for (uint64_t p = 0; p < n; ++p) {
+    const float* from = in + (scatter ? p : uint64_t{index[p]}) * width;
+    float* to = out + (scatter ? uint64_t{index[p]} : p) * width;
+    if (!on_device({{from, width * sizeof(float)}, {to, width * sizeof(float)}}, "embedding_step_permute", code))
+      return code;
+    std::memcpy(to, from, width * sizeof(float));
+  }
   return EMBSCALE_CUDA_OK;
 }
 
@@ -164,27 +212,28 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_pool(const void* pairs, co
   return EMBSCALE_CUDA_OK;
 }
 
-EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unpool(const void* pairs, const uint32_t* by_key,
-                                                             const uint32_t* key_begin, uint64_t count,
-                                                             const float* grad_out, uint64_t width, float* grads,
-                                                             void* stream) {
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unpool(const int64_t* positions, uint64_t stride,
+                                                             const uint32_t* by_key, const uint32_t* key_begin,
+                                                             uint64_t count, const float* grad_out, uint64_t width,
+                                                             int from_zero, float* grads, void* stream) {
   (void)stream;
   if (count == 0) return EMBSCALE_CUDA_OK;
-  if (!pairs || !by_key || !key_begin || !grad_out || !grads) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  if (!by_key || !key_begin || !grad_out || !grads || (positions && stride < 1)) return EMBSCALE_CUDA_INVALID_ARGUMENT;
   int code = EMBSCALE_CUDA_OK;
   if (!on_device({{key_begin, (count + 1) * sizeof(uint32_t)}, {grads, count * width * sizeof(float)}},
                  "embedding_step_unpool", code))
     return code;
   const uint64_t n = key_begin[count];
-  if (!on_device({{pairs, n * sizeof(portable::KeyPosition)}, {by_key, n * sizeof(uint32_t)}}, "embedding_step_unpool",
-                 code))
+  if (!on_device({{positions, positions && n > 0 ? ((n - 1) * stride + 1) * sizeof(int64_t) : 0},
+                  {by_key, n * sizeof(uint32_t)}},
+                 "embedding_step_unpool", code))
     return code;
-  const auto* p = static_cast<const portable::KeyPosition*>(pairs);
   for (uint64_t i = 0; i < count; ++i) {
     float* g = grads + i * width;
     for (uint32_t at = key_begin[i]; at < key_begin[i + 1]; ++at) {
-      const float* o = grad_out + static_cast<uint64_t>(p[by_key[at]].position) * width;
-      for (uint64_t c = 0; c < width; ++c) g[c] = at == key_begin[i] ? o[c] : g[c] + o[c];
+      const uint64_t j = by_key[at];
+      const float* o = grad_out + (positions ? static_cast<uint64_t>(positions[j * stride]) : j) * width;
+      for (uint64_t c = 0; c < width; ++c) g[c] = at == key_begin[i] ? (from_zero ? 0.0f + o[c] : o[c]) : g[c] + o[c];
     }
   }
   return EMBSCALE_CUDA_OK;

@@ -198,13 +198,22 @@ TEST(DeviceLayers, WhatTheGpuStepLacksIsRefusedByName) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("layers[emb1].storage"), std::string::npos) << e.what();
   }
-  config::Config dense = device_config("all2all_dense", config::Combiner::kSum, {});
-  dense.embeddings[0].device = config::Device::kGpu;
+  config::Config replicas = device_config("data_parallel", config::Combiner::kSum, {});
+  replicas.embeddings[0].device = config::Device::kGpu;
   try {
-    check_layers(dense, dense.data.slot_size_array);
-    FAIL() << "all2all_dense on the GPU was accepted";
+    check_layers(replicas, replicas.data.slot_size_array);
+    FAIL() << "data_parallel on the GPU was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("all2all_dense has no GPU step"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("data_parallel has no GPU step"), std::string::npos) << e.what();
+  }
+  config::Config every_occurrence = device_config("all2all_dense", config::Combiner::kSum, {});
+  every_occurrence.embeddings[0].device = config::Device::kGpu;
+  every_occurrence.embeddings[0].deduplicate = false;
+  try {
+    check_layers(every_occurrence, every_occurrence.data.slot_size_array);
+    FAIL() << "deduplicate false on the GPU was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("layers[emb1].deduplicate"), std::string::npos) << e.what();
   }
 }
 

@@ -133,8 +133,9 @@ void check_route_unique_pool_unpool(std::mt19937_64& rng, int ranks, portable::O
   const DeviceArray<std::int64_t> d_distinct(m + 1);
   const DeviceArray<std::uint64_t> d_count(1);
   const DeviceArray<std::uint32_t> d_inverse(m + 1), d_by_key(m + 1), d_key_begin(m + 1);
-  ABI_OK(embscale_cuda_embedding_step_unique(d_pairs.get(), m, d_distinct.get(), d_count.get(), d_inverse.get(),
-                                             d_by_key.get(), d_key_begin.get(), scratch.get(), nullptr));
+  ABI_OK(embscale_cuda_embedding_step_unique(&d_pairs.get()->key, 2, m, d_distinct.get(), d_count.get(),
+                                             d_inverse.get(), d_by_key.get(), d_key_begin.get(), scratch.get(),
+                                             nullptr));
   CUDA_OK(cudaDeviceSynchronize());
   const std::uint64_t count = d_count.download()[0];
   CHECK(count == of_key.size(), "distinct: %llu, expected %zu", static_cast<unsigned long long>(count), of_key.size());
@@ -171,8 +172,8 @@ void check_route_unique_pool_unpool(std::mt19937_64& rng, int ranks, portable::O
   const DeviceArray<float> d_rows(rows), d_out(positions * width), d_grad_out(grad_out), d_grads(count * width);
   ABI_OK(embscale_cuda_embedding_step_pool(d_pairs.get(), d_inverse.get(), m, d_rows.get(), width, d_out.get(),
                                            positions, scratch.get(), nullptr));
-  ABI_OK(embscale_cuda_embedding_step_unpool(d_pairs.get(), d_by_key.get(), d_key_begin.get(), count, d_grad_out.get(),
-                                             width, d_grads.get(), nullptr));
+  ABI_OK(embscale_cuda_embedding_step_unpool(&d_pairs.get()->position, 2, d_by_key.get(), d_key_begin.get(), count,
+                                             d_grad_out.get(), width, 0, d_grads.get(), nullptr));
   CUDA_OK(cudaDeviceSynchronize());
   CHECK(d_out.download() == want_out, "ranks %d kind %d: the pooled sums differ", ranks, static_cast<int>(kind));
   CHECK(d_grads.download() == want_grads, "ranks %d kind %d: the key gradients differ", ranks, static_cast<int>(kind));

@@ -46,13 +46,26 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_route(const void* owner, c
                                                             const int64_t* offsets, uint64_t bags, int32_t slots,
                                                             void* pairs, uint64_t* counts, void* scratch, void* stream);
 
-/* De-duplication of the keys of `n` pairs: distinct[0, *count) the distinct keys (ascending),
- * inverse[j] the index in distinct of pair j's key, and the grouping the unpool reads: by_key
- * lists the pairs of distinct key i at [key_begin[i], key_begin[i + 1]) in pair order
- * (key_begin holds n + 1 entries; *count + 1 are written). */
-EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unique(const void* pairs, uint64_t n, int64_t* distinct,
-                                                             uint64_t* count, uint32_t* inverse, uint32_t* by_key,
-                                                             uint32_t* key_begin, void* scratch, void* stream);
+/* De-duplication of `n` keys, key j at keys[j x stride] (stride 1: a key array; 2: the keys of
+ * KeyPosition pairs): distinct[0, *count) the distinct keys (ascending), inverse[j] the index in
+ * distinct of key j, and the grouping the unpool reads: by_key lists the keys j of distinct key i
+ * at [key_begin[i], key_begin[i + 1]) in order (key_begin holds n + 1 entries; *count + 1 are
+ * written). */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unique(const int64_t* keys, uint64_t stride, uint64_t n,
+                                                             int64_t* distinct, uint64_t* count, uint32_t* inverse,
+                                                             uint32_t* by_key, uint32_t* key_begin, void* scratch,
+                                                             void* stream);
+
+/* `n` distinct keys grouped by owner (portable::owner_of(*owner, key, 0), stable): grouped[p] is
+ * keys[order[p]], owner r's keys first at the sum of counts[0, r); counts[r] their number. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_group(const void* owner, int32_t ranks, const int64_t* keys,
+                                                            uint64_t n, int64_t* grouped, uint32_t* order,
+                                                            uint64_t* counts, void* scratch, void* stream);
+
+/* Rows of `width` floats moved by an index: with scatter 0, out[p, :] = in[index[p], :] (a
+ * gather); with scatter 1, out[index[p], :] = in[p, :] (index a permutation), for p in [0, n). */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_permute(const float* in, const uint32_t* index, uint64_t n,
+                                                              uint64_t width, int scatter, float* out, void* stream);
 
 /* Owner-side pooling: out[p, :] (p in [0, positions), `width` floats each) = the sum, in pair order
  * from +0, of rows[inverse[j], :] over the pairs j with position p; 0 for a position of no pair. */
@@ -60,12 +73,15 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_pool(const void* pairs, co
                                                            const float* rows, uint64_t width, float* out,
                                                            uint64_t positions, void* scratch, void* stream);
 
-/* Its backward: grads[i, :] = the sum, in pair order starting from the first pair, of
- * grad_out[position of pair j, :] over the pairs j of distinct key i, for i in [0, count). */
-EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unpool(const void* pairs, const uint32_t* by_key,
-                                                             const uint32_t* key_begin, uint64_t count,
-                                                             const float* grad_out, uint64_t width, float* grads,
-                                                             void* stream);
+/* Its backward: grads[i, :] = the sum, in order, of grad_out[position of j, :] over the keys j of
+ * distinct key i (by_key and key_begin: unique's grouping), for i in [0, count); j's position is
+ * positions[j x stride] (the positions of KeyPosition pairs: stride 2), or j itself when
+ * positions is NULL. from_zero 0 starts each sum from its first term (pool_pairs' backward, the
+ * owners' unpool_pairs), 1 from +0 (the requesters' unpool_bags). */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unpool(const int64_t* positions, uint64_t stride,
+                                                             const uint32_t* by_key, const uint32_t* key_begin,
+                                                             uint64_t count, const float* grad_out, uint64_t width,
+                                                             int from_zero, float* grads, void* stream);
 
 /* The mean combiner: values[b, :] (dim floats) times portable::bag_scale(size of bag b). */
 EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_scale_bags(const int64_t* offsets, uint64_t bags, uint64_t dim,
@@ -96,6 +112,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_regression(const float* va
   X(embedding_step_scratch)                       \
   X(embedding_step_route)                         \
   X(embedding_step_unique)                        \
+  X(embedding_step_group)                         \
+  X(embedding_step_permute)                       \
   X(embedding_step_pool)                          \
   X(embedding_step_unpool)                        \
   X(embedding_step_scale_bags)                    \

@@ -13,6 +13,7 @@
 #include <array>
 #include <memory>
 
+#include "embedding/device_all2all_dense.hpp"
 #include "embedding/key_router.hpp"
 #include "embedding/pooling.hpp"
 #include "embedding/requester_pooling.hpp"
@@ -122,6 +123,9 @@ class All2AllDense final : public EmbeddingScheme {
 };
 
 std::unique_ptr<EmbeddingScheme> make_all2all_dense(const LayerSpec& spec) {
+  // On a GPU: the same placement, the data flow on the device (device_all2all_dense.hpp).
+  if (!spec.context.on_host())
+    return make_device_all2all_dense(spec, spec.make_store(spec.keys_modulo_ranks(), spec.dim()), kPhases);
   return std::make_unique<All2AllDense>(spec);
 }
 
@@ -133,6 +137,7 @@ SchemeEntry all2all_dense_scheme() {
       .name = "all2all_dense", .config_type = "All2AllDenseEmbedding", .origin = "SOK", .make = make_all2all_dense};
   entry.dedups_before_exchange = true;
   entry.most_rows = most_rows_modulo;
+  entry.runs_on_device = true;
   return entry;
 }
 
