@@ -12,6 +12,7 @@
 #include "abi_boundary.hpp"
 #include "device/families/embedding_rows.h"
 #include "embedding/portable/optimizer_ref.hpp"
+#include "embedding/portable/row_codec_ref.hpp"
 #include "embedding/portable/rows_ref.hpp"
 
 namespace {
@@ -66,6 +67,52 @@ __global__ void sweep_kernel(portable::OptimizerRef optimizer, float* table, std
   const std::uint64_t r = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
   if (r >= num_rows) return;
   if (touched[r] == 0) portable::untouched_row(optimizer, table + r * row_width, table + r * row_width + dim, dim);
+  touched[r] = 0;
+}
+
+// ---- 16-bit rows: decoded into a float copy, updated, encoded back ----
+
+__global__ void gather16_kernel(const std::uint16_t* table, int bfloat, std::uint64_t row_width, std::uint64_t dim,
+                                const std::int64_t* rows, std::uint64_t n, float* out) {
+  const std::uint64_t e = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (e >= n * dim) return;
+  const std::uint64_t i = e / dim, d = e % dim;
+  out[e] = portable::decode16(table[static_cast<std::uint64_t>(rows[i]) * row_width + d], bfloat != 0);
+}
+
+__device__ void decode_row(const std::uint16_t* stored, int bfloat, std::uint64_t row_width, float* row) {
+  for (std::uint64_t c = 0; c < row_width; ++c) row[c] = portable::decode16(stored[c], bfloat != 0);
+}
+__device__ void encode_row(const float* row, int bfloat, std::uint64_t row_width, std::uint16_t* stored) {
+  for (std::uint64_t c = 0; c < row_width; ++c) stored[c] = portable::encode16(row[c], bfloat != 0);
+}
+
+__global__ void apply16_kernel(portable::OptimizerRef optimizer, std::uint16_t* table, int bfloat,
+                               std::uint64_t row_width, std::uint64_t dim, const std::int64_t* rows, const float* grads,
+                               std::uint64_t n, std::uint8_t* touched, float* scratch) {
+  const std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  std::uint16_t* stored = table + static_cast<std::uint64_t>(rows[i]) * row_width;
+  float* row = scratch + i * row_width;
+  decode_row(stored, bfloat, row_width, row);
+  portable::update_row(optimizer, row, row + dim, grads + i * dim, dim);
+  encode_row(row, bfloat, row_width, stored);
+  if (touched != nullptr) touched[rows[i]] = 1;
+}
+
+__global__ void sweep16_kernel(portable::OptimizerRef optimizer, std::uint16_t* table, int bfloat,
+                               std::uint64_t row_width, std::uint64_t dim, std::uint64_t first, std::uint64_t count,
+                               std::uint8_t* touched, float* scratch) {
+  const std::uint64_t t = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (t >= count) return;
+  const std::uint64_t r = first + t;
+  if (touched[r] == 0) {
+    std::uint16_t* stored = table + r * row_width;
+    float* row = scratch + t * row_width;
+    decode_row(stored, bfloat, row_width, row);
+    portable::untouched_row(optimizer, row, row + dim, dim);
+    encode_row(row, bfloat, row_width, stored);
+  }
   touched[r] = 0;
 }
 
@@ -147,6 +194,50 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep(const void* optimize
     sweep_kernel<<<blocks_for(num_rows), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
         copied(optimizer), table, row_width, dim, num_rows, touched);
     return launched("embedding_rows sweep_kernel");
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_gather16(const uint16_t* table, int bfloat, uint64_t row_width,
+                                                               uint64_t dim, const int64_t* rows, uint64_t n,
+                                                               float* out, void* stream) {
+  return guarded([&]() -> int {
+    if (n == 0 || dim == 0) return EMBSCALE_CUDA_OK;
+    if (!table || !rows || !out || dim > row_width)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
+    if (blocks_for(n * dim) == 0) return too_large(n * dim);
+    gather16_kernel<<<blocks_for(n * dim), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(table, bfloat, row_width,
+                                                                                           dim, rows, n, out);
+    return launched("embedding_rows gather16_kernel");
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_apply16(const void* optimizer, uint16_t* table, int bfloat,
+                                                              uint64_t row_width, uint64_t dim, const int64_t* rows,
+                                                              const float* grads, uint64_t n, uint8_t* touched,
+                                                              float* scratch, void* stream) {
+  return guarded([&]() -> int {
+    if (n == 0) return EMBSCALE_CUDA_OK;
+    if (!optimizer || !table || !rows || !grads || !scratch || dim > row_width)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
+    if (blocks_for(n) == 0) return too_large(n);
+    apply16_kernel<<<blocks_for(n), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+        copied(optimizer), table, bfloat, row_width, dim, rows, grads, n, touched, scratch);
+    return launched("embedding_rows apply16_kernel");
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep16(const void* optimizer, uint16_t* table, int bfloat,
+                                                              uint64_t row_width, uint64_t dim, uint64_t first,
+                                                              uint64_t count, uint8_t* touched, float* scratch,
+                                                              void* stream) {
+  return guarded([&]() -> int {
+    if (count == 0) return EMBSCALE_CUDA_OK;
+    if (!optimizer || !table || !touched || !scratch || dim > row_width)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
+    if (blocks_for(count) == 0) return too_large(count);
+    sweep16_kernel<<<blocks_for(count), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+        copied(optimizer), table, bfloat, row_width, dim, first, count, touched, scratch);
+    return launched("embedding_rows sweep16_kernel");
   });
 }
 

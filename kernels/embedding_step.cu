@@ -67,17 +67,22 @@ class Carver {
   std::uint64_t used_ = 0;
 };
 
-// CUB's temporary bytes for a stable pair sort of n items and for an inclusive sum of n.
-template <class K> std::size_t sort_bytes(int n) {
+// CUB's temporary bytes for a stable pair sort of n items and for an inclusive sum of n. A failed
+// query (a sticky error of an earlier kernel, no device) is kept in `error`, which the entry
+// points report instead of sizing scratch with 0 bytes.
+template <class K> std::size_t sort_bytes(int n, cudaError_t& error) {
   std::size_t bytes = 0;
-  cub::DeviceRadixSort::SortPairs(nullptr, bytes, static_cast<const K*>(nullptr), static_cast<K*>(nullptr),
-                                  static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), n);
+  const cudaError_t err = cub::DeviceRadixSort::SortPairs(
+      nullptr, bytes, static_cast<const K*>(nullptr), static_cast<K*>(nullptr),
+      static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), n);
+  if (err != cudaSuccess) error = err;
   return bytes;
 }
-std::size_t scan_bytes(int n) {
+std::size_t scan_bytes(int n, cudaError_t& error) {
   std::size_t bytes = 0;
-  cub::DeviceScan::InclusiveSum(nullptr, bytes, static_cast<const std::uint32_t*>(nullptr),
-                                static_cast<std::uint32_t*>(nullptr), n);
+  const cudaError_t err = cub::DeviceScan::InclusiveSum(nullptr, bytes, static_cast<const std::uint32_t*>(nullptr),
+                                                        static_cast<std::uint32_t*>(nullptr), n);
+  if (err != cudaSuccess) error = err;
   return bytes;
 }
 
@@ -87,7 +92,8 @@ struct RouteScratch {
   std::int64_t* position = nullptr;
   void* temp = nullptr;
   std::size_t temp_bytes = 0;
-  RouteScratch(void* base, int n) : temp_bytes(sort_bytes<std::uint32_t>(n)) {
+  cudaError_t error = cudaSuccess;
+  RouteScratch(void* base, int n) : temp_bytes(sort_bytes<std::uint32_t>(n, error)) {
     Carver c(base);
     dest = c.take<std::uint32_t>(n);
     dest_sorted = c.take<std::uint32_t>(n);
@@ -104,9 +110,11 @@ struct UniqueScratch {
   std::uint32_t *index = nullptr, *ids = nullptr;
   void* temp = nullptr;
   std::size_t temp_bytes = 0;
+  cudaError_t error = cudaSuccess;
   UniqueScratch(void* base, int n) {
-    temp_bytes = sort_bytes<std::int64_t>(n);
-    if (scan_bytes(n) > temp_bytes) temp_bytes = scan_bytes(n);
+    temp_bytes = sort_bytes<std::int64_t>(n, error);
+    const std::size_t scan = scan_bytes(n, error);
+    if (scan > temp_bytes) temp_bytes = scan;
     Carver c(base);
     keys = c.take<std::int64_t>(n);
     keys_sorted = c.take<std::int64_t>(n);
@@ -122,7 +130,8 @@ struct PoolScratch {
   std::uint32_t *index = nullptr, *index_sorted = nullptr, *begin = nullptr, *end = nullptr;
   void* temp = nullptr;
   std::size_t temp_bytes = 0;
-  PoolScratch(void* base, int n, std::uint64_t rows) : temp_bytes(sort_bytes<std::uint64_t>(n)) {
+  cudaError_t error = cudaSuccess;
+  PoolScratch(void* base, int n, std::uint64_t rows) : temp_bytes(sort_bytes<std::uint64_t>(n, error)) {
     Carver c(base);
     positions = c.take<std::uint64_t>(n);
     positions_sorted = c.take<std::uint64_t>(n);
@@ -143,9 +152,10 @@ int too_many(std::uint64_t n) {
 
 // ---- route ----
 
-__global__ void route_owners(portable::OwnerRef rule, portable::PlacementRef place, const std::int64_t* keys,
-                             const std::int64_t* offsets, std::uint64_t bags, std::int32_t slots, std::uint32_t* dest,
-                             std::uint32_t* index, std::int64_t* position, unsigned long long* counts) {
+__global__ void route_owners(portable::OwnerRef rule, int rule_ranks, portable::PlacementRef place,
+                             const std::int64_t* keys, const std::int64_t* offsets, std::uint64_t bags,
+                             std::int32_t slots, std::uint32_t* dest, std::uint32_t* index, std::int64_t* position,
+                             unsigned long long* counts) {
   EMBSCALE_GRID_STRIDE(b, bags) {
     const auto sample = static_cast<std::int64_t>(b / static_cast<std::uint64_t>(slots));
     const auto slot = static_cast<std::int32_t>(b % static_cast<std::uint64_t>(slots));
@@ -153,9 +163,14 @@ __global__ void route_owners(portable::OwnerRef rule, portable::PlacementRef pla
     std::int64_t last_position = 0;
     for (std::int64_t k = offsets[b]; k < offsets[b + 1]; ++k) {
       const int d = portable::owner_of(rule, keys[k], slot);
+      index[k] = static_cast<std::uint32_t>(k);
+      if (d < 0 || d >= rule_ranks) {  // a key outside the rule: sorted last, counted nowhere
+        dest[k] = static_cast<std::uint32_t>(rule_ranks);
+        position[k] = -1;
+        continue;
+      }
       if (d != last_dest) last_position = portable::position_of(place, last_dest = d, sample, slot);
       dest[k] = static_cast<std::uint32_t>(d);
-      index[k] = static_cast<std::uint32_t>(k);
       position[k] = last_position;
       atomicAdd(counts + d, 1ull);
     }
@@ -198,13 +213,14 @@ __global__ void split_keys(const std::int64_t* from, std::uint64_t stride, std::
 
 // ---- group and permute ----
 
-__global__ void group_owners(portable::OwnerRef rule, const std::int64_t* keys, std::uint64_t n, std::uint32_t* dest,
-                             std::uint32_t* index, unsigned long long* counts) {
+__global__ void group_owners(portable::OwnerRef rule, int ranks, const std::int64_t* keys, std::uint64_t n,
+                             std::uint32_t* dest, std::uint32_t* index, unsigned long long* counts) {
   EMBSCALE_GRID_STRIDE(i, n) {
     const int d = portable::owner_of(rule, keys[i], 0);
-    dest[i] = static_cast<std::uint32_t>(d);
     index[i] = static_cast<std::uint32_t>(i);
-    atomicAdd(counts + d, 1ull);
+    const bool valid = d >= 0 && d < ranks;  // else sorted last, counted nowhere
+    dest[i] = static_cast<std::uint32_t>(valid ? d : ranks);
+    if (valid) atomicAdd(counts + d, 1ull);
   }
 }
 
@@ -246,17 +262,22 @@ __global__ void write_distinct(const std::int64_t* sorted, const std::uint32_t* 
 
 // ---- pool and unpool ----
 
-__global__ void split_positions(const portable::KeyPosition* pairs, std::uint64_t n, std::uint64_t* positions,
-                                std::uint32_t* index) {
+// Positions outside [0, rows) (the header's contract excludes them) become `rows`: sorted last,
+// never pooled.
+__global__ void split_positions(const portable::KeyPosition* pairs, std::uint64_t n, std::uint64_t rows,
+                                std::uint64_t* positions, std::uint32_t* index) {
   EMBSCALE_GRID_STRIDE(j, n) {
-    positions[j] = static_cast<std::uint64_t>(pairs[j].position);
+    const std::int64_t p = pairs[j].position;
+    positions[j] = p < 0 || static_cast<std::uint64_t>(p) >= rows ? rows : static_cast<std::uint64_t>(p);
     index[j] = static_cast<std::uint32_t>(j);
   }
 }
 
-__global__ void mark_runs(const std::uint64_t* sorted, std::uint64_t n, std::uint32_t* begin, std::uint32_t* end) {
+__global__ void mark_runs(const std::uint64_t* sorted, std::uint64_t n, std::uint64_t positions, std::uint32_t* begin,
+                          std::uint32_t* end) {
   EMBSCALE_GRID_STRIDE(i, n) {
     const std::uint64_t p = sorted[i];
+    if (p >= positions) continue;  // outside the output (the header's contract excludes it): not pooled
     if (i == 0 || sorted[i - 1] != p) begin[p] = static_cast<std::uint32_t>(i);
     if (i == n - 1 || sorted[i + 1] != p) end[p] = static_cast<std::uint32_t>(i + 1);
   }
@@ -347,10 +368,14 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_scratch(uint64_t n, uint64
     if (!bytes) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "bytes is NULL");
     if (n > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return too_many(n);
     const int items = static_cast<int>(n);
-    std::uint64_t most = RouteScratch(nullptr, items).used;
-    const std::uint64_t unique = UniqueScratch(nullptr, items).used, pool = PoolScratch(nullptr, items, positions).used;
-    if (unique > most) most = unique;
-    if (pool > most) most = pool;
+    const RouteScratch route(nullptr, items);
+    const UniqueScratch unique(nullptr, items);
+    const PoolScratch pool(nullptr, items, positions);
+    for (const cudaError_t err : {route.error, unique.error, pool.error})
+      if (err != cudaSuccess) return cuda_fail("sizing CUB's temporary storage", err);
+    std::uint64_t most = route.used;
+    if (unique.used > most) most = unique.used;
+    if (pool.used > most) most = pool.used;
     *bytes = most;
     return static_cast<int>(EMBSCALE_CUDA_OK);
   });
@@ -362,7 +387,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_route(const void* owner, c
                                                             void* pairs, uint64_t* counts, void* scratch,
                                                             void* stream) {
   return guarded([&] {
-    if (!owner || !placement || ranks < 1 || slots < 1 || !offsets || !counts || (n > 0 && (!keys || !pairs)))
+    if (!owner || !placement || ranks < 1 || slots < 1 || !offsets || !counts ||
+        (n > 0 && (!keys || !pairs || (!every_rank && !scratch))))
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_step_route: a required argument is missing");
     if (n > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return too_many(n);
     const auto s = static_cast<cudaStream_t>(stream);
@@ -382,11 +408,11 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_route(const void* owner, c
     if (err != cudaSuccess) return cuda_fail("clearing the counts", err);
     if (n == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
     RouteScratch r(scratch, static_cast<int>(n));
-    route_owners<<<grid_for(bags), kBlock, 0, s>>>(rule, place, keys, offsets, bags, slots, r.dest, r.index, r.position,
-                                                   reinterpret_cast<unsigned long long*>(counts));
+    route_owners<<<grid_for(bags), kBlock, 0, s>>>(rule, ranks, place, keys, offsets, bags, slots, r.dest, r.index,
+                                                   r.position, reinterpret_cast<unsigned long long*>(counts));
     if (const int code = launched("embedding_step_route"); code != EMBSCALE_CUDA_OK) return code;
     err = cub::DeviceRadixSort::SortPairs(r.temp, r.temp_bytes, r.dest, r.dest_sorted, r.index, r.index_sorted,
-                                          static_cast<int>(n), 0, bits_below(static_cast<std::uint64_t>(ranks)), s);
+                                          static_cast<int>(n), 0, bits_below(static_cast<std::uint64_t>(ranks) + 1), s);
     if (err != cudaSuccess) return cuda_fail("sorting the pairs by owner", err);
     gather_pairs<<<grid_for(n), kBlock, 0, s>>>(keys, r.position, r.index_sorted, n, out);
     return launched("embedding_step_route");
@@ -398,7 +424,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unique(const int64_t* keys
                                                              uint32_t* by_key, uint32_t* key_begin, void* scratch,
                                                              void* stream) {
   return guarded([&] {
-    if (!count || !key_begin || stride < 1 || (n > 0 && (!keys || !distinct || !inverse || !by_key)))
+    if (!count || !key_begin || stride < 1 || (n > 0 && (!keys || !distinct || !inverse || !by_key || !scratch)))
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_step_unique: a required argument is missing");
     if (n > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return too_many(n);
     const auto s = static_cast<cudaStream_t>(stream);
@@ -429,7 +455,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_group(const void* owner, i
                                                             uint64_t n, int64_t* grouped, uint32_t* order,
                                                             uint64_t* counts, void* scratch, void* stream) {
   return guarded([&] {
-    if (!owner || ranks < 1 || !counts || (n > 0 && (!keys || !grouped || !order)))
+    if (!owner || ranks < 1 || !counts || (n > 0 && (!keys || !grouped || !order || !scratch)))
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_step_group: a required argument is missing");
     if (n > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return too_many(n);
     const auto s = static_cast<cudaStream_t>(stream);
@@ -437,11 +463,11 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_group(const void* owner, i
     if (err != cudaSuccess) return cuda_fail("clearing the counts", err);
     if (n == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
     RouteScratch r(scratch, static_cast<int>(n));
-    group_owners<<<grid_for(n), kBlock, 0, s>>>(*static_cast<const portable::OwnerRef*>(owner), keys, n, r.dest,
+    group_owners<<<grid_for(n), kBlock, 0, s>>>(*static_cast<const portable::OwnerRef*>(owner), ranks, keys, n, r.dest,
                                                 r.index, reinterpret_cast<unsigned long long*>(counts));
     if (const int code = launched("embedding_step_group"); code != EMBSCALE_CUDA_OK) return code;
     err = cub::DeviceRadixSort::SortPairs(r.temp, r.temp_bytes, r.dest, r.dest_sorted, r.index, order,
-                                          static_cast<int>(n), 0, bits_below(static_cast<std::uint64_t>(ranks)), s);
+                                          static_cast<int>(n), 0, bits_below(static_cast<std::uint64_t>(ranks) + 1), s);
     if (err != cudaSuccess) return cuda_fail("sorting the keys by owner", err);
     gather_keys<<<grid_for(n), kBlock, 0, s>>>(keys, order, n, grouped);
     return launched("embedding_step_group");
@@ -464,7 +490,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_pool(const void* pairs, co
                                                            const float* rows, uint64_t width, float* out,
                                                            uint64_t positions, void* scratch, void* stream) {
   return guarded([&] {
-    if ((positions > 0 && !out) || (n > 0 && (!pairs || !inverse || !rows)))
+    if ((positions > 0 && (!out || !scratch)) || (n > 0 && (!pairs || !inverse || !rows)))
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_step_pool: a required argument is missing");
     if (n > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return too_many(n);
     if (positions == 0 || width == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
@@ -474,13 +500,13 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_pool(const void* pairs, co
     if (err == cudaSuccess) err = cudaMemsetAsync(q.end, 0, positions * sizeof(std::uint32_t), s);
     if (err != cudaSuccess) return cuda_fail("clearing the runs", err);
     if (n > 0) {
-      split_positions<<<grid_for(n), kBlock, 0, s>>>(static_cast<const portable::KeyPosition*>(pairs), n, q.positions,
-                                                     q.index);
+      split_positions<<<grid_for(n), kBlock, 0, s>>>(static_cast<const portable::KeyPosition*>(pairs), n, positions,
+                                                     q.positions, q.index);
       if (const int code = launched("embedding_step_pool"); code != EMBSCALE_CUDA_OK) return code;
       err = cub::DeviceRadixSort::SortPairs(q.temp, q.temp_bytes, q.positions, q.positions_sorted, q.index,
-                                            q.index_sorted, static_cast<int>(n), 0, bits_below(positions), s);
+                                            q.index_sorted, static_cast<int>(n), 0, bits_below(positions + 1), s);
       if (err != cudaSuccess) return cuda_fail("sorting the pairs by position", err);
-      mark_runs<<<grid_for(n), kBlock, 0, s>>>(q.positions_sorted, n, q.begin, q.end);
+      mark_runs<<<grid_for(n), kBlock, 0, s>>>(q.positions_sorted, n, positions, q.begin, q.end);
       if (const int code = launched("embedding_step_pool"); code != EMBSCALE_CUDA_OK) return code;
     }
     pool_runs<<<grid_for(positions * width), kBlock, 0, s>>>(q.begin, q.end, q.index_sorted, inverse, rows, width,

@@ -88,6 +88,9 @@ class DeviceAll2AllDense final : public EmbeddingScheme {
                                           stream_),
           "reading the owners' counts");
     synchronize("grouping the keys by owner");
+    if (total(send_counts_) != requested_.n)  // the kernel counts no owner outside [0, ranks)
+      throw Error(spec_.path + ": " + std::to_string(requested_.n - total(send_counts_)) +
+                  " of the batch's keys have no owner among the layer's ranks (negative keys)");
     recorder.lap("route");
 
     recv_counts_.assign(send_counts_.size(), 0);

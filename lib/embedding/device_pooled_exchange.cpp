@@ -87,6 +87,10 @@ void DevicePooledExchange::forward(const Batch& batch, std::span<float> pooled, 
                                       static_cast<std::int64_t>(send_counts_.size() * sizeof(std::uint64_t)), stream_),
       "reading the owners' counts");
   synchronize("routing the batch");
+  if (total(send_counts_) != sent)  // the kernel counts no owner outside [0, ranks)
+    throw Error(spec_.path + ": " + std::to_string(sent - total(send_counts_)) +
+                " of the batch's keys have no owner among the layer's " + std::to_string(ranks_) +
+                " ranks (keys outside the layer's slots)");
   recorder.lap("route");
 
   const portable::KeyPosition* received = send;

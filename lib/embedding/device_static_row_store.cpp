@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "embedding/portable/optimizer_ref.hpp"
 #include "embedding/static_row_store.hpp"
+#include "kv/row_codec.hpp"
 
 namespace embscale::embedding {
 namespace {
@@ -31,24 +32,28 @@ const device::DeviceFunctions& family_of(const device::DeviceLibrary& library) {
 DeviceStaticRowStore::DeviceStaticRowStore(OwnedKeys owned, const kv::TableOptions& options, std::int32_t column_first,
                                            std::int32_t full_dim, ExecutionContext context,
                                            const device::DeviceLibrary& library)
-    : owned_(std::move(owned)), dim_(static_cast<std::int32_t>(options.dim)),
+    : owned_(std::move(owned)), dim_(static_cast<std::int32_t>(options.dim)), type_(options.value_type),
+      value_bytes_(kv::value_bytes(options.value_type)),
       state_width_(options.training ? static_cast<std::int32_t>(options.optimizer_state_width) : 0),
       row_width_(static_cast<std::size_t>(dim_ + state_width_)), context_(context), library_(library),
       rows_family_(&family_of(library)), table_(library, checked_table_bytes(owned_, options, context, library)),
       ranges_(library, static_cast<std::int64_t>(owned_.portable_ranges().size() * sizeof(portable::OwnedRange))),
-      first_bad_(library, sizeof(std::uint64_t)), rows_(library), touched_(library) {
-  // The initial rows, made on the host as StaticRowStore makes them, uploaded in blocks.
+      first_bad_(library, sizeof(std::uint64_t)), rows_(library), touched_(library), scratch_(library) {
+  // The initial rows, made on the host as StaticRowStore makes them (and encoded as it stores
+  // them), uploaded in blocks.
   const StaticInitialRows initial(owned_, options, column_first, full_dim);
-  constexpr std::int64_t kBlockRows = 1 << 16;
   std::vector<float> block;
+  std::vector<std::byte> stored;
   for (std::int64_t first = 0; first < owned_.rows(); first += kBlockRows) {
     const std::int64_t rows = std::min(kBlockRows, owned_.rows() - first);
-    block.resize(static_cast<std::size_t>(rows) * row_width_);
+    const std::size_t values = static_cast<std::size_t>(rows) * row_width_;
+    block.resize(values);
     for (std::int64_t r = 0; r < rows; ++r)
       initial.row(first + r, std::span<float>(block.data() + static_cast<std::size_t>(r) * row_width_, row_width_));
-    auto* at = static_cast<float*>(table_.data()) + static_cast<std::size_t>(first) * row_width_;
-    library_.check(library_.functions().copy_async(
-                       at, block.data(), static_cast<std::int64_t>(block.size() * sizeof(float)), context_.stream),
+    stored.resize(values * value_bytes_);
+    kv::encode_values(type_, block.data(), stored.data(), values);
+    library_.check(library_.functions().copy_async(stored_row(first), stored.data(),
+                                                   static_cast<std::int64_t>(stored.size()), context_.stream),
                    "uploading the initial rows");
     library_.check(library_.functions().stream_synchronize(context_.stream), "uploading the initial rows");
   }
@@ -63,10 +68,9 @@ std::int64_t DeviceStaticRowStore::checked_table_bytes(const OwnedKeys& owned, c
                                                        const ExecutionContext& context, const device::DeviceLibrary&) {
   EMBSCALE_EXPECTS(options.dim >= 1, "a table needs dim >= 1");
   if (context.on_host()) throw Error("the device static row store needs a device context");
-  if (options.value_type != kv::ValueType::kFloat32)
-    throw InputError("storage.embedding_dtype: the GPU's static table holds fp32 rows in this build");
   const auto state = options.training ? options.optimizer_state_width : 0;
-  return owned.rows() * static_cast<std::int64_t>(options.dim + state) * static_cast<std::int64_t>(sizeof(float));
+  return owned.rows() * static_cast<std::int64_t>(options.dim + state) *
+         static_cast<std::int64_t>(kv::value_bytes(options.value_type));
 }
 
 const std::int64_t* DeviceStaticRowStore::index(std::span<const Key> keys) {
@@ -94,10 +98,16 @@ void DeviceStaticRowStore::read(std::span<const Key> keys, std::span<float> rows
                    "rows must hold keys.size() x dim values");
   if (keys.empty()) return;
   const std::int64_t* at = index(keys);
-  library_.check(rows_family_->embedding_rows_gather(static_cast<const float*>(table_.data()), row_width_,
-                                                     static_cast<std::uint64_t>(dim_), at, keys.size(), rows.data(),
-                                                     context_.stream),
-                 "embedding_rows gather");
+  const auto dim = static_cast<std::uint64_t>(dim_);
+  if (sixteen_bits())
+    library_.check(
+        rows_family_->embedding_rows_gather16(static_cast<const std::uint16_t*>(table_.data()), bfloat(), row_width_,
+                                              dim, at, keys.size(), rows.data(), context_.stream),
+        "embedding_rows gather16");
+  else
+    library_.check(rows_family_->embedding_rows_gather(static_cast<const float*>(table_.data()), row_width_, dim, at,
+                                                       keys.size(), rows.data(), context_.stream),
+                   "embedding_rows gather");
   reads_ += static_cast<std::int64_t>(keys.size());
 }
 
@@ -118,18 +128,34 @@ void DeviceStaticRowStore::apply(std::span<const Key> keys, std::span<const floa
       library_.check(library_.functions().memset_async(touched, 0, owned_.rows(), context_.stream), "clearing flags");
     touched_clean_ = false;
   }
+  const auto dim = static_cast<std::uint64_t>(dim_);
+  auto* table16 = static_cast<std::uint16_t*>(table_.data());
   if (!keys.empty()) {
     const std::int64_t* at = index(keys);
-    library_.check(
-        f.embedding_rows_apply(&ref, static_cast<float*>(table_.data()), row_width_, static_cast<std::uint64_t>(dim_),
-                               at, grads.data(), keys.size(), touched, context_.stream),
-        "embedding_rows apply");
+    if (sixteen_bits())
+      library_.check(
+          f.embedding_rows_apply16(&ref, table16, bfloat(), row_width_, dim, at, grads.data(), keys.size(), touched,
+                                   scratch_.reserve_for<float>(keys.size() * row_width_), context_.stream),
+          "embedding_rows apply16");
+    else
+      library_.check(f.embedding_rows_apply(&ref, static_cast<float*>(table_.data()), row_width_, dim, at, grads.data(),
+                                            keys.size(), touched, context_.stream),
+                     "embedding_rows apply");
   }
   if (sweep) {
-    library_.check(
-        f.embedding_rows_sweep(&ref, static_cast<float*>(table_.data()), row_width_, static_cast<std::uint64_t>(dim_),
-                               static_cast<std::uint64_t>(owned_.rows()), touched, context_.stream),
-        "embedding_rows sweep");
+    const auto rows = static_cast<std::uint64_t>(owned_.rows());
+    if (sixteen_bits()) {  // in blocks of rows: a decoded copy of a block, not of the table
+      for (std::uint64_t first = 0; first < rows; first += kBlockRows) {
+        const std::uint64_t count = std::min<std::uint64_t>(kBlockRows, rows - first);
+        library_.check(f.embedding_rows_sweep16(&ref, table16, bfloat(), row_width_, dim, first, count, touched,
+                                                scratch_.reserve_for<float>(count * row_width_), context_.stream),
+                       "embedding_rows sweep16");
+      }
+    } else {
+      library_.check(f.embedding_rows_sweep(&ref, static_cast<float*>(table_.data()), row_width_, dim, rows, touched,
+                                            context_.stream),
+                     "embedding_rows sweep");
+    }
     touched_clean_ = true;
   }
 }
@@ -138,26 +164,29 @@ bool DeviceStaticRowStore::row(Key key, std::span<float> out) const {
   const std::int64_t r = owned_.row_of(key);
   if (r < 0) return false;
   EMBSCALE_EXPECTS(out.size() == static_cast<std::size_t>(dim_), "out must hold dim values");
-  const auto* at = static_cast<const float*>(table_.data()) + static_cast<std::size_t>(r) * row_width_;
-  library_.check(library_.functions().copy_async(out.data(), at, static_cast<std::int64_t>(out.size() * sizeof(float)),
+  std::vector<std::byte> stored(out.size() * value_bytes_);
+  library_.check(library_.functions().copy_async(stored.data(), stored_row(r), static_cast<std::int64_t>(stored.size()),
                                                  context_.stream),
                  "reading a row");
   library_.check(library_.functions().stream_synchronize(context_.stream), "reading a row");
+  kv::decode_values(type_, stored.data(), out.data(), out.size());
   return true;
 }
 
 void DeviceStaticRowStore::for_each_row(const std::function<void(Key, std::span<const float>)>& visit) const {
   // In blocks of rows: host memory of a block, not of the table.
-  constexpr std::int64_t kBlockRows = 1 << 16;
   std::vector<float> block;
+  std::vector<std::byte> stored;
   for (std::int64_t first = 0; first < owned_.rows(); first += kBlockRows) {
     const std::int64_t rows = std::min(kBlockRows, owned_.rows() - first);
-    block.resize(static_cast<std::size_t>(rows) * row_width_);
-    const auto* at = static_cast<const float*>(table_.data()) + static_cast<std::size_t>(first) * row_width_;
-    library_.check(library_.functions().copy_async(
-                       block.data(), at, static_cast<std::int64_t>(block.size() * sizeof(float)), context_.stream),
+    const std::size_t values = static_cast<std::size_t>(rows) * row_width_;
+    stored.resize(values * value_bytes_);
+    library_.check(library_.functions().copy_async(stored.data(), stored_row(first),
+                                                   static_cast<std::int64_t>(stored.size()), context_.stream),
                    "reading the table");
     library_.check(library_.functions().stream_synchronize(context_.stream), "reading the table");
+    block.resize(values);
+    kv::decode_values(type_, stored.data(), block.data(), values);
     for (std::int64_t r = 0; r < rows; ++r)
       visit(owned_.key_of(first + r), std::span<const float>(block.data() + static_cast<std::size_t>(r) * row_width_,
                                                              static_cast<std::size_t>(dim_)));

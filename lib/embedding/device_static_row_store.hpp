@@ -8,8 +8,9 @@
 //
 // A device store: the spans of read and apply are device memory, every call is queued on the
 // context's stream. read and apply synchronize once, to learn whether every key was owned (a
-// foreign key is an Error naming it, as on the host). fp32 rows only for now (fp16 and bf16 are
-// refused by name).
+// foreign key is an Error naming it, as on the host). Rows are stored as the table's
+// storage.embedding_dtype says: fp32, or fp16/bf16 decoded to float for each gather and update and
+// rounded back (portable/row_codec_ref.hpp, the host table's codec).
 #pragma once
 
 #include <cstdint>
@@ -27,7 +28,7 @@ class DeviceStaticRowStore final : public RowStore {
  public:
   // As StaticRowStore's constructor, on `context` (a device context: its device current, its
   // stream). Throws Error when the library lacks the embedding_rows family or was built with other
-  // layouts, InputError naming storage.embedding_dtype for fp16 or bf16 rows.
+  // layouts.
   DeviceStaticRowStore(OwnedKeys owned, const kv::TableOptions& options, std::int32_t column_first,
                        std::int32_t full_dim, ExecutionContext context, const device::DeviceLibrary& library);
 
@@ -50,18 +51,30 @@ class DeviceStaticRowStore final : public RowStore {
   // not owned here (one synchronization: the index kernel's verdict).
   const std::int64_t* index(std::span<const Key> keys);
 
+  static constexpr std::int64_t kBlockRows = 1 << 16;  // the rows of one upload, download or 16-bit sweep
+  bool sixteen_bits() const noexcept { return type_ != kv::ValueType::kFloat32; }
+  int bfloat() const noexcept { return type_ == kv::ValueType::kBFloat16 ? 1 : 0; }
+  // Row r's first stored byte on the device.
+  void* stored_row(std::int64_t r) const noexcept {
+    return static_cast<std::byte*>(table_.data()) + static_cast<std::size_t>(r) * row_width_ * value_bytes_;
+  }
+
   OwnedKeys owned_;
-  std::int32_t dim_, state_width_;
+  std::int32_t dim_;
+  kv::ValueType type_;
+  std::size_t value_bytes_;  // 4, or 2 for fp16 and bf16
+  std::int32_t state_width_;
   std::size_t row_width_;
   ExecutionContext context_;
   device::DeviceLibrary library_;
   const device::DeviceFunctions* rows_family_;  // the embedding_rows family, checked once
-  device::DeviceBuffer table_;                  // owned_.rows() x row_width_ floats
+  device::DeviceBuffer table_;                  // owned_.rows() x row_width_ values of type_
   device::DeviceBuffer ranges_;                 // the owned ranges (portable::OwnedRange)
   std::uint64_t range_count_ = 0;
   device::DeviceBuffer first_bad_;       // the index kernel's verdict (one uint64)
   device::GrowingDeviceBuffer rows_;     // a batch's rows (int64 each)
   device::GrowingDeviceBuffer touched_;  // the Global sweep's flags, one byte per row
+  device::GrowingDeviceBuffer scratch_;  // 16-bit rows: the decoded copies an update changes
   bool touched_clean_ = false;           // all zero (a sweep that completed clears them; a failure does not)
   std::int64_t reads_ = 0;
 };

@@ -13,6 +13,7 @@
 
 #include "device/families/embedding_rows.h"
 #include "embedding/portable/optimizer_ref.hpp"
+#include "embedding/portable/row_codec_ref.hpp"
 #include "embedding/portable/rows_ref.hpp"
 
 namespace portable = embscale::embedding::portable;
@@ -109,6 +110,70 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep(const void* optimize
   std::memcpy(&o, optimizer, sizeof o);
   for (uint64_t r = 0; r < num_rows; ++r) {
     if (touched[r] == 0) portable::untouched_row(o, table + r * row_width, table + r * row_width + dim, dim);
+    touched[r] = 0;
+  }
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_gather16(const uint16_t* table, int bfloat, uint64_t row_width,
+                                                               uint64_t dim, const int64_t* rows, uint64_t n,
+                                                               float* out, void* stream) {
+  (void)stream;
+  if (n == 0 || dim == 0) return EMBSCALE_CUDA_OK;
+  if (!table || !rows || !out || dim > row_width) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  int code = EMBSCALE_CUDA_OK;
+  if (!on_device({{rows, n * sizeof(int64_t)}, {out, n * dim * sizeof(float)}}, "embedding_rows_gather16", code))
+    return code;
+  for (uint64_t i = 0; i < n; ++i)
+    for (uint64_t d = 0; d < dim; ++d)
+      out[i * dim + d] = portable::decode16(table[static_cast<uint64_t>(rows[i]) * row_width + d], bfloat != 0);
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_apply16(const void* optimizer, uint16_t* table, int bfloat,
+                                                              uint64_t row_width, uint64_t dim, const int64_t* rows,
+                                                              const float* grads, uint64_t n, uint8_t* touched,
+                                                              float* scratch, void* stream) {
+  (void)stream;
+  if (n == 0) return EMBSCALE_CUDA_OK;
+  if (!optimizer || !table || !rows || !grads || !scratch || dim > row_width) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  int code = EMBSCALE_CUDA_OK;
+  if (!on_device({{rows, n * sizeof(int64_t)}, {grads, n * dim * sizeof(float)}, {scratch, n * row_width * 4}},
+                 "embedding_rows_apply16", code))
+    return code;
+  portable::OptimizerRef o;
+  std::memcpy(&o, optimizer, sizeof o);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint16_t* stored = table + static_cast<uint64_t>(rows[i]) * row_width;
+    float* row = scratch + i * row_width;
+    for (uint64_t c = 0; c < row_width; ++c) row[c] = portable::decode16(stored[c], bfloat != 0);
+    portable::update_row(o, row, row + dim, grads + i * dim, dim);
+    for (uint64_t c = 0; c < row_width; ++c) stored[c] = portable::encode16(row[c], bfloat != 0);
+    if (touched) touched[rows[i]] = 1;
+  }
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep16(const void* optimizer, uint16_t* table, int bfloat,
+                                                              uint64_t row_width, uint64_t dim, uint64_t first,
+                                                              uint64_t count, uint8_t* touched, float* scratch,
+                                                              void* stream) {
+  (void)stream;
+  if (count == 0) return EMBSCALE_CUDA_OK;
+  if (!optimizer || !table || !touched || !scratch || dim > row_width) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  int code = EMBSCALE_CUDA_OK;
+  if (!on_device({{scratch, count * row_width * 4}}, "embedding_rows_sweep16", code)) return code;
+  portable::OptimizerRef o;
+  std::memcpy(&o, optimizer, sizeof o);
+  for (uint64_t t = 0; t < count; ++t) {
+    const uint64_t r = first + t;
+    if (touched[r] == 0) {
+      uint16_t* stored = table + r * row_width;
+      float* row = scratch + t * row_width;
+      for (uint64_t c = 0; c < row_width; ++c) row[c] = portable::decode16(stored[c], bfloat != 0);
+      portable::untouched_row(o, row, row + dim, dim);
+      for (uint64_t c = 0; c < row_width; ++c) stored[c] = portable::encode16(row[c], bfloat != 0);
+    }
     touched[r] = 0;
   }
   return EMBSCALE_CUDA_OK;

@@ -65,7 +65,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_route(const void* owner, c
                                                             void* pairs, uint64_t* counts, void* scratch,
                                                             void* stream) {
   (void)stream;
-  if (!owner || !placement || ranks < 1 || slots < 1 || !offsets || !counts || (n > 0 && (!keys || !pairs)))
+  if (!owner || !placement || ranks < 1 || slots < 1 || !offsets || !counts ||
+      (n > 0 && (!keys || !pairs || (!every_rank && !scratch))))
     return EMBSCALE_CUDA_INVALID_ARGUMENT;
   const uint64_t total = every_rank ? n * static_cast<uint64_t>(ranks) : n;
   int code = EMBSCALE_CUDA_OK;
@@ -89,7 +90,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_route(const void* owner, c
           groups[static_cast<std::size_t>(d)].push_back({key, portable::position_of(place, d, sample, slot)});
       } else {
         const int d = portable::owner_of(rule, key, slot);
-        if (d < 0 || d >= ranks) return embscale_fake_fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "an owner out of range");
+        if (d < 0 || d >= ranks) continue;  // left out, counted nowhere (the header's rule)
         groups[static_cast<std::size_t>(d)].push_back({key, portable::position_of(place, d, sample, slot)});
       }
     }
@@ -108,7 +109,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unique(const int64_t* keys
                                                              uint32_t* by_key, uint32_t* key_begin, void* scratch,
                                                              void* stream) {
   (void)stream;
-  if (!count || !key_begin || stride < 1 || (n > 0 && (!keys || !distinct || !inverse || !by_key)))
+  if (!count || !key_begin || stride < 1 || (n > 0 && (!keys || !distinct || !inverse || !by_key || !scratch)))
     return EMBSCALE_CUDA_INVALID_ARGUMENT;
   int code = EMBSCALE_CUDA_OK;
   if (!on_device({{keys, n == 0 ? 0 : ((n - 1) * stride + 1) * sizeof(int64_t)},
@@ -141,7 +142,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_group(const void* owner, i
                                                             uint64_t n, int64_t* grouped, uint32_t* order,
                                                             uint64_t* counts, void* scratch, void* stream) {
   (void)stream;
-  if (!owner || ranks < 1 || !counts || (n > 0 && (!keys || !grouped || !order))) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  if (!owner || ranks < 1 || !counts || (n > 0 && (!keys || !grouped || !order || !scratch)))
+    return EMBSCALE_CUDA_INVALID_ARGUMENT;
   int code = EMBSCALE_CUDA_OK;
   if (!on_device({{keys, n * sizeof(int64_t)},
                   {grouped, n * sizeof(int64_t)},
@@ -151,15 +153,15 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_group(const void* owner, i
                  "embedding_step_group", code))
     return code;
   const auto& rule = *static_cast<const portable::OwnerRef*>(owner);
-  std::vector<std::vector<uint32_t>> groups(static_cast<std::size_t>(ranks));
+  std::vector<std::vector<uint32_t>> groups(static_cast<std::size_t>(ranks) + 1);
   for (uint64_t i = 0; i < n; ++i) {
     const int d = portable::owner_of(rule, keys[i], 0);
-    if (d < 0 || d >= ranks) return embscale_fake_fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "an owner out of range");
-    groups[static_cast<std::size_t>(d)].push_back(static_cast<uint32_t>(i));
+    groups[d < 0 || d >= ranks ? static_cast<std::size_t>(ranks) : static_cast<std::size_t>(d)].push_back(
+        static_cast<uint32_t>(i));  // an owner outside [0, ranks): last, counted nowhere
   }
   uint64_t p = 0;
-  for (int32_t d = 0; d < ranks; ++d) {
-    counts[d] = groups[static_cast<std::size_t>(d)].size();
+  for (int32_t d = 0; d <= ranks; ++d) {
+    if (d < ranks) counts[d] = groups[static_cast<std::size_t>(d)].size();
     for (const auto i : groups[static_cast<std::size_t>(d)]) {
       grouped[p] = keys[i];
       order[p++] = i;
@@ -189,7 +191,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_pool(const void* pairs, co
                                                            const float* rows, uint64_t width, float* out,
                                                            uint64_t positions, void* scratch, void* stream) {
   (void)stream;
-  if ((positions > 0 && !out) || (n > 0 && (!pairs || !inverse || !rows))) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  if ((positions > 0 && (!out || !scratch)) || (n > 0 && (!pairs || !inverse || !rows)))
+    return EMBSCALE_CUDA_INVALID_ARGUMENT;
   int code = EMBSCALE_CUDA_OK;
   uint64_t distinct = 0;
   for (uint64_t j = 0; j < n; ++j) distinct = std::max<uint64_t>(distinct, uint64_t{inverse[j]} + 1);
@@ -203,8 +206,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_pool(const void* pairs, co
   const auto* p = static_cast<const portable::KeyPosition*>(pairs);
   std::fill(out, out + positions * width, 0.0f);
   for (uint64_t j = 0; j < n; ++j) {
-    if (p[j].position < 0 || static_cast<uint64_t>(p[j].position) >= positions)
-      return embscale_fake_fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "a pair's position beyond the output");
+    if (p[j].position < 0 || static_cast<uint64_t>(p[j].position) >= positions) continue;  // not pooled
     float* o = out + static_cast<uint64_t>(p[j].position) * width;
     const float* r = rows + uint64_t{inverse[j]} * width;
     for (uint64_t c = 0; c < width; ++c) o[c] += r[c];

@@ -171,6 +171,16 @@ TEST_P(DeviceSchemes, LazyGlobalAdamGivesTheHostsBits) {
                             DeviceComm::kStaged, GetParam() + ", LazyGlobal Adam, staged");
 }
 
+TEST_P(DeviceSchemes, SixteenBitRowsGiveTheHostsBits) {
+  for (const auto type : {kv::ValueType::kFloat16, kv::ValueType::kBFloat16}) {
+    config::Config cfg = device_config(GetParam(), config::Combiner::kMean,
+                                       optimizer(config::OptimizerType::kAdaGrad, config::UpdateType::kGlobal));
+    cfg.embeddings[0].storage.table.value_type = type;
+    check_device_matches_host(cfg, DeviceComm::kStaged,
+                              GetParam() + (type == kv::ValueType::kFloat16 ? ", fp16" : ", bf16"));
+  }
+}
+
 TEST_P(DeviceSchemes, EvaluationModeGivesTheHostsPooledOutputs) {
   config::Config cfg = device_config(GetParam(), config::Combiner::kSum, {});
   cfg.embeddings[0].storage.table.training = false;

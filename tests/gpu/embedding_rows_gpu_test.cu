@@ -17,6 +17,7 @@
 
 #include "device/families/embedding_rows.h"
 #include "embedding/portable/optimizer_ref.hpp"
+#include "embedding/portable/row_codec_ref.hpp"
 #include "embedding/portable/rows_ref.hpp"
 #include "gpu_check.hpp"
 #include "optimizer_refs.hpp"
@@ -124,6 +125,68 @@ void check_updates(OptimizerKind kind, bool global, std::mt19937_64& random) {
   if (lazy) CHECK(worst <= 1, "LazyGlobal Adam: %lld ulps apart (at most 1)", static_cast<long long>(worst));
 }
 
+// 16-bit rows (fp16, or bf16): gather decodes, apply and the sweep decode, update and round back,
+// as the host loop does with the same codec; bit for bit (AdaGrad, Global: both kernels).
+void check_sixteen_bits(bool bfloat, std::mt19937_64& random) {
+  constexpr std::size_t dim = 16;
+  auto o = ref_of(OptimizerKind::kAdaGrad, true, static_cast<int>(dim));
+  const std::size_t width = dim + static_cast<std::size_t>(o.state_width);
+  std::normal_distribution<float> value(0.0f, 0.5f);
+  std::vector<std::uint16_t> table(kRows * width);
+  // Room for the widest state (LazyGlobal Adam's 2 x dim and its step digits): update_row's other
+  // kinds are compiled in too, and the compiler checks their indices against this size.
+  std::vector<float> row(8 * dim);
+  for (std::int64_t r = 0; r < kRows; ++r) {
+    for (std::size_t d = 0; d < dim; ++d) row[d] = value(random);
+    portable::init_state_row(o, row.data() + dim, dim);
+    for (std::size_t c = 0; c < width; ++c)
+      table[static_cast<std::size_t>(r) * width + c] = portable::encode16(row[c], bfloat);
+  }
+  const DeviceArray<std::uint16_t> d_table(table);
+  const DeviceArray<std::uint8_t> d_touched(std::vector<std::uint8_t>(kRows, 0));
+  for (std::int64_t step = 1; step <= 3; ++step) {
+    at_step(o, step);
+    std::vector<std::int64_t> rows;
+    for (std::int64_t r = step; r < kRows; r += 17) rows.push_back(r);
+    std::shuffle(rows.begin(), rows.end(), random);
+    std::vector<float> grads(rows.size() * dim);
+    for (auto& g : grads) g = value(random);
+    const DeviceArray<std::int64_t> d_rows(rows);
+    const DeviceArray<float> d_grads(grads), d_scratch(rows.size() * width), d_sweep(1000 * width);
+    ABI_OK(embscale_cuda_embedding_rows_apply16(&o, d_table.get(), bfloat, width, dim, d_rows.get(), d_grads.get(),
+                                                rows.size(), d_touched.get(), d_scratch.get(), nullptr));
+    for (std::uint64_t first = 0; first < kRows; first += 1000)
+      ABI_OK(embscale_cuda_embedding_rows_sweep16(&o, d_table.get(), bfloat, width, dim, first,
+                                                  std::min<std::uint64_t>(1000, kRows - first), d_touched.get(),
+                                                  d_sweep.get(), nullptr));
+    std::vector<std::uint8_t> touched(kRows, 0);
+    const auto update = [&](std::int64_t r, const float* g) {
+      std::uint16_t* stored = table.data() + static_cast<std::size_t>(r) * width;
+      for (std::size_t c = 0; c < width; ++c) row[c] = portable::decode16(stored[c], bfloat);
+      if (g) portable::update_row(o, row.data(), row.data() + dim, g, dim);
+      else portable::untouched_row(o, row.data(), row.data() + dim, dim);
+      for (std::size_t c = 0; c < width; ++c) stored[c] = portable::encode16(row[c], bfloat);
+    };
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      update(rows[i], grads.data() + i * dim);
+      touched[static_cast<std::size_t>(rows[i])] = 1;
+    }
+    for (std::int64_t r = 0; r < kRows; ++r)
+      if (!touched[static_cast<std::size_t>(r)]) update(r, nullptr);
+    CHECK(d_table.download() == table, "16-bit (bf16 %d) step %lld: the table differs", bfloat ? 1 : 0,
+          static_cast<long long>(step));
+    std::vector<float> want(rows.size() * dim);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      for (std::size_t d = 0; d < dim; ++d)
+        want[i * dim + d] = portable::decode16(table[static_cast<std::size_t>(rows[i]) * width + d], bfloat);
+    const DeviceArray<float> d_out(rows.size() * dim);
+    ABI_OK(embscale_cuda_embedding_rows_gather16(d_table.get(), bfloat, width, dim, d_rows.get(), rows.size(),
+                                                 d_out.get(), nullptr));
+    CHECK(d_out.download() == want, "16-bit (bf16 %d) step %lld: the gathered rows differ", bfloat ? 1 : 0,
+          static_cast<long long>(step));
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -137,6 +200,7 @@ int main() {
   for (const auto kind : {OptimizerKind::kSgd, OptimizerKind::kMomentum, OptimizerKind::kNesterov, OptimizerKind::kAdam,
                           OptimizerKind::kLazyAdam, OptimizerKind::kAdaGrad, OptimizerKind::kRowWiseAdaGrad})
     for (const bool global : {false, true}) check_updates(kind, global, random);
+  for (const bool bfloat : {false, true}) check_sixteen_bits(bfloat, random);
   std::printf("embedding_rows: %d of %d checks failed\n", embscale::gpu_check::g_failures,
               embscale::gpu_check::g_checks);
   return embscale::gpu_check::g_failures == 0 ? 0 : 1;

@@ -212,6 +212,138 @@ void check_copy_segments(std::mt19937_64& rng) {
   CHECK(d_back.download() == blocks, "packed blocks differ");
 }
 
+// The requester-pooled flow (device_all2all_dense.cpp): (key, bag) pairs of the batch, their
+// de-duplication, the distinct keys grouped by owner, rows scattered back to de-duplicated order,
+// the bags pooled, the gradients unpooled from +0; the owner's side: a key array de-duplicated
+// (stride 1) and its gradients summed per key by index (no positions), from +0.
+void check_requester_flow(std::mt19937_64& rng) {
+  const std::int32_t slots = 3, ranks = 3;
+  const Batch batch = random_batch(rng, 30, slots, 40);
+  const std::uint64_t n = batch.keys.size(), bags = batch.bags(), dim = 8;
+  const Placement bag_place(1, slots, 0);
+  const DeviceArray<std::uint64_t> d_group(bag_place.group_of_dest);
+  const DeviceArray<std::int64_t> d_base(bag_place.base), d_owned(bag_place.owned);
+  const DeviceArray<std::int32_t> d_index(bag_place.slot_index);
+  const portable::PlacementRef placement{slots, d_group.get(), d_base.get(), d_owned.get(), d_index.get()};
+  const portable::OwnerRef one{}, modulo{portable::OwnerKind::kModulo, ranks};
+  std::uint64_t scratch_bytes = 0;
+  ABI_OK(embscale_cuda_embedding_step_scratch(n, bags, &scratch_bytes));
+  const DeviceArray<char> scratch(scratch_bytes);
+  const DeviceArray<std::int64_t> d_keys(batch.keys), d_offsets(batch.offsets);
+  const DeviceArray<portable::KeyPosition> d_pairs(n);
+  const DeviceArray<std::uint64_t> d_one(1), d_count(1), d_counts(ranks);
+  ABI_OK(embscale_cuda_embedding_step_route(&one, &placement, 1, 1, d_keys.get(), n, d_offsets.get(), bags, slots,
+                                            d_pairs.get(), d_one.get(), scratch.get(), nullptr));
+  const DeviceArray<std::int64_t> d_distinct(n), d_grouped(n);
+  const DeviceArray<std::uint32_t> d_inverse(n), d_by_key(n), d_key_begin(n + 1), d_order(n);
+  ABI_OK(embscale_cuda_embedding_step_unique(&d_pairs.get()->key, 2, n, d_distinct.get(), d_count.get(),
+                                             d_inverse.get(), d_by_key.get(), d_key_begin.get(), scratch.get(),
+                                             nullptr));
+  CUDA_OK(cudaDeviceSynchronize());
+  const std::uint64_t count = d_count.download()[0];
+  ABI_OK(embscale_cuda_embedding_step_group(&modulo, ranks, d_distinct.get(), count, d_grouped.get(), d_order.get(),
+                                            d_counts.get(), scratch.get(), nullptr));
+  CUDA_OK(cudaDeviceSynchronize());
+  // Host: the distinct keys ascending, then grouped by key % ranks in that order.
+  std::vector<std::int64_t> distinct(batch.keys);
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  CHECK(count == distinct.size(), "requester: %llu distinct keys, expected %zu", static_cast<unsigned long long>(count),
+        distinct.size());
+  std::vector<std::uint32_t> order;
+  std::vector<std::uint64_t> counts(ranks, 0);
+  for (int r = 0; r < ranks; ++r)
+    for (std::uint32_t i = 0; i < distinct.size(); ++i)
+      if (distinct[i] % ranks == r) {
+        order.push_back(i);
+        ++counts[static_cast<std::size_t>(r)];
+      }
+  auto got_order = d_order.download();
+  got_order.resize(count);
+  CHECK(got_order == order && d_counts.download() == counts, "group: the order or the counts differ");
+  // Rows arriving in grouped order, scattered back; pooled per bag from +0; unpooled from +0.
+  std::normal_distribution<float> normal;
+  std::vector<float> vectors(count * dim), grad(bags * dim);
+  for (auto& v : vectors) v = normal(rng);
+  for (auto& v : grad) v = normal(rng);
+  std::vector<float> rows(count * dim), want_pooled(bags * dim, 0.0f), want_grads(count * dim, 0.0f);
+  for (std::uint64_t p = 0; p < count; ++p)
+    std::copy_n(vectors.begin() + static_cast<std::ptrdiff_t>(p * dim), dim,
+                rows.begin() + static_cast<std::ptrdiff_t>(order[p] * dim));
+  const auto index_of = [&](std::int64_t key) {
+    return static_cast<std::uint64_t>(std::lower_bound(distinct.begin(), distinct.end(), key) - distinct.begin());
+  };
+  for (std::uint64_t b = 0; b < bags; ++b)
+    for (std::int64_t k = batch.offsets[b]; k < batch.offsets[b + 1]; ++k)
+      for (std::uint64_t d = 0; d < dim; ++d) {
+        want_pooled[b * dim + d] += rows[index_of(batch.keys[k]) * dim + d];
+        want_grads[index_of(batch.keys[k]) * dim + d] += grad[b * dim + d];
+      }
+  const DeviceArray<float> d_vectors(vectors), d_rows(count * dim), d_pooled(bags * dim), d_grad(grad),
+      d_grads(count * dim);
+  ABI_OK(embscale_cuda_embedding_step_permute(d_vectors.get(), d_order.get(), count, dim, 1, d_rows.get(), nullptr));
+  ABI_OK(embscale_cuda_embedding_step_pool(d_pairs.get(), d_inverse.get(), n, d_rows.get(), dim, d_pooled.get(), bags,
+                                           scratch.get(), nullptr));
+  ABI_OK(embscale_cuda_embedding_step_unpool(&d_pairs.get()->position, 2, d_by_key.get(), d_key_begin.get(), count,
+                                             d_grad.get(), dim, 1, d_grads.get(), nullptr));
+  CUDA_OK(cudaDeviceSynchronize());
+  CHECK(d_rows.download() == rows, "permute (scatter): the rows differ");
+  CHECK(d_pooled.download() == want_pooled, "requester: the pooled bags differ");
+  CHECK(d_grads.download() == want_grads, "requester: the key gradients differ");
+  // The owner's side: the grouped keys as received (a key array), their gradients by index.
+  const DeviceArray<std::int64_t> d_owner_distinct(count);
+  const DeviceArray<std::uint32_t> d_owner_inverse(count), d_owner_by_key(count), d_owner_begin(count + 1);
+  ABI_OK(embscale_cuda_embedding_step_unique(d_grouped.get(), 1, count, d_owner_distinct.get(), d_count.get(),
+                                             d_owner_inverse.get(), d_owner_by_key.get(), d_owner_begin.get(),
+                                             scratch.get(), nullptr));
+  const DeviceArray<float> d_owner_grads(count * dim), d_gathered(count * dim);
+  ABI_OK(embscale_cuda_embedding_step_unpool(nullptr, 1, d_owner_by_key.get(), d_owner_begin.get(), count,
+                                             d_vectors.get(), dim, 1, d_owner_grads.get(), nullptr));
+  ABI_OK(
+      embscale_cuda_embedding_step_permute(d_vectors.get(), d_order.get(), count, dim, 0, d_gathered.get(), nullptr));
+  CUDA_OK(cudaDeviceSynchronize());
+  // Each grouped key is distinct: its gradient is its own row (0 + row), the gather follows order.
+  std::vector<float> want_owner(count * dim), want_gathered(count * dim);
+  const auto owner_inverse = d_owner_inverse.download();
+  for (std::uint64_t j = 0; j < count; ++j)
+    for (std::uint64_t d = 0; d < dim; ++d) {
+      want_owner[owner_inverse[j] * dim + d] = 0.0f + vectors[j * dim + d];
+      want_gathered[j * dim + d] = vectors[order[j] * dim + d];
+    }
+  CHECK(d_owner_grads.download() == want_owner, "owner: the gradients by index differ");
+  CHECK(d_gathered.download() == want_gathered, "permute (gather): the rows differ");
+}
+
+// Empty batches: every call succeeds, counts zero, pooled output zero.
+void check_empty() {
+  const std::int32_t slots = 2;
+  const std::vector<std::int64_t> offsets(7, 0);  // 6 empty bags
+  const Placement place(2, slots, 0);
+  const DeviceArray<std::uint64_t> d_group(place.group_of_dest);
+  const DeviceArray<std::int64_t> d_base(place.base), d_owned(place.owned), d_offsets(offsets);
+  const DeviceArray<std::int32_t> d_index(place.slot_index);
+  const portable::PlacementRef placement{slots, d_group.get(), d_base.get(), d_owned.get(), d_index.get()};
+  const portable::OwnerRef modulo{portable::OwnerKind::kModulo, 2};
+  std::uint64_t bytes = 0;
+  ABI_OK(embscale_cuda_embedding_step_scratch(0, 6, &bytes));
+  const DeviceArray<char> scratch(bytes);
+  const DeviceArray<std::uint64_t> d_counts(std::vector<std::uint64_t>{7, 7}), d_count(std::vector<std::uint64_t>{7});
+  const DeviceArray<std::uint32_t> d_key_begin(std::vector<std::uint32_t>{7});
+  const DeviceArray<float> d_out(std::vector<float>(6 * 4, 1.0f));
+  for (const int every : {0, 1}) {
+    ABI_OK(embscale_cuda_embedding_step_route(&modulo, &placement, every, 2, nullptr, 0, d_offsets.get(), 6, slots,
+                                              nullptr, d_counts.get(), scratch.get(), nullptr));
+    CUDA_OK(cudaDeviceSynchronize());
+    CHECK(d_counts.download() == std::vector<std::uint64_t>(2, 0), "empty route (every %d): counts not zero", every);
+  }
+  ABI_OK(embscale_cuda_embedding_step_unique(nullptr, 2, 0, nullptr, d_count.get(), nullptr, nullptr, d_key_begin.get(),
+                                             scratch.get(), nullptr));
+  ABI_OK(embscale_cuda_embedding_step_pool(nullptr, nullptr, 0, nullptr, 4, d_out.get(), 6, scratch.get(), nullptr));
+  CUDA_OK(cudaDeviceSynchronize());
+  CHECK(d_count.download()[0] == 0 && d_key_begin.download()[0] == 0, "empty unique: not zero");
+  CHECK(d_out.download() == std::vector<float>(6 * 4, 0.0f), "empty pool: the output is not zero");
+}
+
 void check_scale_and_regression(std::mt19937_64& rng) {
   const Batch batch = random_batch(rng, 64, 4, 100);
   const std::uint64_t dim = 16, bags = batch.bags(), samples = 64, width = 4 * dim;
@@ -261,6 +393,8 @@ int main() {
     if (ranks % 2 == 0) check_route_unique_pool_unpool(rng, ranks, portable::OwnerKind::kNodeRowBlocks, false);
   }
   check_copy_segments(rng);
+  check_requester_flow(rng);
+  check_empty();
   check_scale_and_regression(rng);
   std::printf("embedding_step: %d checks, %d failures\n", embscale::gpu_check::g_checks,
               embscale::gpu_check::g_failures);

@@ -15,7 +15,7 @@
 
 #include "device/device_abi.h"
 
-#define EMBSCALE_CUDA_EMBEDDING_ROWS_VERSION 1
+#define EMBSCALE_CUDA_EMBEDDING_ROWS_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,6 +49,23 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep(const void* optimize
                                                             uint64_t dim, uint64_t num_rows, uint8_t* touched,
                                                             void* stream);
 
+/* The same three on a table of 16-bit values (fp16, or bf16 when `bfloat`): row r is `row_width`
+ * values at table + r x row_width, decoded to float and encoded back with
+ * portable/row_codec_ref.hpp. apply and sweep update a decoded copy of each row in `scratch`
+ * (device memory: n x row_width floats for apply, count x row_width for sweep); sweep covers the
+ * rows [first, first + count). */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_gather16(const uint16_t* table, int bfloat, uint64_t row_width,
+                                                               uint64_t dim, const int64_t* rows, uint64_t n,
+                                                               float* out, void* stream);
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_apply16(const void* optimizer, uint16_t* table, int bfloat,
+                                                              uint64_t row_width, uint64_t dim, const int64_t* rows,
+                                                              const float* grads, uint64_t n, uint8_t* touched,
+                                                              float* scratch, void* stream);
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep16(const void* optimizer, uint16_t* table, int bfloat,
+                                                              uint64_t row_width, uint64_t dim, uint64_t first,
+                                                              uint64_t count, uint8_t* touched, float* scratch,
+                                                              void* stream);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -59,6 +76,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep(const void* optimize
   X(embedding_rows_index)                         \
   X(embedding_rows_gather)                        \
   X(embedding_rows_apply)                         \
-  X(embedding_rows_sweep)
+  X(embedding_rows_sweep)                         \
+  X(embedding_rows_gather16)                      \
+  X(embedding_rows_apply16)                       \
+  X(embedding_rows_sweep16)
 
 #endif /* EMBSCALE_DEVICE_FAMILIES_EMBEDDING_ROWS_H */

@@ -40,7 +40,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_scratch(uint64_t n, uint64
  * Each occurrence goes to portable::owner_of(*owner, key, slot) or, with `every_rank`, to every
  * rank; its pair is (key, portable::position_of(*placement, dest, sample, slot)). pairs receives
  * them grouped by destination in rank order, each group in occurrence order (n pairs, n x ranks
- * with every_rank); counts[r] the size of group r. */
+ * with every_rank); counts[r] the size of group r. An occurrence whose owner falls outside
+ * [0, ranks) (a key outside the rule's slots) is left out and counted nowhere: the caller compares
+ * the counts' sum with n. */
 EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_route(const void* owner, const void* placement, int every_rank,
                                                             int32_t ranks, const int64_t* keys, uint64_t n,
                                                             const int64_t* offsets, uint64_t bags, int32_t slots,
@@ -57,7 +59,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unique(const int64_t* keys
                                                              void* stream);
 
 /* `n` distinct keys grouped by owner (portable::owner_of(*owner, key, 0), stable): grouped[p] is
- * keys[order[p]], owner r's keys first at the sum of counts[0, r); counts[r] their number. */
+ * keys[order[p]], owner r's keys first at the sum of counts[0, r); counts[r] their number. A key
+ * whose owner falls outside [0, ranks) comes last and is counted nowhere (as in route). */
 EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_group(const void* owner, int32_t ranks, const int64_t* keys,
                                                             uint64_t n, int64_t* grouped, uint32_t* order,
                                                             uint64_t* counts, void* scratch, void* stream);
@@ -68,7 +71,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_permute(const float* in, c
                                                               uint64_t width, int scatter, float* out, void* stream);
 
 /* Owner-side pooling: out[p, :] (p in [0, positions), `width` floats each) = the sum, in pair order
- * from +0, of rows[inverse[j], :] over the pairs j with position p; 0 for a position of no pair. */
+ * from +0, of rows[inverse[j], :] over the pairs j with position p; 0 for a position of no pair.
+ * A pair whose position falls outside [0, positions) is not pooled. */
 EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_pool(const void* pairs, const uint32_t* inverse, uint64_t n,
                                                            const float* rows, uint64_t width, float* out,
                                                            uint64_t positions, void* scratch, void* stream);
