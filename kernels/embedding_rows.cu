@@ -4,6 +4,7 @@
 // CPU table's bits). One thread per key for the lookup and per row for the updates (a batch's rows
 // are distinct: no two threads share one); the gather moves one float per thread, row after row.
 #include <cuda_runtime.h>
+#include <cub/cub.cuh>
 
 #include <cstdint>
 #include <cstring>
@@ -114,6 +115,39 @@ __global__ void sweep16_kernel(portable::OptimizerRef optimizer, std::uint16_t* 
     encode_row(row, bfloat, row_width, stored);
   }
   touched[r] = 0;
+}
+
+// ---- a replicated table's gradient ----
+
+__global__ void scatter_kernel(const portable::OwnedRange* ranges, std::uint64_t count, const std::int64_t* keys,
+                               std::uint64_t n, const float* grads, std::uint64_t dim, float* grad_table,
+                               std::int32_t* touched) {
+  const std::uint64_t e = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (e >= n * dim) return;
+  const std::uint64_t i = e / dim, d = e % dim;
+  const std::int64_t row = portable::row_of(ranges, count, keys[i]);
+  if (row < 0) return;  // not owned: nothing (a replica owns every key of the layer)
+  grad_table[static_cast<std::uint64_t>(row) * dim + d] = __fadd_rn(0.0f, grads[e]);
+  if (d == 0) touched[row] = 1;
+}
+
+__global__ void iota_kernel(std::int64_t* rows, std::uint64_t n) {
+  const std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) rows[i] = static_cast<std::int64_t>(i);
+}
+
+// The selected rows (in row order, `selected` of them on the device) into keys and gradients.
+__global__ void selected_rows_kernel(const portable::OwnedRange* ranges, std::uint64_t range_count,
+                                     const std::int64_t* rows, const unsigned long long* selected,
+                                     const float* grad_table, std::uint64_t dim, std::uint64_t num_rows,
+                                     std::int64_t* keys, float* grads) {
+  const std::uint64_t e = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (e >= num_rows * dim) return;
+  const std::uint64_t i = e / dim, d = e % dim;
+  if (i >= *selected) return;
+  const std::int64_t row = rows[i];
+  grads[e] = grad_table[static_cast<std::uint64_t>(row) * dim + d];
+  if (d == 0) keys[i] = portable::key_of(ranges, range_count, row);
 }
 
 int launched(const char* kernel) {
@@ -238,6 +272,89 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep16(const void* optimi
     sweep16_kernel<<<blocks_for(count), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
         copied(optimizer), table, bfloat, row_width, dim, first, count, touched, scratch);
     return launched("embedding_rows sweep16_kernel");
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_scatter(const void* ranges, uint64_t range_count,
+                                                              const int64_t* keys, uint64_t n, const float* grads,
+                                                              uint64_t dim, float* grad_table, int32_t* touched,
+                                                              void* stream) {
+  return guarded([&]() -> int {
+    if (n == 0 || dim == 0) return EMBSCALE_CUDA_OK;
+    if (!ranges || !keys || !grads || !grad_table || !touched)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_rows_scatter: a null pointer");
+    if (blocks_for(n * dim) == 0) return too_large(n * dim);
+    scatter_kernel<<<blocks_for(n * dim), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const portable::OwnedRange*>(ranges), range_count, keys, n, grads, dim, grad_table, touched);
+    return launched("embedding_rows scatter_kernel");
+  });
+}
+
+// Scratch: the row numbers (iota), the selected ones, the selected count, CUB's temporary bytes.
+namespace {
+struct SelectScratch {
+  std::int64_t *rows = nullptr, *selected = nullptr;
+  unsigned long long* count = nullptr;
+  void* temp = nullptr;
+  std::size_t temp_bytes = 0;
+  std::uint64_t used = 0;
+  cudaError_t error = cudaSuccess;
+  SelectScratch(void* base, std::uint64_t n) {
+    error = cub::DeviceSelect::Flagged(nullptr, temp_bytes, static_cast<const std::int64_t*>(nullptr),
+                                       static_cast<const std::int32_t*>(nullptr), static_cast<std::int64_t*>(nullptr),
+                                       static_cast<unsigned long long*>(nullptr), static_cast<int>(n));
+    auto* at = static_cast<char*>(base);
+    const auto take = [&](std::uint64_t bytes) {
+      char* p = at ? at + used : nullptr;
+      used += (bytes + 255) / 256 * 256;
+      return p;
+    };
+    rows = reinterpret_cast<std::int64_t*>(take(n * sizeof(std::int64_t)));
+    selected = reinterpret_cast<std::int64_t*>(take(n * sizeof(std::int64_t)));
+    count = reinterpret_cast<unsigned long long*>(take(sizeof(unsigned long long)));
+    temp = take(temp_bytes);
+  }
+};
+}  // namespace
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_select_scratch(uint64_t num_rows, uint64_t* bytes) {
+  return guarded([&]() -> int {
+    if (!bytes) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "bytes is NULL");
+    if (num_rows > 0x7fffffffULL) return too_large(num_rows);
+    const SelectScratch s(nullptr, num_rows);
+    if (s.error != cudaSuccess) return cuda_fail("sizing CUB's temporary storage", s.error);
+    *bytes = s.used;
+    return EMBSCALE_CUDA_OK;
+  });
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_select(const void* ranges, uint64_t range_count,
+                                                             const int32_t* touched, const float* grad_table,
+                                                             uint64_t dim, uint64_t num_rows, int64_t* keys,
+                                                             float* grads, uint64_t* count, void* scratch,
+                                                             void* stream) {
+  return guarded([&]() -> int {
+    if (!count) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "count is NULL");
+    const auto s = static_cast<cudaStream_t>(stream);
+    if (num_rows == 0) {
+      const cudaError_t err = cudaMemsetAsync(count, 0, sizeof(std::uint64_t), s);
+      return err == cudaSuccess ? static_cast<int>(EMBSCALE_CUDA_OK) : cuda_fail("an empty selection", err);
+    }
+    if (!ranges || !touched || !grad_table || !keys || !grads || !scratch)
+      return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_rows_select: a null pointer");
+    if (num_rows > 0x7fffffffULL || blocks_for(num_rows * dim) == 0) return too_large(num_rows);
+    SelectScratch q(scratch, num_rows);
+    iota_kernel<<<blocks_for(num_rows), kBlock, 0, s>>>(q.rows, num_rows);
+    if (const int code = launched("embedding_rows iota_kernel"); code != EMBSCALE_CUDA_OK) return code;
+    cudaError_t err = cub::DeviceSelect::Flagged(q.temp, q.temp_bytes, q.rows, touched, q.selected, q.count,
+                                                 static_cast<int>(num_rows), s);
+    if (err != cudaSuccess) return cuda_fail("selecting the touched rows", err);
+    selected_rows_kernel<<<blocks_for(num_rows * dim), kBlock, 0, s>>>(static_cast<const portable::OwnedRange*>(ranges),
+                                                                       range_count, q.selected, q.count, grad_table,
+                                                                       dim, num_rows, keys, grads);
+    if (const int code = launched("embedding_rows selected_rows_kernel"); code != EMBSCALE_CUDA_OK) return code;
+    err = cudaMemcpyAsync(count, q.count, sizeof(std::uint64_t), cudaMemcpyDeviceToDevice, s);
+    return err == cudaSuccess ? static_cast<int>(EMBSCALE_CUDA_OK) : cuda_fail("the selected count", err);
   });
 }
 

@@ -256,8 +256,8 @@ case "$case_name" in
   gpu_refused)
     # "device": "gpu" is refused before the run, with exit 2 and one message, where it cannot run:
     # no GPU library, no GPU (the stand-in library reporting 0, then the real one on a machine
-    # without a GPU), more NCCL ranks than GPUs; where it can, a scheme without a GPU step
-    # (data_parallel) is named. The stand-in's path comes from ctest ($EMBSCALE_TEST_FAKE_DEVICE).
+    # without a GPU), more NCCL ranks than GPUs; where it can, a part without a GPU path (dynamic
+    # storage) is named. The stand-in's path comes from ctest ($EMBSCALE_TEST_FAKE_DEVICE).
     [ -n "${EMBSCALE_TEST_FAKE_DEVICE:-}" ] || fail "EMBSCALE_TEST_FAKE_DEVICE is not set (ctest sets it)"
     gpu=(--set solver.device=gpu -o "$work/reports/r.h5")
     EMBSCALE_CUDA_LIBRARY=/nonexistent/libembscale_cuda.so expect_bad_input \
@@ -269,12 +269,13 @@ case "$case_name" in
     EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_FAKE_DEVICE EMBSCALE_FAKE_DEVICE_COUNT=1 expect_bad_input \
       "solver.communicator: 2 ranks run on $(hostname), which has 1 GPU; NCCL takes one rank per GPU" "${gpu[@]}"
     EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_FAKE_DEVICE EMBSCALE_FAKE_DEVICE_COUNT=1 expect_bad_input \
-      "layers[emb1].device: \"gpu\": data_parallel has no GPU step in this build" "$configs/scheme_data_parallel.json" \
+      "layers[emb1].storage: the GPU step holds static rows in this build" "$configs/dynamic_storage_eviction.json" \
       "${gpu[@]}" --set solver.communicator=mpi
     if [ -n "${EMBSCALE_TEST_CUDA_LIBRARY:-}" ]; then  # built with CUDA: the real library's verdict
       if nvidia-smi -L >/dev/null 2>&1; then
-        EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_CUDA_LIBRARY BAD_INPUT_RANKS=1 expect_bad_input "has no GPU step in this build" \
-          "$configs/scheme_data_parallel.json" "${gpu[@]}"
+        EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_CUDA_LIBRARY BAD_INPUT_RANKS=1 expect_bad_input \
+          "layers[emb1].storage: the GPU step holds static rows in this build" \
+          "$configs/dynamic_storage_eviction.json" "${gpu[@]}"
       else
         EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_CUDA_LIBRARY expect_bad_input \
           "layers[emb1].device: \"gpu\" needs a GPU; $(hostname) has none ($EMBSCALE_TEST_CUDA_LIBRARY: no CUDA device: cudaGetDeviceCount: " "${gpu[@]}"
@@ -289,10 +290,10 @@ case "$case_name" in
     [ -z "$(ls -A "$work/reports")" ] || fail "sweep left files: $(ls -A "$work/reports")"
     # validate checks what has a GPU path and leaves the machine to the run.
     cfg=$work/gpu.json
-    sed 's/"name": "emb1",/"name": "emb1", "device": "gpu",/' "$configs/scheme_data_parallel.json" >"$cfg"
+    sed 's/"name": "emb1",/"name": "emb1", "device": "gpu",/' "$configs/dynamic_storage_eviction.json" >"$cfg"
     "$embscale" validate "$cfg" >"$work/out.txt" 2>"$work/err.txt"
-    [ $? -eq 2 ] || fail "validate accepted a scheme without a GPU step: $(cat "$work/out.txt")"
-    grep -qF "$cfg: layers[emb1].device: \"gpu\": data_parallel has no GPU step in this build" "$work/err.txt" ||
+    [ $? -eq 2 ] || fail "validate accepted a storage without a GPU path: $(cat "$work/out.txt")"
+    grep -qF "$cfg: layers[emb1].storage: the GPU step holds static rows in this build" "$work/err.txt" ||
       fail "validate: $(cat "$work/err.txt")"
     ;;
   gpu_run_on_stand_in)

@@ -179,6 +179,60 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep16(const void* optimi
   return EMBSCALE_CUDA_OK;
 }
 
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_scatter(const void* ranges, uint64_t range_count,
+                                                              const int64_t* keys, uint64_t n, const float* grads,
+                                                              uint64_t dim, float* grad_table, int32_t* touched,
+                                                              void* stream) {
+  (void)stream;
+  if (n == 0) return EMBSCALE_CUDA_OK;
+  if (!ranges || !keys || !grads || !grad_table || !touched) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  int code = EMBSCALE_CUDA_OK;
+  if (!on_device({{keys, n * sizeof(int64_t)}, {grads, n * dim * sizeof(float)}}, "embedding_rows_scatter", code))
+    return code;
+  const auto* r = static_cast<const portable::OwnedRange*>(ranges);
+  for (uint64_t i = 0; i < n; ++i) {
+    const int64_t row = portable::row_of(r, range_count, keys[i]);
+    if (row < 0) return embscale_fake_fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "a key not owned");
+    for (uint64_t d = 0; d < dim; ++d) grad_table[static_cast<uint64_t>(row) * dim + d] = 0.0f + grads[i * dim + d];
+    touched[row] = 1;
+  }
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_select_scratch(uint64_t num_rows, uint64_t* bytes) {
+  if (!bytes) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  *bytes = 8 * num_rows + 256;
+  return EMBSCALE_CUDA_OK;
+}
+
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_select(const void* ranges, uint64_t range_count,
+                                                             const int32_t* touched, const float* grad_table,
+                                                             uint64_t dim, uint64_t num_rows, int64_t* keys,
+                                                             float* grads, uint64_t* count, void* scratch,
+                                                             void* stream) {
+  (void)stream;
+  if (!count) return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  if (num_rows > 0 && (!ranges || !touched || !grad_table || !keys || !grads || !scratch))
+    return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  int code = EMBSCALE_CUDA_OK;
+  if (!on_device({{touched, num_rows * sizeof(int32_t)},
+                  {grad_table, num_rows * dim * sizeof(float)},
+                  {count, sizeof(uint64_t)},
+                  {scratch, 8 * num_rows + 256}},
+                 "embedding_rows_select", code))
+    return code;
+  const auto* r = static_cast<const portable::OwnedRange*>(ranges);
+  uint64_t n = 0;
+  for (uint64_t row = 0; row < num_rows; ++row) {
+    if (touched[row] == 0) continue;
+    keys[n] = portable::key_of(r, range_count, static_cast<int64_t>(row));
+    std::memcpy(grads + n * dim, grad_table + row * dim, dim * sizeof(float));
+    ++n;
+  }
+  *count = n;
+  return EMBSCALE_CUDA_OK;
+}
+
 }  // extern "C"
 
 #endif /* EMBSCALE_FAKE_OMIT_EMBEDDING_ROWS */

@@ -208,14 +208,6 @@ TEST(DeviceLayers, WhatTheGpuStepLacksIsRefusedByName) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("layers[emb1].storage"), std::string::npos) << e.what();
   }
-  config::Config replicas = device_config("data_parallel", config::Combiner::kSum, {});
-  replicas.embeddings[0].device = config::Device::kGpu;
-  try {
-    check_layers(replicas, replicas.data.slot_size_array);
-    FAIL() << "data_parallel on the GPU was accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("data_parallel has no GPU step"), std::string::npos) << e.what();
-  }
   config::Config every_occurrence = device_config("all2all_dense", config::Combiner::kSum, {});
   every_occurrence.embeddings[0].device = config::Device::kGpu;
   every_occurrence.embeddings[0].deduplicate = false;

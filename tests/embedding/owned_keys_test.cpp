@@ -57,5 +57,18 @@ TEST(OwnedKeys, KeyModuloRanksOverContiguousSlotsIsOneRange) {
   EXPECT_EQ(owned.key_of(5), 16);
 }
 
+// The plain-data ranges the device reads (portable/rows_ref.hpp) give OwnedKeys' own rows and keys.
+TEST(OwnedKeys, ThePortableRangesGiveTheSameRowsAndKeys) {
+  OwnedKeys owned;
+  owned.add(1, 900, 3);
+  owned.add(1000, 1400);
+  owned.add(2000, 2100, 7);
+  const auto ranges = owned.portable_ranges();
+  for (Key key = -5; key < 2200; ++key)
+    ASSERT_EQ(portable::row_of(ranges.data(), ranges.size(), key), owned.row_of(key)) << "key " << key;
+  for (std::int64_t row = 0; row < owned.rows(); ++row)
+    ASSERT_EQ(portable::key_of(ranges.data(), ranges.size(), row), owned.key_of(row)) << "row " << row;
+}
+
 }  // namespace
 }  // namespace embscale::embedding

@@ -187,6 +187,58 @@ void check_sixteen_bits(bool bfloat, std::mt19937_64& random) {
   }
 }
 
+// A replica's gradient: distinct owned keys' gradients scattered into the dense table gradient
+// (0 + g) with touch flags, then the touched rows selected in row order with their keys.
+void check_replica_gradient(std::mt19937_64& random) {
+  constexpr std::uint64_t dim = 5;
+  std::vector<std::int64_t> keys;
+  for (std::int64_t k = 1; k < 9001; k += 3 * 7) keys.push_back(k);
+  for (std::int64_t k = 10000; k < 14000; k += 11) keys.push_back(k);
+  std::shuffle(keys.begin(), keys.end(), random);
+  std::normal_distribution<float> value(0.0f, 0.5f);
+  std::vector<float> grads(keys.size() * dim);
+  for (auto& g : grads) g = value(random);
+  std::vector<float> want_table(kRows * dim, 0.0f);
+  std::vector<std::int32_t> want_touched(kRows, 0);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::int64_t r = portable::row_of(kRanges.data(), kRanges.size(), keys[i]);
+    for (std::uint64_t d = 0; d < dim; ++d)
+      want_table[static_cast<std::uint64_t>(r) * dim + d] = 0.0f + grads[i * dim + d];
+    want_touched[static_cast<std::size_t>(r)] = 1;
+  }
+  std::vector<std::int64_t> want_keys;
+  std::vector<float> want_grads;
+  for (std::int64_t r = 0; r < kRows; ++r)
+    if (want_touched[static_cast<std::size_t>(r)]) {
+      want_keys.push_back(portable::key_of(kRanges.data(), kRanges.size(), r));
+      want_grads.insert(want_grads.end(), want_table.begin() + r * static_cast<std::int64_t>(dim),
+                        want_table.begin() + (r + 1) * static_cast<std::int64_t>(dim));
+    }
+  const DeviceArray<portable::OwnedRange> d_ranges(kRanges);
+  const DeviceArray<std::int64_t> d_keys(keys), d_selected_keys(kRows);
+  const DeviceArray<float> d_grads(grads), d_table(std::vector<float>(kRows * dim, 0.0f)), d_selected(kRows * dim);
+  const DeviceArray<std::int32_t> d_touched(std::vector<std::int32_t>(kRows, 0));
+  const DeviceArray<std::uint64_t> d_count(1);
+  std::uint64_t bytes = 0;
+  ABI_OK(embscale_cuda_embedding_rows_select_scratch(kRows, &bytes));
+  const DeviceArray<char> scratch(bytes);
+  ABI_OK(embscale_cuda_embedding_rows_scatter(d_ranges.get(), kRanges.size(), d_keys.get(), keys.size(), d_grads.get(),
+                                              dim, d_table.get(), d_touched.get(), nullptr));
+  ABI_OK(embscale_cuda_embedding_rows_select(d_ranges.get(), kRanges.size(), d_touched.get(), d_table.get(), dim, kRows,
+                                             d_selected_keys.get(), d_selected.get(), d_count.get(), scratch.get(),
+                                             nullptr));
+  CUDA_OK(cudaDeviceSynchronize());
+  CHECK(d_table.download() == want_table && d_touched.download() == want_touched,
+        "scatter: the table gradient differs");
+  const std::uint64_t n = d_count.download()[0];
+  auto got_keys = d_selected_keys.download();
+  auto got_grads = d_selected.download();
+  got_keys.resize(n);
+  got_grads.resize(n * dim);
+  CHECK(got_keys == want_keys && got_grads == want_grads, "select: %llu rows, expected %zu, or their values differ",
+        static_cast<unsigned long long>(n), want_keys.size());
+}
+
 }  // namespace
 
 int main() {
@@ -201,6 +253,7 @@ int main() {
                           OptimizerKind::kLazyAdam, OptimizerKind::kAdaGrad, OptimizerKind::kRowWiseAdaGrad})
     for (const bool global : {false, true}) check_updates(kind, global, random);
   for (const bool bfloat : {false, true}) check_sixteen_bits(bfloat, random);
+  check_replica_gradient(random);
   std::printf("embedding_rows: %d of %d checks failed\n", embscale::gpu_check::g_failures,
               embscale::gpu_check::g_checks);
   return embscale::gpu_check::g_failures == 0 ? 0 : 1;

@@ -1,6 +1,7 @@
 /* Kernel family "embedding_rows" of the device seam: a static embedding table's rows on the device
  * (kernels/embedding_rows.cu): look keys up, gather their rows, apply a sparse optimizer to them,
- * and the Global update's sweep of the rows a step did not touch. The per-key and per-row logic is
+ * the Global update's sweep of the rows a step did not touch, and a replicated table's dense
+ * gradient (scatter, then the touched rows selected). The per-key and per-row logic is
  * lib/embedding/portable's (rows_ref.hpp, optimizer_ref.hpp), taken by address as plain data. C
  * only, under the rules of device/device_abi.h. A change to a signature or a meaning bumps
  * EMBSCALE_CUDA_EMBEDDING_ROWS_VERSION, and only it.
@@ -66,6 +67,23 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep16(const void* optimi
                                                               uint64_t count, uint8_t* touched, float* scratch,
                                                               void* stream);
 
+/* A replicated table's gradient (TorchRec's data-parallel): for each of the n distinct `keys`
+ * (owned, among the `range_count` OwnedRange at `ranges`), grad_table[its row, :] = 0 + grads[i, :]
+ * and touched[its row] = 1; the caller zeroes both first. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_scatter(const void* ranges, uint64_t range_count,
+                                                              const int64_t* keys, uint64_t n, const float* grads,
+                                                              uint64_t dim, float* grad_table, int32_t* touched,
+                                                              void* stream);
+/* The rows of [0, num_rows) with touched != 0, in row order: their keys into keys[0, *count) and
+ * their gradients (grad_table's rows) into grads; `scratch` holds at least
+ * embedding_rows_select_scratch's bytes for num_rows. */
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_select_scratch(uint64_t num_rows, uint64_t* bytes);
+EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_select(const void* ranges, uint64_t range_count,
+                                                             const int32_t* touched, const float* grad_table,
+                                                             uint64_t dim, uint64_t num_rows, int64_t* keys,
+                                                             float* grads, uint64_t* count, void* scratch,
+                                                             void* stream);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -79,6 +97,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep16(const void* optimi
   X(embedding_rows_sweep)                         \
   X(embedding_rows_gather16)                      \
   X(embedding_rows_apply16)                       \
-  X(embedding_rows_sweep16)
+  X(embedding_rows_sweep16)                       \
+  X(embedding_rows_scatter)                       \
+  X(embedding_rows_select_scratch)                \
+  X(embedding_rows_select)
 
 #endif /* EMBSCALE_DEVICE_FAMILIES_EMBEDDING_ROWS_H */

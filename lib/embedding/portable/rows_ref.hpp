@@ -33,4 +33,17 @@ EMBSCALE_HD inline std::int64_t row_of(const OwnedRange* ranges, std::uint64_t c
   return offset % r.stride == 0 ? r.first_row + offset / r.stride : -1;
 }
 
+// The key of local row `row` (in [0, the ranges' rows)): the last range whose first row is at or
+// before it, by binary search.
+EMBSCALE_HD inline std::int64_t key_of(const OwnedRange* ranges, std::uint64_t count, std::int64_t row) {
+  std::uint64_t lo = 0, hi = count;  // the first range with first_row > row is at hi
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (ranges[mid].first_row <= row) lo = mid + 1;
+    else hi = mid;
+  }
+  const OwnedRange& r = ranges[lo - 1];
+  return r.begin + (row - r.first_row) * r.stride;
+}
+
 }  // namespace embscale::embedding::portable

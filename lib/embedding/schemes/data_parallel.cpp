@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "embedding/device_data_parallel.hpp"
 #include "embedding/key_router.hpp"
 #include "embedding/pooling.hpp"
 #include "embedding/requester_pooling.hpp"
@@ -92,6 +93,12 @@ class DataParallel final : public EmbeddingScheme {
 };
 
 std::unique_ptr<EmbeddingScheme> make_data_parallel(const LayerSpec& spec) {
+  // On a GPU: the same replica, the data flow on the device (device_data_parallel.hpp).
+  if (!spec.context.on_host()) {
+    OwnedKeys owned = spec.all_keys();
+    auto store = spec.make_store(owned, spec.dim());
+    return make_device_data_parallel(spec, std::move(owned), std::move(store), kPhases);
+  }
   return std::make_unique<DataParallel>(spec);
 }
 
@@ -112,6 +119,7 @@ SchemeEntry data_parallel_scheme() {
   entry.dedups_before_exchange = true;
   entry.most_rows = every_row;
   entry.planner = PlannerModel{.ownership = Ownership::kReplicas, .collectives = 2, .static_only = true};
+  entry.runs_on_device = true;
   return entry;
 }
 
