@@ -11,14 +11,6 @@
 namespace embscale::embedding {
 namespace {
 
-static_assert(sizeof(std::size_t) == sizeof(std::uint64_t), "the counts are copied as uint64");
-
-std::uint64_t total(const std::vector<std::size_t>& counts) {
-  std::uint64_t n = 0;
-  for (const auto c : counts) n += c;
-  return n;
-}
-
 class DeviceAll2AllDense final : public EmbeddingScheme {
  public:
   DeviceAll2AllDense(const LayerSpec& spec, std::unique_ptr<RowStore> store, std::span<const PhaseDefinition> phases)
@@ -49,12 +41,7 @@ class DeviceAll2AllDense final : public EmbeddingScheme {
     calls_.check(calls_.step().embedding_step_group(&modulo, ranks_, requested.key_data(), requested.n, grouped, order,
                                                     counts, calls_.scratch_for(requested.n), calls_.stream()),
                  "embedding_step group");
-    send_counts_.resize(static_cast<std::size_t>(ranks_));
-    calls_.check(library().functions().copy_async(
-                     send_counts_.data(), counts,
-                     static_cast<std::int64_t>(send_counts_.size() * sizeof(std::uint64_t)), calls_.stream()),
-                 "reading the owners' counts");
-    calls_.synchronize("grouping the keys by owner");
+    calls_.read_counts(counts, ranks_, send_counts_, "grouping the keys by owner");
     if (total(send_counts_) != requested.n)  // the kernel counts no owner outside [0, ranks)
       throw Error(spec_.path + ": " + std::to_string(requested.n - total(send_counts_)) +
                   " of the batch's keys have no owner among the layer's ranks (negative keys)");

@@ -32,6 +32,16 @@ void DeviceStepCalls::deduplicate(const Key* keys, std::uint64_t stride, std::ui
   synchronize(what);
 }
 
+void DeviceStepCalls::read_counts(const std::uint64_t* counts, int ranks, std::vector<std::size_t>& out,
+                                  const char* what) {
+  static_assert(sizeof(std::size_t) == sizeof(std::uint64_t), "the counts are copied as uint64");
+  out.resize(static_cast<std::size_t>(ranks));
+  check(library_.functions().copy_async(out.data(), counts,
+                                        static_cast<std::int64_t>(out.size() * sizeof(std::uint64_t)), stream_),
+        what);
+  synchronize(what);
+}
+
 DeviceBagKeys::DeviceBagKeys(DeviceStepCalls& calls, std::int32_t slots)
     : calls_(calls), group_of_dest_(calls.library()), base_(calls.library()), owned_(calls.library()),
       slot_index_(calls.library()), pairs_(calls.library()), one_count_(calls.library()), grad_pooled_(calls.library()),

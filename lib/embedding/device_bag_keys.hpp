@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "core/batch.hpp"
 #include "device/device_resources.hpp"
@@ -14,6 +15,13 @@
 #include "embedding/portable/step_ref.hpp"
 
 namespace embscale::embedding {
+
+// The sum of an exchange's counts.
+inline std::uint64_t total(const std::vector<std::size_t>& counts) {
+  std::uint64_t n = 0;
+  for (const auto c : counts) n += c;
+  return n;
+}
 
 // A de-duplication's results on the device (embedding_step_unique): the distinct keys, each key's
 // index among them, the grouping of the keys by distinct key; `n` distinct keys (on the host).
@@ -43,6 +51,8 @@ class DeviceStepCalls {
   void* scratch_for(std::uint64_t n);
   // The `n` keys at keys[j x stride] de-duplicated into `out` (its count read back: one wait).
   void deduplicate(const Key* keys, std::uint64_t stride, std::uint64_t n, DeviceDistinct& out, const char* what);
+  // The `ranks` counts a route or group left on the device, read into `out` (one wait).
+  void read_counts(const std::uint64_t* counts, int ranks, std::vector<std::size_t>& out, const char* what);
 
  private:
   device::DeviceLibrary library_;

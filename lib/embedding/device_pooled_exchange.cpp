@@ -5,18 +5,9 @@
 #include "core/batch_source.hpp"
 #include "core/error.hpp"
 #include "embedding/device_batch.hpp"
-#include "embedding/device_step_family.hpp"
 
 namespace embscale::embedding {
 namespace {
-
-static_assert(sizeof(std::size_t) == sizeof(std::uint64_t), "the counts are copied as uint64");
-
-std::uint64_t total(const std::vector<std::size_t>& counts) {
-  std::uint64_t n = 0;
-  for (const auto c : counts) n += c;
-  return n;
-}
 
 const LayerSpec& checked(const LayerSpec& spec) {
   if (spec.context.on_host() || spec.device_library == nullptr || spec.device_batch == nullptr)
@@ -30,41 +21,30 @@ DevicePooledExchange::DevicePooledExchange(const LayerSpec& spec, PooledPlan pla
                                            const OwnerRule& owner)
     : spec_(checked(spec)), every_rank_gets_every_key_(plan.every_rank_gets_every_key), store_(store),
       comm_(*spec.comm), ranks_(spec.comm->size()), width_(static_cast<std::size_t>(store.dim())),
-      output_(make_pooled_output(spec_, std::move(plan), width_)), library_(*spec.device_library),
-      step_(&embedding_step_family(library_)), stream_(spec.context.stream), slot_owner_(library_),
-      slot_offset_(library_), block_rows_(library_), group_of_dest_(library_), base_(library_), owned_(library_),
-      slot_index_(library_), positions_(output_->owner_buffer_size() / width_), send_pairs_(library_),
-      recv_pairs_(library_), counts_(library_), distinct_(library_), distinct_count_(library_), inverse_(library_),
-      by_key_(library_), key_begin_(library_), rows_(library_), owner_buffer_(library_), grads_(library_),
-      grad_pooled_(library_), scratch_(library_) {
+      output_(make_pooled_output(spec_, std::move(plan), width_)), positions_(output_->owner_buffer_size() / width_),
+      calls_(*spec.device_library, spec.context.stream, positions_), slot_owner_(library()), slot_offset_(library()),
+      block_rows_(library()), group_of_dest_(library()), base_(library()), owned_(library()), slot_index_(library()),
+      send_pairs_(library()), recv_pairs_(library()), counts_(library()), rows_(library()), owner_buffer_(library()),
+      grads_(library()), grad_pooled_(library()), received_(library()) {
+  void* stream = calls_.stream();
   EMBSCALE_EXPECTS(!store.execution_context().on_host(), "a device exchange reads a device store");
   owner_ref_ =
-      owner.ref(slot_owner_.assign(owner.slot_owner(), stream_), slot_offset_.assign(owner.slot_offset(), stream_),
-                block_rows_.assign(owner.block_rows(), stream_));
+      owner.ref(slot_owner_.assign(owner.slot_owner(), stream), slot_offset_.assign(owner.slot_offset(), stream),
+                block_rows_.assign(owner.block_rows(), stream));
   const portable::PlacementRef host = output_->placement();
   const auto groups = output_->groups(), slots = static_cast<std::size_t>(host.slots);
   const auto ranks = static_cast<std::size_t>(ranks_);
-  placement_ref_ = {host.slots, group_of_dest_.assign(std::span(host.group_of_dest, ranks), stream_),
-                    base_.assign(std::span(host.base, ranks), stream_),
-                    owned_.assign(std::span(host.owned, groups), stream_),
-                    slot_index_.assign(std::span(host.slot_index, groups * slots), stream_)};
-  synchronize("uploading the scheme's placement");
+  placement_ref_ = {host.slots, group_of_dest_.assign(std::span(host.group_of_dest, ranks), stream),
+                    base_.assign(std::span(host.base, ranks), stream),
+                    owned_.assign(std::span(host.owned, groups), stream),
+                    slot_index_.assign(std::span(host.slot_index, groups * slots), stream)};
+  calls_.synchronize("uploading the scheme's placement");
 }
 
 std::vector<const comm::Communicator*> DevicePooledExchange::communicators() const {
   auto comms = output_->communicators();
   if (&comm_.host_communicator() != &comm_) comms.push_back(&comm_.host_communicator());  // the counts
   return comms;
-}
-
-void DevicePooledExchange::synchronize(const char* what) const {
-  check(library_.functions().stream_synchronize(stream_), what);
-}
-
-void* DevicePooledExchange::scratch_for(std::uint64_t n) {
-  std::uint64_t bytes = 0;
-  check(step_->embedding_step_scratch(n, positions_, &bytes), "embedding_step scratch");
-  return scratch_.reserve(static_cast<std::int64_t>(bytes));
 }
 
 void DevicePooledExchange::forward(const Batch& batch, std::span<float> pooled, StepRecorder& recorder) {
@@ -78,15 +58,12 @@ void DevicePooledExchange::forward(const Batch& batch, std::span<float> pooled, 
   const std::uint64_t sent = to_every_rank ? n * static_cast<std::uint64_t>(ranks_) : n;
   auto* send = send_pairs_.reserve_for<portable::KeyPosition>(sent);
   auto* counts = counts_.reserve_for<std::uint64_t>(static_cast<std::size_t>(ranks_));
-  check(step_->embedding_step_route(&owner_ref_, &placement_ref_, to_every_rank ? 1 : 0, ranks_, input.keys(), n,
-                                    input.offsets(), bags, spec_.slots(), send, counts, scratch_for(n), stream_),
-        "embedding_step route");
-  send_counts_.resize(static_cast<std::size_t>(ranks_));
-  check(
-      library_.functions().copy_async(send_counts_.data(), counts,
-                                      static_cast<std::int64_t>(send_counts_.size() * sizeof(std::uint64_t)), stream_),
-      "reading the owners' counts");
-  synchronize("routing the batch");
+  void* stream = calls_.stream();
+  calls_.check(calls_.step().embedding_step_route(&owner_ref_, &placement_ref_, to_every_rank ? 1 : 0, ranks_,
+                                                  input.keys(), n, input.offsets(), bags, spec_.slots(), send, counts,
+                                                  calls_.scratch_for(n), stream),
+               "embedding_step route");
+  calls_.read_counts(counts, ranks_, send_counts_, "routing the batch");
   if (total(send_counts_) != sent)  // the kernel counts no owner outside [0, ranks)
     throw Error(spec_.path + ": " + std::to_string(sent - total(send_counts_)) +
                 " of the batch's keys have no owner among the layer's " + std::to_string(ranks_) +
@@ -94,65 +71,57 @@ void DevicePooledExchange::forward(const Batch& batch, std::span<float> pooled, 
   recorder.lap("route");
 
   const portable::KeyPosition* received = send;
-  received_ = sent;
+  received_pairs_ = sent;
   if (ranks_ > 1) {
     recv_counts_.assign(send_counts_.size(), 0);
     comm_.host_communicator().alltoall(std::span<const std::size_t>(send_counts_), std::span<std::size_t>(recv_counts_),
                                        1);
-    received_ = total(recv_counts_);
-    auto* recv = recv_pairs_.reserve_for<portable::KeyPosition>(received_);
+    received_pairs_ = total(recv_counts_);
+    auto* recv = recv_pairs_.reserve_for<portable::KeyPosition>(received_pairs_);
     comm_.alltoallv(std::span<const portable::KeyPosition>(send, sent), std::span<const std::size_t>(send_counts_),
-                    std::span<portable::KeyPosition>(recv, received_), std::span<const std::size_t>(recv_counts_));
+                    std::span<portable::KeyPosition>(recv, received_pairs_),
+                    std::span<const std::size_t>(recv_counts_));
     received = recv;
   }
   recorder.lap("exchange_keys");
 
-  auto* distinct = distinct_.reserve_for<Key>(received_);
-  auto* distinct_count = distinct_count_.reserve_for<std::uint64_t>(1);
-  auto* inverse = inverse_.reserve_for<std::uint32_t>(received_);
-  check(step_->embedding_step_unique(&received->key, 2, received_, distinct, distinct_count, inverse,
-                                     by_key_.reserve_for<std::uint32_t>(received_),
-                                     key_begin_.reserve_for<std::uint32_t>(received_ + 1), scratch_for(received_),
-                                     stream_),
-        "embedding_step unique");
-  check(library_.functions().copy_async(&distinct_keys_, distinct_count, sizeof distinct_keys_, stream_),
-        "reading the distinct count");
-  synchronize("de-duplicating the keys");
-  auto* rows = rows_.reserve_for<float>(distinct_keys_ * width_);
-  store_.read(std::span<const Key>(distinct, distinct_keys_), std::span<float>(rows, distinct_keys_ * width_));
+  calls_.deduplicate(&received->key, 2, received_pairs_, received_, "de-duplicating the keys");
+  auto* rows = rows_.reserve_for<float>(received_.n * width_);
+  store_.read(std::span<const Key>(received_.key_data(), received_.n), std::span<float>(rows, received_.n * width_));
   recorder.lap("lookup");
 
   const bool in_output = output_->owner_buffer_is_output();
   float* sums = in_output ? pooled.data() : owner_buffer_.reserve_for<float>(positions_ * width_);
-  check(step_->embedding_step_pool(received, inverse, received_, rows, width_, sums, positions_, scratch_for(received_),
-                                   stream_),
-        "embedding_step pool");
+  calls_.check(calls_.step().embedding_step_pool(received, received_.inverse_data(), received_pairs_, rows, width_,
+                                                 sums, positions_, calls_.scratch_for(received_pairs_), stream),
+               "embedding_step pool");
   recorder.lap("pool");
   recorder.count("pairs_sent", static_cast<std::int64_t>(sent));
-  recorder.count("pairs_received", static_cast<std::int64_t>(received_));
-  recorder.count("lookups", static_cast<std::int64_t>(distinct_keys_));
+  recorder.count("pairs_received", static_cast<std::int64_t>(received_pairs_));
+  recorder.count("lookups", static_cast<std::int64_t>(received_.n));
 
   output_->forward(std::span<const float>(in_output ? nullptr : sums, in_output ? 0 : positions_ * width_), pooled,
                    recorder);
   if (spec_.mean())
-    check(step_->embedding_step_scale_bags(input.offsets(), bags, static_cast<std::uint64_t>(spec_.dim()),
-                                           pooled.data(), stream_),
-          "embedding_step scale_bags");
+    calls_.check(calls_.step().embedding_step_scale_bags(input.offsets(), bags, static_cast<std::uint64_t>(spec_.dim()),
+                                                         pooled.data(), stream),
+                 "embedding_step scale_bags");
   recorder.lap("unpack");
 }
 
 void DevicePooledExchange::backward(const Batch& batch, std::span<const float> grad_pooled, std::int64_t step,
                                     StepRecorder& recorder) {
   const DeviceBatch& input = *spec_.device_batch;
+  void* stream = calls_.stream();
   std::span<const float> grad = grad_pooled;
   if (spec_.mean()) {  // divided in a copy: grad_pooled is the caller's
     auto* divided = grad_pooled_.reserve_for<float>(grad_pooled.size());
-    check(library_.functions().copy_async(divided, grad_pooled.data(),
-                                          static_cast<std::int64_t>(grad_pooled.size_bytes()), stream_),
-          "copying the pooled gradients");
-    check(step_->embedding_step_scale_bags(input.offsets(), static_cast<std::uint64_t>(batch.num_bags()),
-                                           static_cast<std::uint64_t>(spec_.dim()), divided, stream_),
-          "embedding_step scale_bags");
+    calls_.check(library().functions().copy_async(divided, grad_pooled.data(),
+                                                  static_cast<std::int64_t>(grad_pooled.size_bytes()), stream),
+                 "copying the pooled gradients");
+    calls_.check(calls_.step().embedding_step_scale_bags(input.offsets(), static_cast<std::uint64_t>(batch.num_bags()),
+                                                         static_cast<std::uint64_t>(spec_.dim()), divided, stream),
+                 "embedding_step scale_bags");
     grad = std::span<const float>(divided, grad_pooled.size());
   }
   const auto* received =
@@ -162,14 +131,14 @@ void DevicePooledExchange::backward(const Batch& batch, std::span<const float> g
           ? std::span<float>()  // the gradients are read where they are
           : std::span<float>(owner_buffer_.reserve_for<float>(positions_ * width_), positions_ * width_);
   const std::span<const float> sums_grad = output_->backward(grad, owner_buffer, recorder);
-  auto* grads = grads_.reserve_for<float>(distinct_keys_ * width_);
-  check(step_->embedding_step_unpool(&received->position, 2, static_cast<const std::uint32_t*>(by_key_.data()),
-                                     static_cast<const std::uint32_t*>(key_begin_.data()), distinct_keys_,
-                                     sums_grad.data(), width_, 0, grads, stream_),
-        "embedding_step unpool");
+  auto* grads = grads_.reserve_for<float>(received_.n * width_);
+  calls_.check(
+      calls_.step().embedding_step_unpool(&received->position, 2, received_.by_key_data(), received_.key_begin_data(),
+                                          received_.n, sums_grad.data(), width_, 0, grads, stream),
+      "embedding_step unpool");
   recorder.lap("pool_backward");
-  store_.apply(std::span<const Key>(static_cast<const Key*>(distinct_.data()), distinct_keys_),
-               std::span<const float>(grads, distinct_keys_ * width_), *spec_.optimizer, step);
+  store_.apply(std::span<const Key>(received_.key_data(), received_.n),
+               std::span<const float>(grads, received_.n * width_), *spec_.optimizer, step);
   recorder.lap("update");
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "device/device_resources.hpp"
+#include "embedding/device_bag_keys.hpp"
 #include "embedding/owner_rule.hpp"
 #include "embedding/pooled_output.hpp"
 #include "embedding/scheme.hpp"
@@ -43,10 +44,7 @@ class DevicePooledExchange {
   void backward(const Batch& batch, std::span<const float> grad_pooled, std::int64_t step, StepRecorder& recorder);
 
  private:
-  void check(int code, const char* what) const { library_.check(code, what); }
-  void synchronize(const char* what) const;
-  // Scratch for calls on up to n pairs (and the owner buffer's rows).
-  void* scratch_for(std::uint64_t n);
+  const device::DeviceLibrary& library() const noexcept { return calls_.library(); }
 
   LayerSpec spec_;
   bool every_rank_gets_every_key_;
@@ -55,21 +53,18 @@ class DevicePooledExchange {
   int ranks_;
   std::size_t width_;
   std::unique_ptr<PooledOutputExchange> output_;
-  device::DeviceLibrary library_;
-  const device::DeviceFunctions* step_;  // the embedding_step family, checked once
-  void* stream_;
+  std::uint64_t positions_;  // rows of the owner buffer
+  DeviceStepCalls calls_;
   // The rules' arrays on the device, and the refs over them.
   device::GrowingDeviceBuffer slot_owner_, slot_offset_, block_rows_;
   device::GrowingDeviceBuffer group_of_dest_, base_, owned_, slot_index_;
   portable::OwnerRef owner_ref_;
   portable::PlacementRef placement_ref_;
-  std::uint64_t positions_;  // rows of the owner buffer
   // Per step, kept from forward to backward.
-  device::GrowingDeviceBuffer send_pairs_, recv_pairs_, counts_, distinct_, distinct_count_, inverse_, by_key_,
-      key_begin_, rows_, owner_buffer_, grads_, grad_pooled_, scratch_;
+  device::GrowingDeviceBuffer send_pairs_, recv_pairs_, counts_, rows_, owner_buffer_, grads_, grad_pooled_;
+  DeviceDistinct received_;  // the keys of the pairs this owner received, de-duplicated
   std::vector<std::size_t> send_counts_, recv_counts_;
-  std::uint64_t received_ = 0;  // pairs this owner received
-  std::uint64_t distinct_keys_ = 0;
+  std::uint64_t received_pairs_ = 0;
 };
 
 }  // namespace embscale::embedding

@@ -15,28 +15,13 @@
 #include "embedding/portable/optimizer_ref.hpp"
 #include "embedding/portable/row_codec_ref.hpp"
 #include "embedding/portable/rows_ref.hpp"
+#include "fake_device_memory.hpp"
 
 namespace portable = embscale::embedding::portable;
 
-extern "C" int embscale_fake_strict_device_memory(const void* p, uint64_t bytes);
-extern "C" int embscale_fake_fail(int code, const char* text);
-
-namespace {
-
 // Every buffer the header calls device memory is the stand-in's (in strict mode, tests/device):
 // a host pointer would fault on a GPU.
-bool on_device(std::initializer_list<std::pair<const void*, uint64_t>> buffers, const char* call, int& code) {
-  for (const auto& [p, bytes] : buffers)
-    if (!embscale_fake_strict_device_memory(p, bytes)) {
-      code = embscale_fake_fail(
-          EMBSCALE_CUDA_INVALID_ARGUMENT,
-          (std::string(call) + ": a buffer in host memory (the kernels read device memory)").c_str());
-      return false;
-    }
-  return true;
-}
-
-}  // namespace
+using embscale::fake::on_device;
 
 extern "C" {
 

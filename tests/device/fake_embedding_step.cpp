@@ -18,27 +18,16 @@
 
 #include "device/families/embedding_step.h"
 #include "embedding/portable/step_ref.hpp"
+#include "fake_device_memory.hpp"
 
 namespace portable = embscale::embedding::portable;
 
-extern "C" int embscale_fake_strict_device_memory(const void* p, uint64_t bytes);
-extern "C" int embscale_fake_fail(int code, const char* text);
+using embscale::fake::on_device;
 
 namespace {
 
 // What the stand-in claims its kernels need (so that a caller's sizing is exercised).
 uint64_t scratch_bytes(uint64_t n, uint64_t positions) { return 16 * n + 8 * positions + 256; }
-
-bool on_device(std::initializer_list<std::pair<const void*, uint64_t>> buffers, const char* call, int& code) {
-  for (const auto& [p, bytes] : buffers)
-    if (!embscale_fake_strict_device_memory(p, bytes)) {
-      code = embscale_fake_fail(
-          EMBSCALE_CUDA_INVALID_ARGUMENT,
-          (std::string(call) + ": a buffer in host memory (the kernels read device memory)").c_str());
-      return false;
-    }
-  return true;
-}
 
 }  // namespace
 
