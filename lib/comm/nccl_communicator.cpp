@@ -1,5 +1,7 @@
 #include "comm/nccl_communicator.hpp"
 
+#include <exception>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -143,6 +145,13 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::join(Communicator& host, std
 
 NcclCommunicator::~NcclCommunicator() {
   if (comm_ == nullptr) return;
+  // Unwinding an error that may be this rank's alone: its peers may be blocked in a collective
+  // this rank will never join, and a destroy (or the queued work) would wait for them. Abort
+  // instead, so the error reaches the job's abort rather than a hang.
+  if (std::uncaught_exceptions() > 0) {
+    (void)library_.functions().nccl_comm_abort(comm_);
+    return;
+  }
   // Work still queued would use the communicator: let it finish first (a failed call's stream
   // reports its error here, which a destructor cannot raise).
   (void)library_.functions().stream_synchronize(stream_);

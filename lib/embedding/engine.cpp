@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "comm/failure.hpp"
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "device/device_phase_clock.hpp"
@@ -119,7 +120,13 @@ std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int
     check_static_rows(*this, comm->allreduce(owned.rows(), comm::ReduceOp::kMax), comm->size());
     if (!context.on_host()) {
       EMBSCALE_EXPECTS(device_library != nullptr, "a device layer has its library");
-      return std::make_unique<DeviceStaticRowStore>(owned, options, column_first, dim(), context, *device_library);
+      // The GPU's memory may fail one rank only (ranks sharing a GPU, the large tables on a few):
+      // every rank learns it here, before any rank goes on to a collective the others miss.
+      std::unique_ptr<RowStore> store;
+      comm::all_or_none(comm->host_communicator(), [&] {
+        store = std::make_unique<DeviceStaticRowStore>(owned, options, column_first, dim(), context, *device_library);
+      });
+      return store;
     }
     return std::make_unique<StaticRowStore>(owned, options, column_first, dim(), context);
   }
@@ -322,6 +329,9 @@ EmbeddingEngine::EmbeddingEngine(comm::Communicator& comm, const config::Config&
     if (config.embeddings[i].device == config::Device::kGpu) {
       if (options.device_library == nullptr || options.device_context.on_host())
         throw Error(layer->spec.path + ".device: \"gpu\", and the engine was given no GPU (EngineOptions)");
+      // Its exchanges pass device buffers: the communicator must take them (NCCL, or staged MPI).
+      EMBSCALE_EXPECTS(comm.memory_space() == MemorySpace::kDevice,
+                       "a GPU layer's communicator takes device memory (comm::NcclCommunicator, StagedCommunicator)");
       const auto& library = *options.device_library;
       layer->spec.context = options.device_context;
       layer->spec.device_library = &library;

@@ -290,7 +290,10 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_malloc(int64_t bytes, void** pointer) {
   if (pointer == NULL || bytes < 0) return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "pointer is NULL or bytes < 0");
   *pointer = NULL;
   if (bytes == 0) return EMBSCALE_CUDA_OK;
-  void* allocated = malloc((size_t)bytes);
+  /* $EMBSCALE_FAKE_DEVICE_MEMORY_LIMIT (read per call, so a test can set it on one rank): a larger
+   * allocation fails as a full GPU's does. */
+  const char* limit = getenv("EMBSCALE_FAKE_DEVICE_MEMORY_LIMIT");
+  void* allocated = limit != NULL && bytes > atoll(limit) ? NULL : malloc((size_t)bytes);
   if (allocated == NULL) {
     snprintf(detail, sizeof detail, "cudaMalloc of %lld bytes: cudaErrorMemoryAllocation: out of memory",
              (long long)bytes);

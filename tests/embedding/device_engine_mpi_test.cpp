@@ -14,6 +14,7 @@
 #include <bit>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -216,6 +217,29 @@ TEST(DeviceLayers, WhatTheGpuStepLacksIsRefusedByName) {
     FAIL() << "deduplicate false on the GPU was accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("layers[emb1].deduplicate"), std::string::npos) << e.what();
+  }
+}
+
+// A GPU whose memory runs out on one rank only (ranks sharing a GPU, the large tables on a few):
+// every rank throws where the tables are made, none waits in a later collective.
+TEST(DeviceLayers, ATableTheGpuCannotHoldOnOneRankFailsEveryRank) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  const auto library = device::DeviceLibrary::open(EMBSCALE_TEST_FAKE_DEVICE);
+  device::Stream stream(library);
+  comm::StagedCommunicator staged(MPI_COMM_WORLD, library, stream.handle());
+  config::Config cfg = device_config("distributed_slot", config::Combiner::kSum,
+                                     optimizer(config::OptimizerType::kSGD, config::UpdateType::kLocal));
+  cfg.embeddings[0].device = config::Device::kGpu;
+  EngineOptions options;
+  options.device_library = &library;
+  options.device_context = ExecutionContext::for_device(0, stream.handle());
+  std::optional<embscale::testing::ScopedEnv> full;
+  if (world.rank() == 0) full.emplace("EMBSCALE_FAKE_DEVICE_MEMORY_LIMIT", "1000");  // rank 0's table is larger
+  try {
+    EmbeddingEngine engine(staged, cfg, cfg.data.slot_size_array, options);
+    FAIL() << "the engine was built on rank " << world.rank();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
   }
 }
 

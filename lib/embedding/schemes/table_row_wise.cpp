@@ -16,7 +16,8 @@ namespace {
 
 int ranks_per_node(const LayerSpec& spec) {
   if (spec.config->ranks_per_node > 0) return spec.config->ranks_per_node;
-  const int host_ranks = spec.comm->split_by_host()->size();
+  // Over the host side: a GPU layer's NCCL communicator would set up a whole NCCL split to count.
+  const int host_ranks = spec.comm->host_communicator().split_by_host()->size();
   // Every host must hold as many ranks: the smallest and largest host agree.
   const int smallest = spec.comm->allreduce(host_ranks, comm::ReduceOp::kMin);
   const int largest = spec.comm->allreduce(host_ranks, comm::ReduceOp::kMax);
