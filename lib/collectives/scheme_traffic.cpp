@@ -11,10 +11,6 @@
 namespace embscale::collectives {
 namespace {
 
-std::size_t total(const std::vector<std::size_t>& counts) {
-  return std::accumulate(counts.begin(), counts.end(), std::size_t{0});
-}
-
 // "2 allreduce on the layer's communicator, 1 alltoallv on split 2": what a step calls, by
 // (collective, communicator) in order of first call, for the refusal's message.
 std::string describe_calls(const std::vector<CollectiveCall>& calls) {
@@ -67,10 +63,10 @@ SchemeTraffic scheme_key_exchange(comm::Communicator& world, const config::Confi
 }
 
 std::size_t send_bytes(const KeyExchangeCounts& counts) noexcept {
-  return total(counts.send_counts) * counts.row_bytes;
+  return comm::total_count(counts.send_counts) * counts.row_bytes;
 }
 std::size_t recv_bytes(const KeyExchangeCounts& counts) noexcept {
-  return total(counts.recv_counts) * counts.row_bytes;
+  return comm::total_count(counts.recv_counts) * counts.row_bytes;
 }
 
 }  // namespace embscale::collectives

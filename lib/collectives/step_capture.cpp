@@ -14,10 +14,6 @@
 namespace embscale::collectives {
 namespace {
 
-std::size_t total(const std::vector<std::size_t>& counts) {
-  return std::accumulate(counts.begin(), counts.end(), std::size_t{0});
-}
-
 // What the capturing communicators of one engine share: the splits made so far and, while
 // `recording`, the current step's calls.
 struct CaptureLog {
@@ -156,8 +152,8 @@ const char* collective_name(CollectiveOp op) noexcept {
 std::size_t CollectiveCall::send_rows() const noexcept {
   switch (op) {
     case CollectiveOp::kAlltoall: return count * static_cast<std::size_t>(ranks);
-    case CollectiveOp::kAlltoallv: return total(send_counts);
-    case CollectiveOp::kReduceScatter: return total(recv_counts);
+    case CollectiveOp::kAlltoallv: return comm::total_count(send_counts);
+    case CollectiveOp::kReduceScatter: return comm::total_count(recv_counts);
     case CollectiveOp::kAllgatherv: return count;
     case CollectiveOp::kAllreduce: return count;
   }
@@ -167,9 +163,9 @@ std::size_t CollectiveCall::send_rows() const noexcept {
 std::size_t CollectiveCall::recv_rows() const noexcept {
   switch (op) {
     case CollectiveOp::kAlltoall: return count * static_cast<std::size_t>(ranks);
-    case CollectiveOp::kAlltoallv: return total(recv_counts);
+    case CollectiveOp::kAlltoallv: return comm::total_count(recv_counts);
     case CollectiveOp::kReduceScatter: return recv_counts[static_cast<std::size_t>(rank)];
-    case CollectiveOp::kAllgatherv: return total(recv_counts);
+    case CollectiveOp::kAllgatherv: return comm::total_count(recv_counts);
     case CollectiveOp::kAllreduce: return count;
   }
   return 0;

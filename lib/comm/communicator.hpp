@@ -413,6 +413,13 @@ class Communicator {
   CommStats stats_;
 };
 
+// The rows of a v-collective's counts (what one rank sends, or receives, in all).
+inline std::size_t total_count(std::span<const std::size_t> counts) noexcept {
+  std::size_t n = 0;
+  for (const auto c : counts) n += c;
+  return n;
+}
+
 namespace detail {
 // Bytes of the rows in `counts` that go to (or come from) ranks other than `self`: what every
 // implementation counts as a v-collective's traffic (self-copies are not traffic).

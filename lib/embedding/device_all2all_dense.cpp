@@ -42,15 +42,15 @@ class DeviceAll2AllDense final : public EmbeddingScheme {
                                                     counts, calls_.scratch_for(requested.n), calls_.stream()),
                  "embedding_step group");
     calls_.read_counts(counts, ranks_, send_counts_, "grouping the keys by owner");
-    if (total(send_counts_) != requested.n)  // the kernel counts no owner outside [0, ranks)
-      throw Error(spec_.path + ": " + std::to_string(requested.n - total(send_counts_)) +
+    if (comm::total_count(send_counts_) != requested.n)  // the kernel counts no owner outside [0, ranks)
+      throw Error(spec_.path + ": " + std::to_string(requested.n - comm::total_count(send_counts_)) +
                   " of the batch's keys have no owner among the layer's ranks (negative keys)");
     recorder.lap("route");
 
     recv_counts_.assign(send_counts_.size(), 0);
     comm_.host_communicator().alltoall(std::span<const std::size_t>(send_counts_), std::span<std::size_t>(recv_counts_),
                                        1);
-    received_keys_ = total(recv_counts_);
+    received_keys_ = comm::total_count(recv_counts_);
     auto* recv_keys = recv_keys_.reserve_for<Key>(received_keys_);
     comm_.alltoallv(std::span<const Key>(grouped, requested.n), std::span<const std::size_t>(send_counts_),
                     std::span<Key>(recv_keys, received_keys_), std::span<const std::size_t>(recv_counts_));

@@ -16,13 +16,6 @@
 
 namespace embscale::embedding {
 
-// The sum of an exchange's counts.
-inline std::uint64_t total(const std::vector<std::size_t>& counts) {
-  std::uint64_t n = 0;
-  for (const auto c : counts) n += c;
-  return n;
-}
-
 // A de-duplication's results on the device (embedding_step_unique): the distinct keys, each key's
 // index among them, the grouping of the keys by distinct key; `n` distinct keys (on the host).
 struct DeviceDistinct {

@@ -64,8 +64,8 @@ void DevicePooledExchange::forward(const Batch& batch, std::span<float> pooled, 
                                                   calls_.scratch_for(n), stream),
                "embedding_step route");
   calls_.read_counts(counts, ranks_, send_counts_, "routing the batch");
-  if (total(send_counts_) != sent)  // the kernel counts no owner outside [0, ranks)
-    throw Error(spec_.path + ": " + std::to_string(sent - total(send_counts_)) +
+  if (comm::total_count(send_counts_) != sent)  // the kernel counts no owner outside [0, ranks)
+    throw Error(spec_.path + ": " + std::to_string(sent - comm::total_count(send_counts_)) +
                 " of the batch's keys have no owner among the layer's " + std::to_string(ranks_) +
                 " ranks (keys outside the layer's slots)");
   recorder.lap("route");
@@ -76,7 +76,7 @@ void DevicePooledExchange::forward(const Batch& batch, std::span<float> pooled, 
     recv_counts_.assign(send_counts_.size(), 0);
     comm_.host_communicator().alltoall(std::span<const std::size_t>(send_counts_), std::span<std::size_t>(recv_counts_),
                                        1);
-    received_pairs_ = total(recv_counts_);
+    received_pairs_ = comm::total_count(recv_counts_);
     auto* recv = recv_pairs_.reserve_for<portable::KeyPosition>(received_pairs_);
     comm_.alltoallv(std::span<const portable::KeyPosition>(send, sent), std::span<const std::size_t>(send_counts_),
                     std::span<portable::KeyPosition>(recv, received_pairs_),

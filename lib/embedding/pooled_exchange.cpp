@@ -43,12 +43,6 @@ constexpr std::array<PhaseDefinition, 12> kNodeThenCrossPhases = {
     {kRoute, kExchangeKeys, kOwnerLookup, kOwnerPool, kReduceScatterNode, kExchangePooled, kUnpack, kPackGrads,
      kExchangeGrads, kAllGatherNode, kPoolBackward, kUpdate}};
 
-std::size_t total(const std::vector<std::size_t>& counts) {
-  std::size_t n = 0;
-  for (const auto c : counts) n += c;
-  return n;
-}
-
 }  // namespace
 
 std::span<const PhaseDefinition> pooled_phases(PooledOutput output) noexcept {
@@ -79,7 +73,7 @@ void PooledExchange::exchange_and_pool(std::span<float> pooled, StepRecorder& re
   if (ranks_ > 1) {
     recv_counts_.assign(send_counts_.size(), 0);
     comm_.alltoall(std::span<const std::size_t>(send_counts_), std::span<std::size_t>(recv_counts_), 1);
-    recv_pairs_.resize(total(recv_counts_));
+    recv_pairs_.resize(comm::total_count(recv_counts_));
     comm_.alltoallv(std::span<const KeyPosition>(send_pairs_), std::span<const std::size_t>(send_counts_),
                     std::span<KeyPosition>(recv_pairs_), std::span<const std::size_t>(recv_counts_));
   }

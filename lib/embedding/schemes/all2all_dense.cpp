@@ -34,12 +34,6 @@ constexpr std::array<PhaseDefinition, 8> kPhases = {{
     {"update", "the owner applies the optimizer to its rows"},
 }};
 
-std::size_t total(const std::vector<std::size_t>& counts) {
-  std::size_t n = 0;
-  for (const auto c : counts) n += c;
-  return n;
-}
-
 class All2AllDense final : public EmbeddingScheme {
  public:
   explicit All2AllDense(const LayerSpec& spec)
@@ -61,7 +55,7 @@ class All2AllDense final : public EmbeddingScheme {
 
     recv_counts_.assign(routed_.send_counts.size(), 0);
     comm_.alltoall(std::span<const std::size_t>(routed_.send_counts), std::span<std::size_t>(recv_counts_), 1);
-    recv_keys_.resize(total(recv_counts_));
+    recv_keys_.resize(comm::total_count(recv_counts_));
     comm_.alltoallv(std::span<const Key>(routed_.send_keys), std::span<const std::size_t>(routed_.send_counts),
                     std::span<Key>(recv_keys_), std::span<const std::size_t>(recv_counts_));
     recorder.lap("exchange_keys");
