@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "embedding/device_step_family.hpp"
 #include "embedding/portable/optimizer_ref.hpp"
 #include "embedding/static_row_store.hpp"
 #include "kv/row_codec.hpp"
@@ -14,18 +15,6 @@ namespace embscale::embedding {
 namespace {
 
 constexpr std::uint64_t kNoBadKey = std::numeric_limits<std::uint64_t>::max();
-
-const device::DeviceFunctions& family_of(const device::DeviceLibrary& library) {
-  const auto& f = library.kernels(device::KernelFamily::embedding_rows);
-  std::uint64_t range_bytes = 0, optimizer_bytes = 0;
-  library.check(f.embedding_rows_layout(&range_bytes, &optimizer_bytes), "embedding_rows layout");
-  if (range_bytes != sizeof(portable::OwnedRange) || optimizer_bytes != sizeof(portable::OptimizerRef))
-    throw Error(library.path() + ": kernel family embedding_rows was built with other layouts (" +
-                std::to_string(range_bytes) + " and " + std::to_string(optimizer_bytes) + " bytes, this embscale " +
-                std::to_string(sizeof(portable::OwnedRange)) + " and " +
-                std::to_string(sizeof(portable::OptimizerRef)) + "): rebuild both from one source");
-  return f;
-}
 
 }  // namespace
 
@@ -36,7 +25,8 @@ DeviceStaticRowStore::DeviceStaticRowStore(OwnedKeys owned, const kv::TableOptio
       value_bytes_(kv::value_bytes(options.value_type)),
       state_width_(options.training ? static_cast<std::int32_t>(options.optimizer_state_width) : 0),
       row_width_(static_cast<std::size_t>(dim_ + state_width_)), context_(context), library_(library),
-      rows_family_(&family_of(library)), table_(library, checked_table_bytes(owned_, options, context, library)),
+      rows_family_(&embedding_rows_family(library)),
+      table_(library, checked_table_bytes(owned_, options, context, library)),
       ranges_(library, static_cast<std::int64_t>(owned_.portable_ranges().size() * sizeof(portable::OwnedRange))),
       first_bad_(library, sizeof(std::uint64_t)), rows_(library), touched_(library), scratch_(library) {
   // The initial rows, made on the host as StaticRowStore makes them (and encoded as it stores

@@ -8,6 +8,7 @@
 #include "core/hash.hpp"
 #include "device/device_phase_clock.hpp"
 #include "embedding/device_batch.hpp"
+#include "embedding/device_kv_row_store.hpp"
 #include "embedding/device_static_row_store.hpp"
 #include "embedding/device_step_family.hpp"
 #include "embedding/kv_row_store.hpp"
@@ -97,6 +98,12 @@ void check_dynamic_storage(const LayerSpec& spec, const kv::TableOptions& option
     throw InputError(spec.path + ".optimizer.update_type: Global " + spec.optimizer->name() +
                      " moves every row each step, "
                      "which the two-tier tables (storage.global_hbm_for_values) cannot sweep; use Local or LazyGlobal");
+  if (spec.config->device != config::Device::kGpu) return;
+  // The GPU's table (DeviceKvRowStore) stores float32 rows.
+  if (options.value_type != kv::ValueType::kFloat32)
+    throw InputError(spec.path + ".storage.embedding_dtype: the GPU's dynamic table stores fp32 rows; got " +
+                     (options.value_type == kv::ValueType::kFloat16 ? "fp16" : "bf16") +
+                     " (fp16 and bf16 rows run on the GPU with static storage)");
 }
 
 // Static storage: the fullest rank's `most` rows must fit max_vocabulary_size_per_gpu.
@@ -130,10 +137,16 @@ std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int
     }
     return std::make_unique<StaticRowStore>(owned, options, column_first, dim(), context);
   }
-  // The dynamic stores are host stores (check_device_path refuses them on a GPU before the run).
-  require_host_context(context, path + ".storage: the dynamic table's store");
   check_dynamic_storage(*this, options);
   const auto& storage = config->storage;
+  if (!context.on_host()) {  // check_device_path refused the two tiers on a GPU before the run
+    EMBSCALE_EXPECTS(device_library != nullptr, "a device layer has its library");
+    std::unique_ptr<RowStore> store;
+    comm::all_or_none(comm->host_communicator(), [&] {
+      store = std::make_unique<DeviceKvRowStore>(options, path + ".storage", context, *device_library);
+    });
+    return store;
+  }
   // The dynamic tables' calls stay on the caller's thread: the context's threads are the
   // pooling's and the static update's (EngineOptions::threads), not the table's.
   ExecutionContext table_context = context;
@@ -248,10 +261,6 @@ void check_device_path(const LayerSpec& spec, const SchemeEntry& entry) {
     throw InputError(spec.path + ".storage: the two-tier table (" +
                      (storage.caching ? std::string("caching") : std::string("global_hbm_for_values")) +
                      ") has no GPU path in this build; run the layer on the host, or without the two tiers");
-  if (storage.dynamic)
-    throw InputError(spec.path +
-                     ".storage: the GPU step holds static rows in this build (the dynamic table's "
-                     "store on the GPU is not built yet); run the layer on the host, or with static storage");
   if (!spec.config->deduplicate)
     throw InputError(spec.path +
                      ".deduplicate: false has no GPU path (the GPU step always de-duplicates); run the "

@@ -25,6 +25,12 @@ void count_call(StoreCounters& counters, const kv::CallStats& stats, std::size_t
   counters.not_admitted += stats.not_admitted;
 }
 
+InputError capacity_error(const std::string& field, std::size_t keys, std::int64_t capacity, const Error& e) {
+  return InputError(field + ".max_capacity: too small for one batch's distinct keys on this rank (" +
+                    std::to_string(keys) + " keys, capacity " + std::to_string(capacity) +
+                    ", safe_check_mode ERROR): " + e.what());
+}
+
 kv::CallOutcome call_outcome(const kv::CallStats& stats, std::int64_t hits) {
   return {hits, stats.inserted, stats.evicted, stats.refused, stats.not_admitted};
 }
@@ -42,9 +48,7 @@ void KvRowStore::read(std::span<const Key> keys, std::span<float> rows) {
     // safe_check_mode ERROR: the capacity cannot hold this batch's distinct keys. That is a
     // property of the config, so it is reported as bad input naming the fields to change.
     if (table_->options().safe_check != kv::SafeCheck::kError) throw;
-    throw InputError(field_ + ".max_capacity: too small for one batch's distinct keys on this rank (" +
-                     std::to_string(keys.size()) + " keys, capacity " + std::to_string(table_->capacity()) +
-                     ", safe_check_mode ERROR): " + e.what());
+    throw capacity_error(field_, keys.size(), table_->capacity(), e);
   }
   count_call(counters_, stats, keys.size());
   if (observer_) observer_->on_call(keys, call_outcome(stats, stats.found));

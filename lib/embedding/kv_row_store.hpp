@@ -14,6 +14,9 @@ namespace embscale::embedding {
 
 // Adds what one table call did on `keys` keys to `counters`.
 void count_call(StoreCounters& counters, const kv::CallStats& stats, std::size_t keys);
+// The error for a table whose safe_check_mode ERROR refused keys of a call on `keys` keys (`e`):
+// bad input naming the storage `field`'s max_capacity, which cannot hold one batch's distinct keys.
+InputError capacity_error(const std::string& field, std::size_t keys, std::int64_t capacity, const Error& e);
 // What one table call did, as the eviction study sees it; `hits`: keys the evicting tier held.
 kv::CallOutcome call_outcome(const kv::CallStats& stats, std::int64_t hits);
 

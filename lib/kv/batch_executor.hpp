@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/error.hpp"
 #include "kv/portable/batch_ref.hpp"
 
 namespace embscale::kv {
@@ -45,11 +46,29 @@ class BatchExecutor {
   // written when run returns; grouped by bucket when `grouped` (order and offsets are the
   // executor's to compute), else one key per group (reads).
   virtual void run(portable::TableState state, const portable::BatchRef& batch, bool grouped) = 0;
+  // The same call on a batch already in the executor's device memory (a GPU step's keys and rows):
+  // every array of `batch` but `outcomes` is device memory, queued on the executor's stream after
+  // the work already there; `outcomes` (host memory) is written when it returns, the outputs
+  // when the stream reaches them. No evicted arrays. An executor without device memory (the host
+  // executor) refuses it.
+  virtual void run_resident(portable::TableState state, const portable::BatchRef& batch, bool grouped);
+  // The entries of slots [first, end) (every score), in slot order, into device memory with room
+  // for end - first entries: keys and rows (row_width floats each), queued on the executor's
+  // stream; returns their number (a synchronization). Refused where run_resident is.
+  virtual std::uint64_t export_resident(std::uint64_t first, std::uint64_t end, std::uint64_t* keys, float* rows) const;
   // The entries of slots [first, end) whose score is >= min_score, in slot order; the vectors are
   // replaced.
   virtual void export_entries(std::uint64_t first, std::uint64_t end, std::uint64_t min_score,
                               std::vector<std::uint64_t>& keys, std::vector<float>& values,
                               std::vector<std::uint64_t>& scores) const = 0;
 };
+
+inline void BatchExecutor::run_resident(portable::TableState, const portable::BatchRef&, bool) {
+  throw Error("this KV table keeps its arrays in host memory: it takes no batch in device memory");
+}
+
+inline std::uint64_t BatchExecutor::export_resident(std::uint64_t, std::uint64_t, std::uint64_t*, float*) const {
+  throw Error("this KV table keeps its arrays in host memory: it exports into no device memory");
+}
 
 }  // namespace embscale::kv

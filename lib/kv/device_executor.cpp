@@ -35,8 +35,20 @@ class Carver {
 }  // namespace
 
 DeviceExecutor::DeviceExecutor(const device::DeviceLibrary& library, const TableGeometry& geometry)
-    : library_(library), kernels_(&library_.kernels(device::KernelFamily::kv_table)), stream_(library_),
-      geometry_(geometry) {
+    : DeviceExecutor(library, geometry, std::nullopt) {}
+
+DeviceExecutor::DeviceExecutor(const device::DeviceLibrary& library, const TableGeometry& geometry, void* stream)
+    : DeviceExecutor(library, geometry, std::optional<void*>(stream)) {}
+
+DeviceExecutor::DeviceExecutor(const device::DeviceLibrary& library, const TableGeometry& geometry,
+                               std::optional<void*> lent)
+    : library_(library), kernels_(&library_.kernels(device::KernelFamily::kv_table)), geometry_(geometry) {
+  if (lent) {
+    stream_ = *lent;  // null is the default stream, lent as any other
+  } else {
+    own_stream_.emplace(library_);
+    stream_ = own_stream_->handle();
+  }
   std::uint64_t arrays = 0, state = 0, batch = 0;
   check(kernels_->kv_table_layout(&arrays, &state, &batch), "kv_table_layout");
   if (arrays != sizeof(portable::TableArrays) || state != sizeof(portable::TableState) ||
@@ -51,6 +63,10 @@ DeviceExecutor::DeviceExecutor(const device::DeviceLibrary& library, const Table
 }
 
 void DeviceExecutor::check(int code, const char* what) const { library_.check(code, what); }
+
+void DeviceExecutor::synchronize() const {
+  check(library_.functions().stream_synchronize(stream_), "stream_synchronize");
+}
 
 DeviceExecutor::PinnedRows::PinnedRows(const device::DeviceLibrary& library, std::uint64_t bytes) : library_(library) {
   void* pointer = nullptr;
@@ -74,13 +90,12 @@ DeviceExecutor::PinnedRows::~PinnedRows() {
 
 void DeviceExecutor::copy(void* to, const void* from, std::uint64_t bytes) const {
   if (bytes > 0)
-    check(library_.functions().copy_async(to, from, static_cast<std::int64_t>(bytes), stream_.handle()), "copy_async");
+    check(library_.functions().copy_async(to, from, static_cast<std::int64_t>(bytes), stream_), "copy_async");
 }
 
 void DeviceExecutor::set(void* to, int value, std::uint64_t bytes) const {
   if (bytes > 0)
-    check(library_.functions().memset_async(to, value, static_cast<std::int64_t>(bytes), stream_.handle()),
-          "memset_async");
+    check(library_.functions().memset_async(to, value, static_cast<std::int64_t>(bytes), stream_), "memset_async");
 }
 
 DeviceExecutor::Arrays DeviceExecutor::allocate(std::uint64_t buckets) const {
@@ -121,7 +136,7 @@ void DeviceExecutor::resize(std::uint64_t buckets) {
   Arrays grown = allocate(buckets);
   if (buckets_ > 0) {
     const portable::TableArrays from = view(arrays_, buckets_), to = view(grown, buckets);
-    check(kernels_->kv_table_rehash(&from, &to, stream_.handle()), "kv_table_rehash");
+    check(kernels_->kv_table_rehash(&from, &to, stream_), "kv_table_rehash");
   }
   // The banks grow on the host; the vectors outlive the copies from them (synchronized below).
   std::vector<std::uint8_t> counters;
@@ -133,13 +148,13 @@ void DeviceExecutor::resize(std::uint64_t buckets) {
     if (buckets_ > 0) {
       copy(counters.data(), arrays_.counters->data(), counters.size());
       copy(sightings.data(), arrays_.sightings->data(), sightings.size() * 4);
-      stream_.synchronize();
+      synchronize();
     }
     grow_sketch_banks(counters, sightings, geometry_.sketch.blocks, buckets_, buckets);
     copy(grown.counters->data(), counters.data(), counters.size());
     copy(grown.sightings->data(), sightings.data(), sightings.size() * 4);
   }
-  stream_.synchronize();  // before the old arrays are freed (below) and the host vectors (on return)
+  synchronize();  // before the old arrays are freed (below) and the host vectors (on return)
   arrays_ = std::move(grown);
   buckets_ = buckets;
 }
@@ -151,7 +166,7 @@ void DeviceExecutor::clear() {
     set(arrays_.counters->data(), 0, static_cast<std::uint64_t>(arrays_.counters->bytes()));
     set(arrays_.sightings->data(), 0, static_cast<std::uint64_t>(arrays_.sightings->bytes()));
   }
-  stream_.synchronize();
+  synchronize();
 }
 
 unsigned char* DeviceExecutor::scratch(std::uint64_t bytes) const {
@@ -163,6 +178,16 @@ unsigned char* DeviceExecutor::scratch(std::uint64_t bytes) const {
 }
 
 void DeviceExecutor::run(portable::TableState state, const portable::BatchRef& batch, bool grouped) {
+  run_batch(state, batch, grouped, false);
+}
+
+void DeviceExecutor::run_resident(portable::TableState state, const portable::BatchRef& batch, bool grouped) {
+  EMBSCALE_EXPECTS(!batch.evicted_keys, "a resident batch keeps no evicted entries");
+  run_batch(state, batch, grouped, true);
+}
+
+void DeviceExecutor::run_batch(portable::TableState state, const portable::BatchRef& batch, bool grouped,
+                               bool resident) {
   const std::uint64_t n = batch.size;
   if (n == 0) return;
   const std::uint64_t w = geometry_.row_width;
@@ -171,13 +196,17 @@ void DeviceExecutor::run(portable::TableState state, const portable::BatchRef& b
   if (grouped) check(kernels_->kv_table_group_scratch(n, &group_bytes), "kv_table_group_scratch");
 
   // The call's regions: sizes first (a Carver over no memory), then the same carving for real.
+  // A resident batch's arrays are the caller's: only its outcomes, the initializer's state and
+  // the grouping take regions here.
   const auto carve = [&](Carver& c, portable::BatchRef& d, float*& initial_state, void*& group_scratch) {
-    d.keys = c.take<std::uint64_t>(n);
-    d.rows_in = batch.rows_in ? c.take<float>(n * w) : nullptr;
-    d.rows_out = batch.rows_out ? c.take<float>(n * w) : nullptr;
-    d.scores_in = batch.scores_in ? c.take<std::uint64_t>(n) : nullptr;
-    d.scores_out = batch.scores_out ? c.take<std::uint64_t>(n) : nullptr;
-    d.accumulate = batch.accumulate ? c.take<std::uint8_t>(n) : nullptr;
+    if (!resident) {
+      d.keys = c.take<std::uint64_t>(n);
+      d.rows_in = batch.rows_in ? c.take<float>(n * w) : nullptr;
+      d.rows_out = batch.rows_out ? c.take<float>(n * w) : nullptr;
+      d.scores_in = batch.scores_in ? c.take<std::uint64_t>(n) : nullptr;
+      d.scores_out = batch.scores_out ? c.take<std::uint64_t>(n) : nullptr;
+      d.accumulate = batch.accumulate ? c.take<std::uint8_t>(n) : nullptr;
+    }
     d.outcomes = c.take<std::uint8_t>(n);
     d.evicted_keys = batch.evicted_keys ? c.take<std::uint64_t>(n) : nullptr;
     d.evicted_scores = batch.evicted_keys ? c.take<std::uint64_t>(n) : nullptr;
@@ -198,13 +227,15 @@ void DeviceExecutor::run(portable::TableState state, const portable::BatchRef& b
   Carver carver(reinterpret_cast<std::uintptr_t>(scratch(sizing.used())));
   carve(carver, d, initial_state, group_scratch);
 
-  copy(const_cast<std::uint64_t*>(d.keys), batch.keys, n * 8);
-  if (d.rows_in) copy(const_cast<float*>(d.rows_in), batch.rows_in, n * w * sizeof(float));
-  // Found keys' rows and scores are written, the others' left as the caller had them.
-  if (d.rows_out) copy(d.rows_out, batch.rows_out, n * w * sizeof(float));
-  if (d.scores_out) copy(d.scores_out, batch.scores_out, n * 8);
-  if (d.scores_in) copy(const_cast<std::uint64_t*>(d.scores_in), batch.scores_in, n * 8);
-  if (d.accumulate) copy(const_cast<std::uint8_t*>(d.accumulate), batch.accumulate, n);
+  if (!resident) {
+    copy(const_cast<std::uint64_t*>(d.keys), batch.keys, n * 8);
+    if (d.rows_in) copy(const_cast<float*>(d.rows_in), batch.rows_in, n * w * sizeof(float));
+    // Found keys' rows and scores are written, the others' left as the caller had them.
+    if (d.rows_out) copy(d.rows_out, batch.rows_out, n * w * sizeof(float));
+    if (d.scores_out) copy(d.scores_out, batch.scores_out, n * 8);
+    if (d.scores_in) copy(const_cast<std::uint64_t*>(d.scores_in), batch.scores_in, n * 8);
+    if (d.accumulate) copy(const_cast<std::uint8_t*>(d.accumulate), batch.accumulate, n);
+  }
   if (state_size > 0) copy(initial_state, state.initializer.initial_state, state_size * sizeof(float));
   state.initializer.initial_state = initial_state;
   state.arrays = view(arrays_, buckets_);
@@ -215,13 +246,17 @@ void DeviceExecutor::run(portable::TableState state, const portable::BatchRef& b
   if (grouped) {
     check(kernels_->kv_table_group(d.keys, n, buckets_, const_cast<std::uint32_t*>(d.order),
                                    const_cast<std::uint32_t*>(d.offsets), const_cast<std::uint64_t*>(d.group_count),
-                                   group_scratch, group_bytes, stream_.handle()),
+                                   group_scratch, group_bytes, stream_),
           "kv_table_group");
     d.groups = n;  // a bound: the count is the device's
   }
-  check(kernels_->kv_table_run(&state, &d, stream_.handle()), "kv_table_run");
+  check(kernels_->kv_table_run(&state, &d, stream_), "kv_table_run");
 
   copy(batch.outcomes, d.outcomes, n);
+  if (resident) {
+    synchronize();  // the outcomes, and the batch's regions free for the next call
+    return;
+  }
   if (d.rows_out) copy(batch.rows_out, d.rows_out, n * w * sizeof(float));
   if (d.scores_out) copy(batch.scores_out, d.scores_out, n * 8);
   if (d.evicted_keys) {
@@ -229,7 +264,35 @@ void DeviceExecutor::run(portable::TableState state, const portable::BatchRef& b
     copy(batch.evicted_scores, d.evicted_scores, n * 8);
     copy(batch.evicted_rows, d.evicted_rows, n * w * sizeof(float));
   }
-  stream_.synchronize();
+  synchronize();
+}
+
+std::uint64_t DeviceExecutor::export_resident(std::uint64_t first, std::uint64_t end, std::uint64_t* keys,
+                                              float* rows) const {
+  end = std::min(end, buckets_ * geometry_.bucket_capacity);
+  if (end <= first) return 0;
+  const std::uint64_t slots = end - first;
+  std::uint64_t select_bytes = 0;
+  check(kernels_->kv_table_export_scratch(slots, &select_bytes), "kv_table_export_scratch");
+  // The scores (which the caller does not keep), the count and the selection's scratch are ours.
+  const auto carve = [&](Carver& c, std::uint64_t*& scores, std::uint64_t*& count, void*& select) {
+    scores = c.take<std::uint64_t>(slots);
+    count = c.take<std::uint64_t>(1);
+    select = c.take<unsigned char>(select_bytes);
+  };
+  std::uint64_t *d_scores = nullptr, *d_count = nullptr;
+  void* d_select = nullptr;
+  Carver sizing(0);
+  carve(sizing, d_scores, d_count, d_select);
+  Carver carver(reinterpret_cast<std::uintptr_t>(scratch(sizing.used())));
+  carve(carver, d_scores, d_count, d_select);
+  const portable::TableArrays a = view(arrays_, buckets_);
+  check(kernels_->kv_table_export(&a, first, end, 0, keys, d_scores, rows, d_count, d_select, select_bytes, stream_),
+        "kv_table_export");
+  std::uint64_t n = 0;
+  copy(&n, d_count, sizeof n);
+  synchronize();
+  return n;
 }
 
 void DeviceExecutor::export_entries(std::uint64_t first, std::uint64_t end, std::uint64_t min_score,
@@ -267,18 +330,18 @@ void DeviceExecutor::export_entries(std::uint64_t first, std::uint64_t end, std:
   for (std::uint64_t at = first; at < end; at += piece) {
     const std::uint64_t to = std::min(end, at + piece);
     check(kernels_->kv_table_export(&a, at, to, min_score, d_keys, d_scores, d_rows, d_count, d_select, select_bytes,
-                                    stream_.handle()),
+                                    stream_),
           "kv_table_export");
     std::uint64_t n = 0;
     copy(&n, d_count, sizeof n);
-    stream_.synchronize();
+    synchronize();
     keys.resize(total + n);
     scores.resize(total + n);
     values.resize((total + n) * w);
     copy(keys.data() + total, d_keys, n * 8);
     copy(scores.data() + total, d_scores, n * 8);
     copy(values.data() + total * w, d_rows, n * w * sizeof(float));
-    stream_.synchronize();
+    synchronize();
     total += n;
   }
 }

@@ -25,14 +25,23 @@ class DeviceExecutor final : public BatchExecutor {
   // Throws embscale::Error when the library lacks the kv_table family, was built against other
   // structures (embscale_cuda_kv_table_layout), or has no GPU.
   DeviceExecutor(const device::DeviceLibrary& library, const TableGeometry& geometry);
+  // The same on `stream` (a stream handle of the library's current GPU, which the caller keeps
+  // alive; null: the default stream): every call is queued there, after the caller's own work (a
+  // GPU step's stream).
+  DeviceExecutor(const device::DeviceLibrary& library, const TableGeometry& geometry, void* stream);
 
   void resize(std::uint64_t buckets) override;
   void clear() override;
   void run(portable::TableState state, const portable::BatchRef& batch, bool grouped) override;
+  void run_resident(portable::TableState state, const portable::BatchRef& batch, bool grouped) override;
   void export_entries(std::uint64_t first, std::uint64_t end, std::uint64_t min_score, std::vector<std::uint64_t>& keys,
                       std::vector<float>& values, std::vector<std::uint64_t>& scores) const override;
+  std::uint64_t export_resident(std::uint64_t first, std::uint64_t end, std::uint64_t* keys,
+                                float* rows) const override;
 
  private:
+  // Its own stream without `lent`, else the one lent.
+  DeviceExecutor(const device::DeviceLibrary& library, const TableGeometry& geometry, std::optional<void*> lent);
   // Hybrid mode's far rows: pinned host memory mapped for the GPU (the kv_table family's
   // host_alloc), freed with its owner. Move-only.
   class PinnedRows {
@@ -61,10 +70,15 @@ class DeviceExecutor final : public BatchExecutor {
   void copy(void* to, const void* from, std::uint64_t bytes) const;
   void set(void* to, int value, std::uint64_t bytes) const;
   void check(int code, const char* what) const;
+  void synchronize() const;
+  // run and run_resident: `resident` says whether the batch's arrays (but outcomes) are device
+  // memory already, or host memory to copy in and out.
+  void run_batch(portable::TableState state, const portable::BatchRef& batch, bool grouped, bool resident);
 
   device::DeviceLibrary library_;
-  const device::DeviceFunctions* kernels_;  // library_'s kv_table family
-  device::Stream stream_;
+  const device::DeviceFunctions* kernels_;    // library_'s kv_table family
+  std::optional<device::Stream> own_stream_;  // absent when the caller lent one
+  void* stream_;                              // own_stream_'s handle, or the caller's
   TableGeometry geometry_;
   std::uint64_t buckets_ = 0;
   Arrays arrays_;

@@ -25,4 +25,9 @@ DeviceTable::DeviceTable(TableOptions options, const device::DeviceLibrary& libr
         return std::make_unique<DeviceExecutor>(with_a_gpu(library), geometry);
       }) {}
 
+DeviceTable::DeviceTable(TableOptions options, const device::DeviceLibrary& library, void* stream)
+    : PortableTable(std::move(options), [&library, stream](const TableGeometry& geometry) {
+        return std::make_unique<DeviceExecutor>(with_a_gpu(library), geometry, stream);
+      }) {}
+
 }  // namespace embscale::kv

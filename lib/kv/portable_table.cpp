@@ -93,7 +93,7 @@ TableState PortableTable::state(bool sets_scores, const InitializerArgs& initial
 }
 
 CallStats PortableTable::run(BatchRef& batch, const TableState& state, bool reads, Evicted* evicted,
-                             std::vector<std::uint8_t>& outcomes) const {
+                             std::vector<std::uint8_t>& outcomes, bool resident) const {
   outcomes.assign(batch.size, 0);
   batch.outcomes = outcomes.data();
   std::vector<std::uint64_t> evicted_keys, evicted_scores;
@@ -106,7 +106,8 @@ CallStats PortableTable::run(BatchRef& batch, const TableState& state, bool read
     batch.evicted_scores = evicted_scores.data();
     batch.evicted_rows = evicted_rows.data();
   }
-  executor_->run(state, batch, !reads);
+  if (resident) executor_->run_resident(state, batch, !reads);
+  else executor_->run(state, batch, !reads);
 
   CallStats stats;
   const auto w = static_cast<std::size_t>(row_width_);
@@ -125,6 +126,18 @@ CallStats PortableTable::run(BatchRef& batch, const TableState& state, bool read
     }
   }
   return stats;
+}
+
+ReservedKeyError::ReservedKeyError(std::size_t position)
+    : InputError("the key at position " + std::to_string(position) +
+                 " of a batch on the device is reserved: the keys 2^64-3 .. 2^64-1 (int64 -3 .. -1) mark the "
+                 "table's slots"),
+      position_(position) {}
+
+void PortableTable::refuse_reserved(const std::vector<std::uint8_t>& outcomes) {
+  const auto reserved =
+      std::find_if(outcomes.begin(), outcomes.end(), [](std::uint8_t o) { return (o & portable::kKeyReserved) != 0; });
+  if (reserved != outcomes.end()) throw ReservedKeyError(static_cast<std::size_t>(reserved - outcomes.begin()));
 }
 
 namespace {
@@ -231,6 +244,43 @@ CallStats PortableTable::assign(std::span<const std::uint64_t> keys, std::span<c
   return run(b, state(false, options_.initializer), false, nullptr, outcomes);
 }
 
+CallStats PortableTable::find_or_insert_resident(std::span<const std::uint64_t> keys, float* rows) {
+  std::vector<std::uint8_t> outcomes;
+  if (!options_.training) {  // evaluation: read, never insert, never touch a score
+    BatchRef b = batch_of(BatchOp::kEvalFindOrInsert, keys);
+    b.rows_out = rows;
+    const CallStats stats = run(b, state(false, options_.eval_initializer), true, nullptr, outcomes, true);
+    refuse_reserved(outcomes);
+    return stats;
+  }
+  grow_for(static_cast<std::int64_t>(keys.size()));
+  BatchRef b = batch_of(BatchOp::kFindOrInsert, keys);
+  b.rows_out = rows;
+  const CallStats stats = run(b, state(true, options_.initializer), false, nullptr, outcomes, true);
+  size_ += stats.inserted - stats.evicted;
+  refuse_reserved(outcomes);
+  check_refusals(options_, stats.refused, keys.size());
+  return stats;
+}
+
+CallStats PortableTable::find_resident(std::span<const std::uint64_t> keys, float* rows) const {
+  BatchRef b = batch_of(BatchOp::kFind, keys);
+  b.rows_out = rows;
+  std::vector<std::uint8_t> outcomes;
+  const CallStats stats = run(b, state(false, options_.initializer), true, nullptr, outcomes, true);
+  refuse_reserved(outcomes);
+  return stats;
+}
+
+CallStats PortableTable::assign_resident(std::span<const std::uint64_t> keys, const float* rows) {
+  BatchRef b = batch_of(BatchOp::kAssign, keys);
+  b.rows_in = rows;
+  std::vector<std::uint8_t> outcomes;
+  const CallStats stats = run(b, state(false, options_.initializer), false, nullptr, outcomes, true);
+  refuse_reserved(outcomes);
+  return stats;
+}
+
 CallStats PortableTable::assign_scores(std::span<const std::uint64_t> keys, std::span<const std::uint64_t> scores) {
   check_table_keys(keys);
   BatchRef b = batch_of(BatchOp::kAssignScores, keys);
@@ -293,6 +343,14 @@ std::int64_t PortableTable::export_batch(std::int64_t offset, std::int64_t count
   executor_->export_entries(static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(end), 0, keys, values,
                             scores);
   return static_cast<std::int64_t>(keys.size());
+}
+
+std::int64_t PortableTable::export_resident(std::int64_t offset, std::int64_t count, std::uint64_t* keys,
+                                            float* rows) const {
+  const std::int64_t first = std::clamp<std::int64_t>(offset, 0, capacity());
+  const std::int64_t end = std::clamp<std::int64_t>(offset + count, first, capacity());
+  return static_cast<std::int64_t>(
+      executor_->export_resident(static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(end), keys, rows));
 }
 
 std::int64_t PortableTable::export_batch_if(std::uint64_t threshold, std::vector<std::uint64_t>& keys,

@@ -37,6 +37,18 @@
 
 namespace embscale::kv {
 
+// A reserved key (2^64-3 .. 2^64-1) at `position` of a batch already on the device (the
+// *_resident calls): the call's other keys were applied and counted first, so the table stays
+// consistent; the caller, which can read the batch, names the key.
+class ReservedKeyError : public InputError {
+ public:
+  explicit ReservedKeyError(std::size_t position);
+  std::size_t position() const noexcept { return position_; }
+
+ private:
+  std::size_t position_;
+};
+
 class PortableTable {
  public:
   // On the host (HostExecutor).
@@ -80,6 +92,18 @@ class PortableTable {
   CallStats erase(std::span<const std::uint64_t> keys);
   std::int64_t erase_if(const std::function<bool(std::uint64_t key, std::uint64_t score)>& predicate);
 
+  // Calls on a batch already in the table's device memory (a GPU step's; DeviceTable only, the
+  // host executor refuses them): `keys` and the rows (keys.size() x row_width) are device memory,
+  // the work is queued on the table's stream, and each returns once its outcomes are counted (the
+  // rows are ready in stream order). Meanings as the host-memory calls of the same names; a
+  // reserved key is a ReservedKeyError.
+  CallStats find_or_insert_resident(std::span<const std::uint64_t> keys, float* rows);
+  CallStats find_resident(std::span<const std::uint64_t> keys, float* rows) const;
+  CallStats assign_resident(std::span<const std::uint64_t> keys, const float* rows);
+  // The entries of slots [offset, offset + count) into device memory with room for `count`
+  // entries (keys; rows of row_width floats), in slot order; returns their number.
+  std::int64_t export_resident(std::int64_t offset, std::int64_t count, std::uint64_t* keys, float* rows) const;
+
   std::int64_t export_batch(std::int64_t offset, std::int64_t count, std::vector<std::uint64_t>& keys,
                             std::vector<float>& values, std::vector<std::uint64_t>& scores) const;
   std::int64_t export_batch_if(std::uint64_t threshold, std::vector<std::uint64_t>& keys, std::vector<float>& values,
@@ -100,9 +124,12 @@ class PortableTable {
  private:
   // One call's batch run by the executor: grouped by bucket unless `reads`, the outcomes counted;
   // evicted entries appended in input order when `evicted`. `outcomes` receives each key's
-  // outcome bits (kv/portable/batch_ref.hpp).
+  // outcome bits (kv/portable/batch_ref.hpp). `resident`: the batch is in device memory
+  // (BatchExecutor::run_resident).
   CallStats run(portable::BatchRef& batch, const portable::TableState& state, bool reads, Evicted* evicted,
-                std::vector<std::uint8_t>& outcomes) const;
+                std::vector<std::uint8_t>& outcomes, bool resident = false) const;
+  // A ReservedKeyError for the first reserved key of a resident call's `outcomes`, if any.
+  static void refuse_reserved(const std::vector<std::uint8_t>& outcomes);
   // insert_or_assign, and insert_and_evict when `evicted` is given.
   CallStats upsert(std::span<const std::uint64_t> keys, std::span<const float> values,
                    std::span<const std::uint64_t> scores, Evicted* evicted);

@@ -256,8 +256,8 @@ case "$case_name" in
   gpu_refused)
     # "device": "gpu" is refused before the run, with exit 2 and one message, where it cannot run:
     # no GPU library, no GPU (the stand-in library reporting 0, then the real one on a machine
-    # without a GPU), more NCCL ranks than GPUs; where it can, a part without a GPU path (dynamic
-    # storage) is named. The stand-in's path comes from ctest ($EMBSCALE_TEST_FAKE_DEVICE).
+    # without a GPU), more NCCL ranks than GPUs; where it can, a part without a GPU path (fp16 rows
+    # in the dynamic table) is named. The stand-in's path comes from ctest ($EMBSCALE_TEST_FAKE_DEVICE).
     [ -n "${EMBSCALE_TEST_FAKE_DEVICE:-}" ] || fail "EMBSCALE_TEST_FAKE_DEVICE is not set (ctest sets it)"
     gpu=(--set solver.device=gpu -o "$work/reports/r.h5")
     EMBSCALE_CUDA_LIBRARY=/nonexistent/libembscale_cuda.so expect_bad_input \
@@ -268,14 +268,15 @@ case "$case_name" in
       "${gpu[@]}"
     EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_FAKE_DEVICE EMBSCALE_FAKE_DEVICE_COUNT=1 expect_bad_input \
       "solver.communicator: 2 ranks run on $(hostname), which has 1 GPU; NCCL takes one rank per GPU" "${gpu[@]}"
+    fp16=("$configs/dynamic_storage_eviction.json" --set layers.emb1.storage.embedding_dtype=fp16)
     EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_FAKE_DEVICE EMBSCALE_FAKE_DEVICE_COUNT=1 expect_bad_input \
-      "layers[emb1].storage: the GPU step holds static rows in this build" "$configs/dynamic_storage_eviction.json" \
+      "layers[emb1].storage.embedding_dtype: the GPU's dynamic table stores fp32 rows; got fp16" "${fp16[@]}" \
       "${gpu[@]}" --set solver.communicator=mpi
     if [ -n "${EMBSCALE_TEST_CUDA_LIBRARY:-}" ]; then  # built with CUDA: the real library's verdict
       if nvidia-smi -L >/dev/null 2>&1; then
         EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_CUDA_LIBRARY BAD_INPUT_RANKS=1 expect_bad_input \
-          "layers[emb1].storage: the GPU step holds static rows in this build" \
-          "$configs/dynamic_storage_eviction.json" "${gpu[@]}"
+          "layers[emb1].storage.embedding_dtype: the GPU's dynamic table stores fp32 rows; got fp16" \
+          "${fp16[@]}" "${gpu[@]}"
       else
         EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_CUDA_LIBRARY expect_bad_input \
           "layers[emb1].device: \"gpu\" needs a GPU; $(hostname) has none ($EMBSCALE_TEST_CUDA_LIBRARY: no CUDA device: cudaGetDeviceCount: " "${gpu[@]}"
@@ -290,10 +291,11 @@ case "$case_name" in
     [ -z "$(ls -A "$work/reports")" ] || fail "sweep left files: $(ls -A "$work/reports")"
     # validate checks what has a GPU path and leaves the machine to the run.
     cfg=$work/gpu.json
-    sed 's/"name": "emb1",/"name": "emb1", "device": "gpu",/' "$configs/dynamic_storage_eviction.json" >"$cfg"
+    sed -e 's/"name": "emb1",/"name": "emb1", "device": "gpu",/' \
+      -e 's/"type": "dynamic",/"type": "dynamic", "embedding_dtype": "fp16",/' "$configs/dynamic_storage_eviction.json" >"$cfg"
     "$embscale" validate "$cfg" >"$work/out.txt" 2>"$work/err.txt"
     [ $? -eq 2 ] || fail "validate accepted a storage without a GPU path: $(cat "$work/out.txt")"
-    grep -qF "$cfg: layers[emb1].storage: the GPU step holds static rows in this build" "$work/err.txt" ||
+    grep -qF "$cfg: layers[emb1].storage.embedding_dtype: the GPU's dynamic table stores fp32 rows" "$work/err.txt" ||
       fail "validate: $(cat "$work/err.txt")"
     ;;
   gpu_run_on_stand_in)
@@ -328,6 +330,17 @@ case "$case_name" in
     [ "$(dataset_values "$work/reports/staged.h5" /runs/run0/series/loss)" = \
       "$(dataset_values "$work/reports/host.h5" /runs/run0/series/loss)" ] ||
       fail "the staged GPU run's losses differ from the host run's"
+    # The dynamic table on the GPU: the eviction example (LFU, k-count admission) with a table far
+    # smaller than the keys runs and counts its evictions.
+    EMBSCALE_CUDA_LIBRARY=$EMBSCALE_TEST_FAKE_DEVICE EMBSCALE_FAKE_DEVICE_COUNT=1 \
+      run_on_ranks 2 run "$configs/dynamic_storage_eviction.json" --set solver.max_iter=4 --set solver.warmup_iter=1 \
+      --set solver.batchsize=1024 --set layers.emb1.storage.max_capacity=1024 --set solver.device=gpu \
+      --set solver.communicator=mpi --quiet -o "$work/reports/kv.h5"
+    [ "$rc" -eq 0 ] || fail "dynamic table on the GPU: exit $rc: $(cat "$work/err.txt")"
+    grep -qE "^embscale run: all2all_dense on 2 ranks, 4 iterations: step " "$work/out.txt" ||
+      fail "dynamic table on the GPU: $(cat "$work/out.txt")"
+    evicted=$(dataset_values "$work/reports/kv.h5" /runs/run0/counters/evictions | tr ',' '\n' | awk '{s += $1} END {print s + 0}')
+    [ "$evicted" -gt 0 ] || fail "dynamic table on the GPU: no eviction counted: $(dataset_values "$work/reports/kv.h5" /runs/run0/counters/evictions)"
     ;;
   slots_out_of_range)
     expect_bad_input "layers[emb1].slots: expected slot indices below the Data layer's slot_num (8), got [6,7,8]" \

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "device/families/kv_table.h"
+#include "fake_device_memory.hpp"
 #include "kv/portable/host_batch.hpp"
 
 namespace portable = embscale::kv::portable;
@@ -39,6 +40,11 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_group(const uint64_t* keys, uint
   (void)stream;
   if (!offsets || !groups || (n > 0 && (!keys || !order || !scratch || scratch_bytes < 8 * (n + 1))))
     return EMBSCALE_CUDA_INVALID_ARGUMENT;
+  int code = EMBSCALE_CUDA_OK;
+  if (!embscale::fake::on_device(
+          {{keys, n * 8}, {order, n * 4}, {offsets, (n + 1) * 4}, {groups, 8}, {scratch, 8 * (n + 1)}},
+          "kv_table_group", code))
+    return code;
   const portable::BucketGroups g = portable::group_by_bucket({keys, n}, buckets);
   std::memcpy(order, g.order.data(), g.order.size() * sizeof(uint32_t));
   std::memcpy(offsets, g.offsets.data(), g.offsets.size() * sizeof(uint32_t));
@@ -52,7 +58,18 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_run(const void* state, const voi
   portable::BatchRef b = *static_cast<const portable::BatchRef*>(batch);
   const auto& s = *static_cast<const portable::TableState*>(state);
   if (portable::batch_problem(s, b)) return EMBSCALE_CUDA_INVALID_ARGUMENT;  // as the real library
-  if (b.order && b.group_count) b.groups = *b.group_count;                   // the device's count
+  const uint64_t n = b.size, row_bytes = n * s.arrays.row_width * sizeof(float);
+  int code = EMBSCALE_CUDA_OK;
+  if (n > 0 && !embscale::fake::on_device({{b.keys, n * 8},
+                                           {b.outcomes, n},
+                                           {b.rows_in, b.rows_in ? row_bytes : 0},
+                                           {b.rows_out, b.rows_out ? row_bytes : 0},
+                                           {b.scores_in, b.scores_in ? n * 8 : 0},
+                                           {b.scores_out, b.scores_out ? n * 8 : 0},
+                                           {b.accumulate, b.accumulate ? n : 0}},
+                                          "kv_table_run", code))
+    return code;
+  if (b.order && b.group_count) b.groups = *b.group_count;  // the device's count
   portable::run_batch_on_host(s, b);
   return EMBSCALE_CUDA_OK;
 }
@@ -72,6 +89,15 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_kv_table_export(const void* arrays, uint6
   if (end > first && (!keys || !scores || !rows || !scratch || scratch_bytes < end - first + 8))
     return EMBSCALE_CUDA_INVALID_ARGUMENT;
   const auto& a = *static_cast<const portable::TableArrays*>(arrays);
+  const uint64_t slots = end - first;
+  int code = EMBSCALE_CUDA_OK;
+  if (!embscale::fake::on_device({{keys, slots * 8},
+                                  {scores, slots * 8},
+                                  {rows, slots * a.row_width * sizeof(float)},
+                                  {count, 8},
+                                  {scratch, slots + 8}},
+                                 "kv_table_export", code))
+    return code;
   uint64_t n = 0;
   for (uint64_t slot = first; slot < end; ++slot) {
     if (!portable::holds_key(a.keys[slot]) || a.scores[slot] < min_score) continue;

@@ -1,6 +1,6 @@
-// The engine's device step (device_pooled_exchange.hpp, device_static_row_store.hpp and the
+// The engine's device step (device_pooled_exchange.hpp, the device row stores and the
 // stand-in regression on the device) against the host engine, on the stand-in device library (its
-// embedding_step and embedding_rows families run the kernels' definitions in loops over host
+// embedding_step, embedding_rows and kv_table families run the kernels' definitions in loops over host
 // memory, strict: a host buffer handed where a GPU reads device memory fails the call), over both
 // device communicators (NCCL's stand-in between ranks over shared memory, and MPI staging
 // through host memory), on the 1, 2 and 4 ranks this binary is launched on. The device step
@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include <bit>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
@@ -188,6 +189,70 @@ TEST_P(DeviceSchemes, EvaluationModeGivesTheHostsPooledOutputs) {
   check_device_matches_host(cfg, DeviceComm::kStaged, GetParam() + ", evaluation");
 }
 
+// The GPU's dynamic table (device_kv_row_store.hpp) against the host's (kv_row_store.hpp), with
+// room for every key, in training and evaluation: the host's bits.
+TEST_P(DeviceSchemes, DynamicStorageGivesTheHostsBits) {
+  if (GetParam() == "column_wise" || GetParam() == "data_parallel") GTEST_SKIP() << "static storage only";
+  using config::OptimizerType;
+  using config::UpdateType;
+  struct Optimizer {
+    OptimizerType type;
+    UpdateType update;
+  };
+  // Global momentum, Nesterov and Adam move untouched rows: the table's sweep.
+  const Optimizer optimizers[] = {
+      {OptimizerType::kSGD, UpdateType::kGlobal},           {OptimizerType::kAdaGrad, UpdateType::kGlobal},
+      {OptimizerType::kRowWiseAdaGrad, UpdateType::kLocal}, {OptimizerType::kMomentumSGD, UpdateType::kLocal},
+      {OptimizerType::kNesterov, UpdateType::kGlobal},      {OptimizerType::kAdam, UpdateType::kGlobal},
+      {OptimizerType::kAdam, UpdateType::kLazyGlobal}};
+  for (const auto& o : optimizers) {
+    config::Config cfg = device_config(GetParam(), config::Combiner::kMean, optimizer(o.type, o.update));
+    cfg.embeddings[0].storage.dynamic = true;
+    cfg.embeddings[0].storage.table.max_capacity = 4096;
+    check_device_matches_host(cfg, DeviceComm::kStaged,
+                              GetParam() + ", dynamic, optimizer " + std::to_string(static_cast<int>(o.type)));
+  }
+  config::Config eval = device_config(GetParam(), config::Combiner::kSum, {});
+  eval.embeddings[0].storage.dynamic = true;
+  eval.embeddings[0].storage.table.max_capacity = 4096;
+  eval.embeddings[0].storage.table.training = false;
+  check_device_matches_host(eval, DeviceComm::kStaged, GetParam() + ", dynamic, evaluation");
+}
+
+// A capacity far below the keys a rank touches: the GPU's table evicts and stays within it. Not
+// the host's bits: a call's keys come in ascending order on the GPU (its de-duplication sorts)
+// and in order of first occurrence on the host, and which newcomers a full bucket keeps depends on
+// their order (device_kv_row_store_test holds the store to the host's for one order).
+TEST_P(DeviceSchemes, DynamicStorageEvictsWithinItsCapacity) {
+  if (GetParam() == "column_wise" || GetParam() == "data_parallel") GTEST_SKIP() << "static storage only";
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  const embscale::testing::ScopedEnv strict("EMBSCALE_FAKE_STRICT_DEVICE_MEMORY", "1");
+  const auto library = device::DeviceLibrary::open(EMBSCALE_TEST_FAKE_DEVICE);
+  device::Stream stream(library);
+  comm::StagedCommunicator staged(MPI_COMM_WORLD, library, stream.handle());
+  config::Config cfg = device_config(GetParam(), config::Combiner::kMean,
+                                     optimizer(config::OptimizerType::kAdaGrad, config::UpdateType::kLocal));
+  auto& layer = cfg.embeddings[0];
+  layer.device = config::Device::kGpu;
+  layer.storage.dynamic = true;
+  layer.storage.table.max_capacity = 32;
+  layer.storage.table.bucket_capacity = 16;
+  EngineOptions options;
+  options.device_library = &library;
+  options.device_context = ExecutionContext::for_device(0, stream.handle());
+  const embedding::Run device = run(staged, cfg, options);
+  config::Config roomy = cfg;
+  roomy.embeddings[0].storage.table.max_capacity = 4096;
+  const embedding::Run all = run(staged, roomy, options);
+  const std::string where = GetParam() + " on rank " + std::to_string(world.rank());
+  const long touched = static_cast<long>(all.rows.size());
+  long most = 0;
+  MPI_Allreduce(&touched, &most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_GT(most, 32) << GetParam() << ": some rank touches more keys than its small table holds";
+  EXPECT_LE(device.rows.size(), std::min<std::size_t>(32, all.rows.size())) << where;
+  for (const auto loss : device.losses) EXPECT_TRUE(std::isfinite(std::bit_cast<double>(loss))) << where;
+}
+
 std::vector<std::string> device_schemes() {
   std::vector<std::string> names;
   for (const auto& entry : schemes())
@@ -200,14 +265,19 @@ std::string param_name(const ::testing::TestParamInfo<std::string>& param) { ret
 INSTANTIATE_TEST_SUITE_P(Registry, DeviceSchemes, ::testing::ValuesIn(device_schemes()), param_name);
 
 TEST(DeviceLayers, WhatTheGpuStepLacksIsRefusedByName) {
-  config::Config cfg = device_config("distributed_slot", config::Combiner::kSum, {});
-  cfg.embeddings[0].device = config::Device::kGpu;
-  cfg.embeddings[0].storage.dynamic = true;
+  config::Config dynamic = device_config("distributed_slot", config::Combiner::kSum,
+                                         optimizer(config::OptimizerType::kAdaGrad, config::UpdateType::kGlobal));
+  dynamic.embeddings[0].device = config::Device::kGpu;
+  dynamic.embeddings[0].storage.dynamic = true;
+  dynamic.embeddings[0].storage.table.max_capacity = 4096;
+  EXPECT_NO_THROW(check_layers(dynamic, dynamic.data.slot_size_array));
+  config::Config sixteen_bits = dynamic;
+  sixteen_bits.embeddings[0].storage.table.value_type = kv::ValueType::kBFloat16;
   try {
-    check_layers(cfg, cfg.data.slot_size_array);
-    FAIL() << "dynamic storage on the GPU was accepted";
+    check_layers(sixteen_bits, sixteen_bits.data.slot_size_array);
+    FAIL() << "bf16 rows in the GPU's dynamic table were accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("layers[emb1].storage"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("layers[emb1].storage.embedding_dtype"), std::string::npos) << e.what();
   }
   config::Config every_occurrence = device_config("all2all_dense", config::Combiner::kSum, {});
   every_occurrence.embeddings[0].device = config::Device::kGpu;

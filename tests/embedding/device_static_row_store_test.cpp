@@ -15,18 +15,17 @@
 #include <string>
 #include <vector>
 
-#include "../device/scoped_env.hpp"
 #include "core/error.hpp"
 #include "device/device_resources.hpp"
+#include "device_store_test_support.hpp"
 #include "embedding/static_row_store.hpp"
 
 namespace embscale::embedding {
 namespace {
 
-device::DeviceLibrary fake() { return device::DeviceLibrary::open(EMBSCALE_TEST_FAKE_DEVICE); }
-
-// The stand-in refuses host buffers where a GPU reads device memory (tests/device).
-#define STRICT_DEVICE_MEMORY const embscale::testing::ScopedEnv strict_("EMBSCALE_FAKE_STRICT_DEVICE_MEMORY", "1")
+using testing::bits_of;
+using testing::kDevice;
+using testing::OnDevice;
 
 kv::TableOptions options(std::int64_t dim, std::int32_t state_width) {
   kv::TableOptions o;
@@ -37,34 +36,6 @@ kv::TableOptions options(std::int64_t dim, std::int32_t state_width) {
   return o;
 }
 
-// A host vector in the stand-in's device memory.
-template <class T> class OnDevice {
- public:
-  OnDevice(const device::DeviceLibrary& library, const std::vector<T>& values)
-      : buffer_(library, static_cast<std::int64_t>(values.size() * sizeof(T))), size_(values.size()) {
-    buffer_.copy_from_host(values.data(), static_cast<std::int64_t>(values.size() * sizeof(T)), nullptr);
-  }
-  std::span<T> span() { return {static_cast<T*>(buffer_.data()), size_}; }
-  std::vector<T> host() const {
-    std::vector<T> out(size_);
-    buffer_.copy_to_host(out.data(), static_cast<std::int64_t>(size_ * sizeof(T)), nullptr);
-    return out;
-  }
-
- private:
-  device::DeviceBuffer buffer_;
-  std::size_t size_;
-};
-
-std::map<Key, std::vector<std::uint32_t>> bits_of(const RowStore& store) {
-  std::map<Key, std::vector<std::uint32_t>> out;
-  store.for_each_row([&](Key key, std::span<const float> row) {
-    auto& bits = out[key];
-    for (const float v : row) bits.push_back(std::bit_cast<std::uint32_t>(v));
-  });
-  return out;
-}
-
 OwnedKeys strided_and_a_block() {
   OwnedKeys owned;
   owned.add(1, 900, 3);   // 1, 4, 7, ...
@@ -72,11 +43,9 @@ OwnedKeys strided_and_a_block() {
   return owned;
 }
 
-const ExecutionContext kDevice = ExecutionContext::for_device(0, nullptr);
-
 TEST(DeviceStaticRowStore, StartsFromTheHostStoresRowsAndReadsThemBack) {
   STRICT_DEVICE_MEMORY;
-  const auto library = fake();
+  const auto library = testing::fake_device();
   StaticRowStore host(strided_and_a_block(), options(5, 0));
   DeviceStaticRowStore device(strided_and_a_block(), options(5, 0), 0, 0, kDevice, library);
   EXPECT_EQ(device.size(), host.size());
@@ -98,7 +67,7 @@ TEST(DeviceStaticRowStore, StartsFromTheHostStoresRowsAndReadsThemBack) {
 
 TEST(DeviceStaticRowStore, AForeignKeyIsRefusedByName) {
   STRICT_DEVICE_MEMORY;
-  const auto library = fake();
+  const auto library = testing::fake_device();
   DeviceStaticRowStore device(strided_and_a_block(), options(3, 0), 0, 0, kDevice, library);
   OnDevice<Key> keys(library, {4, 5, 1001});
   OnDevice<float> rows(library, std::vector<float>(9));
@@ -116,7 +85,7 @@ class DeviceStaticRowTypes : public ::testing::TestWithParam<kv::ValueType> {};
 // back as the host store does.
 TEST_P(DeviceStaticRowTypes, EveryOptimizerAndUpdateTypeLeavesTheHostStoresBits) {
   STRICT_DEVICE_MEMORY;
-  const auto library = fake();
+  const auto library = testing::fake_device();
   std::mt19937_64 random(20261128);
   std::normal_distribution<float> value(0.0f, 0.5f);
   using config::OptimizerType;
@@ -173,7 +142,7 @@ INSTANTIATE_TEST_SUITE_P(StorageTypes, DeviceStaticRowTypes,
 // A column shard (column-wise sharding) holds columns [2, 5) of rows 8 wide, as the host's does.
 TEST(DeviceStaticRowStore, AColumnShardStartsFromThoseColumnsOfTheFullRows) {
   STRICT_DEVICE_MEMORY;
-  const auto library = fake();
+  const auto library = testing::fake_device();
   StaticRowStore host(strided_and_a_block(), options(3, 0), 2, 8);
   DeviceStaticRowStore device(strided_and_a_block(), options(3, 0), 2, 8, kDevice, library);
   EXPECT_EQ(bits_of(device), bits_of(host));
@@ -182,7 +151,7 @@ TEST(DeviceStaticRowStore, AColumnShardStartsFromThoseColumnsOfTheFullRows) {
 // Its spans are device memory: a host vector handed to read is refused (on a GPU it would fault).
 TEST(DeviceStaticRowStore, HostSpansAreRefused) {
   STRICT_DEVICE_MEMORY;
-  const auto library = fake();
+  const auto library = testing::fake_device();
   DeviceStaticRowStore device(strided_and_a_block(), options(3, 0), 0, 0, kDevice, library);
   const std::vector<Key> keys = {4, 7};
   std::vector<float> rows(6);
@@ -196,7 +165,7 @@ TEST(DeviceStaticRowStore, HostSpansAreRefused) {
 
 TEST(DeviceStaticRowStore, RefusesWhatItDoesNotHold) {
   STRICT_DEVICE_MEMORY;
-  const auto library = fake();
+  const auto library = testing::fake_device();
   EXPECT_THROW(DeviceStaticRowStore(strided_and_a_block(), options(4, 0), 0, 0, ExecutionContext::host(), library),
                Error);
 }

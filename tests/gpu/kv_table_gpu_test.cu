@@ -141,7 +141,8 @@ bool reads_only(BatchOp op) {
 
 // What a sequence exercised, so that a passing run means something.
 struct Seen {
-  std::int64_t found = 0, inserted = 0, evicted = 0, refused = 0, not_admitted = 0, duplicates = 0, growths = 0;
+  std::int64_t found = 0, inserted = 0, evicted = 0, refused = 0, not_admitted = 0, duplicates = 0, growths = 0,
+               reserved = 0;
 };
 
 bool g_quick = false;  // --quick: a few scenarios of fewer calls (for compute-sanitizer)
@@ -197,6 +198,9 @@ void run_scenario(const Scenario& sc, Seen& seen) {
     for (auto& k : keys) k = space[key_of(rng)];
     for (std::size_t i = 1; i < n; i += 7) keys[i] = keys[rng() % i];  // duplicates in the batch
     seen.duplicates += static_cast<std::int64_t>(n / 7);
+    // Now and then a reserved key (a batch already on the device is not checked on the host): it
+    // is left alone and reported (kKeyReserved), on both sides.
+    if (call % 13 == 12) keys[rng() % n] = portable::kFirstReserved + rng() % 3;
     for (auto& v : rows_in) v = value_of(rng);
     for (auto& s : scores_in) s = rng() % 300;
     for (auto& a : accumulate) a = static_cast<std::uint8_t>(rng() % 2);
@@ -314,6 +318,7 @@ void run_scenario(const Scenario& sc, Seen& seen) {
       seen.evicted += (o & portable::kKeyEvicted) != 0;
       seen.refused += (o & portable::kKeyRefused) != 0;
       seen.not_admitted += (o & portable::kKeyNotAdmitted) != 0;
+      seen.reserved += (o & portable::kKeyReserved) != 0;
     }
     if (call % 10 == 9 || embscale::gpu_check::g_failures > 0) check_same_table(host, device, where);
     if (embscale::gpu_check::g_failures > 0) return;  // the first difference says enough
@@ -347,6 +352,7 @@ void check_sequences() {
       seen.evicted + filtered.evicted > 0 && seen.refused + filtered.refused > 0 && seen.found > 0 && seen.growths > 0,
       "the sequences must evict, refuse, find and grow");
   CHECK(filtered.not_admitted > 0, "the filters must keep some newcomers out");
+  CHECK(seen.reserved + filtered.reserved > 0, "the sequences must meet reserved keys");
   CHECK(seen.not_admitted == 0, "no filter, no refusal by it");
 }
 

@@ -8,6 +8,7 @@
 // with CUDA and GoogleTest; the lent GPU machine runs tests/gpu/kv_table_gpu_test.cu instead).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <tuple>
@@ -15,6 +16,7 @@
 #include "../device/scoped_env.hpp"
 #include "core/error.hpp"
 #include "device/device_library.hpp"
+#include "device/device_resources.hpp"
 #include "device/library_search.hpp"
 #include "kv/device_table.hpp"
 #include "kv/keyed_kv_table.hpp"
@@ -99,6 +101,76 @@ TEST(DeviceTable, ItsDumpLoadsIntoTheCpuTable) {
   cpu.find(keys, again, founds);
   EXPECT_EQ(again, rows);
   EXPECT_EQ(std::count(founds.begin(), founds.end(), 1), 400);
+}
+
+// Batches already in device memory (the GPU step's) on the caller's stream: the same rows and
+// outcomes as the same calls from host memory, strict (no host buffer reaches the kernels), and a
+// reserved key refused; the host executor takes none.
+TEST(DeviceTable, ResidentCallsMatchHostMemoryCalls) {
+  const ScopedEnv strict("EMBSCALE_FAKE_STRICT_DEVICE_MEMORY", "1");
+  const auto library = device::DeviceLibrary::open(EMBSCALE_TEST_FAKE_DEVICE);
+  const device::Stream stream(library);
+  TableOptions options = device_options(ScoreStrategy::kStep, 16);
+  options.max_capacity = 64;  // the batches below evict
+  DeviceTable resident(options, library, stream.handle());
+  DeviceTable copied(options, library);
+  const std::size_t w = static_cast<std::size_t>(resident.row_width());
+  std::vector<std::uint64_t> keys;
+  for (std::uint64_t k = 0; k < 150; ++k) keys.push_back(k * 7919 % 1000);
+  device::DeviceBuffer d_keys(library, static_cast<std::int64_t>(keys.size() * 8));
+  device::DeviceBuffer d_rows(library, static_cast<std::int64_t>(keys.size() * w * sizeof(float)));
+  d_keys.copy_from_host(keys.data(), d_keys.bytes(), stream.handle());
+  const std::span<const std::uint64_t> on_device(static_cast<const std::uint64_t*>(d_keys.data()), keys.size());
+  auto* rows = static_cast<float*>(d_rows.data());
+  std::vector<float> want(keys.size() * w), got(keys.size() * w);
+  std::vector<std::uint8_t> founds(keys.size());
+
+  const CallStats inserted = resident.find_or_insert_resident(on_device, rows);
+  const CallStats inserted_copied = copied.find_or_insert(keys, want);
+  EXPECT_EQ(inserted.inserted, inserted_copied.inserted);
+  EXPECT_EQ(inserted.evicted, inserted_copied.evicted);
+  EXPECT_GT(inserted.evicted, 0);
+  d_rows.copy_to_host(got.data(), d_rows.bytes(), stream.handle());
+  stream.synchronize();
+  EXPECT_EQ(got, want);
+
+  for (float& v : want) v += 1.0f;  // assign changes the rows still held, then find reads them
+  d_rows.copy_from_host(want.data(), d_rows.bytes(), stream.handle());
+  EXPECT_EQ(resident.assign_resident(on_device, rows).found, copied.assign(keys, want).found);
+  const CallStats found = resident.find_resident(on_device, rows);
+  EXPECT_EQ(found.found, copied.find(keys, want, founds).found);
+  d_rows.copy_to_host(got.data(), d_rows.bytes(), stream.handle());
+  stream.synchronize();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!founds[i]) continue;
+    EXPECT_TRUE(std::equal(got.begin() + i * w, got.begin() + (i + 1) * w, want.begin() + i * w)) << "key " << i;
+  }
+
+  // Exported on the device, a block of slots at a time: the entries an export to the host gives.
+  std::vector<std::uint64_t> all_keys, scores, exported;
+  std::vector<float> all_rows, exported_rows;
+  resident.export_batch(0, resident.capacity(), all_keys, all_rows, scores);
+  const std::int64_t block = 24;  // cuts buckets
+  device::DeviceBuffer x_keys(library, block * 8), x_rows(library, block * static_cast<std::int64_t>(w * 4));
+  for (std::int64_t offset = 0; offset < resident.capacity(); offset += block) {
+    const auto n = static_cast<std::size_t>(resident.export_resident(
+        offset, block, static_cast<std::uint64_t*>(x_keys.data()), static_cast<float*>(x_rows.data())));
+    std::vector<std::uint64_t> k(n);
+    std::vector<float> r(n * w);
+    x_keys.copy_to_host(k.data(), static_cast<std::int64_t>(n * 8), stream.handle());
+    x_rows.copy_to_host(r.data(), static_cast<std::int64_t>(n * w * 4), stream.handle());
+    stream.synchronize();
+    exported.insert(exported.end(), k.begin(), k.end());
+    exported_rows.insert(exported_rows.end(), r.begin(), r.end());
+  }
+  EXPECT_EQ(exported, all_keys);
+  EXPECT_EQ(exported_rows, all_rows);
+
+  const std::uint64_t reserved = kFirstReservedKey + 1;
+  d_keys.copy_from_host(&reserved, 8, stream.handle());
+  EXPECT_NE(error_of([&] { resident.find_resident(on_device.first(1), rows); }).find("position 0"), std::string::npos);
+  PortableTable host(options);
+  EXPECT_THROW(host.find_resident(keys, want.data()), Error);
 }
 
 // A library without the kv_table family cannot hold a GPU table, and says which family it lacks.

@@ -52,6 +52,9 @@ inline constexpr std::uint8_t kKeyInserted = 2;
 inline constexpr std::uint8_t kKeyEvicted = 4;  // with kKeyInserted: it took a victim's slot
 inline constexpr std::uint8_t kKeyRefused = 8;
 inline constexpr std::uint8_t kKeyNotAdmitted = 16;
+// A reserved key (2^64-3 .. 2^64-1), left alone: the host refuses them before a call; a batch
+// already on the device (a GPU step's) reports them here, and its caller refuses the call.
+inline constexpr std::uint8_t kKeyReserved = 32;
 
 // One call's batch (device memory on the device). Row arrays are size x row_width floats.
 struct BatchRef {
@@ -134,6 +137,10 @@ template <class Tile, class Atomics> class BatchRunner {
   // Key i of the batch.
   EMBSCALE_HD_INLINE void run_key(const Tile& tile, std::uint64_t i) {
     const std::uint64_t key = b_.keys[i];
+    if (key >= kFirstReserved) {  // a slot's marker, never a key: matching it would corrupt the bucket
+      if (b_.outcomes) b_.outcomes[i] = kKeyReserved;
+      return;
+    }
     const Place p = table_.place_of(key);
     const std::uint32_t found = p.bucket.find(tile, key, p.digest, p.start);
     std::uint8_t outcome = found != kNoSlot ? kKeyFound : 0;
