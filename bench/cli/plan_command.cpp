@@ -1,6 +1,8 @@
 // `embscale plan [CONFIG] --ranks P`: the sharding planner (lib/plan) on a config, serial:
 // prints the plan (per planned layer: scheme, tables, owners; per rank: expected pairs, lookups,
 // bytes, memory, time) and writes it as a config `run` accepts unchanged, for review and editing.
+// Without --ranks it plans capacity (lib/plan/capacity_search.hpp): the fewest ranks that meet
+// the planner section's targets, with every count it tried and why it rejected it.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -12,6 +14,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/temp_files.hpp"
+#include "plan/capacity_search.hpp"
 #include "plan/plan_report.hpp"
 #include "plan/planner.hpp"
 #include "run/training_run.hpp"
@@ -21,8 +24,8 @@ namespace {
 
 struct PlanOptions {
   std::optional<std::string> config_path;  // none: the embedded default
-  int ranks = 0;
-  std::string output;  // empty: <config stem>.plan<ranks>.json here
+  int ranks = 0;                           // 0: the fewest that meet the targets (capacity planning)
+  std::string output;                      // empty: <config stem>.plan<ranks>.json here
   std::vector<std::string> settings;
   bool all_layers = false;
   bool skew_blind = false;
@@ -30,6 +33,9 @@ struct PlanOptions {
   std::string memory_per_rank;  // with K/M/G/T suffixes; empty: the config's, else the default
   std::optional<double> seconds_per_key, seconds_per_row, seconds_per_byte, seconds_per_comm_byte,
       seconds_per_collective;
+  std::optional<double> target_step_seconds, memory_headroom;
+  std::optional<std::int64_t> max_ranks;
+  std::string hardware;  // a hardware description file (planner.hardware)
 };
 
 // The config text with the flags that choose what is planned applied to its layers: --all-layers
@@ -67,23 +73,43 @@ config::Config load_for_planning(const PlanOptions& options) {
   if (options.seconds_per_byte) planner.seconds_per_byte = options.seconds_per_byte;
   if (options.seconds_per_comm_byte) planner.seconds_per_comm_byte = options.seconds_per_comm_byte;
   if (options.seconds_per_collective) planner.seconds_per_collective = options.seconds_per_collective;
+  if (options.target_step_seconds) planner.target_step_seconds = options.target_step_seconds;
+  if (options.memory_headroom) planner.memory_headroom = *options.memory_headroom;
+  if (options.max_ranks) planner.max_ranks = *options.max_ranks;
+  if (!options.hardware.empty())  // a path given here is the caller's, not the config's
+    planner.hardware = std::filesystem::absolute(options.hardware).string();
   return config;
 }
 
-std::filesystem::path default_output(const PlanOptions& options) {
+std::filesystem::path default_output(const PlanOptions& options, int ranks) {
   const std::string stem =
       options.config_path ? std::filesystem::path(*options.config_path).stem().string() : "default";
-  return stem + ".plan" + std::to_string(options.ranks) + ".json";
+  return stem + ".plan" + std::to_string(ranks) + ".json";
 }
 
 int plan_command(const PlanOptions& options) {
   auto config = load_for_planning(options);
-  config::resolve_batch_for_ranks(config, options.ranks);
-  const auto plan = plan::plan_sharding(config, options.ranks);
+  std::optional<plan::CapacityAnswer> capacity;
+  plan::ShardingPlan plan;
+  int ranks = options.ranks;
+  if (ranks == 0) {
+    // Each candidate can take seconds (measured loads): say what is done as it is done.
+    std::ostream& progress = options.json ? std::cerr : std::cout;
+    capacity = plan::plan_capacity(config, [&](const plan::CapacityCandidate& candidate) {
+      progress << "  tried " << candidate.ranks << " ranks: " << (candidate.kept ? "meets the targets" : "rejected")
+               << std::endl;
+    });
+    ranks = capacity->ranks;
+    plan = capacity->plan;
+    config::resolve_batch_for_ranks(config, ranks);
+  } else {
+    config::resolve_batch_for_ranks(config, ranks);
+    plan = plan::plan_sharding(config, ranks);
+  }
   const auto planned = plan::planned_config(config, plan);
-  run::check_config_for_ranks(planned, options.ranks);  // what `run` will check
+  run::check_config_for_ranks(planned, ranks);  // what `run` will check
   const std::filesystem::path output =
-      options.output.empty() ? default_output(options) : std::filesystem::path(options.output);
+      options.output.empty() ? default_output(options, ranks) : std::filesystem::path(options.output);
   const auto directory = output.parent_path().empty() ? std::filesystem::path(".") : output.parent_path();
   if (!std::filesystem::is_directory(directory))
     throw InputError(output.string() + ": cannot write the plan: " + directory.string() + " is not a directory");
@@ -97,12 +123,15 @@ int plan_command(const PlanOptions& options) {
   // on stderr.
   std::ostream& said = options.json ? std::cerr : std::cout;
   if (options.json) {
-    std::cout << plan::plan_json(plan).dump(2) << '\n';
+    auto json = plan::plan_json(plan);
+    if (capacity) json["capacity"] = plan::capacity_json(*capacity);
+    std::cout << json.dump(2) << '\n';
   } else {
+    if (capacity) plan::print_capacity(std::cout, *capacity);
     plan::print_plan(std::cout, plan);
     std::cout << '\n';
   }
-  said << "plan written to " << output.string() << " (run it with: mpiexec -n " << options.ranks << " embscale run "
+  said << "plan written to " << output.string() << " (run it with: mpiexec -n " << ranks << " embscale run "
        << output.string() << ")\n";
   return 0;
 }
@@ -114,7 +143,11 @@ RunFunction define_plan(CLI::App& command, const Invocation&) {
   auto options = std::make_shared<PlanOptions>();
   auto config = std::make_shared<std::string>();
   command.add_option("config", *config, "config JSON file (default: the embedded default)");
-  command.add_option("-r,--ranks", options->ranks, "ranks to plan for")->required()->check(CLI::Range(1, 1 << 20));
+  command
+      .add_option("-r,--ranks", options->ranks,
+                  "ranks to plan for (without it: the fewest ranks that meet the targets, planner.target_step_seconds "
+                  "and planner.memory_per_rank less planner.memory_headroom)")
+      ->check(CLI::Range(1, 1 << 20));
   command.add_option("-o,--output", options->output,
                      "where to write the planned config (default: <config stem>.plan<ranks>.json)");
   command.add_option("--set", options->settings, "FIELD=VALUE: override a config field, as in `run`; repeatable");
@@ -131,6 +164,21 @@ RunFunction define_plan(CLI::App& command, const Invocation&) {
   command.add_option("--seconds-per-byte", options->seconds_per_byte, "cost of a byte read or written in memory");
   command.add_option("--seconds-per-comm-byte", options->seconds_per_comm_byte, "cost of a byte sent or received");
   command.add_option("--seconds-per-collective", options->seconds_per_collective, "fixed cost of a collective call");
+  command
+      .add_option("--target-step-seconds", options->target_step_seconds,
+                  "without --ranks: the predicted step a plan must not exceed (planner.target_step_seconds)")
+      ->check(CLI::Range(1e-9, 3600.0));
+  command
+      .add_option("--memory-headroom", options->memory_headroom,
+                  "without --ranks: the share of the memory per rank a plan leaves free (planner.memory_headroom)")
+      ->check(CLI::Range(0.0, 0.9));
+  command.add_option("--hardware", options->hardware,
+                     "a hardware description (bench/hardware/*.json): the memory per device and the costs of its "
+                     "memory and links (planner.hardware)");
+  command
+      .add_option("--max-ranks", options->max_ranks,
+                  "without --ranks: the largest rank count to try (planner.max_ranks, default 65536)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   return [options, config] {
     if (!config->empty()) options->config_path = *config;
     return plan_command(*options);

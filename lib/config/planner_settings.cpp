@@ -7,7 +7,8 @@
 namespace embscale::config {
 namespace {
 
-constexpr double kMaxSeconds = 1.0;  // per key, byte or call: anything larger is a unit mistake
+constexpr double kMaxSeconds = 1.0;         // per key, byte or call: anything larger is a unit mistake
+constexpr double kMaxStepSeconds = 3600.0;  // a step target of more than an hour is a unit mistake
 
 }  // namespace
 
@@ -17,7 +18,8 @@ bool is_auto_sharding(const std::string& sharding) {
 
 PlannerSettings parse_planner_settings(const ObjectReader& r) {
   r.only_keys({"memory_per_rank", "seconds_per_key", "seconds_per_row", "seconds_per_byte", "seconds_per_comm_byte",
-               "seconds_per_collective", "schemes", "all_layers"});
+               "seconds_per_collective", "schemes", "all_layers", "target_step_seconds", "memory_headroom", "max_ranks",
+               "hardware"});
   PlannerSettings p;
   p.memory_per_rank = r.integer_or("memory_per_rank", 0, IntRange::between(0, std::int64_t{1} << 50));
   const auto seconds = [&](const char* key, std::optional<double>& out) {
@@ -37,6 +39,11 @@ PlannerSettings parse_planner_settings(const ObjectReader& r) {
     }
   }
   if (const auto all = r.optional("all_layers")) p.all_layers = all->boolean();
+  if (r.has("target_step_seconds"))
+    p.target_step_seconds = r.number("target_step_seconds", NumberRange{0.0, kMaxStepSeconds, true});
+  p.memory_headroom = r.number_or("memory_headroom", 0.0, NumberRange::between(0.0, 0.9));
+  p.max_ranks = r.integer_or("max_ranks", p.max_ranks, IntRange::between(1, std::int64_t{1} << 20));
+  if (r.has("hardware")) p.hardware = r.name("hardware");
   return p;
 }
 

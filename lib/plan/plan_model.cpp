@@ -9,6 +9,7 @@
 #include "embedding/scheme_registry.hpp"
 #include "embedding/sparse_optimizer.hpp"
 #include "kv/value_types.hpp"
+#include "plan/hardware_costs.hpp"
 #include "plan/memory_model.hpp"
 
 namespace embscale::plan {
@@ -48,9 +49,11 @@ bool accepts(const embedding::SchemeEntry& entry, const embedding::LayerSpec& sp
 
 PlanModel::PlanModel(const config::Config& config, int ranks) : config_(config), ranks_(ranks) {
   const auto* settings = config.planner ? &*config.planner : nullptr;
-  cost_ = cost_parameters(settings);
-  memory_limit_ =
-      settings && settings->memory_per_rank > 0 ? settings->memory_per_rank : default_memory_per_rank(ranks);
+  hardware_ = plan_hardware(config);
+  cost_ = cost_parameters(settings, hardware(), ranks);
+  memory_limit_ = settings && settings->memory_per_rank > 0 ? settings->memory_per_rank
+                  : hardware_                               ? hardware_->device_memory_bytes
+                                                            : default_memory_per_rank(ranks);
   for (std::size_t i = 0; i < config.embeddings.size(); ++i) contexts_.push_back(make_context(i, settings));
   // The skew-aware loads of a slot without an analytic model are measured on the data.
   measured_.assign(config.data.slot_size_array.size(), false);

@@ -64,6 +64,8 @@ class PlanModel {
   int ranks() const noexcept { return ranks_; }
   const CostParameters& cost() const noexcept { return cost_; }
   std::int64_t memory_limit() const noexcept { return memory_limit_; }
+  // planner.hardware's description, or null.
+  const config::HardwareDescription* hardware() const noexcept { return hardware_ ? &*hardware_ : nullptr; }
   const std::vector<LayerContext>& contexts() const noexcept { return contexts_; }
 
   const TableModel& table(bool aware, std::int32_t slot);
@@ -73,6 +75,8 @@ class PlanModel {
   // add_table_work with the table's loads under the scheme's ownership.
   void add_work(const LayerContext& context, const SchemeModel& model, std::int32_t slot, int owner,
                 std::vector<RankWork>& work);
+  // A dynamic table's distinct keys per rank over the run (warm-up and timed steps).
+  const std::vector<double>& run_keys(bool aware, std::int32_t slot, Ownership ownership);
   // The planned layers of `choices` (with their predictions when `detail`), and whether they fit.
   Evaluation evaluate(const std::vector<Choice>& choices, bool detail);
 
@@ -85,11 +89,10 @@ class PlanModel {
   LayerContext make_context(std::size_t i, const config::PlannerSettings* settings);
   bool measured(bool aware, std::int32_t slot) const;
   const LoadSample& sample();
-  // A dynamic table's distinct keys per rank over the run (warm-up and timed steps).
-  const std::vector<double>& run_keys(bool aware, std::int32_t slot, Ownership ownership);
 
   const config::Config& config_;
   int ranks_;
+  std::optional<config::HardwareDescription> hardware_;
   CostParameters cost_;
   std::int64_t memory_limit_ = 0;
   std::vector<LayerContext> contexts_;

@@ -39,6 +39,41 @@ std::vector<double> lookups_of(const PlannedLayer& layer) {
 
 }  // namespace
 
+void print_capacity(std::ostream& out, const CapacityAnswer& answer) {
+  out << "capacity: " << answer.ranks << " ranks";
+  if (answer.devices_per_node > 0)
+    out << " (" << (answer.ranks + answer.devices_per_node - 1) / answer.devices_per_node << " nodes of "
+        << answer.devices_per_node << ")";
+  out << ", the fewest that meet the targets (" << fixed(mib(static_cast<double>(answer.memory_per_rank)), 1)
+      << " MiB per rank"
+      << "; " << answer.candidates.size() << " counts tried)\n";
+  out << "   ranks  predicted step (ms)  fullest rank (MiB)  verdict\n";
+  std::vector<CapacityCandidate> sorted = answer.candidates;
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.ranks < b.ranks; });
+  for (const auto& c : sorted) {
+    char line[96];
+    std::snprintf(line, sizeof line, "%8d  %19s  %18s  ", c.ranks,
+                  c.step_seconds > 0 ? fixed(c.step_seconds * 1e3, 3).c_str() : "-",
+                  c.memory_bytes > 0 ? fixed(mib(c.memory_bytes), 1).c_str() : "-");
+    out << line << (c.kept ? "meets the targets" : "rejected: " + c.reason) << '\n';
+  }
+  out << '\n';
+}
+
+nlohmann::json capacity_json(const CapacityAnswer& answer) {
+  nlohmann::json candidates = nlohmann::json::array();
+  for (const auto& c : answer.candidates)
+    candidates.push_back({{"ranks", c.ranks},
+                          {"kept", c.kept},
+                          {"step_seconds", c.step_seconds},
+                          {"memory_bytes", c.memory_bytes},
+                          {"reason", c.reason}});
+  return {{"ranks", answer.ranks},
+          {"devices_per_node", answer.devices_per_node},
+          {"memory_per_rank", answer.memory_per_rank},
+          {"candidates", candidates}};
+}
+
 void print_plan(std::ostream& out, const ShardingPlan& plan) {
   out << "sharding plan for " << plan.ranks << " ranks (" << plan.policy << "): predicted step "
       << fixed(plan.step_seconds * 1e3, 3) << " ms; memory limit "
@@ -46,6 +81,12 @@ void print_plan(std::ostream& out, const ShardingPlan& plan) {
   out << "costs: " << plan.cost.seconds_per_key * 1e9 << " ns/key, " << plan.cost.seconds_per_row * 1e9 << " ns/row, "
       << plan.cost.seconds_per_byte * 1e9 << " ns/byte, " << plan.cost.seconds_per_comm_byte * 1e9
       << " ns/byte sent or received, " << plan.cost.seconds_per_collective * 1e6 << " us/collective\n";
+  if (!plan.hardware.empty()) {
+    out << "hardware: " << plan.hardware;
+    if (plan.default_compute_costs)
+      out << "; its keys and rows cost the development VM's calibration (the description measured none)";
+    out << '\n';
+  }
   if (!plan.measured_slots.empty()) {
     // Slots grouped by reason: "slots 0,1,2: multi-hot companions make its keys dependent".
     out << "loads measured on " << plan.measured_batches << " batches of the data (no analytic model):";
@@ -109,6 +150,8 @@ nlohmann::json plan_json(const ShardingPlan& plan) {
           {"policy", plan.policy},
           {"step_seconds", plan.step_seconds},
           {"memory_per_rank", plan.memory_per_rank},
+          {"hardware", plan.hardware},
+          {"default_compute_costs", plan.default_compute_costs},
           {"cost",
            {{"seconds_per_key", plan.cost.seconds_per_key},
             {"seconds_per_row", plan.cost.seconds_per_row},

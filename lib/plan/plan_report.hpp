@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plan/capacity_search.hpp"
 #include "plan/planner.hpp"
 #include "report/table.hpp"
 
@@ -18,6 +19,11 @@ void print_plan(std::ostream& out, const ShardingPlan& plan);
 
 // The plan and its predictions (every figure print_plan shows), and the planned config.
 nlohmann::json plan_json(const ShardingPlan& plan);
+
+// Capacity planning's answer: the fewest ranks, the budget, and every count tried (its predicted
+// step, its fullest rank's memory, kept or why rejected).
+void print_capacity(std::ostream& out, const CapacityAnswer& answer);
+nlohmann::json capacity_json(const CapacityAnswer& answer);
 
 // One row per (planned layer, rank): layer (its index in the planned config's layers with a
 // prediction, as plan_json lists them), rank, pairs, lookups, seconds, memory_bytes, comm_bytes.

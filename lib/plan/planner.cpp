@@ -6,7 +6,9 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "plan/hardware_costs.hpp"
 #include "plan/plan_model.hpp"
+#include "plan/plan_state.hpp"
 #include "plan/planned_config.hpp"
 
 namespace embscale::plan {
@@ -47,16 +49,16 @@ class Search {
     double best_seconds = std::numeric_limits<double>::infinity();
     std::string shortfall;
     for (auto start : starts(base, planned_tables)) {
-      auto evaluation = model_.evaluate(start, false);
-      if (!evaluation.fits) {
-        shortfall = evaluation.shortfall;  // the last start holds least: its shortfall is the one to report
+      PlanState state(model_, std::move(start));
+      if (!state.fits()) {
+        // The last start holds least: its shortfall is the one to report.
+        shortfall = model_.evaluate(state.choices(), false).shortfall;
         continue;
       }
-      improve(start, planned_tables, evaluation.seconds);
-      const double seconds = model_.evaluate(start, false).seconds;
-      if (seconds < best_seconds * (1.0 - kImprovementTolerance)) {
-        best_seconds = seconds;
-        best = start;
+      improve(state, planned_tables);
+      if (state.seconds() < best_seconds * (1.0 - kImprovementTolerance)) {
+        best_seconds = state.seconds();
+        best = state.choices();
       }
     }
     if (!best)
@@ -66,7 +68,7 @@ class Search {
 
  private:
   // The owner of a whole table: the rank whose predicted time (over the tables placed so far)
-  // is least, among those with room for it.
+  // is least, among those with room for it (PlanState::best_owner: O(P) per table).
   void place_whole_tables(std::vector<Choice>& choices, const std::vector<std::size_t>& planned) {
     std::vector<std::size_t> order;
     for (const auto i : planned)
@@ -82,22 +84,15 @@ class Search {
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return weights[a] > weights[b]; });
     // Tables of other schemes stay where they are; whole tables are placed one at a time.
     for (const auto i : order) choices[i].scheme = nullptr;
+    PlanState state(model_, choices);
+    const SchemeModel& table_wise = *planned_scheme("table_wise");
     for (const auto i : order) {
-      choices[i].scheme = planned_scheme("table_wise");
-      double best = std::numeric_limits<double>::infinity();
-      int best_owner = 0;
-      for (int r = 0; r < model_.ranks(); ++r) {
-        choices[i].owner = r;
-        const auto evaluation = model_.evaluate(choices, false);
-        const double seconds =
-            evaluation.fits ? evaluation.seconds : std::numeric_limits<double>::max() / 2 + evaluation.seconds;
-        if (seconds < best) {
-          best = seconds;
-          best_owner = r;
-        }
-      }
-      choices[i].owner = best_owner;
+      Choice placed = state.choices()[i];
+      placed.scheme = &table_wise;
+      placed.owner = state.best_owner(i, table_wise);
+      state.move(i, placed);
     }
+    choices = state.choices();
   }
 
   // The starting plans: each scheme for every table (where a layer may run it), and each table
@@ -137,30 +132,29 @@ class Search {
     return result;
   }
 
-  // Moves one table at a time to the scheme and owner that lower the prediction most, until no
-  // move does (or kImprovementRounds rounds).
-  void improve(std::vector<Choice>& choices, const std::vector<std::size_t>& planned, double seconds) {
+  // Moves one table at a time to the scheme (a whole table: with its best owner) that lowers the
+  // prediction most, until no move does (or kImprovementRounds rounds). Each try is O(P).
+  void improve(PlanState& state, const std::vector<std::size_t>& planned) {
     for (int round = 0; round < kImprovementRounds; ++round) {
       bool moved = false;
       for (const auto i : planned) {
-        const auto& context = model_.contexts()[choices[i].context];
-        Choice best = choices[i];
+        const Choice current = state.choices()[i];
+        const auto& context = model_.contexts()[current.context];
+        Choice best = current;
+        double seconds = state.seconds();
         for (const auto* model : context.candidates) {
-          const int owners = model->ownership == Ownership::kOneRank ? model_.ranks() : 1;
-          for (int owner = 0; owner < owners; ++owner) {
-            const Choice current = choices[i];
-            choices[i].scheme = model;
-            choices[i].owner = owner;
-            const auto evaluation = model_.evaluate(choices, false);
-            if (evaluation.fits && evaluation.seconds < seconds * (1.0 - kImprovementTolerance)) {
-              seconds = evaluation.seconds;
-              best = choices[i];
-            }
-            choices[i] = current;
+          Choice candidate = current;
+          candidate.scheme = model;
+          candidate.owner = model->ownership == Ownership::kOneRank ? state.best_owner(i, *model) : 0;
+          if (candidate == current) continue;
+          const auto outcome = state.try_move(i, candidate);
+          if (outcome.fits && outcome.seconds < seconds * (1.0 - kImprovementTolerance)) {
+            seconds = outcome.seconds;
+            best = candidate;
           }
         }
-        if (!(best == choices[i])) {
-          choices[i] = best;
+        if (!(best == current)) {
+          state.move(i, best);
           moved = true;
         }
       }
@@ -174,6 +168,11 @@ class Search {
     plan.ranks = model_.ranks();
     plan.cost = model_.cost();
     plan.memory_per_rank = model_.memory_limit();
+    if (const auto* hardware = model_.hardware()) {
+      plan.hardware = hardware->name + " (" + hardware->origin + ")";
+      const auto* settings = model_.config().planner ? &*model_.config().planner : nullptr;
+      plan.default_compute_costs = !hardware->seconds_per_key && !(settings && settings->seconds_per_key);
+    }
     plan.step_seconds = evaluation.seconds;
     plan.measured_slots = model_.measured_slots();
     plan.measured_reasons = model_.measured_reasons();
@@ -194,8 +193,9 @@ class Search {
 
 }  // namespace
 
-CostParameters cost_parameters(const config::PlannerSettings* settings) {
-  CostParameters cost = kDefaultCost;
+CostParameters cost_parameters(const config::PlannerSettings* settings, const config::HardwareDescription* hardware,
+                               int ranks) {
+  CostParameters cost = hardware ? hardware_costs(*hardware, ranks, kDefaultCost) : kDefaultCost;
   if (!settings) return cost;
   cost.seconds_per_key = settings->seconds_per_key.value_or(cost.seconds_per_key);
   cost.seconds_per_row = settings->seconds_per_row.value_or(cost.seconds_per_row);

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
+#include "config/hardware.hpp"
 #include "plan/scheme_cost.hpp"
 
 namespace embscale::plan {
@@ -50,6 +51,10 @@ struct ShardingPlan {
   std::string policy;  // "skew_aware", "skew_blind" or "skew_aware+skew_blind"
   CostParameters cost;
   std::int64_t memory_per_rank = 0;  // bytes
+  // The hardware description planned for ("<name> (<file>)"; empty: none), and whether the
+  // per-key and per-row costs are the planner's defaults because it measured none.
+  std::string hardware;
+  bool default_compute_costs = false;
   std::vector<PlannedLayer> layers;  // every layer of the planned config, in its order
   double step_seconds = 0.0;         // predicted, all layers
   // Slots whose loads were measured on the data's batches (no analytic model; sampled_load.hpp),
@@ -79,7 +84,9 @@ std::int64_t default_memory_per_rank(int ranks);
 // by the planned config. Returns the plan (empty when neither).
 std::optional<ShardingPlan> plan_for_run(config::Config& config, int ranks);
 
-// The cost parameters of `settings` (lib/plan's measured defaults where unset).
-CostParameters cost_parameters(const config::PlannerSettings* settings);
+// The cost parameters of `settings` on `ranks` ranks: what it sets, else what `hardware` gives
+// (plan/hardware_costs.hpp), else lib/plan's measured defaults.
+CostParameters cost_parameters(const config::PlannerSettings* settings,
+                               const config::HardwareDescription* hardware = nullptr, int ranks = 1);
 
 }  // namespace embscale::plan

@@ -148,6 +148,58 @@ JSON
     grep -qF "no sharding plan fits 2 ranks" "$work/err.txt" || fail "run's message: $(cat "$work/err.txt")"
     [ ! -e "$work/r.h5" ] || fail "a refused run wrote a report"
     ;;
+  plan_capacity)
+    # Without --ranks: the fewest ranks whose plan fits the budget, every count tried in the
+    # table, the plan written for that count, and run as written.
+    write_config auto '"memory_per_rank": 300000' cap.json
+    (cd "$work" && "$embscale" plan cap.json >"$work/out.txt" 2>&1) || fail "plan without --ranks: $(cat "$work/out.txt")"
+    ranks=$(sed -n 's/^capacity: \([0-9]*\) ranks, the fewest that meet the targets.*/\1/p' "$work/out.txt")
+    [ -n "$ranks" ] || fail "no capacity line: $(cat "$work/out.txt")"
+    grep -qE "^ +1 +- +- +rejected: planner: no sharding plan fits 1 ranks" "$work/out.txt" ||
+      fail "1 rank is not listed as rejected: $(cat "$work/out.txt")"
+    grep -qE "^ +$ranks +[0-9.]+ +[0-9.]+ +meets the targets" "$work/out.txt" || fail "the answer's row: $(cat "$work/out.txt")"
+    grep -qF "sharding plan for $ranks ranks" "$work/out.txt" || fail "the plan is not for $ranks ranks"
+    [ -s "$work/cap.plan$ranks.json" ] || fail "no $work/cap.plan$ranks.json: $(ls "$work")"
+    if [ "$ranks" -le 4 ]; then
+      "$mpiexec" -n "$ranks" --oversubscribe "$embscale" run -q "$work/cap.plan$ranks.json" -o "$work/c.h5" \
+        >"$work/run.txt" 2>&1 || fail "run of the capacity plan: $(cat "$work/run.txt")"
+    fi
+    # --json carries the candidates; stdout stays one document (progress goes to stderr).
+    "$embscale" plan "$work/cap.json" --json -o "$work/cj.json" >"$work/out.txt" 2>"$work/err.txt" ||
+      fail "--json: $(cat "$work/err.txt")"
+    /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["capacity"]["ranks"] == int(sys.argv[2]), d["capacity"]' \
+      "$work/out.txt" "$ranks" || fail "--json capacity: $(cat "$work/out.txt")"
+    # Bad input: no budget; targets no count up to the limit meets.
+    write_config auto '' nobudget.json
+    expect_refused "$work/nobudget.json -o $work/x.json" "planner.memory_per_rank: capacity planning"
+    expect_refused "$work/cap.json --memory-per-rank 1000 --max-ranks 2 -o $work/x.json" \
+      "no rank count up to planner.max_ranks (2) meets the targets" "2 ranks: planner: no sharding plan fits"
+    expect_refused "$work/cap.json --target-step-seconds 1e-9 --max-ranks 8 -o $work/x.json" \
+      "above planner.target_step_seconds"
+    [ ! -e "$work/x.json" ] || fail "a refused capacity plan wrote a file"
+    ;;
+  plan_hardware)
+    # Every shipped hardware description plans; the development VM's gives the planner's own
+    # defaults on 2 ranks (the same prediction); with a description, capacity planning needs no
+    # budget and counts nodes.
+    write_config auto '' auto.json
+    for description in "$configs"/../hardware/*.json; do
+      "$embscale" plan "$work/auto.json" --ranks 16 --hardware "$description" -o "$work/h.json" >"$work/out.txt" 2>&1 ||
+        fail "plan --hardware $description: $(cat "$work/out.txt")"
+      grep -qF "hardware: $(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["name"])' "$description")" \
+        "$work/out.txt" || fail "the plan does not name $description: $(cat "$work/out.txt")"
+    done
+    "$embscale" plan "$work/auto.json" --ranks 2 -o "$work/d.json" >"$work/default.txt" 2>&1 || fail "plan: $(cat "$work/default.txt")"
+    "$embscale" plan "$work/auto.json" --ranks 2 --hardware "$configs/../hardware/dev_vm.json" -o "$work/v.json" \
+      >"$work/vm.txt" 2>&1 || fail "plan on dev_vm: $(cat "$work/vm.txt")"
+    [ "$(grep -o 'predicted step [0-9.]* ms' "$work/default.txt")" = "$(grep -o 'predicted step [0-9.]* ms' "$work/vm.txt")" ] ||
+      fail "dev_vm.json does not reproduce the defaults: $(head -2 "$work/default.txt") / $(head -2 "$work/vm.txt")"
+    "$embscale" plan "$work/auto.json" --hardware "$configs/../hardware/h100_8gpu_nvlink4_ib400.json" \
+      --memory-per-rank 300K -o "$work/c.json" >"$work/out.txt" 2>&1 || fail "capacity on H100: $(cat "$work/out.txt")"
+    grep -qE "^capacity: [0-9]+ ranks \([0-9]+ nodes of 8\), the fewest" "$work/out.txt" || fail "no nodes: $(cat "$work/out.txt")"
+    printf '{"hardware_version": 1, "name": "x"}\n' >"$work/bad_hw.json"
+    expect_refused "$work/auto.json --ranks 2 --hardware $work/bad_hw.json -o $work/x.json" "$work/bad_hw.json: device"
+    ;;
   plan_measured_loads)
     # Slots without an analytic model (multi-hot companions; a trace) are planned from loads
     # measured on the data's own batches, and say so.

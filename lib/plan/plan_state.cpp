@@ -1,0 +1,271 @@
+#include "plan/plan_state.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/error.hpp"
+#include "plan/memory_model.hpp"
+
+namespace embscale::plan {
+namespace {
+
+constexpr double kNone = -std::numeric_limits<double>::infinity();
+
+// The largest two values of `v` and where the largest is: the largest over all ranks but one is
+// then one lookup.
+struct TopTwo {
+  double first = kNone, second = kNone;
+  std::size_t at = 0;
+  void add(double value, std::size_t rank) {
+    if (value > first) {
+      second = first;
+      first = value;
+      at = rank;
+    } else if (value > second) {
+      second = value;
+    }
+  }
+  double without(std::size_t rank) const noexcept { return rank == at ? second : first; }
+};
+
+}  // namespace
+
+PlanState::PlanState(PlanModel& model, std::vector<Choice> choices)
+    : model_(model), ranks_(model.ranks()), memory_(static_cast<std::size_t>(model.ranks()), 0.0) {
+  const auto p = static_cast<std::size_t>(ranks_);
+  contexts_.resize(model_.contexts().size());
+  for (std::size_t c = 0; c < contexts_.size(); ++c) {
+    auto& cm = contexts_[c];
+    cm.bytes.assign(p, 0.0);
+    cm.rows.assign(p, 0.0);
+    cm.keys.assign(p, 0.0);
+    cm.total.assign(p, 0.0);
+  }
+  choices_ = std::move(choices);
+  for (const auto& choice : choices_) apply(choice, 1.0);
+}
+
+bool PlanState::fits() const noexcept {
+  const double worst = *std::max_element(memory_.begin(), memory_.end());
+  return worst <= static_cast<double>(model_.memory_limit()) && over_vocabulary_ == 0;
+}
+
+const PlanState::Share& PlanState::share(const Choice& choice) {
+  const auto key = std::make_tuple(choice.context, choice.slot, choice.scheme);
+  auto it = shares_.find(key);
+  if (it != shares_.end()) return it->second;
+  const auto& context = model_.contexts()[choice.context];
+  const auto& scheme = *choice.scheme;
+  const auto p = static_cast<std::size_t>(ranks_);
+  Share s;
+  s.one_rank = scheme.ownership == Ownership::kOneRank;
+  std::vector<RankWork> work(p);
+  model_.add_work(context, scheme, choice.slot, 0, work);
+  for (const auto& w : work) s.seconds.push_back(rank_seconds(w, model_.cost()));
+  const auto owned = owned_rows(model_.table(context.skew_aware, choice.slot), scheme.ownership, ranks_);
+  const bool dynamic = context.layer->storage.dynamic;
+  const double width = scheme.ownership == Ownership::kEveryRank ? context.column_row_bytes : context.row_bytes;
+  s.bytes.assign(p, 0.0);
+  s.rows.assign(p, 0.0);
+  s.keys.assign(p, 0.0);
+  for (std::size_t r = 0; r < p; ++r) {
+    s.rows[r] = static_cast<double>(owned[r]);
+    if (!dynamic) s.bytes[r] = s.rows[r] * width;
+  }
+  if (dynamic) {
+    const auto& run = model_.run_keys(context.skew_aware, choice.slot, scheme.ownership);
+    if (s.one_rank) s.keys[0] = run[0];  // the owner's; every other rank holds none of it
+    else s.keys = run;
+  }
+  if (s.one_rank && p == 1) {  // at(): [owner, any other rank]; with one rank there is no other
+    for (auto* v : {&s.seconds, &s.bytes, &s.rows, &s.keys}) v->push_back(0.0);
+  }
+  return shares_.emplace(key, std::move(s)).first->second;
+}
+
+PlanState::Group& PlanState::group(const Choice& choice) {
+  auto [it, added] = groups_.try_emplace(std::make_pair(choice.context, choice.scheme));
+  if (added) {
+    it->second.seconds.assign(static_cast<std::size_t>(ranks_), 0.0);
+    it->second.collectives = choice.scheme->collectives;
+  }
+  return it->second;
+}
+
+double PlanState::group_step(const Group& g) const {
+  return g.tables > 0 ? g.slowest + g.collectives * model_.cost().seconds_per_collective : 0.0;
+}
+
+double PlanState::context_total(std::size_t context, double bytes, double keys, int tables) const {
+  const auto& layer = *model_.contexts()[context].layer;
+  if (!layer.storage.dynamic || tables == 0) return bytes;
+  return bytes + kv_table_bytes(layer.storage, keys, model_.contexts()[context].row_bytes);
+}
+
+bool PlanState::over_vocabulary(std::size_t context, double rows) const {
+  const auto& layer = *model_.contexts()[context].layer;
+  return !layer.storage.dynamic && rows > static_cast<double>(layer.max_vocabulary_size_per_gpu);
+}
+
+void PlanState::apply(const Choice& choice, double sign) {
+  if (!choice.scheme) return;
+  const Share& s = share(choice);
+  Group& g = group(choice);
+  seconds_ -= group_step(g);
+  g.tables += sign > 0 ? 1 : -1;
+  g.slowest = 0.0;
+  for (int r = 0; r < ranks_; ++r) {
+    auto& t = g.seconds[static_cast<std::size_t>(r)];
+    t = g.tables == 0 ? 0.0 : t + sign * s.at(s.seconds, r, choice.owner);  // an empty group is exactly empty
+    g.slowest = std::max(g.slowest, t);
+  }
+  seconds_ += group_step(g);
+
+  auto& cm = contexts_[choice.context];
+  cm.tables += sign > 0 ? 1 : -1;
+  for (int r = 0; r < ranks_; ++r) {
+    const auto at = static_cast<std::size_t>(r);
+    const bool was_over = over_vocabulary(choice.context, cm.rows[at]);
+    if (cm.tables == 0) {
+      cm.bytes[at] = cm.rows[at] = cm.keys[at] = 0.0;
+    } else {
+      cm.bytes[at] += sign * s.at(s.bytes, r, choice.owner);
+      cm.rows[at] += sign * s.at(s.rows, r, choice.owner);
+      cm.keys[at] += sign * s.at(s.keys, r, choice.owner);
+    }
+    const bool is_over = over_vocabulary(choice.context, cm.rows[at]);
+    cm.over_vocabulary += static_cast<int>(is_over) - static_cast<int>(was_over);
+    over_vocabulary_ += static_cast<int>(is_over) - static_cast<int>(was_over);
+    const double total = context_total(choice.context, cm.bytes[at], cm.keys[at], cm.tables);
+    memory_[at] += total - cm.total[at];
+    cm.total[at] = total;
+  }
+}
+
+void PlanState::move(std::size_t i, const Choice& to) {
+  EMBSCALE_EXPECTS(to.context == choices_[i].context && to.slot == choices_[i].slot, "a move keeps the table");
+  apply(choices_[i], -1.0);
+  choices_[i] = to;
+  apply(to, 1.0);
+}
+
+PlanState::Outcome PlanState::try_move(std::size_t i, const Choice& to) {
+  const Choice from = choices_[i];
+  EMBSCALE_EXPECTS(to.context == from.context && to.slot == from.slot, "a move keeps the table");
+  const Share* leaving = from.scheme ? &share(from) : nullptr;
+  const Share* coming = to.scheme ? &share(to) : nullptr;
+  Group* old_group = from.scheme ? &group(from) : nullptr;
+  Group* new_group = to.scheme ? &group(to) : nullptr;
+  Outcome outcome;
+  outcome.seconds = seconds_;
+  // A group's step with the table's share taken out (old) and put in (new).
+  const auto step_after = [&](const Group& g) {
+    const bool out = &g == old_group, in = &g == new_group;
+    const int tables = g.tables - static_cast<int>(out) + static_cast<int>(in);
+    if (tables == 0) return 0.0;
+    double slowest = 0.0;
+    for (int r = 0; r < ranks_; ++r) {
+      double t = g.seconds[static_cast<std::size_t>(r)];
+      if (out) t -= leaving->at(leaving->seconds, r, from.owner);
+      if (in) t += coming->at(coming->seconds, r, to.owner);
+      slowest = std::max(slowest, t);
+    }
+    return slowest + g.collectives * model_.cost().seconds_per_collective;
+  };
+  if (old_group) outcome.seconds += step_after(*old_group) - group_step(*old_group);
+  if (new_group && new_group != old_group) outcome.seconds += step_after(*new_group) - group_step(*new_group);
+
+  const auto& cm = contexts_[to.context];
+  const int tables = cm.tables - static_cast<int>(leaving != nullptr) + static_cast<int>(coming != nullptr);
+  double worst = 0.0;
+  int over = over_vocabulary_ - cm.over_vocabulary;
+  for (int r = 0; r < ranks_; ++r) {
+    const auto at = static_cast<std::size_t>(r);
+    double bytes = cm.bytes[at], rows = cm.rows[at], keys = cm.keys[at];
+    if (leaving) {
+      bytes -= leaving->at(leaving->bytes, r, from.owner);
+      rows -= leaving->at(leaving->rows, r, from.owner);
+      keys -= leaving->at(leaving->keys, r, from.owner);
+    }
+    if (coming) {
+      bytes += coming->at(coming->bytes, r, to.owner);
+      rows += coming->at(coming->rows, r, to.owner);
+      keys += coming->at(coming->keys, r, to.owner);
+    }
+    if (tables == 0) bytes = rows = keys = 0.0;
+    over += static_cast<int>(over_vocabulary(to.context, rows));
+    worst = std::max(worst, memory_[at] - cm.total[at] + context_total(to.context, bytes, keys, tables));
+  }
+  outcome.fits = worst <= static_cast<double>(model_.memory_limit()) && over == 0;
+  return outcome;
+}
+
+int PlanState::best_owner(std::size_t i, const SchemeModel& model) {
+  EMBSCALE_EXPECTS(model.ownership == Ownership::kOneRank, "best_owner places whole tables");
+  const Choice from = choices_[i];
+  Choice to = from;
+  to.scheme = &model;
+  to.owner = 0;
+  const Share* leaving = from.scheme ? &share(from) : nullptr;
+  const Share& coming = share(to);
+  Group& g = group(to);
+  const bool out_of_g = from.scheme == &model;  // the table leaves the group it joins again
+  // The group's times without the table; the table adds `owner_time` to its owner and
+  // `other_time` to every other rank.
+  const double owner_time = coming.seconds[0], other_time = coming.seconds[1];
+  std::vector<double> times(static_cast<std::size_t>(ranks_));
+  TopTwo slowest;
+  const int group_tables = g.tables - static_cast<int>(out_of_g);
+  for (int r = 0; r < ranks_; ++r) {
+    double t = group_tables == 0 ? 0.0 : g.seconds[static_cast<std::size_t>(r)];
+    if (out_of_g && group_tables > 0) t -= leaving->at(leaving->seconds, r, from.owner);
+    times[static_cast<std::size_t>(r)] = t;
+    slowest.add(t, static_cast<std::size_t>(r));
+  }
+  // Memory without the table, then with it on another rank (`as_other`) or as its owner.
+  const auto& cm = contexts_[from.context];
+  const int tables = cm.tables - static_cast<int>(leaving != nullptr) + 1;
+  TopTwo memory_as_other;
+  std::vector<double> memory_as_owner(static_cast<std::size_t>(ranks_));
+  std::vector<std::uint8_t> over_as_owner(static_cast<std::size_t>(ranks_));
+  std::vector<std::uint8_t> over_as_other(static_cast<std::size_t>(ranks_));
+  int others_over = 0;
+  for (int r = 0; r < ranks_; ++r) {
+    const auto at = static_cast<std::size_t>(r);
+    double bytes = cm.bytes[at], rows = cm.rows[at], keys = cm.keys[at];
+    if (leaving) {
+      bytes -= leaving->at(leaving->bytes, r, from.owner);
+      rows -= leaving->at(leaving->rows, r, from.owner);
+      keys -= leaving->at(leaving->keys, r, from.owner);
+    }
+    const double rest = memory_[at] - cm.total[at];
+    memory_as_other.add(rest + context_total(from.context, bytes + coming.bytes[1], keys + coming.keys[1], tables), at);
+    memory_as_owner[at] = rest + context_total(from.context, bytes + coming.bytes[0], keys + coming.keys[0], tables);
+    over_as_other[at] = over_vocabulary(from.context, rows + coming.rows[1]);
+    over_as_owner[at] = over_vocabulary(from.context, rows + coming.rows[0]);
+    others_over += over_as_other[at];
+  }
+  const int elsewhere_over = over_vocabulary_ - cm.over_vocabulary;
+  const double limit = static_cast<double>(model_.memory_limit());
+  int best = 0, best_any = 0;
+  double best_step = std::numeric_limits<double>::infinity(), best_any_step = best_step;
+  bool found = false;
+  for (int y = 0; y < ranks_; ++y) {
+    const auto at = static_cast<std::size_t>(y);
+    const double step = std::max(slowest.without(at) + other_time, times[at] + owner_time);
+    const bool fits = std::max(memory_as_other.without(at), memory_as_owner[at]) <= limit &&
+                      elsewhere_over + others_over - over_as_other[at] + over_as_owner[at] == 0;
+    if (step < best_any_step) {
+      best_any_step = step;
+      best_any = y;
+    }
+    if (fits && step < best_step) {
+      best_step = step;
+      best = y;
+      found = true;
+    }
+  }
+  return found ? best : best_any;
+}
+
+}  // namespace embscale::plan
