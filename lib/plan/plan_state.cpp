@@ -142,6 +142,17 @@ void PlanState::apply(const Choice& choice, double sign) {
   }
 }
 
+PlanState::Held PlanState::held_without(const ContextMemory& cm, int rank, const Share* leaving, int owner) {
+  const auto at = static_cast<std::size_t>(rank);
+  Held held{cm.bytes[at], cm.rows[at], cm.keys[at]};
+  if (leaving) {
+    held.bytes -= leaving->at(leaving->bytes, rank, owner);
+    held.rows -= leaving->at(leaving->rows, rank, owner);
+    held.keys -= leaving->at(leaving->keys, rank, owner);
+  }
+  return held;
+}
+
 void PlanState::move(std::size_t i, const Choice& to) {
   EMBSCALE_EXPECTS(to.context == choices_[i].context && to.slot == choices_[i].slot, "a move keeps the table");
   apply(choices_[i], -1.0);
@@ -181,12 +192,7 @@ PlanState::Outcome PlanState::try_move(std::size_t i, const Choice& to) {
   int over = over_vocabulary_ - cm.over_vocabulary;
   for (int r = 0; r < ranks_; ++r) {
     const auto at = static_cast<std::size_t>(r);
-    double bytes = cm.bytes[at], rows = cm.rows[at], keys = cm.keys[at];
-    if (leaving) {
-      bytes -= leaving->at(leaving->bytes, r, from.owner);
-      rows -= leaving->at(leaving->rows, r, from.owner);
-      keys -= leaving->at(leaving->keys, r, from.owner);
-    }
+    auto [bytes, rows, keys] = held_without(cm, r, leaving, from.owner);
     if (coming) {
       bytes += coming->at(coming->bytes, r, to.owner);
       rows += coming->at(coming->rows, r, to.owner);
@@ -232,12 +238,7 @@ int PlanState::best_owner(std::size_t i, const SchemeModel& model) {
   int others_over = 0;
   for (int r = 0; r < ranks_; ++r) {
     const auto at = static_cast<std::size_t>(r);
-    double bytes = cm.bytes[at], rows = cm.rows[at], keys = cm.keys[at];
-    if (leaving) {
-      bytes -= leaving->at(leaving->bytes, r, from.owner);
-      rows -= leaving->at(leaving->rows, r, from.owner);
-      keys -= leaving->at(leaving->keys, r, from.owner);
-    }
+    auto [bytes, rows, keys] = held_without(cm, r, leaving, from.owner);
     const double rest = memory_[at] - cm.total[at];
     memory_as_other.add(rest + context_total(from.context, bytes + coming.bytes[1], keys + coming.keys[1], tables), at);
     memory_as_owner[at] = rest + context_total(from.context, bytes + coming.bytes[0], keys + coming.keys[0], tables);

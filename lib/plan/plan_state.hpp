@@ -70,6 +70,11 @@ class PlanState {
     int over_vocabulary = 0;                // ranks above max_vocabulary_size_per_gpu
   };
 
+  // A context's static bytes, rows and dynamic keys on `rank`, `leaving` (owned by `owner`) taken out.
+  struct Held {
+    double bytes, rows, keys;
+  };
+  static Held held_without(const ContextMemory& cm, int rank, const Share* leaving, int owner);
   const Share& share(const Choice& choice);
   Group& group(const Choice& choice);
   // A context's bytes on a rank: its static bytes, and a dynamic layer's KV table for `keys`.

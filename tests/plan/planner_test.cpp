@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "plan/capacity_search.hpp"
 #include "plan/plan_report.hpp"
 #include "run/training_run.hpp"
 
@@ -34,16 +35,6 @@ config::Config config_with(const std::string& sharding, const std::string& plann
        "sparse_embedding_hparam": {"max_vocabulary_size_per_gpu": 1000000, "embedding_vec_size": 32, "combiner": "sum"}}
     ]})";
   return config::parse_config_text(text, "planner_test");
-}
-
-double max_memory(const ShardingPlan& plan) {
-  double worst = 0;
-  for (int r = 0; r < plan.ranks; ++r) {
-    double sum = 0;
-    for (const auto& layer : plan.layers) sum += layer.memory_bytes[static_cast<std::size_t>(r)];
-    worst = std::max(worst, sum);
-  }
-  return worst;
 }
 
 TEST(Planner, PlannedConfigRunsTheChosenSchemes) {
@@ -125,7 +116,7 @@ TEST(Planner, RespectsTheMemoryLimit) {
   const auto c = config_with("auto", R"("memory_per_rank": 40000000)");
   for (const int ranks : {2, 4}) {
     const auto plan = plan_sharding(c, ranks);
-    EXPECT_LE(max_memory(plan), 40e6) << ranks << " ranks";
+    EXPECT_LE(fullest_rank_bytes(plan), 40e6) << ranks << " ranks";
     for (const auto& layer : plan.layers) {
       if (std::find(layer.slots.begin(), layer.slots.end(), 0) == layer.slots.end()) continue;
       EXPECT_NE(layer.scheme, "table_wise");
