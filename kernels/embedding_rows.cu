@@ -1,8 +1,9 @@
 // libembscale_cuda.so: a static embedding table's rows on the device, the embedding_rows family
 // (device/families/embedding_rows.h). The logic is lib/embedding/portable's: row_of for the
 // lookup, optimizer_ref.hpp's updates (the host optimizers' own functions, so a row ends with the
-// CPU table's bits). One thread per key for the lookup and per row for the updates (a batch's rows
-// are distinct: no two threads share one); the gather moves one float per thread, row after row.
+// CPU table's bits). One thread per key for the lookup; for the gather and the updates, a row's
+// threads over its values (row_grid.cuh), a row's update split into optimizer_ref.hpp's prologue,
+// per-value update and epilogue (a batch's rows are distinct: no two rows share their threads' writes).
 #include <cuda_runtime.h>
 #include <cub/cub.cuh>
 
@@ -15,6 +16,7 @@
 #include "embedding/portable/optimizer_ref.hpp"
 #include "embedding/portable/row_codec_ref.hpp"
 #include "embedding/portable/rows_ref.hpp"
+#include "row_grid.cuh"
 
 namespace {
 
@@ -22,8 +24,11 @@ namespace portable = embscale::embedding::portable;
 using embscale::cuda::cuda_fail;
 using embscale::cuda::fail;
 using embscale::cuda::guarded;
+using embscale::cuda::row_grid;
 
 constexpr int kBlock = 256;
+// The updates' rows each within one warp (their threads meet at __syncwarp).
+constexpr unsigned kRowThreadsInOneWarp = 32;
 
 // Blocks of kBlock threads for n threads; 0 when they exceed one launch's grid (2^31 - 1 blocks).
 unsigned blocks_for(std::uint64_t n) {
@@ -48,73 +53,112 @@ __global__ void index_kernel(const portable::OwnedRange* ranges, std::uint64_t c
 
 __global__ void gather_kernel(const float* table, std::uint64_t row_width, std::uint64_t dim, const std::int64_t* rows,
                               std::uint64_t n, float* out) {
-  const std::uint64_t e = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
-  if (e >= n * dim) return;
-  const std::uint64_t i = e / dim, d = e % dim;
-  out[e] = table[static_cast<std::uint64_t>(rows[i]) * row_width + d];
+  EMBSCALE_FOR_ROWS(i, n) {
+    const float* row = table + static_cast<std::uint64_t>(rows[i]) * row_width;
+    EMBSCALE_FOR_VALUES(c, dim) out[i * dim + c] = row[c];
+  }
 }
+
+// The updates: a row's threads lie in one warp (row_grid with at most 32 threads over a row), so
+// they meet at __syncwarp: every thread reads the row's per-row state (row_prologue) before one
+// stores the new (row_epilogue). The loops run per block of rows (`first` is the block's), so every
+// thread of a warp runs the same iterations and reaches each __syncwarp.
+#define EMBSCALE_FOR_ROW_BLOCKS(first, rows)                                                      \
+  for (std::uint64_t first = blockIdx.x * static_cast<std::uint64_t>(blockDim.y); first < (rows); \
+       first += static_cast<std::uint64_t>(gridDim.x) * blockDim.y)
 
 __global__ void apply_kernel(portable::OptimizerRef optimizer, float* table, std::uint64_t row_width, std::uint64_t dim,
                              const std::int64_t* rows, const float* grads, std::uint64_t n, std::uint8_t* touched) {
-  const std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  float* row = table + static_cast<std::uint64_t>(rows[i]) * row_width;
-  portable::update_row(optimizer, row, row + dim, grads + i * dim, dim);
-  if (touched != nullptr) touched[rows[i]] = 1;
+  EMBSCALE_FOR_ROW_BLOCKS(first, n) {
+    const std::uint64_t i = first + threadIdx.y;
+    const bool active = i < n;
+    float* row = active ? table + static_cast<std::uint64_t>(rows[i]) * row_width : nullptr;
+    const float* g = grads + i * dim;
+    portable::RowPrologue p;
+    if (active) {
+      p = portable::row_prologue(optimizer, row + dim, g, dim);
+      EMBSCALE_FOR_VALUES(c, dim) portable::update_value(optimizer, p, row, row + dim, g, dim, c);
+    }
+    __syncwarp();
+    if (active && threadIdx.x == 0) {
+      portable::row_epilogue(optimizer, p, row + dim, dim);
+      if (touched != nullptr) touched[rows[i]] = 1;
+    }
+  }
 }
 
 __global__ void sweep_kernel(portable::OptimizerRef optimizer, float* table, std::uint64_t row_width, std::uint64_t dim,
                              std::uint64_t num_rows, std::uint8_t* touched) {
-  const std::uint64_t r = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
-  if (r >= num_rows) return;
-  if (touched[r] == 0) portable::untouched_row(optimizer, table + r * row_width, table + r * row_width + dim, dim);
-  touched[r] = 0;
+  EMBSCALE_FOR_ROW_BLOCKS(first, num_rows) {
+    const std::uint64_t r = first + threadIdx.y;
+    const bool active = r < num_rows;
+    if (active && touched[r] == 0) {
+      float* row = table + r * row_width;
+      EMBSCALE_FOR_VALUES(c, dim) portable::untouched_value(optimizer, row, row + dim, dim, c);
+    }
+    __syncwarp();  // every thread of the row has read its flag
+    if (active && threadIdx.x == 0) touched[r] = 0;
+  }
 }
 
 // ---- 16-bit rows: decoded into a float copy, updated, encoded back ----
 
 __global__ void gather16_kernel(const std::uint16_t* table, int bfloat, std::uint64_t row_width, std::uint64_t dim,
                                 const std::int64_t* rows, std::uint64_t n, float* out) {
-  const std::uint64_t e = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
-  if (e >= n * dim) return;
-  const std::uint64_t i = e / dim, d = e % dim;
-  out[e] = portable::decode16(table[static_cast<std::uint64_t>(rows[i]) * row_width + d], bfloat != 0);
+  EMBSCALE_FOR_ROWS(i, n) {
+    const std::uint16_t* row = table + static_cast<std::uint64_t>(rows[i]) * row_width;
+    EMBSCALE_FOR_VALUES(c, dim) out[i * dim + c] = portable::decode16(row[c], bfloat != 0);
+  }
 }
 
-__device__ void decode_row(const std::uint16_t* stored, int bfloat, std::uint64_t row_width, float* row) {
-  for (std::uint64_t c = 0; c < row_width; ++c) row[c] = portable::decode16(stored[c], bfloat != 0);
-}
-__device__ void encode_row(const float* row, int bfloat, std::uint64_t row_width, std::uint16_t* stored) {
-  for (std::uint64_t c = 0; c < row_width; ++c) stored[c] = portable::encode16(row[c], bfloat != 0);
+// A 16-bit row through its float copy: decoded (the row's threads, every value), updated by
+// `update` once every value is decoded, encoded back once every value is updated.
+template <class Update>
+__device__ void through_float_row(bool active, std::uint16_t* stored, int bfloat, std::uint64_t row_width, float* row,
+                                  Update&& update) {
+  if (active) EMBSCALE_FOR_VALUES(c, row_width) row[c] = portable::decode16(stored[c], bfloat != 0);
+  __syncwarp();
+  update();
+  __syncwarp();
+  if (active) EMBSCALE_FOR_VALUES(c, row_width) stored[c] = portable::encode16(row[c], bfloat != 0);
 }
 
 __global__ void apply16_kernel(portable::OptimizerRef optimizer, std::uint16_t* table, int bfloat,
                                std::uint64_t row_width, std::uint64_t dim, const std::int64_t* rows, const float* grads,
                                std::uint64_t n, std::uint8_t* touched, float* scratch) {
-  const std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  std::uint16_t* stored = table + static_cast<std::uint64_t>(rows[i]) * row_width;
-  float* row = scratch + i * row_width;
-  decode_row(stored, bfloat, row_width, row);
-  portable::update_row(optimizer, row, row + dim, grads + i * dim, dim);
-  encode_row(row, bfloat, row_width, stored);
-  if (touched != nullptr) touched[rows[i]] = 1;
+  EMBSCALE_FOR_ROW_BLOCKS(first, n) {
+    const std::uint64_t i = first + threadIdx.y;
+    const bool active = i < n;
+    std::uint16_t* stored = active ? table + static_cast<std::uint64_t>(rows[i]) * row_width : nullptr;
+    float* row = scratch + i * row_width;
+    const float* g = grads + i * dim;
+    through_float_row(active, stored, bfloat, row_width, row, [&] {
+      portable::RowPrologue p;
+      if (active) {
+        p = portable::row_prologue(optimizer, row + dim, g, dim);
+        EMBSCALE_FOR_VALUES(c, dim) portable::update_value(optimizer, p, row, row + dim, g, dim, c);
+      }
+      __syncwarp();
+      if (active && threadIdx.x == 0) {
+        portable::row_epilogue(optimizer, p, row + dim, dim);
+        if (touched != nullptr) touched[rows[i]] = 1;
+      }
+    });
+  }
 }
 
 __global__ void sweep16_kernel(portable::OptimizerRef optimizer, std::uint16_t* table, int bfloat,
-                               std::uint64_t row_width, std::uint64_t dim, std::uint64_t first, std::uint64_t count,
+                               std::uint64_t row_width, std::uint64_t dim, std::uint64_t first_row, std::uint64_t count,
                                std::uint8_t* touched, float* scratch) {
-  const std::uint64_t t = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
-  if (t >= count) return;
-  const std::uint64_t r = first + t;
-  if (touched[r] == 0) {
-    std::uint16_t* stored = table + r * row_width;
+  EMBSCALE_FOR_ROW_BLOCKS(first, count) {
+    const std::uint64_t t = first + threadIdx.y, r = first_row + t;
+    const bool moves = t < count && touched[r] == 0;
     float* row = scratch + t * row_width;
-    decode_row(stored, bfloat, row_width, row);
-    portable::untouched_row(optimizer, row, row + dim, dim);
-    encode_row(row, bfloat, row_width, stored);
+    through_float_row(moves, table + r * row_width, bfloat, row_width, row, [&] {
+      if (moves) EMBSCALE_FOR_VALUES(c, dim) portable::untouched_value(optimizer, row, row + dim, dim, c);
+    });  // its __syncwarp()s: every thread of the row has read its flag
+    if (t < count && threadIdx.x == 0) touched[r] = 0;
   }
-  touched[r] = 0;
 }
 
 // ---- a replicated table's gradient ----
@@ -122,13 +166,13 @@ __global__ void sweep16_kernel(portable::OptimizerRef optimizer, std::uint16_t* 
 __global__ void scatter_kernel(const portable::OwnedRange* ranges, std::uint64_t count, const std::int64_t* keys,
                                std::uint64_t n, const float* grads, std::uint64_t dim, float* grad_table,
                                std::int32_t* touched) {
-  const std::uint64_t e = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
-  if (e >= n * dim) return;
-  const std::uint64_t i = e / dim, d = e % dim;
-  const std::int64_t row = portable::row_of(ranges, count, keys[i]);
-  if (row < 0) return;  // not owned: nothing (a replica owns every key of the layer)
-  grad_table[static_cast<std::uint64_t>(row) * dim + d] = __fadd_rn(0.0f, grads[e]);
-  if (d == 0) touched[row] = 1;
+  EMBSCALE_FOR_ROWS(i, n) {
+    const std::int64_t row = portable::row_of(ranges, count, keys[i]);
+    if (row < 0) continue;  // not owned: nothing (a replica owns every key of the layer)
+    EMBSCALE_FOR_VALUES(c, dim)
+    grad_table[static_cast<std::uint64_t>(row) * dim + c] = __fadd_rn(0.0f, grads[i * dim + c]);
+    if (threadIdx.x == 0) touched[row] = 1;
+  }
 }
 
 __global__ void iota_kernel(std::int64_t* rows, std::uint64_t n) {
@@ -196,9 +240,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_gather(const float* table,
     if (n == 0 || dim == 0) return EMBSCALE_CUDA_OK;
     if (!table || !rows || !out || dim > row_width)
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
-    if (blocks_for(n * dim) == 0) return too_large(n * dim);
-    gather_kernel<<<blocks_for(n * dim), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(table, row_width, dim, rows, n,
-                                                                                         out);
+    const auto shape = row_grid(n, dim);
+    gather_kernel<<<shape.grid, shape.block, 0, static_cast<cudaStream_t>(stream)>>>(table, row_width, dim, rows, n,
+                                                                                     out);
     return launched("embedding_rows gather_kernel");
   });
 }
@@ -210,9 +254,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_apply(const void* optimize
     if (n == 0) return EMBSCALE_CUDA_OK;
     if (!optimizer || !table || !rows || !grads || dim > row_width)
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
-    if (blocks_for(n) == 0) return too_large(n);
-    apply_kernel<<<blocks_for(n), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(copied(optimizer), table, row_width,
-                                                                                  dim, rows, grads, n, touched);
+    const auto shape = row_grid(n, dim, kRowThreadsInOneWarp);
+    apply_kernel<<<shape.grid, shape.block, 0, static_cast<cudaStream_t>(stream)>>>(copied(optimizer), table, row_width,
+                                                                                    dim, rows, grads, n, touched);
     return launched("embedding_rows apply_kernel");
   });
 }
@@ -224,9 +268,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep(const void* optimize
     if (num_rows == 0) return EMBSCALE_CUDA_OK;
     if (!optimizer || !table || !touched || dim > row_width)
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
-    if (blocks_for(num_rows) == 0) return too_large(num_rows);
-    sweep_kernel<<<blocks_for(num_rows), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
-        copied(optimizer), table, row_width, dim, num_rows, touched);
+    const auto shape = row_grid(num_rows, dim, kRowThreadsInOneWarp);
+    sweep_kernel<<<shape.grid, shape.block, 0, static_cast<cudaStream_t>(stream)>>>(copied(optimizer), table, row_width,
+                                                                                    dim, num_rows, touched);
     return launched("embedding_rows sweep_kernel");
   });
 }
@@ -238,9 +282,9 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_gather16(const uint16_t* t
     if (n == 0 || dim == 0) return EMBSCALE_CUDA_OK;
     if (!table || !rows || !out || dim > row_width)
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
-    if (blocks_for(n * dim) == 0) return too_large(n * dim);
-    gather16_kernel<<<blocks_for(n * dim), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(table, bfloat, row_width,
-                                                                                           dim, rows, n, out);
+    const auto shape = row_grid(n, dim);
+    gather16_kernel<<<shape.grid, shape.block, 0, static_cast<cudaStream_t>(stream)>>>(table, bfloat, row_width, dim,
+                                                                                       rows, n, out);
     return launched("embedding_rows gather16_kernel");
   });
 }
@@ -253,8 +297,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_apply16(const void* optimi
     if (n == 0) return EMBSCALE_CUDA_OK;
     if (!optimizer || !table || !rows || !grads || !scratch || dim > row_width)
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
-    if (blocks_for(n) == 0) return too_large(n);
-    apply16_kernel<<<blocks_for(n), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+    const auto shape = row_grid(n, row_width, kRowThreadsInOneWarp);
+    apply16_kernel<<<shape.grid, shape.block, 0, static_cast<cudaStream_t>(stream)>>>(
         copied(optimizer), table, bfloat, row_width, dim, rows, grads, n, touched, scratch);
     return launched("embedding_rows apply16_kernel");
   });
@@ -268,8 +312,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_sweep16(const void* optimi
     if (count == 0) return EMBSCALE_CUDA_OK;
     if (!optimizer || !table || !touched || !scratch || dim > row_width)
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "null pointer or dim > row_width");
-    if (blocks_for(count) == 0) return too_large(count);
-    sweep16_kernel<<<blocks_for(count), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+    const auto shape = row_grid(count, row_width, kRowThreadsInOneWarp);
+    sweep16_kernel<<<shape.grid, shape.block, 0, static_cast<cudaStream_t>(stream)>>>(
         copied(optimizer), table, bfloat, row_width, dim, first, count, touched, scratch);
     return launched("embedding_rows sweep16_kernel");
   });
@@ -283,8 +327,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_rows_scatter(const void* ranges
     if (n == 0 || dim == 0) return EMBSCALE_CUDA_OK;
     if (!ranges || !keys || !grads || !grad_table || !touched)
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_rows_scatter: a null pointer");
-    if (blocks_for(n * dim) == 0) return too_large(n * dim);
-    scatter_kernel<<<blocks_for(n * dim), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+    const auto shape = row_grid(n, dim);
+    scatter_kernel<<<shape.grid, shape.block, 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<const portable::OwnedRange*>(ranges), range_count, keys, n, grads, dim, grad_table, touched);
     return launched("embedding_rows scatter_kernel");
   });

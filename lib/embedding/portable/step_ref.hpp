@@ -81,16 +81,20 @@ EMBSCALE_HD inline float bag_scale(std::int64_t size) {
 // The stand-in regression of one sample's `width` values onto `target`: grad[v] = (value - target)
 // / global batch, and the sample's loss sum of (value - target)^2 / 2 in value order from 0 (the
 // caller divides the sum over samples, taken in sample order, by the global batch).
-EMBSCALE_HD inline double regression_sample(const float* values, std::uint64_t width, float target, double inv_batch,
-                                            float* grad) {
+// regression_term is value v's part: its gradient, and its term of the loss.
+EMBSCALE_HD inline double regression_term(float value, float target, double inv_batch, float& grad) {
   using kv::portable::add_rn;
   using kv::portable::mul_rn;
+  const double diff = add_rn(static_cast<double>(value), -static_cast<double>(target));
+  grad = static_cast<float>(mul_rn(diff, inv_batch));
+  return mul_rn(mul_rn(0.5, diff), diff);
+}
+
+EMBSCALE_HD inline double regression_sample(const float* values, std::uint64_t width, float target, double inv_batch,
+                                            float* grad) {
   double loss = 0.0;
-  for (std::uint64_t v = 0; v < width; ++v) {
-    const double diff = add_rn(static_cast<double>(values[v]), -static_cast<double>(target));
-    loss = add_rn(loss, mul_rn(mul_rn(0.5, diff), diff));
-    grad[v] = static_cast<float>(mul_rn(diff, inv_batch));
-  }
+  for (std::uint64_t v = 0; v < width; ++v)
+    loss = kv::portable::add_rn(loss, regression_term(values[v], target, inv_batch, grad[v]));
   return loss;
 }
 

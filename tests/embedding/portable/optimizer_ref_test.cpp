@@ -3,10 +3,13 @@
 // do. Every type under every update type it has, on random rows, states and gradients (fixed
 // seed), over steps where some rows are touched and others not (LazyGlobal's catch-up over the
 // skipped steps included): update() against update_row, update_untouched() against untouched_row,
-// init_state() against init_state_row. The classes' own formulas are checked against the papers'
+// init_state() against init_state_row; and update_row against its split for a kernel's thread per
+// value (row_prologue, update_value for the values in a shuffled order, row_epilogue;
+// untouched_value), which must not depend on the order of the values. The classes' own formulas are checked against the papers'
 // in tests/embedding/optimizers/.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <random>
@@ -80,7 +83,9 @@ TEST(PortableOptimizer, EveryTypeAndUpdateTypeMatchesTheHostClassBitForBit) {
         portable::init_state_row(optimizer->portable_ref(1), portable_state.data(), dim);
         ASSERT_TRUE(same_bits(states[r], portable_state)) << what << ": init_state";
       }
-      auto host_rows = rows, host_states = states;
+      auto host_rows = rows, host_states = states, value_rows = rows, value_states = states;
+      std::vector<std::size_t> order(dim);
+      for (std::size_t d = 0; d < dim; ++d) order[d] = d;
       for (std::int64_t step = 1; step <= 12; ++step) {
         const auto ref = optimizer->portable_ref(step);
         EXPECT_EQ(portable::moves_untouched_rows(ref), optimizer->changes_untouched_rows()) << what;
@@ -92,12 +97,25 @@ TEST(PortableOptimizer, EveryTypeAndUpdateTypeMatchesTheHostClassBitForBit) {
             for (auto& x : grad) x = value(random);
             optimizer->update(host_rows[r], host_states[r], grad, step);
             portable::update_row(ref, rows[r].data(), states[r].data(), grad.data(), dim);
+            float* const row = value_rows[r].data();
+            float* const state = value_states[r].data();
+            const portable::RowPrologue prologue = portable::row_prologue(ref, state, grad.data(), dim);
+            std::shuffle(order.begin(), order.end(), random);
+            for (const std::size_t d : order) portable::update_value(ref, prologue, row, state, grad.data(), dim, d);
+            portable::row_epilogue(ref, prologue, state, dim);
           } else {
             optimizer->update_untouched(host_rows[r], host_states[r], step);
             portable::untouched_row(ref, rows[r].data(), states[r].data(), dim);
+            std::shuffle(order.begin(), order.end(), random);
+            for (const std::size_t d : order)
+              portable::untouched_value(ref, value_rows[r].data(), value_states[r].data(), dim, d);
           }
           ASSERT_TRUE(same_bits(host_rows[r], rows[r])) << what << ": row " << r << " at step " << step;
           ASSERT_TRUE(same_bits(host_states[r], states[r])) << what << ": state of row " << r << " at step " << step;
+          ASSERT_TRUE(same_bits(host_rows[r], value_rows[r]))
+              << what << ": row " << r << " value by value, step " << step;
+          ASSERT_TRUE(same_bits(host_states[r], value_states[r]))
+              << what << ": state of row " << r << " value by value, step " << step;
         }
       }
     }
