@@ -8,8 +8,7 @@
 //   pool     a stable radix sort of the pairs by position, then a thread per (position, column)
 //            sums its run in pair order from +0 (pool_pairs' order: the host's bits);
 //   unpool   a thread per (distinct key, column) sums its run from its first pair (or from +0);
-//            the per-(row, column) kernels use row_grid.cuh's shape (threads of a row over its
-//            columns), the regression a warp per sample;
+//   regression  a warp per sample (its loss summed in value order through shuffles);
 //   group    a key list stably sorted by owner (the requester-pooled schemes' routing);
 //   permute  rows gathered or scattered by an index.
 // Sums use __fadd_rn, products __fmul_rn (step_ref.hpp), never a fused multiply-add. Every
@@ -25,7 +24,6 @@
 #include "abi_boundary.hpp"
 #include "device/families/embedding_step.h"
 #include "embedding/portable/step_ref.hpp"
-#include "row_grid.cuh"
 
 namespace {
 
@@ -33,7 +31,6 @@ namespace portable = embscale::embedding::portable;
 using embscale::cuda::cuda_fail;
 using embscale::cuda::fail;
 using embscale::cuda::guarded;
-using embscale::cuda::row_grid;
 
 constexpr int kBlock = 256;
 constexpr std::uint64_t kMaxGrid = 1u << 20;
@@ -235,12 +232,10 @@ __global__ void gather_keys(const std::int64_t* keys, const std::uint32_t* order
 
 __global__ void permute_rows(const float* in, const std::uint32_t* index, std::uint64_t n, std::uint64_t width,
                              int scatter, float* out) {
-  EMBSCALE_FOR_ROWS(p, n) {
-    const std::uint64_t other = static_cast<std::uint64_t>(index[p]) * width, own = p * width;
-    EMBSCALE_FOR_VALUES(c, width) {
-      if (scatter) out[other + c] = in[own + c];
-      else out[own + c] = in[other + c];
-    }
+  EMBSCALE_GRID_STRIDE(e, n * width) {
+    const std::uint64_t p = e / width, c = e % width;
+    if (scatter) out[static_cast<std::uint64_t>(index[p]) * width + c] = in[e];
+    else out[e] = in[static_cast<std::uint64_t>(index[p]) * width + c];
   }
 }
 
@@ -292,14 +287,12 @@ __global__ void mark_runs(const std::uint64_t* sorted, std::uint64_t n, std::uin
 __global__ void pool_runs(const std::uint32_t* begin, const std::uint32_t* end, const std::uint32_t* order,
                           const std::uint32_t* inverse, const float* rows, std::uint64_t width, std::uint64_t positions,
                           float* out) {
-  EMBSCALE_FOR_ROWS(p, positions) {
-    const std::uint32_t first = begin[p], last = end[p];
-    EMBSCALE_FOR_VALUES(c, width) {
-      float sum = 0.0f;
-      for (std::uint32_t i = first; i < last; ++i)
-        sum = __fadd_rn(sum, rows[static_cast<std::uint64_t>(inverse[order[i]]) * width + c]);
-      out[p * width + c] = sum;
-    }
+  EMBSCALE_GRID_STRIDE(e, positions * width) {
+    const std::uint64_t p = e / width, c = e % width;
+    float sum = 0.0f;
+    for (std::uint32_t i = begin[p]; i < end[p]; ++i)
+      sum = __fadd_rn(sum, rows[static_cast<std::uint64_t>(inverse[order[i]]) * width + c]);
+    out[e] = sum;
   }
 }
 
@@ -311,25 +304,23 @@ __device__ std::uint64_t row_of_key(const std::int64_t* positions, std::uint64_t
 __global__ void unpool_runs(const std::int64_t* positions, std::uint64_t stride, const std::uint32_t* by_key,
                             const std::uint32_t* key_begin, std::uint64_t count, const float* grad_out,
                             std::uint64_t width, int from_zero, float* grads) {
-  EMBSCALE_FOR_ROWS(i, count) {
+  EMBSCALE_GRID_STRIDE(e, count * width) {
+    const std::uint64_t i = e / width, c = e % width;
     const std::uint32_t first = key_begin[i], last = key_begin[i + 1];
-    const std::uint64_t first_row = row_of_key(positions, stride, by_key[first]) * width;
-    EMBSCALE_FOR_VALUES(c, width) {
-      float g = grad_out[first_row + c];
-      if (from_zero) g = __fadd_rn(0.0f, g);
-      for (std::uint32_t at = first + 1; at < last; ++at)
-        g = __fadd_rn(g, grad_out[row_of_key(positions, stride, by_key[at]) * width + c]);
-      grads[i * width + c] = g;
-    }
+    float g = grad_out[row_of_key(positions, stride, by_key[first]) * width + c];
+    if (from_zero) g = __fadd_rn(0.0f, g);
+    for (std::uint32_t at = first + 1; at < last; ++at)
+      g = __fadd_rn(g, grad_out[row_of_key(positions, stride, by_key[at]) * width + c]);
+    grads[e] = g;
   }
 }
 
 // ---- the mean and the loss ----
 
 __global__ void scale_bags(const std::int64_t* offsets, std::uint64_t bags, std::uint64_t dim, float* values) {
-  EMBSCALE_FOR_ROWS(b, bags) {
-    const float scale = portable::bag_scale(offsets[b + 1] - offsets[b]);
-    EMBSCALE_FOR_VALUES(c, dim) values[b * dim + c] = __fmul_rn(values[b * dim + c], scale);
+  EMBSCALE_GRID_STRIDE(e, bags * dim) {
+    const std::uint64_t b = e / dim;
+    values[e] = __fmul_rn(values[e], portable::bag_scale(offsets[b + 1] - offsets[b]));
   }
 }
 
@@ -508,8 +499,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_permute(const float* in, c
     if (n == 0 || width == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
     if (!in || !index || !out)
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_step_permute: a required argument is missing");
-    const auto shape = row_grid(n, width);
-    permute_rows<<<shape.grid, shape.block, 0, static_cast<cudaStream_t>(stream)>>>(in, index, n, width, scatter, out);
+    permute_rows<<<grid_for(n * width), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(in, index, n, width, scatter,
+                                                                                        out);
     return launched("embedding_step_permute");
   });
 }
@@ -537,8 +528,8 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_pool(const void* pairs, co
       mark_runs<<<grid_for(n), kBlock, 0, s>>>(q.positions_sorted, n, positions, q.begin, q.end);
       if (const int code = launched("embedding_step_pool"); code != EMBSCALE_CUDA_OK) return code;
     }
-    const auto shape = row_grid(positions, width);
-    pool_runs<<<shape.grid, shape.block, 0, s>>>(q.begin, q.end, q.index_sorted, inverse, rows, width, positions, out);
+    pool_runs<<<grid_for(positions * width), kBlock, 0, s>>>(q.begin, q.end, q.index_sorted, inverse, rows, width,
+                                                             positions, out);
     return launched("embedding_step_pool");
   });
 }
@@ -551,8 +542,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_unpool(const int64_t* posi
     if (count == 0 || width == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
     if (!by_key || !key_begin || !grad_out || !grads || (positions && stride < 1))
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_step_unpool: a required argument is missing");
-    const auto shape = row_grid(count, width);
-    unpool_runs<<<shape.grid, shape.block, 0, static_cast<cudaStream_t>(stream)>>>(
+    unpool_runs<<<grid_for(count * width), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
         positions, stride, by_key, key_begin, count, grad_out, width, from_zero, grads);
     return launched("embedding_step_unpool");
   });
@@ -564,8 +554,7 @@ EMBSCALE_CUDA_EXPORT int embscale_cuda_embedding_step_scale_bags(const int64_t* 
     if (bags == 0 || dim == 0) return static_cast<int>(EMBSCALE_CUDA_OK);
     if (!offsets || !values)
       return fail(EMBSCALE_CUDA_INVALID_ARGUMENT, "embedding_step_scale_bags: a required argument is missing");
-    const auto shape = row_grid(bags, dim);
-    scale_bags<<<shape.grid, shape.block, 0, static_cast<cudaStream_t>(stream)>>>(offsets, bags, dim, values);
+    scale_bags<<<grid_for(bags * dim), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(offsets, bags, dim, values);
     return launched("embedding_step_scale_bags");
   });
 }

@@ -1,11 +1,13 @@
-// The launch shape of work over rows of `width` values (gather, pool, unpool, permute, the
+// The launch shape of work over rows of `width` values (embedding_rows.cu: the gather and the
 // optimizers' updates): blockDim.x threads over one row's values (consecutive threads, consecutive
-// values, so a warp's loads are coalesced) and blockDim.y rows per block. A thread finds its row
-// and value from its indices, without the 64-bit division e / width that a flat thread-per-value
-// index needs (the H200 profile: that division, not memory, bounded the flat kernels).
+// values, so a warp's loads are coalesced) and blockDim.y rows per block; a thread finds its row and
+// value from its indices. The updates need it: a row's threads share the row's per-row state
+// (row-wise AdaGrad's accumulator, LazyGlobal Adam's last step) and, with at most 32 threads over a
+// row, lie in one warp and meet at __syncwarp. (On the H200 the gather ran as fast in this shape as
+// with a flat thread per value; the pool and unpool ran 15 % slower in it, so they stay flat:
+// results/measurements/2026-11-28-gpu-step-h200.md.)
 //
-// Threads over a row: the least power of two >= width, at most `max_x` (32 keeps a row inside one
-// warp, which the optimizers' per-row state needs: their threads of a row meet at __syncwarp).
+// Threads over a row: the least power of two >= width, at most `max_x`.
 #pragma once
 
 #include <cuda_runtime.h>
