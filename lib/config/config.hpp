@@ -205,13 +205,17 @@ struct PlannerSettings {
   std::optional<double> seconds_per_byte;        // a byte read or written in memory
   std::optional<double> seconds_per_comm_byte;   // a byte sent or received
   std::optional<double> seconds_per_collective;  // a collective call's fixed cost
+  std::optional<double> seconds_per_slow_byte;   // a byte moved to or from a two-tier table's slow tier
   std::vector<std::string> schemes;  // the schemes it chooses among (lib/plan checks them); empty: all it models
   bool all_layers = false;           // plan every embedding layer, as if each said "auto"
   // Capacity planning (`embscale plan` without --ranks, lib/plan/capacity_search.hpp): the targets
   // the fewest ranks must meet, and how far it looks.
   std::optional<double> target_step_seconds;  // the predicted step at most this; none: no step target
   double memory_headroom = 0.0;               // the share of memory_per_rank a plan leaves free
-  std::int64_t max_ranks = 65536;             // the largest rank count it tries
+  // The least fast-tier hit rate a two-tier dynamic layer may have on any rank (lib/plan/tier_model.hpp);
+  // none: no hit-rate target.
+  std::optional<double> target_hit_rate;
+  std::int64_t max_ranks = 65536;  // the largest rank count it tries
   // A hardware description (config/hardware.hpp) the plan is for, as written (relative: to the
   // config's directory); empty: none (memory and costs from the fields above and their defaults).
   std::string hardware;

@@ -44,9 +44,15 @@ HardwareDescription parse_hardware(const std::string& text, const std::string& o
   h.device_source = source_of(device);
 
   const ObjectReader node = top.object("node");
-  node.only_keys({"devices", "host_memory_bytes", "source"});
+  node.only_keys({"devices", "host_memory_bytes", "host_link", "source"});
   h.devices_per_node = node.integer("devices", IntRange::between(1, 1 << 16));
   h.host_memory_bytes = node.integer_or("host_memory_bytes", 0, IntRange::between(0, kMaxBytes));
+  if (const auto link = node.optional("host_link")) {
+    const ObjectReader host_link(*link);
+    host_link.only_keys({"bandwidth", "source"});
+    h.host_link.bandwidth = host_link.number("bandwidth", NumberRange{0.0, kMaxBandwidth, true});
+    h.host_link.source = source_of(host_link);
+  }
   h.node_source = source_of(node);
 
   const ObjectReader links = top.object("links");

@@ -30,6 +30,9 @@ struct HardwareDescription {
   // Per node.
   std::int64_t devices_per_node = 1;
   std::int64_t host_memory_bytes = 0;  // 0: not given
+  // Each device's link to host memory (PCIe, NVLink-C2C), which a two-tier table's slow tier is
+  // read over; bandwidth 0: not given.
+  LinkClass host_link;
   std::string node_source;
   LinkClass intra_node, inter_node;
   // Measured per-key and per-row costs on this hardware, when there are any.

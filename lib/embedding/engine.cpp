@@ -409,6 +409,9 @@ double EmbeddingEngine::step(const Batch& batch, StepRecorder& recorder) {
     recorder.count("evictions", c.evictions);
     recorder.count("refused", c.refused);
     recorder.count("not_admitted", c.not_admitted);
+    const auto& storage = layer.spec.config->storage;
+    if (storage.dynamic && (storage.caching || storage.global_hbm_for_values > 0))
+      recorder.count("fast_tier_misses", c.fast_tier_misses);
     recorder.count("table_size", layer.scheme->store().size());
   }
   recorder.end_step();

@@ -31,6 +31,9 @@ struct StoreCounters {
   std::int64_t evictions = 0;     // keys removed to make room
   std::int64_t refused = 0;       // keys that could not be inserted (their bucket full of higher scores)
   std::int64_t not_admitted = 0;  // new keys the admission filter kept out
+  // Two-tier stores: keys read that the fast tier did not hold (found in the slow tier, or new),
+  // what plan/tier_model.hpp predicts as misses; 0 for the other stores.
+  std::int64_t fast_tier_misses = 0;
 };
 
 // Refuses (embscale::Error naming `who`) a context outside host memory: what a host store or a

@@ -57,8 +57,11 @@ template <class Table> class TieredRowStore final : public RowStore {
     const auto dim = static_cast<std::size_t>(dim_);
     full_.resize(keys.size() * row_width_);
     const std::int64_t slow_hits_before = slow_hits();
+    const std::int64_t fast_size_before = table_->fast().size();
     const kv::CallStats stats = table_->find_or_insert(as_unsigned(keys), full_);
     count_call(counters_, stats, keys.size());
+    counters_.fast_tier_misses +=
+        fast_tier_misses(keys, stats, slow_hits() - slow_hits_before, table_->fast().size() - fast_size_before);
     if (observer_) observer_->on_call(keys, call_outcome(stats, stats.found - (slow_hits() - slow_hits_before)));
     for (std::size_t i = 0; i < keys.size(); ++i)
       std::copy_n(full_.data() + i * row_width_, dim, rows.data() + i * dim);
@@ -125,6 +128,19 @@ template <class Table> class TieredRowStore final : public RowStore {
 
  private:
   static constexpr bool kCaching = std::is_same_v<Table, kv::CachingTable>;
+
+  // A read's keys the fast tier did not hold. Caching: those it did not find (new or in the slow
+  // tier). Hybrid: those the hash places in the slow tier, and the new keys its fast tier took.
+  std::int64_t fast_tier_misses(std::span<const Key> keys, const kv::CallStats& stats, std::int64_t slow_hits,
+                                std::int64_t fast_growth) const {
+    if constexpr (kCaching) {
+      return static_cast<std::int64_t>(keys.size()) - (stats.found - slow_hits);
+    } else {
+      const auto in_slow = std::count_if(
+          keys.begin(), keys.end(), [&](Key key) { return !table_->in_fast_tier(static_cast<std::uint64_t>(key)); });
+      return static_cast<std::int64_t>(in_slow) + fast_growth;
+    }
+  }
 
   // Keys found in the slow tier so far (caching mode): a read's hits minus these are the fast tier's.
   std::int64_t slow_hits() const {

@@ -16,6 +16,7 @@ CostParameters hardware_costs(const config::HardwareDescription& hardware, int r
   cost.seconds_per_key = hardware.seconds_per_key.value_or(fallback.seconds_per_key);
   cost.seconds_per_row = hardware.seconds_per_row.value_or(fallback.seconds_per_row);
   cost.seconds_per_byte = 1.0 / hardware.device_memory_bandwidth;
+  if (hardware.host_link.bandwidth > 0.0) cost.seconds_per_slow_byte = 1.0 / hardware.host_link.bandwidth;
   const double inside = intra_node_share(ranks, hardware.devices_per_node);
   cost.seconds_per_comm_byte =
       0.5 * (inside / hardware.intra_node.bandwidth + (1.0 - inside) / hardware.inter_node.bandwidth);

@@ -34,6 +34,15 @@ KeyPopularity KeyPopularity::zipf(std::int64_t keys, double s) {
   return p;
 }
 
+bool KeyPopularity::non_increasing() const {
+  // Zipf pieces fall and a uniform piece is flat inside its range: P can only rise where a uniform
+  // piece starts after index 0 (hotspot's cold keys), so those edges are the ones to check.
+  return std::all_of(pieces_.begin(), pieces_.end(), [this](const Piece& piece) {
+    return piece.zipf || piece.first == 0 || piece.first >= keys_ ||
+           probability(piece.first) <= probability(piece.first - 1);
+  });
+}
+
 void KeyPopularity::add(const KeyPopularity& other, double weight) {
   for (auto piece : other.pieces_) {
     piece.weight *= weight;

@@ -38,6 +38,9 @@ class KeyPopularity {
   // The expected number of distinct indices of [first, last) among `draws` independent draws:
   // sum over the range of 1 - (1 - p_k)^draws.
   double expected_distinct(std::int64_t first, std::int64_t last, double draws) const;
+  // Whether P(index) never grows with the index, so that the k most popular indices are [0, k)
+  // (Zipf, uniform, a hotspot whose hot keys are hotter than its cold ones, mixtures of them).
+  bool non_increasing() const;
 
  private:
   struct Piece {

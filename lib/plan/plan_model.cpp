@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "embedding/engine.hpp"
@@ -43,6 +45,11 @@ bool accepts(const embedding::SchemeEntry& entry, const embedding::LayerSpec& sp
   } catch (const InputError&) {
     return false;
   }
+}
+
+// A dynamic layer with a fast tier in front of a slow one (embedding/tiered_row_store.hpp).
+bool two_tier(const config::EmbeddingStorage& storage) {
+  return storage.dynamic && (storage.caching || storage.global_hbm_for_values > 0);
 }
 
 }  // namespace
@@ -197,6 +204,101 @@ const std::vector<double>& PlanModel::run_keys(bool aware, std::int32_t slot, Ow
   return it->second;
 }
 
+void PlanModel::add_fast_tier(const LayerContext& context, const std::vector<const Choice*>& choices,
+                              const std::vector<double>& keys, PlannedLayer& layer) {
+  const auto& storage = context.layer->storage;
+  const auto ranks = static_cast<std::size_t>(ranks_);
+  layer.fast_tier.assign(ranks, {});
+  layer.slow_memory_bytes.assign(ranks, 0.0);
+  bool unmodelled = false;
+  for (const auto* choice : choices)
+    if (measured(context.skew_aware, choice->slot)) {
+      layer.tier_note = "slot " + std::to_string(choice->slot) +
+                        "'s loads are measured (no popularity model): the fast tier is not predicted, every "
+                        "lookup taken as a miss";
+      unmodelled = true;
+      break;
+    }
+  // A miss reads its row from the slow tier; in training it goes back there too (caching: demoted
+  // when evicted; hybrid: written by the update).
+  const double moved_per_miss = context.row_bytes * (storage.table.training ? 2.0 : 1.0);
+  // Ranks with the same slots, owned shares and draws have the same fast tier (every rank under
+  // key modulo): predicted once.
+  std::map<std::vector<std::tuple<std::int32_t, double, double>>, TierPrediction> predicted;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    std::vector<TierSlot> slots;
+    std::vector<std::tuple<std::int32_t, double, double>> signature;
+    for (const auto* choice : choices) {
+      const auto& model_table = table(context.skew_aware, choice->slot);
+      const double draws = static_cast<double>(context.shape.samples) * model_table.bag_size;
+      TierSlot slot{&model_table.popularity, 1.0, draws};
+      switch (choice->scheme->ownership) {
+        case Ownership::kOneRank:
+          if (static_cast<int>(r) != choice->owner) continue;
+          break;
+        case Ownership::kReplicas: slot.draws = draws / ranks_; break;  // its own samples' keys
+        case Ownership::kEveryRank: break;                              // every key, a slice of each row
+        case Ownership::kRowBlocks:
+        case Ownership::kKeyModulo: slot.owned_fraction = 1.0 / ranks_; break;  // a 1/P share of the keys
+      }
+      slots.push_back(slot);
+      signature.emplace_back(choice->slot, slot.owned_fraction, slot.draws);
+    }
+    TierPrediction p;
+    if (unmodelled) {
+      for (const auto& slot : slots)
+        p.lookups += slot.owned_fraction * slot.popularity->expected_distinct(0, slot.popularity->keys(), slot.draws);
+      p.misses = p.lookups;
+      p.hit_rate = p.lookups > 0.0 ? 0.0 : 1.0;
+    } else {
+      auto [it, inserted] = predicted.try_emplace(signature);
+      if (inserted) {
+        std::string note;
+        it->second = predict_fast_tier(storage, context.row_bytes, slots, note);
+        if (!note.empty()) layer.tier_note = note;
+        if (it->second.below_one_step)
+          layer.tier_note =
+              "the fast tier holds fewer rows than a step's distinct keys: taken as a random part of the "
+              "last step's keys, an upper bound (lib/plan/tier_model.hpp)";
+      }
+      p = it->second;
+    }
+    layer.fast_tier[r] = p;
+    // The fast tier's table holds what fits of the rank's keys; the slow tier the rest.
+    const double fast_keys = fast_tier_shape(storage, context.row_bytes).keys_held(keys[r]);
+    layer.memory_bytes[r] += fast_tier_bytes(storage, keys[r], context.row_bytes);
+    layer.slow_memory_bytes[r] = (keys[r] - fast_keys) * context.row_bytes;
+    layer.work[r].slow_tier_bytes += p.misses * moved_per_miss;
+  }
+}
+
+void PlanModel::check_fast_tier(const PlannedLayer& layer, std::vector<double>& slow_memory,
+                                std::string& shortfall) const {
+  const auto* settings = config_.planner ? &*config_.planner : nullptr;
+  for (std::size_t r = 0; r < layer.fast_tier.size(); ++r) {
+    slow_memory[r] += layer.slow_memory_bytes[r];
+    if (!shortfall.empty()) continue;
+    if (settings && settings->target_hit_rate && layer.fast_tier[r].lookups > 0.0 &&
+        layer.fast_tier[r].hit_rate < *settings->target_hit_rate) {
+      std::ostringstream out;
+      out.precision(4);
+      out << "layers[" << layer.source_layer
+          << "].storage.global_hbm_for_values: the fast tier's predicted hit rate on rank " << r << " is "
+          << layer.fast_tier[r].hit_rate << ", below planner.target_hit_rate " << *settings->target_hit_rate << " ("
+          << to_string(layer.fast_tier[r].retention) << ")";
+      shortfall = out.str();
+    }
+    const auto* hw = hardware();
+    if (hw && hw->host_memory_bytes > 0) {
+      const double per_device = static_cast<double>(hw->host_memory_bytes) / static_cast<double>(hw->devices_per_node);
+      if (slow_memory[r] > per_device)
+        shortfall = "rank " + std::to_string(r) + "'s slow tiers need " + gib(slow_memory[r]) + ", more than its " +
+                    gib(per_device) + " share of the node's host memory (" + hw->origin +
+                    ": node.host_memory_bytes / " + "node.devices)";
+    }
+  }
+}
+
 // The planned layers of `choices` with their predictions, and whether they fit.
 Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) {
   Evaluation result;
@@ -204,7 +306,8 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
   std::vector<double> memory(static_cast<std::size_t>(ranks_), 0.0);
   std::vector<std::int32_t> largest_slot(static_cast<std::size_t>(ranks_), -1);
   std::vector<double> largest_bytes(static_cast<std::size_t>(ranks_), 0.0);
-  std::string vocabulary_shortfall;
+  std::string vocabulary_shortfall, tier_shortfall;
+  std::vector<double> slow_memory(static_cast<std::size_t>(ranks_), 0.0);
   for (std::size_t c = 0; c < contexts_.size(); ++c) {
     const auto& context = contexts_[c];
     std::vector<double> layer_rows(static_cast<std::size_t>(ranks_), 0.0);
@@ -220,6 +323,7 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
     };
     std::vector<std::pair<const SchemeModel*, PlannedLayer>> groups;
     std::vector<double> dynamic_keys(static_cast<std::size_t>(ranks_), 0.0);
+    std::vector<const Choice*> dynamic_choices;
     for (const auto& choice : choices) {
       if (choice.context != c || !choice.scheme) continue;
       auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == choice.scheme; });
@@ -229,6 +333,7 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
       }
       auto& group = it->second;
       const auto& model = *choice.scheme;
+      if (context.layer->storage.dynamic) dynamic_choices.push_back(&choice);
       const auto& table_loads = owner_loads(context, model, choice.slot);
       const auto& model_table = table(context.skew_aware, choice.slot);
       add_work(context, model, choice.slot, choice.owner, group.work);
@@ -266,11 +371,16 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
         }
       }
     }
-    // A dynamic layer keeps one KV table per rank for all its slots.
+    // A dynamic layer keeps one KV table per rank for all its slots; a two-tier one a fast table
+    // in front of a slow tier.
     if (context.layer->storage.dynamic && !groups.empty()) {
-      for (std::size_t r = 0; r < dynamic_keys.size(); ++r)
-        groups.front().second.memory_bytes[r] +=
-            kv_table_bytes(context.layer->storage, dynamic_keys[r], context.row_bytes);
+      if (two_tier(context.layer->storage)) {
+        add_fast_tier(context, dynamic_choices, dynamic_keys, groups.front().second);
+      } else {
+        for (std::size_t r = 0; r < dynamic_keys.size(); ++r)
+          groups.front().second.memory_bytes[r] +=
+              kv_table_bytes(context.layer->storage, dynamic_keys[r], context.row_bytes);
+      }
     }
     if (!context.layer->storage.dynamic) {
       for (std::size_t r = 0; r < layer_rows.size(); ++r)
@@ -293,14 +403,17 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
       }
       group.collectives = model->collectives;
       group.step_seconds = slowest + model->collectives * cost_.seconds_per_collective;
+      if (!group.fast_tier.empty()) check_fast_tier(group, slow_memory, tier_shortfall);
       result.seconds += group.step_seconds;
       if (detail) result.layers.push_back(std::move(group));
     }
   }
   const auto worst = std::max_element(memory.begin(), memory.end());
-  result.fits = *worst <= static_cast<double>(memory_limit_) && vocabulary_shortfall.empty();
+  result.fits = *worst <= static_cast<double>(memory_limit_) && vocabulary_shortfall.empty() && tier_shortfall.empty();
   if (!vocabulary_shortfall.empty()) {
     result.shortfall = vocabulary_shortfall;
+  } else if (!tier_shortfall.empty()) {
+    result.shortfall = tier_shortfall;
   } else if (!result.fits) {
     const auto r = static_cast<std::size_t>(worst - memory.begin());
     result.shortfall = "rank " + std::to_string(r) + " needs " + gib(*worst) + ", " +

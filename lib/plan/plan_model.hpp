@@ -89,6 +89,14 @@ class PlanModel {
   LayerContext make_context(std::size_t i, const config::PlannerSettings* settings);
   bool measured(bool aware, std::int32_t slot) const;
   const LoadSample& sample();
+  // A two-tier dynamic layer's fast tier on each rank (tier_model.hpp) from its tables' choices:
+  // its hit rate, the fast tier's table in `layer`'s memory, the rest of the rank's `keys` in its
+  // slow tier, the rows the misses move in its work.
+  void add_fast_tier(const LayerContext& context, const std::vector<const Choice*>& choices,
+                     const std::vector<double>& keys, PlannedLayer& layer);
+  // planner.target_hit_rate and the host memory the slow tiers take (summed over layers in
+  // `slow_memory`): the first shortfall into `shortfall`.
+  void check_fast_tier(const PlannedLayer& layer, std::vector<double>& slow_memory, std::string& shortfall) const;
 
   const config::Config& config_;
   int ranks_;

@@ -74,13 +74,36 @@ nlohmann::json capacity_json(const CapacityAnswer& answer) {
           {"candidates", candidates}};
 }
 
+namespace {
+
+// A two-tier layer's fast tier: the model, the capacity, and per rank the hit rate, the misses
+// and the slow tier's rows and traffic (the ranks alike under key modulo: one line then).
+void print_fast_tier(std::ostream& out, const PlannedLayer& layer) {
+  const auto& first = layer.fast_tier.front();
+  out << "  fast tier: " << to_string(first.retention) << " model, "
+      << (first.retention == TierRetention::kHashShare ? "a share of " + fixed(first.capacity, 3) + " of the keys"
+                                                       : fixed(first.capacity, 0) + " rows per rank");
+  if (!layer.tier_note.empty()) out << " (" << layer.tier_note << ")";
+  out << "\n  rank   hit rate   lookups/step   misses/step   slow-tier MiB/step   slow-tier MiB held\n";
+  for (std::size_t r = 0; r < layer.fast_tier.size(); ++r) {
+    const auto& p = layer.fast_tier[r];
+    char line[160];
+    std::snprintf(line, sizeof line, "  %4zu %10.4f %14.0f %13.0f %20.2f %20.1f\n", r, p.hit_rate, p.lookups, p.misses,
+                  mib(layer.work[r].slow_tier_bytes), mib(layer.slow_memory_bytes[r]));
+    out << line;
+  }
+}
+
+}  // namespace
+
 void print_plan(std::ostream& out, const ShardingPlan& plan) {
   out << "sharding plan for " << plan.ranks << " ranks (" << plan.policy << "): predicted step "
       << fixed(plan.step_seconds * 1e3, 3) << " ms; memory limit "
       << fixed(mib(static_cast<double>(plan.memory_per_rank)), 0) << " MiB per rank\n";
   out << "costs: " << plan.cost.seconds_per_key * 1e9 << " ns/key, " << plan.cost.seconds_per_row * 1e9 << " ns/row, "
       << plan.cost.seconds_per_byte * 1e9 << " ns/byte, " << plan.cost.seconds_per_comm_byte * 1e9
-      << " ns/byte sent or received, " << plan.cost.seconds_per_collective * 1e6 << " us/collective\n";
+      << " ns/byte sent or received, " << plan.cost.seconds_per_collective * 1e6 << " us/collective, "
+      << plan.cost.seconds_per_slow_byte * 1e9 << " ns/byte to or from a slow tier\n";
   if (!plan.hardware.empty()) {
     out << "hardware: " << plan.hardware;
     if (plan.default_compute_costs)
@@ -118,6 +141,7 @@ void print_plan(std::ostream& out, const ShardingPlan& plan) {
                     layer.seconds[r] * 1e3);
       out << line;
     }
+    if (!layer.fast_tier.empty()) print_fast_tier(out, layer);
   }
 }
 
@@ -134,6 +158,17 @@ nlohmann::json plan_json(const ShardingPlan& plan) {
                        {"comm_bytes", layer.work[r].comm_bytes},
                        {"memory_bytes", layer.memory_bytes[r]},
                        {"seconds", layer.seconds[r]}});
+    if (!layer.fast_tier.empty()) {
+      for (std::size_t r = 0; r < layer.fast_tier.size(); ++r) {
+        const auto& p = layer.fast_tier[r];
+        ranks[r]["fast_tier"] = {{"hit_rate", p.hit_rate},
+                                 {"lookups", p.lookups},
+                                 {"misses", p.misses},
+                                 {"held_keys", p.held_keys},
+                                 {"slow_tier_traffic_bytes", layer.work[r].slow_tier_bytes},
+                                 {"slow_memory_bytes", layer.slow_memory_bytes[r]}};
+      }
+    }
     nlohmann::json entry = {{"name", layer.name},
                             {"from", layer.source_layer},
                             {"scheme", layer.scheme},
@@ -144,6 +179,11 @@ nlohmann::json plan_json(const ShardingPlan& plan) {
                             {"lookup_imbalance", imbalance(lookups_of(layer))},
                             {"ranks", ranks}};
     if (!layer.table_ranks.empty()) entry["table_ranks"] = layer.table_ranks;
+    if (!layer.fast_tier.empty()) {
+      const auto& first = layer.fast_tier.front();
+      entry["fast_tier"] = {
+          {"model", to_string(first.retention)}, {"capacity", first.capacity}, {"note", layer.tier_note}};
+    }
     layers.push_back(std::move(entry));
   }
   return {{"ranks", plan.ranks},
@@ -157,7 +197,8 @@ nlohmann::json plan_json(const ShardingPlan& plan) {
             {"seconds_per_row", plan.cost.seconds_per_row},
             {"seconds_per_byte", plan.cost.seconds_per_byte},
             {"seconds_per_comm_byte", plan.cost.seconds_per_comm_byte},
-            {"seconds_per_collective", plan.cost.seconds_per_collective}}},
+            {"seconds_per_collective", plan.cost.seconds_per_collective},
+            {"seconds_per_slow_byte", plan.cost.seconds_per_slow_byte}}},
           {"layers", layers},
           {"measured_slots", plan.measured_slots},
           {"measured_batches", plan.measured_batches},

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "plan/memory_model.hpp"
+#include "plan/tier_model.hpp"
 
 namespace embscale::plan {
 namespace {
@@ -99,7 +100,11 @@ double PlanState::group_step(const Group& g) const {
 double PlanState::context_total(std::size_t context, double bytes, double keys, int tables) const {
   const auto& layer = *model_.contexts()[context].layer;
   if (!layer.storage.dynamic || tables == 0) return bytes;
-  return bytes + kv_table_bytes(layer.storage, keys, model_.contexts()[context].row_bytes);
+  const double row_bytes = model_.contexts()[context].row_bytes;
+  // A two-tier layer's rank holds its fast tier; the rest of its keys are in host memory.
+  if (layer.storage.caching || layer.storage.global_hbm_for_values > 0)
+    return bytes + fast_tier_bytes(layer.storage, keys, row_bytes);
+  return bytes + kv_table_bytes(layer.storage, keys, row_bytes);
 }
 
 bool PlanState::over_vocabulary(std::size_t context, double rows) const {

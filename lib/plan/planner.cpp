@@ -164,6 +164,11 @@ class Search {
 
   ShardingPlan finish(const std::vector<Choice>& choices) {
     auto evaluation = model_.evaluate(choices, true);
+    // The search placed tables by memory and time; what depends on a rank's whole set of keys (a
+    // two-tier layer's hit rate, its slow tiers' host memory) is checked on the plan it found.
+    if (!evaluation.fits)
+      throw InputError("planner: no sharding plan fits " + std::to_string(model_.ranks()) +
+                       " ranks: " + evaluation.shortfall);
     ShardingPlan plan;
     plan.ranks = model_.ranks();
     plan.cost = model_.cost();
@@ -196,12 +201,15 @@ class Search {
 CostParameters cost_parameters(const config::PlannerSettings* settings, const config::HardwareDescription* hardware,
                                int ranks) {
   CostParameters cost = hardware ? hardware_costs(*hardware, ranks, kDefaultCost) : kDefaultCost;
+  // Without a host link, the slow tier is this machine's memory (the CPU tables' mapped file).
+  if (cost.seconds_per_slow_byte == 0.0) cost.seconds_per_slow_byte = cost.seconds_per_byte;
   if (!settings) return cost;
   cost.seconds_per_key = settings->seconds_per_key.value_or(cost.seconds_per_key);
   cost.seconds_per_row = settings->seconds_per_row.value_or(cost.seconds_per_row);
   cost.seconds_per_byte = settings->seconds_per_byte.value_or(cost.seconds_per_byte);
   cost.seconds_per_comm_byte = settings->seconds_per_comm_byte.value_or(cost.seconds_per_comm_byte);
   cost.seconds_per_collective = settings->seconds_per_collective.value_or(cost.seconds_per_collective);
+  cost.seconds_per_slow_byte = settings->seconds_per_slow_byte.value_or(cost.seconds_per_slow_byte);
   return cost;
 }
 

@@ -27,6 +27,7 @@
 #include "config/config.hpp"
 #include "config/hardware.hpp"
 #include "plan/scheme_cost.hpp"
+#include "plan/tier_model.hpp"
 
 namespace embscale::plan {
 
@@ -44,6 +45,12 @@ struct PlannedLayer {
   std::vector<double> memory_bytes;       // per rank
   int collectives = 0;                    // collective calls per step
   double step_seconds = 0.0;              // slowest rank plus the collectives' fixed cost
+  // A two-tier dynamic layer (storage.caching or global_hbm_for_values): per rank its fast tier
+  // (tier_model.hpp: hit rate, misses) and the bytes of rows its slow tier holds; empty for the
+  // other layers. memory_bytes then counts the fast tier only, work.slow_tier_bytes the rows moved.
+  std::vector<TierPrediction> fast_tier;
+  std::vector<double> slow_memory_bytes;
+  std::string tier_note;  // what the prediction assumes where no model fits exactly
 };
 
 struct ShardingPlan {

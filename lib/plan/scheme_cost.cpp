@@ -125,7 +125,8 @@ void add_table_work(const SchemeModel& model, const LayerShape& shape, const Tab
 
 double rank_seconds(const RankWork& work, const CostParameters& cost) {
   return work.key_ops * cost.seconds_per_key + work.row_ops * cost.seconds_per_row +
-         work.memory_bytes * cost.seconds_per_byte + work.comm_bytes * cost.seconds_per_comm_byte;
+         work.memory_bytes * cost.seconds_per_byte + work.comm_bytes * cost.seconds_per_comm_byte +
+         work.slow_tier_bytes * cost.seconds_per_slow_byte;
 }
 
 }  // namespace embscale::plan

@@ -48,10 +48,11 @@ struct LayerShape {
 };
 
 struct RankWork {
-  double key_ops = 0.0;       // key occurrences routed, de-duplicated and pooled (per pair)
-  double row_ops = 0.0;       // distinct rows looked up and updated (per row: its hash probe, its call)
-  double memory_bytes = 0.0;  // bytes read or written in the rank's memory
-  double comm_bytes = 0.0;    // bytes sent plus bytes received
+  double key_ops = 0.0;          // key occurrences routed, de-duplicated and pooled (per pair)
+  double row_ops = 0.0;          // distinct rows looked up and updated (per row: its hash probe, its call)
+  double memory_bytes = 0.0;     // bytes read or written in the rank's memory
+  double comm_bytes = 0.0;       // bytes sent plus bytes received
+  double slow_tier_bytes = 0.0;  // rows moved to and from a two-tier table's slow tier (plan/tier_model.hpp)
 };
 
 struct CostParameters {
@@ -60,6 +61,7 @@ struct CostParameters {
   double seconds_per_byte = 0.0;
   double seconds_per_comm_byte = 0.0;
   double seconds_per_collective = 0.0;
+  double seconds_per_slow_byte = 0.0;  // a byte to or from the slow tier (host memory behind a GPU)
 };
 
 // Adds one table's step to `work` (one entry per rank). `loads`: the per-rank loads of the

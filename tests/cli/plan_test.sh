@@ -216,6 +216,49 @@ JSON
       fail "no measured-loads line for the trace: $(cat "$work/out.txt")"
     run2 "$work/trace.json" -o "$work/t.h5"
     ;;
+  plan_tiers)
+    # A two-tier layer (caching, STEP scores, 32,768 rows of fast tier per rank): the plan's
+    # predicted fast-tier hit rate against the rate the run on 2 ranks measures (its
+    # fast_tier_misses counter over iterations 60-200, once the fast tier is full), within 1 point;
+    # then a hit-rate target it cannot reach is refused by name.
+    cat >"$work/tiers.json" <<JSON
+{
+  "schema_version": 1,
+  "solver": {"batchsize": 4096, "max_iter": 200, "display": 0, "seed": 7},
+  "optimizer": {"type": "SGD", "sgd_hparam": {"learning_rate": 0.05}},
+  "planner": {"schemes": ["distributed_slot"]},
+  "layers": [
+    {"name": "data", "type": "Data", "format": "Synthetic", "slot_size_array": [400000, 200000],
+     "synthetic": {"key_distribution": "zipf", "zipf_alpha": 1.05, "nnz_per_slot": [4, 2]},
+     "label": {"top": "label", "label_dim": 1}, "dense": {"top": "dense", "dense_dim": 1},
+     "sparse": [{"top": "data1", "slot_num": 2}]},
+    {"name": "emb1", "type": "ShardedEmbedding", "sharding": "auto", "bottom": "data1", "top": "emb1",
+     "sparse_embedding_hparam": {"max_vocabulary_size_per_gpu": 1000000, "embedding_vec_size": 32, "combiner": "sum"},
+     "storage": {"type": "dynamic", "max_capacity": 1048576, "caching": true, "score_strategy": "STEP",
+                 "global_hbm_for_values": 4194304}}
+  ]
+}
+JSON
+    "$embscale" plan "$work/tiers.json" --ranks 2 -o "$work/planned.json" >"$work/out.txt" 2>&1 || fail "plan: $(cat "$work/out.txt")"
+    grep -qF "fast tier: recency model, 32768 rows per rank" "$work/out.txt" || fail "no fast tier: $(cat "$work/out.txt")"
+    "$embscale" plan "$work/tiers.json" --ranks 2 --json -o "$work/planned.json" >"$work/plan.json" 2>"$work/err.txt" ||
+      fail "plan --json: $(cat "$work/err.txt")"
+    run2 "$work/planned.json" -o "$work/tiers.h5"
+    /usr/bin/python3 - "$work/plan.json" "$work/tiers.h5" <<'PY' || fail "predicted and measured hit rates differ"
+import json, sys
+import h5py
+plan = json.load(open(sys.argv[1]))
+predicted = [rank["fast_tier"]["hit_rate"] for rank in plan["layers"][0]["ranks"]]
+counters = h5py.File(sys.argv[2], "r")["runs/run0/counters"]
+misses = counters["fast_tier_misses"][60:].sum(axis=0)
+lookups = (counters["hits"][60:] + counters["misses"][60:]).sum(axis=0)
+measured = 1 - misses / lookups
+print("fast-tier hit rate per rank: predicted", predicted, "measured", list(measured))
+sys.exit(0 if all(abs(p - m) < 0.01 for p, m in zip(predicted, measured)) else 1)
+PY
+    expect_refused "$work/tiers.json --ranks 2 --set planner.target_hit_rate=0.9 -o $work/x.json" \
+      "layers[emb1].storage.global_hbm_for_values" "below planner.target_hit_rate 0.9"
+    ;;
   *)
     fail "unknown case"
     ;;

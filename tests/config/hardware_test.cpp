@@ -17,7 +17,8 @@ std::string description(const std::string& device_extra = "", const std::string&
     "name": "two nodes of four",
     "device": {"model": "G1", "memory_bytes": 1000000, "memory_bandwidth": 2e12, "source": "datasheet")" +
          device_extra + R"(},
-    "node": {"devices": 4, "host_memory_bytes": 5000000, "source": "datasheet"},
+    "node": {"devices": 4, "host_memory_bytes": 5000000, "host_link": {"bandwidth": 6.4e10, "source": "PCIe"},
+             "source": "datasheet"},
     "links": {
       "intra_node": {"bandwidth": 4e11, "latency_seconds": 2e-6, "source": "measured"},
       "inter_node": )" +
@@ -46,6 +47,8 @@ TEST(HardwareDescription, ReadsEveryField) {
   EXPECT_DOUBLE_EQ(h.device_memory_bandwidth, 2e12);
   EXPECT_EQ(h.devices_per_node, 4);
   EXPECT_EQ(h.host_memory_bytes, 5000000);
+  EXPECT_DOUBLE_EQ(h.host_link.bandwidth, 6.4e10);
+  EXPECT_EQ(h.host_link.source, "PCIe");
   EXPECT_DOUBLE_EQ(h.intra_node.bandwidth, 4e11);
   EXPECT_DOUBLE_EQ(h.intra_node.latency_seconds, 2e-6);
   EXPECT_DOUBLE_EQ(h.inter_node.bandwidth, 5e10);

@@ -54,6 +54,11 @@ TEST(HardwareCosts, LinksAndMemoryInClosedForm) {
   measured.seconds_per_row = 4e-10;
   EXPECT_DOUBLE_EQ(hardware_costs(measured, 16, fallback).seconds_per_key, 3e-10);
   EXPECT_DOUBLE_EQ(hardware_costs(measured, 16, fallback).seconds_per_row, 4e-10);
+  // A slow tier's byte: over the host link when the description has one, else the fallback's.
+  EXPECT_DOUBLE_EQ(one_node.seconds_per_slow_byte, fallback.seconds_per_slow_byte);
+  auto linked = h;
+  linked.host_link = {6.4e10, 0.0, "test"};
+  EXPECT_DOUBLE_EQ(hardware_costs(linked, 8, fallback).seconds_per_slow_byte, 1.0 / 6.4e10);
 }
 
 // A config with an "auto" layer of four tables and planner.hardware = `hardware_path`.

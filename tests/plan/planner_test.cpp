@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "plan/capacity_search.hpp"
 #include "plan/plan_report.hpp"
+#include "plan/tier_model.hpp"
 #include "run/training_run.hpp"
 
 namespace embscale::plan {
@@ -154,6 +155,88 @@ TEST(Planner, LoadsTableHasARowPerLayerAndRank) {
   const auto json = plan_json(plan);
   EXPECT_EQ(json["layers"].size(), plan.layers.size());
   EXPECT_EQ(json["config"]["layers"].size(), plan.layers.size() + 1);  // + the Data layer
+}
+
+// A dynamic two-tier layer (caching: a fast table of global_hbm_for_values bytes of rows in front
+// of the slow tier), planned key-modulo: each rank's fast tier is tier_model's recency prediction
+// over its 1/P share of every slot, the fast tier's table is the rank's memory and the rest of its
+// keys the slow tier's, and each miss moves a row there and back.
+config::Config tiered_config(const std::string& planner, std::int64_t fast_bytes) {
+  const std::string text = R"({
+    "schema_version": 1,
+    "solver": {"batchsize": 4096, "max_iter": 1000, "seed": 7},
+    "optimizer": {"type": "SGD", "sgd_hparam": {"learning_rate": 0.05}},
+    "planner": {"schemes": ["distributed_slot"])" +
+                           planner + R"(},
+    "layers": [
+      {"name": "data", "type": "Data", "format": "Synthetic", "slot_size_array": [400000, 200000],
+       "synthetic": {"key_distribution": "zipf", "zipf_alpha": 1.05, "nnz_per_slot": [4, 2]},
+       "label": {"top": "label", "label_dim": 1}, "dense": {"top": "dense", "dense_dim": 1},
+       "sparse": [{"top": "data1", "slot_num": 2}]},
+      {"name": "emb1", "type": "ShardedEmbedding", "sharding": "auto", "bottom": "data1", "top": "emb1",
+       "sparse_embedding_hparam": {"max_vocabulary_size_per_gpu": 1000000, "embedding_vec_size": 32, "combiner": "sum"},
+       "storage": {"type": "dynamic", "max_capacity": 1048576, "caching": true, "score_strategy": "STEP",
+                   "global_hbm_for_values": )" +
+                           std::to_string(fast_bytes) + R"(}}
+    ]})";
+  return config::parse_config_text(text, "planner_test");
+}
+
+TEST(Planner, ATwoTierLayersFastTierIsPredictedPerRank) {
+  constexpr std::int64_t kFastBytes = 32768 * 128;  // 32768 rows of 32 floats: 256 buckets of 128
+  for (const int ranks : {2, 4}) {
+    const auto c = tiered_config("", kFastBytes);
+    const auto plan = plan_sharding(c, ranks);
+    ASSERT_EQ(plan.layers.size(), 1u);
+    const auto& layer = plan.layers[0];
+    ASSERT_EQ(layer.fast_tier.size(), static_cast<std::size_t>(ranks));
+    // The reference: each slot's popularity, a 1/P share of it, the batch's draws of it.
+    const auto zipf0 = KeyPopularity::zipf(400'000, 1.05), zipf1 = KeyPopularity::zipf(200'000, 1.05);
+    const std::vector<TierSlot> slots = {{&zipf0, 1.0 / ranks, 4096.0 * 4}, {&zipf1, 1.0 / ranks, 4096.0 * 2}};
+    const auto expected = recency_tier(slots, 32768.0);
+    for (int r = 0; r < ranks; ++r) {
+      const auto& p = layer.fast_tier[static_cast<std::size_t>(r)];
+      EXPECT_EQ(p.retention, TierRetention::kRecency);
+      EXPECT_DOUBLE_EQ(p.capacity, 32768.0);
+      EXPECT_FALSE(p.below_one_step);
+      EXPECT_NEAR(p.hit_rate, expected.hit_rate, 1e-12) << r;
+      EXPECT_GT(p.hit_rate, 0.1);
+      EXPECT_LT(p.hit_rate, 0.99);
+      EXPECT_NEAR(layer.work[static_cast<std::size_t>(r)].slow_tier_bytes, p.misses * 128.0 * 2.0, 1e-6) << r;
+      EXPECT_GT(layer.slow_memory_bytes[static_cast<std::size_t>(r)], 0.0);
+    }
+    // The fast tier alone is in the rank's memory: less than the one-tier table of every key.
+    auto one_tier = tiered_config("", kFastBytes);
+    one_tier.embeddings[0].storage.caching = false;
+    one_tier.embeddings[0].storage.global_hbm_for_values = 0;
+    const auto whole = plan_sharding(one_tier, ranks);
+    EXPECT_TRUE(whole.layers[0].fast_tier.empty());
+    EXPECT_LT(fullest_rank_bytes(plan), fullest_rank_bytes(whole) / 4) << ranks;
+  }
+  // More ranks, each with its fast tier, hold more of the hot keys: the hit rate rises.
+  const auto two = plan_sharding(tiered_config("", kFastBytes), 2),
+             eight = plan_sharding(tiered_config("", kFastBytes), 8);
+  EXPECT_GT(eight.layers[0].fast_tier[0].hit_rate, two.layers[0].fast_tier[0].hit_rate + 0.05);
+}
+
+TEST(Planner, AHitRateTargetIsAShortfallNamingTheBudget) {
+  const auto c = tiered_config(R"(, "target_hit_rate": 0.97)", 2048 * 128);
+  try {
+    (void)plan_sharding(c, 2);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("global_hbm_for_values"), std::string::npos) << message;
+    EXPECT_NE(message.find("below planner.target_hit_rate 0.97"), std::string::npos) << message;
+  }
+  // Without --ranks, the capacity search finds the ranks whose fast tiers together reach it.
+  const auto answer = plan_capacity(
+      tiered_config(R"(, "target_hit_rate": 0.5, "max_ranks": 64, "memory_per_rank": 1000000000)", 2048 * 128));
+  EXPECT_GE(answer.plan.layers[0].fast_tier[0].hit_rate, 0.5);
+  EXPECT_GT(answer.ranks, 2);
+  ASSERT_FALSE(answer.candidates.empty());
+  EXPECT_NE(answer.candidates.front().reason.find("target_hit_rate"), std::string::npos)
+      << answer.candidates.front().reason;
 }
 
 }  // namespace
