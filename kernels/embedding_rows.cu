@@ -67,23 +67,31 @@ __global__ void gather_kernel(const float* table, std::uint64_t row_width, std::
   for (std::uint64_t first = blockIdx.x * static_cast<std::uint64_t>(blockDim.y); first < (rows); \
        first += static_cast<std::uint64_t>(gridDim.x) * blockDim.y)
 
+// A touched row's update by its threads (`active`: the thread's row is one of the batch's): each
+// reads the row's per-row state and updates its values, then, after every thread of the row has
+// read that state, one stores it and sets the row's flag (`flag`, null: none).
+__device__ void update_by_row_threads(const portable::OptimizerRef& optimizer, bool active, float* row, const float* g,
+                                      std::uint64_t dim, std::uint8_t* flag) {
+  portable::RowPrologue p;
+  if (active) {
+    p = portable::row_prologue(optimizer, row + dim, g, dim);
+    EMBSCALE_FOR_VALUES(c, dim) portable::update_value(optimizer, p, row, row + dim, g, dim, c);
+  }
+  __syncwarp();
+  if (active && threadIdx.x == 0) {
+    portable::row_epilogue(optimizer, p, row + dim, dim);
+    if (flag != nullptr) *flag = 1;
+  }
+}
+
 __global__ void apply_kernel(portable::OptimizerRef optimizer, float* table, std::uint64_t row_width, std::uint64_t dim,
                              const std::int64_t* rows, const float* grads, std::uint64_t n, std::uint8_t* touched) {
   EMBSCALE_FOR_ROW_BLOCKS(first, n) {
     const std::uint64_t i = first + threadIdx.y;
     const bool active = i < n;
     float* row = active ? table + static_cast<std::uint64_t>(rows[i]) * row_width : nullptr;
-    const float* g = grads + i * dim;
-    portable::RowPrologue p;
-    if (active) {
-      p = portable::row_prologue(optimizer, row + dim, g, dim);
-      EMBSCALE_FOR_VALUES(c, dim) portable::update_value(optimizer, p, row, row + dim, g, dim, c);
-    }
-    __syncwarp();
-    if (active && threadIdx.x == 0) {
-      portable::row_epilogue(optimizer, p, row + dim, dim);
-      if (touched != nullptr) touched[rows[i]] = 1;
-    }
+    std::uint8_t* flag = active && touched != nullptr ? touched + rows[i] : nullptr;
+    update_by_row_threads(optimizer, active, row, grads + i * dim, dim, flag);
   }
 }
 
@@ -132,18 +140,9 @@ __global__ void apply16_kernel(portable::OptimizerRef optimizer, std::uint16_t* 
     std::uint16_t* stored = active ? table + static_cast<std::uint64_t>(rows[i]) * row_width : nullptr;
     float* row = scratch + i * row_width;
     const float* g = grads + i * dim;
-    through_float_row(active, stored, bfloat, row_width, row, [&] {
-      portable::RowPrologue p;
-      if (active) {
-        p = portable::row_prologue(optimizer, row + dim, g, dim);
-        EMBSCALE_FOR_VALUES(c, dim) portable::update_value(optimizer, p, row, row + dim, g, dim, c);
-      }
-      __syncwarp();
-      if (active && threadIdx.x == 0) {
-        portable::row_epilogue(optimizer, p, row + dim, dim);
-        if (touched != nullptr) touched[rows[i]] = 1;
-      }
-    });
+    std::uint8_t* flag = active && touched != nullptr ? touched + rows[i] : nullptr;
+    through_float_row(active, stored, bfloat, row_width, row,
+                      [&] { update_by_row_threads(optimizer, active, row, g, dim, flag); });
   }
 }
 
