@@ -187,7 +187,7 @@ const std::vector<double>& PlanModel::run_keys(bool aware, std::int32_t slot, Ow
   auto key = std::make_tuple(aware, slot, static_cast<int>(ownership));
   auto it = run_keys_.find(key);
   if (it == run_keys_.end()) {
-    const auto steps = std::max<std::int64_t>(1, config_.solver.warmup_iter + config_.solver.max_iter);
+    const auto steps = static_cast<std::int64_t>(run_steps());
     std::vector<double> keys;
     if (measured(aware, slot)) {
       // Measured over the sample's batches; a longer run is extrapolated linearly, up to the
@@ -254,7 +254,7 @@ void PlanModel::add_fast_tier(const LayerContext& context, const std::vector<con
       auto [it, inserted] = predicted.try_emplace(signature);
       if (inserted) {
         std::string note;
-        it->second = predict_fast_tier(storage, context.row_bytes, slots, note);
+        it->second = predict_fast_tier(storage, context.row_bytes, slots, run_steps(), note);
         if (!note.empty()) layer.tier_note = note;
         if (it->second.below_one_step)
           layer.tier_note =

@@ -6,6 +6,7 @@
 // is planner.cpp's.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -75,6 +76,10 @@ class PlanModel {
   // add_table_work with the table's loads under the scheme's ownership.
   void add_work(const LayerContext& context, const SchemeModel& model, std::int32_t slot, int owner,
                 std::vector<RankWork>& work);
+  // The run's steps: warm-up and timed.
+  double run_steps() const {
+    return static_cast<double>(std::max<std::int64_t>(1, config_.solver.warmup_iter + config_.solver.max_iter));
+  }
   // A dynamic table's distinct keys per rank over the run (warm-up and timed steps).
   const std::vector<double>& run_keys(bool aware, std::int32_t slot, Ownership ownership);
   // The planned layers of `choices` (with their predictions when `detail`), and whether they fit.

@@ -142,14 +142,14 @@ TierPrediction top_capacity_tier(std::span<const TierSlot> slots, double capacit
   return finished(p);
 }
 
-TierPrediction hash_share_tier(std::span<const TierSlot> slots, double share) {
+TierPrediction hash_share_tier(std::span<const TierSlot> slots, double share, double steps) {
   check(slots);
-  EMBSCALE_EXPECTS(share >= 0.0 && share <= 1.0, "a hash share is in [0, 1]");
+  EMBSCALE_EXPECTS(share >= 0.0 && share <= 1.0 && steps >= 1.0, "a hash share is in [0, 1], a run a step or more");
   TierPrediction p;
   p.retention = TierRetention::kHashShare;
   p.capacity = share;
   p.lookups = distinct_in(slots, 1.0);
-  p.misses = (1.0 - share) * p.lookups;
+  p.misses = (1.0 - share) * p.lookups + share * distinct_in(slots, steps) / steps;
   p.held_keys = share * total_keys(slots);
   return finished(p);
 }
@@ -203,10 +203,10 @@ double fast_tier_bytes(const config::EmbeddingStorage& storage, double keys, dou
 }
 
 TierPrediction predict_fast_tier(const config::EmbeddingStorage& storage, double row_bytes,
-                                 std::span<const TierSlot> slots, std::string& note) {
+                                 std::span<const TierSlot> slots, double steps, std::string& note) {
   const auto retention = tier_retention_of(storage, slots, note);
   const auto shape = fast_tier_shape(storage, row_bytes);
-  if (retention == TierRetention::kHashShare) return hash_share_tier(slots, shape.share);
+  if (retention == TierRetention::kHashShare) return hash_share_tier(slots, shape.share, steps);
   return retention == TierRetention::kTopCapacity ? top_capacity_tier(slots, shape.rows)
                                                   : recency_tier(slots, shape.rows);
 }

@@ -18,7 +18,8 @@
 //                 k_count or tiny_lfu): the C keys most asked for are held, which no policy beats in
 //                 the long run; the study measured 0.1 to 1.5 points below it (by filter).
 //   hash_share    hybrid placement: a key is in the fast tier by its hash, a fixed share of every
-//                 distribution's keys: misses = (1 - share) x lookups.
+//                 distribution's keys: misses = (1 - share) x lookups, and the fast tier's new keys
+//                 (a run's average, share x D(steps) / steps).
 #pragma once
 
 #include <algorithm>
@@ -66,8 +67,11 @@ TierPrediction recency_tier(std::span<const TierSlot> slots, double capacity);
 // The `capacity` keys most asked for (by draws x probability). Every slot's popularity must be
 // non_increasing (its most popular keys its first indices).
 TierPrediction top_capacity_tier(std::span<const TierSlot> slots, double capacity);
-// A `share` in [0, 1] of the keys in the fast tier by hash.
-TierPrediction hash_share_tier(std::span<const TierSlot> slots, double share);
+// A `share` in [0, 1] of the keys in the fast tier by hash, over a run of `steps` steps: the keys
+// the hash places in the slow tier miss, and the fast tier's keys the first time they come (the
+// fast tier holds every key it has seen: its misses fall as the run goes on, D(steps) / steps a
+// step on average).
+TierPrediction hash_share_tier(std::span<const TierSlot> slots, double share, double steps);
 
 // The retention a layer's storage has (its score strategy, admission and placement), and in
 // `note` what the prediction assumes where no model fits exactly (CUSTOMIZED scores: recency
@@ -90,8 +94,9 @@ FastTierShape fast_tier_shape(const config::EmbeddingStorage& storage, double ro
 // fits of them (memory_model.hpp's kv_table_bytes, the fast table's max_capacity its rows).
 double fast_tier_bytes(const config::EmbeddingStorage& storage, double keys, double row_bytes);
 
-// The fast tier of `storage` for a rank's slots (fast_tier_shape's capacity).
+// The fast tier of `storage` for a rank's slots (fast_tier_shape's capacity) in a run of `steps`
+// steps (hash share only: the others are their steady state).
 TierPrediction predict_fast_tier(const config::EmbeddingStorage& storage, double row_bytes,
-                                 std::span<const TierSlot> slots, std::string& note);
+                                 std::span<const TierSlot> slots, double steps, std::string& note);
 
 }  // namespace embscale::plan

@@ -148,9 +148,17 @@ TEST(TierModel, SlotsShareTheCapacityByHowOftenTheirKeysAreAskedFor) {
 TEST(TierModel, HashShareMissesTheRestOfTheKeys) {
   const auto popularity = KeyPopularity::zipf(50'000, 1.05);
   const TierSlot slot{&popularity, 1.0, 500.0};
-  const auto p = hash_share_tier(std::span(&slot, 1), 0.3);
-  EXPECT_NEAR(p.misses, 0.7 * p.lookups, 1e-9 * p.lookups);
-  EXPECT_NEAR(p.hit_rate, 0.3, 1e-12);
+  // A run long enough that every fast key has come: the misses are the slow tier's keys.
+  const auto long_run = hash_share_tier(std::span(&slot, 1), 0.3, 1e9);
+  EXPECT_NEAR(long_run.misses, 0.7 * long_run.lookups, 1e-6 * long_run.lookups);
+  EXPECT_NEAR(long_run.hit_rate, 0.3, 1e-6);
+  // One step: every key is new, in either tier.
+  const auto one_step = hash_share_tier(std::span(&slot, 1), 0.3, 1.0);
+  EXPECT_NEAR(one_step.hit_rate, 0.0, 1e-12);
+  // Between: the fast tier's first sights, D(steps) / steps a step.
+  const auto run = hash_share_tier(std::span(&slot, 1), 0.3, 100.0);
+  const double first_sights = popularity.expected_distinct(0, popularity.keys(), 500.0 * 100) / 100;
+  EXPECT_NEAR(run.misses, 0.7 * run.lookups + 0.3 * first_sights, 1e-9 * run.lookups);
 }
 
 TEST(TierModel, RetentionFollowsTheStorage) {
@@ -201,13 +209,13 @@ TEST(TierModel, TheFastTiersCapacityIsTheStoresWholeBuckets) {
   storage.table.bucket_capacity = 128;
   storage.global_hbm_for_values = 1000 * 64;  // 1000 rows of 64 bytes: 7 whole buckets
   std::string note;
-  EXPECT_DOUBLE_EQ(predict_fast_tier(storage, 64.0, std::span(&slot, 1), note).capacity, 896.0);
+  EXPECT_DOUBLE_EQ(predict_fast_tier(storage, 64.0, std::span(&slot, 1), 10.0, note).capacity, 896.0);
   storage.global_hbm_for_values = 64;  // less than a bucket: one
-  EXPECT_DOUBLE_EQ(predict_fast_tier(storage, 64.0, std::span(&slot, 1), note).capacity, 128.0);
+  EXPECT_DOUBLE_EQ(predict_fast_tier(storage, 64.0, std::span(&slot, 1), 10.0, note).capacity, 128.0);
   storage.caching = false;
   storage.table.max_capacity = 4'000;
   storage.global_hbm_for_values = 1'000 * 64;
-  EXPECT_DOUBLE_EQ(predict_fast_tier(storage, 64.0, std::span(&slot, 1), note).capacity, 0.25);
+  EXPECT_DOUBLE_EQ(predict_fast_tier(storage, 64.0, std::span(&slot, 1), 10.0, note).capacity, 0.25);
 }
 
 }  // namespace
