@@ -133,6 +133,8 @@ struct EmbeddingStorage {
   bool caching = false;
   std::int64_t global_hbm_for_values = 0;
   std::string slow_directory;
+  // A fast tier in front of a slow one (embedding/tiered_row_store.hpp), caching or hybrid.
+  bool two_tier() const noexcept { return dynamic && (caching || global_hbm_for_values != 0); }
 };
 
 struct EmbeddingLayer {

@@ -92,7 +92,7 @@ void check_dynamic_storage(const LayerSpec& spec, const kv::TableOptions& option
     throw InputError(spec.path + ".storage: " + e.what());
   }
   const auto& storage = spec.config->storage;
-  const bool tiered = storage.caching || storage.global_hbm_for_values != 0;
+  const bool tiered = storage.two_tier();
   if (tiered && spec.optimizer && spec.optimizer->update_type() == UpdateType::kGlobal &&
       spec.optimizer->changes_untouched_rows())
     throw InputError(spec.path + ".optimizer.update_type: Global " + spec.optimizer->name() +
@@ -151,8 +151,7 @@ std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int
   // pooling's and the static update's (EngineOptions::threads), not the table's.
   ExecutionContext table_context = context;
   table_context.threads = 1;
-  if (!storage.caching && storage.global_hbm_for_values == 0)
-    return std::make_unique<KvRowStore>(options, path + ".storage", table_context);
+  if (!storage.two_tier()) return std::make_unique<KvRowStore>(options, path + ".storage", table_context);
   TierOptions tiers{storage.caching, storage.global_hbm_for_values, storage.slow_directory};
   if (tiers.slow_directory.empty()) tiers.slow_directory = std::filesystem::temp_directory_path().string();
   return make_tiered_row_store(options, tiers, path + ".storage", table_context);
@@ -257,7 +256,7 @@ void check_device_path(const LayerSpec& spec, const SchemeEntry& entry) {
                      "); run the layer on the host");
   }
   const auto& storage = spec.config->storage;
-  if (storage.caching || storage.global_hbm_for_values > 0)
+  if (storage.two_tier())
     throw InputError(spec.path + ".storage: the two-tier table (" +
                      (storage.caching ? std::string("caching") : std::string("global_hbm_for_values")) +
                      ") has no GPU path in this build; run the layer on the host, or without the two tiers");
@@ -409,9 +408,7 @@ double EmbeddingEngine::step(const Batch& batch, StepRecorder& recorder) {
     recorder.count("evictions", c.evictions);
     recorder.count("refused", c.refused);
     recorder.count("not_admitted", c.not_admitted);
-    const auto& storage = layer.spec.config->storage;
-    if (storage.dynamic && (storage.caching || storage.global_hbm_for_values > 0))
-      recorder.count("fast_tier_misses", c.fast_tier_misses);
+    if (layer.spec.config->storage.two_tier()) recorder.count("fast_tier_misses", c.fast_tier_misses);
     recorder.count("table_size", layer.scheme->store().size());
   }
   recorder.end_step();

@@ -47,11 +47,6 @@ bool accepts(const embedding::SchemeEntry& entry, const embedding::LayerSpec& sp
   }
 }
 
-// A dynamic layer with a fast tier in front of a slow one (embedding/tiered_row_store.hpp).
-bool two_tier(const config::EmbeddingStorage& storage) {
-  return storage.dynamic && (storage.caching || storage.global_hbm_for_values > 0);
-}
-
 }  // namespace
 
 PlanModel::PlanModel(const config::Config& config, int ranks) : config_(config), ranks_(ranks) {
@@ -374,7 +369,7 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
     // A dynamic layer keeps one KV table per rank for all its slots; a two-tier one a fast table
     // in front of a slow tier.
     if (context.layer->storage.dynamic && !groups.empty()) {
-      if (two_tier(context.layer->storage)) {
+      if (context.layer->storage.two_tier()) {
         add_fast_tier(context, dynamic_choices, dynamic_keys, groups.front().second);
       } else {
         for (std::size_t r = 0; r < dynamic_keys.size(); ++r)

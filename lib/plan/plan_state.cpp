@@ -102,8 +102,7 @@ double PlanState::context_total(std::size_t context, double bytes, double keys, 
   if (!layer.storage.dynamic || tables == 0) return bytes;
   const double row_bytes = model_.contexts()[context].row_bytes;
   // A two-tier layer's rank holds its fast tier; the rest of its keys are in host memory.
-  if (layer.storage.caching || layer.storage.global_hbm_for_values > 0)
-    return bytes + fast_tier_bytes(layer.storage, keys, row_bytes);
+  if (layer.storage.two_tier()) return bytes + fast_tier_bytes(layer.storage, keys, row_bytes);
   return bytes + kv_table_bytes(layer.storage, keys, row_bytes);
 }
 
