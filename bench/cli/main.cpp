@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   // require_subcommand(1): exactly one top-level subcommand was parsed.
   for (const auto& subcommand : defined) {
     if (!subcommand.command->parsed()) continue;
-    if (subcommand.entry->launch == embscale::cli::Launch::kMpi) return run_mpi(argc, argv, subcommand.run);
+    if (subcommand.entry->launch != embscale::cli::Launch::kSerial) return run_mpi(argc, argv, subcommand.run);
     return run_serial(subcommand.run);
   }
   std::fprintf(stderr, "embscale: internal error: no registered subcommand was parsed\n");

@@ -108,8 +108,8 @@ int report_command(const ReportOptions& options) {
   std::cout << options.report_path << "\n  report_kind: " << data.kind() << '\n';
   for (const char* name : {"embscale_version", "git_sha", "created_utc", "ranks", "hosts", "slurm_job_id"})
     std::cout << "  " << name << ": " << attribute_text(data, name) << '\n';
-  if (const auto axes = data.attributes.find("sweep_axes"); axes != data.attributes.end())
-    std::cout << "  sweep_axes: " << attribute_text(data, "sweep_axes") << '\n';
+  for (const char* name : {"sweep_axes", "simulation"})  // a sweep's axes; a simulation's nature
+    if (data.attributes.count(name)) std::cout << "  " << name << ": " << attribute_text(data, name) << '\n';
   std::cout << "  runs: " << data.runs.size() << '\n'
             << table_lines(data) << '\n'
             << report::format_summary_table(data.summary);

@@ -70,6 +70,16 @@ const std::vector<Subcommand>& subcommands() {
          "bad input (arguments, config; no layer to plan; no plan fits the memory per rank: the "
          "message names the rank, the shortfall and the largest table there)"}},
        define_plan},
+      {"simulate",
+       "Count a config's key traffic for N ranks in one process (exactly what a run on N ranks counts, per rank "
+       "and link class) and predict its step from the cost model; writes a run report of N ranks",
+       Launch::kOneProcess,
+       {{0, "simulated (report written)"},
+        {kExitFailure, "failure (an I/O error while writing)"},
+        {kExitBadInput,
+         "bad input (arguments, config; a layer whose scheme is not simulated; launched on more than one rank)"},
+        {kExitStopped, "stopped by SIGTERM/SIGUSR1 at an iteration boundary (no report)"}},
+       define_simulate},
       {"report",
        "Print the summary of an existing report, and plot it",
        Launch::kSerial,
@@ -99,11 +109,19 @@ const std::vector<Subcommand>& subcommands() {
 
 std::string help_footer(const Subcommand& subcommand) {
   const std::string name(subcommand.name);
-  std::string footer = subcommand.launch == Launch::kMpi
-                           ? "An MPI program: launch it as `mpiexec -n N embscale " + name +
-                                 " ...` (Slurm: `srun -n N embscale " + name +
-                                 " ...`); without a launcher it runs on one rank.\n"
-                           : "Serial: it never initialises MPI; run it without a launcher.\n";
+  std::string footer;
+  switch (subcommand.launch) {
+    case Launch::kMpi:
+      footer = "An MPI program: launch it as `mpiexec -n N embscale " + name + " ...` (Slurm: `srun -n N embscale " +
+               name + " ...`); without a launcher it runs on one rank.\n";
+      break;
+    case Launch::kOneProcess:
+      footer =
+          "One process: run it without a launcher (it starts MPI for its report alone; a launch on several "
+          "ranks is refused).\n";
+      break;
+    case Launch::kSerial: footer = "Serial: it never initialises MPI; run it without a launcher.\n"; break;
+  }
   footer += "Exit codes:";
   for (const ExitCode& exit : subcommand.exit_codes)
     footer += "\n  " + std::to_string(exit.code) + "  " + std::string(exit.meaning);
@@ -111,12 +129,13 @@ std::string help_footer(const Subcommand& subcommand) {
 }
 
 std::string top_level_footer() {
-  std::string mpi, serial;
+  std::string mpi, one, serial;
   for (const Subcommand& entry : subcommands()) {
-    std::string& list = entry.launch == Launch::kMpi ? mpi : serial;
+    std::string& list = entry.launch == Launch::kMpi ? mpi : entry.launch == Launch::kOneProcess ? one : serial;
     list += (list.empty() ? "" : ", ") + std::string(entry.name);
   }
-  return "MPI programs (launch with mpiexec -n N or srun -n N): " + mpi + ". Serial: " + serial +
+  return "MPI programs (launch with mpiexec -n N or srun -n N): " + mpi + ". One process (no launcher): " + one +
+         ". Serial: " + serial +
          ".\nExit codes: 0 ok, 1 failure, 2 bad input, 3 stopped by SIGTERM/SIGUSR1; `embscale SUBCOMMAND --help` "
          "says what each means there (compare: 1 = a regression).";
 }

@@ -21,7 +21,9 @@ namespace embscale::cli {
 //   kMpi:    main initialises MPI around it; launched with mpiexec or srun (without a launcher it
 //            runs as a single rank). Collective failures and stops are agreed over all ranks.
 //   kSerial: MPI is never initialised, so it runs anywhere (a login node, a laptop) unlaunched.
-enum class Launch { kSerial, kMpi };
+//   kOneProcess: main initialises MPI around it (it writes a parallel HDF5 report) but it runs as
+//            one process, never under a launcher (a launch on several ranks is its bad input).
+enum class Launch { kSerial, kMpi, kOneProcess };
 
 // What a run function may need beyond its own options; known before the options are defined.
 struct Invocation {
@@ -75,6 +77,7 @@ RunFunction define_collectives(CLI::App& command, const Invocation& invocation);
 RunFunction define_merge(CLI::App& command, const Invocation& invocation);
 RunFunction define_validate(CLI::App& command, const Invocation& invocation);
 RunFunction define_plan(CLI::App& command, const Invocation& invocation);
+RunFunction define_simulate(CLI::App& command, const Invocation& invocation);
 RunFunction define_report(CLI::App& command, const Invocation& invocation);
 RunFunction define_compare(CLI::App& command, const Invocation& invocation);
 RunFunction define_trace(CLI::App& command, const Invocation& invocation);  // trace_options.cpp

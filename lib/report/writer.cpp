@@ -70,15 +70,24 @@ std::string describe_run(const RunRecord& run, Digest& digest, std::vector<PerRa
   digest.add(run.sharding_plan);  // planned identically on every rank
   for (const auto& phase : run.phase_names)
     if (phase.find(',') != std::string::npos) note("phase name \"" + phase + "\" contains ','");
+  // A simulation's vectors hold every rank's column: its length is per rank.
+  const std::size_t ranks_per_vector = run.simulated_ranks > 0 ? static_cast<std::size_t>(run.simulated_ranks) : 1;
+  digest.add(std::uint64_t{ranks_per_vector});
+  const auto length = [&](const std::string& name, std::size_t size) {
+    if (size % ranks_per_vector != 0)
+      note(name + " holds " + std::to_string(size) + " values, not a whole number of iterations of " +
+           std::to_string(ranks_per_vector) + " simulated ranks");
+    return size / ranks_per_vector;
+  };
   for (const auto& [name, column] : run.timings) {
     digest.add("timings").add(name);
     note(bad_name(name, "phase"));
-    columns.push_back({"timings/" + name, column.size()});
+    columns.push_back({"timings/" + name, length("timings/" + name, column.size())});
   }
   for (const auto& [name, column] : run.counters) {
     digest.add("counters").add(name);
     note(bad_name(name, "counter"));
-    columns.push_back({"counters/" + name, column.size()});
+    columns.push_back({"counters/" + name, length("counters/" + name, column.size())});
   }
   for (const auto& [name, values] : run.series) {
     digest.add("series").add(name).add(std::uint64_t{values.size()});
@@ -116,6 +125,16 @@ void write_column(hid_t group, const std::string& name, const std::vector<T>& co
   const std::vector<T> zeros(column.empty() ? iterations : 0);
   const T* data = column.empty() ? zeros.data() : column.data();
   check(H5Dwrite(dataset, native_type<T>(), memory, file_space, collective, data), "write " + where);
+}
+
+// [iterations, ranks] from one process: `values` holds every rank's column, [iteration][rank].
+template <class T>
+void write_all_columns(hid_t group, const std::string& name, const std::vector<T>& values, hsize_t iterations,
+                       int ranks, hid_t collective) {
+  const std::string where = object_name(group) + "/" + name;
+  Dataset dataset = create_dataset(group, name, native_type<T>(), {iterations, static_cast<hsize_t>(ranks)}, where);
+  if (iterations == 0) return;
+  check(H5Dwrite(dataset, native_type<T>(), H5S_ALL, H5S_ALL, collective, values.data()), "write " + where);
 }
 
 // A series [n] or a table [rows, columns] (`dims`, holding values.size() elements): identical on
@@ -241,6 +260,7 @@ void ReportWriter::agree(std::uint64_t digest, const std::string& what) {
 
 void ReportWriter::write_run(const RunRecord& run) {
   EMBSCALE_EXPECTS(file_.valid() && !committed_, "write_run on a committed or failed ReportWriter");
+  EMBSCALE_EXPECTS(run.simulated_ranks == 0 || comm_.size() == 1, "a simulation's report is written by one process");
   Digest digest;
   std::vector<PerRankColumn> columns;
   const std::string problem = describe_run(run, digest, columns);
@@ -274,12 +294,15 @@ void ReportWriter::write_run(const RunRecord& run) {
   if (run.repetition) write_attribute(group, "repetition", *run.repetition, "/runs/" + run.id);
   if (!run.sharding_plan.empty()) write_attribute(group, "sharding_plan", run.sharding_plan, "/runs/" + run.id);
   std::size_t i = 0;
+  // A run: each rank its column. A simulation: its one process every column.
+  const auto write_per_rank = [&](hid_t where, const std::string& name, const auto& values) {
+    if (run.simulated_ranks > 0) write_all_columns(where, name, values, all[i++], run.simulated_ranks, collective_);
+    else write_column(where, name, values, all[i++], comm_.rank(), comm_.size(), collective_);
+  };
   Group timings = create_group(group, "timings", "/runs/" + run.id + "/timings");
-  for (const auto& [name, column] : run.timings)
-    write_column(timings, name, column, all[i++], comm_.rank(), comm_.size(), collective_);
+  for (const auto& [name, column] : run.timings) write_per_rank(timings, name, column);
   Group counters = create_group(group, "counters", "/runs/" + run.id + "/counters");
-  for (const auto& [name, column] : run.counters)
-    write_column(counters, name, column, all[i++], comm_.rank(), comm_.size(), collective_);
+  for (const auto& [name, column] : run.counters) write_per_rank(counters, name, column);
   Group series = create_group(group, "series", "/runs/" + run.id + "/series");
   for (const auto& [name, values] : run.series)
     write_from_root(series, name, values, {values.size()}, comm_.rank() == 0, collective_);

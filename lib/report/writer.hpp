@@ -52,6 +52,10 @@ struct RunRecord {
   // `sharding_plan` when not empty: a run of "sharding": "auto" layers, or of a config with a
   // "planner" section.
   std::string sharding_plan;
+  // A simulation's (`embscale simulate`): one process writes every rank's columns for this many
+  // (virtual) ranks, each timings/counters vector holding [iteration][rank] row-major. 0: a run,
+  // each rank writing its own column.
+  int simulated_ranks = 0;
 };
 // Every rank passes the same id, parameters, phase names, dataset names, series lengths, table
 // names, columns, meanings and row counts (rank 0 alone writes series and table values).

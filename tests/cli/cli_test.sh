@@ -531,7 +531,7 @@ case "$case_name" in
     listed() { sed -n '/^Subcommands:/,$p' "$1" | awk 'NR > 1 && /^  [a-z]/ {print $1}'; }
     "$embscale" --help >"$work/help.txt" 2>&1 || fail "embscale --help exited $?: $(cat "$work/help.txt")"
     names=$(listed "$work/help.txt")
-    for expected in run sweep collectives merge validate report compare trace; do
+    for expected in run sweep collectives simulate merge validate report compare trace; do
       grep -qx "$expected" <<<"$names" || fail "embscale --help does not list $expected: $(cat "$work/help.txt")"
     done
     grep -qF "MPI programs (launch with mpiexec -n N or srun -n N): run, sweep, collectives." "$work/help.txt" ||
@@ -548,7 +548,7 @@ case "$case_name" in
         checked=$((checked + 1))
       done
     done
-    [ "$checked" -ge 11 ] || fail "only $checked commands checked (8 subcommands and trace's 3 expected)"
+    [ "$checked" -ge 12 ] || fail "only $checked commands checked (9 subcommands and trace's 3 expected)"
     "$embscale" run --help >"$work/run.txt" 2>&1
     grep -qF 'An MPI program: launch it as `mpiexec -n N embscale run ...`' "$work/run.txt" &&
       grep -qE '^  3  stopped by SIGTERM/SIGUSR1' "$work/run.txt" && grep -qE '^  1  failure' "$work/run.txt" ||
@@ -566,7 +566,7 @@ case "$case_name" in
     "$embscale" reprot results.h5 >"$work/out.txt" 2>&1
     code=$?
     [ "$code" -eq 2 ] || fail "unknown subcommand: exit $code, expected 2"
-    grep -qF 'embscale: unknown subcommand "reprot"; did you mean "report"? (subcommands: run, sweep, collectives, merge, validate, plan, report, compare, trace; see embscale --help)' \
+    grep -qF 'embscale: unknown subcommand "reprot"; did you mean "report"? (subcommands: run, sweep, collectives, merge, validate, plan, simulate, report, compare, trace; see embscale --help)' \
       "$work/out.txt" || fail "unknown subcommand: $(cat "$work/out.txt")"
     "$embscale" frobnicate >"$work/out.txt" 2>&1  # no subcommand is near: no suggestion
     [ $? -eq 2 ] || fail "unknown subcommand frobnicate: exit not 2"

@@ -58,11 +58,11 @@ TEST(SubcommandRegistry, EveryEntryIsCompleteAndNamedOnce) {
     EXPECT_EQ(codes[1], kExitFailure) << name;
     EXPECT_EQ(codes[2], kExitBadInput) << name;
   }
-  // The MPI programs are exactly those that stop on a signal (kExitStopped): run, sweep and
-  // collectives.
+  // The programs that start MPI are exactly those that stop on a signal (kExitStopped): the MPI
+  // programs run, sweep and collectives, and simulate (one process; its report is parallel HDF5's).
   for (const Subcommand& entry : subcommands()) {
     const bool stoppable = entry.exit_codes.back().code == kExitStopped;
-    EXPECT_EQ(entry.launch == Launch::kMpi, stoppable) << entry.name;
+    EXPECT_EQ(entry.launch != Launch::kSerial, stoppable) << entry.name;
     EXPECT_EQ(entry.launch == Launch::kMpi, entry.name == "run" || entry.name == "sweep" || entry.name == "collectives")
         << entry.name;
   }
@@ -103,10 +103,13 @@ TEST(SubcommandRegistry, HelpSaysHowToLaunchAndWhatEachCodeMeans) {
   const std::string compare = help_footer(find("compare"));
   EXPECT_EQ(compare.rfind("Serial: ", 0), 0u) << compare;
   EXPECT_NE(compare.find("\n  1  a regression"), std::string::npos) << compare;
+  const std::string simulate = help_footer(find("simulate"));
+  EXPECT_EQ(simulate.rfind("One process: run it without a launcher", 0), 0u) << simulate;
   const std::string top = top_level_footer();
   EXPECT_NE(top.find("MPI programs (launch with mpiexec -n N or srun -n N): run, sweep, collectives."),
             std::string::npos)
       << top;
+  EXPECT_NE(top.find("One process (no launcher): simulate."), std::string::npos) << top;
 }
 
 TEST(SubcommandRegistry, AParsedCommandLineChoosesExactlyTheNamedSubcommand) {

@@ -1,0 +1,581 @@
+#include "plan/simulation.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+#include "core/batch_source.hpp"
+#include "core/error.hpp"
+#include "core/stop_request.hpp"
+#include "embedding/engine.hpp"
+#include "embedding/key_router.hpp"
+#include "embedding/owner_rule.hpp"
+#include "embedding/pooled_scheme.hpp"
+#include "embedding/scheme_registry.hpp"
+#include "plan/hardware_costs.hpp"
+#include "plan/plan_model.hpp"
+#include "workloads/batch_source_factory.hpp"
+
+namespace embscale::plan {
+namespace {
+
+using embedding::Deduplication;
+using embedding::KeyRouter;
+using embedding::OwnerRule;
+using embedding::RoutedKeys;
+
+constexpr double kPairBytes = 16.0;  // a (key, position) pair on the wire (PooledExchange)
+constexpr double kKeyBytes = 8.0;    // a key (all2all_dense sends keys alone)
+constexpr double kCountBytes = 8.0;  // a std::size_t count of the alltoall before an alltoallv
+constexpr double kFloatBytes = 4.0;  // pooled vectors, rows on the wire and gradients are fp32
+
+// A layer's data flow, as its scheme runs it.
+enum class Flow {
+  kToOwners,      // (key, bag) pairs to the owner of each key (an OwnerRule), pooled there
+  kEveryRank,     // every pair to every rank, each pools its columns (column_wise)
+  kReplicas,      // no exchange of keys; the table's gradient allreduced (data_parallel)
+  kKeysToOwners,  // distinct keys to key % ranks, rows back, requesters pool (all2all_dense)
+};
+
+// Bytes per rank and link class, summed over a step's transfers.
+class Links {
+ public:
+  Links(int ranks, std::int64_t ranks_per_node)
+      : ranks_(ranks), per_node_(ranks_per_node), sent_intra(ranks), sent_inter(ranks), recv_intra(ranks),
+        recv_inter(ranks) {}
+
+  int node(int rank) const { return static_cast<int>(rank / per_node_); }
+  void clear() {
+    for (auto* v : {&sent_intra, &sent_inter, &recv_intra, &recv_inter}) std::fill(v->begin(), v->end(), 0.0);
+  }
+  void add(int from, int to, double bytes) {
+    if (from == to) return;  // a copy to itself is no traffic
+    const bool inside = node(from) == node(to);
+    (inside ? sent_intra : sent_inter)[static_cast<std::size_t>(from)] += bytes;
+    (inside ? recv_intra : recv_inter)[static_cast<std::size_t>(to)] += bytes;
+  }
+  // Every rank i sends every other rank j a(i) * b(j) bytes, in O(ranks): a node's sums stand for
+  // its members.
+  void add_product(const std::vector<double>& a, const std::vector<double>& b) {
+    const int nodes = node(ranks_ - 1) + 1;
+    std::vector<double> a_node(static_cast<std::size_t>(nodes), 0.0), b_node(a_node);
+    for (int r = 0; r < ranks_; ++r) {
+      a_node[static_cast<std::size_t>(node(r))] += a[static_cast<std::size_t>(r)];
+      b_node[static_cast<std::size_t>(node(r))] += b[static_cast<std::size_t>(r)];
+    }
+    const double a_all = std::accumulate(a.begin(), a.end(), 0.0), b_all = std::accumulate(b.begin(), b.end(), 0.0);
+    for (int r = 0; r < ranks_; ++r) {
+      const auto i = static_cast<std::size_t>(r), n = static_cast<std::size_t>(node(r));
+      sent_intra[i] += a[i] * (b_node[n] - b[i]);
+      sent_inter[i] += a[i] * (b_all - b_node[n]);
+      recv_intra[i] += b[i] * (a_node[n] - a[i]);
+      recv_inter[i] += b[i] * (a_all - a_node[n]);
+    }
+  }
+  double sent(int r) const { return sent_intra[static_cast<std::size_t>(r)] + sent_inter[static_cast<std::size_t>(r)]; }
+  double received(int r) const {
+    return recv_intra[static_cast<std::size_t>(r)] + recv_inter[static_cast<std::size_t>(r)];
+  }
+  // The share of the rank's bytes (sent and received) inside its node; 1 with none.
+  double all(int r) const { return sent(r) + received(r); }
+  double intra(int r) const {
+    return sent_intra[static_cast<std::size_t>(r)] + recv_intra[static_cast<std::size_t>(r)];
+  }
+
+ private:
+  int ranks_;
+  std::int64_t per_node_;
+
+ public:
+  std::vector<double> sent_intra, sent_inter, recv_intra, recv_inter;
+};
+
+// Per rank, a layer's counters of one step (the run's names).
+struct LayerCounts {
+  explicit LayerCounts(int ranks)
+      : keys(ranks), pairs_sent(ranks), pairs_received(ranks), lookups(ranks), unique_keys(ranks), exchange_sent(ranks),
+        exchange_recv(ranks), comm_sent(ranks), comm_recv(ranks), link_bytes(ranks), intra_bytes(ranks),
+        work(static_cast<std::size_t>(ranks)) {}
+  std::vector<double> keys, pairs_sent, pairs_received, lookups, unique_keys, exchange_sent, exchange_recv;
+  // The bytes the Communicator counts (what a run's bytes_sent and bytes_recv hold): to and from
+  // other ranks, but a reduce-scatter counts its whole buffer sent and an allreduce its buffer
+  // both ways (comm/mpi_communicator.cpp).
+  std::vector<double> comm_sent, comm_recv;
+  // The layer's bytes sent and received on all links, and inside the rank's node.
+  std::vector<double> link_bytes, intra_bytes;
+  std::vector<RankWork> work;
+};
+
+// A layer of the (planned) config as simulate() runs it.
+struct SimulatedLayer {
+  const LayerContext* context = nullptr;
+  std::string prefix;  // "" or "<layer>." (a run's names with several layers)
+  Flow flow = Flow::kToOwners;
+  std::optional<OwnerRule> owner;   // kToOwners: by layer slot
+  std::vector<std::int32_t> slots;  // the Data layer's slots, in layer order
+  std::vector<std::int64_t> sizes;  // their rows
+  std::vector<int> owner_of_slot;   // whole tables: each layer slot's rank
+  bool deduplicate = true;          // kKeysToOwners: config's deduplicate
+  int collectives = 0;
+};
+
+Flow flow_of(const LayerContext& context) {
+  if (!context.fixed) return Flow::kKeysToOwners;  // checked to be all2all_dense by the caller
+  switch (context.fixed->ownership) {
+    case Ownership::kEveryRank: return Flow::kEveryRank;
+    case Ownership::kReplicas: return Flow::kReplicas;
+    default: return Flow::kToOwners;
+  }
+}
+
+// The owner rule each scheme's factory builds (lib/embedding/schemes/*.cpp), for `ranks` ranks.
+OwnerRule owner_rule(const LayerContext& context, const embedding::LayerSpec& spec, int ranks) {
+  switch (context.fixed->ownership) {
+    case Ownership::kOneRank:
+      return OwnerRule::slot_table(std::vector<std::int32_t>(context.fixed_owner.begin(), context.fixed_owner.end()));
+    case Ownership::kRowBlocks: {
+      const embedding::RowBlocks blocks(spec, ranks);
+      return OwnerRule::row_blocks(blocks.offsets, blocks.block);
+    }
+    default: return OwnerRule::modulo(ranks);
+  }
+}
+
+bool is_all2all_dense(const config::EmbeddingLayer& layer) {
+  const auto& entry = embedding::scheme_of(layer);
+  return entry.dedups_before_exchange && !entry.planner;
+}
+
+std::vector<SimulatedLayer> simulated_layers(const config::Config& config, const PlanModel& model, int ranks) {
+  std::vector<SimulatedLayer> layers;
+  for (const auto& context : model.contexts()) {
+    const auto& layer = *context.layer;
+    if (context.planned)
+      throw Error("simulate: layers[" + layer.name + "] is still \"auto\": plan the config first (plan_for_run)");
+    if (!context.fixed && !is_all2all_dense(layer))
+      throw InputError("layers[" + layer.name + "]: simulate counts " + simulated_scheme_names() +
+                       "; this layer runs " + context.fixed_name);
+    SimulatedLayer sim;
+    sim.context = &context;
+    sim.prefix = config.embeddings.size() > 1 ? layer.name + "." : "";
+    sim.flow = flow_of(context);
+    sim.slots = layer.slots;
+    for (const auto slot : sim.slots) sim.sizes.push_back(config.data.slot_size_array[static_cast<std::size_t>(slot)]);
+    sim.deduplicate = layer.deduplicate;
+    sim.collectives = context.fixed ? context.fixed->collectives : 4;  // all2all_dense: alltoall + 3 alltoallv
+    if (sim.flow == Flow::kToOwners) {
+      const embedding::LayerSpec spec =
+          embedding::make_layer_spec(nullptr, config, context.index, config.data.slot_size_array);
+      if (context.fixed->ownership == Ownership::kRowBlocks && !spec.key_spaces_known)
+        throw InputError("layers[" + layer.name + "]: " + context.fixed_name +
+                         " splits each slot's key space, which the data does not give (slot_size_array)");
+      sim.owner = owner_rule(context, spec, ranks);
+      sim.owner_of_slot = context.fixed_owner;
+    }
+    layers.push_back(std::move(sim));
+  }
+  return layers;
+}
+
+// One slot's occurrences in a global batch, in sample order: rank r's samples hold
+// keys[first[r], first[r + 1]) (a rank's samples are contiguous).
+struct SlotOccurrences {
+  std::vector<Key> keys;
+  std::vector<std::size_t> first;
+  std::span<const Key> of(int rank) const {
+    const auto r = static_cast<std::size_t>(rank);
+    return std::span<const Key>(keys).subspan(first[r], first[r + 1] - first[r]);
+  }
+};
+
+class Simulator {
+ public:
+  Simulator(const config::Config& config, const SimulationOptions& options)
+      : config_(config), ranks_(options.ranks), model_(config, options.ranks),
+        layers_(simulated_layers(config, model_, options.ranks)),
+        per_node_(options.ranks_per_node > 0 ? options.ranks_per_node
+                  : model_.hardware()        ? model_.hardware()->devices_per_node
+                                             : options.ranks),
+        links_(ranks_, per_node_) {
+    const std::int64_t global = config.solver.batchsize;
+    requester_.resize(static_cast<std::size_t>(global));
+    samples_.assign(static_cast<std::size_t>(ranks_), 0.0);
+    for (int r = 0; r < ranks_; ++r) {
+      const auto share = sample_share_of(global, r, ranks_);
+      std::fill_n(requester_.begin() + share.first, share.count, r);
+      samples_[static_cast<std::size_t>(r)] = static_cast<double>(share.count);
+    }
+  }
+
+  Simulation run(std::int64_t iterations) {
+    Simulation sim;
+    sim.ranks = ranks_;
+    sim.ranks_per_node = per_node_;
+    sim.iterations = iterations;
+    sim.global_batch = config_.solver.batchsize;
+    sim.cost = model_.cost();
+    if (const auto* hw = model_.hardware()) sim.hardware = hw->name + " (" + hw->origin + ")";
+    for (const auto& layer : layers_) {
+      sim.phase_names.insert(sim.phase_names.end(), {layer.prefix + "compute", layer.prefix + "communication"});
+      sim.phase_meanings.insert(
+          sim.phase_meanings.end(),
+          {"predicted: the rank's key, row and memory work at the cost model's rates (counted, not run)",
+           "predicted: the rank's bytes on its links, waiting for the layer's slowest rank, and the layer's "
+           "collective calls"});
+    }
+    auto source = workloads::make_batch_source(config_);
+    const std::int64_t warmup = config_.solver.warmup_iter;
+    const std::int64_t available = source->iterations_available(config_.solver.batchsize);
+    if (available != BatchSource::kUnbounded && available < warmup + iterations)
+      throw InputError("solver.max_iter: " + source->describe() + " holds " + std::to_string(available) +
+                       " batches of " + std::to_string(config_.solver.batchsize) + " samples, the simulation needs " +
+                       std::to_string(warmup + iterations) + " (warm-up and timed)");
+    for (std::int64_t w = 1; w <= warmup; ++w) (void)source->next_batch(-w, 0, 1);  // a run's order
+    for (std::int64_t it = 0; it < iterations; ++it) {
+      if (const int signal = stop_signal())  // at an iteration boundary, as a run stops
+        throw StopRequested("stopped by " + signal_name(signal) + " after " + std::to_string(it) + " of " +
+                            std::to_string(iterations) + " iterations (no report)");
+      step(source->next_batch(it, 0, 1), sim);
+    }
+    return sim;
+  }
+
+ private:
+  void step(const Batch& batch, Simulation& sim) {
+    links_.clear();
+    double step_seconds = 0.0;
+    std::vector<LayerCounts> counted;
+    for (const auto& layer : layers_) counted.push_back(count_layer(layer, batch));
+    std::vector<double> comm_sent(static_cast<std::size_t>(ranks_), 0.0), comm_recv(comm_sent);
+    for (std::size_t l = 0; l < layers_.size(); ++l) {
+      const auto& layer = layers_[l];
+      auto& c = counted[l];
+      for (std::size_t i = 0; i < comm_sent.size(); ++i) {
+        comm_sent[i] += c.comm_sent[i];
+        comm_recv[i] += c.comm_recv[i];
+      }
+      // Each rank's time: its compute, and its bytes at its own mix of links where the hardware
+      // names them (else the model's cost per byte).
+      std::vector<double> compute(static_cast<std::size_t>(ranks_)), seconds(compute);
+      for (int r = 0; r < ranks_; ++r) {
+        const auto i = static_cast<std::size_t>(r);
+        RankWork no_comm = c.work[i];
+        no_comm.comm_bytes = 0.0;
+        compute[i] = rank_seconds(no_comm, sim.cost);
+        seconds[i] = compute[i] + c.work[i].comm_bytes * seconds_per_comm_byte(c, r, sim.cost);
+      }
+      const double layer_seconds =
+          *std::max_element(seconds.begin(), seconds.end()) + layer.collectives * sim.cost.seconds_per_collective;
+      step_seconds += layer_seconds;
+      for (int r = 0; r < ranks_; ++r) {
+        const auto i = static_cast<std::size_t>(r);
+        sim.timings[layer.prefix + "compute"].push_back(compute[i]);
+        sim.timings[layer.prefix + "communication"].push_back(layer_seconds - compute[i]);
+        const auto put = [&](const std::string& name, double value) {
+          sim.counters[layer.prefix + name].push_back(static_cast<std::int64_t>(value));
+        };
+        put("keys", c.keys[i]);
+        if (layer.flow == Flow::kKeysToOwners || layer.flow == Flow::kReplicas) put("unique_keys", c.unique_keys[i]);
+        else {
+          put("pairs_sent", c.pairs_sent[i]);
+          put("pairs_received", c.pairs_received[i]);
+        }
+        put("lookups", c.lookups[i]);
+        if (layer.flow != Flow::kReplicas) {
+          put("exchange_keys.bytes_sent", c.exchange_sent[i]);
+          put("exchange_keys.bytes_recv", c.exchange_recv[i]);
+        }
+      }
+    }
+    for (int r = 0; r < ranks_; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      const auto put = [&](const std::string& name, double value) {
+        sim.counters[name].push_back(static_cast<std::int64_t>(value));
+      };
+      put("bytes_sent", comm_sent[i]);
+      put("bytes_recv", comm_recv[i]);
+      put("bytes_sent_intra_node", links_.sent_intra[i]);
+      put("bytes_sent_inter_node", links_.sent_inter[i]);
+    }
+    sim.step_time.push_back(step_seconds);
+  }
+
+  // A byte sent or received by rank r in a layer: half a byte's time on each link, in the mix of
+  // links the layer's bytes took on that rank (counted) where a hardware description gives the
+  // links; else the model's cost per byte.
+  double seconds_per_comm_byte(const LayerCounts& c, int r, const CostParameters& cost) const {
+    const auto* hw = model_.hardware();
+    const auto i = static_cast<std::size_t>(r);
+    if (!hw || ranks_ == 1 || c.link_bytes[i] <= 0) return cost.seconds_per_comm_byte;
+    const double inside = c.intra_bytes[i] / c.link_bytes[i];
+    return 0.5 * (inside / hw->intra_node.bandwidth + (1.0 - inside) / hw->inter_node.bandwidth);
+  }
+
+  // The occurrences of the Data layer's slot `slot` in `batch`, with their requesters.
+  SlotOccurrences occurrences(const Batch& batch, std::int32_t slot) const {
+    SlotOccurrences out;
+    out.first.assign(static_cast<std::size_t>(ranks_) + 1, 0);
+    for (std::int64_t s = 0; s < batch.num_samples; ++s) {
+      const auto bag = batch.bag(s * batch.num_slots + slot);
+      out.keys.insert(out.keys.end(), bag.begin(), bag.end());
+      out.first[static_cast<std::size_t>(requester_[static_cast<std::size_t>(s)]) + 1] += bag.size();
+    }
+    std::partial_sum(out.first.begin(), out.first.end(), out.first.begin());
+    return out;
+  }
+
+  LayerCounts count_layer(const SimulatedLayer& layer, const Batch& batch) {
+    LayerCounts c(ranks_);
+    const auto& context = *layer.context;
+    for (int r = 0; r < ranks_; ++r) {  // the step's bytes before this layer's
+      c.link_bytes[static_cast<std::size_t>(r)] = -links_.all(r);
+      c.intra_bytes[static_cast<std::size_t>(r)] = -links_.intra(r);
+    }
+    const std::vector<double> ones(static_cast<std::size_t>(ranks_), 1.0);
+    const std::vector<double> count_bytes(static_cast<std::size_t>(ranks_), kCountBytes);
+    // The alltoall of counts before the key exchange: a count to every other rank.
+    if (layer.flow != Flow::kReplicas && ranks_ > 1) {
+      links_.add_product(ones, count_bytes);
+      for (auto& v : c.exchange_sent) v += kCountBytes * (ranks_ - 1);
+      for (auto& v : c.exchange_recv) v += kCountBytes * (ranks_ - 1);
+    }
+    for (std::size_t p = 0; p < layer.slots.size(); ++p) {
+      const auto occ = occurrences(batch, layer.slots[p]);
+      for (int r = 0; r < ranks_; ++r) c.keys[static_cast<std::size_t>(r)] += static_cast<double>(occ.of(r).size());
+      std::vector<RankLoad> loads(static_cast<std::size_t>(ranks_));
+      double batch_distinct = 0.0;
+      switch (layer.flow) {
+        case Flow::kToOwners:
+          batch_distinct = count_to_owners(layer, static_cast<std::int32_t>(p), occ, c, loads);
+          break;
+        case Flow::kEveryRank: batch_distinct = count_every_rank(occ, c, loads); break;
+        case Flow::kReplicas: batch_distinct = count_replicas(occ, c, loads); break;
+        case Flow::kKeysToOwners: count_keys_to_owners(layer, occ, c); continue;  // its own work model, below
+      }
+      if (context.owners_read_every_pair && layer.flow != Flow::kReplicas)
+        for (auto& load : loads) load.distinct = load.pairs;
+      for (int r = 0; r < ranks_; ++r) {
+        const auto i = static_cast<std::size_t>(r);
+        c.lookups[i] += loads[i].distinct;
+        if (layer.flow != Flow::kReplicas) c.pairs_received[i] += loads[i].pairs;
+      }
+      TableModel table;
+      table.slot = layer.slots[p];
+      table.rows = layer.sizes[p];
+      table.bag_size = static_cast<double>(occ.keys.size()) / static_cast<double>(config_.solver.batchsize);
+      const int owner = layer.owner_of_slot.empty() ? 0 : layer.owner_of_slot[p];
+      if (context.fixed->ownership == Ownership::kOneRank) loads = {loads[static_cast<std::size_t>(owner)]};
+      add_table_work(*context.fixed, context.shape, table, loads, batch_distinct, owner, c.work);
+    }
+    add_output_bytes(layer, c);
+    for (std::size_t i = 0; i < c.comm_sent.size(); ++i) {  // the key exchange is counted as it travels
+      c.comm_sent[i] += c.exchange_sent[i];
+      c.comm_recv[i] += c.exchange_recv[i];
+    }
+    for (int r = 0; r < ranks_; ++r) {
+      c.link_bytes[static_cast<std::size_t>(r)] += links_.all(r);
+      c.intra_bytes[static_cast<std::size_t>(r)] += links_.intra(r);
+    }
+    if (layer.flow == Flow::kKeysToOwners) add_keys_to_owners_work(layer, c);
+    return c;
+  }
+
+  // Pairs to the owner of each key: the owner's distinct keys are the batch's distinct keys of the
+  // slot grouped by owner (the rule and KeyRouter a run routes with).
+  double count_to_owners(const SimulatedLayer& layer, std::int32_t position, const SlotOccurrences& occ, LayerCounts& c,
+                         std::vector<RankLoad>& loads) {
+    const OwnerRule& rule = *layer.owner;
+    router_.route(
+        std::span<const Key>(occ.keys), ranks_, [&](Key key) { return rule(key, position); }, routed_);
+    owner_at_.resize(routed_.send_keys.size());
+    std::size_t at = 0;
+    for (int r = 0; r < ranks_; ++r) {
+      loads[static_cast<std::size_t>(r)].distinct =
+          static_cast<double>(routed_.send_counts[static_cast<std::size_t>(r)]);
+      for (std::size_t n = 0; n < routed_.send_counts[static_cast<std::size_t>(r)]; ++n) owner_at_[at++] = r;
+    }
+    for (int from = 0; from < ranks_; ++from) {
+      const auto f = static_cast<std::size_t>(from);
+      c.pairs_sent[f] += static_cast<double>(occ.first[f + 1] - occ.first[f]);
+      for (std::size_t k = occ.first[f]; k < occ.first[f + 1]; ++k) {
+        const int owner = ranks_ == 1 ? 0 : owner_at_[routed_.inverse[k]];
+        loads[static_cast<std::size_t>(owner)].pairs += 1.0;
+        if (owner == from) continue;
+        links_.add(from, owner, kPairBytes);
+        c.exchange_sent[f] += kPairBytes;
+        c.exchange_recv[static_cast<std::size_t>(owner)] += kPairBytes;
+      }
+    }
+    return static_cast<double>(routed_.send_keys.size());
+  }
+
+  // Every pair to every rank (each pools its columns of every bag).
+  double count_every_rank(const SlotOccurrences& occ, LayerCounts& c, std::vector<RankLoad>& loads) {
+    router_.route(
+        std::span<const Key>(occ.keys), 1, [](Key) { return 0; }, routed_);
+    const auto distinct = static_cast<double>(routed_.send_keys.size());
+    std::vector<double> local(static_cast<std::size_t>(ranks_), 0.0);
+    for (int r = 0; r < ranks_; ++r) local[static_cast<std::size_t>(r)] = static_cast<double>(occ.of(r).size());
+    std::vector<double> pair_bytes(local.size());
+    for (std::size_t r = 0; r < local.size(); ++r) {
+      pair_bytes[r] = local[r] * kPairBytes;
+      c.pairs_sent[r] += local[r] * ranks_;
+      c.exchange_sent[r] += pair_bytes[r] * (ranks_ - 1);
+      c.exchange_recv[r] += (static_cast<double>(occ.keys.size()) - local[r]) * kPairBytes;
+      loads[r] = {static_cast<double>(occ.keys.size()), distinct};
+    }
+    links_.add_product(pair_bytes, std::vector<double>(local.size(), 1.0));
+    return distinct;
+  }
+
+  // Replicas: each rank looks up its own distinct keys (data_parallel de-duplicates the rank's
+  // whole batch; keys of different slots never coincide, so slot by slot is the same count).
+  double count_replicas(const SlotOccurrences& occ, LayerCounts& c, std::vector<RankLoad>& loads) {
+    router_.route(
+        std::span<const Key>(occ.keys), 1, [](Key) { return 0; }, routed_);
+    const auto batch_distinct = static_cast<double>(routed_.send_keys.size());
+    for (int r = 0; r < ranks_; ++r) {
+      const auto mine = occ.of(r);
+      router_.route(
+          mine, 1, [](Key) { return 0; }, routed_);
+      const auto i = static_cast<std::size_t>(r);
+      loads[i] = {static_cast<double>(mine.size()), static_cast<double>(routed_.send_keys.size())};
+      c.unique_keys[i] += loads[i].distinct;
+    }
+    return batch_distinct;
+  }
+
+  // all2all_dense: each rank routes its keys (de-duplicated unless the layer says not) to
+  // key % ranks; an owner reads the distinct keys it received.
+  void count_keys_to_owners(const SimulatedLayer& layer, const SlotOccurrences& occ, LayerCounts& c) {
+    const int ranks = ranks_;
+    const auto modulo = [ranks](Key key) { return static_cast<int>(key % ranks); };
+    router_.route(std::span<const Key>(occ.keys), ranks_, modulo, routed_);
+    for (int r = 0; r < ranks_; ++r)
+      c.lookups[static_cast<std::size_t>(r)] += static_cast<double>(routed_.send_counts[static_cast<std::size_t>(r)]);
+    const auto dedup = layer.deduplicate ? Deduplication::kOn : Deduplication::kOff;
+    for (int r = 0; r < ranks_; ++r) {
+      router_.route(occ.of(r), ranks_, modulo, routed_, dedup);
+      c.unique_keys[static_cast<std::size_t>(r)] += static_cast<double>(routed_.send_keys.size());
+      for (int d = 0; d < ranks_; ++d) {
+        const auto n = static_cast<double>(routed_.send_counts[static_cast<std::size_t>(d)]);
+        c.pairs_received[static_cast<std::size_t>(d)] += n;  // keys received (the work model's)
+        if (d == r || n == 0) continue;
+        // keys out, rows back (forward), gradients out (backward)
+        const double rows = n * kFloatBytes * context_dim(layer);
+        links_.add(r, d, n * kKeyBytes + rows);
+        links_.add(d, r, rows);
+        for (const auto i : {static_cast<std::size_t>(r), static_cast<std::size_t>(d)}) {
+          c.comm_sent[i] += rows;  // rows from the owner, gradients to it: alltoallv, as on the wire
+          c.comm_recv[i] += rows;
+        }
+        c.exchange_sent[static_cast<std::size_t>(r)] += n * kKeyBytes;
+        c.exchange_recv[static_cast<std::size_t>(d)] += n * kKeyBytes;
+      }
+    }
+  }
+
+  static double context_dim(const SimulatedLayer& layer) { return layer.context->shape.dim; }
+
+  // The output collectives' bytes (they depend on the plan and the batch, not on the keys):
+  // pooled vectors forward and their gradients backward, or data_parallel's allreduce. On the
+  // wire (the links), and as the Communicator counts them (c.comm_*).
+  void add_output_bytes(const SimulatedLayer& layer, LayerCounts& c) {
+    const auto& shape = layer.context->shape;
+    const auto n = static_cast<std::size_t>(ranks_);
+    const double slots = static_cast<double>(layer.slots.size());
+    const double row = shape.dim * kFloatBytes;
+    const double global = static_cast<double>(config_.solver.batchsize);
+    if (layer.flow == Flow::kReplicas) {
+      // Two allreduces (the table's fp32 gradient, its int32 touch counts), called on any count.
+      double rows = 0.0;
+      for (const auto size : layer.sizes) rows += static_cast<double>(size);
+      const double buffer = rows * (shape.dim + 1.0) * kFloatBytes;
+      for (std::size_t r = 0; r < n; ++r) {
+        c.comm_sent[r] += buffer;
+        c.comm_recv[r] += buffer;
+      }
+      // On the wire, a reduce-scatter and an all-gather: 2 (P - 1) / P of the buffer each way.
+      if (ranks_ > 1) links_.add_product(std::vector<double>(n, 1.0), std::vector<double>(n, 2.0 * buffer / ranks_));
+      return;
+    }
+    if (ranks_ == 1 || layer.flow == Flow::kKeysToOwners) return;  // one rank: no call; all2all_dense: with the keys
+    std::vector<double> ones(n, 1.0), bags(n), per_owner(n, 0.0);
+    for (std::size_t r = 0; r < n; ++r) bags[r] = samples_[r] * slots * row;
+    const bool whole_tables = layer.flow == Flow::kToOwners && layer.context->fixed->ownership == Ownership::kOneRank;
+    if (layer.flow == Flow::kToOwners && !whole_tables) {
+      // reduce-scatter of every bag's partial sums, all-gather of the gradients
+      links_.add_product(ones, bags);
+      links_.add_product(bags, ones);
+      for (std::size_t r = 0; r < n; ++r) {
+        c.comm_sent[r] += global * slots * row + bags[r] * (ranks_ - 1.0);
+        c.comm_recv[r] += bags[r] + (global * slots * row - bags[r]);
+      }
+      return;
+    }
+    // alltoallv: an owner sends each rank its bags of the owner's tables (or its column slice of
+    // every bag), and the gradients come back: bytes per sample an owner pools, times the samples.
+    if (whole_tables)
+      for (const auto owner : layer.owner_of_slot) per_owner[static_cast<std::size_t>(owner)] += row;
+    else
+      for (std::size_t r = 0; r < n; ++r)
+        per_owner[r] = slots * kFloatBytes * (shape.dim / ranks_ + (static_cast<int>(r) < shape.dim % ranks_ ? 1 : 0));
+    links_.add_product(per_owner, samples_);
+    links_.add_product(samples_, per_owner);
+    const double owned_all = std::accumulate(per_owner.begin(), per_owner.end(), 0.0);
+    for (std::size_t r = 0; r < n; ++r) {
+      const double out = per_owner[r] * (global - samples_[r]) + samples_[r] * (owned_all - per_owner[r]);
+      c.comm_sent[r] += out;  // forward as owner, backward as requester
+      c.comm_recv[r] += out;  // the mirror image
+    }
+  }
+
+  // all2all_dense's step in the cost model's terms, as add_table_work charges a pooled scheme:
+  // routing and pooling per key occurrence and per received key, reads and updates per distinct
+  // row, the rows received and sent, the bytes on the wire.
+  void add_keys_to_owners_work(const SimulatedLayer& layer, LayerCounts& c) {
+    const auto& shape = layer.context->shape;
+    const double row_values = shape.dim + shape.state_width;
+    const double loss_bytes = 2.0 * static_cast<double>(config_.solver.batchsize) * shape.dim * kFloatBytes / ranks_;
+    for (int r = 0; r < ranks_; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      auto& w = c.work[i];
+      w.key_ops += c.keys[i] + c.pairs_received[i];
+      w.row_ops += 2.0 * c.lookups[i];
+      w.memory_bytes += 2.0 * (c.keys[i] + c.pairs_received[i]) * shape.dim * kFloatBytes +
+                        c.lookups[i] * (shape.dim + 2.0 * row_values) * shape.value_bytes + loss_bytes;
+      w.comm_bytes += c.link_bytes[i];
+    }
+  }
+
+  const config::Config& config_;
+  int ranks_;
+  PlanModel model_;
+  std::vector<SimulatedLayer> layers_;
+  std::int64_t per_node_;
+  Links links_;
+  std::vector<int> requester_;   // per global sample
+  std::vector<double> samples_;  // per rank
+  KeyRouter router_;
+  RoutedKeys routed_;
+  std::vector<int> owner_at_;
+};
+
+}  // namespace
+
+std::string simulated_scheme_names() {
+  return embedding::scheme_names_where([](const embedding::SchemeEntry& entry) {
+    return entry.planner.has_value() || (entry.dedups_before_exchange && !entry.planner);
+  });
+}
+
+Simulation simulate(const config::Config& config, const SimulationOptions& options) {
+  if (options.ranks < 1) throw InputError("--ranks: expected at least 1 rank, got " + std::to_string(options.ranks));
+  if (options.ranks_per_node < 0)
+    throw InputError("--ranks-per-node: expected a positive count, got " + std::to_string(options.ranks_per_node));
+  const std::int64_t iterations = options.iterations > 0 ? options.iterations : config.solver.max_iter;
+  Simulator simulator(config, options);
+  return simulator.run(iterations);
+}
+
+}  // namespace embscale::plan
