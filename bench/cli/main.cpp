@@ -34,7 +34,9 @@ int run_serial(const std::function<int()>& command) {
 }
 
 // The MPI subcommand: agreed failures exit cleanly with their code; anything else aborts all ranks.
-int run_mpi(int argc, char** argv, const std::function<int()>& command) {
+// `one_process`: a subcommand that runs alone (Launch::kOneProcess) has no other rank to end, so
+// an error is said and MPI finalised as on success (no MPI_Abort and its banner).
+int run_mpi(int argc, char** argv, const std::function<int()>& command, bool one_process) {
   const embscale::comm::MpiSession mpi(argc, argv);
   int code = 0;
   try {
@@ -46,6 +48,10 @@ int run_mpi(int argc, char** argv, const std::function<int()>& command) {
     if (mpi.world_rank() == 0) std::fprintf(stderr, "embscale: %s\n", stop.what());
     code = stop.exit_code();
   } catch (const embscale::Error& e) {
+    if (one_process) {
+      std::fprintf(stderr, "embscale: error: %s\n", e.what());
+      return e.exit_code();
+    }
     embscale::comm::abort_all_ranks(e.exit_code(), e.what());
   } catch (const std::exception& e) {
     embscale::comm::abort_all_ranks(embscale::kExitFailure, e.what());
@@ -93,7 +99,9 @@ int main(int argc, char** argv) {
   // require_subcommand(1): exactly one top-level subcommand was parsed.
   for (const auto& subcommand : defined) {
     if (!subcommand.command->parsed()) continue;
-    if (subcommand.entry->launch != embscale::cli::Launch::kSerial) return run_mpi(argc, argv, subcommand.run);
+    const auto launch = subcommand.entry->launch;
+    if (launch != embscale::cli::Launch::kSerial)
+      return run_mpi(argc, argv, subcommand.run, launch == embscale::cli::Launch::kOneProcess);
     return run_serial(subcommand.run);
   }
   std::fprintf(stderr, "embscale: internal error: no registered subcommand was parsed\n");

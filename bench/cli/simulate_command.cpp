@@ -49,12 +49,15 @@ config::Config load_for_simulation(const SimulateOptions& options, std::optional
   const std::string origin = options.config_path.value_or("<embedded default>");
   const std::string text =
       options.config_path ? config::read_config_text(*options.config_path) : config::default_config_text();
-  // As settings, so that they stay in the config's JSON, which a plan rewrites.
-  auto settings = options.settings;
-  if (options.iterations > 0) settings.push_back("solver.max_iter=" + std::to_string(options.iterations));
-  if (!options.hardware.empty())  // a path given here is the caller's, not the config's
-    settings.push_back("planner.hardware=" + std::filesystem::absolute(options.hardware).string());
-  auto config = config::parse_config_with_settings(text, origin, settings);
+  auto config = config::parse_config_with_settings(text, origin, options.settings);
+  if (options.iterations > 0 || !options.hardware.empty()) {
+    // Into the config's JSON, which a plan rewrites and the report records.
+    auto json = config.source;
+    if (options.iterations > 0) json["solver"]["max_iter"] = options.iterations;
+    if (!options.hardware.empty())  // a path given here is the caller's, not the config's
+      json["planner"]["hardware"] = std::filesystem::absolute(options.hardware).string();
+    config = config::parse_config(json, origin);
+  }
   if (options.config_path) config.directory = config::config_directory(*options.config_path);
   config::check_runs_whole(config, true, origin);  // the embedding layers are what it counts
   config::resolve_batch_for_ranks(config, options.ranks);
