@@ -60,9 +60,10 @@ case "$case_name" in
   simulate_equals_run)
     # On 1, 2 and 3 ranks every scheme's counters, bytes included, are those of a real run of the
     # same config.
-    for scheme in row_wise distributed_slot table_wise column_wise data_parallel all2all_dense; do
+    for scheme in row_wise distributed_slot table_wise localized_slot column_wise data_parallel all2all_dense; do
       case $scheme in
         all2all_dense) write_config $scheme '"type": "All2AllDenseEmbedding"' ;;
+        localized_slot) write_config $scheme '"type": "LocalizedSlotSparseEmbeddingHash"' ;;
         *) write_config $scheme "\"type\": \"ShardedEmbedding\", \"sharding\": \"$scheme\"" ;;
       esac
       for ranks in 1 2 3; do

@@ -72,6 +72,7 @@ struct Oracle {
                 owner = static_cast<int>((key - offset(slot)) / ((kSizes[slot] + ranks - 1) / ranks));
               else if (scheme == "distributed_slot" || scheme == "all2all_dense") owner = static_cast<int>(key % ranks);
               else if (scheme == "table_wise") owner = table_rank[static_cast<std::size_t>(slot)];
+              else if (scheme == "localized_slot") owner = slot % ranks;  // HugeCTR: slot i on GPU i % P
               else if (scheme == "data_parallel") owner = r;
               if (scheme == "column_wise") {
                 sent[static_cast<std::size_t>(r)] += ranks;
@@ -141,11 +142,12 @@ struct Oracle {
 
 TEST(Simulation, CountsWhatAPlainModelOfEachSchemeCounts) {
   // Training on the static table: the owners de-duplicate (lookups are distinct keys).
-  for (const std::string scheme :
-       {"row_wise", "distributed_slot", "table_wise", "column_wise", "data_parallel", "all2all_dense"}) {
-    const std::string layer = scheme == "all2all_dense" ? R"("type": "All2AllDenseEmbedding")"
-                              : scheme == "table_wise"  ? sharded(scheme) + R"(, "table_ranks": [2, 0, 1])"
-                                                        : sharded(scheme);
+  for (const std::string scheme : {"row_wise", "distributed_slot", "table_wise", "localized_slot", "column_wise",
+                                   "data_parallel", "all2all_dense"}) {
+    const std::string layer = scheme == "all2all_dense"    ? R"("type": "All2AllDenseEmbedding")"
+                              : scheme == "localized_slot" ? R"("type": "LocalizedSlotSparseEmbeddingHash")"
+                              : scheme == "table_wise"     ? sharded(scheme) + R"(, "table_ranks": [2, 0, 1])"
+                                                           : sharded(scheme);
     for (const int ranks : {1, 3, 8}) {
       if (scheme == "table_wise" && ranks < 3) continue;  // its table_ranks need 3 ranks
       SCOPED_TRACE(scheme + " on " + std::to_string(ranks) + " ranks");
