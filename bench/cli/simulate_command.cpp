@@ -60,6 +60,10 @@ config::Config load_for_simulation(const SimulateOptions& options, std::optional
   }
   if (options.config_path) config.directory = config::config_directory(*options.config_path);
   config::check_runs_whole(config, true, origin);  // the embedding layers are what it counts
+  for (const auto& layer : config.embeddings)
+    if (layer.sharding == config::kParameterServerSharding)
+      throw InputError(origin + ": layers[" + layer.name + "].sharding: simulate counts the engine's schemes (" +
+                       plan::simulated_scheme_names() + "), not a parameter server's traffic");
   config::resolve_batch_for_ranks(config, options.ranks);
   naming_input(origin, [&] {
     plan = plan::plan_for_run(config, options.ranks);

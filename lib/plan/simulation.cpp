@@ -35,6 +35,9 @@ enum class Flow {
   kEveryRank,     // every pair to every rank, each pools its columns (column_wise)
   kReplicas,      // no exchange of keys; the table's gradient allreduced (data_parallel)
   kKeysToOwners,  // distinct keys to key % ranks, rows back, requesters pool (all2all_dense)
+  // Pairs to the row-block owner inside the table's node; partial sums reduced inside the node,
+  // then an alltoallv across nodes (table_row_wise)
+  kNodeThenCross,
 };
 
 // Bytes per rank and link class, summed over a step's transfers.
@@ -117,9 +120,13 @@ struct SimulatedLayer {
   std::vector<int> owner_of_slot;   // whole tables: each layer slot's rank
   bool deduplicate = true;          // kKeysToOwners: config's deduplicate
   int collectives = 0;
+  // kNodeThenCross: ranks per node (the layer's, else the simulation's) and each layer slot's node.
+  int ranks_per_node = 1;
+  std::vector<int> node_of_slot;
 };
 
 Flow flow_of(const LayerContext& context) {
+  if (embedding::scheme_of(*context.layer).places_ranks_in_nodes) return Flow::kNodeThenCross;
   if (!context.fixed) return Flow::kKeysToOwners;  // checked to be all2all_dense by the caller
   switch (context.fixed->ownership) {
     case Ownership::kEveryRank: return Flow::kEveryRank;
@@ -141,18 +148,40 @@ OwnerRule owner_rule(const LayerContext& context, const embedding::LayerSpec& sp
   }
 }
 
-bool is_all2all_dense(const config::EmbeddingLayer& layer) {
-  const auto& entry = embedding::scheme_of(layer);
-  return entry.dedups_before_exchange && !entry.planner;
+// The schemes simulate() counts: those with a planner model, and by their capabilities
+// all2all_dense (distinct keys to their owners, no model) and table_row_wise (nodes).
+bool is_simulated(const embedding::SchemeEntry& entry) {
+  return entry.planner.has_value() || (entry.dedups_before_exchange && !entry.planner) || entry.places_ranks_in_nodes;
 }
 
-std::vector<SimulatedLayer> simulated_layers(const config::Config& config, const PlanModel& model, int ranks) {
+// table_row_wise's placement on `ranks` ranks in nodes of `per_node` (the layer's
+// ranks_per_node, else the simulation's): the owner rule and each slot's node, as
+// schemes/table_row_wise.cpp builds them.
+void place_in_nodes(SimulatedLayer& sim, const embedding::LayerSpec& spec, int ranks, std::int64_t per_node) {
+  const auto& layer = *sim.context->layer;
+  const std::int64_t rpn = layer.ranks_per_node > 0 ? layer.ranks_per_node : per_node;
+  if (rpn < 1 || ranks % rpn != 0)
+    throw InputError("layers[" + layer.name + "].ranks_per_node: " + std::to_string(ranks) +
+                     " ranks do not split into nodes of " + std::to_string(rpn) +
+                     " (the layer's ranks_per_node, else --ranks-per-node or the hardware's devices per node)");
+  if (!spec.key_spaces_known)
+    throw InputError("layers[" + layer.name +
+                     "]: table_row_wise splits each slot's key space, which the data does not give (slot_size_array)");
+  sim.ranks_per_node = static_cast<int>(rpn);
+  sim.node_of_slot = embedding::place_tables(spec, ranks / sim.ranks_per_node);
+  const embedding::RowBlocks blocks(spec, sim.ranks_per_node);
+  sim.owner = OwnerRule::node_row_blocks(std::vector<std::int32_t>(sim.node_of_slot.begin(), sim.node_of_slot.end()),
+                                         sim.ranks_per_node, blocks.offsets, blocks.block);
+}
+
+std::vector<SimulatedLayer> simulated_layers(const config::Config& config, const PlanModel& model, int ranks,
+                                             std::int64_t per_node) {
   std::vector<SimulatedLayer> layers;
   for (const auto& context : model.contexts()) {
     const auto& layer = *context.layer;
     if (context.planned)
       throw Error("simulate: layers[" + layer.name + "] is still \"auto\": plan the config first (plan_for_run)");
-    if (!context.fixed && !is_all2all_dense(layer))
+    if (!is_simulated(embedding::scheme_of(layer)))
       throw InputError("layers[" + layer.name + "]: simulate counts " + simulated_scheme_names() +
                        "; this layer runs " + context.fixed_name);
     SimulatedLayer sim;
@@ -162,7 +191,12 @@ std::vector<SimulatedLayer> simulated_layers(const config::Config& config, const
     sim.slots = layer.slots;
     for (const auto slot : sim.slots) sim.sizes.push_back(config.data.slot_size_array[static_cast<std::size_t>(slot)]);
     sim.deduplicate = layer.deduplicate;
-    sim.collectives = context.fixed ? context.fixed->collectives : 4;  // all2all_dense: alltoall + 3 alltoallv
+    // all2all_dense: alltoall + 3 alltoallv; table_row_wise: alltoall and alltoallv of the keys,
+    // reduce-scatter and alltoallv forward, alltoallv and all-gather backward
+    sim.collectives = context.fixed ? context.fixed->collectives : sim.flow == Flow::kNodeThenCross ? 6 : 4;
+    if (sim.flow == Flow::kNodeThenCross)
+      place_in_nodes(sim, embedding::make_layer_spec(nullptr, config, context.index, config.data.slot_size_array),
+                     ranks, per_node);
     if (sim.flow == Flow::kToOwners) {
       const embedding::LayerSpec spec =
           embedding::make_layer_spec(nullptr, config, context.index, config.data.slot_size_array);
@@ -188,15 +222,22 @@ struct SlotOccurrences {
   }
 };
 
+// Ranks per node for the link classes: --ranks-per-node, else the hardware's devices per node,
+// else the ranks_per_node a layer gives (table_row_wise's), else one node of every rank.
+std::int64_t ranks_per_node(const config::Config& config, const SimulationOptions& options, const PlanModel& model) {
+  if (options.ranks_per_node > 0) return options.ranks_per_node;
+  if (model.hardware()) return model.hardware()->devices_per_node;
+  for (const auto& layer : config.embeddings)
+    if (layer.ranks_per_node > 0) return layer.ranks_per_node;
+  return options.ranks;
+}
+
 class Simulator {
  public:
   Simulator(const config::Config& config, const SimulationOptions& options)
       : config_(config), ranks_(options.ranks), model_(config, options.ranks),
-        layers_(simulated_layers(config, model_, options.ranks)),
-        per_node_(options.ranks_per_node > 0 ? options.ranks_per_node
-                  : model_.hardware()        ? model_.hardware()->devices_per_node
-                                             : options.ranks),
-        links_(ranks_, per_node_) {
+        per_node_(ranks_per_node(config, options, model_)),
+        layers_(simulated_layers(config, model_, options.ranks, per_node_)), links_(ranks_, per_node_) {
     const std::int64_t global = config.solver.batchsize;
     requester_.resize(static_cast<std::size_t>(global));
     samples_.assign(static_cast<std::size_t>(ranks_), 0.0);
@@ -346,6 +387,7 @@ class Simulator {
       double batch_distinct = 0.0;
       switch (layer.flow) {
         case Flow::kToOwners:
+        case Flow::kNodeThenCross:
           batch_distinct = count_to_owners(layer, static_cast<std::int32_t>(p), occ, c, loads);
           break;
         case Flow::kEveryRank: batch_distinct = count_every_rank(occ, c, loads); break;
@@ -359,6 +401,7 @@ class Simulator {
         c.lookups[i] += loads[i].distinct;
         if (layer.flow != Flow::kReplicas) c.pairs_received[i] += loads[i].pairs;
       }
+      if (layer.flow == Flow::kNodeThenCross) continue;  // its own work model, below
       TableModel table;
       table.slot = layer.slots[p];
       table.rows = layer.sizes[p];
@@ -377,6 +420,7 @@ class Simulator {
       c.intra_bytes[static_cast<std::size_t>(r)] += links_.intra(r);
     }
     if (layer.flow == Flow::kKeysToOwners) add_keys_to_owners_work(layer, c);
+    if (layer.flow == Flow::kNodeThenCross) add_node_then_cross_work(layer, c);
     return c;
   }
 
@@ -499,6 +543,7 @@ class Simulator {
       if (ranks_ > 1) links_.add_product(std::vector<double>(n, 1.0), std::vector<double>(n, 2.0 * buffer / ranks_));
       return;
     }
+    if (layer.flow == Flow::kNodeThenCross) return add_node_then_cross_bytes(layer, c);
     if (ranks_ == 1 || layer.flow == Flow::kKeysToOwners) return;  // one rank: no call; all2all_dense: with the keys
     std::vector<double> ones(n, 1.0), bags(n), per_owner(n, 0.0);
     for (std::size_t r = 0; r < n; ++r) bags[r] = samples_[r] * slots * row;
@@ -530,6 +575,76 @@ class Simulator {
     }
   }
 
+  // table_row_wise's output (pooled_output_node_then_cross.cpp), called on any count: forward a
+  // reduce-scatter of the node's buffer (every bag of the node's tables) over the node's ranks,
+  // which gives local rank l the bags of every node's rank l, then an alltoallv among the ranks of
+  // one local index; backward the alltoallv the other way and an all-gather in the node.
+  void add_node_then_cross_bytes(const SimulatedLayer& layer, LayerCounts& c) {
+    const int rpn = layer.ranks_per_node, nodes = ranks_ / rpn;
+    const double row = layer.context->shape.dim * kFloatBytes;
+    const double global = static_cast<double>(config_.solver.batchsize);
+    std::vector<double> owned(static_cast<std::size_t>(nodes), 0.0);  // tables per node
+    for (const auto node : layer.node_of_slot) owned[static_cast<std::size_t>(node)] += 1.0;
+    // chunk[n * rpn + l]: bytes of local rank l's chunk on node n (the bags of every node's rank l).
+    std::vector<double> chunk(static_cast<std::size_t>(ranks_), 0.0);
+    for (int n = 0; n < nodes; ++n)
+      for (int l = 0; l < rpn; ++l)
+        for (int m = 0; m < nodes; ++m)
+          chunk[static_cast<std::size_t>(n * rpn + l)] +=
+              samples_[static_cast<std::size_t>(m * rpn + l)] * owned[static_cast<std::size_t>(n)] * row;
+    for (int r = 0; r < ranks_; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      const int node = r / rpn, local = r % rpn;
+      const double mine = chunk[i];
+      double node_others = 0.0;  // the chunks of the node's other ranks
+      for (int l = 0; l < rpn; ++l) {
+        if (l == local) continue;
+        const int peer = node * rpn + l;
+        node_others += chunk[static_cast<std::size_t>(peer)];
+        links_.add(r, peer, chunk[static_cast<std::size_t>(peer)]);  // reduce-scatter: the peer's share
+        links_.add(r, peer, mine);                                   // all-gather: this rank's chunk
+      }
+      c.comm_sent[i] += global * owned[static_cast<std::size_t>(node)] * row + mine * (rpn - 1);
+      c.comm_recv[i] += mine + node_others;
+      for (int m = 0; m < nodes; ++m) {  // across nodes, among the ranks of this local index
+        if (m == node) continue;
+        const int peer = m * rpn + local;
+        const double bags_to_peer =
+            samples_[static_cast<std::size_t>(peer)] * owned[static_cast<std::size_t>(node)] * row;
+        const double grads_to_peer = samples_[i] * owned[static_cast<std::size_t>(m)] * row;
+        links_.add(r, peer, bags_to_peer + grads_to_peer);
+        c.comm_sent[i] += bags_to_peer + grads_to_peer;
+        c.comm_recv[i] += samples_[i] * owned[static_cast<std::size_t>(m)] * row +
+                          samples_[static_cast<std::size_t>(peer)] * owned[static_cast<std::size_t>(node)] * row;
+      }
+    }
+  }
+
+  // table_row_wise's step in the cost model's terms, as add_table_work charges row_wise: routing
+  // per key and pooling per pair, reads and updates per distinct row, the node's reduction, the
+  // bytes it put on its links (counted).
+  void add_node_then_cross_work(const SimulatedLayer& layer, LayerCounts& c) {
+    const auto& shape = layer.context->shape;
+    const double row_values = shape.dim + shape.state_width;
+    const double global = static_cast<double>(config_.solver.batchsize);
+    const double loss_bytes = 2.0 * global * shape.dim * kFloatBytes / ranks_;
+    const double rpn = layer.ranks_per_node;
+    std::vector<double> owned(static_cast<std::size_t>(ranks_ / layer.ranks_per_node), 0.0);
+    for (const auto node : layer.node_of_slot) owned[static_cast<std::size_t>(node)] += 1.0;
+    for (int r = 0; r < ranks_; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      const double node_buffer =
+          global * owned[static_cast<std::size_t>(r / layer.ranks_per_node)] * shape.dim * kFloatBytes;
+      auto& w = c.work[i];
+      w.key_ops += c.keys[i] + c.pairs_received[i];
+      w.row_ops += 2.0 * c.lookups[i];
+      w.memory_bytes += 2.0 * c.pairs_received[i] * shape.dim * kFloatBytes +
+                        c.lookups[i] * (shape.dim + 2.0 * row_values) * shape.value_bytes +
+                        2.0 * node_buffer * (rpn - 1.0) / rpn + loss_bytes;
+      w.comm_bytes += c.link_bytes[i];
+    }
+  }
+
   // all2all_dense's step in the cost model's terms, as add_table_work charges a pooled scheme:
   // routing and pooling per key occurrence and per received key, reads and updates per distinct
   // row, the rows received and sent, the bytes on the wire.
@@ -551,8 +666,8 @@ class Simulator {
   const config::Config& config_;
   int ranks_;
   PlanModel model_;
-  std::vector<SimulatedLayer> layers_;
   std::int64_t per_node_;
+  std::vector<SimulatedLayer> layers_;
   Links links_;
   std::vector<int> requester_;   // per global sample
   std::vector<double> samples_;  // per rank
@@ -563,11 +678,7 @@ class Simulator {
 
 }  // namespace
 
-std::string simulated_scheme_names() {
-  return embedding::scheme_names_where([](const embedding::SchemeEntry& entry) {
-    return entry.planner.has_value() || (entry.dedups_before_exchange && !entry.planner);
-  });
-}
+std::string simulated_scheme_names() { return embedding::scheme_names_where(is_simulated); }
 
 Simulation simulate(const config::Config& config, const SimulationOptions& options) {
   if (options.ranks < 1) throw InputError("--ranks: expected at least 1 rank, got " + std::to_string(options.ranks));

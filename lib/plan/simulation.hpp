@@ -10,9 +10,10 @@
 // rank's counted work into time: the simulated step is a prediction, its counts are not.
 //
 // Schemes: every one with a planner model (table_wise, localized_slot, row_wise, distributed_slot,
-// column_wise, data_parallel) and all2all_dense (its own data flow below). "auto" layers are
-// planned first (the caller's plan_for_run). Not simulated: table_row_wise, the parameter server,
-// and a two-tier table's slow-tier traffic (the planner predicts it; lib/plan/README.md).
+// column_wise, data_parallel), all2all_dense and table_row_wise (their work in the cost model's
+// terms, simulation.cpp). "auto" layers are planned first (the caller's plan_for_run). Not
+// simulated: the parameter server, and a two-tier table's slow-tier traffic (the planner predicts
+// it; lib/plan/README.md).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,8 @@ struct SimulationOptions {
   int ranks = 1;
   std::int64_t iterations = 0;  // timed iterations to count; 0: the config's solver.max_iter
   // Consecutive ranks per node, for the link classes; 0: the hardware description's devices per
-  // node (planner.hardware), else every rank in one node.
+  // node (planner.hardware), else a layer's ranks_per_node (table_row_wise), else every rank in
+  // one node.
   std::int64_t ranks_per_node = 0;
 };
 

@@ -74,6 +74,16 @@ case "$case_name" in
         same_counters "$work/run.h5" "$work/sim.h5" "$ranks" >/dev/null
       done
     done
+    # table_row_wise, in one node and in nodes of 2 and 1.
+    write_config table_row_wise '"type": "ShardedEmbedding", "sharding": "table_row_wise"'
+    for spec in "2 0" "4 2" "4 1" "6 3"; do
+      set -- $spec
+      run_on_ranks "$1" run -q "$work/table_row_wise.json" --set "layers.emb1.ranks_per_node=$2" -o "$work/run.h5"
+      [ "$rc" -eq 0 ] || fail "run table_row_wise $spec: $(cat "$work/err.txt")"
+      "$embscale" simulate "$work/table_row_wise.json" --ranks "$1" --set "layers.emb1.ranks_per_node=$2" --id run0 \
+        -o "$work/sim.h5" >"$work/sim.txt" 2>&1 || fail "simulate table_row_wise $spec: $(cat "$work/sim.txt")"
+      same_counters "$work/run.h5" "$work/sim.h5" "$1" >/dev/null
+    done
     # Several layers over subsets of the slots, and an "auto" layer planned into three.
     for config in multi_layer_slot_subsets plan_mixed_tables; do
       run_on_ranks 2 run -q "$configs/$config.json" --set solver.max_iter=2 -o "$work/run.h5"
@@ -130,11 +140,15 @@ assert (four["bytes_sent_intra_node"] > 0).all() and (four["bytes_sent_inter_nod
 PY
     ;;
   simulate_bad_input)
-    "$embscale" simulate "$configs/scheme_table_row_wise.json" --ranks 4 -o "$work/x.h5" >"$work/out.txt" 2>"$work/err.txt"
+    "$embscale" simulate "$configs/parameter_server.json" --ranks 4 -o "$work/x.h5" >"$work/out.txt" 2>"$work/err.txt"
     rc=$?
-    [ "$rc" -eq 2 ] || fail "table_row_wise: exit $rc, expected 2"
-    grep -q "layers\[" "$work/err.txt" && grep -q "table_row_wise" "$work/err.txt" ||
-      fail "table_row_wise: $(cat "$work/err.txt")"
+    [ "$rc" -eq 2 ] || fail "parameter server: exit $rc, expected 2"
+    grep -q "layers\[" "$work/err.txt" && grep -q "parameter_server" "$work/err.txt" ||
+      fail "parameter server: $(cat "$work/err.txt")"
+    "$embscale" simulate "$configs/scheme_table_row_wise.json" --ranks 6 --ranks-per-node 4 -o "$work/x.h5" \
+      >"$work/out.txt" 2>"$work/err.txt"
+    rc=$?
+    [ "$rc" -eq 2 ] && grep -q "ranks_per_node" "$work/err.txt" || fail "6 ranks in nodes of 4: exit $rc: $(cat "$work/err.txt")"
     "$embscale" simulate "$configs/scheme_row_wise.json" --ranks 0 -o "$work/x.h5" >"$work/out.txt" 2>"$work/err.txt"
     rc=$?
     [ "$rc" -eq 2 ] && grep -q -- "--ranks" "$work/err.txt" || fail "--ranks 0: exit $rc: $(cat "$work/err.txt")"

@@ -251,17 +251,36 @@ TEST(Simulation, AgreesWithThePlannersLoadsAtScale) {
               0.02 * predicted_max / (predicted_sum / ranks));
 }
 
-TEST(Simulation, RefusesWhatItDoesNotCount) {
-  auto config = config_with(R"("type": "ShardedEmbedding", "sharding": "table_row_wise")");
+TEST(Simulation, RefusesWhatItCannotCount) {
+  // table_row_wise's nodes must split the ranks.
+  const auto nodes = config_with(R"("type": "ShardedEmbedding", "sharding": "table_row_wise", "ranks_per_node": 3)");
   try {
-    (void)simulate(config, {.ranks = 4});
-    FAIL() << "table_row_wise was simulated";
+    (void)simulate(nodes, {.ranks = 4});
+    FAIL() << "4 ranks were split into nodes of 3";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("layers[emb1]"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("table_row_wise"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("layers[emb1].ranks_per_node"), std::string::npos) << e.what();
   }
+  EXPECT_NO_THROW((void)simulate(nodes, {.ranks = 6}));
   EXPECT_THROW((void)simulate(config_with(sharded("row_wise")), {.ranks = 0}), InputError);
   EXPECT_THROW((void)simulate(config_with(sharded("row_wise")), {.ranks = 2, .ranks_per_node = -1}), InputError);
+}
+
+// table_row_wise's bytes by link: with the simulation's nodes those of the layer, its node-level
+// reduce-scatter and all-gather stay inside a node and only its alltoallv crosses.
+TEST(Simulation, KeepsTableRowWisesReductionInsideItsNodes) {
+  const auto config = config_with(R"("type": "ShardedEmbedding", "sharding": "table_row_wise", "ranks_per_node": 4)");
+  const Simulation sim = simulate(config, {.ranks = 8});
+  EXPECT_EQ(sim.ranks_per_node, 4);
+  const Simulation flat = simulate(config, {.ranks = 8, .ranks_per_node = 8});
+  double intra = 0, inter = 0;
+  for (std::size_t k = 0; k < sim.counters.at("bytes_sent").size(); ++k) {
+    intra += static_cast<double>(sim.counters.at("bytes_sent_intra_node")[k]);
+    inter += static_cast<double>(sim.counters.at("bytes_sent_inter_node")[k]);
+    EXPECT_EQ(flat.counters.at("bytes_sent_inter_node")[k], 0);
+    EXPECT_EQ(sim.counters.at("bytes_sent")[k], flat.counters.at("bytes_sent")[k]);  // the same calls
+  }
+  EXPECT_GT(inter, 0.0);
+  EXPECT_GT(intra, inter) << "the reduction inside a node moves every bag of the node's tables";
 }
 
 }  // namespace
