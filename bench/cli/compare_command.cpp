@@ -29,6 +29,12 @@ int compare_command(const CompareOptions& command_options) {
   else
     std::cout << "base: " << options.base_path << "\nnew:  " << options.new_path << "\n\n"
               << report::format_comparison(comparison, options.settings);
+  // A simulation's step is the cost model's prediction: a verdict on it judges the model.
+  for (const auto* side : {&base, &next})
+    if (side->attributes.count("simulation"))
+      std::cerr << "note: " << (side == &base ? options.base_path : options.new_path)
+                << " is a simulation (embscale simulate): its counters are exact, its times the cost model's "
+                   "predictions, so a change in time here is the model's error, not a regression\n";
   return comparison.any_regression ? 1 : 0;
 }
 

@@ -84,6 +84,14 @@ case "$case_name" in
         -o "$work/sim.h5" >"$work/sim.txt" 2>&1 || fail "simulate table_row_wise $spec: $(cat "$work/sim.txt")"
       same_counters "$work/run.h5" "$work/sim.h5" "$1" >/dev/null
     done
+    # A trace (the batches a run reads from a file): the same counts.
+    "$embscale" trace generate "$work/row_wise.json" -o "$work/t.emb" --iterations 4 >/dev/null 2>&1 || fail "trace generate"
+    sed -e 's/"format": "Synthetic"/"format": "Embscale", "source": "t.emb"/' "$work/row_wise.json" >"$work/trace.json"
+    run_on_ranks 2 run -q "$work/trace.json" -o "$work/run.h5"
+    [ "$rc" -eq 0 ] || fail "run of the trace: $(cat "$work/err.txt")"
+    "$embscale" simulate "$work/trace.json" --ranks 2 --id run0 -o "$work/sim.h5" >"$work/sim.txt" 2>&1 ||
+      fail "simulate the trace: $(cat "$work/sim.txt")"
+    same_counters "$work/run.h5" "$work/sim.h5" 2 >/dev/null
     # Several layers over subsets of the slots, and an "auto" layer planned into three.
     for config in multi_layer_slot_subsets plan_mixed_tables; do
       run_on_ranks 2 run -q "$configs/$config.json" --set solver.max_iter=2 -o "$work/run.h5"
@@ -109,6 +117,7 @@ case "$case_name" in
     rc=$?
     [ "$rc" -le 1 ] || fail "compare exit $rc: $(cat "$work/cmp.txt")"
     grep -q "step_time" "$work/cmp.txt" || fail "compare printed no step time: $(cat "$work/cmp.txt")"
+    grep -q "sim2.h5 is a simulation" "$work/cmp.txt" || fail "compare did not say the report is a simulation"
     "$embscale" simulate "$configs/plan_mixed_tables.json" --ranks 64 --iterations 2 -o "$work/auto.h5" \
       --set planner.memory_per_rank=1073741824 >"$work/auto.txt" 2>&1 || fail "simulate auto: $(cat "$work/auto.txt")"
     "$py" -c "
