@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""scripts/plan-calibrate --report on a made-up sweep report with exact answers: every rank's
+compute phases are exactly key, row and byte costs times the plan's work counts, and the step adds
+the comm-byte cost of the slowest rank; the fit gives those costs back. Repetitions of a point are
+merged into their medians (one odd run does not move them), and the script prints a single run's
+spread from its point's median. Exit 0 when every check holds."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "scripts", "plan-calibrate")
+COST = {"seconds_per_key": 2e-8, "seconds_per_row": 3e-8, "seconds_per_byte": 5e-11, "seconds_per_comm_byte": 4e-10}
+ITERATIONS, RANKS, REPETITIONS = 6, 2, 3
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def write_report(path):
+    """Eight points of one layer, each run REPETITIONS times; repetition 1 of every point is 50 %
+    slower everywhere (the odd run the medians ignore)."""
+    rng = np.random.default_rng(3)
+    with h5py.File(path, "w") as f:
+        runs = f.create_group("runs")
+        for point in range(8):
+            ranks = [{"key_ops": float(k), "row_ops": float(r), "memory_traffic_bytes": float(b), "comm_bytes": float(c)}
+                     for k, r, b, c in zip(rng.uniform(1e4, 1e6, RANKS), rng.uniform(1e3, 1e5, RANKS),
+                                           rng.uniform(1e6, 1e8, RANKS), rng.uniform(1e5, 1e7, RANKS))]
+            compute = np.array([COST["seconds_per_key"] * r["key_ops"] + COST["seconds_per_row"] * r["row_ops"] +
+                                COST["seconds_per_byte"] * r["memory_traffic_bytes"] for r in ranks])
+            slowest = int(np.argmax(compute))
+            step = compute[slowest] + COST["seconds_per_comm_byte"] * ranks[slowest]["comm_bytes"]
+            plan = {"layers": [{"name": "emb1", "scheme": "row_wise", "collectives": 4, "ranks": ranks}]}
+            for repetition in range(REPETITIONS):
+                slow = 1.5 if repetition == 1 else 1.0
+                run = runs.create_group(f"p{point:02d}.r{repetition}")
+                run.attrs["sharding_plan"] = json.dumps(plan).encode()
+                run.attrs["phases"] = b"lookup,exchange"
+                run.attrs["point"] = point
+                run.attrs["repetition"] = repetition
+                # the compute phase holds it all; the collective phase nothing (it is the step's rest)
+                run.create_dataset("timings/lookup", data=np.tile(compute * slow, (ITERATIONS, 1)))
+                run.create_dataset("timings/exchange", data=np.zeros((ITERATIONS, RANKS)))
+                run.create_dataset("series/exchange.algbw", data=np.ones(ITERATIONS))
+                run.create_dataset("series/step_time", data=np.full(ITERATIONS, step * slow))
+
+
+with tempfile.TemporaryDirectory() as work:
+    report = os.path.join(work, "cal.h5")
+    write_report(report)
+    result = subprocess.run([SCRIPT, "--report", report], capture_output=True, text=True)
+    check(result.returncode == 0, f"exit {result.returncode}: {result.stderr}")
+    out = result.stdout
+    section = re.search(r"planner section:\n\s+(\{.*\})", out)
+    check(section is not None, f"no planner section in: {out}")
+    if section:
+        fitted = json.loads(section.group(1))
+        for name, value in COST.items():
+            check(abs(fitted[name] / value - 1) < 0.01, f"{name}: fitted {fitted[name]}, made with {value}")
+    check("median of its 3 runs" in out, f"the step line does not say it fits medians: {out}")
+    check(len(re.findall(r"^\s+p\d\d\.r0 ", out, re.M)) == 8, f"not one line per point: {out}")
+    spread = re.search(r"a single run's step from its point's median: median ([\d.]+)%.*max ([\d.]+)%", out)
+    check(spread is not None and abs(float(spread.group(2)) - 50.0) < 0.1,
+          f"the spread line does not show the odd run's 50 %: {out}")
+    within = re.search(r"step time predicted within: median ([\d.]+)%", out)
+    check(within is not None and float(within.group(1)) < 0.1, f"exact steps are not predicted exactly: {out}")
+
+sys.exit(1 if failures else 0)
