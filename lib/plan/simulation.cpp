@@ -497,24 +497,32 @@ class Simulator {
     router_.route(std::span<const Key>(occ.keys), ranks_, modulo, routed_);
     for (int r = 0; r < ranks_; ++r)
       c.lookups[static_cast<std::size_t>(r)] += static_cast<double>(routed_.send_counts[static_cast<std::size_t>(r)]);
-    const auto dedup = layer.deduplicate ? Deduplication::kOn : Deduplication::kOff;
+    // Each rank's keys as it sends them (distinct, unless the layer says not), each to key % P:
+    // the same keys a P-way routing groups, counted key by key (grouping every rank's keys P
+    // ways would cost O(P) a rank, O(P^2) a step).
+    const double row = kFloatBytes * context_dim(layer);
     for (int r = 0; r < ranks_; ++r) {
-      router_.route(occ.of(r), ranks_, modulo, routed_, dedup);
-      c.unique_keys[static_cast<std::size_t>(r)] += static_cast<double>(routed_.send_keys.size());
-      for (int d = 0; d < ranks_; ++d) {
-        const auto n = static_cast<double>(routed_.send_counts[static_cast<std::size_t>(d)]);
-        c.pairs_received[static_cast<std::size_t>(d)] += n;  // keys received (the work model's)
-        if (d == r || n == 0) continue;
-        // keys out, rows back (forward), gradients out (backward)
-        const double rows = n * kFloatBytes * context_dim(layer);
-        links_.add(r, d, n * kKeyBytes + rows);
-        links_.add(d, r, rows);
-        for (const auto i : {static_cast<std::size_t>(r), static_cast<std::size_t>(d)}) {
-          c.comm_sent[i] += rows;  // rows from the owner, gradients to it: alltoallv, as on the wire
-          c.comm_recv[i] += rows;
+      std::span<const Key> sent = occ.of(r);
+      if (layer.deduplicate) {
+        router_.route(
+            sent, 1, [](Key) { return 0; }, routed_);
+        sent = routed_.send_keys;
+      }
+      const auto i = static_cast<std::size_t>(r);
+      c.unique_keys[i] += static_cast<double>(sent.size());
+      for (const Key key : sent) {
+        const int d = modulo(key);
+        const auto o = static_cast<std::size_t>(d);
+        c.pairs_received[o] += 1.0;  // keys received (the work model's)
+        if (d == r) continue;
+        links_.add(r, d, kKeyBytes + row);  // the key out, its gradient out (backward)
+        links_.add(d, r, row);              // its row back (forward)
+        for (const auto k : {i, o}) {
+          c.comm_sent[k] += row;  // rows from the owner, gradients to it: alltoallv, as on the wire
+          c.comm_recv[k] += row;
         }
-        c.exchange_sent[static_cast<std::size_t>(r)] += n * kKeyBytes;
-        c.exchange_recv[static_cast<std::size_t>(d)] += n * kKeyBytes;
+        c.exchange_sent[i] += kKeyBytes;
+        c.exchange_recv[o] += kKeyBytes;
       }
     }
   }
