@@ -10,6 +10,7 @@
 
 #include "bench/cli/subcommand_registry.hpp"
 #include "collectives/size_sweep.hpp"
+#include "config/config_paths.hpp"
 #include "config/sweep_spec.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -116,7 +117,9 @@ int plan_command(const PlanOptions& options) {
   if (const std::string why = why_not_replaceable(output); !why.empty())
     throw InputError(output.string() + ": cannot write the plan: " + why);
   AtomicFile file(output);
-  const std::string text = plan.config.dump(2) + "\n";
+  // Its file fields (a trace, the hardware) said from the plan's directory, so that it runs there.
+  const std::string text =
+      config::rebase_relative_paths(plan.config, config.directory, output.parent_path()).dump(2) + "\n";
   file.write(text.data(), text.size());
   file.commit();
   // --json: stdout is the JSON document alone (json.load reads it); where the plan went is said

@@ -127,6 +127,25 @@ plan = json.loads(f['runs/simulation'].attrs['sharding_plan'])
 assert plan['ranks'] == 64, plan['ranks']
 " || fail "the auto layer's plan is not recorded for 64 ranks"
     ;;
+  simulate_written_plan)
+    # Seed 001's question end to end: the capacity plan, written elsewhere than its config (its
+    # hardware path rebased), then simulated at the count it answered; distributed_slot's counted
+    # loads are balanced, as the plan predicts (imbalance 1.00).
+    "$embscale" plan "$configs/large/plan_seed001.json" -o "$work/plan.json" >"$work/plan.txt" 2>&1 ||
+      fail "plan: $(cat "$work/plan.txt")"
+    ranks=$(sed -n 's/^capacity: \([0-9]*\) ranks.*/\1/p' "$work/plan.txt")
+    [ "$ranks" = 48 ] || fail "capacity $ranks, expected 48: $(cat "$work/plan.txt")"
+    "$embscale" simulate "$work/plan.json" --ranks "$ranks" --iterations 3 -o "$work/sim.h5" >"$work/sim.txt" 2>&1 ||
+      fail "simulate the written plan: $(cat "$work/sim.txt")"
+    grep -q "8 per node" "$work/sim.txt" || fail "the plan's hardware was not read: $(cat "$work/sim.txt")"
+    "$py" - "$work/sim.h5" <<'PY' || fail "the plan's loads and the counted ones disagree"
+import sys, h5py
+run = h5py.File(sys.argv[1])["runs/simulation"]
+counted = run["counters/lookups"][()].mean(axis=0)
+assert counted.shape == (48,), counted.shape
+assert counted.max() / counted.mean() < 1.05, counted
+PY
+    ;;
   simulate_links)
     # Link classes: on one node every byte stays inside; with one rank per node every byte
     # crosses; in between the two add up to the same bytes on the wire.
