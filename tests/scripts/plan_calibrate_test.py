@@ -3,7 +3,8 @@
 compute phases are exactly key, row and byte costs times the plan's work counts, and the step adds
 the comm-byte cost of the slowest rank; the fit gives those costs back. Repetitions of a point are
 merged into their medians (one odd run does not move them), and the script prints a single run's
-spread from its point's median. Exit 0 when every check holds."""
+spread from its point's median. --hardware --out replaces a description's costs by the fit and keeps
+the rest; a bad description is exit 2. Exit 0 when every check holds."""
 import json
 import os
 import re
@@ -75,5 +76,29 @@ with tempfile.TemporaryDirectory() as work:
           f"the spread line does not show the odd run's 50 %: {out}")
     within = re.search(r"step time predicted within: median ([\d.]+)%", out)
     check(within is not None and float(within.group(1)) < 0.1, f"exact steps are not predicted exactly: {out}")
+
+    # --hardware --out: the description's costs replaced by the fit, the rest kept.
+    hardware, updated = os.path.join(work, "hw.json"), os.path.join(work, "hw_new.json")
+    original = {"hardware_version": 1, "name": "made up", "device": {"model": "D", "memory_bytes": 1},
+                "costs": {"seconds_per_key": 1.0, "seconds_per_row": 1.0, "source": "old"}}
+    with open(hardware, "w") as f:
+        json.dump(original, f)
+    result = subprocess.run([SCRIPT, "--report", report, "--hardware", hardware, "--out", updated],
+                            capture_output=True, text=True)
+    check(result.returncode == 0, f"--hardware --out: exit {result.returncode}: {result.stderr}")
+    with open(updated) as f:
+        written = json.load(f)
+    costs = written.get("costs", {})
+    check(abs(costs.get("seconds_per_key", 0) / COST["seconds_per_key"] - 1) < 0.01, f"costs written: {costs}")
+    check(abs(costs.get("seconds_per_row", 0) / COST["seconds_per_row"] - 1) < 0.01, f"costs written: {costs}")
+    check("median of 3 runs" in costs.get("source", ""), f"the source does not say how: {costs}")
+    check({k: v for k, v in written.items() if k != "costs"} == {k: v for k, v in original.items() if k != "costs"},
+          f"the rest of the description changed: {written}")
+    # Bad input: exit 2, nothing written.
+    for args in (["--hardware", hardware], ["--hardware", os.path.join(work, "none.json"), "--out", updated + "2"],
+                 ["--hardware", report, "--out", updated + "3"]):
+        result = subprocess.run([SCRIPT, "--report", report] + args, capture_output=True, text=True)
+        check(result.returncode == 2 and "plan-calibrate:" in result.stderr, f"{args}: exit {result.returncode}")
+    check(not os.path.exists(updated + "2") and not os.path.exists(updated + "3"), "a file was written on bad input")
 
 sys.exit(1 if failures else 0)
