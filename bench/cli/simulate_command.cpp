@@ -183,7 +183,8 @@ RunFunction define_simulate(CLI::App& command, const Invocation& invocation) {
                      "timed iterations to count (default: the config's solver.max_iter)");
   command.add_option("--ranks-per-node", parsed->options.ranks_per_node,
                      "consecutive ranks per node, for the bytes inside and across nodes (default: the hardware "
-                     "description's devices per node, else every rank in one node)");
+                     "description's devices per node, else a table_row_wise layer's ranks_per_node, else every "
+                     "rank in one node)");
   command.add_option("--hardware", parsed->options.hardware,
                      "a hardware description (bench/hardware/*.json): the cost model's rates and each link's "
                      "bandwidth (planner.hardware)");
