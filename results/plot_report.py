@@ -266,6 +266,8 @@ class Report:
         source = self.file.attrs
         if len(runs) and "metadata" in self.run(runs["run_id"].iloc[0]):
             source = self.run(runs["run_id"].iloc[0])["metadata"].attrs  # the largest run's own setting
+        if "simulation" in source:  # embscale simulate: counted in one process, times predicted
+            return text(source["simulation"])
         hosts, machine = text(source.get("hosts", b"?")), text(source.get("machine", b"?"))
         note = f"hosts: {hosts}; rank 0's machine: {machine}"
         per_host = [int(n) for n in re.findall(r"\((\d+) ranks?\)", hosts)]
