@@ -77,8 +77,10 @@ config::Config load_for_planning(const PlanOptions& options) {
   if (options.target_step_seconds) planner.target_step_seconds = options.target_step_seconds;
   if (options.memory_headroom) planner.memory_headroom = *options.memory_headroom;
   if (options.max_ranks) planner.max_ranks = *options.max_ranks;
-  if (!options.hardware.empty())  // a path given here is the caller's, not the config's
+  if (!options.hardware.empty()) {  // a path given here is the caller's, not the config's
     planner.hardware = std::filesystem::absolute(options.hardware).string();
+    config.source["planner"]["hardware"] = planner.hardware;  // and so in the plan it writes
+  }
   return config;
 }
 

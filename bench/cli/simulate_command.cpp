@@ -98,7 +98,11 @@ report::SummaryRow simulation_summary_row(const std::string& id, const config::C
                                           const plan::Simulation& sim) {
   const double n = std::max<double>(1.0, static_cast<double>(sim.iterations));
   const double median = quantile(sim.step_time, 0.5);
-  const auto keys = per_rank_sums(sim, "keys"), sent = per_rank_sums(sim, "bytes_sent");
+  const auto keys = per_rank_sums(sim, "keys");
+  // The run-wide counter only, as summarize_run does (each phase's <phase>.bytes_sent is a part of it).
+  std::vector<double> sent(static_cast<std::size_t>(sim.ranks), 0.0);
+  const auto& all_sent = sim.counters.at("bytes_sent");
+  for (std::size_t k = 0; k < all_sent.size(); ++k) sent[k % sent.size()] += static_cast<double>(all_sent[k]);
   const double unique = total(per_rank_sums(sim, "unique_keys"));
   const double nan = std::numeric_limits<double>::quiet_NaN();
   report::SummaryRow row{{"run_id", id}};
@@ -132,8 +136,19 @@ int simulate_command(const SimulateOptions& options) {
     throw InputError("simulate runs in one process and counts --ranks " + std::to_string(options.ranks) +
                      " itself; it was launched on " + std::to_string(world.size()) + " ranks (run it without mpiexec)");
   if (options.ranks < 1) throw InputError("--ranks: expected at least 1, got " + std::to_string(options.ranks));
+  if (options.iterations < 0)
+    throw InputError("--iterations: expected a positive count (or none: the config's solver.max_iter), got " +
+                     std::to_string(options.iterations));
+  if (options.run_id.empty() || options.run_id.find('/') != std::string::npos || options.run_id == ".")
+    throw InputError("--id: expected a name without '/', got \"" + options.run_id + "\"");
+  if (!options.hardware.empty() && !std::filesystem::is_regular_file(options.hardware))
+    throw InputError("--hardware " + options.hardware +
+                     ": no such file (a hardware description, bench/hardware/*.json)");
   std::optional<plan::ShardingPlan> plan;
   const config::Config config = load_for_simulation(options, plan);
+  if (!config.dense.empty())
+    std::cerr << "note: simulate counts the embedding layers; the dense tower's traffic (its connections and "
+                 "gradient allreduce) is not in its bytes_sent and bytes_recv, nor its time in the step\n";
   const auto sim = plan::simulate(
       config, {.ranks = options.ranks, .iterations = config.solver.max_iter, .ranks_per_node = options.ranks_per_node});
 

@@ -5,8 +5,11 @@
 namespace embscale::config {
 namespace {
 
+// Symbolic links resolved (a plan written through a link to a directory elsewhere must name its
+// files from where it really is), as far as the directory exists.
 std::filesystem::path absolute_directory(const std::filesystem::path& directory) {
-  return std::filesystem::absolute(directory.empty() ? std::filesystem::path(".") : directory).lexically_normal();
+  return std::filesystem::weakly_canonical(
+      std::filesystem::absolute(directory.empty() ? std::filesystem::path(".") : directory));
 }
 
 // The path `field` holds (relative to `from`) relative to `to`; unchanged when absolute.

@@ -118,7 +118,8 @@ struct SimulatedLayer {
   std::vector<std::int32_t> slots;  // the Data layer's slots, in layer order
   std::vector<std::int64_t> sizes;  // their rows
   std::vector<int> owner_of_slot;   // whole tables: each layer slot's rank
-  bool deduplicate = true;          // kKeysToOwners: config's deduplicate
+  bool deduplicate = true;          // the layer's deduplicate (all2all_dense, data_parallel)
+  bool training = true;             // false: evaluation, forward only (no gradient travels)
   int collectives = 0;
   // kNodeThenCross: ranks per node (the layer's, else the simulation's) and each layer slot's node.
   int ranks_per_node = 1;
@@ -159,7 +160,8 @@ bool is_simulated(const embedding::SchemeEntry& entry) {
 // schemes/table_row_wise.cpp builds them.
 void place_in_nodes(SimulatedLayer& sim, const embedding::LayerSpec& spec, int ranks, std::int64_t per_node) {
   const auto& layer = *sim.context->layer;
-  const std::int64_t rpn = layer.ranks_per_node > 0 ? layer.ranks_per_node : per_node;
+  // Unset on the layer: the host's ranks, which on fewer ranks than a node holds are all of them.
+  const std::int64_t rpn = layer.ranks_per_node > 0 ? layer.ranks_per_node : std::min<std::int64_t>(per_node, ranks);
   if (rpn < 1 || ranks % rpn != 0)
     throw InputError("layers[" + layer.name + "].ranks_per_node: " + std::to_string(ranks) +
                      " ranks do not split into nodes of " + std::to_string(rpn) +
@@ -191,6 +193,7 @@ std::vector<SimulatedLayer> simulated_layers(const config::Config& config, const
     sim.slots = layer.slots;
     for (const auto slot : sim.slots) sim.sizes.push_back(config.data.slot_size_array[static_cast<std::size_t>(slot)]);
     sim.deduplicate = layer.deduplicate;
+    sim.training = layer.storage.table.training;
     // all2all_dense: alltoall + 3 alltoallv; table_row_wise: alltoall and alltoallv of the keys,
     // reduce-scatter and alltoallv forward, alltoallv and all-gather backward
     sim.collectives = context.fixed ? context.fixed->collectives : sim.flow == Flow::kNodeThenCross ? 6 : 4;
@@ -226,7 +229,7 @@ struct SlotOccurrences {
 // else the ranks_per_node a layer gives (table_row_wise's), else one node of every rank.
 std::int64_t ranks_per_node(const config::Config& config, const SimulationOptions& options, const PlanModel& model) {
   if (options.ranks_per_node > 0) return options.ranks_per_node;
-  if (model.hardware()) return model.hardware()->devices_per_node;
+  if (model.hardware()) return std::min<std::int64_t>(model.hardware()->devices_per_node, options.ranks);
   for (const auto& layer : config.embeddings)
     if (layer.ranks_per_node > 0) return layer.ranks_per_node;
   return options.ranks;
@@ -313,7 +316,7 @@ class Simulator {
         sim.timings[layer.prefix + "compute"].push_back(compute[i]);
         sim.timings[layer.prefix + "communication"].push_back(layer_seconds - compute[i]);
         const auto put = [&](const std::string& name, double value) {
-          sim.counters[layer.prefix + name].push_back(static_cast<std::int64_t>(value));
+          sim.counters[layer.prefix + name].push_back(std::llround(value));
         };
         put("keys", c.keys[i]);
         if (layer.flow == Flow::kKeysToOwners || layer.flow == Flow::kReplicas) put("unique_keys", c.unique_keys[i]);
@@ -331,7 +334,7 @@ class Simulator {
     for (int r = 0; r < ranks_; ++r) {
       const auto i = static_cast<std::size_t>(r);
       const auto put = [&](const std::string& name, double value) {
-        sim.counters[name].push_back(static_cast<std::int64_t>(value));
+        sim.counters[name].push_back(std::llround(value));
       };
       put("bytes_sent", comm_sent[i]);
       put("bytes_recv", comm_recv[i]);
@@ -391,7 +394,7 @@ class Simulator {
           batch_distinct = count_to_owners(layer, static_cast<std::int32_t>(p), occ, c, loads);
           break;
         case Flow::kEveryRank: batch_distinct = count_every_rank(occ, c, loads); break;
-        case Flow::kReplicas: batch_distinct = count_replicas(occ, c, loads); break;
+        case Flow::kReplicas: batch_distinct = count_replicas(layer, occ, c, loads); break;
         case Flow::kKeysToOwners: count_keys_to_owners(layer, occ, c); continue;  // its own work model, below
       }
       if (context.owners_read_every_pair && layer.flow != Flow::kReplicas)
@@ -474,14 +477,16 @@ class Simulator {
 
   // Replicas: each rank looks up its own distinct keys (data_parallel de-duplicates the rank's
   // whole batch; keys of different slots never coincide, so slot by slot is the same count).
-  double count_replicas(const SlotOccurrences& occ, LayerCounts& c, std::vector<RankLoad>& loads) {
+  double count_replicas(const SimulatedLayer& layer, const SlotOccurrences& occ, LayerCounts& c,
+                        std::vector<RankLoad>& loads) {
     router_.route(
         std::span<const Key>(occ.keys), 1, [](Key) { return 0; }, routed_);
     const auto batch_distinct = static_cast<double>(routed_.send_keys.size());
     for (int r = 0; r < ranks_; ++r) {
       const auto mine = occ.of(r);
       router_.route(
-          mine, 1, [](Key) { return 0; }, routed_);
+          mine, 1, [](Key) { return 0; }, routed_,
+          layer.deduplicate ? Deduplication::kOn : Deduplication::kOff);  // off: every occurrence is read
       const auto i = static_cast<std::size_t>(r);
       loads[i] = {static_cast<double>(mine.size()), static_cast<double>(routed_.send_keys.size())};
       c.unique_keys[i] += loads[i].distinct;
@@ -515,12 +520,13 @@ class Simulator {
         const auto o = static_cast<std::size_t>(d);
         c.pairs_received[o] += 1.0;  // keys received (the work model's)
         if (d == r) continue;
-        links_.add(r, d, kKeyBytes + row);  // the key out, its gradient out (backward)
-        links_.add(d, r, row);              // its row back (forward)
-        for (const auto k : {i, o}) {
-          c.comm_sent[k] += row;  // rows from the owner, gradients to it: alltoallv, as on the wire
-          c.comm_recv[k] += row;
-        }
+        const double grad = layer.training ? row : 0.0;  // evaluation: no backward
+        links_.add(r, d, kKeyBytes + grad);              // the key out, its gradient out (backward)
+        links_.add(d, r, row);                           // its row back (forward)
+        c.comm_sent[o] += row;  // rows from the owner, gradients to it: alltoallv, as on the wire
+        c.comm_recv[i] += row;
+        c.comm_sent[i] += grad;
+        c.comm_recv[o] += grad;
         c.exchange_sent[i] += kKeyBytes;
         c.exchange_recv[o] += kKeyBytes;
       }
@@ -539,6 +545,7 @@ class Simulator {
     const double row = shape.dim * kFloatBytes;
     const double global = static_cast<double>(config_.solver.batchsize);
     if (layer.flow == Flow::kReplicas) {
+      if (!layer.training) return;  // evaluation: no gradient, no allreduce
       // Two allreduces (the table's fp32 gradient, its int32 touch counts), called on any count.
       double rows = 0.0;
       for (const auto size : layer.sizes) rows += static_cast<double>(size);
@@ -557,12 +564,12 @@ class Simulator {
     for (std::size_t r = 0; r < n; ++r) bags[r] = samples_[r] * slots * row;
     const bool whole_tables = layer.flow == Flow::kToOwners && layer.context->fixed->ownership == Ownership::kOneRank;
     if (layer.flow == Flow::kToOwners && !whole_tables) {
-      // reduce-scatter of every bag's partial sums, all-gather of the gradients
+      // reduce-scatter of every bag's partial sums, all-gather of the gradients (training)
       links_.add_product(ones, bags);
-      links_.add_product(bags, ones);
+      if (layer.training) links_.add_product(bags, ones);
       for (std::size_t r = 0; r < n; ++r) {
-        c.comm_sent[r] += global * slots * row + bags[r] * (ranks_ - 1.0);
-        c.comm_recv[r] += bags[r] + (global * slots * row - bags[r]);
+        c.comm_sent[r] += global * slots * row + (layer.training ? bags[r] * (ranks_ - 1.0) : 0.0);
+        c.comm_recv[r] += bags[r] + (layer.training ? global * slots * row - bags[r] : 0.0);
       }
       return;
     }
@@ -574,12 +581,13 @@ class Simulator {
       for (std::size_t r = 0; r < n; ++r)
         per_owner[r] = slots * kFloatBytes * (shape.dim / ranks_ + (static_cast<int>(r) < shape.dim % ranks_ ? 1 : 0));
     links_.add_product(per_owner, samples_);
-    links_.add_product(samples_, per_owner);
+    if (layer.training) links_.add_product(samples_, per_owner);
     const double owned_all = std::accumulate(per_owner.begin(), per_owner.end(), 0.0);
     for (std::size_t r = 0; r < n; ++r) {
-      const double out = per_owner[r] * (global - samples_[r]) + samples_[r] * (owned_all - per_owner[r]);
-      c.comm_sent[r] += out;  // forward as owner, backward as requester
-      c.comm_recv[r] += out;  // the mirror image
+      const double as_owner = per_owner[r] * (global - samples_[r]);         // its bags of the others' samples
+      const double as_requester = samples_[r] * (owned_all - per_owner[r]);  // its samples' bags from the others
+      c.comm_sent[r] += as_owner + (layer.training ? as_requester : 0.0);    // forward; the gradients back
+      c.comm_recv[r] += as_requester + (layer.training ? as_owner : 0.0);
     }
   }
 
@@ -600,6 +608,7 @@ class Simulator {
         for (int m = 0; m < nodes; ++m)
           chunk[static_cast<std::size_t>(n * rpn + l)] +=
               samples_[static_cast<std::size_t>(m * rpn + l)] * owned[static_cast<std::size_t>(n)] * row;
+    const double back = layer.training ? 1.0 : 0.0;  // evaluation: forward only
     for (int r = 0; r < ranks_; ++r) {
       const auto i = static_cast<std::size_t>(r);
       const int node = r / rpn, local = r % rpn;
@@ -609,21 +618,20 @@ class Simulator {
         if (l == local) continue;
         const int peer = node * rpn + l;
         node_others += chunk[static_cast<std::size_t>(peer)];
-        links_.add(r, peer, chunk[static_cast<std::size_t>(peer)]);  // reduce-scatter: the peer's share
-        links_.add(r, peer, mine);                                   // all-gather: this rank's chunk
+        // reduce-scatter: the peer's share; all-gather (backward): this rank's chunk
+        links_.add(r, peer, chunk[static_cast<std::size_t>(peer)] + back * mine);
       }
-      c.comm_sent[i] += global * owned[static_cast<std::size_t>(node)] * row + mine * (rpn - 1);
-      c.comm_recv[i] += mine + node_others;
+      c.comm_sent[i] += global * owned[static_cast<std::size_t>(node)] * row + back * mine * (rpn - 1);
+      c.comm_recv[i] += mine + back * node_others;
       for (int m = 0; m < nodes; ++m) {  // across nodes, among the ranks of this local index
         if (m == node) continue;
         const int peer = m * rpn + local;
         const double bags_to_peer =
             samples_[static_cast<std::size_t>(peer)] * owned[static_cast<std::size_t>(node)] * row;
-        const double grads_to_peer = samples_[i] * owned[static_cast<std::size_t>(m)] * row;
-        links_.add(r, peer, bags_to_peer + grads_to_peer);
-        c.comm_sent[i] += bags_to_peer + grads_to_peer;
-        c.comm_recv[i] += samples_[i] * owned[static_cast<std::size_t>(m)] * row +
-                          samples_[static_cast<std::size_t>(peer)] * owned[static_cast<std::size_t>(node)] * row;
+        const double bags_from_peer = samples_[i] * owned[static_cast<std::size_t>(m)] * row;
+        links_.add(r, peer, bags_to_peer + back * bags_from_peer);  // the gradients of its bags go back
+        c.comm_sent[i] += bags_to_peer + back * bags_from_peer;
+        c.comm_recv[i] += bags_from_peer + back * bags_to_peer;
       }
     }
   }
@@ -692,6 +700,10 @@ Simulation simulate(const config::Config& config, const SimulationOptions& optio
   if (options.ranks < 1) throw InputError("--ranks: expected at least 1 rank, got " + std::to_string(options.ranks));
   if (options.ranks_per_node < 0)
     throw InputError("--ranks-per-node: expected a positive count, got " + std::to_string(options.ranks_per_node));
+  if (!config.data.key_spaces_known())
+    throw InputError("layers[" + config.data.name +
+                     "].slot_size_array: simulate needs each slot's key space (the tables the planner models), and "
+                     "this data gives none (a Norm trace without slot_size_array): add it to the Data layer");
   const std::int64_t iterations = options.iterations > 0 ? options.iterations : config.solver.max_iter;
   Simulator simulator(config, options);
   return simulator.run(iterations);

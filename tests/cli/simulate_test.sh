@@ -31,6 +31,10 @@ for name in names:
 assert checked >= 5, f"only {checked} counters compared"
 for key in sim["runs/run0/timings"]:
     assert sim["runs/run0/timings"][key].shape[1] == ranks
+# The /summary figures computed from the counters: the same (bytes_sent alone, not its phase parts).
+rs, ss = run["summary"][0], sim["summary"][0]
+for figure in ("bytes_sent_per_step", "load_imbalance", "bytes_imbalance"):
+    assert np.isclose(rs[figure], ss[figure], rtol=1e-12), (figure, rs[figure], ss[figure])
 step = sim["runs/run0/series/step_time"][()]
 assert len(step) == run["runs/run0/series/step_time"].shape[0] and (step > 0).all(), step
 print(f"{checked} counters identical")
@@ -74,6 +78,24 @@ case "$case_name" in
         same_counters "$work/run.h5" "$work/sim.h5" "$ranks" >/dev/null
       done
     done
+    # Evaluation (forward only: no gradient travels), and data_parallel reading every occurrence.
+    for spec in "row_wise:ShardedEmbedding" "table_wise:ShardedEmbedding" "data_parallel:ShardedEmbedding" \
+                "table_row_wise:ShardedEmbedding" "all2all_dense:All2AllDenseEmbedding"; do
+      scheme=${spec%%:*} type=${spec#*:}
+      write_config eval_$scheme "\"type\": \"$type\", \"sharding\": \"$scheme\", \"storage\": {\"training\": false}"
+      [ "$type" = ShardedEmbedding ] || write_config eval_$scheme "\"type\": \"$type\", \"storage\": {\"training\": false}"
+      run_on_ranks 3 run -q "$work/eval_$scheme.json" -o "$work/run.h5"
+      [ "$rc" -eq 0 ] || fail "run eval_$scheme: $(cat "$work/err.txt")"
+      "$embscale" simulate "$work/eval_$scheme.json" --ranks 3 --id run0 -o "$work/sim.h5" >"$work/sim.txt" 2>&1 ||
+        fail "simulate eval_$scheme: $(cat "$work/sim.txt")"
+      same_counters "$work/run.h5" "$work/sim.h5" 3 >/dev/null
+    done
+    write_config dp_every '"type": "ShardedEmbedding", "sharding": "data_parallel", "deduplicate": false'
+    run_on_ranks 2 run -q "$work/dp_every.json" -o "$work/run.h5"
+    [ "$rc" -eq 0 ] || fail "run data_parallel without deduplication: $(cat "$work/err.txt")"
+    "$embscale" simulate "$work/dp_every.json" --ranks 2 --id run0 -o "$work/sim.h5" >/dev/null 2>&1 ||
+      fail "simulate data_parallel without deduplication"
+    same_counters "$work/run.h5" "$work/sim.h5" 2 >/dev/null
     # table_row_wise, in one node and in nodes of 2 and 1.
     write_config table_row_wise '"type": "ShardedEmbedding", "sharding": "table_row_wise"'
     for spec in "2 0" "4 2" "4 1" "6 3"; do
@@ -182,6 +204,13 @@ PY
     [ "$rc" -eq 2 ] && grep -q -- "--ranks" "$work/err.txt" || fail "--ranks 0: exit $rc: $(cat "$work/err.txt")"
     run_on_ranks 2 simulate "$configs/scheme_row_wise.json" --ranks 4 -o "$work/x.h5"
     [ "$rc" -eq 2 ] && grep -q "one process" "$work/err.txt" || fail "on 2 ranks: exit $rc: $(cat "$work/err.txt")"
+    for args in "--iterations -2:--iterations" "--id a/b:--id" "--hardware $work/none.json:--hardware"; do
+      flag=${args%%:*} expected=${args#*:}
+      # shellcheck disable=SC2086  # $flag: a flag and its value
+      "$embscale" simulate "$configs/scheme_row_wise.json" --ranks 2 $flag -o "$work/x.h5" >"$work/out.txt" 2>"$work/err.txt"
+      rc=$?
+      [ "$rc" -eq 2 ] && grep -q -- "$expected" "$work/err.txt" || fail "$flag: exit $rc: $(cat "$work/err.txt")"
+    done
     [ ! -e "$work/x.h5" ] || fail "a report was written on bad input"
     ;;
   *) fail "unknown case" ;;

@@ -261,6 +261,18 @@ TEST(Simulation, RefusesWhatItCannotCount) {
     EXPECT_NE(std::string(e.what()).find("layers[emb1].ranks_per_node"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW((void)simulate(nodes, {.ranks = 6}));
+  // Without ranks_per_node a node is the host's ranks: on fewer ranks than a node holds, all of them.
+  const auto host = config_with(R"("type": "ShardedEmbedding", "sharding": "table_row_wise")");
+  EXPECT_NO_THROW((void)simulate(host, {.ranks = 4, .ranks_per_node = 8}));
+  // Data without key spaces (a Norm trace without slot_size_array): said, not a crash.
+  auto norm = config_with(sharded("distributed_slot"));
+  norm.data.slot_size_array.clear();
+  try {
+    (void)simulate(norm, {.ranks = 2});
+    FAIL() << "data without slot_size_array was simulated";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("layers[data].slot_size_array"), std::string::npos) << e.what();
+  }
   EXPECT_THROW((void)simulate(config_with(sharded("row_wise")), {.ranks = 0}), InputError);
   EXPECT_THROW((void)simulate(config_with(sharded("row_wise")), {.ranks = 2, .ranks_per_node = -1}), InputError);
 }

@@ -28,13 +28,13 @@ def check(condition, what):
         print("FAIL:", what)
 
 
-def write_report(path):
-    """Eight points of one layer, each run REPETITIONS times; repetition 1 of every point is 50 %
-    slower everywhere (the odd run the medians ignore)."""
+def write_report(path, layers=1):
+    """Eight points of `layers` layers (all row_wise), each run REPETITIONS times; repetition 1 of
+    every point is 50 % slower everywhere (the odd run the medians ignore)."""
     rng = np.random.default_rng(3)
     with h5py.File(path, "w") as f:
         runs = f.create_group("runs")
-        for point in range(8):
+        for point in range(8 if layers == 1 else 2):
             ranks = [{"key_ops": float(k), "row_ops": float(r), "memory_traffic_bytes": float(b), "comm_bytes": float(c)}
                      for k, r, b, c in zip(rng.uniform(1e4, 1e6, RANKS), rng.uniform(1e3, 1e5, RANKS),
                                            rng.uniform(1e6, 1e8, RANKS), rng.uniform(1e5, 1e7, RANKS))]
@@ -42,18 +42,21 @@ def write_report(path):
                                 COST["seconds_per_byte"] * r["memory_traffic_bytes"] for r in ranks])
             slowest = int(np.argmax(compute))
             step = compute[slowest] + COST["seconds_per_comm_byte"] * ranks[slowest]["comm_bytes"]
-            plan = {"layers": [{"name": "emb1", "scheme": "row_wise", "collectives": 4, "ranks": ranks}]}
+            names = ["emb1"] if layers == 1 else [f"emb{i + 1}" for i in range(layers)]
+            plan = {"layers": [{"name": n, "scheme": "row_wise", "collectives": 4, "ranks": ranks} for n in names]}
+            prefix = [""] if layers == 1 else [n + "." for n in names]
             for repetition in range(REPETITIONS):
                 slow = 1.5 if repetition == 1 else 1.0
                 run = runs.create_group(f"p{point:02d}.r{repetition}")
                 run.attrs["sharding_plan"] = json.dumps(plan).encode()
-                run.attrs["phases"] = b"lookup,exchange"
+                run.attrs["phases"] = ",".join(p + q for p in prefix for q in ("lookup", "exchange")).encode()
                 run.attrs["point"] = point
                 run.attrs["repetition"] = repetition
                 # the compute phase holds it all; the collective phase nothing (it is the step's rest)
-                run.create_dataset("timings/lookup", data=np.tile(compute * slow, (ITERATIONS, 1)))
-                run.create_dataset("timings/exchange", data=np.zeros((ITERATIONS, RANKS)))
-                run.create_dataset("series/exchange.algbw", data=np.ones(ITERATIONS))
+                for p in prefix:
+                    run.create_dataset(f"timings/{p}lookup", data=np.tile(compute * slow, (ITERATIONS, 1)))
+                    run.create_dataset(f"timings/{p}exchange", data=np.zeros((ITERATIONS, RANKS)))
+                    run.create_dataset(f"series/{p}exchange.algbw", data=np.ones(ITERATIONS))
                 run.create_dataset("series/step_time", data=np.full(ITERATIONS, step * slow))
 
 
@@ -77,6 +80,14 @@ with tempfile.TemporaryDirectory() as work:
     within = re.search(r"step time predicted within: median ([\d.]+)%", out)
     check(within is not None and float(within.group(1)) < 0.1, f"exact steps are not predicted exactly: {out}")
 
+    # Two layers of one scheme in a run are two rows of a point, not two repetitions.
+    two = os.path.join(work, "two.h5")
+    write_report(two, layers=2)
+    result = subprocess.run([SCRIPT, "--report", two], capture_output=True, text=True)
+    check(result.returncode == 0, f"two layers: exit {result.returncode}: {result.stderr}")
+    check(len(re.findall(r"^\s+p\d\d\.r0 ", result.stdout, re.M)) == 4,
+          f"two layers of 2 points are not 4 rows: {result.stdout}")
+    check("median of its 3 runs" in result.stdout, f"two layers: the repetitions are not 3: {result.stdout}")
     # --hardware --out: the description's costs replaced by the fit, the rest kept.
     hardware, updated = os.path.join(work, "hw.json"), os.path.join(work, "hw_new.json")
     original = {"hardware_version": 1, "name": "made up", "device": {"model": "D", "memory_bytes": 1},
@@ -96,7 +107,8 @@ with tempfile.TemporaryDirectory() as work:
           f"the rest of the description changed: {written}")
     # Bad input: exit 2, nothing written.
     for args in (["--hardware", hardware], ["--hardware", os.path.join(work, "none.json"), "--out", updated + "2"],
-                 ["--hardware", report, "--out", updated + "3"]):
+                 ["--hardware", report, "--out", updated + "3"], ["--hardware", hardware, "--out", "/nonexistent/x.json"],
+                 ["--repetitions", "0"]):
         result = subprocess.run([SCRIPT, "--report", report] + args, capture_output=True, text=True)
         check(result.returncode == 2 and "plan-calibrate:" in result.stderr, f"{args}: exit {result.returncode}")
     check(not os.path.exists(updated + "2") and not os.path.exists(updated + "3"), "a file was written on bad input")
