@@ -43,9 +43,12 @@ enum class Flow {
 // Bytes per rank and link class, summed over a step's transfers.
 class Links {
  public:
+  // Per rank: bytes sent to and received from ranks inside its node, and across nodes.
+  std::vector<double> sent_intra, sent_inter, recv_intra, recv_inter;
+
   Links(int ranks, std::int64_t ranks_per_node)
-      : ranks_(ranks), per_node_(ranks_per_node), sent_intra(ranks), sent_inter(ranks), recv_intra(ranks),
-        recv_inter(ranks) {}
+      : sent_intra(static_cast<std::size_t>(ranks)), sent_inter(sent_intra), recv_intra(sent_intra),
+        recv_inter(sent_intra), ranks_(ranks), per_node_(ranks_per_node) {}
 
   int node(int rank) const { return static_cast<int>(rank / per_node_); }
   void clear() {
@@ -79,7 +82,7 @@ class Links {
   double received(int r) const {
     return recv_intra[static_cast<std::size_t>(r)] + recv_inter[static_cast<std::size_t>(r)];
   }
-  // The share of the rank's bytes (sent and received) inside its node; 1 with none.
+  // The rank's bytes sent and received: on all links, and inside its node.
   double all(int r) const { return sent(r) + received(r); }
   double intra(int r) const {
     return sent_intra[static_cast<std::size_t>(r)] + recv_intra[static_cast<std::size_t>(r)];
@@ -88,9 +91,6 @@ class Links {
  private:
   int ranks_;
   std::int64_t per_node_;
-
- public:
-  std::vector<double> sent_intra, sent_inter, recv_intra, recv_inter;
 };
 
 // Per rank, a layer's counters of one step (the run's names).
