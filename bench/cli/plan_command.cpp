@@ -57,6 +57,7 @@ config::Config load_for_planning(const PlanOptions& options) {
       layer["type"] = "ShardedEmbedding";
       layer["sharding"] = options.skew_blind ? config::kAutoSkewBlindSharding : config::kAutoSharding;
       layer.erase("table_ranks");
+      layer.erase("hot_rows");
     }
     config = config::parse_config(json, origin);
   }

@@ -165,6 +165,10 @@ struct EmbeddingLayer {
   bool deduplicate = true;  // send each distinct key once per batch (switchable to measure it)
   // table_row_wise: ranks per "node" (0: the hosts of the run, Communicator::split_by_host).
   std::int32_t ranks_per_node = 0;
+  // hot_replicated: the hot rows of each of the layer's slots (the first rows of its key space,
+  // replicated on every rank), one per slot; "hot_rows": N in the file gives every slot N. Empty
+  // on the other schemes.
+  std::vector<std::int64_t> hot_rows;
   EmbeddingStorage storage;
   // "device": where the layer's step runs (the solver's "device" when absent). One run's layers
   // run on one device (checked).

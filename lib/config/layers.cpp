@@ -129,9 +129,9 @@ void resolve_key_spaces(const ValueReader& layers, const std::string& data_path,
 
 EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& name, const std::string& type,
                                      const Optimizer& global, Device solver_device) {
-  std::vector<std::string> keys = {"name",           "type",     "bottom",      "top",   "sparse_embedding_hparam",
-                                   "optimizer",      "sharding", "table_ranks", "slots", "deduplicate",
-                                   "ranks_per_node", "storage",  "device"};
+  std::vector<std::string> keys = {"name",           "type",     "bottom",      "top",     "sparse_embedding_hparam",
+                                   "optimizer",      "sharding", "table_ranks", "slots",   "deduplicate",
+                                   "ranks_per_node", "storage",  "device",      "hot_rows"};
   r.only_keys(hugectr::with_unused_keys(keys, hugectr::UnusedIn::kEmbedding));
   EmbeddingLayer e;
   e.name = name;
@@ -169,6 +169,16 @@ EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& n
       e.table_ranks.push_back(
           static_cast<std::int32_t>(rank.integer(IntRange::between(0, std::numeric_limits<std::int32_t>::max()))));
   }
+  if (const auto hot = r.optional("hot_rows")) {
+    if (e.sharding != "hot_replicated")
+      hot->fail_with("\"hot_rows\" gives the replicated rows of a \"hot_replicated\" layer; this layer's scheme is " +
+                     (e.sharding.empty() ? "its type's" : "\"" + e.sharding + "\""));
+    // One per slot, checked against the layer's slots in parse_layers; a single number is every slot's.
+    if (hot->json().is_array())
+      for (const auto& rows : hot->array(1, "a non-empty array of row counts, one per slot of the layer"))
+        e.hot_rows.push_back(rows.integer(IntRange::at_least(0)));
+    else e.hot_rows.push_back(hot->integer(IntRange::at_least(0)));
+  }
   if (const auto dedup = r.optional("deduplicate")) e.deduplicate = dedup->boolean();
   e.ranks_per_node = static_cast<std::int32_t>(r.integer_or("ranks_per_node", 0, IntRange::between(0, 1 << 20)));
   if (r.has("storage")) e.storage = parse_embedding_storage(r.object("storage"));
@@ -186,6 +196,7 @@ void parse_layers(const ValueReader& layers, Config& c) {
   std::vector<ValueReader> bottoms;                          // checked once the Data layer is known, wherever it sits
   std::vector<std::optional<ValueReader>> slot_lists;        // likewise
   std::vector<std::optional<ValueReader>> table_rank_lists;  // checked against the slots
+  std::vector<std::optional<ValueReader>> hot_row_lists;     // likewise
   std::vector<DenseCandidate> dense;                         // HugeCTR dense layers: the tower's, or not run
   std::string data_path;
   for (std::size_t i = 0; i < elements.size(); ++i) {
@@ -205,6 +216,7 @@ void parse_layers(const ValueReader& layers, Config& c) {
       bottoms.push_back(r.required("bottom", ""));
       slot_lists.push_back(r.optional("slots"));
       table_rank_lists.push_back(r.optional("table_ranks"));
+      hot_row_lists.push_back(r.optional("hot_rows"));
     } else if (contains(hugectr::known_embedding_types(), type)) {
       type_value.fail_with("\"" + type + "\" is a HugeCTR embedding type not runnable in this version; runnable: " +
                            quoted_list(hugectr::runnable_embedding_types()));
@@ -252,6 +264,11 @@ void parse_layers(const ValueReader& layers, Config& c) {
     }
     if (!layer.table_ranks.empty() && layer.table_ranks.size() != layer.slots.size())
       table_rank_lists[i]->fail("one rank per slot of the layer (" + std::to_string(layer.slots.size()) + " ranks)");
+    if (hot_row_lists[i] && !hot_row_lists[i]->json().is_array())
+      layer.hot_rows.assign(layer.slots.size(), layer.hot_rows.front());
+    if (!layer.hot_rows.empty() && layer.hot_rows.size() != layer.slots.size())
+      hot_row_lists[i]->fail("one row count per slot of the layer (" + std::to_string(layer.slots.size()) +
+                             " counts), or one number for every slot");
   }
   resolve_key_spaces(layers, data_path, c);
   check_unique_tops(tops, origin);

@@ -11,6 +11,9 @@ enum class Ownership {
   kOneRank,    // the whole table on one rank (table_wise, localized_slot); the loads are the owner's, at rank 0
   kRowBlocks,  // contiguous blocks of ceil(rows / ranks) keys, block r on rank r (row_wise)
   kKeyModulo,  // unified key % ranks (distributed_slot)
+  // each slot's first hot_rows keys on every rank (looked up by each rank for its own samples),
+  // the rest by key % ranks (hot_replicated)
+  kHotReplicas,
   kEveryRank,  // every rank gets every key, a slice of each row (column_wise)
   kReplicas,   // every rank holds every row and looks up its own samples' keys (data_parallel)
 };

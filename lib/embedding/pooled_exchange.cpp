@@ -124,6 +124,13 @@ void PooledExchange::output_forward(const Batch& batch, std::span<float> pooled,
 
 void PooledExchange::backward(const Batch& batch, std::span<const float> grad_pooled, std::int64_t step,
                               StepRecorder& recorder) {
+  const auto grads = gradients(batch, grad_pooled, recorder);
+  store_.apply(distinct_.send_keys, grads, *spec_.optimizer, step);
+  recorder.lap("update");
+}
+
+std::span<const float> PooledExchange::gradients(const Batch& batch, std::span<const float> grad_pooled,
+                                                 StepRecorder& recorder) {
   std::span<const float> grad = grad_pooled;
   if (spec_.mean()) {  // divided in a copy: grad_pooled is the caller's
     grad_pooled_.assign(grad_pooled.begin(), grad_pooled.end());
@@ -135,8 +142,7 @@ void PooledExchange::backward(const Batch& batch, std::span<const float> grad_po
   grads_.resize(distinct_.send_keys.size() * width_);
   unpool_pairs(recv_positions_, distinct_.inverse, sums_grad, width_, grads_, spec_.context.threads);
   recorder.lap("pool_backward");
-  store_.apply(distinct_.send_keys, grads_, *spec_.optimizer, step);
-  recorder.lap("update");
+  return grads_;
 }
 
 }  // namespace embscale::embedding

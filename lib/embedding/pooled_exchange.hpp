@@ -45,6 +45,12 @@ class PooledExchange {
   template <class Owner>
   void forward(const Batch& batch, std::span<float> pooled, StepRecorder& recorder, const Owner& owner);
   void backward(const Batch& batch, std::span<const float> grad_pooled, std::int64_t step, StepRecorder& recorder);
+  // backward without the update: the gradient of each distinct key this rank owns, through
+  // "pool_backward"; the keys are gradient_keys(), the gradients the span returned (keys x width),
+  // both valid until the next forward. For a scheme that applies them with rows of its own in one
+  // update (hot_replicated: a store's update runs once a step, the Global type touching every row).
+  std::span<const float> gradients(const Batch& batch, std::span<const float> grad_pooled, StepRecorder& recorder);
+  std::span<const Key> gradient_keys() const noexcept { return distinct_.send_keys; }
 
  private:
   struct KeyPosition {

@@ -79,6 +79,12 @@ struct LayerSpec {
 std::int64_t most_rows_modulo(const LayerSpec& spec, int ranks);
 std::int64_t every_row(const LayerSpec& spec, int ranks);
 
+// hot_replicated's hot rows of each of the layer's slots: its `hot_rows`, else the first 1 % of
+// each slot's rows, rounded up (under a power law about that share of the rows draws most of the
+// lookups, FlexShard's observation; `embscale plan` chooses them per slot from its costs).
+inline constexpr std::int64_t kRowsPerDefaultHotRow = 100;
+std::vector<std::int64_t> hot_rows_of(const LayerSpec& spec);
+
 class EmbeddingScheme {
  public:
   virtual ~EmbeddingScheme() = default;

@@ -19,7 +19,8 @@ namespace embscale::embedding {
   SCHEME(row_wise)                       \
   SCHEME(column_wise)                    \
   SCHEME(table_row_wise)                 \
-  SCHEME(data_parallel)
+  SCHEME(data_parallel)                  \
+  SCHEME(hot_replicated)
 
 #define EMBSCALE_DECLARE_SCHEME(name) SchemeEntry name##_scheme();
 EMBSCALE_FOR_EACH_SCHEME(EMBSCALE_DECLARE_SCHEME)

@@ -139,17 +139,37 @@ const TableModel& PlanModel::table(bool aware, std::int32_t slot) {
     // A measured slot: the sizes of the skew-blind model, the bag size measured.
     auto model = table_model(config_, slot, aware && !measured(aware, slot));
     if (measured(aware, slot)) model.bag_size = sample().bag_size(slot);
+    model.hot_rows = hot_rows(aware, slot, model);
     it = tables_.emplace(key, std::move(model)).first;
   }
   return it->second;
+}
+
+std::int64_t PlanModel::hot_rows(bool aware, std::int32_t slot, const TableModel& table) const {
+  for (const auto& context : contexts_) {
+    const auto& slots = context.layer->slots;
+    const auto at = std::find(slots.begin(), slots.end(), slot);
+    if (at == slots.end() || context.skew_aware != aware) continue;
+    if (context.fixed && context.fixed->ownership == Ownership::kHotReplicas)  // the layer's, or the default
+      return embedding::hot_rows_of(embedding::make_layer_spec(
+          nullptr, config_, context.index, config_.data.slot_size_array))[static_cast<std::size_t>(at - slots.begin())];
+    const bool may_choose = std::any_of(context.candidates.begin(), context.candidates.end(),
+                                        [](const SchemeModel* m) { return m->ownership == Ownership::kHotReplicas; });
+    // A measured slot has no popularity to rank its rows by: none is replicated.
+    if (context.planned && may_choose && !measured(aware, slot))
+      return worthwhile_hot_rows(table, context.shape, cost_);
+    return 0;
+  }
+  return 0;
 }
 
 const std::vector<RankLoad>& PlanModel::loads(bool aware, std::int32_t slot, Ownership ownership) {
   auto key = std::make_tuple(aware, slot, static_cast<int>(ownership));
   auto it = loads_.find(key);
   if (it == loads_.end()) {
+    // A measured slot replicates no rows (hot_rows): hot_replicated's loads are key modulo's.
     auto computed = measured(aware, slot)
-                        ? sample().loads(slot, ownership)
+                        ? sample().loads(slot, ownership == Ownership::kHotReplicas ? Ownership::kKeyModulo : ownership)
                         : expected_loads(table(aware, slot), ownership, ranks_, config_.solver.batchsize);
     it = loads_.emplace(key, std::move(computed)).first;
   }
@@ -173,8 +193,19 @@ const std::vector<RankLoad>& PlanModel::owner_loads(const LayerContext& context,
 // add_table_work with the table's loads under the scheme's ownership.
 void PlanModel::add_work(const LayerContext& context, const SchemeModel& model, std::int32_t slot, int owner,
                          std::vector<RankWork>& work) {
+  // The global batch's distinct keys (kHotReplicas: its hot ones, those of one rank's replica
+  // drawing the whole batch).
+  const double batch_distinct = model.ownership == Ownership::kHotReplicas
+                                    ? hot_replica_distinct(context.skew_aware, slot)
+                                    : loads(context.skew_aware, slot, Ownership::kOneRank)[0].distinct;
   add_table_work(model, context.shape, table(context.skew_aware, slot), owner_loads(context, model, slot),
-                 loads(context.skew_aware, slot, Ownership::kOneRank)[0].distinct, owner, work);
+                 batch_distinct, owner, work);
+}
+
+double PlanModel::hot_replica_distinct(bool aware, std::int32_t slot) {
+  const auto& model = table(aware, slot);
+  if (model.hot_rows == 0 || measured(aware, slot)) return 0.0;
+  return expected_loads(model, Ownership::kHotReplicas, 1, config_.solver.batchsize)[0].replica_distinct;
 }
 
 // A dynamic table's distinct keys per rank over the run (warm-up and timed steps).
@@ -234,7 +265,8 @@ void PlanModel::add_fast_tier(const LayerContext& context, const std::vector<con
         case Ownership::kReplicas: slot.draws = draws / ranks_; break;  // its own samples' keys
         case Ownership::kEveryRank: break;                              // every key, a slice of each row
         case Ownership::kRowBlocks:
-        case Ownership::kKeyModulo: slot.owned_fraction = 1.0 / ranks_; break;  // a 1/P share of the keys
+        case Ownership::kKeyModulo:
+        case Ownership::kHotReplicas: slot.owned_fraction = 1.0 / ranks_; break;  // a 1/P share of the keys
       }
       slots.push_back(slot);
       signature.emplace_back(choice->slot, slot.owned_fraction, slot.draws);
@@ -333,6 +365,7 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
       const auto& model_table = table(context.skew_aware, choice.slot);
       add_work(context, model, choice.slot, choice.owner, group.work);
       group.slots.push_back(choice.slot);
+      if (model.ownership == Ownership::kHotReplicas) group.hot_rows.push_back(model_table.hot_rows);
       if (model.ownership == Ownership::kOneRank) {
         group.table_ranks.push_back(choice.owner);
         group.loads[static_cast<std::size_t>(choice.owner)].pairs += table_loads[0].pairs;
@@ -341,6 +374,8 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
         for (std::size_t r = 0; r < table_loads.size(); ++r) {
           group.loads[r].pairs += table_loads[r].pairs;
           group.loads[r].distinct += table_loads[r].distinct;
+          group.loads[r].replica_pairs += table_loads[r].replica_pairs;
+          group.loads[r].replica_distinct += table_loads[r].replica_distinct;
         }
       }
       // Memory: static rows now; a dynamic layer's keys are summed and charged per rank below.

@@ -80,6 +80,8 @@ class PlanModel {
   double run_steps() const {
     return static_cast<double>(std::max<std::int64_t>(1, config_.solver.warmup_iter + config_.solver.max_iter));
   }
+  // The distinct hot keys of a global batch under kHotReplicas (the rows every rank updates).
+  double hot_replica_distinct(bool aware, std::int32_t slot);
   // A dynamic table's distinct keys per rank over the run (warm-up and timed steps).
   const std::vector<double>& run_keys(bool aware, std::int32_t slot, Ownership ownership);
   // The planned layers of `choices` (with their predictions when `detail`), and whether they fit.
@@ -93,6 +95,9 @@ class PlanModel {
  private:
   LayerContext make_context(std::size_t i, const config::PlannerSettings* settings);
   bool measured(bool aware, std::int32_t slot) const;
+  // The slot's hot rows (TableModel::hot_rows): a fixed hot_replicated layer's hot_rows, the
+  // planner's choice where a planned layer may run hot_replicated, else 0.
+  std::int64_t hot_rows(bool aware, std::int32_t slot, const TableModel& table) const;
   const LoadSample& sample();
   // A two-tier dynamic layer's fast tier on each rank (tier_model.hpp) from its tables' choices:
   // its hit rate, the fast tier's table in `layer`'s memory, the rest of the rank's `keys` in its

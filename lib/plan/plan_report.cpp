@@ -13,7 +13,7 @@ std::string fixed(double value, int decimals) {
   return text;
 }
 
-std::string joined(const std::vector<std::int32_t>& values) {
+template <class Integer> std::string joined(const std::vector<Integer>& values) {
   std::string out;
   for (const auto v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
   return out;
@@ -33,7 +33,7 @@ double imbalance(const std::vector<double>& values) {
 
 std::vector<double> lookups_of(const PlannedLayer& layer) {
   std::vector<double> out;
-  for (const auto& load : layer.loads) out.push_back(load.distinct);
+  for (const auto& load : layer.loads) out.push_back(load.lookups());
   return out;
 }
 
@@ -131,13 +131,14 @@ void print_plan(std::ostream& out, const ShardingPlan& plan) {
   for (const auto& layer : plan.layers) {
     out << layer.name << (layer.planned ? "" : " (fixed)") << ": " << layer.scheme << ", slots " << joined(layer.slots);
     if (!layer.table_ranks.empty()) out << " on ranks " << joined(layer.table_ranks);
+    if (!layer.hot_rows.empty()) out << ", hot rows " << joined(layer.hot_rows);
     out << "; predicted " << fixed(layer.step_seconds * 1e3, 3) << " ms, lookup imbalance "
         << fixed(imbalance(lookups_of(layer)), 2) << "\n";
     out << "  rank      pairs    lookups   sent+recv MiB   memory MiB   predicted ms\n";
     for (std::size_t r = 0; r < layer.loads.size(); ++r) {
       char line[160];
       std::snprintf(line, sizeof line, "  %4zu %10.0f %10.0f %15.2f %12.1f %14.3f\n", r, layer.loads[r].pairs,
-                    layer.loads[r].distinct, mib(layer.work[r].comm_bytes), mib(layer.memory_bytes[r]),
+                    layer.loads[r].lookups(), mib(layer.work[r].comm_bytes), mib(layer.memory_bytes[r]),
                     layer.seconds[r] * 1e3);
       out << line;
     }
@@ -151,7 +152,7 @@ nlohmann::json plan_json(const ShardingPlan& plan) {
     nlohmann::json ranks = nlohmann::json::array();
     for (std::size_t r = 0; r < layer.loads.size(); ++r)
       ranks.push_back({{"pairs", layer.loads[r].pairs},
-                       {"lookups", layer.loads[r].distinct},
+                       {"lookups", layer.loads[r].lookups()},
                        {"key_ops", layer.work[r].key_ops},
                        {"row_ops", layer.work[r].row_ops},
                        {"memory_traffic_bytes", layer.work[r].memory_bytes},
@@ -179,6 +180,7 @@ nlohmann::json plan_json(const ShardingPlan& plan) {
                             {"lookup_imbalance", imbalance(lookups_of(layer))},
                             {"ranks", ranks}};
     if (!layer.table_ranks.empty()) entry["table_ranks"] = layer.table_ranks;
+    if (!layer.hot_rows.empty()) entry["hot_rows"] = layer.hot_rows;
     if (!layer.fast_tier.empty()) {
       const auto& first = layer.fast_tier.front();
       entry["fast_tier"] = {
@@ -215,9 +217,9 @@ report::ReportTable plan_loads_table(const ShardingPlan& plan) {
   for (std::size_t l = 0; l < plan.layers.size(); ++l) {
     const auto& layer = plan.layers[l];
     for (std::size_t r = 0; r < layer.loads.size(); ++r)
-      table.values.insert(table.values.end(),
-                          {static_cast<double>(l), static_cast<double>(r), layer.loads[r].pairs,
-                           layer.loads[r].distinct, layer.seconds[r], layer.memory_bytes[r], layer.work[r].comm_bytes});
+      table.values.insert(table.values.end(), {static_cast<double>(l), static_cast<double>(r), layer.loads[r].pairs,
+                                               layer.loads[r].lookups(), layer.seconds[r], layer.memory_bytes[r],
+                                               layer.work[r].comm_bytes});
   }
   return table;
 }

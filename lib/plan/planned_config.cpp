@@ -33,6 +33,8 @@ nlohmann::json planned_config_json(const config::Config& config, std::vector<Pla
       out["slots"] = part->slots;
       out.erase("table_ranks");
       if (!part->table_ranks.empty()) out["table_ranks"] = part->table_ranks;
+      out.erase("hot_rows");
+      if (!part->hot_rows.empty()) out["hot_rows"] = part->hot_rows;
       rewritten.push_back(std::move(out));
     }
   }

@@ -39,6 +39,7 @@ struct PlannedLayer {
   bool planned = false;                   // chosen by the planner (false: a fixed layer, predicted only)
   std::vector<std::int32_t> slots;        // Data layer slots, ascending
   std::vector<std::int32_t> table_ranks;  // table_wise: owner per slot
+  std::vector<std::int64_t> hot_rows;     // hot_replicated: replicated rows per slot
   std::vector<RankLoad> loads;            // per rank, summed over its tables
   std::vector<RankWork> work;             // per rank
   std::vector<double> seconds;            // per rank: compute and communication

@@ -34,6 +34,7 @@ const Models& models() {
 
 constexpr double kPairBytes = 16.0;  // a (key, position) pair on the wire
 constexpr double kFloatBytes = 4.0;  // pooled vectors and gradients are fp32
+constexpr double kKeyBytes = 8.0;    // a key
 
 }  // namespace
 
@@ -98,6 +99,24 @@ void add_table_work(const SchemeModel& model, const LayerShape& shape, const Tab
             (local_pairs + load.pairs) * kPairBytes + 2.0 * bag_bytes * others;  // reduce-scatter + all-gather
         break;
       }
+      case Ownership::kHotReplicas: {  // hot rows replicated, the rest key % ranks (hot_replicated)
+        // The cold keys as under kKeyModulo; the rank's own hot keys read and pooled from its
+        // replica; every rank updates every hot row any rank touched, after an allreduce of the
+        // hot rows' gradient and touch counts. Splitting the bags reads and writes each key once.
+        const auto& load = loads[static_cast<std::size_t>(r)];
+        const double hot_rows = static_cast<double>(std::min(table.hot_rows, table.rows));
+        const double hot_touched = batch_distinct;  // the hot keys of the global batch
+        const double local_cold = local_pairs - load.replica_pairs;
+        w.key_ops += local_cold + load.pairs + load.replica_pairs;
+        w.row_ops += 2.0 * load.distinct + load.replica_distinct + hot_touched;
+        w.memory_bytes += owner_memory(load, dim, row_values) + 2.0 * bag_bytes * others + loss_bytes +
+                          2.0 * local_pairs * kKeyBytes + 2.0 * load.replica_pairs * dim * kFloatBytes +
+                          load.replica_distinct * dim * shape.value_bytes + 2.0 * hot_rows * (dim + 1.0) * kFloatBytes +
+                          hot_touched * 2.0 * row_values * shape.value_bytes;
+        w.comm_bytes += (local_cold + load.pairs) * kPairBytes + 2.0 * bag_bytes * others +
+                        2.0 * 2.0 * hot_rows * (dim + 1.0) * kFloatBytes * others;
+        break;
+      }
       case Ownership::kEveryRank: {  // column slices (column_wise)
         const auto& load = loads[static_cast<std::size_t>(r)];
         const double width = dim / p;
@@ -121,6 +140,35 @@ void add_table_work(const SchemeModel& model, const LayerShape& shape, const Tab
       }
     }
   }
+}
+
+std::int64_t worthwhile_hot_rows(const TableModel& table, const LayerShape& shape, const CostParameters& cost) {
+  // On one rank nothing travels; under a permuted mapping, or a law whose popularity is not
+  // falling with the index, the key space's first rows are not its most popular ones.
+  if (shape.ranks < 2 || !table.identity_mapping || !table.popularity.non_increasing() || table.rows < 1) return 0;
+  const double p = shape.ranks;
+  const double others = (p - 1.0) / p;
+  const double dim = shape.dim, row_values = dim + shape.state_width;
+  const double own_draws = static_cast<double>(shape.samples) * table.bag_size / p;
+  // A replicated row's cost on every rank, per step: its share of the two allreduces and of the
+  // dense gradient buffer, and (touched) its update on every rank instead of its owner's alone.
+  const double replica_seconds =
+      2.0 * 2.0 * (dim + 1.0) * kFloatBytes * others * cost.seconds_per_comm_byte +
+      2.0 * (dim + 1.0) * kFloatBytes * cost.seconds_per_byte +
+      others * (cost.seconds_per_row + 2.0 * row_values * shape.value_bytes * cost.seconds_per_byte);
+  // What each of its occurrences saves: the pair's trip (sent by the requester, received by the
+  // owner) and the owner's key work.
+  const double saved_per_occurrence = 2.0 * kPairBytes * cost.seconds_per_comm_byte + cost.seconds_per_key;
+  if (saved_per_occurrence <= 0.0 || own_draws <= 0.0) return 0;
+  const double threshold = replica_seconds / (own_draws * saved_per_occurrence);  // the least worthwhile probability
+  // Popularity falls with the index: the rows at or above the threshold are a prefix.
+  std::int64_t low = 0, high = table.rows;  // probability(k) >= threshold for k < low; below it from high
+  while (low < high) {
+    const std::int64_t mid = low + (high - low) / 2;
+    if (table.popularity.probability(mid) >= threshold) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 double rank_seconds(const RankWork& work, const CostParameters& cost) {

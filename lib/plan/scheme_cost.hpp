@@ -66,9 +66,15 @@ struct CostParameters {
 
 // Adds one table's step to `work` (one entry per rank). `loads`: the per-rank loads of the
 // scheme's ownership; a whole table (kOneRank) is placed on `owner`. `batch_distinct`: the
-// table's distinct keys in a global batch (data_parallel updates them all on every rank).
+// table's distinct keys in a global batch (data_parallel updates them all on every rank), under
+// kHotReplicas its distinct hot keys (every rank updates those).
 void add_table_work(const SchemeModel& model, const LayerShape& shape, const TableModel& table,
                     const std::vector<RankLoad>& loads, double batch_distinct, int owner, std::vector<RankWork>& work);
+
+// The hot rows hot_replicated should replicate of `table` (the prefix of its key space whose
+// rows' occurrences save more routing and exchange than the rows' replication costs, at `cost`'s
+// rates): 0 on one rank and under a permuted key mapping (its first keys are not its hottest).
+std::int64_t worthwhile_hot_rows(const TableModel& table, const LayerShape& shape, const CostParameters& cost);
 
 // A rank's compute and communication time.
 double rank_seconds(const RankWork& work, const CostParameters& cost);

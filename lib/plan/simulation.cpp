@@ -38,6 +38,9 @@ enum class Flow {
   // Pairs to the row-block owner inside the table's node; partial sums reduced inside the node,
   // then an alltoallv across nodes (table_row_wise)
   kNodeThenCross,
+  // Each slot's first hot_rows keys looked up by every rank in its replica, their gradient
+  // allreduced; the rest to key % ranks as kToOwners (hot_replicated)
+  kHotReplicas,
 };
 
 // Bytes per rank and link class, summed over a step's transfers.
@@ -97,9 +100,10 @@ class Links {
 struct LayerCounts {
   explicit LayerCounts(int ranks)
       : keys(ranks), pairs_sent(ranks), pairs_received(ranks), lookups(ranks), unique_keys(ranks), exchange_sent(ranks),
-        exchange_recv(ranks), comm_sent(ranks), comm_recv(ranks), link_bytes(ranks), intra_bytes(ranks),
-        work(static_cast<std::size_t>(ranks)) {}
+        exchange_recv(ranks), hot_keys(ranks), hot_lookups(ranks), comm_sent(ranks), comm_recv(ranks),
+        link_bytes(ranks), intra_bytes(ranks), work(static_cast<std::size_t>(ranks)) {}
   std::vector<double> keys, pairs_sent, pairs_received, lookups, unique_keys, exchange_sent, exchange_recv;
+  std::vector<double> hot_keys, hot_lookups;  // kHotReplicas: the rank's occurrences of hot keys, its distinct ones
   // The bytes the Communicator counts (what a run's bytes_sent and bytes_recv hold): to and from
   // other ranks, but a reduce-scatter counts its whole buffer sent and an allreduce its buffer
   // both ways (comm/mpi_communicator.cpp).
@@ -114,12 +118,14 @@ struct SimulatedLayer {
   const LayerContext* context = nullptr;
   std::string prefix;  // "" or "<layer>." (a run's names with several layers)
   Flow flow = Flow::kToOwners;
-  std::optional<OwnerRule> owner;   // kToOwners: by layer slot
-  std::vector<std::int32_t> slots;  // the Data layer's slots, in layer order
-  std::vector<std::int64_t> sizes;  // their rows
-  std::vector<int> owner_of_slot;   // whole tables: each layer slot's rank
-  bool deduplicate = true;          // the layer's deduplicate (all2all_dense, data_parallel)
-  bool training = true;             // false: evaluation, forward only (no gradient travels)
+  std::optional<OwnerRule> owner;      // kToOwners: by layer slot
+  std::vector<std::int32_t> slots;     // the Data layer's slots, in layer order
+  std::vector<std::int64_t> sizes;     // their rows
+  std::vector<Key> offsets;            // their first keys
+  std::vector<std::int64_t> hot_rows;  // kHotReplicas: each layer slot's replicated rows
+  std::vector<int> owner_of_slot;      // whole tables: each layer slot's rank
+  bool deduplicate = true;             // the layer's deduplicate (all2all_dense, data_parallel)
+  bool training = true;                // false: evaluation, forward only (no gradient travels)
   int collectives = 0;
   // kNodeThenCross: ranks per node (the layer's, else the simulation's) and each layer slot's node.
   int ranks_per_node = 1;
@@ -132,6 +138,7 @@ Flow flow_of(const LayerContext& context) {
   switch (context.fixed->ownership) {
     case Ownership::kEveryRank: return Flow::kEveryRank;
     case Ownership::kReplicas: return Flow::kReplicas;
+    case Ownership::kHotReplicas: return Flow::kHotReplicas;
     default: return Flow::kToOwners;
   }
 }
@@ -191,7 +198,16 @@ std::vector<SimulatedLayer> simulated_layers(const config::Config& config, const
     sim.prefix = config.embeddings.size() > 1 ? layer.name + "." : "";
     sim.flow = flow_of(context);
     sim.slots = layer.slots;
-    for (const auto slot : sim.slots) sim.sizes.push_back(config.data.slot_size_array[static_cast<std::size_t>(slot)]);
+    for (const auto slot : sim.slots) {
+      sim.sizes.push_back(config.data.slot_size_array[static_cast<std::size_t>(slot)]);
+      sim.offsets.push_back(
+          std::accumulate(config.data.slot_size_array.begin(), config.data.slot_size_array.begin() + slot, Key{0}));
+    }
+    if (sim.flow == Flow::kHotReplicas) {
+      sim.hot_rows = embedding::hot_rows_of(
+          embedding::make_layer_spec(nullptr, config, context.index, config.data.slot_size_array));
+      sim.owner = OwnerRule::modulo(ranks);
+    }
     sim.deduplicate = layer.deduplicate;
     sim.training = layer.storage.table.training;
     // all2all_dense: alltoall + 3 alltoallv; table_row_wise: alltoall and alltoallv of the keys,
@@ -325,6 +341,10 @@ class Simulator {
           put("pairs_received", c.pairs_received[i]);
         }
         put("lookups", c.lookups[i]);
+        if (layer.flow == Flow::kHotReplicas) {
+          put("hot_keys", c.hot_keys[i]);
+          put("hot_lookups", c.hot_lookups[i]);
+        }
         if (layer.flow != Flow::kReplicas) {
           put("exchange_keys.bytes_sent", c.exchange_sent[i]);
           put("exchange_keys.bytes_recv", c.exchange_recv[i]);
@@ -395,19 +415,21 @@ class Simulator {
           break;
         case Flow::kEveryRank: batch_distinct = count_every_rank(occ, c, loads); break;
         case Flow::kReplicas: batch_distinct = count_replicas(layer, occ, c, loads); break;
+        case Flow::kHotReplicas: batch_distinct = count_hot_replicas(layer, p, occ, c, loads); break;
         case Flow::kKeysToOwners: count_keys_to_owners(layer, occ, c); continue;  // its own work model, below
       }
       if (context.owners_read_every_pair && layer.flow != Flow::kReplicas)
         for (auto& load : loads) load.distinct = load.pairs;
       for (int r = 0; r < ranks_; ++r) {
         const auto i = static_cast<std::size_t>(r);
-        c.lookups[i] += loads[i].distinct;
+        c.lookups[i] += loads[i].lookups();
         if (layer.flow != Flow::kReplicas) c.pairs_received[i] += loads[i].pairs;
       }
       if (layer.flow == Flow::kNodeThenCross) continue;  // its own work model, below
       TableModel table;
       table.slot = layer.slots[p];
       table.rows = layer.sizes[p];
+      table.hot_rows = layer.hot_rows.empty() ? 0 : layer.hot_rows[p];
       table.bag_size = static_cast<double>(occ.keys.size()) / static_cast<double>(config_.solver.batchsize);
       const int owner = layer.owner_of_slot.empty() ? 0 : layer.owner_of_slot[p];
       if (context.fixed->ownership == Ownership::kOneRank) loads = {loads[static_cast<std::size_t>(owner)]};
@@ -454,6 +476,39 @@ class Simulator {
       }
     }
     return static_cast<double>(routed_.send_keys.size());
+  }
+
+  // hot_replicated: each rank's hot keys (below the slot's hot_rows in its key space) read from
+  // its replica, de-duplicated per rank; the cold ones to key % ranks as count_to_owners counts
+  // them. Returns the distinct hot keys of the global batch (every rank updates them).
+  double count_hot_replicas(const SimulatedLayer& layer, std::size_t position, const SlotOccurrences& occ,
+                            LayerCounts& c, std::vector<RankLoad>& loads) {
+    const Key first = layer.offsets[position], hot_end = first + layer.hot_rows[position];
+    SlotOccurrences cold;
+    cold.first.assign(occ.first.size(), 0);
+    std::vector<Key> hot;
+    std::vector<RankLoad> replica(static_cast<std::size_t>(ranks_));
+    for (int r = 0; r < ranks_; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      const std::size_t hot_before = hot.size();
+      for (const Key key : occ.of(r)) (key < hot_end ? hot : cold.keys).push_back(key);
+      cold.first[i + 1] = cold.keys.size();
+      const auto mine = std::span<const Key>(hot).subspan(hot_before);
+      router_.route(
+          mine, 1, [](Key) { return 0; }, routed_);
+      replica[i] = {0.0, 0.0, static_cast<double>(mine.size()), static_cast<double>(routed_.send_keys.size())};
+      c.hot_keys[i] += replica[i].replica_pairs;
+      c.hot_lookups[i] += replica[i].replica_distinct;
+    }
+    router_.route(
+        std::span<const Key>(hot), 1, [](Key) { return 0; }, routed_);
+    const auto batch_hot = static_cast<double>(routed_.send_keys.size());
+    count_to_owners(layer, static_cast<std::int32_t>(position), cold, c, loads);
+    for (std::size_t i = 0; i < loads.size(); ++i) {
+      loads[i].replica_pairs = replica[i].replica_pairs;
+      loads[i].replica_distinct = replica[i].replica_distinct;
+    }
+    return batch_hot;
   }
 
   // Every pair to every rank (each pools its columns of every bag).
@@ -559,11 +614,21 @@ class Simulator {
       return;
     }
     if (layer.flow == Flow::kNodeThenCross) return add_node_then_cross_bytes(layer, c);
+    if (layer.flow == Flow::kHotReplicas && layer.training) {
+      // The hot rows' two allreduces (fp32 gradient, int32 touch counts), called on any count.
+      const double hot = std::accumulate(layer.hot_rows.begin(), layer.hot_rows.end(), 0.0);
+      const double buffer = hot * (shape.dim + 1.0) * kFloatBytes;
+      for (std::size_t r = 0; r < n; ++r) {
+        c.comm_sent[r] += buffer;
+        c.comm_recv[r] += buffer;
+      }
+      if (ranks_ > 1) links_.add_product(std::vector<double>(n, 1.0), std::vector<double>(n, 2.0 * buffer / ranks_));
+    }
     if (ranks_ == 1 || layer.flow == Flow::kKeysToOwners) return;  // one rank: no call; all2all_dense: with the keys
     std::vector<double> ones(n, 1.0), bags(n), per_owner(n, 0.0);
     for (std::size_t r = 0; r < n; ++r) bags[r] = samples_[r] * slots * row;
     const bool whole_tables = layer.flow == Flow::kToOwners && layer.context->fixed->ownership == Ownership::kOneRank;
-    if (layer.flow == Flow::kToOwners && !whole_tables) {
+    if ((layer.flow == Flow::kToOwners && !whole_tables) || layer.flow == Flow::kHotReplicas) {
       // reduce-scatter of every bag's partial sums, all-gather of the gradients (training)
       links_.add_product(ones, bags);
       if (layer.training) links_.add_product(bags, ones);

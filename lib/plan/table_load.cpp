@@ -56,6 +56,78 @@ std::vector<RankLoad> split_loads(const TableModel& table, Ownership ownership, 
   return loads;
 }
 
+// The keys = r (mod ranks) in [first, end), per rank.
+std::vector<double> congruent_keys(Key first, Key end, int ranks) {
+  std::vector<double> count(static_cast<std::size_t>(ranks), 0.0);
+  if (end <= first) return count;
+  const Key n = end - first;
+  for (int r = 0; r < ranks; ++r) {
+    const Key lead = ((r - first % ranks) % ranks + ranks) % ranks;  // first + lead = r (mod ranks)
+    count[static_cast<std::size_t>(r)] = lead < n ? static_cast<double>((n - lead + ranks - 1) / ranks) : 0.0;
+  }
+  return count;
+}
+
+// hot_replicated: the keys whose place in the key space is below hot_rows are looked up by every
+// rank for its own draws (draws / ranks); the others are owned by key % ranks. The hottest
+// kDirectIndices indices go through the mapping one by one; past them, the identity mapping's
+// hot and cold tails are exact ranges, and a permuted mapping's are the shares of the tail's keys
+// that are hot and that each rank owns (the mapping scatters the tail's indices over the keys).
+std::vector<RankLoad> hot_replica_loads(const TableModel& table, int ranks, double draws) {
+  std::vector<RankLoad> loads(static_cast<std::size_t>(ranks));
+  const auto& popularity = table.popularity;
+  const double own = draws / ranks;
+  const std::int64_t hot = std::min(table.hot_rows, table.rows);
+  const std::int64_t head = std::min(table.rows, kDirectIndices);
+  double replica_pairs = 0.0, replica_distinct = 0.0;
+  std::int64_t head_hot = 0;
+  std::vector<double> head_cold(static_cast<std::size_t>(ranks), 0.0);
+  for (std::int64_t k = head; k-- > 0;) {
+    const double p = popularity.probability(k);
+    const Key key = table.key_of_index(k);
+    if (key - table.offset < hot) {
+      replica_pairs += own * p;
+      replica_distinct += distinct_term(p, own);
+      ++head_hot;
+      continue;
+    }
+    const auto r = static_cast<std::size_t>(key % ranks);
+    loads[r].pairs += draws * p;
+    loads[r].distinct += distinct_term(p, draws);
+    head_cold[r] += 1.0;
+  }
+  if (head < table.rows) {
+    const auto tail_keys = static_cast<double>(table.rows - head);
+    // The tail's hot indices [head, hot_end) and cold ones [cold_first, rows), or, permuted, shares.
+    const bool ranges = table.identity_mapping;
+    const std::int64_t hot_end = std::max(head, hot), cold_first = std::max(head, hot);
+    const double hot_share = ranges ? 1.0 : static_cast<double>(std::max<std::int64_t>(0, hot - head_hot)) / tail_keys;
+    replica_pairs += own * hot_share * (ranges ? popularity.mass(head, hot_end) : popularity.mass(head, table.rows));
+    replica_distinct += hot_share * (ranges ? popularity.expected_distinct(head, hot_end, own)
+                                            : popularity.expected_distinct(head, table.rows, own));
+    const std::int64_t from = ranges ? cold_first : head;
+    const double cold_pairs = draws * popularity.mass(from, table.rows);
+    const double cold_distinct = popularity.expected_distinct(from, table.rows, draws);
+    // Each rank's share of the tail: its cold keys there over the tail's keys (the identity's tail
+    // holds the keys offset + [cold_first, rows)).
+    const auto owned = congruent_keys(table.offset + hot, table.offset + table.rows, ranks);
+    const auto tail_owned =
+        ranges ? congruent_keys(table.offset + cold_first, table.offset + table.rows, ranks) : owned;
+    const double keys = ranges ? static_cast<double>(table.rows - cold_first) : tail_keys;
+    for (std::size_t r = 0; r < loads.size(); ++r) {
+      if (keys <= 0.0) break;
+      const double share = (tail_owned[r] - (ranges ? 0.0 : head_cold[r])) / keys;
+      loads[r].pairs += cold_pairs * share;
+      loads[r].distinct += cold_distinct * share;
+    }
+  }
+  for (auto& load : loads) {
+    load.replica_pairs = replica_pairs;
+    load.replica_distinct = replica_distinct;
+  }
+  return loads;
+}
+
 std::vector<RankLoad> loads_of_draws(const TableModel& table, Ownership ownership, int ranks, double draws) {
   std::vector<RankLoad> loads(static_cast<std::size_t>(ranks));
   switch (ownership) {
@@ -72,6 +144,7 @@ std::vector<RankLoad> loads_of_draws(const TableModel& table, Ownership ownershi
     }
     case Ownership::kRowBlocks:
     case Ownership::kKeyModulo: return split_loads(table, ownership, ranks, draws);
+    case Ownership::kHotReplicas: return hot_replica_loads(table, ranks, draws);
   }
   return loads;
 }
@@ -146,6 +219,12 @@ std::vector<std::int64_t> owned_rows(const TableModel& table, Ownership ownershi
       for (int r = 0; r < ranks; ++r)
         rows[static_cast<std::size_t>(r)] =
             std::max<std::int64_t>(0, std::min(table.rows, (r + 1) * block) - r * block);
+      break;
+    }
+    case Ownership::kHotReplicas: {  // every hot row, and the keys = r (mod ranks), hot ones too (unused copies)
+      const std::int64_t hot = std::min(table.hot_rows, table.rows);
+      const auto modulo = congruent_keys(table.offset, table.offset + table.rows, ranks);
+      for (std::size_t r = 0; r < rows.size(); ++r) rows[r] = hot + static_cast<std::int64_t>(modulo[r]);
       break;
     }
     case Ownership::kKeyModulo: {

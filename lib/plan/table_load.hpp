@@ -33,11 +33,20 @@ struct TableModel {
   // The unified key of key index i (the slot's offset + its mapped index).
   std::function<Key(std::int64_t)> key_of_index;
   bool identity_mapping = true;  // key_of_index(i) == offset + i
+  // hot_replicated: the first keys of the slot's key space replicated on every rank (the layer's
+  // hot_rows, or the planner's choice: worthwhile_hot_rows); 0 for every other scheme.
+  std::int64_t hot_rows = 0;
 };
 
 struct RankLoad {
   double pairs = 0.0;     // (key, bag) pairs per step the rank handles as owner (data_parallel: its own)
-  double distinct = 0.0;  // distinct keys per step it looks up (the report's `lookups` counter)
+  double distinct = 0.0;  // distinct keys per step it looks up as owner (data_parallel: its own)
+  // hot_replicated: the occurrences of the replicated rows in the rank's own samples and their
+  // distinct keys, read from its replica (pairs and distinct are then its cold keys as owner).
+  double replica_pairs = 0.0;
+  double replica_distinct = 0.0;
+
+  double lookups() const noexcept { return distinct + replica_distinct; }  // the report's `lookups` counter
 };
 
 // Slot `slot` of `config`'s Data layer as a table, skew-aware (analytic, from the slot's

@@ -64,10 +64,12 @@ case "$case_name" in
   simulate_equals_run)
     # On 1, 2 and 3 ranks every scheme's counters, bytes included, are those of a real run of the
     # same config.
-    for scheme in row_wise distributed_slot table_wise localized_slot column_wise data_parallel all2all_dense; do
+    for scheme in row_wise distributed_slot table_wise localized_slot column_wise data_parallel all2all_dense \
+                  hot_replicated; do
       case $scheme in
         all2all_dense) write_config $scheme '"type": "All2AllDenseEmbedding"' ;;
         localized_slot) write_config $scheme '"type": "LocalizedSlotSparseEmbeddingHash"' ;;
+        hot_replicated) write_config $scheme '"type": "ShardedEmbedding", "sharding": "hot_replicated", "hot_rows": [200, 20, 3]' ;;
         *) write_config $scheme "\"type\": \"ShardedEmbedding\", \"sharding\": \"$scheme\"" ;;
       esac
       for ranks in 1 2 3; do
@@ -80,9 +82,12 @@ case "$case_name" in
     done
     # Evaluation (forward only: no gradient travels), and data_parallel reading every occurrence.
     for spec in "row_wise:ShardedEmbedding" "table_wise:ShardedEmbedding" "data_parallel:ShardedEmbedding" \
-                "table_row_wise:ShardedEmbedding" "all2all_dense:All2AllDenseEmbedding"; do
+                "table_row_wise:ShardedEmbedding" "all2all_dense:All2AllDenseEmbedding" \
+                "hot_replicated:ShardedEmbedding"; do
       scheme=${spec%%:*} type=${spec#*:}
-      write_config eval_$scheme "\"type\": \"$type\", \"sharding\": \"$scheme\", \"storage\": {\"training\": false}"
+      hot=""
+      [ "$scheme" = hot_replicated ] && hot=', "hot_rows": 50'
+      write_config eval_$scheme "\"type\": \"$type\", \"sharding\": \"$scheme\", \"storage\": {\"training\": false}$hot"
       [ "$type" = ShardedEmbedding ] || write_config eval_$scheme "\"type\": \"$type\", \"storage\": {\"training\": false}"
       run_on_ranks 3 run -q "$work/eval_$scheme.json" -o "$work/run.h5"
       [ "$rc" -eq 0 ] || fail "run eval_$scheme: $(cat "$work/err.txt")"

@@ -192,7 +192,7 @@ TEST_P(DeviceSchemes, EvaluationModeGivesTheHostsPooledOutputs) {
 // The GPU's dynamic table (device_kv_row_store.hpp) against the host's (kv_row_store.hpp), with
 // room for every key, in training and evaluation: the host's bits.
 TEST_P(DeviceSchemes, DynamicStorageGivesTheHostsBits) {
-  if (GetParam() == "column_wise" || GetParam() == "data_parallel") GTEST_SKIP() << "static storage only";
+  if (testing::static_only(GetParam())) GTEST_SKIP() << "static storage only";
   using config::OptimizerType;
   using config::UpdateType;
   struct Optimizer {
@@ -224,7 +224,7 @@ TEST_P(DeviceSchemes, DynamicStorageGivesTheHostsBits) {
 // and in order of first occurrence on the host, and which newcomers a full bucket keeps depends on
 // their order (device_kv_row_store_test holds the store to the host's for one order).
 TEST_P(DeviceSchemes, DynamicStorageEvictsWithinItsCapacity) {
-  if (GetParam() == "column_wise" || GetParam() == "data_parallel") GTEST_SKIP() << "static storage only";
+  if (testing::static_only(GetParam())) GTEST_SKIP() << "static storage only";
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   const embscale::testing::ScopedEnv strict("EMBSCALE_FAKE_STRICT_DEVICE_MEMORY", "1");
   const auto library = device::DeviceLibrary::open(EMBSCALE_TEST_FAKE_DEVICE);

@@ -206,12 +206,12 @@ void check_against_reference(const Case& c) {
   EXPECT_LT(rows.relative(), kTolerance) << "rows held by rank " << rank;
 }
 
-// The registry's schemes that run on dynamic storage (column_wise and data_parallel refuse it).
+// The registry's schemes that run on dynamic storage (column_wise, data_parallel and
+// hot_replicated refuse it).
 std::vector<std::string> dynamic_scheme_names() {
   std::vector<std::string> names;
   for (const auto& entry : schemes())
-    if (std::string(entry.name) != "column_wise" && std::string(entry.name) != "data_parallel")
-      names.emplace_back(entry.name);
+    if (!testing::static_only(entry.name)) names.emplace_back(entry.name);
   return names;
 }
 

@@ -34,7 +34,7 @@ struct RelativeError {
 
 // Layer "emb1" of `scheme` (a registry name: its config type, and its sharding under
 // ShardedEmbedding) over the Data layer's slots 0, 1 and 2, dim 6, static rows for up to 1000
-// keys a rank. Combiner, optimizer and storage are the caller's.
+// keys a rank (hot_replicated: the first 4, 2 and 4 keys of its slots replicated). Combiner, optimizer and storage are the caller's.
 inline config::EmbeddingLayer scheme_layer(const std::string& scheme) {
   config::EmbeddingLayer e;
   e.name = "emb1";
@@ -44,7 +44,14 @@ inline config::EmbeddingLayer scheme_layer(const std::string& scheme) {
   e.max_vocabulary_size_per_gpu = 1000;
   e.embedding_vec_size = 6;
   e.slots = {0, 1, 2};
+  if (scheme == "hot_replicated") e.hot_rows = {4, 2, 4};  // the slots' hottest keys under Zipf
   return e;
+}
+
+// Whether the scheme runs on static storage only (refuses dynamic and two-tier tables).
+inline bool static_only(const std::string& scheme) {
+  const auto* entry = find_scheme(scheme);
+  return entry && entry->planner && entry->planner->static_only;
 }
 
 // `steps` steps of `batch` samples of a synthetic Data layer: one slot per entry of

@@ -31,7 +31,7 @@ TEST(SchemeRegistry, EveryEntryIsCompleteAndNamedOnce) {
     EXPECT_TRUE(names.insert(entry.name).second) << entry.name << " registered twice";
     EXPECT_EQ(find_scheme(entry.name), &entry);
   }
-  EXPECT_EQ(names.size(), 9u);
+  EXPECT_EQ(names.size(), 10u);
   EXPECT_EQ(find_scheme("no_such_scheme"), nullptr);
 }
 
@@ -44,9 +44,14 @@ TEST(SchemeRegistry, CapabilitiesBelongToTheSchemesThatHaveThem) {
             (std::set<std::string>{"table_wise", "localized_slot"}));
   EXPECT_EQ(names_where([](const SchemeEntry& e) { return !e.planner.has_value(); }),
             (std::set<std::string>{"all2all_dense", "table_row_wise"}));
-  // A GPU step: every scheme (the owner-pooled ones through DevicePooledExchange, all2all_dense
-  // and data_parallel through their device flows).
-  for (const auto& entry : schemes()) EXPECT_TRUE(entry.runs_on_device) << entry.name << " has no GPU step";
+  EXPECT_EQ(names_where([](const SchemeEntry& e) { return e.splits_key_spaces; }),
+            (std::set<std::string>{"row_wise", "table_row_wise", "hot_replicated"}));
+  EXPECT_EQ(names_where([](const SchemeEntry& e) { return e.planner && e.planner->static_only; }),
+            (std::set<std::string>{"column_wise", "data_parallel", "hot_replicated"}));
+  // A GPU step: every scheme but hot_replicated (the owner-pooled ones through
+  // DevicePooledExchange, all2all_dense and data_parallel through their device flows).
+  EXPECT_EQ(names_where([](const SchemeEntry& e) { return !e.runs_on_device; }),
+            (std::set<std::string>{"hot_replicated"}));
 }
 
 TEST(SchemeRegistry, WholeTableSchemesSayWhereEachTableLives) {

@@ -64,7 +64,8 @@ TEST(Planner, PlannedConfigRunsTheChosenSchemes) {
 TEST(Planner, NeverPredictedSlowerThanAnyFixedScheme) {
   for (const int ranks : {2, 4}) {
     const auto plan = plan_sharding(config_with("auto", ""), ranks);
-    for (const char* scheme : {"table_wise", "row_wise", "distributed_slot", "column_wise", "data_parallel"}) {
+    for (const char* scheme :
+         {"table_wise", "row_wise", "distributed_slot", "hot_replicated", "column_wise", "data_parallel"}) {
       const auto single = plan_sharding(config_with("auto", std::string(R"("schemes": [")") + scheme + "\"]"), ranks);
       EXPECT_LE(plan.step_seconds, single.step_seconds * (1 + 1e-9)) << scheme << " on " << ranks << " ranks";
     }
@@ -109,6 +110,34 @@ TEST(Planner, EvaluationOnStaticRowsPredictsARowReadPerPair) {
       }
     }
   }
+}
+
+// Where a pair's trip costs more than a replicated row's allreduce, the planner replicates the
+// Zipf head of the large tables (hot_replicated, with the hot rows it chose in the planned config)
+// and predicts a faster step than distributed_slot alone; under a permuted key mapping the first
+// rows are not the hot ones, and it replicates none.
+TEST(Planner, ReplicatesHotRowsWhereTheirPairsCostMore) {
+  const std::string rates = R"("seconds_per_comm_byte": 2e-9, "seconds_per_key": 2e-8)";
+  const std::string both = R"("schemes": ["distributed_slot", "hot_replicated"], )" + rates;
+  auto c = config_with("auto", both);
+  const auto plan = plan_sharding(c, 8);
+  const auto alone = plan_sharding(config_with("auto", R"("schemes": ["distributed_slot"], )" + rates), 8);
+  EXPECT_LT(plan.step_seconds, alone.step_seconds);
+  const auto hot = std::find_if(plan.layers.begin(), plan.layers.end(),
+                                [](const PlannedLayer& l) { return l.scheme == "hot_replicated"; });
+  ASSERT_NE(hot, plan.layers.end());
+  ASSERT_EQ(hot->hot_rows.size(), hot->slots.size());
+  ASSERT_EQ(hot->slots.front(), 0);
+  EXPECT_GT(hot->hot_rows.front(), 0);
+  const auto planned = planned_config(c, plan);
+  EXPECT_NO_THROW(run::check_config_for_ranks(planned, 8));
+  const auto layer = std::find_if(planned.embeddings.begin(), planned.embeddings.end(),
+                                  [](const config::EmbeddingLayer& e) { return e.sharding == "hot_replicated"; });
+  ASSERT_NE(layer, planned.embeddings.end());
+  EXPECT_EQ(layer->hot_rows, hot->hot_rows);
+
+  const auto permuted = plan_sharding(config_with("auto", both, 1.2, "permutation"), 8);
+  for (const auto& l : permuted.layers) EXPECT_EQ(l.scheme, "distributed_slot");
 }
 
 TEST(Planner, RespectsTheMemoryLimit) {

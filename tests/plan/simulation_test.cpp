@@ -51,15 +51,17 @@ struct Oracle {
     for (std::int64_t w = 1; w <= config.solver.warmup_iter; ++w) (void)source->next_batch(-w, 0, 1);
     const std::vector<int> table_rank = {2 % ranks, 0, 1 % ranks};  // table_ranks of the config
     const auto offset = [](int slot) { return std::accumulate(kSizes, kSizes + slot, std::int64_t{0}); };
+    const std::int64_t hot_rows[] = {100, 10, 5};  // hot_replicated: the config's
     for (std::int64_t it = 0; it < config.solver.max_iter; ++it) {
       const Batch batch = source->next_batch(it, 0, 1);
       const auto n = static_cast<std::size_t>(ranks);
       std::vector<std::int64_t> keys(n), sent(n), received(n), lookups(n), unique(n), exch_sent(n), exch_recv(n);
+      std::vector<std::int64_t> hot_keys(n), hot_lookups(n);
       std::vector<std::set<Key>> owner_keys(n);
       std::vector<std::set<std::pair<int, Key>>> owner_requests(n);  // all2all_dense: (requester, key)
       for (int r = 0; r < ranks; ++r) {
         const auto share = sample_share_of(config.solver.batchsize, r, ranks);
-        std::set<Key> mine;
+        std::set<Key> mine, mine_hot;
         std::int64_t mine_keys = 0;
         for (std::int64_t s = share.first; s < share.first + share.count; ++s)
           for (int slot = 0; slot < 3; ++slot)
@@ -67,10 +69,16 @@ struct Oracle {
               ++keys[static_cast<std::size_t>(r)];
               ++mine_keys;
               mine.insert(key);
+              if (scheme == "hot_replicated" && key - offset(slot) < hot_rows[slot]) {  // from its own replica
+                ++hot_keys[static_cast<std::size_t>(r)];
+                mine_hot.insert(key);
+                continue;
+              }
               int owner = 0;
               if (scheme == "row_wise")
                 owner = static_cast<int>((key - offset(slot)) / ((kSizes[slot] + ranks - 1) / ranks));
-              else if (scheme == "distributed_slot" || scheme == "all2all_dense") owner = static_cast<int>(key % ranks);
+              else if (scheme == "distributed_slot" || scheme == "all2all_dense" || scheme == "hot_replicated")
+                owner = static_cast<int>(key % ranks);
               else if (scheme == "table_wise") owner = table_rank[static_cast<std::size_t>(slot)];
               else if (scheme == "localized_slot") owner = slot % ranks;  // HugeCTR: slot i on GPU i % P
               else if (scheme == "data_parallel") owner = r;
@@ -99,6 +107,7 @@ struct Oracle {
               owner_keys[static_cast<std::size_t>(owner)].insert(key);
             }
         unique[static_cast<std::size_t>(r)] = dedup ? static_cast<std::int64_t>(mine.size()) : mine_keys;
+        hot_lookups[static_cast<std::size_t>(r)] = static_cast<std::int64_t>(mine_hot.size());
         if (scheme == "column_wise") {
           for (int d = 0; d < ranks; ++d)
             if (d != r) {
@@ -116,7 +125,7 @@ struct Oracle {
             }
       for (int r = 0; r < ranks; ++r) {
         const auto i = static_cast<std::size_t>(r);
-        lookups[i] = static_cast<std::int64_t>(owner_keys[i].size());
+        lookups[i] = static_cast<std::int64_t>(owner_keys[i].size()) + hot_lookups[i];
         if (ranks > 1 && scheme != "data_parallel") {  // the alltoall of counts
           exch_sent[i] += 8 * (ranks - 1);
           exch_recv[i] += 8 * (ranks - 1);
@@ -132,6 +141,10 @@ struct Oracle {
         put("pairs_sent", sent);
         put("pairs_received", received);
       }
+      if (scheme == "hot_replicated") {
+        put("hot_keys", hot_keys);
+        put("hot_lookups", hot_lookups);
+      }
       if (scheme != "data_parallel") {
         put("exchange_keys.bytes_sent", exch_sent);
         put("exchange_keys.bytes_recv", exch_recv);
@@ -143,10 +156,11 @@ struct Oracle {
 TEST(Simulation, CountsWhatAPlainModelOfEachSchemeCounts) {
   // Training on the static table: the owners de-duplicate (lookups are distinct keys).
   for (const std::string scheme : {"row_wise", "distributed_slot", "table_wise", "localized_slot", "column_wise",
-                                   "data_parallel", "all2all_dense"}) {
+                                   "data_parallel", "all2all_dense", "hot_replicated"}) {
     const std::string layer = scheme == "all2all_dense"    ? R"("type": "All2AllDenseEmbedding")"
                               : scheme == "localized_slot" ? R"("type": "LocalizedSlotSparseEmbeddingHash")"
                               : scheme == "table_wise"     ? sharded(scheme) + R"(, "table_ranks": [2, 0, 1])"
+                              : scheme == "hot_replicated" ? sharded(scheme) + R"(, "hot_rows": [100, 10, 5])"
                                                            : sharded(scheme);
     for (const int ranks : {1, 3, 8}) {
       if (scheme == "table_wise" && ranks < 3) continue;  // its table_ranks need 3 ranks
@@ -249,6 +263,48 @@ TEST(Simulation, AgreesWithThePlannersLoadsAtScale) {
   }
   EXPECT_NEAR(counted_max / (counted_sum / ranks), predicted_max / (predicted_sum / ranks),
               0.02 * predicted_max / (predicted_sum / ranks));
+}
+
+// hot_replicated planned at 64 ranks: the hot rows the planner chose, its per-rank loads (the cold
+// keys each owner gets, the hot ones each rank reads from its replica) and the traffic the hot
+// rows take out of the exchange, against the counts of a simulation of its plan.
+TEST(Simulation, AgreesWithThePlannersHotReplicaLoadsAtScale) {
+  auto config = config_with(R"("type": "ShardedEmbedding", "sharding": "auto")", 40);
+  config.planner.emplace().schemes = {"hot_replicated"};
+  const int ranks = 64;
+  config::resolve_batch_for_ranks(config, ranks);
+  auto planned = config;
+  const auto plan = plan_for_run(planned, ranks);
+  ASSERT_TRUE(plan.has_value());
+  ASSERT_EQ(plan->layers.size(), 1U);
+  const auto& layer = plan->layers[0];
+  ASSERT_EQ(layer.hot_rows.size(), 3U);
+  EXPECT_GT(layer.hot_rows[0], 0) << "the Zipf head of the largest table is worth replicating";
+  EXPECT_EQ(planned.embeddings[0].hot_rows, layer.hot_rows) << "the plan's config carries its hot rows";
+  const Simulation sim = simulate(planned, {.ranks = ranks});
+  const auto& predicted = layer.loads;
+  std::vector<double> pairs(ranks, 0.0), hot_keys(ranks, 0.0), lookups(ranks, 0.0);
+  for (std::size_t k = 0; k < sim.counters.at("lookups").size(); ++k) {
+    pairs[k % ranks] += static_cast<double>(sim.counters.at("pairs_received")[k]) / 40.0;
+    hot_keys[k % ranks] += static_cast<double>(sim.counters.at("hot_keys")[k]) / 40.0;
+    lookups[k % ranks] += static_cast<double>(sim.counters.at("lookups")[k]) / 40.0;
+  }
+  for (int r = 0; r < ranks; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    EXPECT_NEAR(pairs[i], predicted[i].pairs, 0.05 * predicted[i].pairs + 2.0) << r;
+    EXPECT_NEAR(hot_keys[i], predicted[i].replica_pairs, 0.05 * predicted[i].replica_pairs + 2.0) << r;
+    EXPECT_NEAR(lookups[i], predicted[i].lookups(), 0.05 * predicted[i].lookups() + 2.0) << r;
+  }
+  // Against distributed_slot on the same batches: the hot keys no longer travel.
+  auto plain = planned;
+  plain.embeddings[0].sharding = "distributed_slot";
+  plain.embeddings[0].hot_rows.clear();
+  const Simulation distributed = simulate(plain, {.ranks = ranks});
+  const auto total = [](const std::vector<std::int64_t>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+  EXPECT_NEAR(total(sim.counters.at("pairs_sent")) + total(sim.counters.at("hot_keys")),
+              total(distributed.counters.at("pairs_sent")), 0.5);
+  EXPECT_LT(total(sim.counters.at("exchange_keys.bytes_sent")),
+            0.8 * total(distributed.counters.at("exchange_keys.bytes_sent")));
 }
 
 TEST(Simulation, RefusesWhatItCannotCount) {

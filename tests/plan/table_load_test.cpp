@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/batch_source.hpp"
 #include "core/error.hpp"
 #include "workloads/synthetic.hpp"
 
@@ -155,6 +156,94 @@ TEST(TableLoad, OwnedRowsCountEachOwnersKeys) {
       }
       EXPECT_EQ(owned_rows(table, Ownership::kOneRank, ranks)[0], table.rows);
       EXPECT_EQ(owned_rows(table, Ownership::kReplicas, ranks).back(), table.rows);
+    }
+  }
+}
+
+// hot_replicated: each rank's own samples' hot keys (the first hot_rows of the key space) and
+// the cold keys it owns under key % ranks, counted over generated batches (a plain model of the
+// scheme, independent of table_load.cpp), against the analytic loads within 5 standard errors.
+void expect_hot_replica_agreement(const config::Config& c, std::int32_t slot, std::int64_t hot_rows,
+                                  const std::string& name) {
+  const workloads::SyntheticGenerator generator(c.data, c.solver.seed, kBatch);
+  const Key offset = generator.slot_offset(slot);
+  auto table = table_model(c, slot, true);
+  table.hot_rows = hot_rows;
+  for (const int ranks : {2, 4}) {
+    const auto n = static_cast<std::size_t>(ranks);
+    // [quantity][rank][batch]: cold pairs, cold distinct, hot pairs, hot distinct
+    std::vector<std::vector<std::vector<double>>> seen(4, std::vector<std::vector<double>>(n));
+    for (int it = 0; it < kBatches; ++it) {
+      const Batch batch = generator.generate(it, 0, 1);
+      std::vector<double> cold_pairs(n, 0.0), hot_pairs(n, 0.0);
+      std::vector<std::unordered_set<Key>> cold(n), hot(n);
+      for (int r = 0; r < ranks; ++r) {
+        const auto share = sample_share_of(kBatch, r, ranks);
+        for (std::int64_t sample = share.first; sample < share.first + share.count; ++sample)
+          for (const Key key : batch.bag(sample * batch.num_slots + slot)) {
+            if (key - offset < hot_rows) {
+              hot_pairs[static_cast<std::size_t>(r)] += 1.0;
+              hot[static_cast<std::size_t>(r)].insert(key);
+            } else {
+              cold_pairs[static_cast<std::size_t>(key % ranks)] += 1.0;
+              cold[static_cast<std::size_t>(key % ranks)].insert(key);
+            }
+          }
+      }
+      for (std::size_t r = 0; r < n; ++r) {
+        seen[0][r].push_back(cold_pairs[r]);
+        seen[1][r].push_back(static_cast<double>(cold[r].size()));
+        seen[2][r].push_back(hot_pairs[r]);
+        seen[3][r].push_back(static_cast<double>(hot[r].size()));
+      }
+    }
+    const auto predicted = expected_loads(table, Ownership::kHotReplicas, ranks, kBatch);
+    for (std::size_t r = 0; r < n; ++r) {
+      const double want[] = {predicted[r].pairs, predicted[r].distinct, predicted[r].replica_pairs,
+                             predicted[r].replica_distinct};
+      for (std::size_t q = 0; q < 4; ++q) {
+        const auto& v = seen[q][r];
+        double sum = 0, sq = 0;
+        for (const auto x : v) sum += x;
+        const double mean = sum / static_cast<double>(v.size());
+        for (const auto x : v) sq += (x - mean) * (x - mean);
+        const double se = std::sqrt(sq / static_cast<double>(v.size() - 1)) / std::sqrt(double(kBatches));
+        EXPECT_NEAR(want[q], mean, 5 * se + 0.002 * mean + 1e-9)
+            << name << ", " << ranks << " ranks, rank " << r << ", quantity " << q;
+      }
+    }
+  }
+}
+
+TEST(TableLoad, HotReplicasSplitTheHotPrefixFromTheOwnedRest) {
+  config::SlotWorkload w;
+  w.keys.zipf_alpha = 1.05;
+  w.nnz = 4;
+  const auto c = config_of({100'000, 3'000}, w);
+  expect_hot_replica_agreement(c, 0, 500, "zipf 1.05, 500 hot rows");
+  expect_hot_replica_agreement(c, 0, 80'000, "zipf 1.05, hot rows past the direct indices");
+  expect_hot_replica_agreement(c, 1, 3'000, "every row hot");
+  w.keys.zipf_alpha = 1.3;
+  w.mapping = config::KeyMapping::kPermutation;
+  expect_hot_replica_agreement(config_of({90'000, 777}, w), 0, 100, "permuted zipf 1.3, 100 hot rows");
+  expect_hot_replica_agreement(config_of({90'000, 777}, w), 0, 70'000, "permuted, past the direct indices");
+}
+
+TEST(TableLoad, HotReplicasHoldEveryHotRowAndTheirModuloShare) {
+  config::SlotWorkload w;
+  const auto c = config_of({1'001, 37, 50'000}, w);
+  for (const int ranks : {1, 2, 3, 7}) {
+    for (std::int32_t slot = 0; slot < c.data.slot_num; ++slot) {
+      auto table = table_model(c, slot, false);
+      for (const std::int64_t hot : {std::int64_t{0}, std::int64_t{5}, table.rows}) {
+        table.hot_rows = hot;
+        // The replica, and every key = r (mod ranks): the cold store keeps its unused hot copies.
+        std::vector<std::int64_t> count(static_cast<std::size_t>(ranks), hot);
+        for (Key key = table.offset; key < table.offset + table.rows; ++key)
+          ++count[static_cast<std::size_t>(key % ranks)];
+        EXPECT_EQ(owned_rows(table, Ownership::kHotReplicas, ranks), count)
+            << "slot " << slot << ", " << ranks << " ranks, " << hot << " hot";
+      }
     }
   }
 }
