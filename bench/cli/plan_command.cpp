@@ -58,6 +58,7 @@ config::Config load_for_planning(const PlanOptions& options) {
       layer["sharding"] = options.skew_blind ? config::kAutoSkewBlindSharding : config::kAutoSharding;
       layer.erase("table_ranks");
       layer.erase("hot_rows");
+      layer.erase("table_nodes");
     }
     config = config::parse_config(json, origin);
   }

@@ -169,6 +169,9 @@ struct EmbeddingLayer {
   // replicated on every rank), one per slot; "hot_rows": N in the file gives every slot N. Empty
   // on the other schemes.
   std::vector<std::int64_t> hot_rows;
+  // table_row_wise: the node of each of the layer's tables (slots), in slot order (what the
+  // planner writes); empty: placed largest first onto the least loaded node.
+  std::vector<std::int32_t> table_nodes;
   EmbeddingStorage storage;
   // "device": where the layer's step runs (the solver's "device" when absent). One run's layers
   // run on one device (checked).

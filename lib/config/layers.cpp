@@ -129,9 +129,9 @@ void resolve_key_spaces(const ValueReader& layers, const std::string& data_path,
 
 EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& name, const std::string& type,
                                      const Optimizer& global, Device solver_device) {
-  std::vector<std::string> keys = {"name",           "type",     "bottom",      "top",     "sparse_embedding_hparam",
-                                   "optimizer",      "sharding", "table_ranks", "slots",   "deduplicate",
-                                   "ranks_per_node", "storage",  "device",      "hot_rows"};
+  std::vector<std::string> keys = {"name",           "type",     "bottom",      "top",      "sparse_embedding_hparam",
+                                   "optimizer",      "sharding", "table_ranks", "slots",    "deduplicate",
+                                   "ranks_per_node", "storage",  "device",      "hot_rows", "table_nodes"};
   r.only_keys(hugectr::with_unused_keys(keys, hugectr::UnusedIn::kEmbedding));
   EmbeddingLayer e;
   e.name = name;
@@ -179,6 +179,16 @@ EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& n
         e.hot_rows.push_back(rows.integer(IntRange::at_least(0)));
     else e.hot_rows.push_back(hot->integer(IntRange::at_least(0)));
   }
+  if (const auto nodes = r.optional("table_nodes")) {
+    if (e.sharding != "table_row_wise")
+      nodes->fail_with("\"table_nodes\" places the tables of a \"table_row_wise\" layer; this layer's scheme is " +
+                       (e.sharding.empty() ? "its type's" : "\"" + e.sharding + "\""));
+    // Their count is checked against the layer's slots in parse_layers, their range at run time
+    // (the node count follows from the launcher's ranks).
+    for (const auto& node : nodes->array(1, "a non-empty array of nodes, one per slot of the layer"))
+      e.table_nodes.push_back(
+          static_cast<std::int32_t>(node.integer(IntRange::between(0, std::numeric_limits<std::int32_t>::max()))));
+  }
   if (const auto dedup = r.optional("deduplicate")) e.deduplicate = dedup->boolean();
   e.ranks_per_node = static_cast<std::int32_t>(r.integer_or("ranks_per_node", 0, IntRange::between(0, 1 << 20)));
   if (r.has("storage")) e.storage = parse_embedding_storage(r.object("storage"));
@@ -197,6 +207,7 @@ void parse_layers(const ValueReader& layers, Config& c) {
   std::vector<std::optional<ValueReader>> slot_lists;        // likewise
   std::vector<std::optional<ValueReader>> table_rank_lists;  // checked against the slots
   std::vector<std::optional<ValueReader>> hot_row_lists;     // likewise
+  std::vector<std::optional<ValueReader>> table_node_lists;  // likewise
   std::vector<DenseCandidate> dense;                         // HugeCTR dense layers: the tower's, or not run
   std::string data_path;
   for (std::size_t i = 0; i < elements.size(); ++i) {
@@ -217,6 +228,7 @@ void parse_layers(const ValueReader& layers, Config& c) {
       slot_lists.push_back(r.optional("slots"));
       table_rank_lists.push_back(r.optional("table_ranks"));
       hot_row_lists.push_back(r.optional("hot_rows"));
+      table_node_lists.push_back(r.optional("table_nodes"));
     } else if (contains(hugectr::known_embedding_types(), type)) {
       type_value.fail_with("\"" + type + "\" is a HugeCTR embedding type not runnable in this version; runnable: " +
                            quoted_list(hugectr::runnable_embedding_types()));
@@ -264,6 +276,8 @@ void parse_layers(const ValueReader& layers, Config& c) {
     }
     if (!layer.table_ranks.empty() && layer.table_ranks.size() != layer.slots.size())
       table_rank_lists[i]->fail("one rank per slot of the layer (" + std::to_string(layer.slots.size()) + " ranks)");
+    if (!layer.table_nodes.empty() && layer.table_nodes.size() != layer.slots.size())
+      table_node_lists[i]->fail("one node per slot of the layer (" + std::to_string(layer.slots.size()) + " nodes)");
     if (hot_row_lists[i] && !hot_row_lists[i]->json().is_array())
       layer.hot_rows.assign(layer.slots.size(), layer.hot_rows.front());
     if (!layer.hot_rows.empty() && layer.hot_rows.size() != layer.slots.size())

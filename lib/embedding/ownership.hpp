@@ -8,7 +8,10 @@
 namespace embscale::embedding {
 
 enum class Ownership {
-  kOneRank,    // the whole table on one rank (table_wise, localized_slot); the loads are the owner's, at rank 0
+  kOneRank,  // the whole table on one rank (table_wise, localized_slot); the loads are the owner's, at rank 0
+  // the whole table on one node of ranks_per_node consecutive ranks, in blocks of ceil(rows /
+  // ranks_per_node) keys over them (table_row_wise); the loads are the node's, local rank l at l
+  kNodeRowBlocks,
   kRowBlocks,  // contiguous blocks of ceil(rows / ranks) keys, block r on rank r (row_wise)
   kKeyModulo,  // unified key % ranks (distributed_slot)
   // each slot's first hot_rows keys on every rank (looked up by each rank for its own samples),

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/error.hpp"
+
 namespace embscale::embedding {
 
 RowBlocks::RowBlocks(const LayerSpec& spec, int parts) : offsets(spec.slot_offsets) {
@@ -38,6 +40,17 @@ std::unique_ptr<EmbeddingScheme> make_whole_table_scheme(const LayerSpec& spec, 
   return make_pooled_scheme(
       spec, std::move(plan), spec.make_store(owned, spec.dim()),
       OwnerRule::slot_table(std::vector<std::int32_t>(owner_of_slot.begin(), owner_of_slot.end())));
+}
+
+std::vector<int> table_nodes(const LayerSpec& spec, int nodes) {
+  const auto& given = spec.config->table_nodes;
+  if (given.empty()) return place_tables(spec, nodes);
+  for (std::size_t i = 0; i < given.size(); ++i)
+    if (given[i] >= nodes)
+      throw InputError(spec.path + ".table_nodes[" + std::to_string(i) + "]: expected a node below " +
+                       std::to_string(nodes) + " (the run's ranks over ranks_per_node), got " +
+                       std::to_string(given[i]));
+  return std::vector<int>(given.begin(), given.end());
 }
 
 std::vector<int> place_tables(const LayerSpec& spec, int bins) {

@@ -82,6 +82,10 @@ struct RowBlocks {
   void add_block(OwnedKeys& owned, const LayerSpec& spec, std::int32_t slot, int part) const;
 };
 
+// table_row_wise's node of each of the layer's tables on `nodes` nodes: the layer's table_nodes
+// when given (InputError naming the entry at or above `nodes`), else place_tables over the nodes.
+std::vector<int> table_nodes(const LayerSpec& spec, int nodes);
+
 // The most rows a rank holds when each slot is split in `parts` row blocks: rank 0's full blocks.
 std::int64_t most_rows_in_blocks(const LayerSpec& spec, int parts);
 

@@ -20,6 +20,8 @@ CostParameters hardware_costs(const config::HardwareDescription& hardware, int r
   const double inside = intra_node_share(ranks, hardware.devices_per_node);
   cost.seconds_per_comm_byte =
       0.5 * (inside / hardware.intra_node.bandwidth + (1.0 - inside) / hardware.inter_node.bandwidth);
+  cost.seconds_per_intra_node_byte = 0.5 / hardware.intra_node.bandwidth;
+  cost.seconds_per_inter_node_byte = 0.5 / hardware.inter_node.bandwidth;
   cost.seconds_per_collective = ranks > hardware.devices_per_node
                                     ? std::max(hardware.intra_node.latency_seconds, hardware.inter_node.latency_seconds)
                                     : hardware.intra_node.latency_seconds;

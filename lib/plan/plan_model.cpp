@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "embedding/engine.hpp"
+#include "embedding/pooled_scheme.hpp"
 #include "embedding/scheme_registry.hpp"
 #include "embedding/sparse_optimizer.hpp"
 #include "kv/value_types.hpp"
@@ -49,6 +50,12 @@ bool accepts(const embedding::SchemeEntry& entry, const embedding::LayerSpec& sp
 
 }  // namespace
 
+int placed_unit(const LayerContext& context, const SchemeModel& model) {
+  if (model.ownership == Ownership::kOneRank) return 1;
+  if (model.ownership == Ownership::kNodeRowBlocks) return context.shape.ranks_per_node;
+  return 0;
+}
+
 PlanModel::PlanModel(const config::Config& config, int ranks) : config_(config), ranks_(ranks) {
   const auto* settings = config.planner ? &*config.planner : nullptr;
   hardware_ = plan_hardware(config);
@@ -89,6 +96,7 @@ LayerContext PlanModel::make_context(std::size_t i, const config::PlannerSetting
   context.shape.state_width = state(dim);
   context.shape.column_state_width = state(std::max(1, dim / ranks_));
   context.shape.value_bytes = static_cast<double>(kv::value_bytes(layer.storage.table.value_type));
+  context.shape.ranks_per_node = node_ranks(layer);
   context.row_bytes = (dim + context.shape.state_width) * context.shape.value_bytes;
   context.column_row_bytes = (std::max(1, dim / ranks_) + context.shape.column_state_width) * context.shape.value_bytes;
   context.owners_read_every_pair =
@@ -103,6 +111,7 @@ LayerContext PlanModel::make_context(std::size_t i, const config::PlannerSetting
         continue;
       if (model.static_only && layer.storage.dynamic) continue;
       if (!accepts(*model.entry, spec, ranks_)) continue;  // column_wise: a column per rank
+      if (model.ownership == Ownership::kNodeRowBlocks && ranks_ % context.shape.ranks_per_node != 0) continue;
       context.candidates.push_back(&model);
     }
     if (settings) check_scheme_names(settings->schemes);
@@ -116,7 +125,28 @@ LayerContext PlanModel::make_context(std::size_t i, const config::PlannerSetting
   context.fixed_name = entry.name;
   context.fixed = planned_scheme(entry.name);
   if (context.fixed && entry.table_owners) context.fixed_owner = entry.table_owners(spec, ranks_);
+  if (context.fixed && context.fixed->ownership == Ownership::kNodeRowBlocks) {
+    // Each table's node, as the scheme places it. Not predicted: nodes that do not split the
+    // ranks, and table_nodes for the hosts' nodes (no ranks_per_node), whose size is not known here.
+    if (ranks_ % context.shape.ranks_per_node != 0 || (layer.ranks_per_node == 0 && !layer.table_nodes.empty()))
+      context.fixed = nullptr;
+    else context.fixed_owner = embedding::table_nodes(spec, ranks_ / context.shape.ranks_per_node);
+  }
   return context;  // predicted skew-aware: analytic where the slots have a model, else measured
+}
+
+int PlanModel::node_ranks(const config::EmbeddingLayer& layer) const {
+  if (layer.ranks_per_node > 0) return layer.ranks_per_node;
+  if (hardware_) return static_cast<int>(std::min<std::int64_t>(hardware_->devices_per_node, ranks_));
+  return ranks_;
+}
+
+const LayerContext* PlanModel::context_of(bool aware, std::int32_t slot) const {
+  for (const auto& context : contexts_) {
+    const auto& slots = context.layer->slots;
+    if (context.skew_aware == aware && std::find(slots.begin(), slots.end(), slot) != slots.end()) return &context;
+  }
+  return nullptr;
 }
 
 bool PlanModel::measured(bool aware, std::int32_t slot) const {
@@ -140,26 +170,25 @@ const TableModel& PlanModel::table(bool aware, std::int32_t slot) {
     auto model = table_model(config_, slot, aware && !measured(aware, slot));
     if (measured(aware, slot)) model.bag_size = sample().bag_size(slot);
     model.hot_rows = hot_rows(aware, slot, model);
+    if (const auto* context = context_of(aware, slot)) model.ranks_per_node = context->shape.ranks_per_node;
     it = tables_.emplace(key, std::move(model)).first;
   }
   return it->second;
 }
 
 std::int64_t PlanModel::hot_rows(bool aware, std::int32_t slot, const TableModel& table) const {
-  for (const auto& context : contexts_) {
-    const auto& slots = context.layer->slots;
-    const auto at = std::find(slots.begin(), slots.end(), slot);
-    if (at == slots.end() || context.skew_aware != aware) continue;
-    if (context.fixed && context.fixed->ownership == Ownership::kHotReplicas)  // the layer's, or the default
-      return embedding::hot_rows_of(embedding::make_layer_spec(
-          nullptr, config_, context.index, config_.data.slot_size_array))[static_cast<std::size_t>(at - slots.begin())];
-    const bool may_choose = std::any_of(context.candidates.begin(), context.candidates.end(),
-                                        [](const SchemeModel* m) { return m->ownership == Ownership::kHotReplicas; });
-    // A measured slot has no popularity to rank its rows by: none is replicated.
-    if (context.planned && may_choose && !measured(aware, slot))
-      return worthwhile_hot_rows(table, context.shape, cost_);
-    return 0;
-  }
+  const auto* context = context_of(aware, slot);
+  if (!context) return 0;
+  const auto& slots = context->layer->slots;
+  const auto position = static_cast<std::size_t>(std::find(slots.begin(), slots.end(), slot) - slots.begin());
+  if (context->fixed && context->fixed->ownership == Ownership::kHotReplicas)  // the layer's, or the default
+    return embedding::hot_rows_of(
+        embedding::make_layer_spec(nullptr, config_, context->index, config_.data.slot_size_array))[position];
+  const bool may_choose = std::any_of(context->candidates.begin(), context->candidates.end(),
+                                      [](const SchemeModel* m) { return m->ownership == Ownership::kHotReplicas; });
+  // A measured slot has no popularity to rank its rows by: none is replicated.
+  if (context->planned && may_choose && !measured(aware, slot))
+    return worthwhile_hot_rows(table, context->shape, cost_);
   return 0;
 }
 
@@ -167,10 +196,22 @@ const std::vector<RankLoad>& PlanModel::loads(bool aware, std::int32_t slot, Own
   auto key = std::make_tuple(aware, slot, static_cast<int>(ownership));
   auto it = loads_.find(key);
   if (it == loads_.end()) {
-    // A measured slot replicates no rows (hot_rows): hot_replicated's loads are key modulo's.
-    auto computed = measured(aware, slot)
-                        ? sample().loads(slot, ownership == Ownership::kHotReplicas ? Ownership::kKeyModulo : ownership)
-                        : expected_loads(table(aware, slot), ownership, ranks_, config_.solver.batchsize);
+    std::vector<RankLoad> computed;
+    if (!measured(aware, slot)) {
+      computed = expected_loads(table(aware, slot), ownership, ranks_, config_.solver.batchsize);
+    } else if (ownership == Ownership::kHotReplicas) {  // a measured slot replicates no rows (hot_rows)
+      computed = sample().loads(slot, Ownership::kKeyModulo);
+    } else if (ownership == Ownership::kNodeRowBlocks) {  // the P row blocks gathered into the node's
+      const auto blocks = sample().loads(slot, Ownership::kRowBlocks);
+      computed.assign(blocks.size(), {});
+      const int per = ranks_ / table(aware, slot).ranks_per_node;
+      for (std::size_t r = 0; r < blocks.size(); ++r) {
+        computed[r / static_cast<std::size_t>(per)].pairs += blocks[r].pairs;
+        computed[r / static_cast<std::size_t>(per)].distinct += blocks[r].distinct;
+      }
+    } else {
+      computed = sample().loads(slot, ownership);
+    }
     it = loads_.emplace(key, std::move(computed)).first;
   }
   return it->second;
@@ -218,7 +259,14 @@ const std::vector<double>& PlanModel::run_keys(bool aware, std::int32_t slot, Ow
     if (measured(aware, slot)) {
       // Measured over the sample's batches; a longer run is extrapolated linearly, up to the
       // keys the rank owns (an upper bound: the memory plan errs on the safe side).
-      keys = sample().distinct_over_sample(slot, ownership);
+      if (ownership == Ownership::kNodeRowBlocks) {  // the P row blocks gathered into the node's
+        const auto blocks = sample().distinct_over_sample(slot, Ownership::kRowBlocks);
+        keys.assign(blocks.size(), 0.0);
+        const int per = ranks_ / table(aware, slot).ranks_per_node;
+        for (std::size_t r = 0; r < blocks.size(); ++r) keys[r / static_cast<std::size_t>(per)] += blocks[r];
+      } else {
+        keys = sample().distinct_over_sample(slot, ownership);
+      }
       const auto owned = owned_rows(table(aware, slot), ownership, ranks_);
       const double scale = std::max(1.0, static_cast<double>(steps) / static_cast<double>(sample().batches()));
       for (std::size_t r = 0; r < keys.size(); ++r) keys[r] = std::min(keys[r] * scale, static_cast<double>(owned[r]));
@@ -261,6 +309,10 @@ void PlanModel::add_fast_tier(const LayerContext& context, const std::vector<con
       switch (choice->scheme->ownership) {
         case Ownership::kOneRank:
           if (static_cast<int>(r) != choice->owner) continue;
+          break;
+        case Ownership::kNodeRowBlocks:  // a block of the table on each of its node's ranks
+          if (static_cast<int>(r) / context.shape.ranks_per_node != choice->owner) continue;
+          slot.owned_fraction = 1.0 / context.shape.ranks_per_node;
           break;
         case Ownership::kReplicas: slot.draws = draws / ranks_; break;  // its own samples' keys
         case Ownership::kEveryRank: break;                              // every key, a slice of each row
@@ -366,10 +418,18 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
       add_work(context, model, choice.slot, choice.owner, group.work);
       group.slots.push_back(choice.slot);
       if (model.ownership == Ownership::kHotReplicas) group.hot_rows.push_back(model_table.hot_rows);
-      if (model.ownership == Ownership::kOneRank) {
-        group.table_ranks.push_back(choice.owner);
-        group.loads[static_cast<std::size_t>(choice.owner)].pairs += table_loads[0].pairs;
-        group.loads[static_cast<std::size_t>(choice.owner)].distinct += table_loads[0].distinct;
+      if (model.ownership == Ownership::kOneRank) group.table_ranks.push_back(choice.owner);
+      if (model.ownership == Ownership::kNodeRowBlocks) {
+        group.table_nodes.push_back(choice.owner);
+        group.ranks_per_node = context.shape.ranks_per_node;
+      }
+      const int unit = placed_unit(context, model);  // a placed table's loads are its ranks', from 0
+      if (unit > 0) {
+        for (int l = 0; l < unit; ++l) {
+          const auto at = static_cast<std::size_t>(choice.owner * unit + l);
+          group.loads[at].pairs += table_loads[static_cast<std::size_t>(l)].pairs;
+          group.loads[at].distinct += table_loads[static_cast<std::size_t>(l)].distinct;
+        }
       } else {
         for (std::size_t r = 0; r < table_loads.size(); ++r) {
           group.loads[r].pairs += table_loads[r].pairs;
@@ -380,15 +440,17 @@ Evaluation PlanModel::evaluate(const std::vector<Choice>& choices, bool detail) 
       }
       // Memory: static rows now; a dynamic layer's keys are summed and charged per rank below.
       auto rows = owned_rows(model_table, model.ownership, ranks_);
-      if (model.ownership == Ownership::kOneRank) std::rotate(rows.rbegin(), rows.rbegin() + choice.owner, rows.rend());
+      if (unit > 0) std::rotate(rows.rbegin(), rows.rbegin() + choice.owner * unit, rows.rend());
       static const std::vector<double> kNone;
       const auto& run =
           context.layer->storage.dynamic ? run_keys(context.skew_aware, choice.slot, model.ownership) : kNone;
       for (std::size_t r = 0; r < rows.size(); ++r) {
         layer_rows[r] += static_cast<double>(rows[r]);
         if (context.layer->storage.dynamic) {
-          const double keys =
-              model.ownership == Ownership::kOneRank ? (static_cast<int>(r) == choice.owner ? run[0] : 0.0) : run[r];
+          const int rank = static_cast<int>(r);
+          const double keys = unit == 0                     ? run[r]
+                              : rank / unit == choice.owner ? run[static_cast<std::size_t>(rank % unit)]
+                                                            : 0.0;
           dynamic_keys[r] += keys;
           continue;
         }

@@ -40,6 +40,11 @@ struct LayerContext {
   bool owners_read_every_pair = false;
 };
 
+// The ranks a placed table occupies under `model`: 1 for a whole table (kOneRank: its owner is a
+// rank), the node's ranks for kNodeRowBlocks (its owner is a node), 0 for a table spread over
+// every rank (no owner).
+int placed_unit(const LayerContext& context, const SchemeModel& model);
+
 // A table's place: the layer context, the slot's position in that layer, its scheme and owner.
 struct Choice {
   std::size_t context = 0;
@@ -95,6 +100,11 @@ class PlanModel {
  private:
   LayerContext make_context(std::size_t i, const config::PlannerSettings* settings);
   bool measured(bool aware, std::int32_t slot) const;
+  // The ranks of a node for `layer`'s table_row_wise: its ranks_per_node, else the hardware
+  // description's devices per node (at most the ranks), else every rank.
+  int node_ranks(const config::EmbeddingLayer& layer) const;
+  // The layer context that reads `slot` (with `aware`'s policy), or null.
+  const LayerContext* context_of(bool aware, std::int32_t slot) const;
   // The slot's hot rows (TableModel::hot_rows): a fixed hot_replicated layer's hot_rows, the
   // planner's choice where a planned layer may run hot_replicated, else 0.
   std::int64_t hot_rows(bool aware, std::int32_t slot, const TableModel& table) const;

@@ -132,6 +132,8 @@ void print_plan(std::ostream& out, const ShardingPlan& plan) {
     out << layer.name << (layer.planned ? "" : " (fixed)") << ": " << layer.scheme << ", slots " << joined(layer.slots);
     if (!layer.table_ranks.empty()) out << " on ranks " << joined(layer.table_ranks);
     if (!layer.hot_rows.empty()) out << ", hot rows " << joined(layer.hot_rows);
+    if (!layer.table_nodes.empty())
+      out << " on nodes " << joined(layer.table_nodes) << " of " << layer.ranks_per_node << " ranks";
     out << "; predicted " << fixed(layer.step_seconds * 1e3, 3) << " ms, lookup imbalance "
         << fixed(imbalance(lookups_of(layer)), 2) << "\n";
     out << "  rank      pairs    lookups   sent+recv MiB   memory MiB   predicted ms\n";
@@ -181,6 +183,10 @@ nlohmann::json plan_json(const ShardingPlan& plan) {
                             {"ranks", ranks}};
     if (!layer.table_ranks.empty()) entry["table_ranks"] = layer.table_ranks;
     if (!layer.hot_rows.empty()) entry["hot_rows"] = layer.hot_rows;
+    if (!layer.table_nodes.empty()) {
+      entry["table_nodes"] = layer.table_nodes;
+      entry["ranks_per_node"] = layer.ranks_per_node;
+    }
     if (!layer.fast_tier.empty()) {
       const auto& first = layer.fast_tier.front();
       entry["fast_tier"] = {

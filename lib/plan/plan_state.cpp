@@ -59,7 +59,7 @@ const PlanState::Share& PlanState::share(const Choice& choice) {
   const auto& scheme = *choice.scheme;
   const auto p = static_cast<std::size_t>(ranks_);
   Share s;
-  s.one_rank = scheme.ownership == Ownership::kOneRank;
+  s.unit = placed_unit(context, scheme);
   std::vector<RankWork> work(p);
   model_.add_work(context, scheme, choice.slot, 0, work);
   for (const auto& w : work) s.seconds.push_back(rank_seconds(w, model_.cost()));
@@ -75,11 +75,12 @@ const PlanState::Share& PlanState::share(const Choice& choice) {
   }
   if (dynamic) {
     const auto& run = model_.run_keys(context.skew_aware, choice.slot, scheme.ownership);
-    if (s.one_rank) s.keys[0] = run[0];  // the owner's; every other rank holds none of it
+    if (s.unit > 0) std::copy_n(run.begin(), s.unit, s.keys.begin());  // the owner's; other ranks hold none
     else s.keys = run;
   }
-  if (s.one_rank && p == 1) {  // at(): [owner, any other rank]; with one rank there is no other
-    for (auto* v : {&s.seconds, &s.bytes, &s.rows, &s.keys}) v->push_back(0.0);
+  if (s.unit > 0) {  // at(): [the owner's ranks, any other rank]; with one owner there is no other
+    // Rank `unit` is on owner 1: any other rank's values (every other rank has the same).
+    for (auto* v : {&s.seconds, &s.bytes, &s.rows, &s.keys}) v->resize(static_cast<std::size_t>(s.unit) + 1, 0.0);
   }
   return shares_.emplace(key, std::move(s)).first->second;
 }
@@ -211,8 +212,11 @@ PlanState::Outcome PlanState::try_move(std::size_t i, const Choice& to) {
 }
 
 int PlanState::best_owner(std::size_t i, const SchemeModel& model) {
-  EMBSCALE_EXPECTS(model.ownership == Ownership::kOneRank, "best_owner places whole tables");
   const Choice from = choices_[i];
+  const auto& context = model_.contexts()[from.context];
+  const int unit = placed_unit(context, model);
+  EMBSCALE_EXPECTS(unit > 0 && ranks_ % unit == 0, "best_owner places whole tables and tables on a node");
+  const int owners = ranks_ / unit;
   Choice to = from;
   to.scheme = &model;
   to.owner = 0;
@@ -220,46 +224,57 @@ int PlanState::best_owner(std::size_t i, const SchemeModel& model) {
   const Share& coming = share(to);
   Group& g = group(to);
   const bool out_of_g = from.scheme == &model;  // the table leaves the group it joins again
-  // The group's times without the table; the table adds `owner_time` to its owner and
-  // `other_time` to every other rank.
-  const double owner_time = coming.seconds[0], other_time = coming.seconds[1];
-  std::vector<double> times(static_cast<std::size_t>(ranks_));
-  TopTwo slowest;
-  const int group_tables = g.tables - static_cast<int>(out_of_g);
-  for (int r = 0; r < ranks_; ++r) {
-    double t = group_tables == 0 ? 0.0 : g.seconds[static_cast<std::size_t>(r)];
-    if (out_of_g && group_tables > 0) t -= leaving->at(leaving->seconds, r, from.owner);
-    times[static_cast<std::size_t>(r)] = t;
-    slowest.add(t, static_cast<std::size_t>(r));
+  // The group's times without the table; the table adds coming.seconds[l] to local rank l of its
+  // owner and `other_time` to every other rank. Per owner: its slowest rank with the table, and
+  // without it (the others' slowest is then one lookup among the owners').
+  const double other_time = coming.seconds[static_cast<std::size_t>(unit)];
+  std::vector<double> as_owner(static_cast<std::size_t>(owners), kNone);
+  TopTwo slowest_other;
+  {
+    std::vector<double> plain(static_cast<std::size_t>(owners), kNone);
+    const int group_tables = g.tables - static_cast<int>(out_of_g);
+    for (int r = 0; r < ranks_; ++r) {
+      double t = group_tables == 0 ? 0.0 : g.seconds[static_cast<std::size_t>(r)];
+      if (out_of_g && group_tables > 0) t -= leaving->at(leaving->seconds, r, from.owner);
+      const auto o = static_cast<std::size_t>(r / unit);
+      plain[o] = std::max(plain[o], t);
+      as_owner[o] = std::max(as_owner[o], t + coming.seconds[static_cast<std::size_t>(r % unit)]);
+    }
+    for (std::size_t o = 0; o < plain.size(); ++o) slowest_other.add(plain[o], o);
   }
-  // Memory without the table, then with it on another rank (`as_other`) or as its owner.
+  // Memory without the table, then with it on another owner's rank (`as_other`) or as its owner.
   const auto& cm = contexts_[from.context];
   const int tables = cm.tables - static_cast<int>(leaving != nullptr) + 1;
-  TopTwo memory_as_other;
-  std::vector<double> memory_as_owner(static_cast<std::size_t>(ranks_));
-  std::vector<std::uint8_t> over_as_owner(static_cast<std::size_t>(ranks_));
-  std::vector<std::uint8_t> over_as_other(static_cast<std::size_t>(ranks_));
+  const auto other_at = static_cast<std::size_t>(unit);
+  std::vector<double> memory_owner(static_cast<std::size_t>(owners), kNone), memory_plain(memory_owner);
+  std::vector<int> over_owner(static_cast<std::size_t>(owners), 0), over_other(over_owner);
   int others_over = 0;
   for (int r = 0; r < ranks_; ++r) {
-    const auto at = static_cast<std::size_t>(r);
+    const auto at = static_cast<std::size_t>(r), local = static_cast<std::size_t>(r % unit),
+               o = static_cast<std::size_t>(r / unit);
     auto [bytes, rows, keys] = held_without(cm, r, leaving, from.owner);
     const double rest = memory_[at] - cm.total[at];
-    memory_as_other.add(rest + context_total(from.context, bytes + coming.bytes[1], keys + coming.keys[1], tables), at);
-    memory_as_owner[at] = rest + context_total(from.context, bytes + coming.bytes[0], keys + coming.keys[0], tables);
-    over_as_other[at] = over_vocabulary(from.context, rows + coming.rows[1]);
-    over_as_owner[at] = over_vocabulary(from.context, rows + coming.rows[0]);
-    others_over += over_as_other[at];
+    memory_plain[o] = std::max(memory_plain[o], rest + context_total(from.context, bytes + coming.bytes[other_at],
+                                                                     keys + coming.keys[other_at], tables));
+    memory_owner[o] = std::max(memory_owner[o], rest + context_total(from.context, bytes + coming.bytes[local],
+                                                                     keys + coming.keys[local], tables));
+    const int other = over_vocabulary(from.context, rows + coming.rows[other_at]);
+    over_other[o] += other;
+    over_owner[o] += over_vocabulary(from.context, rows + coming.rows[local]);
+    others_over += other;
   }
+  TopTwo memory_as_other;
+  for (std::size_t o = 0; o < memory_plain.size(); ++o) memory_as_other.add(memory_plain[o], o);
   const int elsewhere_over = over_vocabulary_ - cm.over_vocabulary;
   const double limit = static_cast<double>(model_.memory_limit());
   int best = 0, best_any = 0;
   double best_step = std::numeric_limits<double>::infinity(), best_any_step = best_step;
   bool found = false;
-  for (int y = 0; y < ranks_; ++y) {
+  for (int y = 0; y < owners; ++y) {
     const auto at = static_cast<std::size_t>(y);
-    const double step = std::max(slowest.without(at) + other_time, times[at] + owner_time);
-    const bool fits = std::max(memory_as_other.without(at), memory_as_owner[at]) <= limit &&
-                      elsewhere_over + others_over - over_as_other[at] + over_as_owner[at] == 0;
+    const double step = std::max(slowest_other.without(at) + other_time, as_owner[at]);
+    const bool fits = std::max(memory_as_other.without(at), memory_owner[at]) <= limit &&
+                      elsewhere_over + others_over - over_other[at] + over_owner[at] == 0;
     if (step < best_any_step) {
       best_any_step = step;
       best_any = y;

@@ -6,7 +6,8 @@
 // summed: rank_seconds is linear in the work, so a table's share is its own work's seconds) and
 // the group's slowest rank; per layer context, every rank's static bytes, stored rows and dynamic
 // keys (the KV table's bytes follow from the keys); per rank, its memory over all layers. A
-// whole table (Ownership::kOneRank) puts one time on its owner and another on every other rank,
+// placed table (a whole table, Ownership::kOneRank, or a table on one node, kNodeRowBlocks) puts
+// its own time on each rank of its owner (a rank, a node) and one other time on every other rank,
 // so the best owner of a table is found in O(P) too (best_owner), not by P evaluations.
 //
 // Its figures are PlanModel::evaluate's, summed in another order (equal to rounding:
@@ -39,22 +40,24 @@ class PlanState {
   // The plan's step and fit if table `i` took `to` (same context and slot), without moving it.
   Outcome try_move(std::size_t i, const Choice& to);
   void move(std::size_t i, const Choice& to);
-  // For table `i` under `model` (a whole-table scheme): the owner that gives the lowest step
-  // among those where the plan fits (ties: the lowest rank), else the lowest step of all.
+  // For table `i` under `model` (a placed table: a whole table's rank, or kNodeRowBlocks's node):
+  // the owner that gives the lowest step among those where the plan fits (ties: the lowest), else
+  // the lowest step of all.
   int best_owner(std::size_t i, const SchemeModel& model);
 
  private:
-  // A table's share of a plan under one scheme, its owner rank 0 (a whole table's values are
-  // [owner, any other rank]; the others' one per rank).
+  // A table's share of a plan under one scheme. A placed table (unit > 0 ranks per owner: 1 for
+  // a whole table, a node's for kNodeRowBlocks) as if on owner 0: [the owner's unit ranks, any
+  // other rank]; the others' one per rank.
   struct Share {
-    bool one_rank = false;
+    int unit = 0;
     std::vector<double> seconds;  // the table's work's rank_seconds
     std::vector<double> bytes;    // static rows' bytes
     std::vector<double> rows;     // static rows (the vocabulary check)
     std::vector<double> keys;     // a dynamic layer's keys over the run
     double at(const std::vector<double>& v, int rank, int owner) const noexcept {
-      if (!one_rank) return v[static_cast<std::size_t>(rank)];
-      return rank == owner ? v[0] : v[1];
+      if (unit == 0) return v[static_cast<std::size_t>(rank)];
+      return rank / unit == owner ? v[static_cast<std::size_t>(rank % unit)] : v[static_cast<std::size_t>(unit)];
     }
   };
   struct Group {

@@ -35,6 +35,12 @@ nlohmann::json planned_config_json(const config::Config& config, std::vector<Pla
       if (!part->table_ranks.empty()) out["table_ranks"] = part->table_ranks;
       out.erase("hot_rows");
       if (!part->hot_rows.empty()) out["hot_rows"] = part->hot_rows;
+      out.erase("table_nodes");
+      out.erase("ranks_per_node");
+      if (!part->table_nodes.empty()) {
+        out["table_nodes"] = part->table_nodes;
+        out["ranks_per_node"] = part->ranks_per_node;  // the nodes it planned for, not the launch's hosts
+      }
       rewritten.push_back(std::move(out));
     }
   }

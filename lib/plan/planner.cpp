@@ -4,6 +4,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <utility>
 
 #include "core/error.hpp"
 #include "plan/hardware_costs.hpp"
@@ -67,12 +68,13 @@ class Search {
   }
 
  private:
-  // The owner of a whole table: the rank whose predicted time (over the tables placed so far)
-  // is least, among those with room for it (PlanState::best_owner: O(P) per table).
+  // The owner of a placed table (a whole table's rank, a table_row_wise table's node): the one
+  // whose predicted time (over the tables placed so far) is least, among those with room for it
+  // (PlanState::best_owner: O(P) per table).
   void place_whole_tables(std::vector<Choice>& choices, const std::vector<std::size_t>& planned) {
     std::vector<std::size_t> order;
     for (const auto i : planned)
-      if (choices[i].scheme->ownership == Ownership::kOneRank) order.push_back(i);
+      if (placed_unit(model_.contexts()[choices[i].context], *choices[i].scheme) > 0) order.push_back(i);
     const auto weight = [&](std::size_t i) {
       const auto& context = model_.contexts()[choices[i].context];
       std::vector<RankWork> work(static_cast<std::size_t>(model_.ranks()));
@@ -82,14 +84,14 @@ class Search {
     std::vector<double> weights(choices.size(), 0.0);
     for (const auto i : order) weights[i] = weight(i);
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return weights[a] > weights[b]; });
-    // Tables of other schemes stay where they are; whole tables are placed one at a time.
-    for (const auto i : order) choices[i].scheme = nullptr;
+    // Tables of other schemes stay where they are; placed tables are placed one at a time.
+    std::vector<const SchemeModel*> scheme_of(choices.size(), nullptr);
+    for (const auto i : order) scheme_of[i] = std::exchange(choices[i].scheme, nullptr);
     PlanState state(model_, choices);
-    const SchemeModel& table_wise = *planned_scheme("table_wise");
     for (const auto i : order) {
       Choice placed = state.choices()[i];
-      placed.scheme = &table_wise;
-      placed.owner = state.best_owner(i, table_wise);
+      placed.scheme = scheme_of[i];
+      placed.owner = state.best_owner(i, *scheme_of[i]);
       state.move(i, placed);
     }
     choices = state.choices();
@@ -145,7 +147,7 @@ class Search {
         for (const auto* model : context.candidates) {
           Choice candidate = current;
           candidate.scheme = model;
-          candidate.owner = model->ownership == Ownership::kOneRank ? state.best_owner(i, *model) : 0;
+          candidate.owner = placed_unit(context, *model) > 0 ? state.best_owner(i, *model) : 0;
           if (candidate == current) continue;
           const auto outcome = state.try_move(i, candidate);
           if (outcome.fits && outcome.seconds < seconds * (1.0 - kImprovementTolerance)) {
@@ -203,13 +205,16 @@ CostParameters cost_parameters(const config::PlannerSettings* settings, const co
   CostParameters cost = hardware ? hardware_costs(*hardware, ranks, kDefaultCost) : kDefaultCost;
   // Without a host link, the slow tier is this machine's memory (the CPU tables' mapped file).
   if (cost.seconds_per_slow_byte == 0.0) cost.seconds_per_slow_byte = cost.seconds_per_byte;
-  if (!settings) return cost;
-  cost.seconds_per_key = settings->seconds_per_key.value_or(cost.seconds_per_key);
-  cost.seconds_per_row = settings->seconds_per_row.value_or(cost.seconds_per_row);
-  cost.seconds_per_byte = settings->seconds_per_byte.value_or(cost.seconds_per_byte);
-  cost.seconds_per_comm_byte = settings->seconds_per_comm_byte.value_or(cost.seconds_per_comm_byte);
-  cost.seconds_per_collective = settings->seconds_per_collective.value_or(cost.seconds_per_collective);
-  cost.seconds_per_slow_byte = settings->seconds_per_slow_byte.value_or(cost.seconds_per_slow_byte);
+  if (settings) {
+    cost.seconds_per_key = settings->seconds_per_key.value_or(cost.seconds_per_key);
+    cost.seconds_per_row = settings->seconds_per_row.value_or(cost.seconds_per_row);
+    cost.seconds_per_byte = settings->seconds_per_byte.value_or(cost.seconds_per_byte);
+    cost.seconds_per_comm_byte = settings->seconds_per_comm_byte.value_or(cost.seconds_per_comm_byte);
+    cost.seconds_per_collective = settings->seconds_per_collective.value_or(cost.seconds_per_collective);
+    cost.seconds_per_slow_byte = settings->seconds_per_slow_byte.value_or(cost.seconds_per_slow_byte);
+  }
+  // Without a description of the links, a byte inside a node costs what any byte does.
+  if (!hardware) cost.seconds_per_intra_node_byte = cost.seconds_per_inter_node_byte = cost.seconds_per_comm_byte;
   return cost;
 }
 

@@ -40,6 +40,8 @@ struct PlannedLayer {
   std::vector<std::int32_t> slots;        // Data layer slots, ascending
   std::vector<std::int32_t> table_ranks;  // table_wise: owner per slot
   std::vector<std::int64_t> hot_rows;     // hot_replicated: replicated rows per slot
+  std::vector<std::int32_t> table_nodes;  // table_row_wise: node per slot
+  int ranks_per_node = 0;                 // table_row_wise: the ranks of a node
   std::vector<RankLoad> loads;            // per rank, summed over its tables
   std::vector<RankWork> work;             // per rank
   std::vector<double> seconds;            // per rank: compute and communication

@@ -88,6 +88,37 @@ void add_table_work(const SchemeModel& model, const LayerShape& shape, const Tab
         }
         break;
       }
+      case Ownership::kNodeRowBlocks: {  // row blocks on the table's node (table_row_wise)
+        // Pairs go to the table's node; its ranks pool partial bags, reduce-scatter them inside
+        // the node (local rank l gets the bags of every node's rank l) and send each rank its
+        // bags by an alltoallv across nodes; backward the reverse. Each byte on its link.
+        const int rpn = shape.ranks_per_node;
+        const double nodes = p / rpn;
+        const bool mine = r / rpn == owner;
+        const double node_buffer = bag_bytes;  // every bag of the table, on each of the node's ranks
+        w.key_ops += local_pairs;
+        w.memory_bytes += loss_bytes;
+        double intra = 0.0, inter = 0.0;
+        if (mine) {
+          const auto& load = loads[static_cast<std::size_t>(r % rpn)];
+          // Its keys out to the node's other blocks (its own block's stay: no transfer), and the
+          // pairs in from the node's other ranks and from the other nodes (each sends its share).
+          const double own_block = pairs > 0.0 ? load.pairs / pairs : 0.0;
+          intra += local_pairs * (1.0 - own_block) * kPairBytes + load.pairs * (rpn - 1.0) / p * kPairBytes;
+          inter += load.pairs * (p - rpn) / p * kPairBytes;
+          w.key_ops += load.pairs;
+          w.row_ops += 2.0 * load.distinct;
+          w.memory_bytes += owner_memory(load, dim, row_values) + 2.0 * node_buffer * (rpn - 1.0) / rpn;
+          intra += 2.0 * 2.0 * node_buffer * (rpn - 1.0) / rpn;      // reduce-scatter, all-gather
+          inter += 2.0 * (bag_bytes / rpn) * (nodes - 1.0) / nodes;  // its chunk out, gradients in
+        } else {
+          inter += local_pairs * kPairBytes + 2.0 * bag_bytes / p;  // its keys out; its bags in, their gradients out
+        }
+        w.intra_node_bytes += intra;
+        w.inter_node_bytes += inter;
+        w.comm_bytes += intra + inter;
+        break;
+      }
       case Ownership::kRowBlocks:  // owners pool partial bags, reduce-scatter (row_wise, distributed_slot)
       case Ownership::kKeyModulo: {
         const auto& load = loads[static_cast<std::size_t>(r)];
@@ -172,9 +203,11 @@ std::int64_t worthwhile_hot_rows(const TableModel& table, const LayerShape& shap
 }
 
 double rank_seconds(const RankWork& work, const CostParameters& cost) {
+  const double unclassified = work.comm_bytes - work.intra_node_bytes - work.inter_node_bytes;
   return work.key_ops * cost.seconds_per_key + work.row_ops * cost.seconds_per_row +
-         work.memory_bytes * cost.seconds_per_byte + work.comm_bytes * cost.seconds_per_comm_byte +
-         work.slow_tier_bytes * cost.seconds_per_slow_byte;
+         work.memory_bytes * cost.seconds_per_byte + unclassified * cost.seconds_per_comm_byte +
+         work.intra_node_bytes * cost.seconds_per_intra_node_byte +
+         work.inter_node_bytes * cost.seconds_per_inter_node_byte + work.slow_tier_bytes * cost.seconds_per_slow_byte;
 }
 
 }  // namespace embscale::plan

@@ -45,13 +45,18 @@ struct LayerShape {
   std::int32_t state_width = 0;         // optimizer values per row (0 in evaluation)
   std::int32_t column_state_width = 0;  // per row of a column shard of dim / ranks columns
   double value_bytes = 4.0;             // bytes per stored value (fp32 4, fp16 and bf16 2)
+  int ranks_per_node = 1;               // kNodeRowBlocks: the ranks of a node (a divisor of ranks)
 };
 
 struct RankWork {
-  double key_ops = 0.0;          // key occurrences routed, de-duplicated and pooled (per pair)
-  double row_ops = 0.0;          // distinct rows looked up and updated (per row: its hash probe, its call)
-  double memory_bytes = 0.0;     // bytes read or written in the rank's memory
-  double comm_bytes = 0.0;       // bytes sent plus bytes received
+  double key_ops = 0.0;       // key occurrences routed, de-duplicated and pooled (per pair)
+  double row_ops = 0.0;       // distinct rows looked up and updated (per row: its hash probe, its call)
+  double memory_bytes = 0.0;  // bytes read or written in the rank's memory
+  double comm_bytes = 0.0;    // bytes sent plus bytes received
+  // Of comm_bytes, those whose link is known (a hierarchical exchange: kNodeRowBlocks), costed
+  // on that link; the rest at the plan's blended cost per byte.
+  double intra_node_bytes = 0.0;
+  double inter_node_bytes = 0.0;
   double slow_tier_bytes = 0.0;  // rows moved to and from a two-tier table's slow tier (plan/tier_model.hpp)
 };
 
@@ -59,13 +64,18 @@ struct CostParameters {
   double seconds_per_key = 0.0;
   double seconds_per_row = 0.0;
   double seconds_per_byte = 0.0;
-  double seconds_per_comm_byte = 0.0;
+  double seconds_per_comm_byte = 0.0;  // a byte sent or received, over the links a uniform exchange takes
   double seconds_per_collective = 0.0;
   double seconds_per_slow_byte = 0.0;  // a byte to or from the slow tier (host memory behind a GPU)
+  // A byte sent or received inside a node, across nodes (a hardware description's links; else
+  // seconds_per_comm_byte: cost_parameters).
+  double seconds_per_intra_node_byte = 0.0;
+  double seconds_per_inter_node_byte = 0.0;
 };
 
 // Adds one table's step to `work` (one entry per rank). `loads`: the per-rank loads of the
-// scheme's ownership; a whole table (kOneRank) is placed on `owner`. `batch_distinct`: the
+// scheme's ownership; a whole table (kOneRank) is placed on rank `owner`, a table of
+// kNodeRowBlocks on node `owner` (its loads: the node's ranks', at 0 .. ranks_per_node - 1). `batch_distinct`: the
 // table's distinct keys in a global batch (data_parallel updates them all on every rank), under
 // kHotReplicas its distinct hot keys (every rank updates those).
 void add_table_work(const SchemeModel& model, const LayerShape& shape, const TableModel& table,

@@ -177,7 +177,7 @@ void place_in_nodes(SimulatedLayer& sim, const embedding::LayerSpec& spec, int r
     throw InputError("layers[" + layer.name +
                      "]: table_row_wise splits each slot's key space, which the data does not give (slot_size_array)");
   sim.ranks_per_node = static_cast<int>(rpn);
-  sim.node_of_slot = embedding::place_tables(spec, ranks / sim.ranks_per_node);
+  sim.node_of_slot = embedding::table_nodes(spec, ranks / sim.ranks_per_node);
   const embedding::RowBlocks blocks(spec, sim.ranks_per_node);
   sim.owner = OwnerRule::node_row_blocks(std::vector<std::int32_t>(sim.node_of_slot.begin(), sim.node_of_slot.end()),
                                          sim.ranks_per_node, blocks.offsets, blocks.block);

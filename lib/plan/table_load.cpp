@@ -145,6 +145,12 @@ std::vector<RankLoad> loads_of_draws(const TableModel& table, Ownership ownershi
     case Ownership::kRowBlocks:
     case Ownership::kKeyModulo: return split_loads(table, ownership, ranks, draws);
     case Ownership::kHotReplicas: return hot_replica_loads(table, ranks, draws);
+    case Ownership::kNodeRowBlocks: {  // row blocks over the node's ranks, as if it were node 0
+      EMBSCALE_EXPECTS(table.ranks_per_node >= 1 && table.ranks_per_node <= ranks, "a node of 1 to `ranks` ranks");
+      auto node = split_loads(table, Ownership::kRowBlocks, table.ranks_per_node, draws);
+      std::copy(node.begin(), node.end(), loads.begin());
+      return loads;
+    }
   }
   return loads;
 }
@@ -217,6 +223,13 @@ std::vector<std::int64_t> owned_rows(const TableModel& table, Ownership ownershi
     case Ownership::kRowBlocks: {
       const std::int64_t block = ceil_div(table.rows, ranks);
       for (int r = 0; r < ranks; ++r)
+        rows[static_cast<std::size_t>(r)] =
+            std::max<std::int64_t>(0, std::min(table.rows, (r + 1) * block) - r * block);
+      break;
+    }
+    case Ownership::kNodeRowBlocks: {  // row blocks over the node's ranks, as if it were node 0
+      const std::int64_t block = ceil_div(table.rows, table.ranks_per_node);
+      for (int r = 0; r < table.ranks_per_node; ++r)
         rows[static_cast<std::size_t>(r)] =
             std::max<std::int64_t>(0, std::min(table.rows, (r + 1) * block) - r * block);
       break;

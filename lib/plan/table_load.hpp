@@ -36,6 +36,8 @@ struct TableModel {
   // hot_replicated: the first keys of the slot's key space replicated on every rank (the layer's
   // hot_rows, or the planner's choice: worthwhile_hot_rows); 0 for every other scheme.
   std::int64_t hot_rows = 0;
+  // table_row_wise: the ranks of a node, over which kNodeRowBlocks splits the table (its layer's).
+  int ranks_per_node = 1;
 };
 
 struct RankLoad {
@@ -56,11 +58,12 @@ TableModel table_model(const config::Config& config, std::int32_t slot, bool ske
 // Whether slot `slot` has a skew-aware model; else the reason in `why_not`.
 bool has_skew_model(const config::Config& config, std::int32_t slot, std::string& why_not);
 
-// Expected loads per rank (size `ranks`) of one step of `samples` samples over all ranks.
+// Expected loads per rank (size `ranks`) of one step of `samples` samples over all ranks
+// (kOneRank: the owner's at 0; kNodeRowBlocks: the node's ranks' at 0 .. ranks_per_node - 1).
 std::vector<RankLoad> expected_loads(const TableModel& table, Ownership ownership, int ranks, std::int64_t samples);
 
 // The number of the table's keys each rank owns (the row counts of its static storage); kOneRank:
-// all at rank 0; kEveryRank and kReplicas: every key on every rank.
+// all at rank 0; kNodeRowBlocks: the node's blocks at 0 .. ranks_per_node - 1; kEveryRank and kReplicas: every key on every rank.
 std::vector<std::int64_t> owned_rows(const TableModel& table, Ownership ownership, int ranks);
 
 // The expected number of distinct keys each rank sees over `steps` steps (what a dynamic table

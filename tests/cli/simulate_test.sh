@@ -111,6 +111,21 @@ case "$case_name" in
         -o "$work/sim.h5" >"$work/sim.txt" 2>&1 || fail "simulate table_row_wise $spec: $(cat "$work/sim.txt")"
       same_counters "$work/run.h5" "$work/sim.h5" "$1" >/dev/null
     done
+    # Its tables on the nodes table_nodes names (the planner's placement), not the greedy one.
+    write_config table_nodes '"type": "ShardedEmbedding", "sharding": "table_row_wise", "ranks_per_node": 2, "table_nodes": [1, 1, 0]'
+    run_on_ranks 4 run -q "$work/table_nodes.json" -o "$work/run.h5"
+    [ "$rc" -eq 0 ] || fail "run table_row_wise with table_nodes: $(cat "$work/err.txt")"
+    "$embscale" simulate "$work/table_nodes.json" --ranks 4 --id run0 -o "$work/sim.h5" >"$work/sim.txt" 2>&1 ||
+      fail "simulate table_row_wise with table_nodes: $(cat "$work/sim.txt")"
+    same_counters "$work/run.h5" "$work/sim.h5" 4 >/dev/null
+    /usr/bin/python3 - "$work/run.h5" <<'PY' || fail "table_nodes [1, 1, 0]: node 1 (ranks 2, 3) does not hold slots 0 and 1"
+import h5py, sys
+f = h5py.File(sys.argv[1])
+run = f["runs"][list(f["runs"])[0]]
+lookups = run["counters"]["lookups"][()].sum(axis=0)
+# slots 0 and 1 (30,000 and 2,000 keys, 5 and 2 a bag) on node 1, slot 2 (1 a bag) on node 0
+assert lookups[2] + lookups[3] > 3 * (lookups[0] + lookups[1]), lookups
+PY
     # A trace (the batches a run reads from a file): the same counts.
     "$embscale" trace generate "$work/row_wise.json" -o "$work/t.emb" --iterations 4 >/dev/null 2>&1 || fail "trace generate"
     sed -e 's/"format": "Synthetic"/"format": "Embscale", "source": "t.emb"/' "$work/row_wise.json" >"$work/trace.json"

@@ -43,7 +43,7 @@ TEST(SchemeRegistry, CapabilitiesBelongToTheSchemesThatHaveThem) {
   EXPECT_EQ(names_where([](const SchemeEntry& e) { return e.table_owners != nullptr; }),
             (std::set<std::string>{"table_wise", "localized_slot"}));
   EXPECT_EQ(names_where([](const SchemeEntry& e) { return !e.planner.has_value(); }),
-            (std::set<std::string>{"all2all_dense", "table_row_wise"}));
+            (std::set<std::string>{"all2all_dense"}));
   EXPECT_EQ(names_where([](const SchemeEntry& e) { return e.splits_key_spaces; }),
             (std::set<std::string>{"row_wise", "table_row_wise", "hot_replicated"}));
   EXPECT_EQ(names_where([](const SchemeEntry& e) { return e.planner && e.planner->static_only; }),

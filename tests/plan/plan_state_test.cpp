@@ -19,14 +19,15 @@ namespace {
 // Eight Zipf tables in an "auto" layer (static, or dynamic), and a fixed distributed_slot layer
 // of two more; `memory_per_rank` 0: the host's default, and then every scheme, else every scheme
 // but data_parallel (whose replicas would miss any limit that table_wise's largest table meets).
-config::Config config_of(bool dynamic, std::int64_t memory_per_rank) {
+config::Config config_of(bool dynamic, std::int64_t memory_per_rank, int ranks_per_node) {
   const std::string storage =
       dynamic
           ? R"(, "storage": {"type": "dynamic", "max_capacity": 1048576, "init_capacity": 1024, "bucket_capacity": 128})"
           : "";
-  const std::string planner = memory_per_rank > 0 ? R"("memory_per_rank": )" + std::to_string(memory_per_rank) +
-                                                        R"(, "schemes": ["table_wise", "row_wise", "distributed_slot"])"
-                                                  : std::string();
+  const std::string planner =
+      memory_per_rank > 0 ? R"("memory_per_rank": )" + std::to_string(memory_per_rank) +
+                                R"(, "schemes": ["table_wise", "table_row_wise", "row_wise", "distributed_slot"])"
+                          : std::string();
   const std::string text = R"({
     "schema_version": 1,
     "solver": {"batchsize": 4096, "max_iter": 10, "seed": 7},
@@ -40,7 +41,8 @@ config::Config config_of(bool dynamic, std::int64_t memory_per_rank) {
        "label": {"top": "label", "label_dim": 1}, "dense": {"top": "dense", "dense_dim": 1},
        "sparse": [{"top": "data1", "slot_num": 10}]},
       {"name": "emb1", "type": "ShardedEmbedding", "sharding": "auto", "bottom": "data1", "top": "emb1",
-       "slots": [0, 1, 2, 3, 4, 5, 6, 7],
+       "slots": [0, 1, 2, 3, 4, 5, 6, 7], "ranks_per_node": )" +
+                           std::to_string(ranks_per_node) + R"(,
        "sparse_embedding_hparam": {"max_vocabulary_size_per_gpu": 1000000, "embedding_vec_size": 32,
                                    "combiner": "sum"})" +
                            storage + R"(},
@@ -74,7 +76,10 @@ void expect_same(PlanModel& model, const std::vector<Choice>& choices, double se
 }
 
 void check_random_moves(bool dynamic, std::int64_t memory_per_rank, int ranks, std::uint64_t seed) {
-  const config::Config config = config_of(dynamic, memory_per_rank);
+  // Nodes of 4 ranks where they split the ranks (table_row_wise's tables placed on 4 nodes of 16
+  // ranks), else of one.
+  const int ranks_per_node = ranks % 4 == 0 ? 4 : 1;
+  const config::Config config = config_of(dynamic, memory_per_rank, ranks_per_node);
   PlanModel model(config, ranks);
   std::vector<std::size_t> planned;
   PlanState state(model, first_choices(model, planned));
@@ -88,7 +93,8 @@ void check_random_moves(bool dynamic, std::int64_t memory_per_rank, int ranks, s
     const auto& candidates = model.contexts()[state.choices()[i].context].candidates;
     Choice to = state.choices()[i];
     to.scheme = candidates[random() % candidates.size()];
-    to.owner = to.scheme->ownership == Ownership::kOneRank ? static_cast<int>(random() % ranks) : 0;
+    const int unit = placed_unit(model.contexts()[to.context], *to.scheme);
+    to.owner = unit > 0 ? static_cast<int>(random() % static_cast<std::uint64_t>(ranks / unit)) : 0;
     const std::string where = setting + ", move " + std::to_string(move);
     // Tried: the plan with the move, evaluated whole.
     const auto outcome = state.try_move(i, to);
@@ -96,27 +102,31 @@ void check_random_moves(bool dynamic, std::int64_t memory_per_rank, int ranks, s
     moved[i] = to;
     expect_same(model, moved, outcome.seconds, outcome.fits, where + " (tried)");
     (outcome.fits ? fitting : missing) += 1;
-    // The best owner of a whole table: no owner does better, and it fits when any owner does.
-    const SchemeModel& table_wise = *planned_scheme("table_wise");
-    const int owner = state.best_owner(i, table_wise);
-    Choice placed = state.choices()[i];
-    placed.scheme = &table_wise;
-    double best_fitting = std::numeric_limits<double>::infinity(), best_any = best_fitting;
-    for (int r = 0; r < ranks; ++r) {
-      placed.owner = r;
-      auto trial = state.choices();
-      trial[i] = placed;
-      const auto full = model.evaluate(trial, false);
-      best_any = std::min(best_any, full.seconds);
-      if (full.fits) best_fitting = std::min(best_fitting, full.seconds);
+    // The best owner of a placed table (a whole table's rank, table_row_wise's node): no owner
+    // does better, and it fits when any owner does.
+    for (const char* name : {"table_wise", "table_row_wise"}) {
+      const SchemeModel& scheme = *planned_scheme(name);
+      const int owners = ranks / placed_unit(model.contexts()[to.context], scheme);
+      const int owner = state.best_owner(i, scheme);
+      Choice placed = state.choices()[i];
+      placed.scheme = &scheme;
+      double best_fitting = std::numeric_limits<double>::infinity(), best_any = best_fitting;
+      for (int o = 0; o < owners; ++o) {
+        placed.owner = o;
+        auto trial = state.choices();
+        trial[i] = placed;
+        const auto full = model.evaluate(trial, false);
+        best_any = std::min(best_any, full.seconds);
+        if (full.fits) best_fitting = std::min(best_fitting, full.seconds);
+      }
+      placed.owner = owner;
+      auto chosen = state.choices();
+      chosen[i] = placed;
+      const auto at_owner = model.evaluate(chosen, false);
+      const double want = std::isfinite(best_fitting) ? best_fitting : best_any;
+      EXPECT_NEAR(at_owner.seconds, want, 1e-9 * want) << where << ": " << name << "'s best owner " << owner;
+      EXPECT_EQ(at_owner.fits, std::isfinite(best_fitting)) << where << ": " << name << "'s best owner " << owner;
     }
-    placed.owner = owner;
-    auto chosen = state.choices();
-    chosen[i] = placed;
-    const auto at_owner = model.evaluate(chosen, false);
-    const double want = std::isfinite(best_fitting) ? best_fitting : best_any;
-    EXPECT_NEAR(at_owner.seconds, want, 1e-9 * want) << where << ": best owner " << owner;
-    EXPECT_EQ(at_owner.fits, std::isfinite(best_fitting)) << where << ": best owner " << owner;
     // Made.
     state.move(i, to);
     expect_same(model, state.choices(), state.seconds(), state.fits(), where + " (made)");

@@ -1,8 +1,11 @@
 #include "plan/planner.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "core/error.hpp"
@@ -64,8 +67,8 @@ TEST(Planner, PlannedConfigRunsTheChosenSchemes) {
 TEST(Planner, NeverPredictedSlowerThanAnyFixedScheme) {
   for (const int ranks : {2, 4}) {
     const auto plan = plan_sharding(config_with("auto", ""), ranks);
-    for (const char* scheme :
-         {"table_wise", "row_wise", "distributed_slot", "hot_replicated", "column_wise", "data_parallel"}) {
+    for (const char* scheme : {"table_wise", "table_row_wise", "row_wise", "distributed_slot", "hot_replicated",
+                               "column_wise", "data_parallel"}) {
       const auto single = plan_sharding(config_with("auto", std::string(R"("schemes": [")") + scheme + "\"]"), ranks);
       EXPECT_LE(plan.step_seconds, single.step_seconds * (1 + 1e-9)) << scheme << " on " << ranks << " ranks";
     }
@@ -138,6 +141,40 @@ TEST(Planner, ReplicatesHotRowsWhereTheirPairsCostMore) {
 
   const auto permuted = plan_sharding(config_with("auto", both, 1.2, "permutation"), 8);
   for (const auto& l : permuted.layers) EXPECT_EQ(l.scheme, "distributed_slot");
+}
+
+// Across a slow link between nodes, table_row_wise (its reduction inside the node, only each
+// rank's own bags across) beats row_wise (a reduce-scatter over every rank); the plan places its
+// tables on nodes and writes them, with the node size it planned for, into a config that runs.
+TEST(Planner, KeepsTheReductionInsideANodeWhereTheLinkAcrossIsSlow) {
+  const auto path =
+      std::filesystem::temp_directory_path() / ("planner_test_" + std::to_string(::getpid()) + "_slow_across.json");
+  std::ofstream(path) << R"({"hardware_version": 1, "name": "slow", "device": {"model": "G",
+    "memory_bytes": 80000000000, "memory_bandwidth": 3.0e12, "source": "t"}, "node": {"devices": 4, "source": "t"},
+    "links": {"intra_node": {"bandwidth": 4.0e11, "latency_seconds": 2e-6, "source": "t"},
+              "inter_node": {"bandwidth": 1.0e9, "latency_seconds": 5e-6, "source": "t"}}})";
+  auto c = config_with("auto", R"("schemes": ["row_wise", "table_row_wise"], "hardware": ")" + path.string() + "\"");
+  const auto plan = plan_sharding(c, 8);
+  std::filesystem::remove(path);
+  ASSERT_EQ(plan.layers.size(), 1U);
+  const auto& layer = plan.layers.front();
+  EXPECT_EQ(layer.scheme, "table_row_wise");
+  EXPECT_EQ(layer.ranks_per_node, 4);
+  ASSERT_EQ(layer.table_nodes.size(), 8U);
+  for (const auto node : layer.table_nodes) EXPECT_LT(node, 2);
+  // The largest two tables on different nodes.
+  EXPECT_NE(layer.table_nodes[0], layer.table_nodes[1]);
+  double inter = 0.0, intra = 0.0;
+  for (const auto& w : layer.work) {
+    inter += w.inter_node_bytes;
+    intra += w.intra_node_bytes;
+  }
+  EXPECT_GT(intra, inter);
+  const auto planned = planned_config(c, plan);
+  EXPECT_NO_THROW(run::check_config_for_ranks(planned, 8));
+  ASSERT_EQ(planned.embeddings.size(), 1U);
+  EXPECT_EQ(planned.embeddings[0].ranks_per_node, 4);
+  EXPECT_EQ(planned.embeddings[0].table_nodes, layer.table_nodes);
 }
 
 TEST(Planner, RespectsTheMemoryLimit) {

@@ -1,7 +1,11 @@
 #include "plan/simulation.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <numeric>
 #include <set>
@@ -305,6 +309,43 @@ TEST(Simulation, AgreesWithThePlannersHotReplicaLoadsAtScale) {
               total(distributed.counters.at("pairs_sent")), 0.5);
   EXPECT_LT(total(sim.counters.at("exchange_keys.bytes_sent")),
             0.8 * total(distributed.counters.at("exchange_keys.bytes_sent")));
+}
+
+// The planner's model of table_row_wise (scheme_cost.cpp, kNodeRowBlocks) against the counts: on
+// 16 ranks in nodes of 4, the bytes inside and across nodes over all ranks, and the predicted step
+// (both models cost a byte on its own link: H100 nodes), within 5 %.
+TEST(Simulation, ThePlannersTableRowWiseAgreesWithTheCountedLinks) {
+  auto config = config_with(R"("type": "ShardedEmbedding", "sharding": "table_row_wise", "ranks_per_node": 4)", 20);
+  // Nodes of 4 devices, a link inside a node 8 times as fast as across.
+  const auto path =
+      std::filesystem::temp_directory_path() / ("simulation_test_" + std::to_string(::getpid()) + "_nodes.json");
+  std::ofstream(path) << R"({"hardware_version": 1, "name": "four", "device": {"model": "G",
+    "memory_bytes": 80000000000, "memory_bandwidth": 3.0e12, "source": "t"}, "node": {"devices": 4, "source": "t"},
+    "links": {"intra_node": {"bandwidth": 4.0e11, "latency_seconds": 2e-6, "source": "t"},
+              "inter_node": {"bandwidth": 5.0e10, "latency_seconds": 5e-6, "source": "t"}}})";
+  config.planner.emplace().hardware = path.string();
+  const int ranks = 16;
+  const auto plan = plan_sharding(config, ranks);
+  ASSERT_EQ(plan.layers.size(), 1U);
+  const auto& layer = plan.layers[0];
+  ASSERT_EQ(layer.scheme, "table_row_wise");
+  double intra = 0.0, inter = 0.0;
+  for (const auto& w : layer.work) {
+    intra += w.intra_node_bytes;
+    inter += w.inter_node_bytes;
+  }
+  const Simulation sim = simulate(config, {.ranks = ranks});
+  ASSERT_EQ(sim.ranks_per_node, 4);
+  const auto per_step = [&](const std::string& name) {  // sent, over all ranks; sent + received is twice that
+    const auto& v = sim.counters.at(name);
+    return 2.0 * std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(sim.iterations);
+  };
+  EXPECT_NEAR(intra, per_step("bytes_sent_intra_node"), 0.05 * intra);
+  EXPECT_NEAR(inter, per_step("bytes_sent_inter_node"), 0.05 * inter);
+  std::vector<double> steps(sim.step_time.begin(), sim.step_time.end());
+  std::sort(steps.begin(), steps.end());
+  EXPECT_NEAR(plan.step_seconds, steps[steps.size() / 2], 0.05 * plan.step_seconds);
+  std::filesystem::remove(path);
 }
 
 TEST(Simulation, RefusesWhatItCannotCount) {

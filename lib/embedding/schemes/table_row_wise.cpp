@@ -33,7 +33,7 @@ std::unique_ptr<EmbeddingScheme> make_table_row_wise(const LayerSpec& spec) {
   if (ranks % rpn != 0)
     throw InputError(spec.path + ".ranks_per_node: " + std::to_string(ranks) + " ranks do not split into nodes of " +
                      std::to_string(rpn));
-  const std::vector<int> node_of_table = place_tables(spec, nodes);
+  const std::vector<int> node_of_table = table_nodes(spec, nodes);
   const RowBlocks blocks(spec, rpn);
   PooledPlan plan;
   plan.output = PooledOutput::kNodeThenCross;
@@ -56,7 +56,7 @@ std::unique_ptr<EmbeddingScheme> make_table_row_wise(const LayerSpec& spec) {
 std::int64_t most_rows_table_row_wise(const LayerSpec& spec, int ranks) {
   const int rpn = spec.config->ranks_per_node > 0 ? spec.config->ranks_per_node : ranks;
   if (rpn > ranks || ranks % rpn != 0) return 0;  // check_table_row_wise refuses it
-  const std::vector<int> node_of_table = place_tables(spec, ranks / rpn);
+  const std::vector<int> node_of_table = table_nodes(spec, ranks / rpn);
   const RowBlocks blocks(spec, rpn);
   std::vector<std::int64_t> rows(static_cast<std::size_t>(ranks / rpn), 0);
   for (std::size_t s = 0; s < node_of_table.size(); ++s)
@@ -69,11 +69,13 @@ void check_table_row_wise(const LayerSpec& spec, int ranks) {
   if (rpn > 0 && (rpn > ranks || ranks % rpn != 0))
     throw InputError(spec.path + ".ranks_per_node: expected a divisor of the run's " + std::to_string(ranks) +
                      " ranks (each node holds ranks_per_node of them), got " + std::to_string(rpn));
+  if (rpn > 0) (void)table_nodes(spec, ranks / rpn);  // its table_nodes name nodes of the run
 }
 
 }  // namespace
 
-// Two-level (reduce-scatter in the node, alltoallv across nodes): the planner has no model of it.
+// Collectives per step: counts and pairs (alltoall + alltoallv), reduce-scatter in the node and
+// alltoallv across nodes forward, alltoallv and all-gather in the node backward.
 SchemeEntry table_row_wise_scheme() {
   SchemeEntry entry{
       .name = "table_row_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_table_row_wise};
@@ -82,6 +84,7 @@ SchemeEntry table_row_wise_scheme() {
   entry.most_rows = most_rows_table_row_wise;
   entry.runs_on_device = true;
   entry.splits_key_spaces = true;
+  entry.planner = PlannerModel{.ownership = Ownership::kNodeRowBlocks, .collectives = 6};
   return entry;
 }
 
