@@ -6,27 +6,17 @@
 #include "plan/hardware_costs.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 
+#include "plan/hardware_test_support.hpp"
 #include "plan/planner.hpp"
 
 namespace embscale::plan {
 namespace {
 
-config::HardwareDescription two_links(double inter_bandwidth = 5e10) {
-  config::HardwareDescription h;
-  h.name = "test";
-  h.device_memory_bytes = 1 << 30;
-  h.device_memory_bandwidth = 2e12;
-  h.devices_per_node = 8;
-  h.intra_node = {4e11, 2e-6, "test"};
-  h.inter_node = {inter_bandwidth, 9e-6, "test"};
-  return h;
-}
+using testing::HardwareFile;
+using testing::two_links;
 
 TEST(HardwareCosts, TheShareOfPeersInsideTheNode) {
   EXPECT_DOUBLE_EQ(intra_node_share(1, 8), 1.0);
@@ -81,25 +71,9 @@ config::Config config_on(const std::string& hardware_path, const std::string& ex
   return config::parse_config_text(text, "hardware_costs_test");
 }
 
-std::string written(const std::string& name, const config::HardwareDescription& h) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("hardware_costs_test_" + std::to_string(::getpid()) + "_" + name + ".json");
-  std::ofstream out(path);
-  out << R"({"hardware_version": 1, "name": ")" << h.name << R"(",
-    "device": {"model": "G", "memory_bytes": )"
-      << h.device_memory_bytes << R"(, "memory_bandwidth": )" << h.device_memory_bandwidth << R"(, "source": "t"},
-    "node": {"devices": )"
-      << h.devices_per_node << R"(, "source": "t"},
-    "links": {"intra_node": {"bandwidth": )"
-      << h.intra_node.bandwidth << R"(, "latency_seconds": )" << h.intra_node.latency_seconds << R"(, "source": "t"},
-              "inter_node": {"bandwidth": )"
-      << h.inter_node.bandwidth << R"(, "latency_seconds": )" << h.inter_node.latency_seconds
-      << R"(, "source": "t"}}})";
-  return path.string();
-}
-
 TEST(HardwareCosts, ThePlannerTakesTheDevicesMemoryAndItsLinks) {
-  const std::string path = written("base", two_links());
+  const HardwareFile file("base", two_links());
+  const std::string& path = file.path();
   auto config = config_on(path);
   const ShardingPlan plan = plan_sharding(config, 16);
   EXPECT_EQ(plan.memory_per_rank, std::int64_t{1} << 30);
@@ -111,18 +85,16 @@ TEST(HardwareCosts, ThePlannerTakesTheDevicesMemoryAndItsLinks) {
       plan_sharding(config_on(path, R"(, "seconds_per_comm_byte": 1e-9, "memory_per_rank": 5000000000)"), 16);
   EXPECT_DOUBLE_EQ(set.cost.seconds_per_comm_byte, 1e-9);
   EXPECT_EQ(set.memory_per_rank, 5000000000);
-  std::filesystem::remove(path);
 }
 
 TEST(HardwareCosts, AFasterLinkNeverRaisesThePredictedStep) {
   for (const int ranks : {16, 64}) {
     double previous = 0.0;
     for (const double inter : {1e11, 5e10, 1e10, 1e9}) {  // ever slower across nodes
-      const std::string path = written("link", two_links(inter));
-      const double step = plan_sharding(config_on(path), ranks).step_seconds;
+      const HardwareFile file("link", two_links(inter));
+      const double step = plan_sharding(config_on(file.path()), ranks).step_seconds;
       EXPECT_GE(step, previous * (1 - 1e-12)) << inter << " B/s across nodes, " << ranks << " ranks";
       previous = step;
-      std::filesystem::remove(path);
     }
   }
 }

@@ -1,15 +1,13 @@
 #include "plan/planner.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "core/error.hpp"
 #include "plan/capacity_search.hpp"
+#include "plan/hardware_test_support.hpp"
 #include "plan/plan_report.hpp"
 #include "plan/tier_model.hpp"
 #include "run/training_run.hpp"
@@ -147,15 +145,10 @@ TEST(Planner, ReplicatesHotRowsWhereTheirPairsCostMore) {
 // rank's own bags across) beats row_wise (a reduce-scatter over every rank); the plan places its
 // tables on nodes and writes them, with the node size it planned for, into a config that runs.
 TEST(Planner, KeepsTheReductionInsideANodeWhereTheLinkAcrossIsSlow) {
-  const auto path =
-      std::filesystem::temp_directory_path() / ("planner_test_" + std::to_string(::getpid()) + "_slow_across.json");
-  std::ofstream(path) << R"({"hardware_version": 1, "name": "slow", "device": {"model": "G",
-    "memory_bytes": 80000000000, "memory_bandwidth": 3.0e12, "source": "t"}, "node": {"devices": 4, "source": "t"},
-    "links": {"intra_node": {"bandwidth": 4.0e11, "latency_seconds": 2e-6, "source": "t"},
-              "inter_node": {"bandwidth": 1.0e9, "latency_seconds": 5e-6, "source": "t"}}})";
-  auto c = config_with("auto", R"("schemes": ["row_wise", "table_row_wise"], "hardware": ")" + path.string() + "\"");
+  // Nodes of 4, a link across 400 times slower than inside.
+  const testing::HardwareFile file("slow_across", testing::two_links(1e9, 4));
+  auto c = config_with("auto", R"("schemes": ["row_wise", "table_row_wise"], "hardware": ")" + file.path() + "\"");
   const auto plan = plan_sharding(c, 8);
-  std::filesystem::remove(path);
   ASSERT_EQ(plan.layers.size(), 1U);
   const auto& layer = plan.layers.front();
   EXPECT_EQ(layer.scheme, "table_row_wise");

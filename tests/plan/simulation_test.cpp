@@ -1,11 +1,8 @@
 #include "plan/simulation.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <numeric>
 #include <set>
@@ -13,6 +10,7 @@
 
 #include "core/batch_source.hpp"
 #include "core/error.hpp"
+#include "plan/hardware_test_support.hpp"
 #include "plan/planner.hpp"
 #include "workloads/batch_source_factory.hpp"
 
@@ -313,17 +311,12 @@ TEST(Simulation, AgreesWithThePlannersHotReplicaLoadsAtScale) {
 
 // The planner's model of table_row_wise (scheme_cost.cpp, kNodeRowBlocks) against the counts: on
 // 16 ranks in nodes of 4, the bytes inside and across nodes over all ranks, and the predicted step
-// (both models cost a byte on its own link: H100 nodes), within 5 %.
+// (both models cost a byte on its own link), within 5 %.
 TEST(Simulation, ThePlannersTableRowWiseAgreesWithTheCountedLinks) {
   auto config = config_with(R"("type": "ShardedEmbedding", "sharding": "table_row_wise", "ranks_per_node": 4)", 20);
   // Nodes of 4 devices, a link inside a node 8 times as fast as across.
-  const auto path =
-      std::filesystem::temp_directory_path() / ("simulation_test_" + std::to_string(::getpid()) + "_nodes.json");
-  std::ofstream(path) << R"({"hardware_version": 1, "name": "four", "device": {"model": "G",
-    "memory_bytes": 80000000000, "memory_bandwidth": 3.0e12, "source": "t"}, "node": {"devices": 4, "source": "t"},
-    "links": {"intra_node": {"bandwidth": 4.0e11, "latency_seconds": 2e-6, "source": "t"},
-              "inter_node": {"bandwidth": 5.0e10, "latency_seconds": 5e-6, "source": "t"}}})";
-  config.planner.emplace().hardware = path.string();
+  const testing::HardwareFile file("nodes_of_4", testing::two_links(5e10, 4));
+  config.planner.emplace().hardware = file.path();
   const int ranks = 16;
   const auto plan = plan_sharding(config, ranks);
   ASSERT_EQ(plan.layers.size(), 1U);
@@ -345,7 +338,6 @@ TEST(Simulation, ThePlannersTableRowWiseAgreesWithTheCountedLinks) {
   std::vector<double> steps(sim.step_time.begin(), sim.step_time.end());
   std::sort(steps.begin(), steps.end());
   EXPECT_NEAR(plan.step_seconds, steps[steps.size() / 2], 0.05 * plan.step_seconds);
-  std::filesystem::remove(path);
 }
 
 TEST(Simulation, RefusesWhatItCannotCount) {
