@@ -78,6 +78,18 @@ struct Optimizer {
   double beta2 = 0.999;                         // adam_hparam
   double epsilon = 1e-7;                        // adam_hparam, adagrad_hparam (RowWiseAdaGrad: 1e-8, FBGEMM's)
   double initial_accu_value = 0.0;              // adagrad_hparam
+  // SGD's learning-rate schedule (sgd_hparam; HugeCTR's LearningRateScheduler and its defaults):
+  // a linear warm-up over warmup_steps, then the rate, then from decay_start (0: never) a
+  // polynomial decay over decay_steps, at least end_lr (learning_rate_at).
+  double warmup_steps = 1.0;
+  double decay_start = 0.0;
+  double decay_steps = 1.0;
+  double decay_power = 2.0;
+  double end_lr = 0.0;
+
+  // The rate of the 1-based training step `step` (warm-up iterations included): learning_rate
+  // scaled by the schedule.
+  double learning_rate_at(std::int64_t step) const;
 };
 
 // Where a run's samples come from: generated (the `synthetic` block), or a recorded trace in

@@ -22,14 +22,11 @@ constexpr const char* kEvaluation = "evaluation";
 constexpr const char* kCheckpoints = "checkpoints";
 constexpr const char* kModelFile = "initial weights from a model file";
 constexpr const char* kDenseCompute = "dense-layer arithmetic";
-constexpr const char* kSchedule = "a learning-rate schedule: the rows train at the fixed learning_rate";
 
 void a_string(const ValueReader& v) { v.string(); }
 void a_boolean(const ValueReader& v) { v.boolean(); }
 void a_count(const ValueReader& v) { v.integer(IntRange::at_least(0)); }
 void a_positive_count(const ValueReader& v) { v.integer(IntRange::at_least(1)); }
-void a_positive_number(const ValueReader& v) { v.number(NumberRange::above(0.0)); }
-void a_nonnegative_number(const ValueReader& v) { v.number(NumberRange::between(0.0, 1e300)); }
 // HugeCTR 2.2 took true or false, later versions the number of evaluation batches to cache.
 void cached_eval_batches(const ValueReader& v) {
   if (!v.json().is_boolean()) v.integer(IntRange::at_least(0));
@@ -108,16 +105,6 @@ const std::vector<UnusedKey>& optimizer_table() {
   return table;
 }
 
-// SGD's schedule (HugeCTR's sgd_hparam, as its DLRM samples give it).
-const std::vector<UnusedKey>& sgd_table() {
-  static const std::vector<UnusedKey> table = {{"warmup_steps", a_count, nullptr, kSchedule},
-                                               {"decay_start", a_count, nullptr, kSchedule},
-                                               {"decay_steps", a_positive_count, nullptr, kSchedule},
-                                               {"decay_power", a_positive_number, nullptr, kSchedule},
-                                               {"end_lr", a_nonnegative_number, nullptr, kSchedule}};
-  return table;
-}
-
 const std::vector<UnusedKey>& embedding_table() {
   static const std::vector<UnusedKey> table = {
       {"plan_file", model_files, nullptr, "HugeCTR's all2all plan for NVLink; the exchanges here are MPI's"}};
@@ -147,10 +134,9 @@ void append_not_used(const ObjectReader& object, const std::vector<UnusedKey>& t
     if (entry.not_used && object.has(entry.key)) out.push_back(object.path_of(entry.key) + " (" + entry.not_used + ")");
 }
 
-// An optimizer object's keys not used: its flag, and SGD's schedule in sgd_hparam.
+// An optimizer object's keys not used: its flag.
 void append_optimizer_not_used(const ObjectReader& optimizer, std::vector<std::string>& out) {
   append_not_used(optimizer, optimizer_table(), out);
-  if (optimizer.has("sgd_hparam")) append_not_used(optimizer.object("sgd_hparam"), sgd_table(), out);
 }
 
 }  // namespace
@@ -251,7 +237,6 @@ const std::vector<UnusedKey>& table_of(UnusedIn object) {
     case UnusedIn::kData: return data_table();
     case UnusedIn::kSparseInput: return sparse_input_table();
     case UnusedIn::kOptimizer: return optimizer_table();
-    case UnusedIn::kSgdHparam: return sgd_table();
     case UnusedIn::kEmbedding: break;
   }
   return embedding_table();

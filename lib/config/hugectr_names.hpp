@@ -43,7 +43,7 @@ const std::vector<std::string>& known_update_types();     // "Local", "Global", 
 // present keys whose effect embscale does not reproduce (evaluation, checkpoints, model files:
 // Config::not_run, "<path> (<what HugeCTR would do with it>)") and those that change nothing it
 // measures (Config::not_used, "<path> (<why>)").
-enum class UnusedIn { kSolver, kData, kSparseInput, kOptimizer, kSgdHparam, kEmbedding };
+enum class UnusedIn { kSolver, kData, kSparseInput, kOptimizer, kEmbedding };
 std::vector<std::string> with_unused_keys(std::vector<std::string> keys, UnusedIn object);
 void check_unused_keys(const ObjectReader& reader, UnusedIn object);
 void append_solver_keys_not_run(const ObjectReader& solver, std::vector<std::string>& not_run);

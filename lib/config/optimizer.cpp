@@ -3,6 +3,7 @@
 // the hparam block and keys each reads, their ranges and defaults); the formulas are in
 // lib/embedding/optimizers.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -118,15 +119,15 @@ UpdateType parse_update_type(const ObjectReader& r, const OptimizerRules& kind) 
 // is required).
 void read_hparam(const ObjectReader& h, const OptimizerRules& kind, Optimizer& o) {
   refuse_other_keys(h, kind);
-  if (kind.type == OptimizerType::kSGD) {  // HugeCTR's schedule keys: accepted, listed as not used
-    h.only_keys(hugectr::with_unused_keys(keys_of(kind), hugectr::UnusedIn::kSgdHparam));
-    hugectr::check_unused_keys(h, hugectr::UnusedIn::kSgdHparam);
-  } else {
-    h.only_keys(keys_of(kind));
-  }
+  h.only_keys(keys_of(kind));
   for (const auto& parameter : kind.parameters) {
     if (parameter.flag) {
       if (const auto value = h.optional(parameter.key)) o.*parameter.flag = value->boolean();
+    } else if (parameter.integer) {
+      const IntRange range{static_cast<std::int64_t>(parameter.range.min),
+                           static_cast<std::int64_t>(parameter.range.max)};
+      o.*parameter.number =
+          static_cast<double>(h.integer_or(parameter.key, static_cast<std::int64_t>(o.*parameter.number), range));
     } else if (parameter.required) {
       o.*parameter.number = h.number(parameter.key, parameter.range);
     } else {
@@ -137,6 +138,17 @@ void read_hparam(const ObjectReader& h, const OptimizerRules& kind, Optimizer& o
 }
 
 }  // namespace
+
+double Optimizer::learning_rate_at(std::int64_t step) const {
+  const double s = static_cast<double>(step);
+  const double warmup = std::max(1.0, warmup_steps);
+  if (s <= warmup) return learning_rate * s / warmup;
+  if (decay_start <= 0.0 || s <= decay_start) return learning_rate;
+  // HugeCTR's factor ((decay_start + decay_steps - step) / decay_steps)^power, held at 0 past the
+  // decay's end (HugeCTR's unsigned difference wraps there instead), and at least end_lr.
+  const double left = std::max(0.0, decay_start + decay_steps - s) / decay_steps;
+  return std::max(learning_rate * std::pow(left, decay_power), end_lr);
+}
 
 Optimizer parse_optimizer(const ObjectReader& r) {
   r.only_keys(hugectr::with_unused_keys(with({"type", "update_type", "global_update"}, hparam_blocks()),

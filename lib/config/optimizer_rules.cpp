@@ -30,10 +30,23 @@ std::vector<OptimizerRules> build_rules() {
   const HyperParameter epsilon{.key = "epsilon", .number = &Optimizer::epsilon, .range = kEpsilon};
   const HyperParameter accumulator{
       .key = "initial_accu_value", .number = &Optimizer::initial_accu_value, .range = kAccumulator};
+  // HugeCTR's schedule (its constructor's checks: warmup and decay steps at least 1, a power of
+  // at least 1, a non-negative end rate; warmup 0 is taken as 1, no warm-up).
+  const auto count = [](const char* key, double Optimizer::*field, double least) {
+    return HyperParameter{.key = key, .number = field, .range = NumberRange::between(least, 1e15), .integer = true};
+  };
+  const HyperParameter power{
+      .key = "decay_power", .number = &Optimizer::decay_power, .range = NumberRange::between(1.0, 1e6)};
+  const HyperParameter end_lr{.key = "end_lr", .number = &Optimizer::end_lr, .range = kAccumulator};
   HyperParameter rowwise_epsilon = epsilon;
   rowwise_epsilon.default_value = kRowWiseAdaGradEpsilon;
   return {
-      {"SGD", OptimizerType::kSGD, "sgd_hparam", {kLearningRate, atomic_update}},
+      {"SGD",
+       OptimizerType::kSGD,
+       "sgd_hparam",
+       {kLearningRate, atomic_update, count("warmup_steps", &Optimizer::warmup_steps, 0.0),
+        count("decay_start", &Optimizer::decay_start, 0.0), count("decay_steps", &Optimizer::decay_steps, 1.0), power,
+        end_lr}},
       {"MomentumSGD", OptimizerType::kMomentumSGD, "momentum_sgd_hparam", {kLearningRate, momentum}},
       {"Nesterov", OptimizerType::kNesterov, "nesterov_hparam", {kLearningRate, momentum}},
       {"Adam",

@@ -23,6 +23,7 @@ struct HyperParameter {
   NumberRange range{};                    // a number's accepted values
   bool required = false;                  // learning_rate: HugeCTR has no default
   std::optional<double> default_value{};  // this type's default where it differs from Optimizer's
+  bool integer = false;                   // a count (read as an integer within `range`)
 };
 
 struct OptimizerRules {

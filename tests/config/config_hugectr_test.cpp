@@ -43,6 +43,8 @@ TEST(ConfigHugeCtr, AcceptsHugeCtrKeysItDoesNotUse) {
   const Config c = parse_config(with_hugectr_keys(), "t");
   EXPECT_EQ(c.solver.batchsize, 4096);  // the keys change nothing embscale reads
   EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.05);
+  EXPECT_DOUBLE_EQ(c.optimizer.warmup_steps, 8000);  // the schedule is read (sgd_hparam)
+  EXPECT_DOUBLE_EQ(c.optimizer.decay_start, 48000);
   EXPECT_EQ(c.embeddings.at(0).combiner, Combiner::kSum);
   EXPECT_EQ(c.solver.input_key_type, "I64");
   EXPECT_TRUE(c.data.source.empty()) << "a Synthetic layer does not read its source";
@@ -62,15 +64,6 @@ TEST(ConfigHugeCtr, AcceptsHugeCtrKeysItDoesNotUse) {
             (std::vector<std::string>{
                 "solver.gpu (the GPUs a node uses: this config's layers run on the host, on the launcher's ranks)",
                 "optimizer.learning_rate (HugeCTR's flag; the rate is the hparam block's)",
-                "optimizer.sgd_hparam.warmup_steps (a learning-rate schedule: the rows train at the fixed "
-                "learning_rate)",
-                "optimizer.sgd_hparam.decay_start (a learning-rate schedule: the rows train at the fixed "
-                "learning_rate)",
-                "optimizer.sgd_hparam.decay_steps (a learning-rate schedule: the rows train at the fixed "
-                "learning_rate)",
-                "optimizer.sgd_hparam.decay_power (a learning-rate schedule: the rows train at the fixed "
-                "learning_rate)",
-                "optimizer.sgd_hparam.end_lr (a learning-rate schedule: the rows train at the fixed learning_rate)",
                 "layers[data].sparse[0].type (the embedding layer's type places the slots)",
                 "layers[data].sparse[0].is_required (HugeCTR's flag for a slot a sample must hold; every slot is "
                 "read)",

@@ -84,6 +84,35 @@ TEST(ConfigOptimizer, EveryGivenHyperParameterIsRead) {
   EXPECT_DOUBLE_EQ(rowwise.epsilon, 1e-5);
 }
 
+// SGD's learning-rate schedule (HugeCTR's DLRM samples give it in sgd_hparam), against HugeCTR's
+// LearningRateScheduler written out step by step: linear warm-up, the rate, then a polynomial
+// decay, at least end_lr; and the defaults, under which every step has the rate.
+TEST(ConfigOptimizer, SgdsLearningRateSchedule) {
+  const auto sgd = parse_with(R"({"type": "SGD", "sgd_hparam": {"learning_rate": 24, "warmup_steps": 4,
+      "decay_start": 10, "decay_steps": 5, "decay_power": 2.0, "end_lr": 1.5}})");
+  EXPECT_DOUBLE_EQ(sgd.warmup_steps, 4);
+  EXPECT_DOUBLE_EQ(sgd.decay_start, 10);
+  EXPECT_DOUBLE_EQ(sgd.decay_steps, 5);
+  EXPECT_DOUBLE_EQ(sgd.decay_power, 2.0);
+  EXPECT_DOUBLE_EQ(sgd.end_lr, 1.5);
+  const double expected[] = {
+      6,         12,        18,        24,          // steps 1-4: step x 24 / 4
+      24,        24,        24,        24, 24, 24,  // 5-10: up to decay_start
+      24 * 0.64, 24 * 0.36, 24 * 0.16,              // 11-13: 24 ((15 - step) / 5)^2
+      1.5,       1.5,       1.5,       1.5};        // 14-17: 24 x 0.04 = 0.96 and below, held at end_lr
+  for (int step = 1; step <= 17; ++step)
+    EXPECT_NEAR(sgd.learning_rate_at(step), expected[step - 1], 1e-12) << "step " << step;
+  const auto plain = parse_with(R"({"type": "SGD", "sgd_hparam": {"learning_rate": 0.5}})");
+  for (const int step : {1, 2, 1000}) EXPECT_DOUBLE_EQ(plain.learning_rate_at(step), 0.5);
+  // No warm-up (0, as 1) and a decay to 0.
+  const auto decay = parse_with(R"({"type": "SGD", "sgd_hparam": {"learning_rate": 2, "warmup_steps": 0,
+      "decay_start": 1, "decay_steps": 2, "decay_power": 1}})");
+  EXPECT_DOUBLE_EQ(decay.learning_rate_at(1), 2);
+  EXPECT_DOUBLE_EQ(decay.learning_rate_at(2), 1);
+  EXPECT_DOUBLE_EQ(decay.learning_rate_at(3), 0);
+  EXPECT_DOUBLE_EQ(decay.learning_rate_at(9), 0);
+}
+
 // The examples of HugeCTR's documentation ("optimizer" in its JSON configuration guide).
 TEST(ConfigOptimizer, HugeCtrsDocumentedExamplesParse) {
   const auto adam = parse_with(R"({"type": "Adam", "update_type": "Global",
@@ -179,8 +208,8 @@ TEST(ConfigOptimizerErrors, AnotherTypesBlockNamesTheTypesThatReadIt) {
 TEST(ConfigOptimizerErrors, AnotherTypesKeyInTheBlockNamesTheTypesThatReadIt) {
   expect_messages({
       {R"({"type": "SGD", "sgd_hparam": {"learning_rate": 0.1, "beta1": 0.9}})",
-       "optimizer.sgd_hparam.beta1: a hyper-parameter of \"Adam\", not of \"SGD\"; sgd_hparam takes \"learning_rate\" "
-       "or \"atomic_update\""},
+       "optimizer.sgd_hparam.beta1: a hyper-parameter of \"Adam\", not of \"SGD\"; sgd_hparam takes \"learning_rate\", "
+       "\"atomic_update\", \"warmup_steps\", \"decay_start\", \"decay_steps\", \"decay_power\" or \"end_lr\""},
       {R"({"type": "AdaGrad", "adagrad_hparam": {"learning_rate": 0.1, "momentum_factor": 0.9}})",
        "optimizer.adagrad_hparam.momentum_factor: a hyper-parameter of \"MomentumSGD\" or \"Nesterov\", not of "
        "\"AdaGrad\"; adagrad_hparam takes \"learning_rate\", \"initial_accu_value\" or \"epsilon\""},
@@ -241,6 +270,15 @@ TEST(ConfigOptimizerErrors, RangesAndMissingFields) {
        "optimizer.adagrad_hparam.initial_accu_value: expected a number >= 0, got -1"},
       {R"({"type": "RowWiseAdaGrad", "adagrad_hparam": {"learning_rate": 0.1, "epsilon": -1e-8}})",
        "optimizer.adagrad_hparam.epsilon: expected a number > 0, got -1e-08"},
+      {R"({"type": "SGD", "sgd_hparam": {"learning_rate": 0.1, "warmup_steps": 2.5}})",
+       "optimizer.sgd_hparam.warmup_steps: expected an integer in [0, 1000000000000000], got 2.5"},
+      {R"({"type": "SGD", "sgd_hparam": {"learning_rate": 0.1, "decay_steps": 0}})",
+       "optimizer.sgd_hparam.decay_steps: expected an integer in [1, 1000000000000000], got 0"},
+      {R"({"type": "SGD", "sgd_hparam": {"learning_rate": 0.1, "decay_power": 0.5}})",
+       "optimizer.sgd_hparam.decay_power: expected a number in [1, 1000000], got 0.5"},
+      {R"({"type": "Adam", "adam_hparam": {"learning_rate": 0.1, "warmup_steps": 10}})",
+       "optimizer.adam_hparam.warmup_steps: a hyper-parameter of \"SGD\", not of \"Adam\"; adam_hparam takes "
+       "\"learning_rate\", \"beta1\", \"beta2\" or \"epsilon\""},
       {R"({"type": "SGD", "learning_rate": 0.1, "sgd_hparam": {"learning_rate": 0.1}})",
        "optimizer.learning_rate: expected true or false (HugeCTR's flag; the learning rate goes in the type's hparam "
        "block, e.g. sgd_hparam.learning_rate), got 0.1"},

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "config/optimizer_rules.hpp"
 #include "core/error.hpp"
@@ -57,6 +58,28 @@ TEST(SparseOptimizer, NamesAndStateWidths) {
     EXPECT_EQ(optimizer->update_type(), c.update) << c.name;
     EXPECT_EQ(optimizer->state_width(), c.width) << c.name << " " << config::to_string(c.update);
   }
+}
+
+// SGD under sgd_hparam's schedule: each step moves a row by that step's rate (the schedule's own
+// formula is config_optimizer_test's), on the host and in the OptimizerRef a device is handed.
+TEST(SparseOptimizer, SgdFollowsItsLearningRateSchedule) {
+  config::Optimizer o = options(OptimizerType::kSGD, UpdateType::kLocal);
+  o.learning_rate = 0.8;
+  o.warmup_steps = 4;
+  o.decay_start = 6;
+  o.decay_steps = 4;
+  const auto sgd = make_sparse_optimizer(o, 2);
+  for (std::int64_t step = 1; step <= 12; ++step) {
+    std::vector<float> row = {1.0f, -2.0f};
+    const std::vector<float> grad = {0.5f, 0.25f};
+    sgd->update(row, {}, grad, step);
+    const auto rate = static_cast<float>(o.learning_rate_at(step));
+    EXPECT_FLOAT_EQ(row[0], 1.0f - rate * 0.5f) << "step " << step;
+    EXPECT_FLOAT_EQ(row[1], -2.0f - rate * 0.25f) << "step " << step;
+    EXPECT_FLOAT_EQ(sgd->portable_ref(step).lr, rate) << "step " << step;
+  }
+  EXPECT_FLOAT_EQ(static_cast<float>(o.learning_rate_at(2)), 0.4f);   // warming up
+  EXPECT_FLOAT_EQ(static_cast<float>(o.learning_rate_at(12)), 0.0f);  // decayed
 }
 
 TEST(SparseOptimizer, NewRowsStartFromZerosOrTheInitialAccumulator) {
