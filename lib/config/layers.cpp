@@ -127,6 +127,29 @@ void resolve_key_spaces(const ValueReader& layers, const std::string& data_path,
   }
 }
 
+namespace {
+
+// A key only `scheme` reads: refused, naming the layer's scheme, on a layer of another.
+std::optional<ValueReader> scheme_field(const ObjectReader& r, const std::string& key, const std::string& scheme,
+                                        const std::string& sharding, const std::string& does) {
+  auto value = r.optional(key);
+  if (value && sharding != scheme)
+    value->fail_with("\"" + key + "\" " + does + " of a \"" + scheme + "\" layer; this layer's scheme is " +
+                     (sharding.empty() ? "its type's" : "\"" + sharding + "\""));
+  return value;
+}
+
+// One place (a rank, a node: `places`) per slot of the layer.
+std::vector<std::int32_t> places_per_slot(const ValueReader& value, const std::string& places) {
+  std::vector<std::int32_t> out;
+  for (const auto& place : value.array(1, "a non-empty array of " + places + ", one per slot of the layer"))
+    out.push_back(
+        static_cast<std::int32_t>(place.integer(IntRange::between(0, std::numeric_limits<std::int32_t>::max()))));
+  return out;
+}
+
+}  // namespace
+
 EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& name, const std::string& type,
                                      const Optimizer& global, Device solver_device) {
   std::vector<std::string> keys = {"name",           "type",     "bottom",      "top",      "sparse_embedding_hparam",
@@ -159,35 +182,18 @@ EmbeddingLayer parse_embedding_layer(const ObjectReader& r, const std::string& n
   e.combiner = parse_combiner(h);
   e.optimizer = r.has("optimizer") ? parse_optimizer(r.object("optimizer")) : global;
   if (const auto slots = r.optional("slots")) e.slots = parse_slot_subset(*slots);
-  if (const auto ranks = r.optional("table_ranks")) {
-    if (e.sharding != "table_wise")
-      ranks->fail_with("\"table_ranks\" places the tables of a \"table_wise\" layer; this layer's scheme is " +
-                       (e.sharding.empty() ? "its type's" : "\"" + e.sharding + "\""));
-    // Their count is checked against the layer's slots in parse_layers, their range at run time
-    // (the rank count is the launcher's).
-    for (const auto& rank : ranks->array(1, "a non-empty array of ranks, one per slot of the layer"))
-      e.table_ranks.push_back(
-          static_cast<std::int32_t>(rank.integer(IntRange::between(0, std::numeric_limits<std::int32_t>::max()))));
-  }
-  if (const auto hot = r.optional("hot_rows")) {
-    if (e.sharding != "hot_replicated")
-      hot->fail_with("\"hot_rows\" gives the replicated rows of a \"hot_replicated\" layer; this layer's scheme is " +
-                     (e.sharding.empty() ? "its type's" : "\"" + e.sharding + "\""));
-    // One per slot, checked against the layer's slots in parse_layers; a single number is every slot's.
+  // Their counts are checked against the layer's slots in parse_layers, the ranks' and nodes'
+  // range at run time (the launcher's ranks decide it).
+  if (const auto ranks = scheme_field(r, "table_ranks", "table_wise", e.sharding, "places the tables"))
+    e.table_ranks = places_per_slot(*ranks, "ranks");
+  if (const auto nodes = scheme_field(r, "table_nodes", "table_row_wise", e.sharding, "places the tables"))
+    e.table_nodes = places_per_slot(*nodes, "nodes");
+  if (const auto hot = scheme_field(r, "hot_rows", "hot_replicated", e.sharding, "gives the replicated rows")) {
+    // A single number is every slot's (spread over the slots in parse_layers).
     if (hot->json().is_array())
       for (const auto& rows : hot->array(1, "a non-empty array of row counts, one per slot of the layer"))
         e.hot_rows.push_back(rows.integer(IntRange::at_least(0)));
     else e.hot_rows.push_back(hot->integer(IntRange::at_least(0)));
-  }
-  if (const auto nodes = r.optional("table_nodes")) {
-    if (e.sharding != "table_row_wise")
-      nodes->fail_with("\"table_nodes\" places the tables of a \"table_row_wise\" layer; this layer's scheme is " +
-                       (e.sharding.empty() ? "its type's" : "\"" + e.sharding + "\""));
-    // Their count is checked against the layer's slots in parse_layers, their range at run time
-    // (the node count follows from the launcher's ranks).
-    for (const auto& node : nodes->array(1, "a non-empty array of nodes, one per slot of the layer"))
-      e.table_nodes.push_back(
-          static_cast<std::int32_t>(node.integer(IntRange::between(0, std::numeric_limits<std::int32_t>::max()))));
   }
   if (const auto dedup = r.optional("deduplicate")) e.deduplicate = dedup->boolean();
   e.ranks_per_node = static_cast<std::int32_t>(r.integer_or("ranks_per_node", 0, IntRange::between(0, 1 << 20)));

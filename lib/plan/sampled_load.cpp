@@ -14,8 +14,12 @@ constexpr Ownership kAll[] = {Ownership::kOneRank, Ownership::kRowBlocks, Owners
                               Ownership::kReplicas};
 constexpr std::size_t kOne = 0, kBlocks = 1, kModulo = 2, kEvery = 3, kReplica = 4;
 
+// kHotReplicas and kNodeRowBlocks are not sampled: PlanModel derives them from key modulo's and
+// row blocks'.
 std::size_t index_of(Ownership ownership) {
-  return static_cast<std::size_t>(std::find(std::begin(kAll), std::end(kAll), ownership) - std::begin(kAll));
+  const auto at = std::find(std::begin(kAll), std::end(kAll), ownership);
+  EMBSCALE_EXPECTS(at != std::end(kAll), "a sampled ownership");
+  return static_cast<std::size_t>(at - std::begin(kAll));
 }
 
 }  // namespace

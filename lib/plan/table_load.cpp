@@ -98,22 +98,21 @@ std::vector<RankLoad> hot_replica_loads(const TableModel& table, int ranks, doub
   }
   if (head < table.rows) {
     const auto tail_keys = static_cast<double>(table.rows - head);
-    // The tail's hot indices [head, hot_end) and cold ones [cold_first, rows), or, permuted, shares.
+    // The tail's hot indices [head, split) and cold ones [split, rows), or, permuted, shares.
     const bool ranges = table.identity_mapping;
-    const std::int64_t hot_end = std::max(head, hot), cold_first = std::max(head, hot);
+    const std::int64_t split = std::max(head, hot);
     const double hot_share = ranges ? 1.0 : static_cast<double>(std::max<std::int64_t>(0, hot - head_hot)) / tail_keys;
-    replica_pairs += own * hot_share * (ranges ? popularity.mass(head, hot_end) : popularity.mass(head, table.rows));
-    replica_distinct += hot_share * (ranges ? popularity.expected_distinct(head, hot_end, own)
+    replica_pairs += own * hot_share * (ranges ? popularity.mass(head, split) : popularity.mass(head, table.rows));
+    replica_distinct += hot_share * (ranges ? popularity.expected_distinct(head, split, own)
                                             : popularity.expected_distinct(head, table.rows, own));
-    const std::int64_t from = ranges ? cold_first : head;
+    const std::int64_t from = ranges ? split : head;
     const double cold_pairs = draws * popularity.mass(from, table.rows);
     const double cold_distinct = popularity.expected_distinct(from, table.rows, draws);
-    // Each rank's share of the tail: its cold keys there over the tail's keys (the identity's tail
-    // holds the keys offset + [cold_first, rows)).
-    const auto owned = congruent_keys(table.offset + hot, table.offset + table.rows, ranks);
-    const auto tail_owned =
-        ranges ? congruent_keys(table.offset + cold_first, table.offset + table.rows, ranks) : owned;
-    const double keys = ranges ? static_cast<double>(table.rows - cold_first) : tail_keys;
+    // Each rank's share of the tail: its cold keys there over the tail's keys (the identity's cold
+    // tail is the keys offset + [split, rows); a permuted one's are the rank's cold keys not in
+    // the head).
+    const auto tail_owned = congruent_keys(table.offset + (ranges ? split : hot), table.offset + table.rows, ranks);
+    const double keys = ranges ? static_cast<double>(table.rows - split) : tail_keys;
     for (std::size_t r = 0; r < loads.size(); ++r) {
       if (keys <= 0.0) break;
       const double share = (tail_owned[r] - (ranges ? 0.0 : head_cold[r])) / keys;

@@ -5,6 +5,7 @@
 // Tolerance: engine_test_support.hpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -258,6 +259,38 @@ TEST_P(EveryScheme, EvaluationModeMatchesTheReferenceAndCountsItsRowReads) {
         EXPECT_EQ(lookups, pairs) << "rank " << world.rank();
       }
     }
+}
+
+// After training, a layer's store reads each row it holds as it shows it (RowStore::read against
+// for_each_row), the keys in a shuffled order: hot_replicated's view over its two stores routes
+// every key to the store that holds it.
+TEST_P(EveryScheme, TheStoreReadsTheRowsItHolds) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  config::Optimizer sgd;
+  sgd.learning_rate = 0.3;
+  const config::Config cfg = test_config(Case{.scheme = GetParam(), .optimizer = sgd}, world.size());
+  const workloads::SyntheticGenerator gen(cfg.data, cfg.solver.seed, cfg.solver.batchsize);
+  EmbeddingEngine engine(world, cfg, cfg.data.slot_size_array);
+  StepRecorder recorder;
+  for (std::int64_t it = 0; it < 2; ++it) engine.step(gen.generate(it, world.rank(), world.size()), recorder);
+  RowStore& store = engine.store(0);
+  std::vector<Key> keys;
+  std::vector<float> shown;
+  const auto dim = static_cast<std::size_t>(store.dim());
+  store.for_each_row([&](Key key, std::span<const float> values) {
+    keys.push_back(key);
+    shown.insert(shown.end(), values.begin(), values.end());
+  });
+  std::vector<std::size_t> order(keys.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(5));
+  std::vector<Key> asked;
+  for (const auto i : order) asked.push_back(keys[i]);
+  std::vector<float> read(keys.size() * dim);
+  store.read(asked, read);
+  for (std::size_t j = 0; j < order.size(); ++j)
+    for (std::size_t d = 0; d < dim; ++d)
+      ASSERT_EQ(read[j * dim + d], shown[order[j] * dim + d]) << "key " << asked[j] << " on rank " << world.rank();
 }
 
 // Static rows are checked against max_vocabulary_size_per_gpu before any rank allocates

@@ -88,22 +88,26 @@ class HotAndColdRows final : public RowStore {
   std::int64_t size() const override { return hot_->size() + cold_->size(); }
   void read(std::span<const Key> keys, std::span<float> rows) override {
     const auto dim = static_cast<std::size_t>(this->dim());
-    for (std::size_t i = 0; i < keys.size(); ++i)
-      (is_hot_(keys[i]) ? *hot_ : *cold_).read(keys.subspan(i, 1), rows.subspan(i * dim, dim));
+    split(keys);
+    for (int part = 0; part < 2; ++part) {
+      part_rows_[part].resize(part_keys_[part].size() * dim);
+      (part == 0 ? *hot_ : *cold_).read(part_keys_[part], part_rows_[part]);
+      for (std::size_t j = 0; j < part_at_[part].size(); ++j)
+        std::copy_n(part_rows_[part].begin() + static_cast<std::ptrdiff_t>(j * dim), dim,
+                    rows.begin() + static_cast<std::ptrdiff_t>(part_at_[part][j] * dim));
+    }
   }
   void apply(std::span<const Key> keys, std::span<const float> grads, const SparseOptimizer& optimizer,
              std::int64_t step) override {
-    std::vector<Key> part_keys[2];
-    std::vector<float> part_grads[2];
     const auto dim = static_cast<std::size_t>(this->dim());
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      const int part = is_hot_(keys[i]) ? 0 : 1;
-      part_keys[part].push_back(keys[i]);
-      part_grads[part].insert(part_grads[part].end(), grads.begin() + static_cast<std::ptrdiff_t>(i * dim),
-                              grads.begin() + static_cast<std::ptrdiff_t>((i + 1) * dim));
+    split(keys);
+    for (int part = 0; part < 2; ++part) {
+      part_rows_[part].clear();
+      for (const auto i : part_at_[part])
+        part_rows_[part].insert(part_rows_[part].end(), grads.begin() + static_cast<std::ptrdiff_t>(i * dim),
+                                grads.begin() + static_cast<std::ptrdiff_t>((i + 1) * dim));
+      (part == 0 ? *hot_ : *cold_).apply(part_keys_[part], part_rows_[part], optimizer, step);
     }
-    hot_->apply(part_keys[0], part_grads[0], optimizer, step);
-    cold_->apply(part_keys[1], part_grads[1], optimizer, step);
   }
   bool row(Key key, std::span<float> out) const override {
     return is_hot_(key) ? hot_->row(key, out) : cold_->row(key, out);
@@ -128,8 +132,24 @@ class HotAndColdRows final : public RowStore {
   }
 
  private:
+  // keys into the hot ones (part 0) and the cold ones (1), with each one's place in `keys`.
+  void split(std::span<const Key> keys) {
+    for (int part = 0; part < 2; ++part) {
+      part_keys_[part].clear();
+      part_at_[part].clear();
+    }
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const int part = is_hot_(keys[i]) ? 0 : 1;
+      part_keys_[part].push_back(keys[i]);
+      part_at_[part].push_back(i);
+    }
+  }
+
   std::unique_ptr<RowStore> hot_, cold_;
   std::function<bool(Key)> is_hot_;
+  std::vector<Key> part_keys_[2];
+  std::vector<std::size_t> part_at_[2];
+  std::vector<float> part_rows_[2];  // a part's rows (read) or gradients (apply)
 };
 
 class HotReplicated final : public EmbeddingScheme {
