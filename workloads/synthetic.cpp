@@ -27,8 +27,10 @@ SampleRange sample_share(std::int64_t global, int rank, int ranks) {
   return {rank * base + std::min<std::int64_t>(rank, extra), base + (rank < extra ? 1 : 0)};
 }
 
-SyntheticGenerator::SyntheticGenerator(const config::DataLayer& data, std::uint64_t seed, std::int64_t global_batch)
+SyntheticGenerator::SyntheticGenerator(const config::DataLayer& data, std::uint64_t seed, std::int64_t global_batch,
+                                       std::optional<std::uint64_t> label_model_seed)
     : data_(data), seed_(seed), global_batch_(global_batch) {
+  if (data.synthetic.planted_labels) planted_.emplace(*data.synthetic.planted_labels, label_model_seed.value_or(seed));
   EMBSCALE_EXPECTS(global_batch >= 1, "global batch must be >= 1");
   EMBSCALE_EXPECTS(data.slot_num >= 1, "a batch needs at least one slot");
   EMBSCALE_EXPECTS(data.slot_num == static_cast<std::int32_t>(data.slot_size_array.size()),
@@ -89,11 +91,22 @@ Batch SyntheticGenerator::generate_range(std::int64_t iteration, SampleRange ran
       batch.keys.insert(batch.keys.end(), from, from + static_cast<std::ptrdiff_t>(size));
       slot_read[slot] += size;
     }
+  batch.offsets[bags] = static_cast<std::int64_t>(batch.keys.size());
 
   const CounterRng label_rng(hash_combine(seed_, kLabelDomain), 0);
   const CounterRng dense_rng(hash_combine(seed_, kDenseDomain), 0);
   for (std::int64_t s = 0; s < range.count; ++s) {
     const auto global_sample = static_cast<std::uint64_t>(iteration * global_batch_ + range.first + s);
+    for (std::int32_t d = 0; d < data_.dense_dim; ++d)  // dense features: U[0, 1)
+      batch.dense[static_cast<std::size_t>(s * data_.dense_dim + d)] = static_cast<float>(dense_rng.uniform(
+          global_sample * static_cast<std::uint64_t>(data_.dense_dim) + static_cast<std::uint64_t>(d)));
+    if (planted_) {  // the planted model's labels: its logit of the sample's keys and dense features
+      const double z = planted_->logit(batch, s);
+      for (std::int32_t l = 0; l < data_.label_dim; ++l)
+        batch.labels[static_cast<std::size_t>(s * data_.label_dim + l)] =
+            planted_->draw(global_sample, l, data_.label_dim, z);
+      continue;
+    }
     // Click labels: a pure function of the sample's first key, flipped with probability
     // kLabelNoise. Clicks then depend on what the embeddings encode, so training can learn them
     // (random labels would leave the loss at its noise floor), and half the samples click. A
@@ -109,11 +122,7 @@ Batch SyntheticGenerator::generate_range(std::int64_t iteration, SampleRange ran
       const bool flipped = label_rng.uniform(label_stream) < kLabelNoise;
       batch.labels[static_cast<std::size_t>(s * data_.label_dim + l)] = clicked != flipped ? 1.0f : 0.0f;
     }
-    for (std::int32_t d = 0; d < data_.dense_dim; ++d)  // dense features: U[0, 1)
-      batch.dense[static_cast<std::size_t>(s * data_.dense_dim + d)] = static_cast<float>(dense_rng.uniform(
-          global_sample * static_cast<std::uint64_t>(data_.dense_dim) + static_cast<std::uint64_t>(d)));
   }
-  batch.offsets[bags] = static_cast<std::int64_t>(batch.keys.size());
   return batch;
 }
 

@@ -9,12 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "config/config.hpp"
 #include "core/batch.hpp"
 #include "core/batch_source.hpp"
+#include "workloads/planted_labels.hpp"
 #include "workloads/slot_generator.hpp"
 
 namespace embscale::workloads {
@@ -29,7 +31,10 @@ SampleRange sample_share(std::int64_t global, int rank, int ranks);
 
 class SyntheticGenerator final : public BatchSource {
  public:
-  SyntheticGenerator(const config::DataLayer& data, std::uint64_t seed, std::int64_t global_batch);
+  // `seed` draws the samples; `label_model_seed` the planted label model's hidden values (the
+  // same model for a held-out stream of other samples: evaluation's); absent: `seed`.
+  SyntheticGenerator(const config::DataLayer& data, std::uint64_t seed, std::int64_t global_batch,
+                     std::optional<std::uint64_t> label_model_seed = std::nullopt);
 
   // BatchSource: next_batch is generate (a pure function of the iteration: any order works).
   Batch next_batch(std::int64_t iteration, int rank, int ranks) override { return generate(iteration, rank, ranks); }
@@ -52,8 +57,9 @@ class SyntheticGenerator final : public BatchSource {
   config::DataLayer data_;
   std::uint64_t seed_;
   std::int64_t global_batch_;
-  std::vector<Key> slot_offsets_;     // prefix sums of slot_size_array, size slots + 1
-  std::vector<SlotGenerator> slots_;  // one per slot
+  std::vector<Key> slot_offsets_;         // prefix sums of slot_size_array, size slots + 1
+  std::vector<SlotGenerator> slots_;      // one per slot
+  std::optional<PlantedLabels> planted_;  // the planted label model, when the config asks for it
 };
 
 }  // namespace embscale::workloads

@@ -50,6 +50,7 @@ AgreedConfig load_config_agreed(comm::Communicator& world, const std::optional<s
     config = config::parse_config_with_settings(path ? text : config::default_config_text(), origin, settings);
     if (path) config->directory = config::config_directory(*path);
     config::check_runs_whole(*config, embedding_only, origin);
+    if (embedding_only) config::keep_embedding_part(*config);
     if (adjust) adjust(*config);
     config::resolve_batch_for_ranks(*config, world.size());
   });

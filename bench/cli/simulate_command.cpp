@@ -146,9 +146,10 @@ int simulate_command(const SimulateOptions& options) {
                      ": no such file (a hardware description, bench/hardware/*.json)");
   std::optional<plan::ShardingPlan> plan;
   const config::Config config = load_for_simulation(options, plan);
-  if (!config.dense.empty())
-    std::cerr << "note: simulate counts the embedding layers; the dense tower's traffic (its connections and "
-                 "gradient allreduce) is not in its bytes_sent and bytes_recv, nor its time in the step\n";
+  if (!config.dense_layers.empty())
+    std::cerr << "note: simulate counts the embedding layers; the dense layers' traffic (their gradient allreduce, "
+                 "a feature-parallel layer's exchanges) is not in its bytes_sent and bytes_recv, nor their time in "
+                 "the step\n";
   const auto sim = plan::simulate(
       config, {.ranks = options.ranks, .iterations = config.solver.max_iter, .ranks_per_node = options.ranks_per_node});
 

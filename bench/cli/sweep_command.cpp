@@ -157,6 +157,7 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
       try {
         run::check_devices(point.config, placement, ranks);
         config::check_runs_whole(point.config, options.embedding_only, source.base_origin);
+        if (options.embedding_only) config::keep_embedding_part(point.config);
         config::resolve_batch_for_ranks(point.config, ranks);
         // An "auto" layer is planned when its point runs (plan::plan_for_run); here only whether
         // a plan fits and runs on this many ranks.

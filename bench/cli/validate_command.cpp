@@ -7,6 +7,7 @@
 #include "config/config.hpp"
 #include "core/error.hpp"
 #include "embedding/engine.hpp"
+#include "model/dense_graph.hpp"
 #include "plan/planner.hpp"
 #include "run/device_check.hpp"
 #include "run/driver_choice.hpp"
@@ -23,6 +24,7 @@ std::string check_as_run_would(config::Config& config, const std::string& config
   naming_input(config_path, [&] {
     run::check_device_support(config);
     if (!config::runs_on_parameter_servers(config)) embedding::check_layers(config, config.data.slot_size_array);
+    model::check_dense_graph(config, ranks.value_or(1));
     if (!ranks) return;
     config::resolve_batch_for_ranks(config, *ranks);
     plan::plan_for_run(config, *ranks);
@@ -36,6 +38,7 @@ std::string check_as_run_would(config::Config& config, const std::string& config
 int validate_command(const std::string& config_path, bool embedding_only, std::optional<int> ranks) {
   auto config = config::load_config_file(config_path);
   config::check_runs_whole(config, embedding_only, config_path);  // as `run` would refuse it
+  if (embedding_only) config::keep_embedding_part(config);
   const std::string unchecked = check_as_run_would(config, config_path, ranks);
   std::cout << config_path << ": valid (schema version " << config.schema_version << ")";
   if (ranks) std::cout << " on " << *ranks << (*ranks == 1 ? " rank" : " ranks");
@@ -49,6 +52,7 @@ int validate_command(const std::string& config_path, bool embedding_only, std::o
     std::cout << ", source " << config::data_source_path(config).string();
   std::cout << '\n';
   if (config.data.format == config::DataFormat::kSynthetic) workloads::print_synthetic_slots(std::cout, config.data);
+  if (!config.dense_layers.empty()) std::cout << "  dense: " << config.dense_layers.size() << " layers\n";
   for (const auto& emb : config.embeddings)
     std::cout << "  " << emb.name << ": " << emb.type << ", dim " << emb.embedding_vec_size << ", combiner "
               << config::to_string(emb.combiner) << '\n';

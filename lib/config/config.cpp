@@ -48,6 +48,7 @@ Config parse_config(const nlohmann::json& json, const std::string& origin) {
   top.only_keys({"schema_version", "solver", "optimizer", "layers", "eviction", "planner", "parameter_server"});
   Config c;
   c.schema_version = kSchemaVersion;
+  c.origin = origin;
   c.solver = parse_solver(top.object("solver"));
   c.optimizer = parse_optimizer(top.object("optimizer"));  // before the layers: their default
   parse_layers(top.required("layers", "a non-empty array of layer objects"), c);
@@ -109,6 +110,8 @@ std::filesystem::path data_source_path(const Config& config) {
   const std::filesystem::path source = config.data.source;
   return source.is_relative() ? config.directory / source : source;
 }
+
+void keep_embedding_part(Config& config) { config.dense_layers.clear(); }
 
 std::string describe_not_run(const Config& config) {
   std::string list;

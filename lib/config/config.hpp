@@ -115,6 +115,8 @@ struct DataLayer {
   bool key_spaces_known() const noexcept { return !slot_size_array.empty(); }
   std::int32_t label_dim = 1;
   std::int32_t dense_dim = 0;
+  std::string label_top;  // label.top ("" when the block is absent)
+  std::string dense_top;  // dense.top ("" when the block is absent)
   // HugeCTR's sparse inputs: consecutive runs of the slots, each a tensor an embedding layer
   // names as its bottom (WDL's "wide" and "deep" inputs).
   struct SparseInput {
@@ -242,16 +244,18 @@ struct PlannerSettings {
   std::string hardware;
 };
 
-// A dense layer after the embeddings (lib/model): HugeCTR's InnerProduct followed by the
-// ReLU that reads its top, run as one layer, with embscale's partition_dim: 0 data-parallel (each
-// rank its samples' rows, the whole W), 1 feature-parallel (each rank its share of the outputs).
-struct DenseLayerConfig {
-  std::string name;             // the InnerProduct's
-  std::string relu;             // the ReLU fused after it
-  std::string bottom;           // the embedding layer's top (the first), or the previous ReLU's top
-  std::string top;              // its ReLU's top
-  std::int64_t num_output = 0;  // fc_param.num_output
-  std::int32_t partition_dim = 0;
+// A dense layer of the model (HugeCTR's InnerProduct, ReLU, Concat, Interaction,
+// BinaryCrossEntropyLoss, ...), as the config gives it: its tensors by name, and its object,
+// whose parameters lib/model's layer of that type reads (lib/model/layers/). Only the types
+// lib/model builds (hugectr::built_dense_layer_types) are kept here; the others are in
+// Config::not_run.
+struct DenseLayerNode {
+  std::string name;
+  std::string type;
+  std::vector<std::string> bottoms;  // "bottom": one name or a list, each a tensor named before it
+  std::vector<std::string> tops;     // "top": one name or a list
+  nlohmann::json json;               // the layer's object as given
+  std::string path;                  // "layers[fc1]", for messages
 };
 
 // The "sharding" of a layer whose table lives on parameter servers (lib/ps), and the
@@ -281,11 +285,11 @@ struct Config {
   Optimizer optimizer;
   DataLayer data;
   std::vector<EmbeddingLayer> embeddings;  // at least one
-  // The dense tower: the InnerProduct + ReLU chain that starts at one embedding layer's top, in
-  // order (empty: each embedding layer's output meets the stand-in regression objective). Trained
-  // by SGD at the global optimizer's learning rate.
-  std::vector<DenseLayerConfig> dense;
-  std::string dense_input;                 // the embedding layer (its name) whose output the tower reads
+  // The dense part of the model, in file order, when every dense layer's type is built (else
+  // empty, and the layers are in not_run). Empty: each embedding layer's output meets the
+  // stand-in regression objective (lib/embedding/regression_objective.hpp).
+  std::vector<DenseLayerNode> dense_layers;
+  std::string origin;                      // names the config in messages (parse_config's `origin`)
   std::optional<EvictionStudy> eviction;   // the "eviction" section, when given
   std::optional<PlannerSettings> planner;  // the "planner" section, when given
   // The "parameter_server" section, when given (required when a layer's sharding is
@@ -345,6 +349,9 @@ std::filesystem::path data_source_path(const Config& config);
 // <every entry of not_run>; ..." naming --embedding-only, when not_run is not empty and
 // `embedding_only` is false. `origin` names the config (its path).
 void check_runs_whole(const Config& config, bool embedding_only, const std::string& origin);
+// What `--embedding-only` runs: the config without its dense layers (each embedding layer's
+// output then meets the stand-in regression objective).
+void keep_embedding_part(Config& config);
 // "layers[fc1] (\"InnerProduct\"), solver.eval_interval (evaluation)": not_run in one line.
 std::string describe_not_run(const Config& config);
 // Config::not_used in one line, "; "-separated (each entry's reason may hold commas).

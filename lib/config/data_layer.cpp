@@ -157,7 +157,9 @@ DataLayer parse_data_layer(const ObjectReader& r, const std::string& name, std::
   parse_slot_sizes(r, d);
   parse_synthetic(r, d.slot_size_array, d.synthetic);
   d.label_dim = parse_input_block(r, "label", "label_dim", 1, IntRange::between(1, kMaxLabelDim), tops);
+  if (r.has("label")) d.label_top = tops.back().name;
   d.dense_dim = parse_input_block(r, "dense", "dense_dim", 0, IntRange::between(0, kMaxDenseDim), tops);
+  if (r.has("dense")) d.dense_top = tops.back().name;
   parse_sparse_input(r, d, tops);  // after synthetic: checks max_nnz against the slots' nnz
   hugectr::check_unused_keys(r, hugectr::UnusedIn::kData);
   return d;

@@ -1,81 +1,63 @@
-// The dense tower (lib/model): HugeCTR's InnerProduct layers, each followed by the ReLU
-// that reads its top, chained from one embedding layer's top. embscale runs such a pair as one
-// layer (model::DenseLayer) and adds partition_dim to the InnerProduct. Other dense layers (and an
-// InnerProduct that no ReLU follows, or that does not start at an embedding) stay not run.
+// The dense layers (lib/model builds them; lib/model/layers/ reads each type's parameters):
+// here only what every layer has, its name, type, bottoms and tops, and where its tensors come
+// from. A HugeCTR file lists each layer after the layers whose tops it reads, so a bottom must be
+// a tensor named before it: the Data layer's, an embedding layer's top, or an earlier dense
+// layer's top (which also rules out cycles).
 #include <algorithm>
-#include <optional>
 #include <string>
 
+#include "config/hugectr_names.hpp"
 #include "config/sections.hpp"
+#include "core/error.hpp"
 
 namespace embscale::config {
 namespace {
 
-constexpr const char* kInnerProduct = "InnerProduct";
-constexpr const char* kReLU = "ReLU";
-
-std::string string_field(const DenseCandidate& candidate, const char* key) {
-  const auto& json = candidate.layer.json();
-  const auto it = json.find(key);
-  return it != json.end() && it->is_string() ? it->get<std::string>() : std::string();
+// "bottom" / "top": one name or a non-empty list of names.
+std::vector<std::string> names(const ObjectReader& layer, const char* key) {
+  const auto value = layer.required(key, "a tensor name or a list of them");
+  if (value.json().is_string()) return {value.name()};
+  std::vector<std::string> out;
+  for (const auto& element : value.array(1, "a tensor name or a non-empty list of them")) out.push_back(element.name());
+  return out;
 }
 
-// The candidate of `type` whose bottom is `bottom`, or null.
-const DenseCandidate* reading(const std::vector<DenseCandidate>& candidates, const char* type,
-                              const std::string& bottom) {
-  for (const auto& c : candidates)
-    if (c.type == type && string_field(c, "bottom") == bottom) return &c;
-  return nullptr;
-}
-
-DenseLayerConfig parse_pair(const DenseCandidate& inner, const DenseCandidate& relu) {
-  const ObjectReader fc(inner.layer);
-  fc.only_keys({"name", "type", "bottom", "top", "fc_param", "partition_dim"});
-  const ObjectReader param = fc.object("fc_param");
-  param.only_keys({"num_output"});
-  const ObjectReader r(relu.layer);
-  r.only_keys({"name", "type", "bottom", "top"});
-  DenseLayerConfig layer;
-  layer.name = fc.name("name");
-  layer.relu = r.name("name");
-  layer.bottom = fc.name("bottom");
-  layer.top = r.name("top");
-  layer.num_output = param.integer("num_output", IntRange::between(1, 1 << 20));
-  layer.partition_dim = static_cast<std::int32_t>(fc.integer_or("partition_dim", 0, IntRange::between(0, 1)));
-  return layer;
+bool defined(const std::vector<TensorName>& tops, const std::string& name) {
+  return std::any_of(tops.begin(), tops.end(), [&](const TensorName& t) { return t.name == name; });
 }
 
 }  // namespace
 
-std::vector<DenseCandidate> parse_dense_tower(const std::vector<DenseCandidate>& candidates, Config& config) {
-  std::vector<const DenseCandidate*> taken;
-  for (const auto& embedding : config.embeddings) {
-    std::string bottom = embedding.top;
-    std::vector<DenseLayerConfig> tower;
-    const DenseCandidate* first = nullptr;
-    while (const DenseCandidate* inner = reading(candidates, kInnerProduct, bottom)) {
-      const DenseCandidate* relu = reading(candidates, kReLU, string_field(*inner, "top"));
-      if (!relu) break;  // an InnerProduct that no ReLU follows (an output layer) is not run
-      if (!first) first = inner;
-      tower.push_back(parse_pair(*inner, *relu));
-      taken.insert(taken.end(), {inner, relu});
-      bottom = tower.back().top;
+void parse_dense_layers(const std::vector<DenseCandidate>& candidates, Config& config, std::vector<TensorName>& tops) {
+  std::vector<DenseLayerNode> nodes;
+  bool all_built = true;
+  for (const auto& candidate : candidates) {
+    const ObjectReader layer(candidate.layer);
+    DenseLayerNode node;
+    node.name = layer.name("name");
+    node.type = candidate.type;
+    node.path = layer.path();
+    node.json = candidate.layer.json();
+    node.bottoms = names(layer, "bottom");
+    for (std::size_t b = 0; b < node.bottoms.size(); ++b)
+      if (!defined(tops, node.bottoms[b])) {
+        std::vector<std::string> known;
+        for (const auto& t : tops) known.push_back(t.name);
+        const std::string at = layer.path_of("bottom") + (node.bottoms.size() > 1 ? "[" + std::to_string(b) + "]" : "");
+        throw InputError(config.origin + ": " + at + ": expected a tensor named before this layer (" +
+                         quoted_list(known) + "), got \"" + node.bottoms[b] + "\"" +
+                         did_you_mean(node.bottoms[b], known));
+      }
+    node.tops = names(layer, "top");
+    for (const auto& top : node.tops) tops.push_back({top, layer.path_of("top")});
+    const auto& built = hugectr::built_dense_layer_types();
+    if (std::find(built.begin(), built.end(), node.type) == built.end()) {
+      all_built = false;
+      config.not_run.push_back(node.path + " (\"" + node.type + "\")");
     }
-    if (tower.empty()) continue;
-    if (!embedding.storage.table.training)
-      first->layer.fail_with("the dense tower trains (SGD); its input layers[" + embedding.name +
-                             "] is in evaluation mode (storage.training false)");
-    if (!config.dense.empty())
-      first->layer.fail_with("one dense tower per run: layers[" + config.dense.front().name +
-                             "] already reads layers[" + config.dense_input + "]; this one reads layers[" +
-                             embedding.name + "]");
-    config.dense = std::move(tower);
-    config.dense_input = embedding.name;
+    nodes.push_back(std::move(node));
   }
-  std::vector<DenseCandidate> rest;
-  for (const auto& c : candidates)
-    if (std::find(taken.begin(), taken.end(), &c) == taken.end()) rest.push_back(c);
-  return rest;
+  if (all_built) config.dense_layers = std::move(nodes);
 }
 
 }  // namespace embscale::config

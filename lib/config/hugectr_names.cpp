@@ -156,6 +156,28 @@ const std::vector<std::string>& known_embedding_types() {
   return types;
 }
 
+const std::vector<std::string>& built_dense_layer_types() {
+  static const std::vector<std::string> types = {"InnerProduct",
+                                                 "FusedInnerProduct",
+                                                 "ReLU",
+                                                 "ELU",
+                                                 "Sigmoid",
+                                                 "Dropout",
+                                                 "Reshape",
+                                                 "Concat",
+                                                 "Slice",
+                                                 "Add",
+                                                 "ElementwiseMultiply",
+                                                 "ReduceSum",
+                                                 "FmOrder2",
+                                                 "WeightMultiply",
+                                                 "Multiply",
+                                                 "Interaction",
+                                                 "MultiCross",
+                                                 "BinaryCrossEntropyLoss"};
+  return types;
+}
+
 const std::vector<std::string>& known_dense_layer_types() {
   static const std::vector<std::string> types = {"Reshape",
                                                  "Concat",
@@ -179,6 +201,7 @@ const std::vector<std::string>& known_dense_layer_types() {
                                                  "ReduceMean",
                                                  "DotProduct",
                                                  "WeightMultiply",
+                                                 "Multiply",
                                                  "Cast",
                                                  "Gather",
                                                  "Scale",
@@ -198,12 +221,16 @@ const std::vector<std::string>& known_dense_layer_types() {
 std::vector<std::string> runnable_layer_types() {
   std::vector<std::string> types = {kDataLayer};
   types.insert(types.end(), runnable_embedding_types().begin(), runnable_embedding_types().end());
+  types.insert(types.end(), built_dense_layer_types().begin(), built_dense_layer_types().end());
   return types;
 }
 
 std::vector<std::string> not_runnable_layer_types() {
   std::vector<std::string> types = known_embedding_types();
-  types.insert(types.end(), known_dense_layer_types().begin(), known_dense_layer_types().end());
+  for (const auto& type : known_dense_layer_types())
+    if (std::find(built_dense_layer_types().begin(), built_dense_layer_types().end(), type) ==
+        built_dense_layer_types().end())
+      types.push_back(type);
   return types;
 }
 

@@ -23,7 +23,11 @@ inline const std::string kShardedEmbedding = "ShardedEmbedding";
 const std::vector<std::string>& runnable_embedding_types();  // "All2AllDenseEmbedding", ...
 const std::vector<std::string>& known_embedding_types();     // HugeCTR's and SOK's, not run yet
 const std::vector<std::string>& known_dense_layer_types();   // InnerProduct, Reshape, ...
-// "Data" and the runnable embeddings; the known types that are not run; both, runnable first
+// The dense layer types lib/model builds (its registry, lib/model/layers/layer_registry.cpp,
+// holds exactly these: tests/model/layer_registry_test.cpp checks that the two lists agree).
+const std::vector<std::string>& built_dense_layer_types();
+// "Data", the runnable embeddings and the built dense layers; the known types that are not run;
+// both, runnable first
 // (the candidates of "did you mean").
 std::vector<std::string> runnable_layer_types();
 std::vector<std::string> not_runnable_layer_types();

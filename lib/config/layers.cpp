@@ -214,7 +214,7 @@ void parse_layers(const ValueReader& layers, Config& c) {
   std::vector<std::optional<ValueReader>> table_rank_lists;  // checked against the slots
   std::vector<std::optional<ValueReader>> hot_row_lists;     // likewise
   std::vector<std::optional<ValueReader>> table_node_lists;  // likewise
-  std::vector<DenseCandidate> dense;                         // HugeCTR dense layers: the tower's, or not run
+  std::vector<DenseCandidate> dense;                         // HugeCTR dense layers: run, or not run
   std::string data_path;
   for (std::size_t i = 0; i < elements.size(); ++i) {
     const std::string path = layer_path(layers.json(), i);
@@ -252,12 +252,10 @@ void parse_layers(const ValueReader& layers, Config& c) {
   if (c.embeddings.empty())
     layers.fail_with("expected at least one embedding layer (" + quoted_list(hugectr::runnable_embedding_types()) +
                      "), got none");
-  // The dense tower on an embedding layer runs; the other dense layers are recorded, not refused:
-  // `run` names them all in one message (a HugeCTR file has many) and runs the rest only when
-  // asked to (config.hpp, check_runs_whole).
-  for (const auto& other : parse_dense_tower(dense, c))
-    c.not_run.push_back(other.layer.path() + " (\"" + other.type + "\")");
-  for (const auto& layer : c.dense) tops.push_back({layer.top, "layers[" + layer.relu + "].top"});
+  // The dense layers run when lib/model builds every one of their types; otherwise they are
+  // recorded, not refused: `run` names them all in one message (a HugeCTR file has many) and runs
+  // the embedding part only when asked to (config.hpp, check_runs_whole).
+  parse_dense_layers(dense, c, tops);
   // A layer reads the slots of its bottom's sparse input (HugeCTR), or the subset `slots` of them.
   for (std::size_t i = 0; i < c.embeddings.size(); ++i) {
     auto& layer = c.embeddings[i];

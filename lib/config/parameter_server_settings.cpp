@@ -70,10 +70,6 @@ void check_parameter_server_layers(const Config& config, const std::string& orig
          "as they come); expected true");
   if (!layer.storage.table.training)
     fail(path + ".storage.training", "a parameter-server run trains its table (pull, push); expected true");
-  if (!config.dense.empty())
-    fail("layers[" + config.dense.front().name + "]",
-         "a parameter-server run trains its table against the stand-in "
-         "objective; the dense tower runs with the engine's schemes");
   if (config.eviction)
     fail("eviction",
          "the eviction study measures the engine's tables; a parameter-server run has none (remove "

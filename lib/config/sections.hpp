@@ -35,10 +35,11 @@ struct DenseCandidate {
   ValueReader layer;
   std::string type;
 };
-// The dense tower among `candidates` (after the embeddings are parsed): the InnerProduct + ReLU
-// pairs chained from an embedding layer's top. Fills config.dense and config.dense_input; returns
-// the candidates it did not take (they stay not run).
-std::vector<DenseCandidate> parse_dense_tower(const std::vector<DenseCandidate>& candidates, Config& config);
+// The dense layers (after the embeddings are parsed, in file order): each bottom must name a
+// tensor defined before it (the Data layer's, an embedding layer's top, an earlier dense layer's
+// top); their tops join `tops`. When every type is built, they become config.dense_layers; else
+// each is an entry of config.not_run.
+void parse_dense_layers(const std::vector<DenseCandidate>& candidates, Config& config, std::vector<TensorName>& tops);
 // The "eviction" section, after the layers (it names them and needs their storage).
 EvictionStudy parse_eviction_study(const ObjectReader& eviction, const Config& config);
 // The "planner" section.

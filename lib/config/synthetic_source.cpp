@@ -224,6 +224,21 @@ void check_against_slot(const SlotWorkload& w, std::int64_t keys, std::size_t sl
                     std::to_string(keys) + "), its nnz_per_slot is " + std::to_string(w.nnz));
 }
 
+// "labels": {"model": "first_key"} or {"model": "planted", "key_scale", "dense_scale", "bias"}.
+std::optional<PlantedLabelModel> parse_label_model(const ObjectReader& labels) {
+  const std::string model = labels.one_of("model", {"first_key", "planted"});
+  if (model == "first_key") {
+    labels.only_keys({"model"});
+    return std::nullopt;
+  }
+  labels.only_keys({"model", "key_scale", "dense_scale", "bias"});
+  PlantedLabelModel planted;
+  planted.key_scale = labels.number_or("key_scale", planted.key_scale, NumberRange::between(0.0, 100.0));
+  planted.dense_scale = labels.number_or("dense_scale", planted.dense_scale, NumberRange::between(0.0, 100.0));
+  planted.bias = labels.number_or("bias", planted.bias, NumberRange::between(-100.0, 100.0));
+  return planted;
+}
+
 }  // namespace
 
 void parse_synthetic(const ObjectReader& data_layer, const std::vector<std::int64_t>& slot_sizes,
@@ -237,6 +252,7 @@ void parse_synthetic(const ObjectReader& data_layer, const std::vector<std::int6
     std::vector<std::string> known = slot_workload_fields();
     known.emplace_back("per_slot");
     known.emplace_back("batch_cycle");
+    known.emplace_back("labels");
     synthetic->only_keys(known);
     parse_slot_workload(*synthetic, all, false);
     if (const auto nnz = synthetic->optional("nnz_per_slot"); nnz && nnz->json().is_array()) {
@@ -251,6 +267,7 @@ void parse_synthetic(const ObjectReader& data_layer, const std::vector<std::int6
   source.batch_cycle = synthetic ? synthetic->integer_or("batch_cycle", 0, IntRange::at_least(0)) : 0;
   for (std::size_t j = 0; j < nnz_array.size(); ++j) source.slots[j].nnz = nnz_array[j];
   if (!synthetic) return;
+  if (synthetic->has("labels")) source.planted_labels = parse_label_model(synthetic->object("labels"));
   parse_per_slot(*synthetic, slot_sizes, source.slots);
   for (std::size_t j = 0; j < slot_sizes.size(); ++j) {
     check_against_slot(source.slots[j], slot_sizes[j], j, *block);

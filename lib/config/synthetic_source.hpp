@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -101,15 +102,28 @@ struct SlotWorkload {
   BagKeys bag_keys = BagKeys::kAny;
 };
 
+// The planted label model (workloads/planted_labels.hpp: a hidden logistic model of each sample's
+// keys and dense features draws its label), "labels": {"model": "planted", ...}.
+struct PlantedLabelModel {
+  double key_scale = 2.0;    // the keys' term's weight (its unit-variance sum)
+  double dense_scale = 1.0;  // the dense features' term's weight
+  double bias = 0.0;         // the logit's offset (negative: fewer clicks)
+};
+
 struct SyntheticSource {
   std::vector<SlotWorkload> slots;  // one per slot of the Data layer
+  // "labels": absent or {"model": "first_key"}: a sample clicks by a hash of its first key, 10 %
+  // flipped (embscale's stand-in); {"model": "planted", ...}: the planted model.
+  std::optional<PlantedLabelModel> planted_labels;
   // Iteration i generates the batch of iteration i mod batch_cycle: a pool of batch_cycle
   // batches replayed (TorchRec's RandomRecDataset pre-generates 10). 0: every batch new.
   std::int64_t batch_cycle = 0;
 
   // Every one of `slot_num` slots generated alike (for code that builds a DataLayer itself).
   static SyntheticSource same_for_all(const SlotWorkload& workload, std::int32_t slot_num) {
-    return {std::vector<SlotWorkload>(static_cast<std::size_t>(slot_num), workload)};
+    SyntheticSource source;
+    source.slots.assign(static_cast<std::size_t>(slot_num), workload);
+    return source;
   }
 };
 

@@ -183,7 +183,6 @@ struct EmbeddingEngine::Layer {
   std::string prefix;
   bool all_slots = true;
   std::vector<float> pooled, grad;
-  LayerObjective objective;  // empty: the stand-in regression
   // A device layer's: its batch, pooled output and gradient on the device, and the per-sample
   // losses of the stand-in regression (summed on the host in sample order).
   std::unique_ptr<DeviceBatch> device_batch;
@@ -371,10 +370,36 @@ double EmbeddingEngine::step(const Batch& batch, StepRecorder& recorder) {
     if (layers_[i]->on_device()) layers_[i]->device_batch->upload(layers_[i]->all_slots ? batch : subsets[i]);
   ++steps_;
   recorder.begin_step();
+  const auto input_of = [&](std::size_t i) -> const Batch& { return layers_[i]->all_slots ? batch : subsets[i]; };
   double loss = 0.0;
+  if (model_objective_) {
+    std::vector<std::span<const float>> pooled(layers_.size());
+    std::vector<std::span<float>> grads(layers_.size());
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+      Layer& layer = *layers_[i];
+      const auto n = static_cast<std::size_t>(input_of(i).num_bags()) * static_cast<std::size_t>(layer.spec.dim());
+      layer.pooled.resize(n);
+      layer.grad.resize(n);
+      recorder.begin_layer(layer.prefix, layer.scheme->phases(), layer.scheme->communicators());
+      layer.scheme->forward(input_of(i), layer.pooled, recorder);
+      pooled[i] = layer.pooled;
+      grads[i] = layer.grad;
+    }
+    loss = model_objective_(batch, pooled, grads, recorder);
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+      Layer& layer = *layers_[i];
+      if (layer.optimizer) {
+        recorder.begin_layer(layer.prefix, layer.scheme->phases(), layer.scheme->communicators());
+        layer.scheme->backward(input_of(i), layer.grad, steps_, recorder);
+      }
+      record_store_counters(layer, recorder);
+    }
+    recorder.end_step();
+    return loss;
+  }
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     Layer& layer = *layers_[i];
-    const Batch& input = layer.all_slots ? batch : subsets[i];
+    const Batch& input = input_of(i);
     const auto n = static_cast<std::size_t>(input.num_bags()) * static_cast<std::size_t>(layer.spec.dim());
     std::span<float> pooled, grad;
     if (layer.on_device()) {
@@ -389,34 +414,36 @@ double EmbeddingEngine::step(const Batch& batch, StepRecorder& recorder) {
     }
     recorder.begin_layer(layer.prefix, layer.scheme->phases(), layer.scheme->communicators());
     layer.scheme->forward(input, pooled, recorder);
-    if (layer.objective) {
-      loss += layer.objective(input, pooled, grad, recorder);
-    } else {
-      recorder.begin_layer(layer.prefix, std::span<const PhaseDefinition>(&kLossPhase, 1), {});
-      loss += layer.on_device() ? layer.device_regression(input, pooled, grad, global_batch_)
-                                : regression_loss_and_gradient(input, pooled, layer.spec.dim(), global_batch_, grad);
-      recorder.lap(kLossPhase.name);
-    }
+    recorder.begin_layer(layer.prefix, std::span<const PhaseDefinition>(&kLossPhase, 1), {});
+    loss += layer.on_device() ? layer.device_regression(input, pooled, grad, global_batch_)
+                              : regression_loss_and_gradient(input, pooled, layer.spec.dim(), global_batch_, grad);
+    recorder.lap(kLossPhase.name);
     if (layer.optimizer) {
       recorder.begin_layer(layer.prefix, layer.scheme->phases(), layer.scheme->communicators());
       layer.scheme->backward(input, grad, steps_, recorder);
     }
-    const StoreCounters c = layer.scheme->store().take_counters();
-    recorder.count("hits", c.hits);
-    recorder.count("misses", c.misses);
-    recorder.count("inserts", c.inserts);
-    recorder.count("evictions", c.evictions);
-    recorder.count("refused", c.refused);
-    recorder.count("not_admitted", c.not_admitted);
-    if (layer.spec.config->storage.two_tier()) recorder.count("fast_tier_misses", c.fast_tier_misses);
-    recorder.count("table_size", layer.scheme->store().size());
+    record_store_counters(layer, recorder);
   }
   recorder.end_step();
   return loss;
 }
 
-void EmbeddingEngine::set_objective(std::size_t layer, LayerObjective objective) {
-  layers_.at(layer)->objective = std::move(objective);
+void EmbeddingEngine::record_store_counters(Layer& layer, StepRecorder& recorder) {
+  const StoreCounters c = layer.scheme->store().take_counters();
+  recorder.count("hits", c.hits);
+  recorder.count("misses", c.misses);
+  recorder.count("inserts", c.inserts);
+  recorder.count("evictions", c.evictions);
+  recorder.count("refused", c.refused);
+  recorder.count("not_admitted", c.not_admitted);
+  if (layer.spec.config->storage.two_tier()) recorder.count("fast_tier_misses", c.fast_tier_misses);
+  recorder.count("table_size", layer.scheme->store().size());
+}
+
+void EmbeddingEngine::set_model_objective(ModelObjective objective) {
+  for (const auto& layer : layers_)
+    EMBSCALE_EXPECTS(!layer->on_device(), "a model objective reads every layer's output in host memory");
+  model_objective_ = std::move(objective);
 }
 
 const LayerSpec& EmbeddingEngine::spec(std::size_t layer) const { return layers_.at(layer)->spec; }

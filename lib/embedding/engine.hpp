@@ -46,11 +46,12 @@ void check_layers(const config::Config& config, std::span<const std::int64_t> sl
 // (SchemeEntry::most_rows, table_owners). InputError naming the field.
 void check_layers_for_ranks(const config::Config& config, std::span<const std::int64_t> slot_sizes, int ranks);
 
-// The loss of a layer's pooled output (this rank's bags x dim) and its gradient into `grad`, in
-// place of the stand-in regression objective (a dense tower on the layer: lib/run/dense_objective.hpp).
-// It records its own phases on `recorder` (its layer begun) and returns this rank's share.
-using LayerObjective = std::function<double(const Batch& input, std::span<const float> pooled, std::span<float> grad,
-                                            StepRecorder& recorder)>;
+// The model's loss over every layer's pooled output at once, in place of each layer's stand-in
+// regression (the dense layers: lib/run/dense_objective.hpp): pooled[i] is layer i's output
+// (this rank's bags x dim, host memory), grad[i] receives its gradient. It records its own phases
+// on `recorder` and returns this rank's share of the loss.
+using ModelObjective = std::function<double(const Batch& batch, std::span<const std::span<const float>> pooled,
+                                            std::span<const std::span<float>> grad, StepRecorder& recorder)>;
 
 struct EngineOptions {
   // OpenMP threads each rank's owner-side pooling (pool, pool_backward) and static-table update
@@ -75,11 +76,13 @@ class EmbeddingEngine {
 
   // One step over all layers (forward, loss, backward); returns this rank's share of the loss.
   // The recorder gets every phase and counter of the step (begin_step to end_step: its phases are
-  // timed when the step returns).
+  // timed when the step returns). Without a model objective each layer runs forward, its stand-in
+  // loss and backward in turn; with one, every layer's forward, the objective, every backward.
   double step(const Batch& batch, StepRecorder& recorder);
 
-  // From the next step on, `layer`'s loss is `objective`'s (empty: the stand-in regression).
-  void set_objective(std::size_t layer, LayerObjective objective);
+  // From the next step on, the loss is `objective`'s (empty: each layer's stand-in regression).
+  // Every layer runs on the host (the objective reads host memory).
+  void set_model_objective(ModelObjective objective);
 
   std::size_t layers() const noexcept { return layers_.size(); }
   const LayerSpec& spec(std::size_t layer) const;
@@ -100,11 +103,13 @@ class EmbeddingEngine {
 
  private:
   struct Layer;
+  static void record_store_counters(Layer& layer, StepRecorder& recorder);
   comm::Communicator& comm_;
   std::int64_t global_batch_;
   std::int64_t steps_ = 0;  // applied so far (warm-up included): the optimizer's step count
   EngineOptions options_;
   std::vector<std::unique_ptr<Layer>> layers_;
+  ModelObjective model_objective_;  // empty: each layer's stand-in regression
 };
 
 // The layer's view of a batch: its slots only (bags re-numbered sample * layer_slots + slot).

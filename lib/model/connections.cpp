@@ -18,9 +18,10 @@ Range share(std::int64_t n, int rank, int ranks) {
 
 // A rows x cols block, row-major, as one block per rank of that rank's columns ([p][rows x cols_p]),
 // and back. The column partitioning's layout on the wire.
-std::vector<float> pack_column_blocks(std::span<const float> rows_major, std::size_t rows, BlobShape shape, int ranks) {
+template <typename T>
+std::vector<T> pack_column_blocks(std::span<const T> rows_major, std::size_t rows, BlobShape shape, int ranks) {
   const auto cols = static_cast<std::size_t>(shape.cols);
-  std::vector<float> blocks;
+  std::vector<T> blocks;
   blocks.reserve(rows_major.size());
   for (int p = 0; p < ranks; ++p) {
     const Range c = share(shape.cols, p, ranks);
@@ -30,9 +31,10 @@ std::vector<float> pack_column_blocks(std::span<const float> rows_major, std::si
   }
   return blocks;
 }
-std::vector<float> unpack_column_blocks(std::span<const float> blocks, std::size_t rows, BlobShape shape, int ranks) {
+template <typename T>
+std::vector<T> unpack_column_blocks(std::span<const T> blocks, std::size_t rows, BlobShape shape, int ranks) {
   const auto cols = static_cast<std::size_t>(shape.cols);
-  std::vector<float> out(rows * cols);
+  std::vector<T> out(rows * cols);
   std::size_t at = 0;
   for (int p = 0; p < ranks; ++p) {
     const Range c = share(shape.cols, p, ranks);
@@ -43,10 +45,11 @@ std::vector<float> unpack_column_blocks(std::span<const float> blocks, std::size
 }
 
 // [my rows x all cols] -> [all rows x my cols]: rank p gets my rows' columns of p's share.
-std::vector<float> rows_to_columns(comm::Communicator& comm, BlobShape shape, std::span<const float> part) {
+template <typename T>
+std::vector<T> rows_to_columns(comm::Communicator& comm, BlobShape shape, std::span<const T> part) {
   const int P = comm.size(), me = comm.rank();
   const Range mine = share(shape.rows, me, P), my_cols = share(shape.cols, me, P);
-  const std::vector<float> send = pack_column_blocks(part, mine.count, shape, P);
+  const std::vector<T> send = pack_column_blocks<T>(part, mine.count, shape, P);
   std::vector<std::size_t> send_counts(static_cast<std::size_t>(P)), recv_counts(static_cast<std::size_t>(P));
   for (int p = 0; p < P; ++p) {
     send_counts[static_cast<std::size_t>(p)] = mine.count * share(shape.cols, p, P).count;
@@ -54,15 +57,16 @@ std::vector<float> rows_to_columns(comm::Communicator& comm, BlobShape shape, st
   }
   // Rank q's block is its rows x my columns, and q's rows follow q - 1's: the blocks in rank order
   // are [all rows x my cols] as they land.
-  std::vector<float> out(static_cast<std::size_t>(shape.rows) * my_cols.count);
-  comm.alltoallv(std::span<const float>(send), std::span<const std::size_t>(send_counts), std::span<float>(out),
+  std::vector<T> out(static_cast<std::size_t>(shape.rows) * my_cols.count);
+  comm.alltoallv(std::span<const T>(send), std::span<const std::size_t>(send_counts), std::span<T>(out),
                  std::span<const std::size_t>(recv_counts));
   return out;
 }
 
 // [all rows x my cols] -> [my rows x all cols]: rank p gets p's rows of my columns (a contiguous
 // block of my part); the blocks received, one per rank's columns, are interleaved into rows.
-std::vector<float> columns_to_rows(comm::Communicator& comm, BlobShape shape, std::span<const float> part) {
+template <typename T>
+std::vector<T> columns_to_rows(comm::Communicator& comm, BlobShape shape, std::span<const T> part) {
   const int P = comm.size(), me = comm.rank();
   const auto cols = static_cast<std::size_t>(shape.cols);
   const Range mine = share(shape.rows, me, P), my_cols = share(shape.cols, me, P);
@@ -71,10 +75,10 @@ std::vector<float> columns_to_rows(comm::Communicator& comm, BlobShape shape, st
     send_counts[static_cast<std::size_t>(p)] = share(shape.rows, p, P).count * my_cols.count;
     recv_counts[static_cast<std::size_t>(p)] = mine.count * share(shape.cols, p, P).count;
   }
-  std::vector<float> blocks(mine.count * cols);
-  comm.alltoallv(part, std::span<const std::size_t>(send_counts), std::span<float>(blocks),
+  std::vector<T> blocks(mine.count * cols);
+  comm.alltoallv(part, std::span<const std::size_t>(send_counts), std::span<T>(blocks),
                  std::span<const std::size_t>(recv_counts));
-  return unpack_column_blocks(blocks, mine.count, shape, P);
+  return unpack_column_blocks<T>(blocks, mine.count, shape, P);
 }
 
 // Values in each rank's part of `shape` partitioned on `dim`.
@@ -88,39 +92,39 @@ std::vector<std::size_t> part_values(BlobShape shape, PartitionDim dim, int rank
 }
 
 // Every rank's part -> the whole blob on every rank.
-std::vector<float> gather_whole(comm::Communicator& comm, BlobShape shape, PartitionDim dim,
-                                std::span<const float> part) {
+template <typename T>
+std::vector<T> gather_whole(comm::Communicator& comm, BlobShape shape, PartitionDim dim, std::span<const T> part) {
   const int P = comm.size();
   const auto rows = static_cast<std::size_t>(shape.rows), cols = static_cast<std::size_t>(shape.cols);
   const std::vector<std::size_t> counts = part_values(shape, dim, P);
-  std::vector<float> out(rows * cols);
+  std::vector<T> out(rows * cols);
   if (dim == PartitionDim::kData) {  // the parts in rank order are the rows in order
-    comm.allgatherv(part, std::span<float>(out), std::span<const std::size_t>(counts));
+    comm.allgatherv(part, std::span<T>(out), std::span<const std::size_t>(counts));
     return out;
   }
-  std::vector<float> blocks(out.size());
-  comm.allgatherv(part, std::span<float>(blocks), std::span<const std::size_t>(counts));
-  return unpack_column_blocks(blocks, rows, shape, P);
+  std::vector<T> blocks(out.size());
+  comm.allgatherv(part, std::span<T>(blocks), std::span<const std::size_t>(counts));
+  return unpack_column_blocks<T>(blocks, rows, shape, P);
 }
 
 // The gradients of every rank's copy of the whole blob -> the sum, this rank's part of it.
-std::vector<float> reduce_to_part(comm::Communicator& comm, BlobShape shape, PartitionDim dim,
-                                  std::span<const float> whole) {
+template <typename T>
+std::vector<T> reduce_to_part(comm::Communicator& comm, BlobShape shape, PartitionDim dim, std::span<const T> whole) {
   const int P = comm.size(), me = comm.rank();
   const auto rows = static_cast<std::size_t>(shape.rows);
   const std::vector<std::size_t> counts = part_values(shape, dim, P);
-  std::vector<float> out(counts[static_cast<std::size_t>(me)]);
+  std::vector<T> out(counts[static_cast<std::size_t>(me)]);
   if (dim == PartitionDim::kData) {
-    comm.reduce_scatter(whole, std::span<float>(out), std::span<const std::size_t>(counts), comm::ReduceOp::kSum);
+    comm.reduce_scatter(whole, std::span<T>(out), std::span<const std::size_t>(counts), comm::ReduceOp::kSum);
     return out;
   }
-  const std::vector<float> blocks = pack_column_blocks(whole, rows, shape, P);
-  comm.reduce_scatter(std::span<const float>(blocks), std::span<float>(out), std::span<const std::size_t>(counts),
+  const std::vector<T> blocks = pack_column_blocks<T>(whole, rows, shape, P);
+  comm.reduce_scatter(std::span<const T>(blocks), std::span<T>(out), std::span<const std::size_t>(counts),
                       comm::ReduceOp::kSum);
   return out;
 }
 
-void expect_size(std::span<const float> values, BlobShape shape, const char* what) {
+template <typename T> void expect_size(std::span<const T> values, BlobShape shape, const char* what) {
   if (values.size() != static_cast<std::size_t>(shape.rows * shape.cols))
     throw Error(std::string("hybrid connection: ") + what + " holds " + std::to_string(values.size()) +
                 " values, expected " + std::to_string(shape.rows) + " x " + std::to_string(shape.cols));
@@ -138,8 +142,9 @@ BlobShape part_shape(BlobShape shape, PartitionDim dim, int rank, int ranks) noe
   return {shape.rows, sample_share_of(shape.cols, rank, ranks).count};
 }
 
-std::vector<float> connect_forward(comm::Communicator& comm, BlobShape shape, PartitionDim src, PartitionDim dst,
-                                   Connection connection, std::span<const float> src_part) {
+template <typename T>
+std::vector<T> connect_forward(comm::Communicator& comm, BlobShape shape, PartitionDim src, PartitionDim dst,
+                               Connection connection, std::span<const T> src_part) {
   expect_size(src_part, part_shape(shape, src, comm.rank(), comm.size()), "the source part");
   switch (connection_action(src, dst, connection)) {
     case ConnectionAction::kDirect: return {src_part.begin(), src_part.end()};
@@ -151,8 +156,9 @@ std::vector<float> connect_forward(comm::Communicator& comm, BlobShape shape, Pa
   return {};
 }
 
-std::vector<float> connect_backward(comm::Communicator& comm, BlobShape shape, PartitionDim src, PartitionDim dst,
-                                    Connection connection, std::span<const float> dst_input_grad) {
+template <typename T>
+std::vector<T> connect_backward(comm::Communicator& comm, BlobShape shape, PartitionDim src, PartitionDim dst,
+                                Connection connection, std::span<const T> dst_input_grad) {
   const ConnectionAction action = connection_action(src, dst, connection);
   expect_size(dst_input_grad,
               action == ConnectionAction::kSplitConcate ? shape : part_shape(shape, dst, comm.rank(), comm.size()),
@@ -166,5 +172,14 @@ std::vector<float> connect_backward(comm::Communicator& comm, BlobShape shape, P
   }
   return {};
 }
+
+template std::vector<float> connect_forward(comm::Communicator&, BlobShape, PartitionDim, PartitionDim, Connection,
+                                            std::span<const float>);
+template std::vector<double> connect_forward(comm::Communicator&, BlobShape, PartitionDim, PartitionDim, Connection,
+                                             std::span<const double>);
+template std::vector<float> connect_backward(comm::Communicator&, BlobShape, PartitionDim, PartitionDim, Connection,
+                                             std::span<const float>);
+template std::vector<double> connect_backward(comm::Communicator&, BlobShape, PartitionDim, PartitionDim, Connection,
+                                              std::span<const double>);
 
 }  // namespace embscale::model

@@ -2,7 +2,7 @@
 // a layer whose output blob is partitioned one way and a layer that reads it partitioned another,
 // over the ranks of a Communicator, forward (the blob) and backward (its gradient).
 //
-// A blob is rows x cols floats (rows: samples, cols: features), row-major. partition_dim 0 (data):
+// A blob is rows x cols values (rows: samples, cols: features), row-major. partition_dim 0 (data):
 // rank r holds rows sample_share_of(rows, r, P), every column; partition_dim 1 (feature): every
 // row, columns sample_share_of(cols, r, P). A rank's part is row-major [its rows x its columns].
 //
@@ -46,13 +46,16 @@ ConnectionAction connection_action(PartitionDim src, PartitionDim dst, Connectio
 BlobShape part_shape(BlobShape shape, PartitionDim dim, int rank, int ranks) noexcept;
 
 // Forward: this rank's part of src's output (partitioned on `src`) -> this rank's input of dst:
-// its part on `dst`, or the whole blob for Split -> Concate. Collective over `comm`.
-std::vector<float> connect_forward(comm::Communicator& comm, BlobShape shape, PartitionDim src, PartitionDim dst,
-                                   Connection connection, std::span<const float> src_part);
+// its part on `dst`, or the whole blob for Split -> Concate. Collective over `comm`. T: float or
+// double.
+template <typename T>
+std::vector<T> connect_forward(comm::Communicator& comm, BlobShape shape, PartitionDim src, PartitionDim dst,
+                               Connection connection, std::span<const T> src_part);
 
 // Backward: the gradient of this rank's dst input (its shape as connect_forward's result) -> the
 // gradient of this rank's part of src's output. Collective over `comm`.
-std::vector<float> connect_backward(comm::Communicator& comm, BlobShape shape, PartitionDim src, PartitionDim dst,
-                                    Connection connection, std::span<const float> dst_input_grad);
+template <typename T>
+std::vector<T> connect_backward(comm::Communicator& comm, BlobShape shape, PartitionDim src, PartitionDim dst,
+                                Connection connection, std::span<const T> dst_input_grad);
 
 }  // namespace embscale::model

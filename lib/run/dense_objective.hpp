@@ -1,10 +1,12 @@
-// The dense tower of a config (config.dense: InnerProduct + ReLU layers, each data- or
-// feature-parallel; lib/model's DenseTower) as the objective of the embedding layer it reads: the
-// layer's pooled output goes through the tower, the stand-in regression objective
-// (regression_objective.hpp) scores the tower's output per sample, and the gradient comes back
-// through the tower to the embedding layer's backward. Phases: dense_forward, loss,
-// dense_backward (kDensePhases), named like the layer's others.
+// The config's dense layers (config.dense_layers; lib/model's DenseGraph over a BLAS) as the
+// engine's model objective: every embedding layer's pooled output, the Data layer's dense
+// features and labels go in; the loss layer (BinaryCrossEntropyLoss: the CTR model's loss), or
+// without one the stand-in regression on the model's output (regression_objective.hpp), scores
+// it; its backward hands each embedding layer its gradient; the dense parameters' gradients are
+// summed over ranks and the global optimizer updates them. Phases: kDensePhases.
 #pragma once
+
+#include <memory>
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
@@ -13,16 +15,21 @@
 namespace embscale::run {
 
 inline constexpr embedding::PhaseDefinition kDensePhases[] = {
-    {"dense_forward", "dense tower: the connections between partitionings and InnerProduct + ReLU, forward"},
-    {"loss", "stand-in objective: a regression loss of the tower's output and its gradient per sample"},
-    {"dense_backward",
-     "dense tower: backward and SGD of W and b (data-parallel layers allreduce their gradients), "
-     "the connections back to the embedding output's gradient"},
+    {"dense_forward", "the dense layers forward (BLAS products; a feature-parallel layer's exchanges)"},
+    {"loss",
+     "the loss layer (BinaryCrossEntropyLoss), or the stand-in regression on the model's output, and its "
+     "gradient per sample"},
+    {"dense_backward", "the dense layers backward, down to each embedding layer's gradient"},
+    {"dense_allreduce", "the replicated dense parameters' gradients summed over ranks (one allreduce)", "allreduce"},
+    {"dense_update", "the optimizer over every dense parameter"},
 };
 
-// Sets the objective of the engine's layer config.dense_input to the tower (no-op without
-// config.dense). The tower's weights start from the solver's seed; SGD at the global optimizer's
-// learning rate. Collective over `comm` (the engine's).
-void attach_dense_tower(comm::Communicator& comm, const config::Config& config, embedding::EmbeddingEngine& engine);
+class DenseModel;
+
+// Sets the engine's model objective to the config's dense layers (nothing without them) and
+// returns the model (null without). Its parameters start from the solver's seed. Collective over
+// `comm` (the engine's).
+std::shared_ptr<DenseModel> attach_dense_model(comm::Communicator& comm, const config::Config& config,
+                                               embedding::EmbeddingEngine& engine);
 
 }  // namespace embscale::run

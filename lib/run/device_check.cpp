@@ -134,10 +134,10 @@ void check_device_support(const config::Config& config) {
       throw InputError("layers[" + layer.name +
                        "].device: \"gpu\": the parameter server keeps its table in host memory and serves it from "
                        "the host's CPUs (lib/ps); it has no GPU path in this build");
-  if (!config.dense.empty())
-    throw InputError("layers[" + config.dense.front().name +
-                     "]: the dense tower runs on the host (lib/model) and has no GPU path in this build; remove "
-                     "the tower's layers to run the embedding layers on the GPU, or run on the host");
+  if (!config.dense_layers.empty())
+    throw InputError(config.dense_layers.front().path +
+                     ": the dense layers run on the host (lib/model, OpenBLAS) and have no GPU path in this build; "
+                     "pass --embedding-only to run the embedding layers on the GPU, or run on the host");
   if (config.eviction)
     throw InputError(
         "eviction: the eviction study follows the host tables' accesses (lib/sim) and has no GPU path in this "

@@ -154,6 +154,10 @@ RunRoles check_parameter_server_run(const config::Config& config, int ranks) {
                      count(settings.servers, "server") + ", " + std::to_string(settings.trainers + settings.servers) +
                      " ranks (mpiexec -n " + std::to_string(settings.trainers + settings.servers) + "); this run has " +
                      std::to_string(ranks));
+  if (!config.dense_layers.empty())
+    throw InputError(config.dense_layers.front().path +
+                     ": a parameter-server run trains its table against the stand-in objective; the dense layers "
+                     "run with the engine's schemes (or pass --embedding-only to run the table alone)");
   if (roles.trainers < 1)
     throw InputError("parameter_server.servers: " + count(settings.servers, "server") + " leave no trainer among " +
                      std::to_string(ranks) + " ranks; a run needs at least " + std::to_string(settings.servers + 1));

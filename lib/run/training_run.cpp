@@ -16,6 +16,7 @@
 #include "core/timer.hpp"
 #include "embedding/engine.hpp"
 #include "embedding/step_recorder.hpp"
+#include "model/dense_graph.hpp"
 #include "run/dense_objective.hpp"
 #include "run/run_devices.hpp"
 #include "run/run_hooks.hpp"
@@ -43,7 +44,7 @@ class Loop {
         engine_(devices ? devices->step_communicator() : comm, config, source.slot_sizes(),
                 devices ? devices->engine_options() : embedding::EngineOptions{}),
         traffic_comms_{&comm} {
-    attach_dense_tower(comm, config, engine_);
+    dense_model_ = attach_dense_model(comm, config, engine_);
     // A scheme may split communicators off the run's (table_row_wise: its node and cross-node
     // groups), each with its own counts: the step's traffic is on all of them, each counted once.
     for (std::size_t l = 0; l < engine_.layers(); ++l)
@@ -92,6 +93,7 @@ class Loop {
   comm::Communicator& comm_;
   BatchSource& source_;
   embedding::EmbeddingEngine engine_;
+  std::shared_ptr<DenseModel> dense_model_;               // the config's dense layers; null without
   std::vector<const comm::Communicator*> traffic_comms_;  // the run's first, then the schemes' own
   std::int64_t bytes_sent_ = 0, bytes_recv_ = 0;
 };
@@ -135,6 +137,7 @@ void check_config_for_ranks(const config::Config& config, int ranks) {
   // Whether static rows fit max_vocabulary_size_per_gpu depends on each scheme's placement: the
   // schemes check it when they make their stores, on every rank, before the first step.
   embedding::check_layers_for_ranks(config, config.data.slot_size_array, ranks);
+  model::check_dense_graph(config, ranks);
 }
 
 std::string scheme_names(const config::Config& config) {

@@ -126,7 +126,7 @@ case "$case_name" in
     # A HugeCTR file with a dense network, evaluation and snapshots: refused with every skipped part
     # named, unless --embedding-only, which runs the embedding part and says what it skipped.
     cfg=$here/../../bench/configs/hugectr_dcn_embedding_part.json
-    names='layers[reshape1] ("Reshape"), layers[concat1] ("Concat"), layers[slice1] ("Slice"), layers[multicross1] ("MultiCross"), layers[fc1] ("InnerProduct"), layers[relu1] ("ReLU"), layers[dropout1] ("Dropout"), layers[concat2] ("Concat"), layers[fc2] ("InnerProduct"), layers[loss] ("BinaryCrossEntropyLoss"), solver.batchsize_eval (evaluation), solver.snapshot (checkpoints), solver.snapshot_prefix (checkpoints), solver.eval_interval (evaluation), solver.eval_batches (evaluation)'
+    names='solver.batchsize_eval (evaluation), solver.snapshot (checkpoints), solver.snapshot_prefix (checkpoints), solver.eval_interval (evaluation), solver.eval_batches (evaluation)'
     expect_bad_input "embscale runs the embedding part of this config only; not run: $names. Pass --embedding-only" \
       "$cfg" -o "$work/reports/r.h5"
     "$embscale" validate "$cfg" >"$work/out.txt" 2>"$work/err.txt"
@@ -186,7 +186,7 @@ case "$case_name" in
     # The hybrid-parallel example (an embedding layer model-parallel, then InnerProduct + ReLU
     # layers data- or feature-parallel) computes the same losses on 1, 2 and 4 ranks and with every
     # partition_dim (SINGA's connections move the data; only float rounding differs), and its
-    # report has the tower's phases.
+    # report has the dense layers' phases.
     mkdir -p "$work/reports"
     cfg=$configs/hybrid_parallel.json
     common=(--set solver.max_iter=4 --set solver.warmup_iter=1 --set solver.batchsize=512 --quiet)
@@ -206,14 +206,14 @@ case "$case_name" in
       rm -f "$work/reports/r.h5"
     done
     h5dump -n "$work/reports/one.h5" | grep -q "timings/dense_backward" || fail "no dense phases: $(h5dump -n "$work/reports/one.h5")"
-    # Refused by field: a partition_dim other than 0 or 1, an InnerProduct without num_output; an
-    # InnerProduct no ReLU follows is not run (the tower ends before it), so it needs --embedding-only.
+    # Refused by field: a partition_dim other than 0 or 1, an InnerProduct without num_output, a
+    # bottom no layer before it names.
     sed 's/"partition_dim": 1/"partition_dim": 2/' "$cfg" >"$work/bad.json"
     rm -rf "$work/reports"; expect_bad_input "layers[fc2].partition_dim" "$work/bad.json"
     sed 's/"fc_param": { "num_output": 16 }/"fc_param": {}/' "$cfg" >"$work/bad.json"
     rm -rf "$work/reports"; expect_bad_input "layers[fc2].fc_param.num_output" "$work/bad.json"
     sed 's/"bottom": "fc2"/"bottom": "fc1x"/' "$cfg" >"$work/bad.json"
-    rm -rf "$work/reports"; expect_bad_input 'layers[fc2] ("InnerProduct")' "$work/bad.json"
+    rm -rf "$work/reports"; expect_bad_input 'layers[relu2].bottom: expected a tensor named before this layer' "$work/bad.json"
     ;;
   ranks_per_node_not_dividing)
     # table_row_wise's nodes are ranks_per_node consecutive ranks: more than the run has, or a

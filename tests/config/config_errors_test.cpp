@@ -224,12 +224,16 @@ TEST(ConfigErrorsLayers, UnknownTypeSuggestsAndListsKnownTypes) {
   EXPECT_EQ(message.rfind("test.json: layers[emb1].type: unknown layer type \"All2AllDenseEmbeding\"; did you mean "
                           "\"All2AllDenseEmbedding\"? known: \"Data\", \"All2AllDenseEmbedding\", "
                           "\"DistributedSlotSparseEmbeddingHash\", \"DistributedSparseEmbedding\", "
-                          "\"LocalizedSlotSparseEmbeddingHash\", \"LocalizedSlotSparseEmbeddingOneHot\" or "
-                          "\"ShardedEmbedding\" (run by this version); HugeCTR's \"HybridSparseEmbedding\", ",
+                          "\"LocalizedSlotSparseEmbeddingHash\", \"LocalizedSlotSparseEmbeddingOneHot\", "
+                          "\"ShardedEmbedding\", \"InnerProduct\", ",
                           0),
             0u)
       << message;
-  EXPECT_NE(message.find("\"InnerProduct\""), std::string::npos) << message;
+  // The dense layers lib/model builds are run; HugeCTR's others are known, not run yet.
+  EXPECT_NE(message.find("\"BinaryCrossEntropyLoss\" (run by this version); HugeCTR's \"HybridSparseEmbedding\", "
+                         "\"BatchNorm\""),
+            std::string::npos)
+      << message;
 
   layer(j, "emb1")["type"] = "Transformer";  // nothing close: no guess
   EXPECT_EQ(error_of(j).find("did you mean"), std::string::npos) << error_of(j);

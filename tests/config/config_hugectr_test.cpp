@@ -143,21 +143,31 @@ TEST(ConfigHugeCtr, ANormFileWithDenseLayersParsesAndRecordsWhatIsNotRun) {
   EXPECT_EQ(c.data.source, "./file_list.txt");
   EXPECT_EQ(c.data.check_sum, true);
   EXPECT_EQ(c.solver.input_key_type, "I32");
-  EXPECT_EQ(c.not_run, (std::vector<std::string>{"layers[reshape1] (\"Reshape\")", "layers[concat1] (\"Concat\")",
-                                                 "layers[fc1] (\"InnerProduct\")", "layers[relu1] (\"ReLU\")",
-                                                 "layers[loss] (\"BinaryCrossEntropyLoss\")",
-                                                 "layers[data].eval_source (evaluation)"}));
+  // Every dense layer's type is built: they are the model's, in file order, with their tensors.
+  ASSERT_EQ(c.dense_layers.size(), 5u);
+  EXPECT_EQ(c.dense_layers[1].type, "Concat");
+  EXPECT_EQ(c.dense_layers[1].bottoms, (std::vector<std::string>{"reshape1", "dense"}));
+  EXPECT_EQ(c.dense_layers[4].path, "layers[loss]");
+  EXPECT_EQ(c.data.label_top, "label");
+  EXPECT_EQ(c.data.dense_top, "dense");
+  EXPECT_EQ(c.not_run, (std::vector<std::string>{"layers[data].eval_source (evaluation)"}));
+  // A dense layer not built leaves the whole dense part out of a run, named.
+  auto j = hugectr_norm_file();
+  j["layers"].push_back(nlohmann::json::parse(
+      R"({"name": "bn", "type": "BatchNorm", "bottom": "relu1", "top": "bn", "bn_param": {"factor": 1}})"));
+  c = parse_config(j, "t");
+  EXPECT_TRUE(c.dense_layers.empty());
+  EXPECT_EQ(c.not_run,
+            (std::vector<std::string>{"layers[bn] (\"BatchNorm\")", "layers[data].eval_source (evaluation)"}));
   // One message names them all, and says how to run the embedding part anyway.
   try {
     check_runs_whole(c, false, "hugectr.json");
     ADD_FAILURE() << "a config with dense layers ran whole";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "hugectr.json: embscale runs the embedding part of this config only; not run: layers[reshape1] "
-              "(\"Reshape\"), layers[concat1] (\"Concat\"), layers[fc1] (\"InnerProduct\"), layers[relu1] (\"ReLU\"), "
-              "layers[loss] (\"BinaryCrossEntropyLoss\"), layers[data].eval_source (evaluation). Pass "
-              "--embedding-only to run the embedding layers and skip these (a HugeCTR file's dense network, "
-              "evaluation and checkpoints)");
+              "hugectr.json: embscale runs the embedding part of this config only; not run: layers[bn] "
+              "(\"BatchNorm\"), layers[data].eval_source (evaluation). Pass --embedding-only to run the embedding "
+              "layers and skip these (a HugeCTR file's dense network, evaluation and checkpoints)");
   }
   EXPECT_NO_THROW(check_runs_whole(c, true, "hugectr.json"));
   EXPECT_NO_THROW(check_runs_whole(default_config(), false, "default.json"));
@@ -167,6 +177,18 @@ TEST(ConfigHugeCtr, ANormFileWithDenseLayersParsesAndRecordsWhatIsNotRun) {
   EXPECT_EQ(data_source_path(c), std::filesystem::path("/data/configs/./file_list.txt"));
   c.data.source = "/abs/list.txt";
   EXPECT_EQ(data_source_path(c), std::filesystem::path("/abs/list.txt"));
+}
+
+TEST(ConfigHugeCtr, ADenseLayerReadsOnlyTensorsNamedBeforeIt) {
+  auto j = hugectr_norm_file();
+  j["layers"][4]["bottom"] = "concat2";  // fc1's bottom: a typo
+  EXPECT_EQ(error_of(j).rfind("test.json: layers[fc1].bottom: expected a tensor named before this layer (", 0), 0u)
+      << error_of(j);
+  EXPECT_NE(error_of(j).find("got \"concat2\"; did you mean \"concat1\"?"), std::string::npos) << error_of(j);
+  j = hugectr_norm_file();
+  j["layers"][3]["bottom"] = nlohmann::json::array({"reshape1", "relu1"});  // concat1 reads a later top
+  EXPECT_NE(error_of(j).find("layers[concat1].bottom[1]: expected a tensor named before this layer"), std::string::npos)
+      << error_of(j);
 }
 
 TEST(ConfigHugeCtr, RawAndEmbscaleKeys) {

@@ -155,3 +155,27 @@ TEST(SyntheticSource, ErrorsNameTheFieldAndWhatWasExpected) {
 
 }  // namespace
 }  // namespace embscale::config
+
+namespace embscale::config {
+namespace {
+
+TEST(SyntheticSource, LabelModels) {
+  EXPECT_FALSE(with_synthetic({{"zipf_alpha", 1.1}}).data.synthetic.planted_labels);
+  EXPECT_FALSE(with_synthetic({{"labels", {{"model", "first_key"}}}}).data.synthetic.planted_labels);
+  const auto planted = with_synthetic({{"labels", {{"model", "planted"}, {"key_scale", 3}, {"bias", -1.5}}}})
+                           .data.synthetic.planted_labels;
+  ASSERT_TRUE(planted);
+  EXPECT_EQ(planted->key_scale, 3.0);
+  EXPECT_EQ(planted->dense_scale, 1.0);
+  EXPECT_EQ(planted->bias, -1.5);
+  const std::string at = "test.json: layers[data].synthetic.labels";
+  EXPECT_EQ(synthetic_error({{"labels", {{"model", "logistic"}}}}),
+            at + ".model: expected \"first_key\" or \"planted\", got \"logistic\"");
+  EXPECT_EQ(synthetic_error({{"labels", {{"model", "first_key"}, {"bias", 1}}}}),
+            at + ".bias: unknown key; known keys: \"model\"");
+  EXPECT_EQ(synthetic_error({{"labels", {{"model", "planted"}, {"key_scale", -1}}}}),
+            at + ".key_scale: expected a number in [0, 100], got -1");
+}
+
+}  // namespace
+}  // namespace embscale::config

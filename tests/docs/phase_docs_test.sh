@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README.md's phase table defines every phase a run records: the PhaseDefinition rows
 # `{"name", "meaning..."` (a meaning may go on over lines) anywhere in lib/embedding (the schemes,
-# the engine's `loss`, the dense tower's) lib/ps (the trainers' phases) and lib/run (the servers' and the dense tower's).
+# the engine's `loss`) lib/ps (the trainers' phases) and lib/run (the servers' and the dense layers').
 #   phase_docs_test.sh SOURCE_DIR
 set -uo pipefail
 root=$1

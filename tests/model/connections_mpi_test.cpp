@@ -66,7 +66,7 @@ TEST(HybridConnections, EveryRowOfTheSeedTableMovesTheRightDataBothWays) {
                                     std::to_string(static_cast<int>(dst)) +
                                     (connection == Connection::kOneToAll ? ", OneToAll" : ", OneToOne") + ", rank " +
                                     std::to_string(me) + " of " + std::to_string(P);
-          const auto input = connect_forward(world, shape, src, dst, connection, cut(shape, src, me, P, value));
+          const auto input = connect_forward<float>(world, shape, src, dst, connection, cut(shape, src, me, P, value));
           // Direct keeps src's partitioning (equal to dst's); Split gives the whole blob.
           const auto want =
               action == ConnectionAction::kSplitConcate ? whole(shape, value) : cut(shape, dst, me, P, value);
@@ -85,7 +85,8 @@ TEST(HybridConnections, EveryRowOfTheSeedTableMovesTheRightDataBothWays) {
             dst_grad = cut(shape, dst, me, P, g);
             want_grad = cut(shape, src, me, P, g);
           }
-          EXPECT_EQ(connect_backward(world, shape, src, dst, connection, dst_grad), want_grad) << where << ": backward";
+          EXPECT_EQ(connect_backward<float>(world, shape, src, dst, connection, dst_grad), want_grad)
+              << where << ": backward";
         }
 }
 
@@ -108,7 +109,8 @@ TEST(HybridConnections, APartOfTheWrongSizeIsRefused) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   const std::vector<float> wrong(3);  // every rank: no part of a 7 x 5 blob has 3 values on 1, 2 or 4 ranks
   EXPECT_THROW(
-      connect_forward(world, {7, 5}, PartitionDim::kData, PartitionDim::kFeature, Connection::kOneToOne, wrong), Error);
+      connect_forward<float>(world, {7, 5}, PartitionDim::kData, PartitionDim::kFeature, Connection::kOneToOne, wrong),
+      Error);
 }
 
 }  // namespace
