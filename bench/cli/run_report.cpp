@@ -37,11 +37,24 @@ std::vector<report::SummaryField> run_parameters(const config::Config& config, i
   return parameters;
 }
 
+namespace {
+
+// The run's parameters with the iterations it ran (fewer than max_iter when an evaluation reached
+// its AUC target).
+std::vector<report::SummaryField> parameters_of(const config::Config& config, int ranks, const run::TrainingRun& run) {
+  auto parameters = run_parameters(config, ranks);
+  for (auto& field : parameters)
+    if (field.name == "iterations") field.value = run.summary.iterations;
+  return parameters;
+}
+
+}  // namespace
+
 report::RunRecord make_run_record(const std::string& id, const config::Config& config, int ranks,
                                   const run::TrainingRun& run, const plan::ShardingPlan* plan) {
   report::RunRecord record;
   record.id = id;
-  record.parameters = run_parameters(config, ranks);
+  record.parameters = parameters_of(config, ranks, run);
   record.phase_names = run.measurements.phase_names;
   record.phase_meanings = run.measurements.phase_meanings;
   record.timings = run.measurements.timings;
@@ -51,6 +64,17 @@ report::RunRecord make_run_record(const std::string& id, const config::Config& c
   for (const auto& [name, values] : run.measurements.bandwidth) record.series[name] = values;
   for (const auto& table : run.eviction.tables)
     record.tables["eviction/" + table.name] = report::ReportTable{table.columns, table.values, table.meaning};
+  if (!run.measurements.evaluations.empty()) {
+    report::ReportTable evaluation{{"iteration", "auc", "auc_ceiling", "loss", "samples"},
+                                   {},
+                                   "one evaluation (solver.eval_interval): the timed iterations before it, the AUC "
+                                   "of the model's logits over every rank's held-out samples, the planted label "
+                                   "model's AUC on them (NaN without it), their mean loss and count"};
+    for (const auto& e : run.measurements.evaluations)
+      evaluation.values.insert(evaluation.values.end(), {static_cast<double>(e.iteration), e.auc, e.auc_ceiling, e.loss,
+                                                         static_cast<double>(e.samples)});
+    record.tables["evaluation/scores"] = std::move(evaluation);
+  }
   if (plan) {
     record.sharding_plan = plan::plan_json(*plan).dump();
     record.tables["plan/loads"] = plan::plan_loads_table(*plan);
@@ -62,7 +86,7 @@ report::SummaryRow make_summary_row(const std::string& id, const config::Config&
                                     const run::TrainingRun& run) {
   const run::RunSummary& s = run.summary;
   report::SummaryRow row{{"run_id", id}};
-  for (auto& field : run_parameters(config, ranks)) row.push_back(std::move(field));
+  for (auto& field : parameters_of(config, ranks, run)) row.push_back(std::move(field));
   const report::SummaryRow figures{
       {"step_time_median_s", s.step_time_median_s},
       {"step_time_p95_s", s.step_time_p95_s},
@@ -75,6 +99,12 @@ report::SummaryRow make_summary_row(const std::string& id, const config::Config&
       {"final_loss", s.final_loss},
   };
   row.insert(row.end(), figures.begin(), figures.end());
+  if (!run.measurements.evaluations.empty()) {  // the last evaluation's
+    const auto& last = run.measurements.evaluations.back();
+    row.push_back({"eval_auc", last.auc});
+    row.push_back({"eval_auc_ceiling", last.auc_ceiling});
+    row.push_back({"eval_loss", last.loss});
+  }
   for (const auto& [name, value] : run.eviction.summary) row.push_back({name, value});
   return row;
 }

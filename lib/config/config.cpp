@@ -30,14 +30,16 @@ void check_schema_version(const ObjectReader& top) {
 }
 
 // The HugeCTR keys of the solver and of the Data layer that embscale accepts and does not act on
-// (evaluation, snapshots, model files), after the layers parse_layers recorded.
+// (snapshots, model files; evaluation without dense layers), after the layers parse_layers recorded.
 void record_keys_not_run(const ObjectReader& top, Config& c) {
-  hugectr::append_solver_keys_not_run(top.object("solver"), c.not_run);
+  const bool evaluates = !c.dense_layers.empty();
+  if (!evaluates) c.solver.evaluation = Evaluation{};
+  hugectr::append_solver_keys_not_run(top.object("solver"), c.not_run, evaluates);
   const auto& layers = top.required("layers", "").json();
   for (std::size_t i = 0; i < layers.size(); ++i)
     if (layers[i].value("name", "") == c.data.name && layers[i].value("type", "") == hugectr::kDataLayer)
       hugectr::append_data_keys_not_run(ObjectReader(ValueReader(layers[i], layer_path(layers, i), top.origin())),
-                                        c.not_run);
+                                        c.not_run, evaluates);
 }
 
 }  // namespace
@@ -111,7 +113,16 @@ std::filesystem::path data_source_path(const Config& config) {
   return source.is_relative() ? config.directory / source : source;
 }
 
-void keep_embedding_part(Config& config) { config.dense_layers.clear(); }
+void keep_embedding_part(Config& config) {
+  std::vector<std::string> dropped;
+  if (!config.dense_layers.empty())
+    dropped.push_back("the dense layers (" + config.dense_layers.front().path + " to " +
+                      config.dense_layers.back().path + ", " + std::to_string(config.dense_layers.size()) + " layers)");
+  if (config.solver.evaluation.runs()) dropped.emplace_back("solver.eval_interval (evaluation)");
+  config.not_run.insert(config.not_run.begin(), dropped.begin(), dropped.end());
+  config.dense_layers.clear();
+  config.solver.evaluation = Evaluation{};
+}
 
 std::string describe_not_run(const Config& config) {
   std::string list;

@@ -44,6 +44,20 @@ std::string to_string(Device device);  // the config's names: "host", "gpu"
 enum class DeviceExchange { kNccl, kStagedMpi };
 std::string to_string(DeviceExchange exchange);  // "nccl", "mpi"
 
+// HugeCTR's evaluation (lib/run/evaluation.hpp): every `interval` timed iterations, `batches`
+// batches of `batchsize` held-out samples run forward only (the tables read, not changed) and are
+// scored over every rank's samples. It runs with the config's dense layers (their loss layer's
+// logits are the scores); without them its keys are in Config::not_run.
+struct Evaluation {
+  std::int64_t interval = 0;   // eval_interval; 0 (absent): none
+  std::int64_t batches = 0;    // eval_batches (HugeCTR 2.x) or max_eval_batches
+  std::int64_t batchsize = 0;  // batchsize_eval; 0 (absent): solver.batchsize
+  bool auc = true;             // eval_metrics holds "AUC" (absent: HugeCTR's default, AUC)
+  bool average_loss = false;   // eval_metrics holds "AverageLoss"
+  double auc_threshold = 0.0;  // "AUC:<t>": training ends at the evaluation whose AUC reaches t; 0: never
+  bool runs() const noexcept { return interval > 0; }
+};
+
 struct Solver {
   std::int64_t batchsize = 0;  // global batch (samples per iteration over all ranks)
   // Weak scaling: when > 0 (the config gives batchsize_per_rank instead of batchsize), the global
@@ -64,6 +78,7 @@ struct Solver {
   // on every node). A GPU run's rank takes its node's list[local rank] (lib/run/device_check.hpp);
   // empty: GPU `local rank` (NCCL) or `local rank mod the host's GPUs` (staged MPI).
   std::vector<std::vector<std::int32_t>> gpus;
+  Evaluation evaluation;
 };
 
 // One optimizer: the type, its update type and the hyper-parameters of its *_hparam block. A field
@@ -107,6 +122,9 @@ struct DataLayer {
   std::int64_t num_samples = 0;    // Raw, Embscale: only the trace's first num_samples are read; 0: all
   bool float_label_dense = false;  // Raw: labels and dense features stored as floats
   std::int64_t max_nnz = 0;        // sparse[0].max_nnz: the most keys of a trace's bag; 0: not given
+  // HugeCTR's eval_source: a trace of the same format holding the evaluation samples (relative:
+  // against Config::directory); empty: the synthetic source's held-out stream.
+  std::string eval_source;
   // The vocabulary of each slot; keys unified-encoded. Empty for a Norm file that gives none (as
   // HugeCTR's hash embeddings allow): each key is then whatever the file holds, and the layers
   // over it run on dynamic storage (their default there: HugeCTR's hash table, capacity
@@ -349,8 +367,9 @@ std::filesystem::path data_source_path(const Config& config);
 // <every entry of not_run>; ..." naming --embedding-only, when not_run is not empty and
 // `embedding_only` is false. `origin` names the config (its path).
 void check_runs_whole(const Config& config, bool embedding_only, const std::string& origin);
-// What `--embedding-only` runs: the config without its dense layers (each embedding layer's
-// output then meets the stand-in regression objective).
+// What `--embedding-only` runs: the config without its dense layers and their evaluation (each
+// embedding layer's output then meets the stand-in regression objective), both named first in
+// not_run (the run's note lists what it skipped).
 void keep_embedding_part(Config& config);
 // "layers[fc1] (\"InnerProduct\"), solver.eval_interval (evaluation)": not_run in one line.
 std::string describe_not_run(const Config& config);

@@ -41,6 +41,7 @@ void parse_trace_keys(const ObjectReader& r, DataLayer& d) {
                                        std::string(r.has("format") ? ")" : " when absent, as in HugeCTR)")
                                  : "the " + to_string(d.format) + " trace file";
     d.source = r.required("source", what + "; a relative path is relative to the config file's directory").name();
+    if (const auto eval = r.optional("eval_source")) d.eval_source = eval->name();
   } else if (const auto source = r.optional("source")) {
     source->string();
   }

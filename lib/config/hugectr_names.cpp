@@ -124,9 +124,11 @@ void check_present(const ObjectReader& object, const std::vector<UnusedKey>& tab
     if (const auto value = object.optional(entry.key)) entry.check(*value);
 }
 
-void append_not_run(const ObjectReader& object, const std::vector<UnusedKey>& table, std::vector<std::string>& out) {
+void append_not_run(const ObjectReader& object, const std::vector<UnusedKey>& table, std::vector<std::string>& out,
+                    bool evaluates) {
   for (const auto& entry : table)
-    if (entry.not_run && object.has(entry.key)) out.push_back(object.path_of(entry.key) + " (" + entry.not_run + ")");
+    if (entry.not_run && object.has(entry.key) && !(evaluates && entry.not_run == kEvaluation))
+      out.push_back(object.path_of(entry.key) + " (" + entry.not_run + ")");
 }
 
 void append_not_used(const ObjectReader& object, const std::vector<UnusedKey>& table, std::vector<std::string>& out) {
@@ -278,12 +280,12 @@ std::vector<std::string> with_unused_keys(std::vector<std::string> keys, UnusedI
 
 void check_unused_keys(const ObjectReader& reader, UnusedIn object) { check_present(reader, table_of(object)); }
 
-void append_solver_keys_not_run(const ObjectReader& solver, std::vector<std::string>& not_run) {
-  append_not_run(solver, solver_table(), not_run);
+void append_solver_keys_not_run(const ObjectReader& solver, std::vector<std::string>& not_run, bool evaluates) {
+  append_not_run(solver, solver_table(), not_run, evaluates);
 }
 
-void append_data_keys_not_run(const ObjectReader& data, std::vector<std::string>& not_run) {
-  append_not_run(data, data_table(), not_run);
+void append_data_keys_not_run(const ObjectReader& data, std::vector<std::string>& not_run, bool evaluates) {
+  append_not_run(data, data_table(), not_run, evaluates);
 }
 
 void append_keys_not_used(const ObjectReader& top, std::vector<std::string>& not_used) {

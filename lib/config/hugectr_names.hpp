@@ -50,8 +50,9 @@ const std::vector<std::string>& known_update_types();     // "Local", "Global", 
 enum class UnusedIn { kSolver, kData, kSparseInput, kOptimizer, kEmbedding };
 std::vector<std::string> with_unused_keys(std::vector<std::string> keys, UnusedIn object);
 void check_unused_keys(const ObjectReader& reader, UnusedIn object);
-void append_solver_keys_not_run(const ObjectReader& solver, std::vector<std::string>& not_run);
-void append_data_keys_not_run(const ObjectReader& data, std::vector<std::string>& not_run);
+// `evaluates`: the config runs its evaluation (it has dense layers), so its keys are not listed.
+void append_solver_keys_not_run(const ObjectReader& solver, std::vector<std::string>& not_run, bool evaluates);
+void append_data_keys_not_run(const ObjectReader& data, std::vector<std::string>& not_run, bool evaluates);
 // Every present key that is accepted and changes nothing embscale measures (solver.gpu,
 // plan_file, sparse[].type, SGD's schedule, ...). `top` is a config that parsed.
 void append_keys_not_used(const ObjectReader& top, std::vector<std::string>& not_used);

@@ -30,6 +30,32 @@ std::vector<std::vector<std::int32_t>> parse_gpu_lists(const ValueReader& v) {
   return nodes;
 }
 
+// The evaluation keys (HugeCTR's; also checked as accepted keys by hugectr_names.cpp).
+Evaluation parse_evaluation(const ObjectReader& r) {
+  Evaluation e;
+  e.interval = r.integer_or("eval_interval", 0, IntRange::at_least(1));
+  // HugeCTR's later parser reads max_eval_batches (and refuses eval_batches, its 2.x name): with
+  // both, max_eval_batches counts.
+  const char* batches = r.has("max_eval_batches") ? "max_eval_batches" : "eval_batches";
+  if (e.interval > 0 && !r.has(batches))
+    r.required("eval_batches", "the number of evaluation batches (or max_eval_batches), with eval_interval");
+  e.batches = r.integer_or(batches, 0, IntRange::at_least(1));
+  e.batchsize = r.integer_or("batchsize_eval", 0, IntRange::at_least(1));
+  if (const auto metrics = r.optional("eval_metrics")) {
+    e.auc = false;
+    for (const auto& metric : metrics->array(0, "a list of metrics")) {
+      const std::string text = metric.string();  // its form is checked with the accepted keys
+      if (text == "AverageLoss") e.average_loss = true;
+      if (!text.starts_with("AUC")) continue;
+      e.auc = true;
+      // HugeCTR's "AUC" alone sets the threshold 1.0, which only a perfect model reaches: none here.
+      if (text.size() > 4) e.auc_threshold = std::stod(text.substr(4));
+      if (e.auc_threshold >= 1.0) e.auc_threshold = 0.0;
+    }
+  }
+  return e;
+}
+
 }  // namespace
 
 Solver parse_solver(const ObjectReader& r) {
@@ -57,6 +83,7 @@ Solver parse_solver(const ObjectReader& r) {
         r.one_of("communicator", {"nccl", "mpi"}) == "mpi" ? DeviceExchange::kStagedMpi : DeviceExchange::kNccl;
   if (const auto gpu = r.optional("gpu")) s.gpus = parse_gpu_lists(*gpu);
   hugectr::check_unused_keys(r, hugectr::UnusedIn::kSolver);
+  s.evaluation = parse_evaluation(r);
   return s;
 }
 

@@ -440,6 +440,27 @@ void EmbeddingEngine::record_store_counters(Layer& layer, StepRecorder& recorder
   recorder.count("table_size", layer.scheme->store().size());
 }
 
+void EmbeddingEngine::evaluate(const Batch& batch, StepRecorder& recorder) {
+  std::vector<Batch> subsets(layers_.size());
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    EMBSCALE_EXPECTS(!layers_[i]->on_device(), "evaluation runs host layers (the dense model's)");
+    if (!layers_[i]->all_slots) subsets[i] = select_slots(batch, layers_[i]->spec.config->slots);
+  }
+  recorder.begin_step();
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    Layer& layer = *layers_[i];
+    const Batch& input = layer.all_slots ? batch : subsets[i];
+    layer.pooled.resize(static_cast<std::size_t>(input.num_bags()) * static_cast<std::size_t>(layer.spec.dim()));
+    RowStore& store = layer.scheme->store();
+    store.set_evaluating(true);
+    recorder.begin_layer(layer.prefix, layer.scheme->phases(), layer.scheme->communicators());
+    layer.scheme->forward(input, layer.pooled, recorder);
+    store.set_evaluating(false);
+    (void)store.take_counters();  // a training step's counters are its own
+  }
+  recorder.end_step();
+}
+
 void EmbeddingEngine::set_model_objective(ModelObjective objective) {
   for (const auto& layer : layers_)
     EMBSCALE_EXPECTS(!layer->on_device(), "a model objective reads every layer's output in host memory");

@@ -80,6 +80,11 @@ class EmbeddingEngine {
   // loss and backward in turn; with one, every layer's forward, the objective, every backward.
   double step(const Batch& batch, StepRecorder& recorder);
 
+  // Every layer's forward on an evaluation batch, the tables read without being changed (dynamic
+  // stores set_evaluating; no backward, no optimizer; the reads' table counters are dropped).
+  // The pooled outputs are then pooled(layer). The recorder times it (begin_step to end_step).
+  void evaluate(const Batch& batch, StepRecorder& recorder);
+
   // From the next step on, the loss is `objective`'s (empty: each layer's stand-in regression).
   // Every layer runs on the host (the objective reads host memory).
   void set_model_objective(ModelObjective objective);

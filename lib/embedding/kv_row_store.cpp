@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "kv/host_kv_table.hpp"
+#include "kv/initializer.hpp"
 
 namespace embscale::embedding {
 
@@ -39,6 +40,18 @@ void KvRowStore::read(std::span<const Key> keys, std::span<float> rows) {
   const auto dim = static_cast<std::size_t>(dim_);
   EMBSCALE_EXPECTS(rows.size() == keys.size() * dim, "rows must hold keys.size() x dim values");
   full_rows_.resize(keys.size() * row_width_);
+  if (evaluating_) {  // the held rows, the eval initializer's for the others: the table unchanged
+    founds_.assign(keys.size(), 0);
+    table_->find(keys, full_rows_, founds_);
+    const kv::TableOptions& o = table_->options();
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const auto row = rows.subspan(i * dim, dim);
+      if (founds_[i]) std::copy_n(full_rows_.data() + i * row_width_, dim, row.begin());
+      else
+        kv::initial_row(o.eval_initializer, o.seed, o.num_embeddings, static_cast<std::uint64_t>(keys[i]), dim_, row);
+    }
+    return;
+  }
   kv::CallStats stats;
   try {
     stats = table_->find_or_insert(keys, full_rows_);

@@ -41,6 +41,7 @@ class KvRowStore final : public RowStore {
   std::int64_t evicting_capacity() const override { return table_->options().max_capacity; }
   void for_each_evicting_key(const std::function<void(Key)>& visit) const override;
   void set_access_observer(kv::AccessObserver* observer) override { observer_ = observer; }
+  void set_evaluating(bool evaluating) override { evaluating_ = evaluating; }
 
   const kv::TableOptions* table_options() const override { return &table_->options(); }
   void dump_table(const std::filesystem::path& path) const override { table_->dump(path); }
@@ -57,6 +58,7 @@ class KvRowStore final : public RowStore {
 
   std::unique_ptr<kv::KvTable<std::int64_t>> table_;
   std::string field_;
+  bool evaluating_ = false;  // reads find, never insert (set_evaluating)
   std::int32_t dim_;
   std::int32_t state_width_;
   std::size_t row_width_;

@@ -55,9 +55,14 @@ class RowStore {
 
   // The embedding values (dim each) of the distinct `keys` into `rows` (keys.size() x dim).
   // Training: a dynamic store inserts a missing key with its initial row (capacity and admission
-  // permitting); evaluation: a missing key reads the eval initializer and is not inserted. A static
-  // store holds every key it owns; a key it does not own is an Error.
+  // permitting); evaluation (the table's mode, or set_evaluating): a missing key reads the eval
+  // initializer and is not inserted, and no score changes. A static store holds every key it owns;
+  // a key it does not own is an Error.
   virtual void read(std::span<const Key> keys, std::span<float> rows) = 0;
+  // Whether reads evaluate (a run's evaluation batches: HugeCTR's eval forward reads the tables
+  // it trains without changing them). A static store's reads never change it: nothing to do. A
+  // store that cannot evaluate without changing throws.
+  virtual void set_evaluating(bool evaluating) { (void)evaluating; }
   // Where the store can, the address of each of the distinct `keys`' embedding values (dim fp32
   // values) into `rows` (keys.size() pointers), counted as reads; valid until the next call that
   // changes the store. Pooling then reads the rows where they are instead of copies (the copy of

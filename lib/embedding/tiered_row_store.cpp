@@ -53,6 +53,11 @@ template <class Table> class TieredRowStore final : public RowStore {
   std::int64_t size() const override { return table_->size(); }
   ExecutionContext execution_context() const override { return ExecutionContext::host(); }
 
+  // A two-tier table's find moves rows between its tiers (promotion): evaluating it without
+  // changing it is not built (check_evaluation refuses such a config by its field first).
+  void set_evaluating(bool evaluating) override {
+    EMBSCALE_EXPECTS(!evaluating, "a two-tier table is not evaluated (the run's checks refuse it)");
+  }
   void read(std::span<const Key> keys, std::span<float> rows) override {
     const auto dim = static_cast<std::size_t>(dim_);
     full_.resize(keys.size() * row_width_);

@@ -174,6 +174,13 @@ template <typename T> void DenseGraph<T>::reduce_gradients(const StepInfo& step)
   }
 }
 
+bool has_loss_layer(const config::Config& config) {
+  return std::any_of(config.dense_layers.begin(), config.dense_layers.end(), [](const config::DenseLayerNode& node) {
+    const LayerEntry* entry = find_layer(node.type);
+    return entry != nullptr && entry->loss;
+  });
+}
+
 void check_dense_graph(const config::Config& config, int ranks) {
   if (config.dense_layers.empty()) return;
   const DenseGraph<float> graph(config, graph_inputs(config), 0, nullptr, ranks);

@@ -87,6 +87,9 @@ template <typename T> class DenseGraph {
   Blob<T>* loss_top_ = nullptr;  // each sample's loss over the global batch
 };
 
+// Whether the config's dense layers hold a loss layer (BinaryCrossEntropyLoss).
+bool has_loss_layer(const config::Config& config);
+
 // Builds the config's dense layers for `ranks` ranks without running them: every layer's
 // parameters and shapes checked (an InputError naming the layer). Nothing without dense layers.
 void check_dense_graph(const config::Config& config, int ranks);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
 #include "core/hash.hpp"
 #include "embedding/regression_objective.hpp"
 #include "model/blas.hpp"
@@ -10,53 +11,71 @@
 
 namespace embscale::run {
 
-class DenseModel {
- public:
-  DenseModel(comm::Communicator& comm, const config::Config& config)
-      : comm_(comm), config_(config),
-        graph_(config, model::graph_inputs(config), hash_combine(config.solver.seed, 0xde45e70e4ULL), &comm),
-        optimizer_(config.optimizer) {}
-
-  double step(const Batch& batch, std::span<const std::span<const float>> pooled,
-              std::span<const std::span<float>> grad, embedding::StepRecorder& recorder) {
-    recorder.begin_layer("", kDensePhases, {&comm_});
-    const model::StepInfo info{batch.num_samples, config_.solver.batchsize, batch.first_sample, ++steps_, true};
-    for (std::size_t i = 0; i < pooled.size(); ++i) set(graph_.input(config_.embeddings[i].top), pooled[i]);
-    if (!config_.data.dense_top.empty()) set(graph_.input(config_.data.dense_top), batch.dense);
-    if (!config_.data.label_top.empty()) set(graph_.input(config_.data.label_top), batch.labels);
-    double loss = graph_.forward(info);
-    recorder.lap("dense_forward");
-    if (!graph_.has_loss()) {  // the stand-in regression on the model's output
-      auto& out = graph_.output();
-      out.grad.resize(out.value.size());
-      loss = embedding::regression_loss_and_gradient_per_sample(batch, out.value, out.shape.elements(),
-                                                                config_.solver.batchsize, out.grad);
-    }
-    recorder.lap("loss");
-    graph_.backward(info);
-    for (std::size_t i = 0; i < grad.size(); ++i) {
-      const auto& g = graph_.input(config_.embeddings[i].top).grad;
-      std::copy(g.begin(), g.end(), grad[i].begin());
-    }
-    recorder.lap("dense_backward");
-    graph_.reduce_gradients(info);
-    recorder.lap("dense_allreduce");
-    optimizer_.apply(graph_.parameters(), info.step);
-    recorder.lap("dense_update");
-    return loss;
-  }
-
- private:
-  static void set(model::Blob<float>& blob, std::span<const float> values) {
-    blob.value.assign(values.begin(), values.end());
-  }
-
-  comm::Communicator& comm_;
-  const config::Config& config_;
-  model::DenseGraph<float> graph_;
-  model::DenseOptimizer<float> optimizer_;
-  std::int64_t steps_ = 0;  // applied so far (warm-up included): the schedule's and Adam's step
+struct DenseModel::Parts {
+  Parts(comm::Communicator& comm, const config::Config& config)
+      : graph(config, model::graph_inputs(config), hash_combine(config.solver.seed, 0xde45e70e4ULL), &comm),
+        optimizer(config.optimizer) {}
+  model::DenseGraph<float> graph;
+  model::DenseOptimizer<float> optimizer;
 };
+
+DenseModel::DenseModel(comm::Communicator& comm, const config::Config& config)
+    : parts_(std::make_unique<Parts>(comm, config)), comm_(comm), config_(config) {}
+
+DenseModel::~DenseModel() = default;
+
+bool DenseModel::has_loss_layer() const { return parts_->graph.has_loss(); }
+
+void DenseModel::set_inputs(const Batch& batch, std::span<const std::span<const float>> pooled) {
+  auto& graph = parts_->graph;
+  const auto set = [](model::Blob<float>& blob, std::span<const float> values) {
+    blob.value.assign(values.begin(), values.end());
+  };
+  for (std::size_t i = 0; i < pooled.size(); ++i) set(graph.input(config_.embeddings[i].top), pooled[i]);
+  if (!config_.data.dense_top.empty()) set(graph.input(config_.data.dense_top), batch.dense);
+  if (!config_.data.label_top.empty()) set(graph.input(config_.data.label_top), batch.labels);
+}
+
+double DenseModel::step(const Batch& batch, std::span<const std::span<const float>> pooled,
+                        std::span<const std::span<float>> grad, embedding::StepRecorder& recorder) {
+  auto& graph = parts_->graph;
+  recorder.begin_layer("", kDensePhases, {&comm_});
+  const model::StepInfo info{batch.num_samples, config_.solver.batchsize, batch.first_sample, ++steps_, true};
+  set_inputs(batch, pooled);
+  double loss = graph.forward(info);
+  recorder.lap("dense_forward");
+  if (!graph.has_loss()) {  // the stand-in regression on the model's output
+    auto& out = graph.output();
+    out.grad.resize(out.value.size());
+    loss = embedding::regression_loss_and_gradient_per_sample(batch, out.value, out.shape.elements(),
+                                                              config_.solver.batchsize, out.grad);
+  }
+  recorder.lap("loss");
+  graph.backward(info);
+  for (std::size_t i = 0; i < grad.size(); ++i) {
+    const auto& g = graph.input(config_.embeddings[i].top).grad;
+    std::copy(g.begin(), g.end(), grad[i].begin());
+  }
+  recorder.lap("dense_backward");
+  graph.reduce_gradients(info);
+  recorder.lap("dense_allreduce");
+  parts_->optimizer.apply(graph.parameters(), info.step);
+  recorder.lap("dense_update");
+  return loss;
+}
+
+DenseModel::Scores DenseModel::evaluate(const Batch& batch, std::span<const std::span<const float>> pooled,
+                                        std::int64_t global_rows) {
+  auto& graph = parts_->graph;
+  EMBSCALE_EXPECTS(graph.has_loss(), "evaluation scores the loss layer's logits (check_evaluation)");
+  set_inputs(batch, pooled);
+  const model::StepInfo info{batch.num_samples, global_rows, batch.first_sample, steps_, false};
+  Scores scores;
+  scores.loss = graph.forward(info) - graph.regularizer_penalty(global_rows);  // the loss of the samples alone
+  const auto& logits = graph.logits().value;
+  scores.logits.assign(logits.begin(), logits.end());
+  return scores;
+}
 
 std::shared_ptr<DenseModel> attach_dense_model(comm::Communicator& comm, const config::Config& config,
                                                embedding::EmbeddingEngine& engine) {

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
@@ -24,7 +26,31 @@ inline constexpr embedding::PhaseDefinition kDensePhases[] = {
     {"dense_update", "the optimizer over every dense parameter"},
 };
 
-class DenseModel;
+// The config's dense graph, its optimizer and its step count, over the engine's layers' outputs.
+class DenseModel {
+ public:
+  DenseModel(comm::Communicator& comm, const config::Config& config);
+  ~DenseModel();
+  // One training step's dense part (the engine's model objective): this rank's share of the loss.
+  double step(const Batch& batch, std::span<const std::span<const float>> pooled,
+              std::span<const std::span<float>> grad, embedding::StepRecorder& recorder);
+  // An evaluation batch forward (Dropout off, nothing trained) of `global_rows` samples over all
+  // ranks: this rank's logits (the loss layer's first bottom) and its share of the loss.
+  struct Scores {
+    std::vector<float> logits;
+    double loss = 0.0;
+  };
+  Scores evaluate(const Batch& batch, std::span<const std::span<const float>> pooled, std::int64_t global_rows);
+  bool has_loss_layer() const;
+
+ private:
+  void set_inputs(const Batch& batch, std::span<const std::span<const float>> pooled);
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+  comm::Communicator& comm_;
+  const config::Config& config_;
+  std::int64_t steps_ = 0;  // applied so far (warm-up included): the schedule's and Adam's step
+};
 
 // Sets the engine's model objective to the config's dense layers (nothing without them) and
 // returns the model (null without). Its parameters start from the solver's seed. Collective over

@@ -35,6 +35,16 @@ double bus_factor(std::string_view collective, int n) {
   return 1.0;
 }
 
+// The first `kept` iterations of the per-iteration measurements (a run that reached its AUC
+// target ends early).
+void keep_iterations(RunMeasurements& m, std::vector<double>& rank_step, std::vector<double>& local_loss,
+                     std::size_t kept) {
+  for (auto& [name, values] : m.timings) values.resize(kept);
+  for (auto& [name, values] : m.counters) values.resize(kept);
+  rank_step.resize(kept);
+  local_loss.resize(kept);
+}
+
 // The per-step loop: a batch from the source, one engine step, what the recorder saw.
 class Loop {
  public:
@@ -78,6 +88,7 @@ class Loop {
   }
 
   embedding::EmbeddingEngine& engine() noexcept { return engine_; }
+  DenseModel* dense_model() noexcept { return dense_model_.get(); }
 
  private:
   comm::OpStats traffic() const {
@@ -138,6 +149,7 @@ void check_config_for_ranks(const config::Config& config, int ranks) {
   // schemes check it when they make their stores, on every rank, before the first step.
   embedding::check_layers_for_ranks(config, config.data.slot_size_array, ranks);
   model::check_dense_graph(config, ranks);
+  check_evaluation(config);
 }
 
 std::string scheme_names(const config::Config& config) {
@@ -225,7 +237,11 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
     devices = own_devices.get();
   }
   std::optional<Loop> built;
-  comm::run_agreed(comm, [&] { built.emplace(comm, config, source, devices); });
+  std::optional<Evaluator> evaluator;
+  comm::run_agreed(comm, [&] {
+    built.emplace(comm, config, source, devices);
+    if (config.solver.evaluation.runs()) evaluator.emplace(comm, config, built->engine(), *built->dense_model());
+  });
   Loop& loop = *built;
   const std::unique_ptr<sim::EvictionStudy> eviction = start_eviction_study(config, loop.engine());
   // A GPU run's phases are timed by CUDA events on its stream.
@@ -246,6 +262,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   std::vector<std::string> counter_names;
   const InjectedFault fault = injected_fault();
   Stopwatch elapsed;
+  std::int64_t trained = iterations;  // fewer when an evaluation reaches the AUC target
   for (std::int64_t it = 0; it < iterations; ++it) {
     const auto uit = static_cast<std::size_t>(it);
     stop_if_asked("before iteration " + std::to_string(it));
@@ -286,18 +303,33 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
         print_progress(*progress, progress_prefix, it + 1, iterations, step, loss, config.solver.batchsize,
                        elapsed.seconds());
     }
+    const auto& evaluation = config.solver.evaluation;
+    if (evaluator && (it + 1) % evaluation.interval == 0) {  // outside the timed region
+      m.evaluations.push_back(evaluator->evaluate(it + 1));
+      const EvaluationResult& r = m.evaluations.back();
+      if (progress && comm.rank() == 0) print_evaluation(*progress, progress_prefix, r);
+      if (evaluation.auc_threshold > 0 && r.auc >= evaluation.auc_threshold) {
+        if (progress && comm.rank() == 0)
+          *progress << progress_prefix << "AUC target " << evaluation.auc_threshold << " reached after iteration "
+                    << it + 1 << ": training ends (HugeCTR's eval_metrics \"AUC:<threshold>\")\n";
+        trained = it + 1;
+        break;
+      }
+    }
   }
+  if (trained < iterations) keep_iterations(m, rank_step, local_loss, static_cast<std::size_t>(trained));
+  const auto n_run = static_cast<std::size_t>(trained);
 
   // Global per-iteration figures, after the loop.
-  m.step_time.resize(n_it);
-  m.loss.resize(n_it);
+  m.step_time.resize(n_run);
+  m.loss.resize(n_run);
   comm.allreduce(std::span<const double>(rank_step), std::span<double>(m.step_time), comm::ReduceOp::kMax);
   comm.allreduce(std::span<const double>(local_loss), std::span<double>(m.loss), comm::ReduceOp::kSum);
   for (std::size_t p = 0; p < m.phase_names.size(); ++p) {
     const embedding::PhaseRecord& phase = recorder.phases()[p];
     if (*phase.definition->collective == '\0') continue;
-    std::vector<double> bytes(n_it), seconds(n_it);
-    for (std::size_t i = 0; i < n_it; ++i) {
+    std::vector<double> bytes(n_run), seconds(n_run);
+    for (std::size_t i = 0; i < n_run; ++i) {
       bytes[i] = static_cast<double>(m.counters[phase.name + ".bytes_sent"][i]);
       seconds[i] = m.timings[phase.name][i];
     }
@@ -305,7 +337,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
     comm.allreduce(std::span<const double>(seconds), std::span<double>(seconds), comm::ReduceOp::kMax);
     auto& algbw = m.bandwidth[phase.name + ".algbw"];
     auto& busbw = m.bandwidth[phase.name + ".busbw"];
-    for (std::size_t i = 0; i < n_it; ++i) {
+    for (std::size_t i = 0; i < n_run; ++i) {
       algbw.push_back(seconds[i] > 0 ? bytes[i] / seconds[i] : 0.0);
       busbw.push_back(algbw.back() * bus_factor(phase.definition->collective, comm.size()));
     }

@@ -17,6 +17,7 @@
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
 #include "core/batch_source.hpp"
+#include "run/evaluation.hpp"
 #include "sim/eviction_study.hpp"
 
 namespace embscale::run {
@@ -38,6 +39,8 @@ struct RunMeasurements {
   // (bytes/s) of each iteration: the largest per-rank bytes sent over the longest per-rank time,
   // and that times the collective's bus factor. Keys "<phase>.algbw", "<phase>.busbw".
   std::map<std::string, std::vector<double>> bandwidth;
+  // All ranks agree: the config's evaluations in order (lib/run/evaluation.hpp); empty without.
+  std::vector<EvaluationResult> evaluations;
 };
 
 struct RunSummary {

@@ -123,10 +123,11 @@ case "$case_name" in
       "$work/err.txt" || fail "validate --ranks 2 of one column: $(cat "$work/err.txt")"
     ;;
   hugectr_embedding_only)
-    # A HugeCTR file with a dense network, evaluation and snapshots: refused with every skipped part
-    # named, unless --embedding-only, which runs the embedding part and says what it skipped.
+    # A HugeCTR file with a dense network, evaluation and snapshots: refused with what it cannot run
+    # named (the snapshots), unless --embedding-only, which runs the embedding part and says what it
+    # skipped (the dense layers and their evaluation too).
     cfg=$here/../../bench/configs/hugectr_dcn_embedding_part.json
-    names='solver.batchsize_eval (evaluation), solver.snapshot (checkpoints), solver.snapshot_prefix (checkpoints), solver.eval_interval (evaluation), solver.eval_batches (evaluation)'
+    names='solver.snapshot (checkpoints), solver.snapshot_prefix (checkpoints)'
     expect_bad_input "embscale runs the embedding part of this config only; not run: $names. Pass --embedding-only" \
       "$cfg" -o "$work/reports/r.h5"
     "$embscale" validate "$cfg" >"$work/out.txt" 2>"$work/err.txt"
@@ -135,7 +136,7 @@ case "$case_name" in
     "$embscale" validate "$cfg" --embedding-only >"$work/out.txt" 2>&1 || fail "validate --embedding-only: $(cat "$work/out.txt")"
     run_mpi 2 "$cfg" --embedding-only -o "$work/reports/r.h5" --quiet
     [ "$rc" -eq 0 ] || fail "--embedding-only run failed ($rc): $(cat "$work/err.txt")"
-    grep -qF "note: --embedding-only: running the embedding layers; not run: $names" "$work/err.txt" ||
+    grep -qF "note: --embedding-only: running the embedding layers; not run: the dense layers (layers[reshape1] to layers[loss], 10 layers), solver.eval_interval (evaluation), $names" "$work/err.txt" ||
       fail "no note of what was skipped: $(cat "$work/err.txt")"
     [ -f "$work/reports/r.h5" ] || fail "no report"
     ;;
@@ -214,6 +215,42 @@ case "$case_name" in
     rm -rf "$work/reports"; expect_bad_input "layers[fc2].fc_param.num_output" "$work/bad.json"
     sed 's/"bottom": "fc2"/"bottom": "fc1x"/' "$cfg" >"$work/bad.json"
     rm -rf "$work/reports"; expect_bad_input 'layers[relu2].bottom: expected a tensor named before this layer' "$work/bad.json"
+    ;;
+  ctr_evaluation)
+    # HugeCTR's evaluation on the planted labels (bench/configs/ctr_planted_small.json): the
+    # evaluation table is the same on 1 and 2 ranks (the AUC is over every rank's samples), the
+    # model trains to within 0.04 of the planted model's AUC in 60 iterations, "AUC:<t>" ends the
+    # run at the evaluation that reaches t (the report holds the iterations run), and evaluation
+    # is refused by field where it cannot run.
+    mkdir -p "$work/runs"
+    cfg=$configs/ctr_planted_small.json
+    for ranks in 1 2; do
+      run_mpi "$ranks" "$cfg" --quiet -o "$work/runs/e$ranks.h5"
+      [ "$rc" -eq 0 ] || fail "$ranks ranks: exit $rc: $(cat "$work/err.txt")"
+    done
+    one=$(dataset_values "$work/runs/e1.h5" /runs/run0/evaluation/scores | cut -d'}' -f1)  # the values, not attributes
+    two=$(dataset_values "$work/runs/e2.h5" /runs/run0/evaluation/scores | cut -d'}' -f1)
+    awk -v a="$one" -v b="$two" 'BEGIN { n = split(a, x, ","); m = split(b, y, ",");
+      if (n != m || n != 15) exit 1
+      for (i = 1; i <= n; i++) { d = x[i] - y[i]; if (d < 0) d = -d; if (d > 1e-4) exit 1 } }' ||
+      fail "evaluations on 1 rank $one, on 2 ranks $two"
+    # Row 3 (after iteration 60): iteration, auc, auc_ceiling, loss, samples.
+    awk -v a="$one" 'BEGIN { split(a, x, ","); if (x[11] != 60 || x[12] < x[13] - 0.04 || x[13] < 0.9) exit 1 }' ||
+      fail "after 60 iterations the AUC is not within 0.04 of the ceiling: $one"
+    run_mpi 2 "$cfg" --set 'solver.eval_metrics=["AUC:0.87"]' -o "$work/runs/target.h5"
+    [ "$rc" -eq 0 ] || fail "AUC target: exit $rc: $(cat "$work/err.txt")"
+    grep -qF "AUC target 0.87 reached after iteration 40" "$work/out.txt" || fail "no early end: $(cat "$work/out.txt")"
+    [ "$(dataset_values "$work/runs/target.h5" /runs/run0/series/loss | cut -d'}' -f1 | tr ',' '\n' | wc -l)" -eq 40 ] ||
+      fail "the report of a run ended at 40 iterations holds another count"
+    # Refused by field: no loss layer to score, a trace without eval_source, a two-tier table.
+    rm -rf "$work/reports"
+    expect_bad_input "solver.eval_interval: evaluation scores the loss layer's logits" "$configs/hybrid_parallel.json" \
+      --set solver.eval_interval=5 --set solver.eval_batches=1 -o "$work/reports/r.h5"
+    "$embscale" trace generate "$cfg" --iterations 2 --format norm -o "$work/t.norm" --quiet || fail "trace generate"
+    sed 's|"format": "Synthetic"|"format": "Norm", "source": "'"$work"'/t.norm"|' "$cfg" >"$work/trace.json"
+    rm -rf "$work/reports"
+    expect_bad_input "layers[data].eval_source: required with solver.eval_interval for a trace" "$work/trace.json" \
+      --set solver.max_iter=2 -o "$work/reports/r.h5"
     ;;
   ranks_per_node_not_dividing)
     # table_row_wise's nodes are ranks_per_node consecutive ranks: more than the run has, or a

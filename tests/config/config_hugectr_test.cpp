@@ -150,7 +150,7 @@ TEST(ConfigHugeCtr, ANormFileWithDenseLayersParsesAndRecordsWhatIsNotRun) {
   EXPECT_EQ(c.dense_layers[4].path, "layers[loss]");
   EXPECT_EQ(c.data.label_top, "label");
   EXPECT_EQ(c.data.dense_top, "dense");
-  EXPECT_EQ(c.not_run, (std::vector<std::string>{"layers[data].eval_source (evaluation)"}));
+  EXPECT_EQ(c.not_run, std::vector<std::string>{});  // eval_source is the evaluation's, which runs
   // A dense layer not built leaves the whole dense part out of a run, named.
   auto j = hugectr_norm_file();
   j["layers"].push_back(nlohmann::json::parse(
@@ -189,6 +189,38 @@ TEST(ConfigHugeCtr, ADenseLayerReadsOnlyTensorsNamedBeforeIt) {
   j["layers"][3]["bottom"] = nlohmann::json::array({"reshape1", "relu1"});  // concat1 reads a later top
   EXPECT_NE(error_of(j).find("layers[concat1].bottom[1]: expected a tensor named before this layer"), std::string::npos)
       << error_of(j);
+}
+
+TEST(ConfigHugeCtr, EvaluationRunsWithTheDenseLayersAndIsNotRunWithout) {
+  auto j = hugectr_norm_file();
+  j["solver"].update(nlohmann::json::parse(
+      R"({"eval_interval": 100, "eval_batches": 8, "batchsize_eval": 512, "eval_metrics": ["AUC:0.8025", "AverageLoss"]})"));
+  Config c = parse_config(j, "t");
+  const Evaluation& e = c.solver.evaluation;
+  EXPECT_EQ(e.interval, 100);
+  EXPECT_EQ(e.batches, 8);
+  EXPECT_EQ(e.batchsize, 512);
+  EXPECT_TRUE(e.auc);
+  EXPECT_TRUE(e.average_loss);
+  EXPECT_EQ(e.auc_threshold, 0.8025);
+  EXPECT_EQ(c.not_run, std::vector<std::string>{});  // eval_source too: the evaluation runs
+  EXPECT_EQ(c.data.eval_source, "./file_list_test.txt");
+  // "AUC" alone: HugeCTR's threshold 1.0, never reached: no target.
+  j["solver"]["eval_metrics"] = {"AUC"};
+  EXPECT_EQ(parse_config(j, "t").solver.evaluation.auc_threshold, 0.0);
+  // max_eval_batches, HugeCTR's later name, counts over eval_batches; one of them with eval_interval.
+  j["solver"]["max_eval_batches"] = 3;
+  EXPECT_EQ(parse_config(j, "t").solver.evaluation.batches, 3);
+  j["solver"].erase("eval_batches");
+  j["solver"].erase("max_eval_batches");
+  EXPECT_NE(error_of(j).find("solver.eval_batches: required key is missing"), std::string::npos) << error_of(j);
+  // Without dense layers nothing scores the evaluation: its keys are not run.
+  auto embedding_only = default_json();
+  embedding_only["solver"].update(nlohmann::json::parse(R"({"eval_interval": 100, "eval_batches": 8})"));
+  c = parse_config(embedding_only, "t");
+  EXPECT_FALSE(c.solver.evaluation.runs());
+  EXPECT_EQ(c.not_run,
+            (std::vector<std::string>{"solver.eval_interval (evaluation)", "solver.eval_batches (evaluation)"}));
 }
 
 TEST(ConfigHugeCtr, RawAndEmbscaleKeys) {

@@ -82,6 +82,33 @@ TEST(RowStores, StaticAndDynamicStartFromTheSameRows) {
   EXPECT_EQ(dynamic.take_counters().inserts, 0);  // taken: zeroed
 }
 
+TEST(RowStores, AnEvaluatingDynamicStoreReadsWithoutChangingTheTable) {
+  kv::TableOptions o = options(3);
+  o.eval_initializer.mode = kv::InitializerMode::kConstant;
+  o.eval_initializer.value = 0.25;
+  KvRowStore store(o, "x");
+  const std::vector<Key> held = {4, 9};
+  std::vector<float> rows(6);
+  store.read(held, rows);  // training: inserted
+  const std::vector<float> held_rows = rows;
+  (void)store.take_counters();
+  store.set_evaluating(true);
+  const std::vector<Key> mixed = {9, 500, 4};
+  std::vector<float> got(9);
+  store.read(mixed, got);
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_EQ(got[d], held_rows[3 + d]);  // key 9 as held
+    EXPECT_EQ(got[3 + d], 0.25f);         // key 500: the eval initializer, not inserted
+    EXPECT_EQ(got[6 + d], held_rows[d]);  // key 4
+  }
+  EXPECT_EQ(store.size(), 2);
+  std::vector<float> row(3);
+  EXPECT_FALSE(store.row(500, row));
+  store.set_evaluating(false);
+  store.read(std::vector<Key>{500}, row);  // training again: inserted
+  EXPECT_EQ(store.size(), 3);
+}
+
 TEST(RowStores, ApplyUpdatesRowsAndStateAlikeInBothStorages) {
   for (const auto type : {UpdateType::kLocal, UpdateType::kGlobal}) {
     const CountingOptimizer optimizer(type);
