@@ -19,7 +19,9 @@ struct UnusedKey {
 };
 
 constexpr const char* kEvaluation = "evaluation";
-constexpr const char* kCheckpoints = "checkpoints";
+// HugeCTR writes the model every `snapshot` iterations: files beside the run, not what it
+// measures (checkpoint and restore of a run: issue 34).
+constexpr const char* kSnapshots = "HugeCTR's model snapshots; a run here writes none";
 constexpr const char* kModelFile = "initial weights from a model file";
 constexpr const char* kDenseCompute = "dense-layer arithmetic";
 
@@ -78,8 +80,8 @@ void optimizer_learning_rate_flag(const ValueReader& v) {
 const std::vector<UnusedKey>& solver_table() {
   static const std::vector<UnusedKey> table = {{"lr_policy", fixed_policy},
                                                {"batchsize_eval", a_positive_count, kEvaluation},
-                                               {"snapshot", a_count, kCheckpoints},
-                                               {"snapshot_prefix", a_string, kCheckpoints},
+                                               {"snapshot", a_count, nullptr, kSnapshots},
+                                               {"snapshot_prefix", a_string, nullptr, kSnapshots},
                                                {"eval_interval", a_positive_count, kEvaluation},
                                                {"eval_batches", a_positive_count, kEvaluation},
                                                {"max_eval_batches", a_positive_count, kEvaluation},

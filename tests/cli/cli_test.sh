@@ -123,18 +123,24 @@ case "$case_name" in
       "$work/err.txt" || fail "validate --ranks 2 of one column: $(cat "$work/err.txt")"
     ;;
   hugectr_embedding_only)
-    # A HugeCTR file with a dense network, evaluation and snapshots: refused with what it cannot run
-    # named (the snapshots), unless --embedding-only, which runs the embedding part and says what it
-    # skipped (the dense layers and their evaluation too).
+    # HugeCTR's DCN sample as HugeCTR writes it runs whole (its dense layers, its evaluation; its
+    # snapshots are named as not written). With what embscale cannot run (fp16 mixed precision)
+    # it is refused with that named, unless --embedding-only, which runs the embedding part and
+    # says what it skipped (the dense layers and their evaluation too).
     cfg=$here/../../bench/configs/hugectr_dcn_embedding_part.json
-    names='solver.snapshot (checkpoints), solver.snapshot_prefix (checkpoints)'
+    "$embscale" validate "$cfg" >"$work/out.txt" 2>&1 || fail "validate of the DCN sample: $(cat "$work/out.txt")"
+    grep -qF "solver.snapshot (HugeCTR's model snapshots; a run here writes none)" "$work/out.txt" ||
+      fail "snapshots not listed as not used: $(cat "$work/out.txt")"
+    sed 's/"seed": 20261124/"seed": 20261124, "mixed_precision": 1024/' "$cfg" >"$work/fp16.json"
+    names='solver.mixed_precision (fp16 mixed precision)'
     expect_bad_input "embscale runs the embedding part of this config only; not run: $names. Pass --embedding-only" \
-      "$cfg" -o "$work/reports/r.h5"
-    "$embscale" validate "$cfg" >"$work/out.txt" 2>"$work/err.txt"
+      "$work/fp16.json" -o "$work/reports/r.h5"
+    "$embscale" validate "$work/fp16.json" >"$work/out.txt" 2>"$work/err.txt"
     [ $? -eq 2 ] || fail "validate accepted a config run only in part"
     grep -qF -- "--embedding-only" "$work/err.txt" || fail "validate: $(cat "$work/err.txt")"
-    "$embscale" validate "$cfg" --embedding-only >"$work/out.txt" 2>&1 || fail "validate --embedding-only: $(cat "$work/out.txt")"
-    run_mpi 2 "$cfg" --embedding-only -o "$work/reports/r.h5" --quiet
+    "$embscale" validate "$work/fp16.json" --embedding-only >"$work/out.txt" 2>&1 ||
+      fail "validate --embedding-only: $(cat "$work/out.txt")"
+    run_mpi 2 "$work/fp16.json" --embedding-only -o "$work/reports/r.h5" --quiet
     [ "$rc" -eq 0 ] || fail "--embedding-only run failed ($rc): $(cat "$work/err.txt")"
     grep -qF "note: --embedding-only: running the embedding layers; not run: the dense layers (layers[reshape1] to layers[loss], 10 layers), solver.eval_interval (evaluation), $names" "$work/err.txt" ||
       fail "no note of what was skipped: $(cat "$work/err.txt")"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configs in the forms of HugeCTR's published samples (tests/cli/hugectr_forms/README.md) run their
-# embedding part on data of their shape: hugectr_forms_test.sh EMBSCALE MPIEXEC CASE
+# embedding part, and run whole (dense layers, evaluation), on data of their shape:
+# hugectr_forms_test.sh EMBSCALE MPIEXEC CASE
 #   hugectr_norm_forms  wdl, dcn, dcn_localized_embedding, deepfm and criteo over Norm file lists
 #                       without slot_size_array (HugeCTR's hash tables: dynamic storage), and what
 #                       such data cannot run (static storage, row blocks) refused by name
@@ -52,12 +53,24 @@ run_form() {
   cp "$work/err.txt" "$work/$1.err"
 }
 
+# run_whole NAME: the form runs whole (its dense layers, and an evaluation of one batch of its
+# eval_source after iteration 2, scored by AUC), on 2 ranks.
+run_whole() {
+  run_on_ranks 2 run "$work/$1.json" --set solver.eval_interval=2 --set solver.max_eval_batches=1 -o "$work/$1_whole.h5"
+  [ "$rc" -eq 0 ] || fail "$1: the whole run failed ($rc): $(cat "$work/err.txt")"
+  grep -qE "^evaluation after iteration 2: AUC [0-9.]+, loss [0-9.]+, 256 samples" "$work/out.txt" ||
+    fail "$1: no evaluation: $(cat "$work/out.txt")"
+  h5dump -n "$work/$1_whole.h5" >"$work/names.txt"  # whole: grep -q would cut the pipe (pipefail)
+  grep -q "timings/dense_forward" "$work/names.txt" || fail "$1: no dense phases: $(cat "$work/names.txt")"
+}
+
 case "$case_name" in
   hugectr_norm_forms)
     norm_data data "$(synthetic_shape wide_deep '[2000, 900, 800, 700, 600, 500, 400, 300, 200, 100, 90, 80, 70, 60, 50, 40, 30, 20, 10, 9, 8, 7, 6, 5, 4, 3, 2]' 2 13)"
     norm_data data_one_slot "$(synthetic_shape one_slot '[30000]' 8 0)"
     for form in wdl dcn dcn_localized_embedding deepfm criteo; do
       run_form "$form"
+      run_whole "$form"
     done
     # HugeCTR's hash tables: dynamic storage of max_vocabulary_size_per_gpu rows per rank.
     h5dump -a /runs/run0/scheme "$work/dcn_localized_embedding.h5" | grep -qF '"localized_slot"' ||

@@ -52,8 +52,7 @@ TEST(ConfigHugeCtr, AcceptsHugeCtrKeysItDoesNotUse) {
   EXPECT_EQ(
       c.not_run,
       (std::vector<std::string>{
-          "solver.batchsize_eval (evaluation)", "solver.snapshot (checkpoints)", "solver.snapshot_prefix (checkpoints)",
-          "solver.eval_interval (evaluation)", "solver.eval_batches (evaluation)",
+          "solver.batchsize_eval (evaluation)", "solver.eval_interval (evaluation)", "solver.eval_batches (evaluation)",
           "solver.max_eval_batches (evaluation)", "solver.mixed_precision (fp16 mixed precision)",
           "solver.eval_metrics (evaluation)", "solver.enable_tf32_compute (dense-layer arithmetic)",
           "solver.dense model_file (initial weights from a model file)",
@@ -63,6 +62,8 @@ TEST(ConfigHugeCtr, AcceptsHugeCtrKeysItDoesNotUse) {
   EXPECT_EQ(c.not_used,
             (std::vector<std::string>{
                 "solver.gpu (the GPUs a node uses: this config's layers run on the host, on the launcher's ranks)",
+                "solver.snapshot (HugeCTR's model snapshots; a run here writes none)",
+                "solver.snapshot_prefix (HugeCTR's model snapshots; a run here writes none)",
                 "optimizer.learning_rate (HugeCTR's flag; the rate is the hparam block's)",
                 "layers[data].sparse[0].type (the embedding layer's type places the slots)",
                 "layers[data].sparse[0].is_required (HugeCTR's flag for a slot a sample must hold; every slot is "
