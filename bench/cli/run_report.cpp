@@ -61,6 +61,7 @@ report::RunRecord make_run_record(const std::string& id, const config::Config& c
   record.counters = run.measurements.counters;
   record.series["step_time"] = run.measurements.step_time;
   record.series["loss"] = run.measurements.loss;
+  if (!run.measurements.auc.empty()) record.series["auc"] = run.measurements.auc;
   for (const auto& [name, values] : run.measurements.bandwidth) record.series[name] = values;
   for (const auto& table : run.eviction.tables)
     record.tables["eviction/" + table.name] = report::ReportTable{table.columns, table.values, table.meaning};

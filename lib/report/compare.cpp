@@ -135,10 +135,10 @@ std::vector<std::string> figures_of(const ReportData::Run& run) {
   }
   for (const auto& phase : run.phase_names) figures.push_back("phase:" + phase);
   if (run.counters.count("bytes_sent")) figures.push_back("bytes_sent");
-  // Other series are figures of their own (Google Benchmark's real_time, cpu_time); the loss is
-  // a model figure, not a performance one.
+  // Other series are figures of their own (Google Benchmark's real_time, cpu_time); the loss and
+  // the batches' AUC are model figures, not performance ones.
   for (const auto& [name, values] : run.series)
-    if (name != "step_time" && name != "loss") figures.push_back(name);
+    if (name != "step_time" && name != "loss" && name != "auc") figures.push_back(name);
   return figures;
 }
 

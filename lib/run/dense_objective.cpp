@@ -64,6 +64,11 @@ double DenseModel::step(const Batch& batch, std::span<const std::span<const floa
   return loss;
 }
 
+std::span<const float> DenseModel::last_logits() const {
+  if (!parts_->graph.has_loss()) return {};
+  return parts_->graph.logits().value;
+}
+
 DenseModel::Scores DenseModel::evaluate(const Batch& batch, std::span<const std::span<const float>> pooled,
                                         std::int64_t global_rows) {
   auto& graph = parts_->graph;

@@ -42,6 +42,9 @@ class DenseModel {
   };
   Scores evaluate(const Batch& batch, std::span<const std::span<const float>> pooled, std::int64_t global_rows);
   bool has_loss_layer() const;
+  // The last step's logits on this rank (the loss layer's first bottom, as forward left it; empty
+  // without a loss layer): the run scores the batch's AUC after the step's clock stopped.
+  std::span<const float> last_logits() const;
 
  private:
   void set_inputs(const Batch& batch, std::span<const std::span<const float>> pooled);

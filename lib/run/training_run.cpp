@@ -16,6 +16,7 @@
 #include "core/timer.hpp"
 #include "embedding/engine.hpp"
 #include "embedding/step_recorder.hpp"
+#include "model/auc.hpp"
 #include "model/dense_graph.hpp"
 #include "run/dense_objective.hpp"
 #include "run/run_devices.hpp"
@@ -71,7 +72,17 @@ class Loop {
     const auto after = traffic();
     bytes_sent_ = static_cast<std::int64_t>(after.bytes_sent - before.bytes_sent);
     bytes_recv_ = static_cast<std::int64_t>(after.bytes_recv - before.bytes_recv);
+    labels_.resize(static_cast<std::size_t>(batch.num_samples));
+    for (std::int64_t s = 0; s < batch.num_samples; ++s)
+      labels_[static_cast<std::size_t>(s)] = batch.labels[static_cast<std::size_t>(s * batch.label_dim)];
     return loss;
+  }
+
+  // The AUC of the last step's batch (the model's logits before its update, over every rank's
+  // samples); NaN without a loss layer. Collective; outside the timed step.
+  double batch_auc() {
+    if (!dense_model_ || dense_model_->last_logits().empty()) return std::numeric_limits<double>::quiet_NaN();
+    return model::global_auc(comm_, dense_model_->last_logits(), labels_).value;
   }
 
   // Counter values of the last step, by name: the run's bytes, each collective phase's bytes,
@@ -105,6 +116,7 @@ class Loop {
   BatchSource& source_;
   embedding::EmbeddingEngine engine_;
   std::shared_ptr<DenseModel> dense_model_;               // the config's dense layers; null without
+  std::vector<float> labels_;                             // the last batch's first label per sample
   std::vector<const comm::Communicator*> traffic_comms_;  // the run's first, then the schemes' own
   std::int64_t bytes_sent_ = 0, bytes_recv_ = 0;
 };
@@ -263,11 +275,13 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   const InjectedFault fault = injected_fault();
   Stopwatch elapsed;
   std::int64_t trained = iterations;  // fewer when an evaluation reaches the AUC target
+  const bool scores_batches = loop.dense_model() && loop.dense_model()->has_loss_layer();
   for (std::int64_t it = 0; it < iterations; ++it) {
     const auto uit = static_cast<std::size_t>(it);
     stop_if_asked("before iteration " + std::to_string(it));
     fault.strike_if_due(comm.rank(), it);
     local_loss[uit] = loop.step(it, recorder);
+    if (scores_batches) m.auc.push_back(loop.batch_auc());
     if (eviction) eviction->end_step(it + 1 == iterations);  // the clock of the step has stopped
     const auto counters = loop.counters(recorder);
     if (it == 0) {

@@ -35,6 +35,9 @@ struct RunMeasurements {
   std::map<std::string, std::vector<std::int64_t>> counters;
   std::vector<double> step_time;  // all ranks agree: max over ranks
   std::vector<double> loss;       // all ranks agree: global loss
+  // All ranks agree: each training batch's AUC (the logits of its forward, before the update, over
+  // every rank's samples), with a loss layer; empty without.
+  std::vector<double> auc;
   // All ranks agree, per phase that runs a collective: nccl-tests' algorithm and bus bandwidth
   // (bytes/s) of each iteration: the largest per-rank bytes sent over the longest per-rank time,
   // and that times the collective's bus factor. Keys "<phase>.algbw", "<phase>.busbw".

@@ -243,6 +243,10 @@ case "$case_name" in
     # Row 3 (after iteration 60): iteration, auc, auc_ceiling, loss, samples.
     awk -v a="$one" 'BEGIN { split(a, x, ","); if (x[11] != 60 || x[12] < x[13] - 0.04 || x[13] < 0.9) exit 1 }' ||
       fail "after 60 iterations the AUC is not within 0.04 of the ceiling: $one"
+    # The training batches' AUC, one per iteration, rises as the model learns.
+    auc=$(dataset_values "$work/runs/e2.h5" /runs/run0/series/auc | cut -d'}' -f1)
+    awk -v a="$auc" 'BEGIN { n = split(a, x, ","); if (n != 60 || x[60] < x[1] + 0.1) exit 1 }' ||
+      fail "the batches' AUC series: $auc"
     run_mpi 2 "$cfg" --set 'solver.eval_metrics=["AUC:0.87"]' -o "$work/runs/target.h5"
     [ "$rc" -eq 0 ] || fail "AUC target: exit $rc: $(cat "$work/err.txt")"
     grep -qF "AUC target 0.87 reached after iteration 40" "$work/out.txt" || fail "no early end: $(cat "$work/out.txt")"
