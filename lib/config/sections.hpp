@@ -30,7 +30,7 @@ EmbeddingLayer parse_embedding_layer(const ObjectReader& layer, const std::strin
 // The "layers" array: exactly one Data layer, at least one embedding layer, names and tops unique,
 // every embedding's bottom the Data layer's sparse top. Fills config.data and config.embeddings.
 void parse_layers(const ValueReader& layers, Config& config);
-// A HugeCTR dense layer the layers array holds, for the dense tower.
+// A HugeCTR dense layer the layers array holds (parse_dense_layers).
 struct DenseCandidate {
   ValueReader layer;
   std::string type;

@@ -19,7 +19,7 @@ inline float regression_target(const Batch& batch, std::int64_t sample) {
 }
 
 // The same objective over any per-sample output: `values` holds `width` values per sample of the
-// batch ([num_samples x width]: a dense tower's output), each regressing onto its sample's target.
+// batch ([num_samples x width]: a dense model's output without a loss layer), each regressing onto its sample's target.
 double regression_loss_and_gradient_per_sample(const Batch& batch, std::span<const float> values, std::int64_t width,
                                                std::int64_t global_batch, std::span<float> grad);
 

@@ -64,7 +64,7 @@ int gpu_of_rank(const config::Config& config, const HostPlacement& placement, in
 void check_devices(const config::Config& config, const HostPlacement& placement, int ranks);
 
 // InputError naming the field when a GPU run of `config` asks for a part that has no GPU path in
-// this build: the parameter server, the dense tower, the eviction study. (Whether a layer's scheme
+// this build: the parameter server, the dense layers, the eviction study. (Whether a layer's scheme
 // and storage have one is the engine's to say: embedding::check_layers, which run and validate call
 // anyway.) Nothing for a host-only config.
 void check_device_support(const config::Config& config);
