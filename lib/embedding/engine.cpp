@@ -361,10 +361,15 @@ EmbeddingEngine::EmbeddingEngine(comm::Communicator& comm, const config::Config&
 
 EmbeddingEngine::~EmbeddingEngine() = default;
 
-double EmbeddingEngine::step(const Batch& batch, StepRecorder& recorder) {
+std::vector<Batch> EmbeddingEngine::slot_subsets(const Batch& batch) const {
   std::vector<Batch> subsets(layers_.size());
   for (std::size_t i = 0; i < layers_.size(); ++i)
     if (!layers_[i]->all_slots) subsets[i] = select_slots(batch, layers_[i]->spec.config->slots);
+  return subsets;
+}
+
+double EmbeddingEngine::step(const Batch& batch, StepRecorder& recorder) {
+  const std::vector<Batch> subsets = slot_subsets(batch);
   // A device layer's input goes to the GPU before the clock starts (the data reader's work).
   for (std::size_t i = 0; i < layers_.size(); ++i)
     if (layers_[i]->on_device()) layers_[i]->device_batch->upload(layers_[i]->all_slots ? batch : subsets[i]);
@@ -441,11 +446,9 @@ void EmbeddingEngine::record_store_counters(Layer& layer, StepRecorder& recorder
 }
 
 void EmbeddingEngine::evaluate(const Batch& batch, StepRecorder& recorder) {
-  std::vector<Batch> subsets(layers_.size());
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    EMBSCALE_EXPECTS(!layers_[i]->on_device(), "evaluation runs host layers (the dense model's)");
-    if (!layers_[i]->all_slots) subsets[i] = select_slots(batch, layers_[i]->spec.config->slots);
-  }
+  for (const auto& layer : layers_)
+    EMBSCALE_EXPECTS(!layer->on_device(), "evaluation runs host layers (the dense model's)");
+  const std::vector<Batch> subsets = slot_subsets(batch);
   recorder.begin_step();
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     Layer& layer = *layers_[i];

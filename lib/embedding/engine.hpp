@@ -109,6 +109,8 @@ class EmbeddingEngine {
  private:
   struct Layer;
   static void record_store_counters(Layer& layer, StepRecorder& recorder);
+  // Each layer's view of `batch` when it reads a subset of its slots (empty for a layer of all).
+  std::vector<Batch> slot_subsets(const Batch& batch) const;
   comm::Communicator& comm_;
   std::int64_t global_batch_;
   std::int64_t steps_ = 0;  // applied so far (warm-up included): the optimizer's step count

@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <limits>
+#include <type_traits>
 
 #include "core/error.hpp"
 
@@ -26,25 +27,24 @@ template <typename T> void scale(std::int64_t m, std::int64_t n, T beta, T* c, s
 
 }  // namespace
 
-template <>
-void gemm<float>(Transpose ta, Transpose tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-                 const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-                 std::int64_t ldc) {
+template <typename T>
+void gemm(Transpose ta, Transpose tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
+          std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
   if (m == 0 || n == 0) return;
   if (k == 0) return scale(m, n, beta, c, ldc);
-  cblas_sgemm(CblasRowMajor, cblas_of(ta), cblas_of(tb), dimension(m), dimension(n), dimension(k), alpha, a,
-              dimension(lda), b, dimension(ldb), beta, c, dimension(ldc));
+  // The one product, CBLAS's sgemm for float and dgemm for double.
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, cblas_of(ta), cblas_of(tb), dimension(m), dimension(n), dimension(k), alpha, a,
+                dimension(lda), b, dimension(ldb), beta, c, dimension(ldc));
+  else
+    cblas_dgemm(CblasRowMajor, cblas_of(ta), cblas_of(tb), dimension(m), dimension(n), dimension(k), alpha, a,
+                dimension(lda), b, dimension(ldb), beta, c, dimension(ldc));
 }
 
-template <>
-void gemm<double>(Transpose ta, Transpose tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
-                  const double* a, std::int64_t lda, const double* b, std::int64_t ldb, double beta, double* c,
-                  std::int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) return scale(m, n, beta, c, ldc);
-  cblas_dgemm(CblasRowMajor, cblas_of(ta), cblas_of(tb), dimension(m), dimension(n), dimension(k), alpha, a,
-              dimension(lda), b, dimension(ldb), beta, c, dimension(ldc));
-}
+template void gemm<float>(Transpose, Transpose, std::int64_t, std::int64_t, std::int64_t, float, const float*,
+                          std::int64_t, const float*, std::int64_t, float, float*, std::int64_t);
+template void gemm<double>(Transpose, Transpose, std::int64_t, std::int64_t, std::int64_t, double, const double*,
+                           std::int64_t, const double*, std::int64_t, double, double*, std::int64_t);
 
 void set_blas_threads(int threads) {
   EMBSCALE_EXPECTS(threads >= 1, "the BLAS needs at least one thread");

@@ -138,11 +138,10 @@ template <typename T> double DenseGraph<T>::forward(const StepInfo& step) {
 template <typename T> double DenseGraph<T>::regularizer_penalty(std::int64_t global_rows) const {
   if (!loss_ || loss_->regularizer() == Regularizer::kNone) return 0.0;
   const bool counts_replicated = !comm_ || comm_->rank() == 0;
-  auto& store = const_cast<ParameterStore<T>&>(parameters_);
   double sum = 0.0;
   for (const ParameterHandle& h : parameters_.regularized()) {
     if (h.sharing == ParameterSharing::kReplicated && !counts_replicated) continue;
-    for (const T w : store.values(h))
+    for (const T w : parameters_.values(h))
       sum += loss_->regularizer() == Regularizer::kL1 ? std::abs(static_cast<double>(w))
                                                       : 0.5 * static_cast<double>(w) * static_cast<double>(w);
   }

@@ -82,6 +82,9 @@ template <typename T> class ParameterStore {
   std::span<T> values(const ParameterHandle& h) {
     return std::span<T>(buffer(h.sharing).values).subspan(h.offset, h.count);
   }
+  std::span<const T> values(const ParameterHandle& h) const {
+    return std::span<const T>(buffer(h.sharing).values).subspan(h.offset, h.count);
+  }
   std::span<T> grads(const ParameterHandle& h) {
     return std::span<T>(buffer(h.sharing).grads).subspan(h.offset, h.count);
   }

@@ -72,6 +72,7 @@ class Loop {
     const auto after = traffic();
     bytes_sent_ = static_cast<std::int64_t>(after.bytes_sent - before.bytes_sent);
     bytes_recv_ = static_cast<std::int64_t>(after.bytes_recv - before.bytes_recv);
+    if (!dense_model_ || !dense_model_->has_loss_layer()) return loss;  // no batch AUC to score
     labels_.resize(static_cast<std::size_t>(batch.num_samples));
     for (std::int64_t s = 0; s < batch.num_samples; ++s)
       labels_[static_cast<std::size_t>(s)] = batch.labels[static_cast<std::size_t>(s * batch.label_dim)];

@@ -33,10 +33,10 @@ template <typename T> void expect_tensors(const LayerBuild<T>& build, std::size_
 }
 
 // Bottom `i` must be 2D.
-template <typename T> void expect_2d(const LayerBuild<T>& build, std::size_t i, const std::string& hint = "") {
+template <typename T> void expect_2d(const LayerBuild<T>& build, std::size_t i) {
   if (build.bottoms[i].three_d)
     fail(build, "\"" + build.node.type + "\" reads a 2D tensor [batch, width]; its bottom \"" + build.node.bottoms[i] +
-                    "\" is " + build.bottoms[i].describe() + (hint.empty() ? " (a Reshape makes it 2D)" : hint));
+                    "\" is " + build.bottoms[i].describe() + " (a Reshape makes it 2D)");
 }
 
 // Bottom `i` must be [batch, width]: 2D with one row per sample.
@@ -56,8 +56,5 @@ template <typename T> void expect_same_shapes(const LayerBuild<T>& build) {
                       build.bottoms[0].describe() + ", \"" + build.node.bottoms[k] + "\" is " +
                       build.bottoms[k].describe());
 }
-
-// The 1-based position of a message's list element: "bottom[1]".
-inline std::string nth(const char* key, std::size_t i) { return std::string(key) + "[" + std::to_string(i) + "]"; }
 
 }  // namespace embscale::model::layers
