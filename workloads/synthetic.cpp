@@ -30,7 +30,8 @@ SampleRange sample_share(std::int64_t global, int rank, int ranks) {
 SyntheticGenerator::SyntheticGenerator(const config::DataLayer& data, std::uint64_t seed, std::int64_t global_batch,
                                        std::optional<std::uint64_t> label_model_seed)
     : data_(data), seed_(seed), global_batch_(global_batch) {
-  if (data.synthetic.planted_labels) planted_.emplace(*data.synthetic.planted_labels, label_model_seed.value_or(seed));
+  if (const auto& model = data.synthetic.planted_labels)
+    planted_.emplace(*model, model->seed.value_or(label_model_seed.value_or(seed)));
   EMBSCALE_EXPECTS(global_batch >= 1, "global batch must be >= 1");
   EMBSCALE_EXPECTS(data.slot_num >= 1, "a batch needs at least one slot");
   EMBSCALE_EXPECTS(data.slot_num == static_cast<std::int32_t>(data.slot_size_array.size()),

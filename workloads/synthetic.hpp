@@ -32,7 +32,8 @@ SampleRange sample_share(std::int64_t global, int rank, int ranks);
 class SyntheticGenerator final : public BatchSource {
  public:
   // `seed` draws the samples; `label_model_seed` the planted label model's hidden values (the
-  // same model for a held-out stream of other samples: evaluation's); absent: `seed`.
+  // same model for a held-out stream of other samples: evaluation's); absent: `seed`. The
+  // config's labels.seed, when set, wins over both.
   SyntheticGenerator(const config::DataLayer& data, std::uint64_t seed, std::int64_t global_batch,
                      std::optional<std::uint64_t> label_model_seed = std::nullopt);
 

@@ -54,6 +54,11 @@ RunFunction define_compare(CLI::App& command, const Invocation&) {
                   "smallest relative change that counts (0.05 = 5%); default 0.05 with repetitions, 0.10 with "
                   "single runs (their tests cannot see run-to-run shifts)")
       ->check(CLI::Range(0.0, 10.0));
+  command
+      .add_option("--min-auc-change", settings.min_auc_change,
+                  "smallest drop of the last evaluation's AUC that counts, in AUC points (0.005 = half a point)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   command.add_option("--blocks", settings.blocks, "block means per run when there are no repetitions")
       ->capture_default_str()
       ->check(CLI::Range(2, 1000));
@@ -63,7 +68,7 @@ RunFunction define_compare(CLI::App& command, const Invocation&) {
   command
       .add_option("--gate", options->gate_names,
                   "figures that can fail the verdict: step (step time, throughput; benchmarks: real_time), "
-                  "phases, bytes, other, all, none; comma-separated")
+                  "phases, bytes, other, quality (the last evaluation's AUC), all, none; comma-separated")
       ->delimiter(',')
       ->default_str(report::describe_as_names(report::GateSelection{}));
   command

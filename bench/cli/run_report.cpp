@@ -66,14 +66,15 @@ report::RunRecord make_run_record(const std::string& id, const config::Config& c
   for (const auto& table : run.eviction.tables)
     record.tables["eviction/" + table.name] = report::ReportTable{table.columns, table.values, table.meaning};
   if (!run.measurements.evaluations.empty()) {
-    report::ReportTable evaluation{{"iteration", "auc", "auc_ceiling", "loss", "samples"},
+    report::ReportTable evaluation{{"iteration", "auc", "auc_ceiling", "loss", "samples", "auc_stderr"},
                                    {},
                                    "one evaluation (solver.eval_interval): the timed iterations before it, the AUC "
                                    "of the model's logits over every rank's held-out samples, the planted label "
-                                   "model's AUC on them (NaN without it), their mean loss and count"};
+                                   "model's AUC on them (NaN without it), their mean loss and count, and the AUC's "
+                                   "DeLong standard error"};
     for (const auto& e : run.measurements.evaluations)
       evaluation.values.insert(evaluation.values.end(), {static_cast<double>(e.iteration), e.auc, e.auc_ceiling, e.loss,
-                                                         static_cast<double>(e.samples)});
+                                                         static_cast<double>(e.samples), e.auc_stderr});
     record.tables["evaluation/scores"] = std::move(evaluation);
   }
   if (plan) {
@@ -103,6 +104,7 @@ report::SummaryRow make_summary_row(const std::string& id, const config::Config&
   if (!run.measurements.evaluations.empty()) {  // the last evaluation's
     const auto& last = run.measurements.evaluations.back();
     row.push_back({"eval_auc", last.auc});
+    row.push_back({"eval_auc_stderr", last.auc_stderr});
     row.push_back({"eval_auc_ceiling", last.auc_ceiling});
     row.push_back({"eval_loss", last.loss});
   }

@@ -247,7 +247,7 @@ int run(int argc, char** argv) {
       double busy = 0, table_per_step = 0;
       if (ps_side) {
         if (serving) {
-          ps::ParameterServer server(*channel, {trainers, false, o.staleness}, *shard, *optimizer);
+          ps::ParameterServer server(*channel, {trainers, false, o.staleness, {}, {}}, *shard, *optimizer);
           const ps::ServeStats stats = server.serve();
           busy = stats.busy_seconds / std::max(1e-12, stats.busy_seconds + stats.idle_seconds);
           table_per_step = (stats.read_seconds + stats.update_seconds) / static_cast<double>(o.warmup + o.steps);

@@ -224,18 +224,19 @@ void check_against_slot(const SlotWorkload& w, std::int64_t keys, std::size_t sl
                     std::to_string(keys) + "), its nnz_per_slot is " + std::to_string(w.nnz));
 }
 
-// "labels": {"model": "first_key"} or {"model": "planted", "key_scale", "dense_scale", "bias"}.
+// "labels": {"model": "first_key"} or {"model": "planted", "key_scale", "dense_scale", "bias", "seed"}.
 std::optional<PlantedLabelModel> parse_label_model(const ObjectReader& labels) {
   const std::string model = labels.one_of("model", {"first_key", "planted"});
   if (model == "first_key") {
     labels.only_keys({"model"});
     return std::nullopt;
   }
-  labels.only_keys({"model", "key_scale", "dense_scale", "bias"});
+  labels.only_keys({"model", "key_scale", "dense_scale", "bias", "seed"});
   PlantedLabelModel planted;
   planted.key_scale = labels.number_or("key_scale", planted.key_scale, NumberRange::between(0.0, 100.0));
   planted.dense_scale = labels.number_or("dense_scale", planted.dense_scale, NumberRange::between(0.0, 100.0));
   planted.bias = labels.number_or("bias", planted.bias, NumberRange::between(-100.0, 100.0));
+  if (labels.has("seed")) planted.seed = labels.unsigned_or("seed", 0);
   return planted;
 }
 

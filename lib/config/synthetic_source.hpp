@@ -108,6 +108,10 @@ struct PlantedLabelModel {
   double key_scale = 2.0;    // the keys' term's weight (its unit-variance sum)
   double dense_scale = 1.0;  // the dense features' term's weight
   double bias = 0.0;         // the logit's offset (negative: fewer clicks)
+  // The hidden values' seed. Unset: solver.seed, so a new seed is a new model. Set, the model
+  // stays while solver.seed redraws the samples and the initial weights (how a quality gate's
+  // repetitions vary a run: scripts/compare-error-rates --quality).
+  std::optional<std::uint64_t> seed;
 };
 
 struct SyntheticSource {

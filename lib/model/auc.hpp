@@ -5,6 +5,12 @@
 //
 // HugeCTR's `eval_metrics: ["AUC"]` is this figure over every rank's evaluation samples;
 // global_auc gathers them to every rank, so every rank returns the same value.
+//
+// Its standard error is DeLong's (DeLong, DeLong and Clarke-Pearson, Biometrics 1988): each
+// positive's share of negatives it outranks (V10) and each negative's share of positives that
+// outrank it (V01) are the AUC's structural components, and Var(AUC) = Var(V10) / positives +
+// Var(V01) / negatives with the sample variances. It is the spread of the AUC over other draws of
+// the evaluation samples for a fixed model; embscale compare tests single runs' AUCs with it.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +21,8 @@
 namespace embscale::model {
 
 struct Auc {
-  double value = 0.0;  // NaN when one class is absent (no pair to rank)
+  double value = 0.0;           // NaN when one class is absent (no pair to rank)
+  double standard_error = 0.0;  // DeLong's; NaN with fewer than two samples of either class
   std::int64_t positives = 0;
   std::int64_t negatives = 0;
 };

@@ -160,8 +160,12 @@ template <typename T> void DenseGraph<T>::reduce_gradients(const StepInfo& step)
   const std::span<T> replicated = parameters_.grads(ParameterSharing::kReplicated);
   if (comm_ && comm_->size() > 1 && !replicated.empty())
     comm_->allreduce(std::span<const T>(replicated), replicated, comm::ReduceOp::kSum);
+  add_regularizer_gradient(step, 1.0);
+}
+
+template <typename T> void DenseGraph<T>::add_regularizer_gradient(const StepInfo& step, double share) {
   if (loss_ && loss_->regularizer() != Regularizer::kNone) {
-    const T scale = static_cast<T>(loss_->lambda() / static_cast<double>(step.global_rows));
+    const T scale = static_cast<T>(share * loss_->lambda() / static_cast<double>(step.global_rows));
     for (const ParameterHandle& h : parameters_.regularized()) {
       const std::span<T> w = parameters_.values(h), g = parameters_.grads(h);
       for (std::size_t k = 0; k < w.size(); ++k)

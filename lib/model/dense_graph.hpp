@@ -60,6 +60,10 @@ template <typename T> class DenseGraph {
   // The replicated parameters' gradients summed over ranks (one allreduce), then the
   // regularizer's gradient added. Collective.
   void reduce_gradients(const StepInfo& step);
+  // `share` of the regularizer's gradient added to the regularized parameters' (no allreduce):
+  // where another party sums the ranks' gradients (a parameter server holding the dense
+  // parameters), each of n ranks adds 1/n of it.
+  void add_regularizer_gradient(const StepInfo& step, double share);
 
   bool has_loss() const noexcept { return loss_ != nullptr; }
   // Without a loss layer: the top no layer reads (set its grad after forward).

@@ -27,6 +27,11 @@ template <typename T> class DenseOptimizer {
   explicit DenseOptimizer(const config::Optimizer& settings) : settings_(settings) {}
   // Every parameter of `store` one step (1-based `step`) along its gradient.
   void apply(ParameterStore<T>& store, std::int64_t step);
+  // One flat array of parameters (a parameter server's slice of the replicated ones) one step
+  // along `grads`; its state is the replicated buffer's (use one optimizer per array).
+  void apply(std::span<T> values, std::span<const T> grads, std::int64_t step) {
+    apply(values, grads, replicated_, step);
+  }
 
  private:
   struct State {

@@ -7,15 +7,25 @@
 #include "core/timer.hpp"
 
 namespace embscale::ps {
+namespace {
+
+void add_counters(embedding::StoreCounters& to, const embedding::StoreCounters& from) {
+  to.hits += from.hits, to.misses += from.misses, to.inserts += from.inserts, to.evictions += from.evictions;
+  to.refused += from.refused, to.not_admitted += from.not_admitted, to.fast_tier_misses += from.fast_tier_misses;
+}
+
+}  // namespace
 
 ParameterServer::ParameterServer(comm::MessageChannel& channel, ServerOptions options, embedding::RowStore& shard,
                                  const embedding::SparseOptimizer& optimizer)
     : channel_(channel), options_(std::move(options)), shard_(shard), optimizer_(optimizer),
       dim_(static_cast<std::size_t>(shard.dim())), applied_(options_.trainers.size(), 0),
-      received_(options_.trainers.size(), 0), finished_(options_.trainers.size(), false) {
+      received_(options_.trainers.size(), 0), finished_(options_.trainers.size(), false),
+      read_through_(options_.trainers.size(), 0) {
   EMBSCALE_EXPECTS(!options_.trainers.empty(), "a parameter server serves at least one trainer");
   EMBSCALE_EXPECTS(std::is_sorted(options_.trainers.begin(), options_.trainers.end()), "trainers in ascending order");
   EMBSCALE_EXPECTS(options_.staleness >= 0, "staleness >= 0");
+  EMBSCALE_EXPECTS(options_.dense_values.empty() || options_.dense_update, "a dense slice needs its update");
   if (options_.synchronous) options_.staleness = 0;
 }
 
@@ -30,14 +40,37 @@ std::size_t ParameterServer::trainer_index(int source) const {
 std::int64_t ParameterServer::applied_through() const { return *std::min_element(applied_.begin(), applied_.end()); }
 
 void ParameterServer::answer(const Pull& pull) {
-  stats_.max_staleness = std::max(stats_.max_staleness, pull.step - 1 - applied_through());
   rows_.resize(pull.keys.size() * dim_);
-  Stopwatch table;
-  if (!pull.keys.empty()) shard_.read(pull.keys, rows_);  // inserts unseen ids with their initial rows
-  stats_.read_seconds += table.seconds();
+  if (pull.evaluation) {
+    read_for_evaluation(pull.keys);
+  } else {
+    stats_.max_staleness = std::max(stats_.max_staleness, pull.step - 1 - applied_through());
+    Stopwatch table;
+    if (!pull.keys.empty()) shard_.read(pull.keys, rows_);  // inserts unseen ids with their initial rows
+    stats_.read_seconds += table.seconds();
+    ++stats_.pulls;
+    stats_.keys_pulled += static_cast<std::int64_t>(pull.keys.size());
+  }
   channel_.send(std::span<const float>(rows_), pull.source, kRowsTag);
-  ++stats_.pulls;
-  stats_.keys_pulled += static_cast<std::int64_t>(pull.keys.size());
+  if (!options_.dense_values.empty())
+    channel_.send(std::span<const float>(options_.dense_values), pull.source, kDenseValuesTag);
+}
+
+void ParameterServer::read_for_evaluation(std::span<const Key> keys) {
+  if (keys.empty()) return;
+  const embedding::StoreCounters before = shard_.take_counters();
+  shard_.set_evaluating(true);
+  shard_.read(keys, rows_);
+  shard_.set_evaluating(false);
+  (void)shard_.take_counters();  // the evaluation's own
+  add_counters(training_counters_, before);
+}
+
+embedding::StoreCounters ParameterServer::take_counters() {
+  embedding::StoreCounters c = shard_.take_counters();
+  add_counters(c, training_counters_);
+  training_counters_ = {};
+  return c;
 }
 
 void ParameterServer::answer_eligible() {
@@ -51,9 +84,11 @@ void ParameterServer::answer_eligible() {
   }
 }
 
-void ParameterServer::apply(std::int64_t step, std::span<const Key> keys, std::span<const float> grads) {
+void ParameterServer::apply(std::int64_t step, std::span<const Key> keys, std::span<const float> grads,
+                            std::span<const float> dense_grads) {
   Stopwatch table;
   if (!keys.empty()) shard_.apply(keys, grads, optimizer_, step);
+  if (!options_.dense_values.empty()) options_.dense_update(options_.dense_values, dense_grads, step);
   stats_.update_seconds += table.seconds();
 }
 
@@ -67,7 +102,7 @@ void ParameterServer::on_push(int source, std::int64_t step, Push push) {
   ++stats_.pushes;
   stats_.keys_pushed += static_cast<std::int64_t>(push.keys.size());
   if (!options_.synchronous) {
-    apply(step, push.keys, push.grads);
+    apply(step, push.keys, push.grads, push.dense_grads);
     applied_[t] = step;
     return;
   }
@@ -92,7 +127,10 @@ void ParameterServer::on_push(int source, std::int64_t step, Push push) {
       const float* from = p.grads.data() + i * dim_;
       for (std::size_t d = 0; d < dim_; ++d) g[d] += from[d];
     }
-  apply(step, keys, grads);
+  merged_dense_.assign(options_.dense_values.size(), 0.0f);  // the dense gradients, summed in trainer order
+  for (const Push& p : held.pushes)
+    for (std::size_t k = 0; k < merged_dense_.size(); ++k) merged_dense_[k] += p.dense_grads[k];
+  apply(step, keys, grads, merged_dense_);
   held_.erase(step);
   std::fill(applied_.begin(), applied_.end(), step);
 }
@@ -110,27 +148,36 @@ void ParameterServer::handle_next() {
                 std::to_string(source));
   const auto n = static_cast<std::size_t>(header.keys);
   switch (header.kind) {
-    case RequestKind::kPull: {
-      Pull pull{source, header.step, std::vector<Key>(n)};
+    case RequestKind::kPull:
+    case RequestKind::kRead: {
+      Pull pull{source, header.step, std::vector<Key>(n), header.kind == RequestKind::kRead};
       if (n) channel_.recv(std::span<Key>(pull.keys), source, kKeysTag);
       if (may_read(pull.step)) {
         answer(pull);
       } else {
-        ++stats_.deferred_pulls;
+        if (!pull.evaluation) ++stats_.deferred_pulls;
         waiting_.push_back(std::move(pull));
       }
       break;
     }
     case RequestKind::kPush: {
-      Push push{std::vector<Key>(n), std::vector<float>(n * dim_)};
+      Push push{std::vector<Key>(n), std::vector<float>(n * dim_), std::vector<float>(options_.dense_values.size())};
       if (n) {
         channel_.recv(std::span<Key>(push.keys), source, kKeysTag);
         channel_.recv(std::span<float>(push.grads), source, kGradsTag);
       }
+      if (!push.dense_grads.empty()) channel_.recv(std::span<float>(push.dense_grads), source, kDenseGradsTag);
       on_push(source, header.step, std::move(push));
       answer_eligible();
       break;
     }
+    case RequestKind::kReadsDone:
+      if (header.step <= read_through_[t])
+        throw Error("parameter server (rank " + std::to_string(channel_.rank()) + "): trainer rank " +
+                    std::to_string(source) + " ended the reads of an evaluation after step " +
+                    std::to_string(header.step) + " after one after step " + std::to_string(read_through_[t]));
+      read_through_[t] = header.step;
+      break;
     case RequestKind::kDone:
       if (finished_[t])
         throw Error("parameter server (rank " + std::to_string(channel_.rank()) + "): trainer rank " +
@@ -154,6 +201,19 @@ ServeStats ParameterServer::serve_through(std::int64_t step) {
         throw Error("parameter server (rank " + std::to_string(channel_.rank()) + "): trainer rank " +
                     std::to_string(options_.trainers[t]) + " finished after step " + std::to_string(received_[t]) +
                     ", before step " + std::to_string(step));
+  }
+  return stats_;
+}
+
+ServeStats ParameterServer::serve_evaluation(std::int64_t step) {
+  stats_ = {};
+  while (*std::min_element(read_through_.begin(), read_through_.end()) < step) {
+    handle_next();
+    for (std::size_t t = 0; t < finished_.size(); ++t)
+      if (finished_[t] && read_through_[t] < step)
+        throw Error("parameter server (rank " + std::to_string(channel_.rank()) + "): trainer rank " +
+                    std::to_string(options_.trainers[t]) + " finished without the evaluation after step " +
+                    std::to_string(step));
   }
   return stats_;
 }

@@ -13,11 +13,22 @@
 //                model's update, whatever the number of trainers and servers;
 //   asynchronous: each push is applied when it arrives (an optimizer step per trainer's push),
 //                and a trainer may run at most `staleness` steps ahead of the slowest one.
+// A model with dense layers keeps its dense parameters on the servers too (Paddle's parameter
+// server holds both kinds): each server a slice of them (ps_messages.hpp: dense_slice), sent with
+// every pull's answer and updated from every push's dense gradients by the same rules (the
+// synchronous sum in trainer order, or each push applied as it arrives).
+// An evaluation (HugeCTR's, lib/run/evaluation.hpp) reads rows without changing the table: a
+// read of step s is answered when a pull of step s would be (the evaluation after step s - 1
+// sees that step applied, synchronous), with the store evaluating (a missing id reads the eval
+// initializer and is not inserted) and the dense slice; its table counters are left out of the
+// training's (take_counters).
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
+#include <span>
 #include <vector>
 
 #include "comm/message_channel.hpp"
@@ -28,10 +39,17 @@
 
 namespace embscale::ps {
 
+// The model's one optimizer step of a flat array of dense parameters with their gradients
+// (the run's dense optimizer over this server's slice).
+using DenseUpdate = std::function<void(std::span<float> values, std::span<const float> grads, std::int64_t step)>;
+
 struct ServerOptions {
   std::vector<int> trainers;  // the trainers' ranks in the communicator, ascending
   bool synchronous = true;
   std::int64_t staleness = 0;  // asynchronous: steps a trainer may run ahead (synchronous: 0)
+  // This server's slice of the dense parameters, initial values (empty: the model has none).
+  std::vector<float> dense_values;
+  DenseUpdate dense_update;  // set when dense_values is not empty
 };
 
 // What one serve() did. Staleness of a served pull of step s: (s - 1) minus the last step every
@@ -60,25 +78,36 @@ class ParameterServer {
   // that arrive meanwhile are served too); what this call did. A run's server calls it once per
   // iteration, so its busy and idle time fall into the iterations of the trainers' steps.
   ServeStats serve_through(std::int64_t step);
+  // Serves until every trainer has said its evaluation after `step` read all it needs
+  // (PsClient::end_reads); training requests that arrive meanwhile are served too. The run's
+  // servers call it after the step an evaluation follows.
+  ServeStats serve_evaluation(std::int64_t step);
+  // The shard's counters of the training's requests since the last call (an evaluation's reads
+  // left out).
+  embedding::StoreCounters take_counters();
 
  private:
   struct Pull {
     int source;
     std::int64_t step;
     std::vector<Key> keys;
+    bool evaluation = false;  // an evaluation's read (kRead): the table unchanged
   };
   struct Push {
     std::vector<Key> keys;
     std::vector<float> grads;
+    std::vector<float> dense_grads;  // of this server's dense slice (empty without dense layers)
   };
   void handle_next();  // receives one request (blocking) and handles it
   std::size_t trainer_index(int source) const;
   std::int64_t applied_through() const;  // every trainer's pushes applied up to this step
   bool may_read(std::int64_t step) const { return step - 1 - applied_through() <= options_.staleness; }
   void answer(const Pull& pull);
+  void read_for_evaluation(std::span<const Key> keys);
   void answer_eligible();
   void on_push(int source, std::int64_t step, Push push);
-  void apply(std::int64_t step, std::span<const Key> keys, std::span<const float> grads);
+  void apply(std::int64_t step, std::span<const Key> keys, std::span<const float> grads,
+             std::span<const float> dense_grads);
 
   comm::MessageChannel& channel_;
   ServerOptions options_;
@@ -89,7 +118,9 @@ class ParameterServer {
   std::vector<std::int64_t> received_;  // per trainer: the last step of its pushes received
   std::vector<bool> finished_;          // per trainer: sent kDone
   std::size_t finished_count_ = 0;
-  std::deque<Pull> waiting_;  // pulls not yet eligible, in arrival order
+  std::vector<std::int64_t> read_through_;      // per trainer: the step of its last evaluation's kReadsDone
+  embedding::StoreCounters training_counters_;  // taken from the shard before an evaluation's reads
+  std::deque<Pull> waiting_;                    // pulls not yet eligible, in arrival order
   struct HeldStep {
     std::vector<Push> pushes;  // per trainer
     std::size_t arrived = 0;
@@ -99,6 +130,7 @@ class ParameterServer {
   std::vector<Key> merged_keys_;
   embedding::RoutedKeys merged_;
   std::vector<float> merged_grads_;
+  std::vector<float> merged_dense_;
   std::vector<float> rows_;
   ServeStats stats_;
 };

@@ -7,8 +7,10 @@
 
 namespace embscale::ps {
 
-PsClient::PsClient(comm::MessageChannel& channel, std::vector<int> servers, std::int32_t dim)
-    : channel_(channel), servers_(std::move(servers)), dim_(static_cast<std::size_t>(dim)) {
+PsClient::PsClient(comm::MessageChannel& channel, std::vector<int> servers, std::int32_t dim,
+                   std::size_t dense_parameters)
+    : channel_(channel), servers_(std::move(servers)), dim_(static_cast<std::size_t>(dim)),
+      dense_parameters_(dense_parameters) {
   EMBSCALE_EXPECTS(!servers_.empty(), "a trainer needs at least one server");
   EMBSCALE_EXPECTS(dim >= 1, "rows need dim >= 1");
 }
@@ -50,7 +52,19 @@ void PsClient::push(std::int64_t step, std::span<const Key> keys, std::span<cons
 }
 
 void PsClient::pull_grouped(std::int64_t step, std::span<const Key> keys, std::span<const std::size_t> counts,
-                            std::span<float> rows) {
+                            std::span<float> rows, std::span<float> dense) {
+  EMBSCALE_EXPECTS(dense.size() == dense_parameters_, "every dense parameter the servers hold, or none");
+  request_rows(RequestKind::kPull, step, keys, counts, rows, dense);
+}
+
+void PsClient::read_grouped(std::int64_t step, std::span<const Key> keys, std::span<const std::size_t> counts,
+                            std::span<float> rows, std::span<float> dense) {
+  EMBSCALE_EXPECTS(dense.size() == dense_parameters_, "every dense parameter the servers hold, or none");
+  request_rows(RequestKind::kRead, step, keys, counts, rows, dense);
+}
+
+void PsClient::request_rows(RequestKind kind, std::int64_t step, std::span<const Key> keys,
+                            std::span<const std::size_t> counts, std::span<float> rows, std::span<float> dense) {
   EMBSCALE_EXPECTS(counts.size() == servers_.size() && rows.size() == keys.size() * dim_,
                    "a count per server and keys.size() x dim rows");
   // Every answer's receive is posted before any request goes out: a server answering this trainer
@@ -60,11 +74,13 @@ void PsClient::pull_grouped(std::int64_t step, std::span<const Key> keys, std::s
   for (std::size_t s = 0; s < servers_.size(); ++s) {
     answers.push_back(channel_.irecv(rows.subspan(first * dim_, counts[s] * dim_), servers_[s], kRowsTag));
     first += counts[s];
+    if (const DenseSlice slice = dense_slice(dense.size(), servers(), static_cast<int>(s)); slice.count > 0)
+      answers.push_back(channel_.irecv(dense.subspan(slice.first, slice.count), servers_[s], kDenseValuesTag));
   }
   EMBSCALE_EXPECTS(first == keys.size(), "the counts add up to the keys");
   first = 0;
   for (std::size_t s = 0; s < servers_.size(); ++s) {
-    const Header header{RequestKind::kPull, step, static_cast<std::int64_t>(counts[s])};
+    const Header header{kind, step, static_cast<std::int64_t>(counts[s])};
     channel_.send(std::span<const Header>(&header, 1), servers_[s], kHeaderTag);
     if (counts[s] > 0) channel_.send(keys.subspan(first, counts[s]), servers_[s], kKeysTag);
     first += counts[s];
@@ -73,9 +89,10 @@ void PsClient::pull_grouped(std::int64_t step, std::span<const Key> keys, std::s
 }
 
 void PsClient::push_grouped(std::int64_t step, std::span<const Key> keys, std::span<const std::size_t> counts,
-                            std::span<const float> grads) {
+                            std::span<const float> grads, std::span<const float> dense_grads) {
   EMBSCALE_EXPECTS(counts.size() == servers_.size() && grads.size() == keys.size() * dim_,
                    "a count per server and keys.size() x dim gradients");
+  EMBSCALE_EXPECTS(dense_grads.size() == dense_parameters_, "every dense parameter's gradient, or none");
   std::size_t first = 0;
   for (std::size_t s = 0; s < servers_.size(); ++s) {
     const Header header{RequestKind::kPush, step, static_cast<std::int64_t>(counts[s])};
@@ -84,13 +101,19 @@ void PsClient::push_grouped(std::int64_t step, std::span<const Key> keys, std::s
       channel_.send(keys.subspan(first, counts[s]), servers_[s], kKeysTag);
       channel_.send(grads.subspan(first * dim_, counts[s] * dim_), servers_[s], kGradsTag);
     }
+    if (const DenseSlice slice = dense_slice(dense_grads.size(), servers(), static_cast<int>(s)); slice.count > 0)
+      channel_.send(dense_grads.subspan(slice.first, slice.count), servers_[s], kDenseGradsTag);
     first += counts[s];
   }
 }
 
-void PsClient::finish(std::int64_t last_step) {
-  const Header header{RequestKind::kDone, last_step, 0};
+void PsClient::tell_every_server(RequestKind kind, std::int64_t step) {
+  const Header header{kind, step, 0};
   for (const int server : servers_) channel_.send(std::span<const Header>(&header, 1), server, kHeaderTag);
 }
+
+void PsClient::end_reads(std::int64_t step) { tell_every_server(RequestKind::kReadsDone, step); }
+
+void PsClient::finish(std::int64_t last_step) { tell_every_server(RequestKind::kDone, last_step); }
 
 }  // namespace embscale::ps

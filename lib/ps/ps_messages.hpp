@@ -3,14 +3,22 @@
 // they need (prefetch) and push their gradients back (send); each server owns the ids that hash
 // to it. Messages, between one trainer and one server, in this order per trainer:
 //   pull:  Header{kPull, step, n} (kHeaderTag), n keys (kKeysTag); the server answers n rows of
-//          dim floats (kRowsTag) once the step may read (ParameterServer's rules)
-//   push:  Header{kPush, step, n}, n keys (kKeysTag), n x dim gradients (kGradsTag); no answer
+//          dim floats (kRowsTag) once the step may read (ParameterServer's rules), then, when the
+//          run has dense layers, its slice of the dense parameters (kDenseValuesTag)
+//   push:  Header{kPush, step, n}, n keys (kKeysTag), n x dim gradients (kGradsTag), then the
+//          dense gradients of the server's slice (kDenseGradsTag) when there are dense layers; no
+//          answer
 //   done:  Header{kDone, last step, 0}: the trainer sends nothing more
+//   read:  Header{kRead, step, n}, n keys: an evaluation's read (ParameterServer::serve_evaluation),
+//          answered as a pull of that step is (its rows, then the dense slice), the table
+//          unchanged (no insert, no score, no counter)
+//   reads done: Header{kReadsDone, step, 0}: this trainer's evaluation has read all it needs
 // A trainer sends a pull and a push to every server every step, with n = 0 where it has no ids
 // there: a server counts the trainers' requests per step, so it knows when a step is complete.
 // Headers are received from any source (MessageChannel::recv_any); payloads by their source.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/batch.hpp"
@@ -18,7 +26,7 @@
 
 namespace embscale::ps {
 
-enum class RequestKind : std::int64_t { kPull = 1, kPush = 2, kDone = 3 };
+enum class RequestKind : std::int64_t { kPull = 1, kPush = 2, kDone = 3, kRead = 4, kReadsDone = 5 };
 
 struct Header {
   RequestKind kind = RequestKind::kDone;
@@ -27,6 +35,19 @@ struct Header {
 };
 
 inline constexpr int kHeaderTag = 7001, kKeysTag = 7002, kGradsTag = 7003, kRowsTag = 7004;
+inline constexpr int kDenseValuesTag = 7005, kDenseGradsTag = 7006;
+
+// The dense parameters (the model's replicated ones, `count` values) are split into one contiguous
+// slice per server, in server order: server s holds [first, first + count) of them.
+struct DenseSlice {
+  std::size_t first = 0;
+  std::size_t count = 0;
+};
+inline DenseSlice dense_slice(std::size_t parameters, int servers, int server) noexcept {
+  const auto n = static_cast<std::size_t>(servers), s = static_cast<std::size_t>(server);
+  const std::size_t first = parameters * s / n;
+  return {first, parameters * (s + 1) / n - first};
+}
 
 // The server (0 .. servers-1) that owns `key`: a hash, so that consecutive ids (a Zipf head at the
 // low ids of a table) spread over the servers instead of landing on one. Seeded apart from the KV

@@ -34,6 +34,11 @@ std::int64_t integer_parameter(const ReportData::Run& run, const std::string& na
 
 bool is_phase(const std::string& figure) { return figure.rfind("phase:", 0) == 0; }
 
+// The model-quality figures: one value per run, from its evaluation table.
+constexpr const char* kQualityFigure = "eval_auc";
+constexpr const char* kEvaluationTable = "evaluation/scores";
+bool is_quality(const std::string& figure) { return figure == kQualityFigure; }
+
 // The figure a pair's step-time ratio is taken from: a run's step time, a benchmark's real time.
 bool is_step_figure(const std::string& figure) { return figure == "step_time" || figure == "real_time"; }
 
@@ -41,6 +46,7 @@ bool gated(const std::string& figure, const GateSelection& gate) {
   if (is_step_figure(figure) || figure == "throughput_samples_per_s") return gate.step;
   if (is_phase(figure)) return gate.phases;
   if (figure == "bytes_sent") return gate.bytes;
+  if (is_quality(figure)) return gate.quality;
   return gate.other;
 }
 
@@ -124,6 +130,85 @@ Samples samples_of(const RunPair& pair, const std::string& figure, const Compare
   return s;
 }
 
+// A run's last evaluation: its AUC and DeLong standard error (NaN in reports written before the
+// column existed). Empty when the run has no evaluation table.
+struct Evaluated {
+  double auc = 0;
+  double standard_error = 0;
+};
+
+std::optional<Evaluated> last_evaluation(const ReportData::Run& run) {
+  const auto t = run.tables.find(kEvaluationTable);
+  if (t == run.tables.end() || t->second.rows() == 0) return std::nullopt;
+  const auto& table = t->second;
+  const auto column = [&](const char* name) -> std::optional<std::size_t> {
+    const auto at = std::find(table.columns.begin(), table.columns.end(), name);
+    if (at == table.columns.end()) return std::nullopt;
+    return static_cast<std::size_t>(at - table.columns.begin());
+  };
+  const auto auc = column("auc");
+  if (!auc) return std::nullopt;
+  const auto error = column("auc_stderr");
+  const std::size_t last = table.rows() - 1;
+  return Evaluated{table(last, *auc), error ? table(last, *error) : std::nan("")};
+}
+
+std::vector<Evaluated> evaluations_of(const Runs& runs) {
+  std::vector<Evaluated> out;
+  for (const auto* run : runs)
+    if (const auto e = last_evaluation(*run)) out.push_back(*e);
+  return out;
+}
+
+bool all_equal(const std::vector<Evaluated>& v) {
+  return std::all_of(v.begin(), v.end(), [&](const Evaluated& e) { return e.auc == v.front().auc; });
+}
+
+// One-sided normal tail: P(Z > z).
+double normal_upper_tail(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
+
+// eval_auc of one pair (the header's quality rules): medians, change in AUC points, p-values.
+void compare_quality(FigureComparison& f, const RunPair& pair, const CompareOptions& o) {
+  const auto base = evaluations_of(pair.base), next = evaluations_of(pair.next);
+  if (base.empty() || next.empty()) {
+    f.missing_on = base.empty() ? "base" : "new";
+    f.gated = false;
+    return;
+  }
+  f.absolute = true;
+  f.min_change = o.min_auc_change;
+  const bool repetitions = base.size() >= 2 && next.size() >= 2 && !(all_equal(base) && all_equal(next));
+  if (repetitions) {
+    std::vector<double> b, n;
+    for (const auto& e : base) b.push_back(e.auc);
+    for (const auto& e : next) n.push_back(e.auc);
+    f.base = median(b);
+    f.next = median(n);
+    f.p_worse = mann_whitney_u(b, n, Alternative::kLess).p_value;
+    f.p_value = f.next <= f.base ? f.p_worse : mann_whitney_u(b, n, Alternative::kGreater).p_value;
+    f.smallest_p = mann_whitney_smallest_p(b.size(), n.size());
+    f.sampling = "the last evaluation's AUC of each run (" + std::to_string(b.size()) + " vs " +
+                 std::to_string(n.size()) + " runs)";
+  } else {
+    f.base = base.front().auc;
+    f.next = next.front().auc;
+    const double error = std::hypot(base.front().standard_error, next.front().standard_error);
+    const double z = error > 0 ? (f.base - f.next) / error : std::nan("");
+    f.p_worse = std::isfinite(z) ? normal_upper_tail(z) : (f.next < f.base ? 0.0 : 1.0);
+    f.p_value = f.next <= f.base ? f.p_worse : 1.0 - f.p_worse;
+    f.smallest_p = 0.0;
+    f.sampling = std::isfinite(error) && error > 0
+                     ? "the last evaluation's AUC, a z-test over the DeLong standard errors (" +
+                           format_value(base.front().standard_error) + ", " +
+                           format_value(next.front().standard_error) + ")"
+                     : "the last evaluation's AUC, without a standard error (a report from before it was recorded): "
+                       "any drop is significant, the size rule alone judges";
+    if (base.size() > 1 || next.size() > 1) f.sampling += "; the repetitions are of one seed, so one run a side";
+  }
+  f.relative_change = f.base != 0 ? (f.next - f.base) / f.base : 0.0;
+  f.improvement = f.p_value < o.alpha && f.next > f.base && f.next - f.base > f.min_change;
+}
+
 // The figures of a run, in report order: step time and throughput, phases, bytes, other series.
 // Throughput is samples per second: only runs with a batch (run reports) have it; a collectives
 // run's step_time is one call, and its mpi_time (the bare MPI call) is an other series.
@@ -139,6 +224,7 @@ std::vector<std::string> figures_of(const ReportData::Run& run) {
   // the batches' AUC are model figures, not performance ones.
   for (const auto& [name, values] : run.series)
     if (name != "step_time" && name != "loss" && name != "auc") figures.push_back(name);
+  if (last_evaluation(run)) figures.push_back(kQualityFigure);
   return figures;
 }
 
@@ -150,7 +236,11 @@ std::vector<std::string> figures_of(const RunPair& pair) {
   return figures;
 }
 
-double worsening(const FigureComparison& f) { return f.higher_is_better ? -f.relative_change : f.relative_change; }
+// How much worse, in the units the size rule reads: relative, or AUC points for quality figures.
+double worsening(const FigureComparison& f) {
+  const double change = f.absolute ? f.next - f.base : f.relative_change;
+  return f.higher_is_better ? -change : change;
+}
 
 // One figure of one pair, before Holm: medians, change, the one-sided p-values.
 FigureComparison compare_figure(const RunPair& pair, const std::string& figure, const CompareOptions& o) {
@@ -159,6 +249,10 @@ FigureComparison compare_figure(const RunPair& pair, const std::string& figure, 
   f.figure = figure;
   f.higher_is_better = higher_is_better(figure);
   f.gated = gated(figure, o.gate);
+  if (is_quality(figure)) {
+    compare_quality(f, pair, o);
+    return f;
+  }
   const Samples s = samples_of(pair, figure, o);
   if (s.base.empty() || s.next.empty()) {
     f.missing_on = s.base.empty() ? "base" : "new";
@@ -211,25 +305,27 @@ void judge(FigureComparison& f, double base_step, double alpha) {
 }  // namespace
 
 GateSelection parse_gate_selection(const std::vector<std::string>& names) {
-  GateSelection gate{false, false, false, false};
+  GateSelection gate{false, false, false, false, false};
   for (const auto& name : names) {
     if (name == "step") gate.step = true;
     else if (name == "phases") gate.phases = true;
     else if (name == "bytes") gate.bytes = true;
     else if (name == "other") gate.other = true;
-    else if (name == "all") gate = {true, true, true, true};
+    else if (name == "quality") gate.quality = true;
+    else if (name == "all") gate = {true, true, true, true, true};
     else if (name == "none") {
     } else
-      throw InputError("--gate: expected step, phases, bytes, other, all or none (comma-separated), got \"" + name +
-                       "\"");
+      throw InputError("--gate: expected step, phases, bytes, other, quality, all or none (comma-separated), got \"" +
+                       name + "\"");
   }
   return gate;
 }
 
 std::string describe_as_names(const GateSelection& gate) {
   std::string text;
-  for (const auto& [on, name] : {std::pair{gate.step, "step"}, std::pair{gate.phases, "phases"},
-                                 std::pair{gate.bytes, "bytes"}, std::pair{gate.other, "other"}})
+  for (const auto& [on, name] :
+       {std::pair{gate.step, "step"}, std::pair{gate.phases, "phases"}, std::pair{gate.bytes, "bytes"},
+        std::pair{gate.other, "other"}, std::pair{gate.quality, "quality"}})
     if (on) text += (text.empty() ? "" : ",") + std::string(name);
   return text.empty() ? "none" : text;
 }
@@ -243,12 +339,14 @@ std::string describe(const GateSelection& gate) {
   add(gate.phases, "phases");
   add(gate.bytes, "bytes sent");
   add(gate.other, "other series");
+  add(gate.quality, "the last evaluation's AUC (runs with one)");
   return text.empty() ? "none" : text;
 }
 
 Comparison compare_reports(const ReportData& base, const ReportData& next, const CompareOptions& o) {
-  EMBSCALE_EXPECTS(o.alpha > 0 && o.alpha < 1 && o.min_change.value_or(0) >= 0 && o.blocks >= 2,
-                   "invalid compare options");
+  EMBSCALE_EXPECTS(
+      o.alpha > 0 && o.alpha < 1 && o.min_change.value_or(0) >= 0 && o.min_auc_change >= 0 && o.blocks >= 2,
+      "invalid compare options");
   const Pairing pairing = pair_runs(base, next, o.ignored_parameters);
   Comparison out;
   out.matched_runs = pairing.pairs.size();
@@ -301,7 +399,7 @@ Comparison compare_reports(const ReportData& base, const ReportData& next, const
   }
 
   // What the verdict cannot see: a gate with nothing to test, tests that cannot reach alpha.
-  if (out.gated_tests == 0 && (o.gate.step || o.gate.phases || o.gate.bytes || o.gate.other))
+  if (out.gated_tests == 0 && (o.gate.step || o.gate.phases || o.gate.bytes || o.gate.other || o.gate.quality))
     throw InputError("no gated figure (" + describe(o.gate) +
                      ") is in both reports: the verdict would test nothing (--gate chooses the figures)");
   const double m = static_cast<double>(out.gated_tests);
@@ -317,7 +415,7 @@ Comparison compare_reports(const ReportData& base, const ReportData& next, const
   // A gated figure whose own noise exceeds the change it is judged by: the size rule then passes
   // or fails on noise as much as on a shift (more repetitions narrow the medians' spread).
   for (const auto& f : out.figures) {
-    if (!f.gated || !f.missing_on.empty() || f.figure == "throughput_samples_per_s") continue;
+    if (!f.gated || !f.missing_on.empty() || f.figure == "throughput_samples_per_s" || f.absolute) continue;
     for (const auto& [side, spread] : {std::pair{"base", f.base_spread}, std::pair{"new", f.next_spread}})
       if (spread > f.min_change)
         out.warnings.push_back(f.run + ": " + f.figure + ": the " + side + " side's own spread (interquartile range " +

@@ -26,6 +26,17 @@
 //   3. A gated figure regresses only when it is also worse by more than min_change; a gated phase
 //      only when its added time is more than min_change of the base step time (the floor: a phase
 //      too small to move the step cannot fail the gate on its own).
+//
+// Model quality (runs with an evaluation, lib/run/evaluation.hpp) is one more gated figure,
+// eval_auc: the last evaluation's AUC, one value per run, higher is better. Its samples differ
+// from the times': a run of one seed is deterministic (the same config gives the same AUC), so
+//   * with repetitions whose AUCs differ (runs of other seeds), the test is Mann-Whitney over the
+//     runs' AUCs, as for times;
+//   * otherwise (single runs, or repetitions of one seed), a z-test of the difference over the two
+//     AUCs' DeLong standard errors (model/auc.hpp: the spread over other held-out samples;
+//     conservative when both sides scored the same samples).
+// Its size rule is absolute, in AUC points (min_auc_change), since a point of AUC means the same at
+// 0.70 and at 0.95. Measured rates: README "Comparing runs", scripts/compare-error-rates --quality.
 #pragma once
 
 #include <optional>
@@ -47,6 +58,12 @@ namespace embscale::report {
 // repetitions.
 inline constexpr double kMinChangeRepetitions = 0.05;
 inline constexpr double kMinChangeSingleRuns = 0.10;
+// --min-auc-change's default, in AUC points: half a point. Measured (scripts/compare-error-rates
+// --quality, bench/configs/ctr_planted_small.json, every run its own seed): with 5 repetitions a
+// side 0 of 20 pairs flagged (1 of 20 at 0), 12 of 20 runs with the learning rate halved (-0.007
+// AUC) and 20 of 20 quartered (-0.031) caught; with single runs 12 of 100 flagged: the held-out
+// error does not see the seed's training noise (README "Comparing runs").
+inline constexpr double kMinAucChange = 0.005;
 
 // Families of figures that --gate names.
 struct GateSelection {
@@ -54,32 +71,35 @@ struct GateSelection {
   bool phases = false;  // phase:<name>
   bool bytes = false;   // bytes_sent
   bool other = false;   // any other series (cpu_time of benchmark files)
+  bool quality = true;  // eval_auc: the last evaluation's AUC (runs with an evaluation)
 };
 
-// Parses "step,phases" / "all" / "none"; throws InputError naming --gate and the choices.
+// Parses "step,phases,quality" / "all" / "none"; throws InputError naming --gate and the choices.
 GateSelection parse_gate_selection(const std::vector<std::string>& names);
 std::string describe(const GateSelection& gate);
-std::string describe_as_names(const GateSelection& gate);  // "step" for the default: --gate's words
+std::string describe_as_names(const GateSelection& gate);  // "step,quality" for the default: --gate's words
 
 struct CompareOptions {
   double alpha = 0.05;  // family-wise significance level over the gated figures
   // Smallest relative change that counts. Unset: kMinChangeRepetitions with repetitions,
   // kMinChangeSingleRuns with single runs, whose tests cannot see run-to-run shifts.
   std::optional<double> min_change;
-  std::size_t blocks = 10;       // block means per run when there are no repetitions
-  double warmup_fraction = 0.1;  // leading share of iterations left out of every run
+  double min_auc_change = kMinAucChange;  // eval_auc's size rule: a drop of more AUC points than this
+  std::size_t blocks = 10;                // block means per run when there are no repetitions
+  double warmup_fraction = 0.1;           // leading share of iterations left out of every run
   GateSelection gate;
   std::vector<std::string> ignored_parameters;  // paired as equal whatever their values (--ignore)
 };
 
 struct FigureComparison {
   std::string run;     // the pair's parameters, "name=value ..." (ignored: "name=base->new")
-  std::string figure;  // step_time, throughput_samples_per_s, phase:<name>, bytes_sent
+  std::string figure;  // step_time, throughput_samples_per_s, phase:<name>, bytes_sent, eval_auc
   bool higher_is_better = false;
   bool gated = false;  // in the family the verdict is drawn from
   double base = 0;     // median of the samples
   double next = 0;
   double relative_change = 0;  // (next - base) / base
+  bool absolute = false;       // a quality figure: min_change is in the figure's own units (AUC points)
   double p_value = 1;          // one-sided test in the direction of the observed change
   double p_worse = 1;          // one-sided test in the "worse" direction (what Holm adjusts)
   double p_holm = 1;           // Holm-adjusted p_worse (gated figures; 1 otherwise)

@@ -28,6 +28,14 @@ std::string min_change_text(const CompareOptions& o) {
          "% with single runs (--min-change)";
 }
 
+// The change column: relative, or in the figure's own units (AUC points) for quality figures.
+std::string change_text(const FigureComparison& f) {
+  char text[32];
+  if (f.absolute) std::snprintf(text, sizeof text, "%+9.4f", f.next - f.base);
+  else std::snprintf(text, sizeof text, "%+8.1f%%", 100.0 * f.relative_change);
+  return text;
+}
+
 }  // namespace
 
 std::string format_comparison(const Comparison& c, const CompareOptions& o) {
@@ -51,16 +59,17 @@ std::string format_comparison(const Comparison& c, const CompareOptions& o) {
     }
     // p(worse): Holm-adjusted where gated, else the test alone, in brackets.
     const std::string worse = f.gated ? p_text(f.p_holm) : "[" + p_text(f.p_worse) + "]";
-    std::snprintf(line, sizeof line, "  %-30s %16s %16s %+8.1f%% %9s %9s  %s\n",
-                  (f.figure + (f.gated ? " *" : "")).c_str(), format_figure_value(f.figure, f.base).c_str(),
-                  format_figure_value(f.figure, f.next).c_str(), 100.0 * f.relative_change, p_text(f.p_value).c_str(),
-                  worse.c_str(), verdict_of(f));
+    std::snprintf(line, sizeof line, "  %-30s %16s %16s %9s %9s %9s  %s\n", (f.figure + (f.gated ? " *" : "")).c_str(),
+                  format_figure_value(f.figure, f.base).c_str(), format_figure_value(f.figure, f.next).c_str(),
+                  change_text(f).c_str(), p_text(f.p_value).c_str(), worse.c_str(), verdict_of(f));
     text += line;
+    if (f.absolute) text += "    (" + f.sampling + ")\n";
   }
   text += "\n* gated (--gate): " + describe(o.gate) + "; Holm's correction over " + std::to_string(c.gated_tests) +
           " test(s) (a pair's step time and throughput are one) at alpha " + p_text(o.alpha) +
           "; a regression also needs a change above " + min_change_text(o) +
-          " (a phase: above that share of the step time)\n"
+          " (a phase: above that share of the step time; eval_auc: a drop of more than " + p_text(o.min_auc_change) +
+          " AUC points, --min-auc-change)\n"
           "p(change): one-sided Mann-Whitney U test in the direction the median moved; p(worse): the one-sided test "
           "that the figure got worse, Holm-adjusted for the gated (*) figures, and for the others [in brackets] "
           "alone, not corrected for the number of figures (their \"slower\" and \"improved\" are tests alone); "
@@ -76,6 +85,14 @@ std::string format_comparison(const Comparison& c, const CompareOptions& o) {
         "note: single runs: the tests see the noise inside each run, not the shifts between runs, which on a "
         "shared machine can exceed --min-change (README \"Comparing runs\" has measured rates); to gate CI, "
         "compare 5 or more repetitions a side\n";
+  const bool single_quality = std::any_of(c.figures.begin(), c.figures.end(), [](const FigureComparison& f) {
+    return f.gated && f.absolute && f.missing_on.empty() && f.sampling.find("z-test") != std::string::npos;
+  });
+  if (single_quality)
+    text +=
+        "note: eval_auc of one run a side: the test sees the held-out samples' noise, not the training's (the same "
+        "config and seed give the same AUC; another seed moved it past the gate in 12 of 100 pairs, README "
+        "\"Comparing runs\"); to gate on quality, compare 5 or more runs a side of other seeds\n";
   if (c.unpaired_base + c.unpaired_next > 0)
     text += "not compared: " + std::to_string(c.unpaired_base) + " base and " + std::to_string(c.unpaired_next) +
             " new run(s) without a partner of the same parameters (--ignore pairs them)\n";
@@ -107,11 +124,13 @@ nlohmann::json comparison_to_json(const Comparison& c, const CompareOptions& o) 
                        {"sampling", f.sampling},
                        {"missing_on", f.missing_on},
                        {"min_change", f.min_change},
+                       {"min_change_is_absolute", f.absolute},
                        {"regression", f.regression},
                        {"slower_not_gated", f.slower},
                        {"improvement", f.improvement}});
   return {{"alpha", o.alpha},
           {"min_change", min_change_text(o)},
+          {"min_auc_change", o.min_auc_change},
           {"gate", describe(o.gate)},
           {"ignored_parameters", o.ignored_parameters},
           {"matched_runs", c.matched_runs},

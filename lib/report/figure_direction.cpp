@@ -17,7 +17,7 @@ constexpr HigherIsBetter kHigherIsBetter[] = {
     {"items_per_second", true},           // Google Benchmark's counters
     {"bytes_per_second", true},
     {"hit_rate", true},  // the eviction study's hit rates
-    {"auc", true},       // a model's AUC
+    {"auc", true},       // a model's AUC (eval_auc: the last evaluation's)
 };
 
 }  // namespace

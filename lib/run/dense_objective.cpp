@@ -1,6 +1,8 @@
 #include "run/dense_objective.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <span>
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
@@ -39,7 +41,8 @@ void DenseModel::set_inputs(const Batch& batch, std::span<const std::span<const 
 double DenseModel::step(const Batch& batch, std::span<const std::span<const float>> pooled,
                         std::span<const std::span<float>> grad, embedding::StepRecorder& recorder) {
   auto& graph = parts_->graph;
-  recorder.begin_layer("", kDensePhases, {&comm_});
+  const bool held = server_held_by_trainers_ > 0;
+  recorder.begin_layer("", std::span(kDensePhases).first(held ? 3 : std::size(kDensePhases)), {&comm_});
   const model::StepInfo info{batch.num_samples, config_.solver.batchsize, batch.first_sample, ++steps_, true};
   set_inputs(batch, pooled);
   double loss = graph.forward(info);
@@ -57,11 +60,30 @@ double DenseModel::step(const Batch& batch, std::span<const std::span<const floa
     std::copy(g.begin(), g.end(), grad[i].begin());
   }
   recorder.lap("dense_backward");
+  if (held) {
+    graph.add_regularizer_gradient(info, 1.0 / server_held_by_trainers_);
+    return loss;
+  }
   graph.reduce_gradients(info);
   recorder.lap("dense_allreduce");
   parts_->optimizer.apply(graph.parameters(), info.step);
   recorder.lap("dense_update");
   return loss;
+}
+
+void DenseModel::hold_parameters_on_servers(int trainers) {
+  EMBSCALE_EXPECTS(trainers >= 1, "at least one trainer");
+  EMBSCALE_EXPECTS(parts_->graph.parameters().count(model::ParameterSharing::kLocal) == 0,
+                   "a parameter server holds replicated dense parameters only (no feature-parallel layer)");
+  server_held_by_trainers_ = trainers;
+}
+
+std::span<float> DenseModel::replicated_values() {
+  return parts_->graph.parameters().values(model::ParameterSharing::kReplicated);
+}
+
+std::span<const float> DenseModel::replicated_gradients() {
+  return parts_->graph.parameters().grads(model::ParameterSharing::kReplicated);
 }
 
 std::span<const float> DenseModel::last_logits() const {

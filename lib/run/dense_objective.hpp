@@ -42,6 +42,15 @@ class DenseModel {
   };
   Scores evaluate(const Batch& batch, std::span<const std::span<const float>> pooled, std::int64_t global_rows);
   bool has_loss_layer() const;
+
+  // A parameter server holds the replicated dense parameters (ps::ParameterServer's dense slice):
+  // from now on step() computes this rank's gradients (with 1/trainers of the regularizer's), and
+  // neither sums them over ranks nor updates; the caller pushes replicated_gradients() and sets
+  // replicated_values() from the servers before each step. Phases: the first three of
+  // kDensePhases. Refused (Error) with local (feature-parallel) parameters.
+  void hold_parameters_on_servers(int trainers);
+  std::span<float> replicated_values();
+  std::span<const float> replicated_gradients();
   // The last step's logits on this rank (the loss layer's first bottom, as forward left it; empty
   // without a loss layer): the run scores the batch's AUC after the step's clock stopped.
   std::span<const float> last_logits() const;
@@ -52,7 +61,8 @@ class DenseModel {
   std::unique_ptr<Parts> parts_;
   comm::Communicator& comm_;
   const config::Config& config_;
-  std::int64_t steps_ = 0;  // applied so far (warm-up included): the schedule's and Adam's step
+  std::int64_t steps_ = 0;           // applied so far (warm-up included): the schedule's and Adam's step
+  int server_held_by_trainers_ = 0;  // hold_parameters_on_servers' count; 0: this model updates
 };
 
 // Sets the engine's model objective to the config's dense layers (nothing without them) and

@@ -1,7 +1,9 @@
 #include "run/evaluation.hpp"
 
 #include <cstdio>
+#include <memory>
 #include <optional>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
@@ -64,14 +66,26 @@ struct Evaluator::Source {
 
 Evaluator::Evaluator(comm::Communicator& comm, const config::Config& config, embedding::EmbeddingEngine& engine,
                      DenseModel& model)
-    : comm_(comm), config_(config), engine_(engine), model_(model), source_(std::make_unique<Source>()) {
+    : Evaluator(
+          comm, config,
+          [&engine, recorder = std::make_shared<embedding::StepRecorder>(engine.make_phase_clock())](
+              std::int64_t, const Batch& batch) {
+            engine.evaluate(batch, *recorder);
+            std::vector<std::span<const float>> pooled;
+            for (std::size_t l = 0; l < engine.layers(); ++l) pooled.push_back(engine.pooled(l));
+            return pooled;
+          },
+          model) {}
+
+Evaluator::Evaluator(comm::Communicator& comm, const config::Config& config, Forward forward, DenseModel& model)
+    : comm_(comm), config_(config), forward_(std::move(forward)), model_(model), source_(std::make_unique<Source>()) {
   source_->batchsize = config.solver.batchsize;
   source_->passes = eval_passes(config);
   if (config.data.format == config::DataFormat::kSynthetic) {
     source_->synthetic.emplace(config.data, hash_combine(config.solver.seed, kEvaluationDomain),
                                source_->batchsize * source_->passes, config.solver.seed);
-    if (config.data.synthetic.planted_labels)
-      source_->planted.emplace(*config.data.synthetic.planted_labels, config.solver.seed);
+    if (const auto& planted = config.data.synthetic.planted_labels)
+      source_->planted.emplace(*planted, planted->seed.value_or(config.solver.seed));
     return;
   }
   config::Config held_out = config;
@@ -94,21 +108,18 @@ void print_evaluation(std::ostream& out, const std::string& prefix, const Evalua
   const std::string ceiling = std::isnan(r.auc_ceiling)
                                   ? std::string()
                                   : " (the planted model's " + std::to_string(r.auc_ceiling).substr(0, 6) + ")";
-  std::snprintf(line, sizeof line, "%sevaluation after iteration %lld: AUC %.4f%s, loss %.6g, %lld samples",
-                prefix.c_str(), static_cast<long long>(r.iteration), r.auc, ceiling.c_str(), r.loss,
+  std::snprintf(line, sizeof line, "%sevaluation after iteration %lld: AUC %.4f +- %.4f%s, loss %.6g, %lld samples",
+                prefix.c_str(), static_cast<long long>(r.iteration), r.auc, r.auc_stderr, ceiling.c_str(), r.loss,
                 static_cast<long long>(r.samples));
   out << line << std::endl;
 }
 
 EvaluationResult Evaluator::evaluate(std::int64_t iteration) {
-  embedding::StepRecorder recorder(engine_.make_phase_clock());
   std::vector<float> logits, labels, ceiling;
   double loss = 0.0;
   for (std::int64_t k = 0; k < source_->passes; ++k) {
     const Batch batch = source_->batch(iteration, k, comm_.rank(), comm_.size());
-    engine_.evaluate(batch, recorder);
-    std::vector<std::span<const float>> pooled;
-    for (std::size_t l = 0; l < engine_.layers(); ++l) pooled.push_back(engine_.pooled(l));
+    const std::vector<std::span<const float>> pooled = forward_(iteration, batch);
     const DenseModel::Scores scores = model_.evaluate(batch, pooled, source_->batchsize);
     loss += scores.loss;
     logits.insert(logits.end(), scores.logits.begin(), scores.logits.end());
@@ -121,7 +132,9 @@ EvaluationResult Evaluator::evaluate(std::int64_t iteration) {
   r.iteration = iteration;
   r.loss = comm_.allreduce(loss, comm::ReduceOp::kSum) / static_cast<double>(source_->passes);
   r.samples = comm_.allreduce(static_cast<std::int64_t>(labels.size()), comm::ReduceOp::kSum);
-  r.auc = model::global_auc(comm_, logits, labels).value;
+  const model::Auc scored = model::global_auc(comm_, logits, labels);
+  r.auc = scored.value;
+  r.auc_stderr = scored.standard_error;
   if (source_->planted) r.auc_ceiling = model::global_auc(comm_, ceiling, labels).value;
   return r;
 }

@@ -14,10 +14,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <ostream>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
@@ -29,6 +32,7 @@ namespace embscale::run {
 struct EvaluationResult {
   std::int64_t iteration = 0;  // timed iterations trained before it
   double auc = std::numeric_limits<double>::quiet_NaN();
+  double auc_stderr = std::numeric_limits<double>::quiet_NaN();   // DeLong's (model/auc.hpp)
   double auc_ceiling = std::numeric_limits<double>::quiet_NaN();  // the planted model's; NaN otherwise
   double loss = 0.0;                                              // mean over the evaluation's samples
   std::int64_t samples = 0;
@@ -38,13 +42,20 @@ struct EvaluationResult {
 // (a trace's eval_source), one-tier tables. InputError naming the field. Nothing without it.
 void check_evaluation(const config::Config& config);
 
-// "evaluation after iteration 100: AUC 0.7712 (the planted model's 0.8123), loss 0.5321, 16384
-// samples", one line.
+// "evaluation after iteration 100: AUC 0.7712 +- 0.0036 (the planted model's 0.8123), loss 0.5321,
+// 16384 samples", one line (+- DeLong's standard error).
 void print_evaluation(std::ostream& out, const std::string& prefix, const EvaluationResult& result);
 
 class Evaluator {
  public:
-  // Collective (opens the held-out source on every rank).
+  // The embedding part's forward of an evaluation batch after `iteration` timed iterations, the
+  // tables unchanged: each embedding layer's pooled output, valid until the next call.
+  using Forward = std::function<std::vector<std::span<const float>>(std::int64_t iteration, const Batch& batch)>;
+
+  // Collective over `comm` (opens the held-out source on every rank), the ranks that hold the
+  // samples: the engine's, or a parameter-server run's trainers.
+  Evaluator(comm::Communicator& comm, const config::Config& config, Forward forward, DenseModel& model);
+  // The engine's forward (EmbeddingEngine::evaluate).
   Evaluator(comm::Communicator& comm, const config::Config& config, embedding::EmbeddingEngine& engine,
             DenseModel& model);
   ~Evaluator();
@@ -56,7 +67,7 @@ class Evaluator {
   struct Source;
   comm::Communicator& comm_;
   const config::Config& config_;
-  embedding::EmbeddingEngine& engine_;
+  Forward forward_;
   DenseModel& model_;
   std::unique_ptr<Source> source_;
 };

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -15,9 +17,14 @@
 #include "core/timer.hpp"
 #include "embedding/engine.hpp"
 #include "embedding/sparse_optimizer.hpp"
+#include "model/blas.hpp"
+#include "model/dense_graph.hpp"
+#include "model/dense_optimizer.hpp"
 #include "ps/parameter_server.hpp"
 #include "ps/ps_trainer.hpp"
 #include "ps/shard_files.hpp"
+#include "run/dense_objective.hpp"
+#include "run/evaluation.hpp"
 #include "run/run_hooks.hpp"
 
 namespace embscale::run {
@@ -35,13 +42,28 @@ std::filesystem::path resolve(const config::Config& config, const std::string& d
   return path.is_relative() ? config.directory / path : path;
 }
 
-// One rank's part of the run: a trainer (client and step) or a server (shard and serve loop).
+// The trainers' phases, in the order one step records them: kTrainerPhases, with the dense
+// model's forward, loss and backward (kDensePhases; its parameters are summed and updated on the
+// servers) in place of the stand-in's "loss" when the config has dense layers.
+std::vector<embedding::PhaseDefinition> trainer_phases(const config::Config& config) {
+  std::vector<embedding::PhaseDefinition> phases;
+  for (const auto& phase : ps::kTrainerPhases) {
+    if (std::string_view(phase.name) != "loss" || config.dense_layers.empty()) phases.push_back(phase);
+    else phases.insert(phases.end(), std::begin(kDensePhases), std::begin(kDensePhases) + 3);
+  }
+  return phases;
+}
+
+// One rank's part of the run: a trainer (client, step, the dense model and the evaluation) or a
+// server (shard and serve loop).
 class Role {
  public:
-  // `channel`: the protocol's, opened on `world` by every rank.
+  // `channel`: the protocol's, opened on `world` by every rank. Collective over `world` (the
+  // trainers' communicator is split from it).
   Role(comm::Communicator& world, std::unique_ptr<comm::MessageChannel> channel, const config::Config& config,
        const RunRoles& roles, std::span<const std::int64_t> slot_sizes)
       : world_(world), channel_(std::move(channel)), roles_(roles), server_(roles.is_server(world.rank())),
+        group_(world.split(server_ ? 1 : 0, world.rank())),
         spec_(embedding::make_layer_spec(&world, config, 0, slot_sizes)) {
     const config::EmbeddingLayer& layer = config.embeddings.front();
     optimizer_ = embedding::make_sparse_optimizer(layer.optimizer, layer.embedding_vec_size);
@@ -49,21 +71,60 @@ class Role {
     std::vector<int> trainers, servers;
     for (int r = 0; r < world.size(); ++r) (roles.is_server(r) ? servers : trainers).push_back(r);
     const auto& settings = *config.parameter_server;
+    if (!config.dense_layers.empty()) {
+      // The dense parameters live on the servers too: every rank builds the model from the
+      // solver's seed (the same initial values everywhere); a server keeps its slice of them.
+      model::set_blas_threads(1);
+      dense_ = std::make_unique<DenseModel>(*group_, config);
+    }
     if (server_) {
       // Dynamic storage (config checks it): the owned keys size nothing, ids come as they are pulled.
       shard_ = spec_.make_store(embedding::OwnedKeys{}, layer.embedding_vec_size);
-      server_loop_.emplace(*channel_, ps::ServerOptions{trainers, settings.synchronous, settings.staleness}, *shard_,
-                           *optimizer_);
-    } else {
-      client_.emplace(*channel_, servers, layer.embedding_vec_size);
-      trainer_.emplace(*client_, layer.embedding_vec_size, spec_.mean(), config.solver.batchsize);
+      ps::ServerOptions options{trainers, settings.synchronous, settings.staleness, {}, {}};
+      if (dense_) {
+        const std::span<const float> all = dense_->replicated_values();
+        const ps::DenseSlice slice = ps::dense_slice(all.size(), roles.servers, server_index());
+        options.dense_values.assign(all.begin() + static_cast<std::ptrdiff_t>(slice.first),
+                                    all.begin() + static_cast<std::ptrdiff_t>(slice.first + slice.count));
+        dense_optimizer_ = std::make_unique<model::DenseOptimizer<float>>(config.optimizer);
+        options.dense_update = [optimizer = dense_optimizer_.get()](std::span<float> values,
+                                                                    std::span<const float> grads, std::int64_t step) {
+          optimizer->apply(values, grads, step);
+        };
+        dense_.reset();  // the trainers run the model
+      }
+      server_loop_.emplace(*channel_, std::move(options), *shard_, *optimizer_);
+      return;
     }
+    ps::TrainerObjective objective;
+    ps::DenseParameters parameters;
+    if (dense_) {
+      dense_->hold_parameters_on_servers(roles.trainers);
+      parameters = {dense_->replicated_values(), dense_->replicated_gradients()};
+      objective = [this](const Batch& batch, std::span<const float> pooled, std::span<float> grad,
+                         embedding::StepRecorder& recorder) {
+        const std::span<const float> inputs[] = {pooled};
+        const std::span<float> grads[] = {grad};
+        return dense_->step(batch, inputs, grads, recorder);
+      };
+    }
+    client_.emplace(*channel_, servers, layer.embedding_vec_size, parameters.values.size());
+    trainer_.emplace(*client_, layer.embedding_vec_size, spec_.mean(), config.solver.batchsize, std::move(objective),
+                     parameters);
+    if (config.solver.evaluation.runs())
+      evaluator_.emplace(
+          *group_, config,
+          [this](std::int64_t, const Batch& batch) {
+            return std::vector<std::span<const float>>{trainer_->evaluation_pooled(evaluated_step_, batch)};
+          },
+          *dense_);
   }
+
+  int server_index() const noexcept { return world_.rank() - roles_.trainers; }
 
   bool server() const noexcept { return server_; }
   // The traffic of the protocol's messages so far (the world's collectives are counted apart).
   comm::CommStats& channel_stats() noexcept { return channel_->stats(); }
-  int server_index() const noexcept { return world_.rank() - roles_.trainers; }
 
   // The shards of `directory` (saved by any number of servers), this server's part of them.
   void load(const std::filesystem::path& directory) {
@@ -89,6 +150,24 @@ class Role {
     return loss;
   }
 
+  // The evaluation after step `step` (iteration `iteration` timed ones): the trainers read rows
+  // without changing the tables and score the held-out samples among themselves; the servers serve
+  // those reads (and any training request meanwhile) until every trainer is done reading. Only the
+  // trainers' result is meaningful.
+  EvaluationResult evaluate(std::int64_t step, std::int64_t iteration) {
+    if (server_) {
+      server_loop_->serve_evaluation(step);
+      return {};
+    }
+    evaluated_step_ = step + 1;  // read what the next step's pull would
+    EvaluationResult result = evaluator_->evaluate(iteration);
+    client_->end_reads(step);
+    return result;
+  }
+
+  // The traffic of the role's own communicator so far (the trainers' evaluation gathers).
+  comm::CommStats& group_stats() noexcept { return group_->stats(); }
+
   // After the last step: trainers say they are done, servers take their word for it.
   void finish(std::int64_t last_step) {
     if (server_) server_loop_->serve();
@@ -103,7 +182,7 @@ class Role {
       out[1] = static_cast<std::int64_t>(trainer_->distinct_keys());
       return out;
     }
-    const embedding::StoreCounters c = shard_->take_counters();
+    const embedding::StoreCounters c = server_loop_->take_counters();
     const std::array<std::int64_t, kServerCounters.size()> values = {serve_.keys_pulled,
                                                                      serve_.keys_pushed,
                                                                      serve_.deferred_pulls,
@@ -131,15 +210,43 @@ class Role {
   std::unique_ptr<comm::MessageChannel> channel_;  // the protocol's requests and answers
   RunRoles roles_;
   bool server_;
+  std::unique_ptr<comm::Communicator> group_;  // the ranks of this rank's role
   embedding::LayerSpec spec_;
   std::unique_ptr<embedding::SparseOptimizer> optimizer_;
   std::unique_ptr<embedding::RowStore> shard_;
   std::optional<ps::ParameterServer> server_loop_;
   std::optional<ps::PsClient> client_;
   std::optional<ps::PsTrainer> trainer_;
+  std::unique_ptr<DenseModel> dense_;                              // trainers of a config with dense layers
+  std::unique_ptr<model::DenseOptimizer<float>> dense_optimizer_;  // servers: their dense slice's
+  std::optional<Evaluator> evaluator_;                             // trainers of a config with an evaluation
+  std::int64_t evaluated_step_ = 0;                                // the step whose pull an evaluation's reads read as
   Batch batch_;
   ps::ServeStats serve_;
 };
+
+// The trainers' evaluations (rank 0 is a trainer) to every rank, so that every rank's report
+// record holds them. Collective over `world`.
+void share_evaluations(comm::Communicator& world, std::vector<EvaluationResult>& evaluations) {
+  std::int64_t count = static_cast<std::int64_t>(evaluations.size());
+  world.bcast(std::span<std::int64_t>(&count, 1), 0);
+  constexpr std::size_t kFields = 6;
+  std::vector<double> values(static_cast<std::size_t>(count) * kFields);
+  if (world.rank() == 0)
+    for (std::size_t i = 0; i < evaluations.size(); ++i) {
+      const auto& e = evaluations[i];
+      const double row[kFields] = {static_cast<double>(e.iteration), e.auc, e.auc_stderr, e.auc_ceiling, e.loss,
+                                   static_cast<double>(e.samples)};
+      std::copy(std::begin(row), std::end(row), values.begin() + static_cast<std::ptrdiff_t>(i * kFields));
+    }
+  world.bcast(std::span<double>(values), 0);
+  evaluations.resize(static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < evaluations.size(); ++i) {
+    const double* row = values.data() + i * kFields;
+    evaluations[i] = {static_cast<std::int64_t>(row[0]), row[1], row[2], row[3], row[4],
+                      static_cast<std::int64_t>(row[5])};
+  }
+}
 
 }  // namespace
 
@@ -154,16 +261,24 @@ RunRoles check_parameter_server_run(const config::Config& config, int ranks) {
                      count(settings.servers, "server") + ", " + std::to_string(settings.trainers + settings.servers) +
                      " ranks (mpiexec -n " + std::to_string(settings.trainers + settings.servers) + "); this run has " +
                      std::to_string(ranks));
-  if (!config.dense_layers.empty())
-    throw InputError(config.dense_layers.front().path +
-                     ": a parameter-server run trains its table against the stand-in objective; the dense layers "
-                     "run with the engine's schemes (or pass --embedding-only to run the table alone)");
+  if (config.solver.evaluation.auc_threshold > 0)
+    throw InputError(config.origin +
+                     ": solver.eval_metrics: \"AUC:<t>\" ends training when reached, which a parameter-server run "
+                     "does not (its servers serve until the trainers' last step); use \"AUC\"");
   if (roles.trainers < 1)
     throw InputError("parameter_server.servers: " + count(settings.servers, "server") + " leave no trainer among " +
                      std::to_string(ranks) + " ranks; a run needs at least " + std::to_string(settings.servers + 1));
   if (config.solver.batchsize < roles.trainers)
     throw InputError("solver.batchsize: expected at least one sample per trainer (>= " +
                      std::to_string(roles.trainers) + "), got " + std::to_string(config.solver.batchsize));
+  model::check_dense_graph(config, roles.trainers);  // the dense part runs on the trainers
+  for (const auto& node : config.dense_layers)
+    if (node.json.value("partition_dim", 0) == 1)
+      throw InputError(node.path +
+                       ".partition_dim: the parameter servers hold the dense parameters whole (one slice each), "
+                       "and a feature-parallel layer's are split over ranks; use partition_dim 0 with the "
+                       "parameter server");
+  check_evaluation(config);
   return roles;
 }
 
@@ -190,9 +305,10 @@ TrainingRun run_parameter_server(comm::Communicator& world, const config::Config
   embedding::StepRecorder recorder;
   if (delay.seconds > 0) recorder.inject_delay(delay.phase, delay.seconds);
   comm::run_agreed(world, [&] {
-    if (delay.seconds > 0 && !embedding::find_phase(ps::kTrainerPhases, delay.phase)) {
+    const auto phases = trainer_phases(config);
+    if (delay.seconds > 0 && !embedding::find_phase(phases, delay.phase)) {
       std::string names;
-      for (const auto& phase : ps::kTrainerPhases) names += (names.empty() ? "" : ", ") + std::string(phase.name);
+      for (const auto& phase : phases) names += (names.empty() ? "" : ", ") + std::string(phase.name);
       throw InputError("EMBSCALE_INJECT_DELAY: a parameter-server run delays its trainers' phases (" + names +
                        "); it has no phase \"" + delay.phase + "\"");
     }
@@ -202,7 +318,7 @@ TrainingRun run_parameter_server(comm::Communicator& world, const config::Config
   auto& m = run.measurements;
   const std::int64_t warmup = config.solver.warmup_iter, iterations = config.solver.max_iter;
   const auto n_it = static_cast<std::size_t>(iterations);
-  for (const auto& phase : ps::kTrainerPhases)
+  for (const auto& phase : trainer_phases(config))
     m.phase_names.emplace_back(phase.name), m.phase_meanings.emplace_back(phase.meaning);
   for (const auto& phase : kServerPhases)
     m.phase_names.emplace_back(phase.name), m.phase_meanings.emplace_back(phase.meaning);
@@ -212,6 +328,7 @@ TrainingRun run_parameter_server(comm::Communicator& world, const config::Config
   counter_names.insert(counter_names.end(), kServerCounters.begin(), kServerCounters.end());
   for (const auto& name : counter_names) m.counters[name].assign(n_it, 0);
 
+  const auto& evaluation = config.solver.evaluation;
   // Ranks meet every `window` steps: a trainer can then run ahead as far as the staleness allows.
   const std::int64_t window = settings.synchronous ? 1 : settings.staleness + 1;
   std::vector<double> rank_step(n_it, 0.0), local_loss(n_it, 0.0);
@@ -225,9 +342,10 @@ TrainingRun run_parameter_server(comm::Communicator& world, const config::Config
     if (timed) fault.strike_if_due(world.rank(), it);
     const auto traffic = [&] {  // the collectives' and the protocol's
       comm::OpStats sum = world.stats().total();
-      const comm::OpStats messages = role.channel_stats().total();
-      sum.bytes_sent += messages.bytes_sent;
-      sum.bytes_recv += messages.bytes_recv;
+      for (const comm::OpStats& more : {role.channel_stats().total(), role.group_stats().total()}) {
+        sum.bytes_sent += more.bytes_sent;
+        sum.bytes_recv += more.bytes_recv;
+      }
       return sum;
     };
     const auto before = traffic();
@@ -248,6 +366,15 @@ TrainingRun run_parameter_server(comm::Communicator& world, const config::Config
     const auto values = role.counters();
     for (std::size_t c = 0; c < values.size(); ++c) m.counters[counter_names[c + 2]][uit] = values[c];
 
+    // An evaluation, outside the timed step (every rank takes part: the servers serve its reads).
+    if (evaluation.runs() && (it + 1) % evaluation.interval == 0) {
+      EvaluationResult r = role.evaluate(s, it + 1);
+      if (!role.server()) {
+        if (progress && world.rank() == 0) print_evaluation(*progress, progress_prefix, r);
+        m.evaluations.push_back(r);
+      }
+    }
+
     // Progress at a boundary (or the end) after a multiple of `display`: a reduction outside any step.
     const std::int64_t display = config.solver.display;
     const bool at_boundary = (it + 1) % window == 0 || it + 1 == iterations;
@@ -264,6 +391,7 @@ TrainingRun run_parameter_server(comm::Communicator& world, const config::Config
   if (!settings.save_directory.empty())
     comm::run_agreed(world, [&] { role.save(resolve(config, settings.save_directory)); });
 
+  share_evaluations(world, m.evaluations);
   // A step's time: the slowest trainer's (servers give 0); the loss: the trainers' shares summed.
   m.step_time.resize(n_it);
   m.loss.resize(n_it);

@@ -237,11 +237,12 @@ case "$case_name" in
     one=$(dataset_values "$work/runs/e1.h5" /runs/run0/evaluation/scores | cut -d'}' -f1)  # the values, not attributes
     two=$(dataset_values "$work/runs/e2.h5" /runs/run0/evaluation/scores | cut -d'}' -f1)
     awk -v a="$one" -v b="$two" 'BEGIN { n = split(a, x, ","); m = split(b, y, ",");
-      if (n != m || n != 15) exit 1
+      if (n != m || n != 18) exit 1
       for (i = 1; i <= n; i++) { d = x[i] - y[i]; if (d < 0) d = -d; if (d > 1e-4) exit 1 } }' ||
       fail "evaluations on 1 rank $one, on 2 ranks $two"
-    # Row 3 (after iteration 60): iteration, auc, auc_ceiling, loss, samples.
-    awk -v a="$one" 'BEGIN { split(a, x, ","); if (x[11] != 60 || x[12] < x[13] - 0.04 || x[13] < 0.9) exit 1 }' ||
+    # Row 3 (after iteration 60): iteration, auc, auc_ceiling, loss, samples, auc_stderr.
+    awk -v a="$one" 'BEGIN { split(a, x, ","); if (x[13] != 60 || x[14] < x[15] - 0.04 || x[15] < 0.9) exit 1
+      if (x[18] <= 0 || x[18] > 0.02) exit 1 }' ||
       fail "after 60 iterations the AUC is not within 0.04 of the ceiling: $one"
     # The training batches' AUC, one per iteration, rises as the model learns.
     auc=$(dataset_values "$work/runs/e2.h5" /runs/run0/series/auc | cut -d'}' -f1)

@@ -58,7 +58,7 @@ run_form() {
 run_whole() {
   run_on_ranks 2 run "$work/$1.json" --set solver.eval_interval=2 --set solver.max_eval_batches=1 -o "$work/$1_whole.h5"
   [ "$rc" -eq 0 ] || fail "$1: the whole run failed ($rc): $(cat "$work/err.txt")"
-  grep -qE "^evaluation after iteration 2: AUC [0-9.]+, loss [0-9.]+, 256 samples" "$work/out.txt" ||
+  grep -qE "^evaluation after iteration 2: AUC [0-9.]+ \+- [0-9.]+, loss [0-9.]+, 256 samples" "$work/out.txt" ||
     fail "$1: no evaluation: $(cat "$work/out.txt")"
   h5dump -n "$work/$1_whole.h5" >"$work/names.txt"  # whole: grep -q would cut the pipe (pipefail)
   grep -q "timings/dense_forward" "$work/names.txt" || fail "$1: no dense phases: $(cat "$work/names.txt")"

@@ -168,6 +168,9 @@ TEST(SyntheticSource, LabelModels) {
   EXPECT_EQ(planted->key_scale, 3.0);
   EXPECT_EQ(planted->dense_scale, 1.0);
   EXPECT_EQ(planted->bias, -1.5);
+  EXPECT_FALSE(planted->seed);
+  EXPECT_EQ(with_synthetic({{"labels", {{"model", "planted"}, {"seed", 42}}}}).data.synthetic.planted_labels->seed,
+            42u);
   const std::string at = "test.json: layers[data].synthetic.labels";
   EXPECT_EQ(synthetic_error({{"labels", {{"model", "logistic"}}}}),
             at + ".model: expected \"first_key\" or \"planted\", got \"logistic\"");

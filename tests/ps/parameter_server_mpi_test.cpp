@@ -4,12 +4,17 @@
 // must train exactly the reference's rows (every server checks each row it holds, and that it
 // holds exactly the ids that hash to it); trainers check the pooled vectors of the last step.
 // Asynchronous mode must never serve a pull staler than its bound (instrumented on the servers).
-// Shards saved by the servers after training load into any number of servers unchanged.
+// Shards saved by the servers after training load into any number of servers unchanged. The dense
+// parameters' slices come with every pull and are updated by the pushes' dense gradients (the
+// synchronous sum written out here); an evaluation's reads see the last step applied and change
+// nothing.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -152,7 +157,7 @@ Outcome run_and_check(const config::Config& cfg, Roles roles, bool synchronous, 
     const int index = rank - roles.trainers;
     const auto optimizer = embedding::make_sparse_optimizer(layer.optimizer, layer.embedding_vec_size);
     const auto shard = shard_for(layer, *optimizer);
-    ParameterServer server(*channel, {trainers, synchronous, staleness}, *shard, *optimizer);
+    ParameterServer server(*channel, {trainers, synchronous, staleness, {}, {}}, *shard, *optimizer);
     outcome.stats = server.serve();
     EXPECT_EQ(outcome.stats.pushes, roles.trainers * kSteps) << what;
     EXPECT_EQ(outcome.stats.pulls, roles.trainers * kSteps) << what;
@@ -253,6 +258,103 @@ TEST(ParameterServer, AsynchronousPullsAreNeverStalerThanTheBound) {
         }
       }
     }
+}
+
+// The dense parameters on the servers, synchronous: P values split into one slice per server,
+// plain SGD (w -= lr g) as the servers' dense update. Trainer t pushes g(t, s, k) = (t + 1) (k + 1)
+// s / 100 at step s, so the pull of step s must receive w0[k] - lr sum_{u < s} sum_t g(t, u, k).
+// After step 3 an evaluation reads a batch's rows and every dense value: the dense values are
+// those after step 3, the rows those the next pull reads, an id never trained reads the eval
+// initializer (zeros) and is not inserted, and (one trainer: nothing else runs meanwhile) the
+// shard's size and counters do not change.
+TEST(ParameterServer, DenseSlicesTravelWithPullsAndEvaluationReadsChangeNothing) {
+  comm::MpiCommunicator world(MPI_COMM_WORLD);
+  if (role_splits(world.size()).empty()) GTEST_SKIP() << "runs on 2 ranks (1 + 1) and 4 (2 + 2, 3 + 1)";
+  constexpr std::size_t kDense = 11;
+  constexpr float kLr = 0.5f;
+  constexpr std::int64_t kEvaluatedAfter = 3;
+  const Key kNeverTrained = 100000;
+  const auto initial = [](std::size_t k) { return 0.1f * static_cast<float>(k); };
+  const auto grad = [](int trainer, std::int64_t step, std::size_t k) {
+    return static_cast<float>((trainer + 1) * static_cast<int>(k + 1) * step) / 100.0f;
+  };
+  const config::Config cfg = ps_config(optimizer_of(config::OptimizerType::kSGD), config::Combiner::kSum);
+  const auto& layer = cfg.embeddings.front();
+  for (const Roles roles : role_splits(world.size())) {
+    const auto channel = comm::open_message_channel(world);
+    const int rank = world.rank();
+    std::vector<int> trainers, servers;
+    for (int r = 0; r < roles.trainers + roles.servers; ++r) (r < roles.trainers ? trainers : servers).push_back(r);
+    const std::string what =
+        std::to_string(roles.trainers) + " + " + std::to_string(roles.servers) + ", rank " + std::to_string(rank);
+    // The values a pull of `step` must receive.
+    const auto expected = [&](std::int64_t step, std::size_t k) {
+      float w = initial(k);
+      for (std::int64_t u = 1; u < step; ++u) {
+        float sum = 0.0f;
+        for (int t = 0; t < roles.trainers; ++t) sum += grad(t, u, k);
+        w -= kLr * sum;
+      }
+      return w;
+    };
+    const workloads::SyntheticGenerator gen(cfg.data, cfg.solver.seed, cfg.solver.batchsize);
+    if (rank < roles.trainers) {
+      PsClient client(*channel, servers, layer.embedding_vec_size, kDense);
+      std::vector<float> dense(kDense), dense_grads(kDense);
+      PsTrainer trainer(client, layer.embedding_vec_size, false, kBatch, {}, {dense, dense_grads});
+      embedding::StepRecorder recorder;
+      for (std::int64_t step = 1; step <= kSteps; ++step) {
+        for (std::size_t k = 0; k < kDense; ++k) dense_grads[k] = grad(rank, step, k);
+        recorder.begin_step();
+        trainer.step(step, gen.generate(step - 1, rank, roles.trainers), recorder);
+        recorder.end_step();
+        for (std::size_t k = 0; k < kDense; ++k)
+          EXPECT_NEAR(dense[k], expected(step, k), 1e-4f)
+              << what << ": dense value " << k << " pulled at step " << step;
+        if (step != kEvaluatedAfter) continue;
+        // The evaluation: this trainer's next batch with an id never trained added, read as the
+        // next step's pull would.
+        Batch batch = gen.generate(step, rank, roles.trainers);
+        batch.keys.back() = kNeverTrained;
+        std::fill(dense.begin(), dense.end(), -1.0f);
+        const std::span<const float> pooled = trainer.evaluation_pooled(step + 1, batch);
+        for (std::size_t k = 0; k < kDense; ++k)
+          EXPECT_NEAR(dense[k], expected(step + 1, k), 1e-4f) << what << ": dense value " << k << " read";
+        EXPECT_TRUE(std::all_of(pooled.begin(), pooled.end(), [](float v) { return std::isfinite(v); })) << what;
+        client.end_reads(step);
+      }
+      client.finish(kSteps);
+    } else {
+      const int index = rank - roles.trainers;
+      const auto optimizer = embedding::make_sparse_optimizer(layer.optimizer, layer.embedding_vec_size);
+      const auto shard = shard_for(layer, *optimizer);
+      const DenseSlice slice = dense_slice(kDense, roles.servers, index);
+      ServerOptions options{trainers, true, 0, std::vector<float>(slice.count), {}};
+      for (std::size_t k = 0; k < slice.count; ++k) options.dense_values[k] = initial(slice.first + k);
+      options.dense_update = [](std::span<float> values, std::span<const float> grads, std::int64_t) {
+        for (std::size_t k = 0; k < values.size(); ++k) values[k] -= kLr * grads[k];
+      };
+      ParameterServer server(*channel, std::move(options), *shard, *optimizer);
+      for (std::int64_t step = 1; step <= kSteps; ++step) {
+        (void)server.serve_through(step);
+        if (step != kEvaluatedAfter) continue;
+        const auto counters_before = server.take_counters();
+        const std::int64_t size_before = shard->size();
+        (void)server.serve_evaluation(step);
+        EXPECT_GT(counters_before.hits + counters_before.misses, 0) << what << ": the training was not counted";
+        if (roles.trainers == 1) {  // with more, a trainer done reading may pull its next step meanwhile
+          EXPECT_EQ(shard->size(), size_before) << what << ": the evaluation inserted rows";
+          const auto counters = server.take_counters();
+          EXPECT_EQ(counters.hits + counters.misses + counters.inserts, 0) << what << ": the evaluation was counted";
+        }
+        bool found = false;
+        shard->for_each_row([&](Key key, std::span<const float>) { found = found || key == kNeverTrained; });
+        EXPECT_FALSE(found) << what << ": the evaluation's unseen id was inserted";
+      }
+      (void)server.serve();
+    }
+    world.barrier();
+  }
 }
 
 }  // namespace

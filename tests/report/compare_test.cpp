@@ -374,10 +374,92 @@ TEST(CompareReports, CollectivesRunsPairBySizeAndGateOnTheirStepTimeAlone) {
   EXPECT_TRUE(figure(other, "mpi_time").regression);
 }
 
+// A run with an evaluation: its table's last row carries the AUC and its DeLong standard error.
+ReportData::Run evaluated_run(const std::string& id, std::uint64_t seed, double auc, double standard_error) {
+  auto run = at_level(id, seed, 1.0);
+  run.tables["evaluation/scores"] =
+      ReportTable{{"iteration", "auc", "auc_ceiling", "loss", "samples", "auc_stderr"},
+                  {10, 0.6, 0.9, 0.6, 8192, 0.01, 20, auc, 0.9, 0.5, 8192, standard_error},
+                  ""};
+  return run;
+}
+
+// Single runs: the drop over the two standard errors. 0.02 points over errors of 0.004 (z = 3.5)
+// is a regression; 0.004 (z = 0.7) is not significant; 0.02 with errors of 0.02 (z = 0.7)
+// neither; a significant drop smaller than --min-auc-change passes; a rise is an improvement.
+TEST(CompareReports, TheLastEvaluationsAucIsGatedWithItsStandardErrorsForSingleRuns) {
+  const auto judged = [](double base, double next, double error, CompareOptions o = {}) {
+    const auto c = compare_reports(report_of({evaluated_run("a", 1, base, error)}),
+                                   report_of({evaluated_run("b", 1, next, error)}), o);
+    return figure(c, "eval_auc");
+  };
+  const auto drop = judged(0.88, 0.86, 0.004);
+  EXPECT_TRUE(drop.gated);
+  EXPECT_TRUE(drop.higher_is_better);
+  EXPECT_TRUE(drop.regression);
+  EXPECT_NEAR(drop.p_worse, 0.5 * std::erfc(0.02 / std::hypot(0.004, 0.004) / std::sqrt(2.0)), 1e-12);
+  EXPECT_FALSE(judged(0.88, 0.876, 0.004).regression);
+  EXPECT_FALSE(judged(0.88, 0.86, 0.02).regression);
+  CompareOptions loose;
+  loose.min_auc_change = 0.03;
+  EXPECT_FALSE(judged(0.88, 0.86, 0.004, loose).regression);
+  EXPECT_TRUE(judged(0.86, 0.88, 0.004).improvement);
+  const auto same = judged(0.88, 0.88, 0.004);
+  EXPECT_FALSE(same.regression || same.improvement);
+  EXPECT_DOUBLE_EQ(same.p_worse, 0.5);
+  // Not gated: reported, never a failure.
+  EXPECT_FALSE(judged(0.88, 0.80, 0.004, gating({"step"})).regression);
+  EXPECT_FALSE(judged(0.88, 0.80, 0.004, gating({"step"})).gated);
+}
+
+// Repetitions of other seeds: Mann-Whitney over the runs' AUCs (5 a side: every base above every
+// new, p = 1/252); repetitions of one seed (all equal) are one run a side.
+TEST(CompareReports, RepetitionsOfOtherSeedsAreTheAucsSamples) {
+  std::vector<ReportData::Run> base, next, same_base, same_next;
+  for (int r = 0; r < 5; ++r) {
+    base.push_back(evaluated_run("b" + std::to_string(r), 10 + r, 0.88 + 0.002 * r, 0.004));
+    next.push_back(evaluated_run("n" + std::to_string(r), 20 + r, 0.86 + 0.002 * r, 0.004));
+    same_base.push_back(evaluated_run("sb" + std::to_string(r), 30 + r, 0.88, 0.004));
+    same_next.push_back(evaluated_run("sn" + std::to_string(r), 40 + r, 0.878, 0.004));
+  }
+  const auto c = compare_reports(report_of(base), report_of(next), CompareOptions{});
+  const auto& f = figure(c, "eval_auc");
+  EXPECT_NEAR(f.p_worse, 1.0 / 252.0, 1e-12);
+  EXPECT_DOUBLE_EQ(f.base, 0.884);
+  EXPECT_DOUBLE_EQ(f.next, 0.864);
+  EXPECT_TRUE(f.regression);
+  EXPECT_NE(f.sampling.find("5 vs 5 runs"), std::string::npos) << f.sampling;
+  const auto one_seed =
+      figure(compare_reports(report_of(same_base), report_of(same_next), CompareOptions{}), "eval_auc");
+  EXPECT_NE(one_seed.sampling.find("z-test"), std::string::npos) << one_seed.sampling;
+  EXPECT_NE(one_seed.sampling.find("of one seed"), std::string::npos) << one_seed.sampling;
+  EXPECT_FALSE(one_seed.regression);
+}
+
+// An evaluation on one side only is said and not tested; the text shows the change in AUC points.
+TEST(CompareReports, AnAucOnOneSideOnlyIsSaidAndTheChangeIsInPoints) {
+  const auto c = compare_reports(report_of({evaluated_run("a", 1, 0.88, 0.004)}), report_of({at_level("b", 2, 1.0)}),
+                                 CompareOptions{});
+  EXPECT_EQ(figure(c, "eval_auc").missing_on, "new");
+  EXPECT_NE(std::find_if(c.warnings.begin(), c.warnings.end(),
+                         [](const std::string& w) { return w.find("eval_auc is missing on the new side") != w.npos; }),
+            c.warnings.end());
+  CompareOptions o;
+  const auto drop = compare_reports(report_of({evaluated_run("a", 1, 0.88, 0.004)}),
+                                    report_of({evaluated_run("b", 1, 0.86, 0.004)}), o);
+  const auto text = format_comparison(drop, o);
+  EXPECT_NE(text.find("-0.0200"), std::string::npos) << text;
+  EXPECT_NE(text.find("DeLong standard errors"), std::string::npos) << text;
+  EXPECT_NE(text.find("a drop of more than 0.005 AUC points"), std::string::npos) << text;
+  EXPECT_EQ(comparison_to_json(drop, o)["min_auc_change"], 0.005);
+}
+
 TEST(CompareReports, GateNamesAreCheckedAndDescribed) {
   EXPECT_THROW(parse_gate_selection({"phase"}), InputError);
   const auto none = parse_gate_selection({"none"});
-  EXPECT_FALSE(none.step || none.phases || none.bytes || none.other);
+  EXPECT_FALSE(none.step || none.phases || none.bytes || none.other || none.quality);
+  EXPECT_TRUE(parse_gate_selection({"quality"}).quality);
+  EXPECT_EQ(describe_as_names(GateSelection{}), "step,quality");
   EXPECT_EQ(describe(none), "none");
   const auto c =
       compare_reports(report_of({at_level("a", 1, 1.0)}), report_of({at_level("b", 2, 2.0)}), gating({"none"}));

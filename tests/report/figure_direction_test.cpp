@@ -19,9 +19,10 @@ TEST(FigureDirection, TimesPhasesAndBytesImproveDownward) {
 }
 
 TEST(FigureDirection, ThroughputBandwidthAndRatesImproveUpward) {
-  for (const std::string figure : {"throughput_samples_per_s", "throughput_keys_per_s", "exchange_vectors.algbw",
-                                   "exchange_vectors.busbw", "emb1.exchange_pooled.algbw", "reduce_scatter_node.busbw",
-                                   "items_per_second", "bytes_per_second", "emb1.hit_rate", "hit_rate", "auc"})
+  for (const std::string figure :
+       {"throughput_samples_per_s", "throughput_keys_per_s", "exchange_vectors.algbw", "exchange_vectors.busbw",
+        "emb1.exchange_pooled.algbw", "reduce_scatter_node.busbw", "items_per_second", "bytes_per_second",
+        "emb1.hit_rate", "hit_rate", "auc", "eval_auc"})
     EXPECT_EQ(better_direction(figure), Better::kHigher) << figure;
   EXPECT_TRUE(higher_is_better("exchange_keys.busbw"));
   EXPECT_FALSE(higher_is_better("step_time"));

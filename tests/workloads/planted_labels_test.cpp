@@ -29,7 +29,7 @@ config::DataLayer planted_data() {
   slot.keys.zipf_alpha = 1.05;
   slot.nnz = 2;
   d.synthetic = config::SyntheticSource::same_for_all(slot, d.slot_num);
-  d.synthetic.planted_labels = config::PlantedLabelModel{1.5, 1.0, -0.5};
+  d.synthetic.planted_labels = config::PlantedLabelModel{1.5, 1.0, -0.5, std::nullopt};
   return d;
 }
 
@@ -93,6 +93,22 @@ TEST(PlantedLabels, SameLabelsOnAnySplitAndAHeldOutStreamUnderTheSameModel) {
   const PlantedLabels other_model(*data.synthetic.planted_labels, 1234);
   EXPECT_EQ(model.key_value(17), PlantedLabels(*data.synthetic.planted_labels, 5).key_value(17));
   EXPECT_NE(model.key_value(17), other_model.key_value(17));
+}
+
+// labels.seed fixes the hidden model across sample seeds: two generators of other seeds then
+// label the same sample alike (the logit is a function of the sample and the model only).
+TEST(PlantedLabels, AFixedModelSeedKeepsTheModelAcrossSampleSeeds) {
+  auto data = planted_data();
+  data.synthetic.planted_labels->seed = 99;
+  const SyntheticGenerator a(data, 5, 30), b(data, 6, 30);
+  const PlantedLabels fixed(*data.synthetic.planted_labels, 99);
+  for (const auto* gen : {&a, &b}) {
+    const Batch batch = gen->generate(3, 0, 1);
+    const Batch again = SyntheticGenerator(data, gen == &a ? 5 : 6, 30, 12345).generate(3, 0, 1);
+    EXPECT_EQ(batch.labels, again.labels);  // the seed wins over label_model_seed
+  }
+  EXPECT_NE(a.generate(3, 0, 1).keys, b.generate(3, 0, 1).keys);
+  EXPECT_NE(fixed.key_value(17), PlantedLabels(*data.synthetic.planted_labels, 5).key_value(17));
 }
 
 TEST(PlantedLabels, TheModelsOwnScoreIsTheCeiling) {
