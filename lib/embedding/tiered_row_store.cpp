@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
 #include "embedding/kv_row_store.hpp"
 #include "kv/caching_table.hpp"
 #include "kv/hybrid_table.hpp"
+#include "kv/initializer.hpp"
 #include "kv/mapped_storage.hpp"
 #include "kv/tiered_file.hpp"
 #include "kv/value_types.hpp"
@@ -53,13 +55,15 @@ template <class Table> class TieredRowStore final : public RowStore {
   std::int64_t size() const override { return table_->size(); }
   ExecutionContext execution_context() const override { return ExecutionContext::host(); }
 
-  // A two-tier table's find moves rows between its tiers (promotion): evaluating it without
-  // changing it is not built (check_evaluation refuses such a config by its field first).
-  void set_evaluating(bool evaluating) override {
-    EMBSCALE_EXPECTS(!evaluating, "a two-tier table is not evaluated (the run's checks refuse it)");
-  }
+  // Evaluating, reads use the tables' find, which reads both tiers and moves nothing (no
+  // promotion, no score); a key neither holds reads the eval initializer's row.
+  void set_evaluating(bool evaluating) override { evaluating_ = evaluating; }
   void read(std::span<const Key> keys, std::span<float> rows) override {
     const auto dim = static_cast<std::size_t>(dim_);
+    if (evaluating_) {
+      read_unchanged(keys, rows);
+      return;
+    }
     full_.resize(keys.size() * row_width_);
     const std::int64_t slow_hits_before = slow_hits();
     const std::int64_t fast_size_before = table_->fast().size();
@@ -70,6 +74,20 @@ template <class Table> class TieredRowStore final : public RowStore {
     if (observer_) observer_->on_call(keys, call_outcome(stats, stats.found - (slow_hits() - slow_hits_before)));
     for (std::size_t i = 0; i < keys.size(); ++i)
       std::copy_n(full_.data() + i * row_width_, dim, rows.data() + i * dim);
+  }
+
+  void read_unchanged(std::span<const Key> keys, std::span<float> rows) const {
+    const auto dim = static_cast<std::size_t>(dim_);
+    std::vector<float> full(keys.size() * row_width_);
+    std::vector<std::uint8_t> founds(keys.size(), 0);
+    (void)std::as_const(*table_).find(as_unsigned(keys), full, founds);
+    const kv::TableOptions& o = table_->options();
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const auto row = rows.subspan(i * dim, dim);
+      if (founds[i]) std::copy_n(full.data() + i * row_width_, dim, row.begin());
+      else
+        kv::initial_row(o.eval_initializer, o.seed, o.num_embeddings, static_cast<std::uint64_t>(keys[i]), dim_, row);
+    }
   }
 
   void apply(std::span<const Key> keys, std::span<const float> grads, const SparseOptimizer& optimizer,
@@ -165,6 +183,7 @@ template <class Table> class TieredRowStore final : public RowStore {
   kv::AccessObserver* observer_ = nullptr;
   std::vector<float> full_;
   std::vector<std::uint8_t> founds_;
+  bool evaluating_ = false;  // set_evaluating: reads find, moving nothing
 };
 
 }  // namespace

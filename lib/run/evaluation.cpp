@@ -41,12 +41,6 @@ void check_evaluation(const config::Config& config) {
     throw InputError(config.origin + ": layers[" + config.data.name +
                      "].eval_source: required with solver.eval_interval for a trace (the evaluation samples; the "
                      "synthetic source holds out a stream of its own)");
-  for (const auto& layer : config.embeddings)
-    if (layer.storage.two_tier())
-      throw InputError(config.origin + ": layers[" + layer.name +
-                       "].storage.global_hbm_for_values: evaluation reads the tables without changing them, which a "
-                       "two-tier table cannot yet (its reads promote rows); evaluate a one-tier table or remove "
-                       "solver.eval_interval");
 }
 
 // The held-out batches: batch k of the evaluation after `iteration`.

@@ -39,7 +39,7 @@ struct EvaluationResult {
 };
 
 // What evaluation needs of a config, on any number of ranks: a loss layer to score, held-out data
-// (a trace's eval_source), one-tier tables. InputError naming the field. Nothing without it.
+// (a trace's eval_source). InputError naming the field. Nothing without it.
 void check_evaluation(const config::Config& config);
 
 // "evaluation after iteration 100: AUC 0.7712 +- 0.0036 (the planted model's 0.8123), loss 0.5321,

@@ -226,8 +226,8 @@ case "$case_name" in
     # HugeCTR's evaluation on the planted labels (bench/configs/ctr_planted_small.json): the
     # evaluation table is the same on 1 and 2 ranks (the AUC is over every rank's samples), the
     # model trains to within 0.04 of the planted model's AUC in 60 iterations, "AUC:<t>" ends the
-    # run at the evaluation that reaches t (the report holds the iterations run), and evaluation
-    # is refused by field where it cannot run.
+    # run at the evaluation that reaches t (the report holds the iterations run), a two-tier table
+    # evaluates as the one-tier table does, and evaluation is refused by field where it cannot run.
     mkdir -p "$work/runs"
     cfg=$configs/ctr_planted_small.json
     for ranks in 1 2; do
@@ -253,7 +253,17 @@ case "$case_name" in
     grep -qF "AUC target 0.87 reached after iteration 40" "$work/out.txt" || fail "no early end: $(cat "$work/out.txt")"
     [ "$(dataset_values "$work/runs/target.h5" /runs/run0/series/loss | cut -d'}' -f1 | tr ',' '\n' | wc -l)" -eq 40 ] ||
       fail "the report of a run ended at 40 iterations holds another count"
-    # Refused by field: no loss layer to score, a trace without eval_source, a two-tier table.
+    # A two-tier table (a fast tier of one bucket, the rest demoted to the slow tier) loses no row:
+    # its evaluations, read from both tiers without promoting, are the (static) table's within 1e-4.
+    run_mpi 2 "$cfg" -o "$work/runs/tiers.h5" --quiet \
+      --set 'layers.emb.storage={"type": "dynamic", "max_capacity": 4096, "bucket_capacity": 128, "caching": true,
+             "global_hbm_for_values": 12288}'
+    [ "$rc" -eq 0 ] || fail "two tiers: exit $rc: $(cat "$work/err.txt")"
+    tiers=$(dataset_values "$work/runs/tiers.h5" /runs/run0/evaluation/scores | cut -d'}' -f1)
+    awk -v a="$tiers" -v b="$two" 'BEGIN { n = split(a, x, ","); m = split(b, y, ","); if (n != m || n != 18) exit 1
+      for (i = 1; i <= n; i++) { d = x[i] - y[i]; if (d < 0) d = -d; if (d > 1e-4) exit 1 } }' ||
+      fail "evaluations of the two-tier table $tiers, of the one-tier one $two"
+    # Refused by field: no loss layer to score, a trace without eval_source.
     rm -rf "$work/reports"
     expect_bad_input "solver.eval_interval: evaluation scores the loss layer's logits" "$configs/hybrid_parallel.json" \
       --set solver.eval_interval=5 --set solver.eval_batches=1 -o "$work/reports/r.h5"

@@ -324,6 +324,48 @@ TEST(RowStores, TieredTablesKeepEveryRowBeyondTheirFastTier) {
   EXPECT_THROW(make_tiered_row_store(o, TierOptions{true, 100, ::testing::TempDir()}, "x"), InputError);  // < a bucket
 }
 
+// Evaluating, a two-tier store reads both tiers without moving anything: every trained key reads
+// its row, wherever it lives; an unseen key reads the eval initializer and is not inserted; the
+// size is unchanged and nothing is counted (the reads go through the tables' const find, which
+// cannot promote).
+TEST(RowStores, AnEvaluatingTieredStoreReadsBothTiersWithoutChangingThem) {
+  kv::TableOptions o = options(4);
+  o.bucket_capacity = 16;
+  o.eval_initializer.mode = kv::InitializerMode::kConstant;
+  o.eval_initializer.value = 0.5;
+  const CountingOptimizer optimizer(UpdateType::kLocal);
+  for (const bool caching : {true, false}) {
+    const std::string what = caching ? "caching" : "hybrid";
+    const auto store = make_tiered_row_store(o, TierOptions{caching, 32 * 5 * 4, ::testing::TempDir()}, "x");
+    std::vector<Key> keys;
+    for (Key k = 0; k < 300; ++k) keys.push_back(k * 7);
+    std::vector<float> rows(keys.size() * 4), grads(keys.size() * 4, 0.25f);
+    store->read(keys, rows);
+    store->apply(keys, grads, optimizer, 1);
+    std::vector<float> trained(keys.size() * 4);
+    std::vector<float> row(4);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_TRUE(store->row(keys[i], row)) << what;
+      std::copy(row.begin(), row.end(), trained.begin() + static_cast<std::ptrdiff_t>(i * 4));
+    }
+    (void)store->take_counters();
+    store->set_evaluating(true);
+    std::vector<Key> asked(keys.rbegin(), keys.rend());
+    asked.push_back(100001);
+    std::vector<float> got(asked.size() * 4);
+    store->read(asked, got);
+    for (std::size_t i = 0; i + 1 < asked.size(); ++i)
+      for (std::size_t d = 0; d < 4; ++d)
+        ASSERT_EQ(got[i * 4 + d], trained[(keys.size() - 1 - i) * 4 + d]) << what << ": key " << asked[i];
+    for (std::size_t d = 0; d < 4; ++d) EXPECT_EQ(got[(asked.size() - 1) * 4 + d], 0.5f) << what;
+    store->set_evaluating(false);
+    EXPECT_EQ(store->size(), 300) << what;
+    EXPECT_FALSE(store->row(100001, row)) << what;
+    const StoreCounters counters = store->take_counters();
+    EXPECT_EQ(counters.hits + counters.misses + counters.inserts, 0) << what << ": the evaluation was counted";
+  }
+}
+
 // The stores are host stores: each says so, and each refuses a device context where it is made
 // (a GPU run must not quietly run its table on the host).
 TEST(RowStores, EveryHostStoreReportsAHostContextAndRefusesADeviceOne) {
