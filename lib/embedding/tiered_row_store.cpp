@@ -76,17 +76,17 @@ template <class Table> class TieredRowStore final : public RowStore {
       std::copy_n(full_.data() + i * row_width_, dim, rows.data() + i * dim);
   }
 
-  void read_unchanged(std::span<const Key> keys, std::span<float> rows) const {
+  void read_unchanged(std::span<const Key> keys, std::span<float> rows) {
     const auto dim = static_cast<std::size_t>(dim_);
-    std::vector<float> full(keys.size() * row_width_);
-    std::vector<std::uint8_t> founds(keys.size(), 0);
-    (void)std::as_const(*table_).find(as_unsigned(keys), full, founds);
+    full_.resize(keys.size() * row_width_);
+    founds_.assign(keys.size(), 0);
+    (void)std::as_const(*table_).find(as_unsigned(keys), full_, founds_);
     const kv::TableOptions& o = table_->options();
     for (std::size_t i = 0; i < keys.size(); ++i) {
-      const auto row = rows.subspan(i * dim, dim);
-      if (founds[i]) std::copy_n(full.data() + i * row_width_, dim, row.begin());
+      if (founds_[i]) std::copy_n(full_.data() + i * row_width_, dim, rows.data() + i * dim);
       else
-        kv::initial_row(o.eval_initializer, o.seed, o.num_embeddings, static_cast<std::uint64_t>(keys[i]), dim_, row);
+        kv::initial_row(o.eval_initializer, o.seed, o.num_embeddings, static_cast<std::uint64_t>(keys[i]), dim_,
+                        rows.subspan(i * dim, dim));
     }
   }
 
