@@ -77,7 +77,7 @@ template <class Table> class TieredRowStore final : public RowStore {
   }
 
   void read_unchanged(std::span<const Key> keys, std::span<float> rows) {
-    const auto dim = static_cast<std::size_t>(dim_);
+    const auto dim = static_cast<std::size_t>(static_cast<std::uint32_t>(dim_));  // dim_ >= 1
     full_.resize(keys.size() * row_width_);
     founds_.assign(keys.size(), 0);
     (void)std::as_const(*table_).find(as_unsigned(keys), full_, founds_);
