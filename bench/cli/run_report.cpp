@@ -32,7 +32,8 @@ std::vector<report::SummaryField> run_parameters(const config::Config& config, i
     parameters.insert(parameters.end(), {{"trainers", std::int64_t{roles.trainers}},
                                          {"servers", std::int64_t{roles.servers}},
                                          {"ps_mode", settings.synchronous ? "synchronous" : "asynchronous"},
-                                         {"staleness", settings.staleness}});
+                                         {"staleness", settings.staleness},
+                                         {"transport", settings.ucx_transport ? "ucx" : "mpi"}});
   }
   return parameters;
 }
@@ -56,6 +57,7 @@ report::RunRecord make_run_record(const std::string& id, const config::Config& c
   record.id = id;
   record.parameters = parameters_of(config, ranks, run);
   record.phase_names = run.measurements.phase_names;
+  record.transport = run.transport;
   record.phase_meanings = run.measurements.phase_meanings;
   record.timings = run.measurements.timings;
   record.counters = run.measurements.counters;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <type_traits>
 
 #include "comm/communicator.hpp"
@@ -36,6 +37,8 @@ class MessageChannel {
   virtual int rank() const = 0;  // in the group the channel was opened on
   virtual int size() const = 0;
   virtual CommStats& stats() noexcept = 0;
+  // The transport and what it selected: "mpi", or "ucx: <UCP's lanes to the next rank>".
+  virtual std::string transport_details() const = 0;
 
   template <class T> void send(std::span<const T> data, int dest, int tag, std::size_t row = 1) {
     check_trivial<T>();
@@ -94,9 +97,15 @@ class MessageChannel {
   }
 };
 
-// Opens a channel among the ranks of `group`; collective over `group` (every rank opens it, in
-// the same order as its other collectives). An Error when the group's transport has no channel
-// (an MPI group has: MpiMessageChannel).
-std::unique_ptr<MessageChannel> open_message_channel(const Communicator& group);
+// The transports a channel runs on (config: parameter_server.transport).
+enum class ChannelTransport { kMpi, kUcx };
+const char* to_string(ChannelTransport transport) noexcept;  // "mpi", "ucx"
+
+// Opens a channel among the ranks of `group` on `transport`; collective over `group` (every rank
+// opens it, in the same order as its other collectives). MPI: an Error when the group is not an
+// MPI communicator. UCX: the workers' addresses travel over the group's collectives; an
+// InputError on every rank when UCX cannot start on one (UcxMessageChannel).
+std::unique_ptr<MessageChannel> open_message_channel(Communicator& group,
+                                                     ChannelTransport transport = ChannelTransport::kMpi);
 
 }  // namespace embscale::comm

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include "comm/ucx_message_channel.hpp"
 #include "core/error.hpp"
 
 namespace embscale::comm {
@@ -13,7 +14,12 @@ MpiMessageChannel::MpiMessageChannel(const MpiCommunicator& group) {
   comm_->set_max_message_rows(group.max_message_rows());
 }
 
-std::unique_ptr<MessageChannel> open_message_channel(const Communicator& group) {
+const char* to_string(ChannelTransport transport) noexcept {
+  return transport == ChannelTransport::kUcx ? "ucx" : "mpi";
+}
+
+std::unique_ptr<MessageChannel> open_message_channel(Communicator& group, ChannelTransport transport) {
+  if (transport == ChannelTransport::kUcx) return std::make_unique<UcxMessageChannel>(group);
   if (const auto* mpi = dynamic_cast<const MpiCommunicator*>(&group)) return std::make_unique<MpiMessageChannel>(*mpi);
   throw Error("message channel: the group's transport (\"" + group.native_handle().kind +
               "\") has no point-to-point channel; open it on an MPI communicator");

@@ -21,6 +21,7 @@ class MpiMessageChannel final : public MessageChannel {
   int rank() const override { return comm_->rank(); }
   int size() const override { return comm_->size(); }
   CommStats& stats() noexcept override { return comm_->stats(); }
+  std::string transport_details() const override { return "mpi"; }
   // Testing aid: the row limit of the channel's messages (MpiCommunicator::set_max_message_rows).
   void set_max_message_rows(std::size_t rows) { comm_->set_max_message_rows(rows); }
 

@@ -287,6 +287,9 @@ struct ParameterServerSettings {
   // steps ahead of the slowest).
   bool synchronous = true;
   std::int64_t staleness = 0;
+  // "transport": the protocol's point-to-point messages over "mpi" (MPI's own, its PML and BTLs)
+  // or "ucx" (UCX's UCP tag API, comm::UcxMessageChannel).
+  bool ucx_transport = false;
   // Server-side save and load (Paddle's distributed lookup table): each server writes its shard
   // into save_directory after the run, and reads its part of load_directory's shards (saved by any
   // number of servers) before it. Relative paths resolve against Config::directory; empty: none.

@@ -26,7 +26,7 @@ int batch_ranks(const Config& config, int ranks) {
 }
 
 ParameterServerSettings parse_parameter_server_settings(const ObjectReader& r) {
-  r.only_keys({"servers", "trainers", "mode", "staleness", "save_directory", "load_directory"});
+  r.only_keys({"servers", "trainers", "mode", "staleness", "transport", "save_directory", "load_directory"});
   constexpr std::int64_t kMostRanks = 1 << 20;
   ParameterServerSettings p;
   p.servers = static_cast<std::int32_t>(r.integer("servers", IntRange::between(1, kMostRanks)));
@@ -39,6 +39,7 @@ ParameterServerSettings parse_parameter_server_settings(const ObjectReader& r) {
           "a synchronous server applies each step's pushes before the next pull (staleness 0); "
           "a staleness bound needs \"mode\": \"asynchronous\"");
   }
+  p.ucx_transport = r.one_of_or("transport", "mpi", {"mpi", "ucx"}) == "ucx";
   if (r.has("save_directory")) p.save_directory = r.name("save_directory");
   if (r.has("load_directory")) p.load_directory = r.name("load_directory");
   return p;

@@ -11,7 +11,7 @@ namespace embscale::report {
 
 bool is_structural_attribute(std::string_view name) {
   return name == "phases" || name == "phase_meanings" || name == "samples" || name == "point" || name == "repetition" ||
-         name == "sharding_plan";
+         name == "sharding_plan" || name == "transport_details";
 }
 
 bool is_reserved_run_group(std::string_view name) {

@@ -273,6 +273,7 @@ ReportData::Run read_run(hid_t runs, const std::string& id) {
     else if (name == "point" && integer) run.point = *integer;
     else if (name == "repetition" && integer) run.repetition = *integer;
     else if (name == "sharding_plan" && text) run.sharding_plan = *text;
+    else if (name == "transport_details" && text) run.transport = *text;
     else run.parameters.push_back({name, std::move(value)});
   }
   if (H5Lexists(group, "metadata", H5P_DEFAULT) > 0) {

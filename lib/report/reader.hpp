@@ -38,6 +38,7 @@ struct ReportData {
     std::optional<std::int64_t> point;                  // sweeps: the point's index
     std::optional<std::int64_t> repetition;             // sweeps: the repetition of the point
     std::string sharding_plan;                          // the plan's JSON (runs of planned configs); else empty
+    std::string transport;                              // a parameter-server run's message transport; else empty
     // Merged reports: the root attributes of the report the run was written to (its config,
     // job, hosts, time); empty in a report a run wrote itself (the root attributes hold them).
     std::map<std::string, SummaryValue> metadata;

@@ -68,6 +68,7 @@ std::string describe_run(const RunRecord& run, Digest& digest, std::vector<PerRa
   digest.add(join_names(run.phase_names));
   digest.add(join_names(run.phase_meanings));
   digest.add(run.sharding_plan);  // planned identically on every rank
+  digest.add(run.transport);      // rank 0's, broadcast
   for (const auto& phase : run.phase_names)
     if (phase.find(',') != std::string::npos) note("phase name \"" + phase + "\" contains ','");
   // A simulation's vectors hold every rank's column: its length is per rank.
@@ -293,6 +294,7 @@ void ReportWriter::write_run(const RunRecord& run) {
   if (run.point) write_attribute(group, "point", *run.point, "/runs/" + run.id);
   if (run.repetition) write_attribute(group, "repetition", *run.repetition, "/runs/" + run.id);
   if (!run.sharding_plan.empty()) write_attribute(group, "sharding_plan", run.sharding_plan, "/runs/" + run.id);
+  if (!run.transport.empty()) write_attribute(group, "transport_details", run.transport, "/runs/" + run.id);
   std::size_t i = 0;
   // A run: each rank its column. A simulation: its one process every column.
   const auto write_per_rank = [&](hid_t where, const std::string& name, const auto& values) {

@@ -52,6 +52,10 @@ struct RunRecord {
   // `sharding_plan` when not empty: a run of "sharding": "auto" layers, or of a config with a
   // "planner" section.
   std::string sharding_plan;
+  // What carried a parameter-server run's protocol messages (MessageChannel::transport_details:
+  // "mpi", or "ucx: <UCP's lanes>"), rank 0's, written as the structural attribute `transport_details`
+  // when not empty.
+  std::string transport;
   // A simulation's (`embscale simulate`): one process writes every rank's columns for this many
   // (virtual) ranks, each timings/counters vector holding [iteration][rank] row-major. 0: a run,
   // each rank writing its own column.

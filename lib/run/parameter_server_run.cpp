@@ -289,8 +289,14 @@ TrainingRun run_parameter_server(comm::Communicator& world, const config::Config
   check_source_holds(config, source);
   const auto& settings = *config.parameter_server;
   std::optional<Role> built;
-  // Opened before the agreement: a collective call inside it would wait for a rank that failed.
-  auto channel = comm::open_message_channel(world);
+  // Opened in an agreement of its own, before the role's: opening is collective, and a transport
+  // that cannot start fails on every rank alike (UcxMessageChannel agrees on it first).
+  std::unique_ptr<comm::MessageChannel> channel;
+  comm::run_agreed(world, [&] {
+    channel = comm::open_message_channel(
+        world, settings.ucx_transport ? comm::ChannelTransport::kUcx : comm::ChannelTransport::kMpi);
+  });
+  const std::string transport = comm::broadcast_strings(world, {channel->transport_details()})[0];
   comm::run_agreed(world, [&] { built.emplace(world, std::move(channel), config, roles, source.slot_sizes()); });
   Role& role = *built;
   if (!settings.load_directory.empty())
@@ -315,6 +321,7 @@ TrainingRun run_parameter_server(comm::Communicator& world, const config::Config
   });
 
   TrainingRun run;
+  run.transport = transport;
   auto& m = run.measurements;
   const std::int64_t warmup = config.solver.warmup_iter, iterations = config.solver.max_iter;
   const auto n_it = static_cast<std::size_t>(iterations);

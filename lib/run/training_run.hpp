@@ -66,6 +66,9 @@ struct TrainingRun {
   RunMeasurements measurements;
   RunSummary summary;
   sim::EvictionResults eviction;  // the config's eviction section's figures; empty without one
+  // A parameter-server run: what carried its protocol (rank 0's MessageChannel::transport_details,
+  // the same on every rank); empty for the engine's runs.
+  std::string transport;
 };
 
 // Checks what depends on the number of ranks (at least one sample per rank; every layer's scheme

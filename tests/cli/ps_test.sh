@@ -195,6 +195,30 @@ case "$case_name" in
     expect_bad_input 3 "solver.eval_metrics: \"AUC:<t>\" ends training when reached" "$cfg" \
       --set 'solver.eval_metrics=["AUC:0.9"]'
     ;;
+  ps_ucx_transport)
+    # The protocol over UCX ("transport": "ucx") trains what it trains over MPI: synchronous, the
+    # engine's losses on 1 + 1, 2 + 2 and 3 + 1 ranks; the report names the transport and the
+    # lanes UCP selected. A transport that is not one, and a UCX that cannot start (UCX_TLS naming
+    # no transport), are refused by name (exit 2).
+    write_config "$work/a2a.json" all2all_dense ""
+    run_ok 2 "$work/a2a.json" -o "$work/reports/a2a.h5"
+    expected=$(dataset_values "$work/reports/a2a.h5" /runs/run0/series/loss)
+    for roles in "1 1" "2 2" "3 1"; do
+      read -r trainers servers <<<"$roles"
+      write_config "$work/ps.json" parameter_server \
+        ", \"parameter_server\": {\"trainers\": $trainers, \"servers\": $servers, \"transport\": \"ucx\"}"
+      run_ok $((trainers + servers)) "$work/ps.json" -o "$work/reports/ucx-$trainers-$servers.h5"
+      expect_same_series "loss over UCX on $trainers + $servers" \
+        "$(dataset_values "$work/reports/ucx-$trainers-$servers.h5" /runs/run0/series/loss)" "$expected"
+    done
+    "$embscale" report "$work/reports/ucx-1-1.h5" | grep -qE "^transport +ucx$" || fail "the report lacks the transport"
+    h5dump -a /runs/run0/transport_details "$work/reports/ucx-1-1.h5" | grep -q '"ucx: lane\[' ||
+      fail "no UCP lanes recorded: $(h5dump -a /runs/run0/transport_details "$work/reports/ucx-1-1.h5")"
+    expect_bad_input 2 "parameter_server.transport: expected \"mpi\" or \"ucx\"" "$work/ps.json" \
+      --set parameter_server.transport=verbs --set parameter_server.trainers=1 --set parameter_server.servers=1
+    UCX_TLS=no_such_transport expect_bad_input 2 "parameter_server.transport \"ucx\": UCX could not start on rank 0: ucp_init" \
+      "$work/ps.json" --set parameter_server.trainers=1 --set parameter_server.servers=1
+    ;;
   ps_asynchronous)
     # Asynchronous with a bound of 1: the servers never serve a pull staler than 1 (the staleness
     # counter, per iteration and rank), and the run says its mode.

@@ -1,6 +1,7 @@
 // What a serve loop needs of a MessageChannel (probe, iprobe, recv_any: a server answering
-// whichever rank asks first), on the MPI implementation (MpiMessageChannel), against messages whose source, tag, size
-// and values every rank can compute. Rank 0 serves; the others send. Needs 2 or more ranks.
+// whichever rank asks first), on both transports (MpiMessageChannel, UcxMessageChannel), against
+// messages whose source, tag, size and values every rank can compute. Rank 0 serves; the others
+// send. Needs 2 or more ranks.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,6 +16,8 @@
 namespace embscale::comm {
 namespace {
 
+class MessageChannel : public ::testing::TestWithParam<ChannelTransport> {};
+
 constexpr std::size_t kRow = 2;  // values per row: the messages are rows of two int64
 
 // Rows rank r sends in round `round`, and their values.
@@ -28,9 +31,9 @@ std::vector<std::int64_t> message_of(int rank, int round) {
 // Every round r: each rank but 0 sends rank 0 one message of tag 10 + rank; rank 0 takes them in
 // whatever order they come (round 1 by probe then recv, round 2 by recv_any) and must see every
 // sender once, with its size, tag and values.
-TEST(MessageChannel, AServerTakesEveryRanksMessageInWhateverOrderTheyCome) {
+TEST_P(MessageChannel, AServerTakesEveryRanksMessageInWhateverOrderTheyCome) {
   MpiCommunicator world(MPI_COMM_WORLD);
-  const auto channel = open_message_channel(world);
+  const auto channel = open_message_channel(world, GetParam());
   if (world.size() < 2) GTEST_SKIP() << "needs >= 2 ranks";
   for (const int round : {1, 2}) {
     world.barrier();  // a round's messages only: round 2's would match round 1's any-tag probe
@@ -65,9 +68,9 @@ TEST(MessageChannel, AServerTakesEveryRanksMessageInWhateverOrderTheyCome) {
 
 // iprobe finds nothing where nothing was sent, then, polled, finds rank 1's message by its source
 // and tag (the others' tags are not matched).
-TEST(MessageChannel, IprobeSaysNothingIsWaitingThenFindsTheMessage) {
+TEST_P(MessageChannel, IprobeSaysNothingIsWaitingThenFindsTheMessage) {
   MpiCommunicator world(MPI_COMM_WORLD);
-  const auto channel = open_message_channel(world);
+  const auto channel = open_message_channel(world, GetParam());
   if (world.size() < 2) GTEST_SKIP() << "needs >= 2 ranks";
   if (world.rank() == 0) {
     EXPECT_FALSE(channel->iprobe<std::int64_t>(kAnySource, kAnyTag).has_value());
@@ -92,9 +95,9 @@ TEST(MessageChannel, IprobeSaysNothingIsWaitingThenFindsTheMessage) {
 
 // A message larger than recv_any's buffer is refused with both sizes and stays to be received; a
 // message that is not a whole number of the receiver's rows is refused by probe, naming its bytes.
-TEST(MessageChannel, RefusalsNameTheSizesAndLeaveTheMessage) {
+TEST_P(MessageChannel, RefusalsNameTheSizesAndLeaveTheMessage) {
   MpiCommunicator world(MPI_COMM_WORLD);
-  const auto channel = open_message_channel(world);
+  const auto channel = open_message_channel(world, GetParam());
   if (world.size() < 2) GTEST_SKIP() << "needs >= 2 ranks";
   const std::vector<std::int64_t> five = {1, 2, 3, 4, 5};
   if (world.rank() == 1) channel->send(std::span<const std::int64_t>(five), 0, 4);
@@ -124,10 +127,10 @@ TEST(MessageChannel, RefusalsNameTheSizesAndLeaveTheMessage) {
 
 // A channel's messages travel apart from its group's own point-to-point messages of the same tag
 // (a duplicate communicator), and its traffic is counted on the channel.
-TEST(MessageChannel, ItsMessagesNeverMeetTheGroupsAndAreCountedApart) {
+TEST_P(MessageChannel, ItsMessagesNeverMeetTheGroupsAndAreCountedApart) {
   MpiCommunicator world(MPI_COMM_WORLD);
   if (world.size() < 2) GTEST_SKIP() << "needs >= 2 ranks";
-  const auto channel = open_message_channel(world);
+  const auto channel = open_message_channel(world, GetParam());
   const auto channel_before = channel->stats().total();
   const auto world_before = world.stats().total();
   if (world.rank() == 1) {
@@ -146,6 +149,21 @@ TEST(MessageChannel, ItsMessagesNeverMeetTheGroupsAndAreCountedApart) {
   }
   world.barrier();
 }
+
+// The transport says what carried the messages: "mpi", or UCX with the lanes UCP selected.
+TEST_P(MessageChannel, SaysWhatCarriesItsMessages) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  const auto channel = open_message_channel(world, GetParam());
+  const std::string details = channel->transport_details();
+  if (GetParam() == ChannelTransport::kMpi) EXPECT_EQ(details, "mpi");
+  else if (world.size() > 1) EXPECT_NE(details.find("ucx: lane["), std::string::npos) << details;
+  world.barrier();
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, MessageChannel, ::testing::Values(ChannelTransport::kMpi, ChannelTransport::kUcx),
+                         [](const ::testing::TestParamInfo<ChannelTransport>& info) {
+                           return std::string(to_string(info.param));
+                         });
 
 }  // namespace
 }  // namespace embscale::comm

@@ -1,5 +1,6 @@
 // The parameter server (lib/ps) against the single-process reference (tests/embedding/
-// reference_model.hpp) on the role splits this binary's world allows: 1 trainer + 1 server on 2
+// reference_model.hpp), over both message transports (MPI and UCX), on the role splits this
+// binary's world allows: 1 trainer + 1 server on 2
 // ranks; 2 + 2 and 3 + 1 on 4. Trainers are the first ranks, servers the rest. Synchronous mode
 // must train exactly the reference's rows (every server checks each row it holds, and that it
 // holds exactly the ids that hash to it); trainers check the pooled vectors of the last step.
@@ -37,6 +38,7 @@ using embedding::testing::kTolerance;
 using embedding::testing::RelativeError;
 
 constexpr std::int64_t kSteps = 6, kBatch = 24;
+constexpr comm::ChannelTransport kTransports[] = {comm::ChannelTransport::kMpi, comm::ChannelTransport::kUcx};
 constexpr std::uint64_t kTableSeed = 4321;
 const std::vector<std::int64_t> kSlotSizes = {40, 9, 300};
 const std::vector<Key> kSlotOffsets = {0, 40, 49};
@@ -111,10 +113,10 @@ struct Outcome {
 };
 
 // Runs `cfg` with `roles` and checks it; `slow_trainer_ms`: trainer 0 sleeps this long per step.
-Outcome run_and_check(const config::Config& cfg, Roles roles, bool synchronous, std::int64_t staleness,
-                      int slow_trainer_ms = 0, const std::filesystem::path& save_to = {}) {
+Outcome run_and_check(comm::ChannelTransport transport, const config::Config& cfg, Roles roles, bool synchronous,
+                      std::int64_t staleness, int slow_trainer_ms = 0, const std::filesystem::path& save_to = {}) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
-  const auto channel = comm::open_message_channel(world);
+  const auto channel = comm::open_message_channel(world, transport);
   const int rank = world.rank();
   const auto& layer = cfg.embeddings.front();
   const auto dim = static_cast<std::size_t>(layer.embedding_vec_size);
@@ -132,8 +134,8 @@ Outcome run_and_check(const config::Config& cfg, Roles roles, bool synchronous, 
     expected_pooled.push_back(reference.step(global));
   }
   const std::string what = std::to_string(roles.trainers) + " trainers + " + std::to_string(roles.servers) +
-                           " servers, " + (synchronous ? "synchronous" : "asynchronous") + ", rank " +
-                           std::to_string(rank);
+                           " servers, " + (synchronous ? "synchronous" : "asynchronous") + " over " +
+                           comm::to_string(transport) + ", rank " + std::to_string(rank);
 
   Outcome outcome;
   if (rank < roles.trainers) {
@@ -212,10 +214,11 @@ config::Optimizer optimizer_of(config::OptimizerType type) {
 TEST(ParameterServer, SynchronousTrainingEqualsTheSingleProcessReference) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   if (role_splits(world.size()).empty()) GTEST_SKIP() << "runs on 2 ranks (1 + 1) and 4 (2 + 2, 3 + 1)";
-  for (const auto type : {config::OptimizerType::kSGD, config::OptimizerType::kAdaGrad, config::OptimizerType::kAdam})
-    for (const auto combiner : {config::Combiner::kSum, config::Combiner::kMean})
-      for (const Roles roles : role_splits(world.size()))
-        run_and_check(ps_config(optimizer_of(type), combiner), roles, /*synchronous=*/true, 0);
+  for (const auto transport : kTransports)
+    for (const auto type : {config::OptimizerType::kSGD, config::OptimizerType::kAdaGrad, config::OptimizerType::kAdam})
+      for (const auto combiner : {config::Combiner::kSum, config::Combiner::kMean})
+        for (const Roles roles : role_splits(world.size()))
+          run_and_check(transport, ps_config(optimizer_of(type), combiner), roles, /*synchronous=*/true, 0);
 }
 
 // Trained on S servers, saved there (each server its shard), loaded by 1 .. world ranks as
@@ -230,8 +233,8 @@ TEST(ParameterServer, ShardsSavedAfterTrainingLoadIntoAnyServerCountUnchanged) {
   const config::Config cfg = ps_config(optimizer_of(config::OptimizerType::kAdam), config::Combiner::kMean);
   int split = 0;
   for (const Roles roles : role_splits(world.size())) {
-    const std::filesystem::path dir = base + "_" + std::to_string(split++);
-    run_and_check(cfg, roles, /*synchronous=*/true, 0, 0, dir);
+    const std::filesystem::path dir = base + "_" + std::to_string(split);
+    run_and_check(kTransports[split++ % 2], cfg, roles, /*synchronous=*/true, 0, 0, dir);
     for (int servers = 1; servers <= world.size(); ++servers) expect_loaded_rows(cfg, dir, servers);
     if (world.rank() == 0) std::filesystem::remove_all(dir);
   }
@@ -245,8 +248,9 @@ TEST(ParameterServer, AsynchronousPullsAreNeverStalerThanTheBound) {
   if (role_splits(world.size()).empty()) GTEST_SKIP() << "runs on 2 ranks (1 + 1) and 4 (2 + 2, 3 + 1)";
   for (const std::int64_t bound : {0, 2})
     for (const Roles roles : role_splits(world.size())) {
+      const auto transport = kTransports[bound == 0 ? 0 : 1];
       const Outcome outcome =
-          run_and_check(ps_config(optimizer_of(config::OptimizerType::kSGD), config::Combiner::kSum), roles,
+          run_and_check(transport, ps_config(optimizer_of(config::OptimizerType::kSGD), config::Combiner::kSum), roles,
                         /*synchronous=*/false, bound, /*slow_trainer_ms=*/60);
       // The bound itself is checked in run_and_check (max_staleness <= bound). Here: the slow
       // trainer made the others wait, and with room to run ahead they did (the instrument sees
@@ -280,81 +284,82 @@ TEST(ParameterServer, DenseSlicesTravelWithPullsAndEvaluationReadsChangeNothing)
   };
   const config::Config cfg = ps_config(optimizer_of(config::OptimizerType::kSGD), config::Combiner::kSum);
   const auto& layer = cfg.embeddings.front();
-  for (const Roles roles : role_splits(world.size())) {
-    const auto channel = comm::open_message_channel(world);
-    const int rank = world.rank();
-    std::vector<int> trainers, servers;
-    for (int r = 0; r < roles.trainers + roles.servers; ++r) (r < roles.trainers ? trainers : servers).push_back(r);
-    const std::string what =
-        std::to_string(roles.trainers) + " + " + std::to_string(roles.servers) + ", rank " + std::to_string(rank);
-    // The values a pull of `step` must receive.
-    const auto expected = [&](std::int64_t step, std::size_t k) {
-      float w = initial(k);
-      for (std::int64_t u = 1; u < step; ++u) {
-        float sum = 0.0f;
-        for (int t = 0; t < roles.trainers; ++t) sum += grad(t, u, k);
-        w -= kLr * sum;
-      }
-      return w;
-    };
-    const workloads::SyntheticGenerator gen(cfg.data, cfg.solver.seed, cfg.solver.batchsize);
-    if (rank < roles.trainers) {
-      PsClient client(*channel, servers, layer.embedding_vec_size, kDense);
-      std::vector<float> dense(kDense), dense_grads(kDense);
-      PsTrainer trainer(client, layer.embedding_vec_size, false, kBatch, {}, {dense, dense_grads});
-      embedding::StepRecorder recorder;
-      for (std::int64_t step = 1; step <= kSteps; ++step) {
-        for (std::size_t k = 0; k < kDense; ++k) dense_grads[k] = grad(rank, step, k);
-        recorder.begin_step();
-        trainer.step(step, gen.generate(step - 1, rank, roles.trainers), recorder);
-        recorder.end_step();
-        for (std::size_t k = 0; k < kDense; ++k)
-          EXPECT_NEAR(dense[k], expected(step, k), 1e-4f)
-              << what << ": dense value " << k << " pulled at step " << step;
-        if (step != kEvaluatedAfter) continue;
-        // The evaluation: this trainer's next batch with an id never trained added, read as the
-        // next step's pull would.
-        Batch batch = gen.generate(step, rank, roles.trainers);
-        batch.keys.back() = kNeverTrained;
-        std::fill(dense.begin(), dense.end(), -1.0f);
-        const std::span<const float> pooled = trainer.evaluation_pooled(step + 1, batch);
-        for (std::size_t k = 0; k < kDense; ++k)
-          EXPECT_NEAR(dense[k], expected(step + 1, k), 1e-4f) << what << ": dense value " << k << " read";
-        EXPECT_TRUE(std::all_of(pooled.begin(), pooled.end(), [](float v) { return std::isfinite(v); })) << what;
-        client.end_reads(step);
-      }
-      client.finish(kSteps);
-    } else {
-      const int index = rank - roles.trainers;
-      const auto optimizer = embedding::make_sparse_optimizer(layer.optimizer, layer.embedding_vec_size);
-      const auto shard = shard_for(layer, *optimizer);
-      const DenseSlice slice = dense_slice(kDense, roles.servers, index);
-      ServerOptions options{trainers, true, 0, std::vector<float>(slice.count), {}};
-      for (std::size_t k = 0; k < slice.count; ++k) options.dense_values[k] = initial(slice.first + k);
-      options.dense_update = [](std::span<float> values, std::span<const float> grads, std::int64_t) {
-        for (std::size_t k = 0; k < values.size(); ++k) values[k] -= kLr * grads[k];
-      };
-      ParameterServer server(*channel, std::move(options), *shard, *optimizer);
-      for (std::int64_t step = 1; step <= kSteps; ++step) {
-        (void)server.serve_through(step);
-        if (step != kEvaluatedAfter) continue;
-        const auto counters_before = server.take_counters();
-        const std::int64_t size_before = shard->size();
-        (void)server.serve_evaluation(step);
-        EXPECT_GT(counters_before.hits + counters_before.misses, 0) << what << ": the training was not counted";
-        if (roles.trainers == 1) {  // with more, a trainer done reading may pull its next step meanwhile
-          EXPECT_EQ(shard->size(), size_before) << what << ": the evaluation inserted rows";
-          const auto counters = server.take_counters();
-          EXPECT_EQ(counters.hits + counters.misses + counters.inserts, 0) << what << ": the evaluation was counted";
+  for (const auto transport : kTransports)
+    for (const Roles roles : role_splits(world.size())) {
+      const auto channel = comm::open_message_channel(world, transport);
+      const int rank = world.rank();
+      std::vector<int> trainers, servers;
+      for (int r = 0; r < roles.trainers + roles.servers; ++r) (r < roles.trainers ? trainers : servers).push_back(r);
+      const std::string what =
+          std::to_string(roles.trainers) + " + " + std::to_string(roles.servers) + ", rank " + std::to_string(rank);
+      // The values a pull of `step` must receive.
+      const auto expected = [&](std::int64_t step, std::size_t k) {
+        float w = initial(k);
+        for (std::int64_t u = 1; u < step; ++u) {
+          float sum = 0.0f;
+          for (int t = 0; t < roles.trainers; ++t) sum += grad(t, u, k);
+          w -= kLr * sum;
         }
-        bool found = false;
-        shard->for_each_row([&](Key key, std::span<const float>) { found = found || key == kNeverTrained; });
-        EXPECT_FALSE(found) << what << ": the evaluation's unseen id was inserted";
+        return w;
+      };
+      const workloads::SyntheticGenerator gen(cfg.data, cfg.solver.seed, cfg.solver.batchsize);
+      if (rank < roles.trainers) {
+        PsClient client(*channel, servers, layer.embedding_vec_size, kDense);
+        std::vector<float> dense(kDense), dense_grads(kDense);
+        PsTrainer trainer(client, layer.embedding_vec_size, false, kBatch, {}, {dense, dense_grads});
+        embedding::StepRecorder recorder;
+        for (std::int64_t step = 1; step <= kSteps; ++step) {
+          for (std::size_t k = 0; k < kDense; ++k) dense_grads[k] = grad(rank, step, k);
+          recorder.begin_step();
+          trainer.step(step, gen.generate(step - 1, rank, roles.trainers), recorder);
+          recorder.end_step();
+          for (std::size_t k = 0; k < kDense; ++k)
+            EXPECT_NEAR(dense[k], expected(step, k), 1e-4f)
+                << what << ": dense value " << k << " pulled at step " << step;
+          if (step != kEvaluatedAfter) continue;
+          // The evaluation: this trainer's next batch with an id never trained added, read as the
+          // next step's pull would.
+          Batch batch = gen.generate(step, rank, roles.trainers);
+          batch.keys.back() = kNeverTrained;
+          std::fill(dense.begin(), dense.end(), -1.0f);
+          const std::span<const float> pooled = trainer.evaluation_pooled(step + 1, batch);
+          for (std::size_t k = 0; k < kDense; ++k)
+            EXPECT_NEAR(dense[k], expected(step + 1, k), 1e-4f) << what << ": dense value " << k << " read";
+          EXPECT_TRUE(std::all_of(pooled.begin(), pooled.end(), [](float v) { return std::isfinite(v); })) << what;
+          client.end_reads(step);
+        }
+        client.finish(kSteps);
+      } else {
+        const int index = rank - roles.trainers;
+        const auto optimizer = embedding::make_sparse_optimizer(layer.optimizer, layer.embedding_vec_size);
+        const auto shard = shard_for(layer, *optimizer);
+        const DenseSlice slice = dense_slice(kDense, roles.servers, index);
+        ServerOptions options{trainers, true, 0, std::vector<float>(slice.count), {}};
+        for (std::size_t k = 0; k < slice.count; ++k) options.dense_values[k] = initial(slice.first + k);
+        options.dense_update = [](std::span<float> values, std::span<const float> grads, std::int64_t) {
+          for (std::size_t k = 0; k < values.size(); ++k) values[k] -= kLr * grads[k];
+        };
+        ParameterServer server(*channel, std::move(options), *shard, *optimizer);
+        for (std::int64_t step = 1; step <= kSteps; ++step) {
+          (void)server.serve_through(step);
+          if (step != kEvaluatedAfter) continue;
+          const auto counters_before = server.take_counters();
+          const std::int64_t size_before = shard->size();
+          (void)server.serve_evaluation(step);
+          EXPECT_GT(counters_before.hits + counters_before.misses, 0) << what << ": the training was not counted";
+          if (roles.trainers == 1) {  // with more, a trainer done reading may pull its next step meanwhile
+            EXPECT_EQ(shard->size(), size_before) << what << ": the evaluation inserted rows";
+            const auto counters = server.take_counters();
+            EXPECT_EQ(counters.hits + counters.misses + counters.inserts, 0) << what << ": the evaluation was counted";
+          }
+          bool found = false;
+          shard->for_each_row([&](Key key, std::span<const float>) { found = found || key == kNeverTrained; });
+          EXPECT_FALSE(found) << what << ": the evaluation's unseen id was inserted";
+        }
+        (void)server.serve();
       }
-      (void)server.serve();
+      world.barrier();
     }
-    world.barrier();
-  }
 }
 
 }  // namespace
