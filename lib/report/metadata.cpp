@@ -16,6 +16,7 @@
 #include "core/build_info.hpp"
 #include "core/timer.hpp"
 #include "report/collective.hpp"
+#include "report/mpi_transport.hpp"
 
 extern char** environ;  // POSIX; unistd.h declares it only with _GNU_SOURCE
 
@@ -110,9 +111,9 @@ RunMetadata collect_run_metadata(comm::Communicator& comm, const std::string& co
   const bool root = comm.rank() == 0;
   const std::string hosts = hosts_on_root(comm);
   // Names and rank 0's values, in one order on every rank.
-  const std::vector<std::string> names{"created_utc",     "command_line", "config_json", "mpi_library_version",
-                                       "mpi_environment", "hosts",        "machine",     "gpu",
-                                       "slurm_job_id"};
+  const std::vector<std::string> names{
+      "created_utc", "command_line", "config_json", "mpi_library_version", "mpi_environment", "mpi_transport",
+      "hosts",       "machine",      "gpu",         "slurm_job_id"};
   std::vector<std::string> values(names.size());
   if (root) {
     const char* job = std::getenv("SLURM_JOB_ID");
@@ -121,6 +122,7 @@ RunMetadata collect_run_metadata(comm::Communicator& comm, const std::string& co
               config_json,
               mpi_library_version(),
               mpi_environment(),
+              mpi_transport_description(),
               hosts,
               machine_description(),
               gpu_description(),

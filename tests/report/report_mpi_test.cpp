@@ -130,9 +130,13 @@ TEST_F(ReportMpi, MetadataIsTheSameOnEveryRank) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   EXPECT_NE(hosts.find(host), std::string::npos) << hosts;
-  for (const char* name : {"schema_version", "embscale_version", "git_sha", "config_json", "mpi_environment", "machine",
-                           "gpu", "slurm_job_id", "cuda_version", "nccl_version"})
+  for (const char* name : {"schema_version", "embscale_version", "git_sha", "config_json", "mpi_environment",
+                           "mpi_transport", "machine", "gpu", "slurm_job_id", "cuda_version", "nccl_version"})
     EXPECT_TRUE(a.contains(name)) << name;
+  // OpenMPI (the tests' MPI) tells the selected PML and the requests through MPI_T.
+  const std::string transport = std::get<std::string>(a.at("mpi_transport"));
+  EXPECT_EQ(transport.find("pml not reported"), std::string::npos) << transport;
+  EXPECT_NE(transport.find("; requested: pml \""), std::string::npos) << transport;
   // Identical everywhere: the writer's agreement check passes (it throws otherwise).
   EXPECT_NO_THROW(ReportWriter(world, dir / "meta.h5", meta));
 }
