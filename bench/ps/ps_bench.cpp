@@ -2,7 +2,7 @@
 // of the same messages, in one run.
 //
 //   mpiexec -n W embscale_ps_bench [--servers 1] [--keys 4096] [--dim 128] [--vocabulary 262144]
-//       [--steps 20] [--warmup 3] [--rounds 3] [--staleness S] [--json FILE]
+//       [--steps 20] [--warmup 3] [--rounds 3] [--staleness S] [--transport mpi|ucx] [--json FILE]
 //
 // Roles: ranks 0 .. T-1 train, the last `servers` ranks serve (T = W - servers >= 1).
 // Work: each trainer step draws `keys` distinct ids uniformly from [0, vocabulary) (seeded by rank
@@ -11,7 +11,8 @@
 // insertion is not what is measured here).
 //   ps:   PsClient against ParameterServer: the KV table (find_or_insert on pull, SGD on push),
 //         asynchronous with `staleness` (default: steps, so that no trainer waits for another:
-//         the bare side has no such wait either);
+//         the bare side has no such wait either), its messages over `transport` (the MPI or the
+//         UCX MessageChannel);
 //   bare: the same messages (header, ids; rows back; header, ids, gradients), split by the same
 //         hash, answered in arrival order by a loop of MPI_Recv / MPI_Send with no table behind:
 //         what moving those bytes costs on this machine.
@@ -53,6 +54,7 @@ struct Options {
   int servers = 1;
   std::int64_t keys = 4096, dim = 128, vocabulary = 262144, steps = 20, warmup = 3, rounds = 3, staleness = -1;
   std::string json;
+  std::string transport = "mpi";
 };
 
 struct StepTimes {  // per timed step: the slowest trainer's seconds
@@ -197,6 +199,8 @@ int run(int argc, char** argv) {
   app.add_option("--warmup", o.warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
   app.add_option("--rounds", o.rounds, "rounds (the first side alternates)")->check(CLI::PositiveNumber);
   app.add_option("--staleness", o.staleness, "the servers' bound (default: steps + warmup, none in effect)");
+  app.add_option("--transport", o.transport, "the parameter server's messages over mpi or ucx (the bare side: MPI)")
+      ->check(CLI::IsMember({"mpi", "ucx"}));
   app.add_option("--json", o.json, "write every round's figures here (rank 0)");
   try {
     app.parse(argc, argv);
@@ -204,7 +208,8 @@ int run(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   comm::MpiCommunicator world(MPI_COMM_WORLD);
-  const auto channel = comm::open_message_channel(world);  // the parameter server's messages
+  const auto channel = comm::open_message_channel(  // the parameter server's messages
+      world, o.transport == "ucx" ? comm::ChannelTransport::kUcx : comm::ChannelTransport::kMpi);
   const int W = world.size(), rank = world.rank(), T = W - o.servers;
   if (T < 1)
     throw InputError("--servers " + std::to_string(o.servers) + ": leaves no trainer on " + std::to_string(W) +
@@ -293,10 +298,12 @@ int run(int argc, char** argv) {
     const double rows_per_step = static_cast<double>(T * o.keys);
     const double pull_bytes = rows_per_step * static_cast<double>(sizeof(Key) + sizeof(float) * o.dim);
     std::printf(
-        "parameter server on %d ranks: %d trainers, %d servers; %lld ids of dim %lld per trainer step, "
-        "vocabulary %lld; %lld rounds x %lld steps; ms per step: median over rounds of the slowest trainer's median\n",
-        W, T, o.servers, static_cast<long long>(o.keys), static_cast<long long>(o.dim),
-        static_cast<long long>(o.vocabulary), static_cast<long long>(o.rounds), static_cast<long long>(o.steps));
+        "parameter server on %d ranks: %d trainers, %d servers, its messages over %s (the bare side's over MPI); "
+        "%lld ids of dim %lld per trainer step, vocabulary %lld; %lld rounds x %lld steps; ms per step: median over "
+        "rounds of the slowest trainer's median\n",
+        W, T, o.servers, channel->transport_details().c_str(), static_cast<long long>(o.keys),
+        static_cast<long long>(o.dim), static_cast<long long>(o.vocabulary), static_cast<long long>(o.rounds),
+        static_cast<long long>(o.steps));
     std::printf("%-6s %10s %10s %8s %14s %10s\n", "phase", "ps", "bare", "ps/bare", "ps rows/s", "ps GB/s");
     for (const auto& [name, ps_side, bare_side] :
          {std::tuple<const char*, std::vector<double>&, std::vector<double>&>{"pull", ps_pull, bare_pull},
@@ -317,9 +324,15 @@ int run(int argc, char** argv) {
         (median(ps_pull) + median(ps_push)) * 1e3, bare * 1e3, table * 1e3, rest * 1e3, 100.0 * rest / bare);
     if (!o.json.empty()) {
       std::ofstream out(o.json);
-      out << nlohmann::json{{"ranks", W},       {"trainers", T},   {"servers", o.servers},
-                            {"keys", o.keys},   {"dim", o.dim},    {"vocabulary", o.vocabulary},
-                            {"steps", o.steps}, {"rounds", rounds}}
+      out << nlohmann::json{{"ranks", W},
+                            {"trainers", T},
+                            {"servers", o.servers},
+                            {"transport", o.transport},
+                            {"keys", o.keys},
+                            {"dim", o.dim},
+                            {"vocabulary", o.vocabulary},
+                            {"steps", o.steps},
+                            {"rounds", rounds}}
                  .dump(2)
           << "\n";
       if (!out) throw InputError("--json " + o.json + ": cannot write");
