@@ -15,7 +15,9 @@
 //         UCX MessageChannel);
 //   bare: the same messages (header, ids; rows back; header, ids, gradients), split by the same
 //         hash, answered in arrival order by a loop of MPI_Recv / MPI_Send with no table behind:
-//         what moving those bytes costs on this machine.
+//         what moving those bytes costs on this machine. With --transport ucx the bare loop runs
+//         over a UCX channel of its own (UCP tag sends and receives, no table), so that the ps
+//         side is judged against bare UCX.
 // Timing: per trainer step, the pull (request to last answer) and the push (until its sends
 // return); a step's time is the slowest trainer's. Per round and side: the median over timed
 // steps. Rounds alternate which side runs first. Servers report their busy share and the time in
@@ -142,6 +144,72 @@ void bare_serve(const Options& o, int trainers) {
   }
 }
 
+// A step's ids split by server with the hash PsClient uses (`ids_of`), and room for their values.
+void split_by_server(std::span<const Key> ids, std::size_t servers, std::vector<std::vector<Key>>& ids_of,
+                     std::vector<std::vector<float>>& values_of) {
+  ids_of.assign(servers, {});
+  for (const Key id : ids) ids_of[static_cast<std::size_t>(ps::server_of(id, static_cast<int>(servers)))].push_back(id);
+  values_of.resize(servers);
+}
+
+// The bare side's server over a MessageChannel (--transport ucx): the same loop as bare_serve.
+void bare_serve_on(comm::MessageChannel& channel, const Options& o, int trainers) {
+  std::vector<Key> ids(static_cast<std::size_t>(o.keys));
+  std::vector<float> rows(static_cast<std::size_t>(o.keys * o.dim), 0.5f);
+  int done = 0;
+  while (done < trainers) {
+    ps::Header h;
+    const comm::MessageInfo from = channel.recv_any(std::span<ps::Header>(&h, 1), comm::kAnySource, kBareTag);
+    const auto n = static_cast<std::size_t>(h.keys);
+    if (h.kind == ps::RequestKind::kDone) {
+      ++done;
+      continue;
+    }
+    if (n) channel.recv(std::span<Key>(ids).first(n), from.source, kBareTag + 1);
+    const auto values = std::span<float>(rows).first(n * static_cast<std::size_t>(o.dim));
+    if (h.kind == ps::RequestKind::kPull) channel.send(std::span<const float>(values), from.source, kBareTag + 2);
+    else if (n) channel.recv(values, from.source, kBareTag + 3);
+  }
+}
+
+// The bare side's trainer over a MessageChannel: BareClient's messages.
+struct ChannelBareClient {
+  comm::MessageChannel& channel;
+  const Options& o;
+  std::vector<int> servers;
+  std::vector<std::vector<Key>> ids_of;
+  std::vector<std::vector<float>> values_of;
+
+  void split(std::span<const Key> ids) { split_by_server(ids, servers.size(), ids_of, values_of); }
+  void pull(std::int64_t step, std::span<const Key> ids) {
+    split(ids);
+    std::vector<comm::Request> answers;
+    for (std::size_t s = 0; s < servers.size(); ++s) {
+      values_of[s].resize(ids_of[s].size() * static_cast<std::size_t>(o.dim));
+      answers.push_back(channel.irecv(std::span<float>(values_of[s]), servers[s], kBareTag + 2));
+    }
+    for (std::size_t s = 0; s < servers.size(); ++s)
+      send(s, {ps::RequestKind::kPull, step, static_cast<std::int64_t>(ids_of[s].size())});
+    comm::wait_all(answers);
+  }
+  void push(std::int64_t step, std::span<const Key> ids) {
+    split(ids);
+    for (std::size_t s = 0; s < servers.size(); ++s) {
+      send(s, {ps::RequestKind::kPush, step, static_cast<std::int64_t>(ids_of[s].size())});
+      values_of[s].assign(ids_of[s].size() * static_cast<std::size_t>(o.dim), 1e-3f);
+      if (!ids_of[s].empty()) channel.send(std::span<const float>(values_of[s]), servers[s], kBareTag + 3);
+    }
+  }
+  void send(std::size_t s, ps::Header h) {
+    channel.send(std::span<const ps::Header>(&h, 1), servers[s], kBareTag);
+    if (h.keys) channel.send(std::span<const Key>(ids_of[s]), servers[s], kBareTag + 1);
+  }
+  void finish() {
+    const ps::Header done;  // kDone
+    for (const int server : servers) channel.send(std::span<const ps::Header>(&done, 1), server, kBareTag);
+  }
+};
+
 // The bare side's trainer messages, split by the same hash as PsClient.
 struct BareClient {
   const Options& o;
@@ -149,12 +217,7 @@ struct BareClient {
   std::vector<std::vector<Key>> ids_of;
   std::vector<std::vector<float>> values_of;
 
-  void split(std::span<const Key> ids) {
-    ids_of.assign(servers.size(), {});
-    for (const Key id : ids)
-      ids_of[static_cast<std::size_t>(ps::server_of(id, static_cast<int>(servers.size())))].push_back(id);
-    values_of.resize(servers.size());
-  }
+  void split(std::span<const Key> ids) { split_by_server(ids, servers.size(), ids_of, values_of); }
   void pull(std::int64_t step, std::span<const Key> ids) {
     split(ids);
     std::vector<MPI_Request> answers(servers.size());
@@ -199,7 +262,8 @@ int run(int argc, char** argv) {
   app.add_option("--warmup", o.warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
   app.add_option("--rounds", o.rounds, "rounds (the first side alternates)")->check(CLI::PositiveNumber);
   app.add_option("--staleness", o.staleness, "the servers' bound (default: steps + warmup, none in effect)");
-  app.add_option("--transport", o.transport, "the parameter server's messages over mpi or ucx (the bare side: MPI)")
+  app.add_option("--transport", o.transport,
+                 "the parameter server's messages over mpi or ucx (the bare side's too: raw MPI, or a UCX channel)")
       ->check(CLI::IsMember({"mpi", "ucx"}));
   app.add_option("--json", o.json, "write every round's figures here (rank 0)");
   try {
@@ -210,6 +274,9 @@ int run(int argc, char** argv) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   const auto channel = comm::open_message_channel(  // the parameter server's messages
       world, o.transport == "ucx" ? comm::ChannelTransport::kUcx : comm::ChannelTransport::kMpi);
+  // --transport ucx: the bare side's messages over a UCX channel of their own (else raw MPI).
+  const auto bare_channel =
+      o.transport == "ucx" ? comm::open_message_channel(world, comm::ChannelTransport::kUcx) : nullptr;
   const int W = world.size(), rank = world.rank(), T = W - o.servers;
   if (T < 1)
     throw InputError("--servers " + std::to_string(o.servers) + ": leaves no trainer on " + std::to_string(W) +
@@ -264,6 +331,14 @@ int run(int argc, char** argv) {
               [&](std::int64_t s, std::span<const Key> ids, std::span<const float> g) { client.push(s, ids, g); });
           client.finish(o.warmup + o.steps);
         }
+      } else if (bare_channel && serving) {
+        bare_serve_on(*bare_channel, o, T);
+      } else if (bare_channel) {
+        ChannelBareClient client{*bare_channel, o, servers, {}, {}};
+        std::tie(pulls, pushes) = train(
+            o, rank, [&](std::int64_t s, std::span<const Key> ids, std::span<float>) { client.pull(s, ids); },
+            [&](std::int64_t s, std::span<const Key> ids, std::span<const float>) { client.push(s, ids); });
+        client.finish();
       } else if (serving) {
         bare_serve(o, T);
       } else {
@@ -298,7 +373,7 @@ int run(int argc, char** argv) {
     const double rows_per_step = static_cast<double>(T * o.keys);
     const double pull_bytes = rows_per_step * static_cast<double>(sizeof(Key) + sizeof(float) * o.dim);
     std::printf(
-        "parameter server on %d ranks: %d trainers, %d servers, its messages over %s (the bare side's over MPI); "
+        "parameter server on %d ranks: %d trainers, %d servers, its messages (and the bare side's) over %s; "
         "%lld ids of dim %lld per trainer step, vocabulary %lld; %lld rounds x %lld steps; ms per step: median over "
         "rounds of the slowest trainer's median\n",
         W, T, o.servers, channel->transport_details().c_str(), static_cast<long long>(o.keys),
