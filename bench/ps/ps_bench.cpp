@@ -14,10 +14,10 @@
 //         the bare side has no such wait either), its messages over `transport` (the MPI or the
 //         UCX MessageChannel);
 //   bare: the same messages (header, ids; rows back; header, ids, gradients), split by the same
-//         hash, answered in arrival order by a loop of MPI_Recv / MPI_Send with no table behind:
-//         what moving those bytes costs on this machine. With --transport ucx the bare loop runs
-//         over a UCX channel of its own (UCP tag sends and receives, no table), so that the ps
-//         side is judged against bare UCX.
+//         hash, answered in arrival order by a loop of receives and sends with no table behind,
+//         over a channel of the same transport of their own (MPI: MPI_Send / MPI_Recv on a
+//         duplicate communicator, the server's any-source receive a probe then a receive; UCX:
+//         UCP tag sends and receives): what moving those bytes costs on this machine.
 // Timing: per trainer step, the pull (request to last answer) and the push (until its sends
 // return); a step's time is the slowest trainer's. Per round and side: the median over timed
 // steps. Rounds alternate which side runs first. Servers report their busy share and the time in
@@ -119,31 +119,6 @@ std::pair<std::vector<double>, std::vector<double>> train(const Options& o, int 
 
 constexpr int kBareTag = 7201;  // + 0 header, 1 ids, 2 rows, 3 gradients
 
-// The bare side's server: answers pulls from a buffer and receives pushes, until every trainer is done.
-void bare_serve(const Options& o, int trainers) {
-  std::vector<Key> ids(static_cast<std::size_t>(o.keys));
-  std::vector<float> rows(static_cast<std::size_t>(o.keys * o.dim), 0.5f);
-  int done = 0;
-  while (done < trainers) {
-    ps::Header h;
-    MPI_Status status;
-    MPI_Recv(&h, sizeof h, MPI_BYTE, MPI_ANY_SOURCE, kBareTag, MPI_COMM_WORLD, &status);
-    const int from = status.MPI_SOURCE;
-    const int n = static_cast<int>(h.keys);
-    if (h.kind == ps::RequestKind::kDone) {
-      ++done;
-      continue;
-    }
-    if (n) MPI_Recv(ids.data(), n, MPI_INT64_T, from, kBareTag + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (h.kind == ps::RequestKind::kPull) {
-      MPI_Send(rows.data(), n * static_cast<int>(o.dim), MPI_FLOAT, from, kBareTag + 2, MPI_COMM_WORLD);
-    } else if (n) {
-      MPI_Recv(rows.data(), n * static_cast<int>(o.dim), MPI_FLOAT, from, kBareTag + 3, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
-    }
-  }
-}
-
 // A step's ids split by server with the hash PsClient uses (`ids_of`), and room for their values.
 void split_by_server(std::span<const Key> ids, std::size_t servers, std::vector<std::vector<Key>>& ids_of,
                      std::vector<std::vector<float>>& values_of) {
@@ -152,8 +127,9 @@ void split_by_server(std::span<const Key> ids, std::size_t servers, std::vector<
   values_of.resize(servers);
 }
 
-// The bare side's server over a MessageChannel (--transport ucx): the same loop as bare_serve.
-void bare_serve_on(comm::MessageChannel& channel, const Options& o, int trainers) {
+// The bare side's server: answers pulls from a buffer and receives pushes, in arrival order,
+// until every trainer is done; no table behind.
+void bare_serve(comm::MessageChannel& channel, const Options& o, int trainers) {
   std::vector<Key> ids(static_cast<std::size_t>(o.keys));
   std::vector<float> rows(static_cast<std::size_t>(o.keys * o.dim), 0.5f);
   int done = 0;
@@ -172,8 +148,8 @@ void bare_serve_on(comm::MessageChannel& channel, const Options& o, int trainers
   }
 }
 
-// The bare side's trainer over a MessageChannel: BareClient's messages.
-struct ChannelBareClient {
+// The bare side's trainer: a step's messages, split by the same hash as PsClient.
+struct BareClient {
   comm::MessageChannel& channel;
   const Options& o;
   std::vector<int> servers;
@@ -210,47 +186,6 @@ struct ChannelBareClient {
   }
 };
 
-// The bare side's trainer messages, split by the same hash as PsClient.
-struct BareClient {
-  const Options& o;
-  std::vector<int> servers;
-  std::vector<std::vector<Key>> ids_of;
-  std::vector<std::vector<float>> values_of;
-
-  void split(std::span<const Key> ids) { split_by_server(ids, servers.size(), ids_of, values_of); }
-  void pull(std::int64_t step, std::span<const Key> ids) {
-    split(ids);
-    std::vector<MPI_Request> answers(servers.size());
-    for (std::size_t s = 0; s < servers.size(); ++s) {
-      values_of[s].resize(ids_of[s].size() * static_cast<std::size_t>(o.dim));
-      MPI_Irecv(values_of[s].data(), static_cast<int>(values_of[s].size()), MPI_FLOAT, servers[s], kBareTag + 2,
-                MPI_COMM_WORLD, &answers[s]);
-    }
-    for (std::size_t s = 0; s < servers.size(); ++s)
-      send(s, {ps::RequestKind::kPull, step, static_cast<std::int64_t>(ids_of[s].size())});
-    MPI_Waitall(static_cast<int>(answers.size()), answers.data(), MPI_STATUSES_IGNORE);
-  }
-  void push(std::int64_t step, std::span<const Key> ids) {
-    split(ids);
-    for (std::size_t s = 0; s < servers.size(); ++s) {
-      send(s, {ps::RequestKind::kPush, step, static_cast<std::int64_t>(ids_of[s].size())});
-      values_of[s].assign(ids_of[s].size() * static_cast<std::size_t>(o.dim), 1e-3f);
-      if (!ids_of[s].empty())
-        MPI_Send(values_of[s].data(), static_cast<int>(values_of[s].size()), MPI_FLOAT, servers[s], kBareTag + 3,
-                 MPI_COMM_WORLD);
-    }
-  }
-  void send(std::size_t s, ps::Header h) {
-    MPI_Send(&h, sizeof h, MPI_BYTE, servers[s], kBareTag, MPI_COMM_WORLD);
-    if (h.keys)
-      MPI_Send(ids_of[s].data(), static_cast<int>(h.keys), MPI_INT64_T, servers[s], kBareTag + 1, MPI_COMM_WORLD);
-  }
-  void finish() {
-    const ps::Header done;  // kDone
-    for (const int server : servers) MPI_Send(&done, sizeof done, MPI_BYTE, server, kBareTag, MPI_COMM_WORLD);
-  }
-};
-
 int run(int argc, char** argv) {
   CLI::App app{"the parameter server's pull and push beside the bare point-to-point of the same messages"};
   Options o;
@@ -262,8 +197,7 @@ int run(int argc, char** argv) {
   app.add_option("--warmup", o.warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
   app.add_option("--rounds", o.rounds, "rounds (the first side alternates)")->check(CLI::PositiveNumber);
   app.add_option("--staleness", o.staleness, "the servers' bound (default: steps + warmup, none in effect)");
-  app.add_option("--transport", o.transport,
-                 "the parameter server's messages over mpi or ucx (the bare side's too: raw MPI, or a UCX channel)")
+  app.add_option("--transport", o.transport, "the parameter server's messages (and the bare side's) over mpi or ucx")
       ->check(CLI::IsMember({"mpi", "ucx"}));
   app.add_option("--json", o.json, "write every round's figures here (rank 0)");
   try {
@@ -274,9 +208,9 @@ int run(int argc, char** argv) {
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   const auto channel = comm::open_message_channel(  // the parameter server's messages
       world, o.transport == "ucx" ? comm::ChannelTransport::kUcx : comm::ChannelTransport::kMpi);
-  // --transport ucx: the bare side's messages over a UCX channel of their own (else raw MPI).
-  const auto bare_channel =
-      o.transport == "ucx" ? comm::open_message_channel(world, comm::ChannelTransport::kUcx) : nullptr;
+  // The bare side's messages, over a channel of the same transport of their own.
+  const auto bare_channel = comm::open_message_channel(
+      world, o.transport == "ucx" ? comm::ChannelTransport::kUcx : comm::ChannelTransport::kMpi);
   const int W = world.size(), rank = world.rank(), T = W - o.servers;
   if (T < 1)
     throw InputError("--servers " + std::to_string(o.servers) + ": leaves no trainer on " + std::to_string(W) +
@@ -331,18 +265,10 @@ int run(int argc, char** argv) {
               [&](std::int64_t s, std::span<const Key> ids, std::span<const float> g) { client.push(s, ids, g); });
           client.finish(o.warmup + o.steps);
         }
-      } else if (bare_channel && serving) {
-        bare_serve_on(*bare_channel, o, T);
-      } else if (bare_channel) {
-        ChannelBareClient client{*bare_channel, o, servers, {}, {}};
-        std::tie(pulls, pushes) = train(
-            o, rank, [&](std::int64_t s, std::span<const Key> ids, std::span<float>) { client.pull(s, ids); },
-            [&](std::int64_t s, std::span<const Key> ids, std::span<const float>) { client.push(s, ids); });
-        client.finish();
       } else if (serving) {
-        bare_serve(o, T);
+        bare_serve(*bare_channel, o, T);
       } else {
-        BareClient client{o, servers, {}, {}};
+        BareClient client{*bare_channel, o, servers, {}, {}};
         std::tie(pulls, pushes) = train(
             o, rank, [&](std::int64_t s, std::span<const Key> ids, std::span<float>) { client.pull(s, ids); },
             [&](std::int64_t s, std::span<const Key> ids, std::span<const float>) { client.push(s, ids); });

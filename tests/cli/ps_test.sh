@@ -61,6 +61,24 @@ write_config() {
 JSON
 }
 
+# Synchronous runs on 1 + 1, 2 + 2 and 3 + 1 ranks, the parameter_server section given EXTRA
+# fields, have the engine's all2all losses at every iteration; reports in $work/reports/NAME-T-S.h5.
+expect_engine_losses() {  # expect_engine_losses NAME EXTRA
+  local name=$1 extra=$2 expected trainers servers roles
+  write_config "$work/a2a.json" all2all_dense ""
+  run_ok 2 "$work/a2a.json" -o "$work/reports/a2a.h5"
+  expected=$(dataset_values "$work/reports/a2a.h5" /runs/run0/series/loss)
+  for roles in "1 1" "2 2" "3 1"; do
+    read -r trainers servers <<<"$roles"
+    write_config "$work/ps.json" parameter_server \
+      ", \"parameter_server\": {\"trainers\": $trainers, \"servers\": $servers$extra}"
+    run_ok $((trainers + servers)) "$work/ps.json" -o "$work/reports/$name-$trainers-$servers.h5"
+    expect_same_series "$name: loss on $trainers + $servers" \
+      "$(dataset_values "$work/reports/$name-$trainers-$servers.h5" /runs/run0/series/loss)" "$expected"
+  done
+}
+
+
 case "$case_name" in
   ps_example_ranks)
     # The shipped example says it needs 3 ranks (2 trainers + 1 server) and refuses 2 and 4 by
@@ -87,17 +105,7 @@ case "$case_name" in
     # Synchronous training on the servers computes what the engine's all2all scheme computes on
     # the same batches (each tested against the single-process reference): the same loss at
     # every iteration, on 1 + 1, 2 + 2 and 3 + 1 ranks.
-    write_config "$work/a2a.json" all2all_dense ""
-    run_ok 2 "$work/a2a.json" -o "$work/reports/a2a.h5"
-    expected=$(dataset_values "$work/reports/a2a.h5" /runs/run0/series/loss)
-    for roles in "1 1" "2 2" "3 1"; do
-      read -r trainers servers <<<"$roles"
-      write_config "$work/ps.json" parameter_server \
-        ", \"parameter_server\": {\"trainers\": $trainers, \"servers\": $servers}"
-      run_ok $((trainers + servers)) "$work/ps.json" -o "$work/reports/ps-$trainers-$servers.h5"
-      expect_same_series "loss on $trainers + $servers" \
-        "$(dataset_values "$work/reports/ps-$trainers-$servers.h5" /runs/run0/series/loss)" "$expected"
-    done
+    expect_engine_losses ps ""
     ;;
   ps_save_load)
     # Shards saved by 2 servers load into 1, 2 and 3 servers with the same rows: the loaded runs
@@ -200,17 +208,7 @@ case "$case_name" in
     # engine's losses on 1 + 1, 2 + 2 and 3 + 1 ranks; the report names the transport and the
     # lanes UCP selected. A transport that is not one, and a UCX that cannot start (UCX_TLS naming
     # no transport), are refused by name (exit 2).
-    write_config "$work/a2a.json" all2all_dense ""
-    run_ok 2 "$work/a2a.json" -o "$work/reports/a2a.h5"
-    expected=$(dataset_values "$work/reports/a2a.h5" /runs/run0/series/loss)
-    for roles in "1 1" "2 2" "3 1"; do
-      read -r trainers servers <<<"$roles"
-      write_config "$work/ps.json" parameter_server \
-        ", \"parameter_server\": {\"trainers\": $trainers, \"servers\": $servers, \"transport\": \"ucx\"}"
-      run_ok $((trainers + servers)) "$work/ps.json" -o "$work/reports/ucx-$trainers-$servers.h5"
-      expect_same_series "loss over UCX on $trainers + $servers" \
-        "$(dataset_values "$work/reports/ucx-$trainers-$servers.h5" /runs/run0/series/loss)" "$expected"
-    done
+    expect_engine_losses ucx ', "transport": "ucx"'
     "$embscale" report "$work/reports/ucx-1-1.h5" | grep -qE "^transport +ucx$" || fail "the report lacks the transport"
     h5dump -a /runs/run0/transport_details "$work/reports/ucx-1-1.h5" | grep -q '"ucx: lane\[' ||
       fail "no UCP lanes recorded: $(h5dump -a /runs/run0/transport_details "$work/reports/ucx-1-1.h5")"
