@@ -16,6 +16,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -93,22 +94,16 @@ void set_flops(benchmark::State& state, Shape s, int products) {
 void register_all() {
   set_blas_threads(1);
   for (const Shape s : kShapes) {
-    benchmark::RegisterBenchmark(name_of("inner_product_forward", s).c_str(), [s](benchmark::State& state) {
-      LayerOnItsOwn layer("InnerProduct", s);
-      for (auto _ : state) {
-        layer.forward();
-        benchmark::DoNotOptimize(layer.top.value.data());
-      }
-      set_flops(state, s, 1);
-    });
-    benchmark::RegisterBenchmark(name_of("fused_inner_product_forward", s).c_str(), [s](benchmark::State& state) {
-      LayerOnItsOwn layer("FusedInnerProduct", s);
-      for (auto _ : state) {
-        layer.forward();
-        benchmark::DoNotOptimize(layer.top.value.data());
-      }
-      set_flops(state, s, 1);
-    });
+    for (const auto& [name, type] : {std::pair{"inner_product_forward", "InnerProduct"},
+                                     std::pair{"fused_inner_product_forward", "FusedInnerProduct"}})
+      benchmark::RegisterBenchmark(name_of(name, s).c_str(), [s, type = std::string(type)](benchmark::State& state) {
+        LayerOnItsOwn layer(type.c_str(), s);
+        for (auto _ : state) {
+          layer.forward();
+          benchmark::DoNotOptimize(layer.top.value.data());
+        }
+        set_flops(state, s, 1);
+      });
     benchmark::RegisterBenchmark(name_of("sgemm_forward", s).c_str(), [s](benchmark::State& state) {
       const auto x = random_values(static_cast<std::size_t>(s.rows * s.in), 1);
       const auto w = random_values(static_cast<std::size_t>(s.in * s.out), 3);
