@@ -15,12 +15,15 @@
 #include <type_traits>
 
 #include "comm/communicator.hpp"
+#include "comm/remote_window.hpp"
 
 namespace embscale::comm {
 
 // A serve loop's matching (a server answering whichever trainer asks first): any source, any tag.
 inline constexpr int kAnySource = -1;
 inline constexpr int kAnyTag = -1;
+// The tag a channel's own set-up messages use (a window's addresses and keys): not the caller's.
+inline constexpr int kWindowTag = 0x7fff'fff0;
 
 // A message found by probe or taken by recv_any: who sent it, with which tag, and how many rows
 // of the receiver's row type it holds.
@@ -39,6 +42,10 @@ class MessageChannel {
   virtual CommStats& stats() noexcept = 0;
   // The transport and what it selected: "mpi", or "ucx: <UCP's lanes to the next rank>".
   virtual std::string transport_details() const = 0;
+  // Opens a window of `bytes` bytes on this rank (its local(), zeroed) for one-sided reads by the
+  // group's other ranks (remote_window.hpp); collective over the channel's ranks, each with its
+  // own size (possibly 0). The channel's tag kWindowTag is reserved for it.
+  virtual std::unique_ptr<RemoteWindow> expose(std::size_t bytes) = 0;
 
   template <class T> void send(std::span<const T> data, int dest, int tag, std::size_t row = 1) {
     check_trivial<T>();

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include "comm/mpi_remote_window.hpp"
 #include "comm/ucx_message_channel.hpp"
 #include "core/error.hpp"
 
@@ -12,6 +13,10 @@ MpiMessageChannel::MpiMessageChannel(const MpiCommunicator& group) {
   if (MPI_Comm_dup(group.mpi_comm(), &duplicate) != MPI_SUCCESS) throw Error("message channel: MPI_Comm_dup failed");
   comm_.reset(new MpiCommunicator(duplicate, true));
   comm_->set_max_message_rows(group.max_message_rows());
+}
+
+std::unique_ptr<RemoteWindow> MpiMessageChannel::expose(std::size_t bytes) {
+  return std::make_unique<MpiRemoteWindow>(comm_->mpi_comm(), bytes, comm_->stats());
 }
 
 const char* to_string(ChannelTransport transport) noexcept {

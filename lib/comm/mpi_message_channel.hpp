@@ -22,6 +22,8 @@ class MpiMessageChannel final : public MessageChannel {
   int size() const override { return comm_->size(); }
   CommStats& stats() noexcept override { return comm_->stats(); }
   std::string transport_details() const override { return "mpi"; }
+  // An MpiRemoteWindow on the channel's communicator.
+  std::unique_ptr<RemoteWindow> expose(std::size_t bytes) override;
   // Testing aid: the row limit of the channel's messages (MpiCommunicator::set_max_message_rows).
   void set_max_message_rows(std::size_t rows) { comm_->set_max_message_rows(rows); }
 

@@ -1,7 +1,6 @@
 #include "comm/ucx_message_channel.hpp"
 
 #include <sched.h>
-#include <ucp/api/ucp.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -12,27 +11,39 @@
 #include <vector>
 
 #include "comm/failure.hpp"
+#include "comm/ucx_remote_window.hpp"
+#include "comm/ucx_worker.hpp"
 #include "core/error.hpp"
 
 namespace embscale::comm {
+namespace detail {
+
+UcpWorker::~UcpWorker() {
+  if (worker != nullptr) {
+    // Every message the protocol sent was received before a channel closes (the run's last
+    // collective follows the last receive), so the endpoints close without a flush.
+    for (ucp_ep_h& ep : endpoints) {
+      if (ep == nullptr) continue;
+      ucp_request_param_t param{};
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      const ucs_status_ptr_t pending = ucp_ep_close_nbx(ep, &param);
+      if (pending != nullptr && !UCS_PTR_IS_ERR(pending)) {
+        while (ucp_request_check_status(pending) == UCS_INPROGRESS) ucp_worker_progress(worker);
+        ucp_request_free(pending);
+      }
+      ep = nullptr;
+    }
+    ucp_worker_destroy(worker);
+  }
+  if (context != nullptr) ucp_cleanup(context);
+}
+
 namespace {
 
-// The UCP tag of a message: the channel tag in the high half, the sender's rank in the low half.
-constexpr int kTagShift = 32;
-constexpr ucp_tag_t kSourceBits = 0xffffffffULL;
-constexpr ucp_tag_t kTagBits = kSourceBits << kTagShift;
-
-ucp_tag_t ucp_tag_of(int tag, int source) {
-  return (static_cast<ucp_tag_t>(static_cast<std::uint32_t>(tag)) << kTagShift) |
-         static_cast<ucp_tag_t>(static_cast<std::uint32_t>(source));
-}
-ucp_tag_t mask_of(int tag, int source) {
-  return (tag == kAnyTag ? 0 : kTagBits) | (source == kAnySource ? 0 : kSourceBits);
-}
-int source_of(ucp_tag_t tag) { return static_cast<int>(tag & kSourceBits); }
-int channel_tag_of(ucp_tag_t tag) { return static_cast<int>(tag >> kTagShift); }
-
 std::string status_text(ucs_status_t status) { return ucs_status_string(status); }
+
+}  // namespace
 
 // One round of progress; when nothing progressed, the core goes to another process (as OpenMPI
 // with mpi_yield_when_idle): a rank waiting for a peer that shares its core lets the peer run.
@@ -51,6 +62,33 @@ void wait_for(ucp_worker_h worker, ucs_status_ptr_t pending, const char* what) {
   ucp_request_free(pending);
   if (status != UCS_OK) throw Error(std::string("ucx channel: ") + what + ": " + status_text(status));
 }
+
+void check(ucs_status_t status, const char* call) {
+  if (status != UCS_OK) throw Error(std::string(call) + ": " + status_text(status));
+}
+
+}  // namespace detail
+
+using detail::check;
+using detail::progress;
+using detail::wait_for;
+
+namespace {
+
+// The UCP tag of a message: the channel tag in the high half, the sender's rank in the low half.
+constexpr int kTagShift = 32;
+constexpr ucp_tag_t kSourceBits = 0xffffffffULL;
+constexpr ucp_tag_t kTagBits = kSourceBits << kTagShift;
+
+ucp_tag_t ucp_tag_of(int tag, int source) {
+  return (static_cast<ucp_tag_t>(static_cast<std::uint32_t>(tag)) << kTagShift) |
+         static_cast<ucp_tag_t>(static_cast<std::uint32_t>(source));
+}
+ucp_tag_t mask_of(int tag, int source) {
+  return (tag == kAnyTag ? 0 : kTagBits) | (source == kAnySource ? 0 : kSourceBits);
+}
+int source_of(ucp_tag_t tag) { return static_cast<int>(tag & kSourceBits); }
+int channel_tag_of(ucp_tag_t tag) { return static_cast<int>(tag >> kTagShift); }
 
 // A non-blocking send or receive in flight: completes by progressing the channel's worker.
 class UcxPending final : public PendingOperation {
@@ -83,42 +121,10 @@ class UcxPending final : public PendingOperation {
   const char* what_;
 };
 
-// A UCP call's status as an Error naming the call.
-void check(ucs_status_t status, const char* call) {
-  if (status != UCS_OK) throw Error(std::string(call) + ": " + status_text(status));
-}
-
 }  // namespace
 
-struct UcxMessageChannel::Ucp {
-  ucp_context_h context = nullptr;
-  ucp_worker_h worker = nullptr;
-  std::vector<ucp_ep_h> endpoints;  // per rank of the group; null for this rank
-
-  ~Ucp() {
-    if (worker != nullptr) {
-      // Every message the protocol sent was received before a channel closes (the run's last
-      // collective follows the last receive), so the endpoints close without a flush.
-      for (ucp_ep_h& ep : endpoints) {
-        if (ep == nullptr) continue;
-        ucp_request_param_t param{};
-        param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-        param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-        const ucs_status_ptr_t pending = ucp_ep_close_nbx(ep, &param);
-        if (pending != nullptr && !UCS_PTR_IS_ERR(pending)) {
-          while (ucp_request_check_status(pending) == UCS_INPROGRESS) ucp_worker_progress(worker);
-          ucp_request_free(pending);
-        }
-        ep = nullptr;
-      }
-      ucp_worker_destroy(worker);
-    }
-    if (context != nullptr) ucp_cleanup(context);
-  }
-};
-
 UcxMessageChannel::UcxMessageChannel(Communicator& group)
-    : ucp_(std::make_unique<Ucp>()), rank_(group.rank()), size_(group.size()) {
+    : ucp_(std::make_unique<detail::UcpWorker>()), rank_(group.rank()), size_(group.size()) {
   std::vector<std::uint8_t> address;
   // Agreed: a rank whose UCX cannot start fails every rank with its message (the lowest such
   // rank's), as bad input: the environment (UCX_TLS, devices) is the user's to fix.
@@ -128,7 +134,7 @@ UcxMessageChannel::UcxMessageChannel(Communicator& group)
       check(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
       ucp_params_t params{};
       params.field_mask = UCP_PARAM_FIELD_FEATURES;
-      params.features = UCP_FEATURE_TAG;
+      params.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA;  // messages, and windows' gets
       const ucs_status_t init = ucp_init(&params, config, &ucp_->context);
       ucp_config_release(config);
       check(init, "ucp_init");
@@ -244,6 +250,25 @@ MessageInfo UcxMessageChannel::do_recv_any(void* data, std::size_t capacity, Row
   // The first message of that source and tag is the one probed (UCP matches in order per sender).
   do_recv(data, found.rows, type, found.source, found.tag, nullptr);
   return found;
+}
+
+std::unique_ptr<RemoteWindow> UcxMessageChannel::expose(std::size_t bytes) {
+  auto window = std::make_unique<UcxRemoteWindow>(*ucp_, rank_, bytes, stats_);
+  // Every rank's descriptor to every other rank over the channel itself (one tag: UCP matches a
+  // sender's messages in order, so windows opened one after another do not mix).
+  const std::vector<std::uint8_t> own = window->descriptor();
+  std::vector<Request> sends;
+  for (int r = 0; r < size_; ++r)
+    if (r != rank_) sends.push_back(isend(std::span<const std::uint8_t>(own), r, kWindowTag));
+  std::vector<std::uint8_t> theirs;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    theirs.resize(probe<std::uint8_t>(r, kWindowTag).rows);
+    recv(std::span<std::uint8_t>(theirs), r, kWindowTag);
+    window->connect(r, theirs);
+  }
+  wait_all(sends);
+  return window;
 }
 
 }  // namespace embscale::comm

@@ -18,6 +18,9 @@
 #include "comm/message_channel.hpp"
 
 namespace embscale::comm {
+namespace detail {
+struct UcpWorker;
+}
 
 class UcxMessageChannel final : public MessageChannel {
  public:
@@ -32,6 +35,9 @@ class UcxMessageChannel final : public MessageChannel {
   CommStats& stats() noexcept override { return stats_; }
   // "ucx: <the transports and devices UCP selected for the endpoint to the next rank>".
   std::string transport_details() const override;
+  // A UcxRemoteWindow (ucx_remote_window.hpp): the region allocated by ucp_mem_map, its remote key
+  // sent to every other rank over the channel (kWindowTag).
+  std::unique_ptr<RemoteWindow> expose(std::size_t bytes) override;
 
  protected:
   void do_send(const void* data, std::size_t count, RowType type, int dest, int tag, Request* request) override;
@@ -40,8 +46,8 @@ class UcxMessageChannel final : public MessageChannel {
   MessageInfo do_recv_any(void* data, std::size_t capacity, RowType type, int source, int tag) override;
 
  private:
-  struct Ucp;  // the context, the worker and the endpoints (ucp.h stays out of this header)
-  std::unique_ptr<Ucp> ucp_;
+  // The context, the worker and the endpoints (ucx_worker.hpp: ucp.h stays out of this header).
+  std::unique_ptr<detail::UcpWorker> ucp_;
   int rank_ = 0;
   int size_ = 0;
   CommStats stats_;

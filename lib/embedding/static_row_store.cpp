@@ -13,14 +13,21 @@
 namespace embscale::embedding {
 
 StaticRowStore::StaticRowStore(OwnedKeys owned, const kv::TableOptions& options, std::int32_t column_first,
-                               std::int32_t full_dim, ExecutionContext context)
+                               std::int32_t full_dim, ExecutionContext context, const RowMemory& memory)
     : threads_(std::max(context.threads, 1)), owned_(std::move(owned)), dim_(static_cast<std::int32_t>(options.dim)),
       state_width_(options.training ? static_cast<std::int32_t>(options.optimizer_state_width) : 0),
       row_width_(static_cast<std::size_t>(dim_ + state_width_)), type_(options.value_type),
       words_per_row_((row_width_ * kv::value_bytes(options.value_type) + sizeof(float) - 1) / sizeof(float)) {
   EMBSCALE_EXPECTS(dim_ >= 1, "a table needs dim >= 1");
   require_host_context(context, "the static row store");
-  storage_.resize(static_cast<std::size_t>(owned_.rows()) * words_per_row_);
+  const std::size_t words = static_cast<std::size_t>(owned_.rows()) * words_per_row_;
+  if (memory) {
+    rows_ = memory(words);
+    EMBSCALE_EXPECTS(rows_.size() == words, "a row memory of the words asked for");
+  } else {
+    storage_.resize(words);
+    rows_ = storage_;
+  }
   scratch_.resize(row_width_);
   const StaticInitialRows initial(owned_, options, column_first, full_dim);
   for (std::int64_t r = 0; r < owned_.rows(); ++r) {
@@ -101,7 +108,7 @@ bool StaticRowStore::row_pointers(std::span<const Key> keys, std::span<const flo
     // lookup's time at one rank went to row_of and checked_row's calls). A key below the block
     // wraps around to a large unsigned offset and fails the same check.
     const auto count = static_cast<std::uint64_t>(owned_.rows());
-    float* const base = storage_.data();
+    float* const base = rows_.data();
     bool all_owned = true;
     for (std::size_t i = 0; i < keys.size(); ++i) {
       const auto row = static_cast<std::uint64_t>(keys[i] - *begin);

@@ -32,6 +32,11 @@ class StaticInitialRows {
   mutable std::vector<float> full_;  // scratch: one full row
 };
 
+// Where a static store keeps its rows when not in memory of its own: `words` floats, zeroed, that
+// outlive the store (a parameter server's rows in memory its trainers read one-sidedly,
+// lib/ps/one_sided_pulls.hpp).
+using RowMemory = std::function<std::span<float>(std::size_t words)>;
+
 class StaticRowStore final : public RowStore {
  public:
   // Uses options.dim, optimizer_state_width (training only), value_type, training, initializer,
@@ -39,9 +44,9 @@ class StaticRowStore final : public RowStore {
   // sharding) stores columns [column_first, column_first + options.dim) of rows `full_dim` wide
   // and starts from those columns of the full rows' initial values. `context`: a host context
   // (another is refused), whose threads apply() may use (disjoint rows each; the result does not
-  // depend on their number).
+  // depend on their number). `memory`: where the rows live (unset: the store's own memory).
   StaticRowStore(OwnedKeys owned, const kv::TableOptions& options, std::int32_t column_first = 0,
-                 std::int32_t full_dim = 0, ExecutionContext context = {});
+                 std::int32_t full_dim = 0, ExecutionContext context = {}, const RowMemory& memory = {});
 
   std::int32_t dim() const noexcept override { return dim_; }
   std::int32_t state_width() const noexcept override { return state_width_; }
@@ -57,6 +62,11 @@ class StaticRowStore final : public RowStore {
   StoreCounters take_counters() override;
 
   const OwnedKeys& owned() const noexcept { return owned_; }
+  // The rows as stored: row r at words [r * words_per_row(), (r + 1) * words_per_row()), its
+  // values first (fp32 rows: dim floats; packed types: dim 2-byte values).
+  std::span<const float> stored_rows() const noexcept { return rows_; }
+  std::size_t words_per_row() const noexcept { return words_per_row_; }
+  kv::ValueType value_type() const noexcept { return type_; }
 
  private:
   std::int64_t checked_row(Key key) const;  // Error when `key` is not owned here
@@ -73,15 +83,13 @@ class StaticRowStore final : public RowStore {
   void prefetch_row(std::int64_t row) const noexcept;
   // Row r occupies words_per_row_ floats of storage_: its values in fp32, or packed fp16/bf16.
   std::byte* bytes_of(std::int64_t row) noexcept {
-    return reinterpret_cast<std::byte*>(storage_.data() + static_cast<std::size_t>(row) * words_per_row_);
+    return reinterpret_cast<std::byte*>(rows_.data() + static_cast<std::size_t>(row) * words_per_row_);
   }
   const std::byte* bytes_of(std::int64_t row) const noexcept {
-    return reinterpret_cast<const std::byte*>(storage_.data() + static_cast<std::size_t>(row) * words_per_row_);
+    return reinterpret_cast<const std::byte*>(rows_.data() + static_cast<std::size_t>(row) * words_per_row_);
   }
   // fp32 rows are updated in place; other types through scratch_.
-  float* fp32_row(std::int64_t row) noexcept {
-    return storage_.data() + static_cast<std::size_t>(row) * words_per_row_;
-  }
+  float* fp32_row(std::int64_t row) noexcept { return rows_.data() + static_cast<std::size_t>(row) * words_per_row_; }
 
   int threads_;
   OwnedKeys owned_;
@@ -92,7 +100,8 @@ class StaticRowStore final : public RowStore {
   std::size_t words_per_row_;
   // The rows: a table far larger than the caches read at random, on 2 MiB pages where the kernel
   // gives them (core/huge_page_allocator.hpp): with 4 KiB pages every row read also misses the TLB.
-  HugePageVector<float> storage_;
+  HugePageVector<float> storage_;  // empty when the rows live in a RowMemory
+  std::span<float> rows_;          // storage_, or the RowMemory's
   std::int64_t reads_ = 0;
   std::vector<float> scratch_;         // one row, decoded
   std::vector<std::uint8_t> touched_;  // Global update: rows the step touched

@@ -27,6 +27,16 @@ ParameterServer::ParameterServer(comm::MessageChannel& channel, ServerOptions op
   EMBSCALE_EXPECTS(options_.staleness >= 0, "staleness >= 0");
   EMBSCALE_EXPECTS(options_.dense_values.empty() || options_.dense_update, "a dense slice needs its update");
   if (options_.synchronous) options_.staleness = 0;
+  dense_ = options_.dense_values;
+}
+
+void ParameterServer::serve_one_sided(PullWindows& windows, std::int64_t words_per_row) {
+  EMBSCALE_EXPECTS(windows.dense().size() == dense_.size(), "a dense window of the server's slice");
+  std::copy(dense_.begin(), dense_.end(), windows.dense().begin());
+  dense_ = windows.dense();
+  windows_ = &windows;
+  words_per_row_ = words_per_row;
+  windows_->publish(applied_through(), words_per_row_);
 }
 
 std::size_t ParameterServer::trainer_index(int source) const {
@@ -52,8 +62,7 @@ void ParameterServer::answer(const Pull& pull) {
     stats_.keys_pulled += static_cast<std::int64_t>(pull.keys.size());
   }
   channel_.send(std::span<const float>(rows_), pull.source, kRowsTag);
-  if (!options_.dense_values.empty())
-    channel_.send(std::span<const float>(options_.dense_values), pull.source, kDenseValuesTag);
+  if (!dense_.empty()) channel_.send(std::span<const float>(dense_), pull.source, kDenseValuesTag);
 }
 
 void ParameterServer::read_for_evaluation(std::span<const Key> keys) {
@@ -88,7 +97,7 @@ void ParameterServer::apply(std::int64_t step, std::span<const Key> keys, std::s
                             std::span<const float> dense_grads) {
   Stopwatch table;
   if (!keys.empty()) shard_.apply(keys, grads, optimizer_, step);
-  if (!options_.dense_values.empty()) options_.dense_update(options_.dense_values, dense_grads, step);
+  if (!dense_.empty()) options_.dense_update(dense_, dense_grads, step);
   stats_.update_seconds += table.seconds();
 }
 
@@ -104,6 +113,7 @@ void ParameterServer::on_push(int source, std::int64_t step, Push push) {
   if (!options_.synchronous) {
     apply(step, push.keys, push.grads, push.dense_grads);
     applied_[t] = step;
+    if (windows_) windows_->publish(applied_through(), words_per_row_);
     return;
   }
   HeldStep& held = held_[step];
@@ -127,12 +137,13 @@ void ParameterServer::on_push(int source, std::int64_t step, Push push) {
       const float* from = p.grads.data() + i * dim_;
       for (std::size_t d = 0; d < dim_; ++d) g[d] += from[d];
     }
-  merged_dense_.assign(options_.dense_values.size(), 0.0f);  // the dense gradients, summed in trainer order
+  merged_dense_.assign(dense_.size(), 0.0f);  // the dense gradients, summed in trainer order
   for (const Push& p : held.pushes)
     for (std::size_t k = 0; k < merged_dense_.size(); ++k) merged_dense_[k] += p.dense_grads[k];
   apply(step, keys, grads, merged_dense_);
   held_.erase(step);
   std::fill(applied_.begin(), applied_.end(), step);
+  if (windows_) windows_->publish(step, words_per_row_);
 }
 
 void ParameterServer::handle_next() {
@@ -161,7 +172,7 @@ void ParameterServer::handle_next() {
       break;
     }
     case RequestKind::kPush: {
-      Push push{std::vector<Key>(n), std::vector<float>(n * dim_), std::vector<float>(options_.dense_values.size())};
+      Push push{std::vector<Key>(n), std::vector<float>(n * dim_), std::vector<float>(dense_.size())};
       if (n) {
         channel_.recv(std::span<Key>(push.keys), source, kKeysTag);
         channel_.recv(std::span<float>(push.grads), source, kGradsTag);

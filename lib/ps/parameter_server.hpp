@@ -35,6 +35,7 @@
 #include "embedding/key_router.hpp"
 #include "embedding/row_store.hpp"
 #include "embedding/sparse_optimizer.hpp"
+#include "ps/one_sided_pulls.hpp"
 #include "ps/ps_messages.hpp"
 
 namespace embscale::ps {
@@ -82,6 +83,11 @@ class ParameterServer {
   // (PsClient::end_reads); training requests that arrive meanwhile are served too. The run's
   // servers call it after the step an evaluation follows.
   ServeStats serve_evaluation(std::int64_t step);
+  // One-sided pulls (one_sided_pulls.hpp): the trainers read the shard's rows and the dense
+  // slice from `windows` (the shard a StaticRowStore in windows.rows(), rows of `words_per_row`
+  // floats), and the server publishes its clock there after every update, from now on. The
+  // dense slice moves into the window. `windows` outlives the server.
+  void serve_one_sided(PullWindows& windows, std::int64_t words_per_row);
   // The shard's counters of the training's requests since the last call (an evaluation's reads
   // left out).
   embedding::StoreCounters take_counters();
@@ -133,6 +139,9 @@ class ParameterServer {
   std::vector<float> merged_dense_;
   std::vector<float> rows_;
   ServeStats stats_;
+  std::span<float> dense_;          // the dense slice: options_.dense_values, or in windows_
+  PullWindows* windows_ = nullptr;  // one-sided pulls: where the clock is published
+  std::int64_t words_per_row_ = 0;
 };
 
 }  // namespace embscale::ps

@@ -8,18 +8,23 @@
 namespace embscale::ps {
 
 PsClient::PsClient(comm::MessageChannel& channel, std::vector<int> servers, std::int32_t dim,
-                   std::size_t dense_parameters)
+                   std::size_t dense_parameters, Placement placement)
     : channel_(channel), servers_(std::move(servers)), dim_(static_cast<std::size_t>(dim)),
-      dense_parameters_(dense_parameters) {
+      dense_parameters_(dense_parameters), placement_(placement) {
   EMBSCALE_EXPECTS(!servers_.empty(), "a trainer needs at least one server");
   EMBSCALE_EXPECTS(dim >= 1, "rows need dim >= 1");
+}
+
+void PsClient::read_one_sided(OneSidedReader& reader) {
+  EMBSCALE_EXPECTS(placement_ == Placement::kStrided, "one-sided reads address strided rows");
+  reader_ = &reader;
 }
 
 void PsClient::group(std::span<const Key> keys) {
   counts_.assign(servers_.size(), 0);
   server_.resize(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    server_[i] = static_cast<std::uint32_t>(server_of(keys[i], servers()));
+    server_[i] = static_cast<std::uint32_t>(server_of(keys[i]));
     ++counts_[server_[i]];
   }
   std::vector<std::size_t> next(servers_.size(), 0);
@@ -67,6 +72,10 @@ void PsClient::request_rows(RequestKind kind, std::int64_t step, std::span<const
                             std::span<const std::size_t> counts, std::span<float> rows, std::span<float> dense) {
   EMBSCALE_EXPECTS(counts.size() == servers_.size() && rows.size() == keys.size() * dim_,
                    "a count per server and keys.size() x dim rows");
+  if (reader_) {  // one-sided: nothing to ask, only the servers' clocks to wait for
+    reader_->read(step, keys, counts, rows, dense);
+    return;
+  }
   // Every answer's receive is posted before any request goes out: a server answering this trainer
   // never waits on it, whatever else the trainer is sending (no cycle of blocking sends).
   std::vector<comm::Request> answers;

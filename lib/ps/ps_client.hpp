@@ -11,6 +11,7 @@
 
 #include "comm/message_channel.hpp"
 #include "core/batch.hpp"
+#include "ps/one_sided_pulls.hpp"
 #include "ps/ps_messages.hpp"
 
 namespace embscale::ps {
@@ -19,7 +20,16 @@ class PsClient {
  public:
   // `servers`: the servers' ranks in `channel`, in server index order (server_of's numbering).
   // `dense_parameters`: the model's replicated dense parameters the servers hold (0: none).
-  PsClient(comm::MessageChannel& channel, std::vector<int> servers, std::int32_t dim, std::size_t dense_parameters = 0);
+  // `placement`: how the servers place ids (hashed: dynamic tables; strided: static rows).
+  PsClient(comm::MessageChannel& channel, std::vector<int> servers, std::int32_t dim, std::size_t dense_parameters = 0,
+           Placement placement = Placement::kHashed);
+
+  // From now on pulls and an evaluation's reads read the rows and the dense slices one-sidedly
+  // through `reader` (one_sided_pulls.hpp: strided placement), without a request; pushes and the
+  // rest stay messages. `reader` outlives the client.
+  void read_one_sided(OneSidedReader& reader);
+  // The server index of `key` under the servers' placement.
+  int server_of(Key key) const noexcept { return ps::server_of(key, servers(), placement_); }
 
   // The rows (keys.size() x dim) of the distinct `keys` for `step` (1-based, increasing by one per
   // call): returns when every server has answered, which a server does once the step may read.
@@ -56,6 +66,8 @@ class PsClient {
   std::vector<int> servers_;
   std::size_t dim_;
   std::size_t dense_parameters_;
+  Placement placement_;
+  OneSidedReader* reader_ = nullptr;
   std::vector<std::uint32_t> server_;  // per caller's key: its server
   std::vector<Key> grouped_;           // the caller's keys grouped by server
   std::vector<std::size_t> counts_;    // per server: its keys in grouped_

@@ -59,4 +59,14 @@ inline int server_of(Key key, int servers) noexcept {
                           static_cast<std::uint64_t>(servers));
 }
 
+// Where ids live. Hashed: server_of above, in a dynamic table (ids inserted as they come).
+// Strided: static storage, id % servers, at row id / servers of that server's array: an address a
+// trainer computes, so that it can read the row one-sidedly (one_sided_pulls.hpp). Consecutive
+// ids go to consecutive servers, so a Zipf head at the low ids spreads too.
+enum class Placement { kHashed, kStrided };
+inline int server_of(Key key, int servers, Placement placement) noexcept {
+  return placement == Placement::kHashed ? server_of(key, servers) : static_cast<int>(key % static_cast<Key>(servers));
+}
+inline std::int64_t strided_row(Key key, int servers) noexcept { return key / static_cast<Key>(servers); }
+
 }  // namespace embscale::ps

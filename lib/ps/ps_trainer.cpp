@@ -21,10 +21,10 @@ double PsTrainer::step(std::int64_t step, const Batch& batch, embedding::StepRec
   recorder.begin_layer("", kTrainerPhases, {});
   const auto dim = static_cast<std::size_t>(dim_);
   const int servers = client_.servers();
-  // split_ids: each distinct id once, grouped by the server that owns it (the hash the servers
+  // split_ids: each distinct id once, grouped by the server that owns it (the placement the servers
   // shard by), in one pass of the engine's key router.
   router_.route(
-      batch.keys, servers, [servers](Key key) { return server_of(key, servers); }, routed_);
+      batch.keys, servers, [this](Key key) { return client_.server_of(key); }, routed_);
   recorder.lap("dedup");
   const std::span<const Key> keys = routed_.send_keys;
   rows_.resize(keys.size() * dim);
@@ -54,7 +54,7 @@ std::span<const float> PsTrainer::evaluation_pooled(std::int64_t step, const Bat
   const auto dim = static_cast<std::size_t>(dim_);
   const int servers = client_.servers();
   router_.route(
-      batch.keys, servers, [servers](Key key) { return server_of(key, servers); }, routed_);
+      batch.keys, servers, [this](Key key) { return client_.server_of(key); }, routed_);
   rows_.resize(routed_.send_keys.size() * dim);
   client_.read_grouped(step, routed_.send_keys, routed_.send_counts, rows_, dense_.values);
   evaluation_pooled_.resize(static_cast<std::size_t>(batch.num_bags()) * dim);
