@@ -33,7 +33,9 @@ std::vector<report::SummaryField> run_parameters(const config::Config& config, i
                                          {"servers", std::int64_t{roles.servers}},
                                          {"ps_mode", settings.synchronous ? "synchronous" : "asynchronous"},
                                          {"staleness", settings.staleness},
-                                         {"transport", settings.ucx_transport ? "ucx" : "mpi"}});
+                                         {"transport", settings.ucx_transport ? "ucx" : "mpi"},
+                                         {"storage", config.embeddings.front().storage.dynamic ? "dynamic" : "static"},
+                                         {"pulls", settings.one_sided_pulls ? "one_sided" : "messages"}});
   }
   return parameters;
 }

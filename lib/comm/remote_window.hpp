@@ -36,6 +36,13 @@ class RemoteWindow {
   virtual void publish() = 0;
   // This rank's region, for the owner to write (empty when it exposed none).
   virtual std::span<std::byte> local() = 0;
+  // Where `target`'s region is mapped into this process, when the transport maps it (UCX: a
+  // shared segment of a peer on this host), else null. Reads through it are plain loads: a
+  // caller reading many scattered pieces can order and prefetch them as it reads its own memory.
+  virtual const std::byte* mapped(int target) const {
+    (void)target;
+    return nullptr;
+  }
   // The size of `target`'s region.
   virtual std::size_t exposed_bytes(int target) const = 0;
 };

@@ -75,6 +75,8 @@ void UcxRemoteWindow::connect(int peer, std::span<const std::uint8_t> descriptor
   detail::check(
       ucp_ep_rkey_unpack(ucp_.endpoints[static_cast<std::size_t>(peer)], descriptor.data() + kHeaderBytes, &p.key),
       "ucp_ep_rkey_unpack");
+  void* mapped = nullptr;
+  if (ucp_rkey_ptr(p.key, p.base, &mapped) == UCS_OK) p.mapped = static_cast<const std::byte*>(mapped);
 }
 
 void UcxRemoteWindow::get(int target, std::size_t offset, void* into, std::size_t bytes) {
@@ -87,6 +89,10 @@ void UcxRemoteWindow::get(int target, std::size_t offset, void* into, std::size_
   pending_bytes_ += bytes;
   if (target == rank_) {
     std::memcpy(into, region_.data() + offset, bytes);
+    return;
+  }
+  if (peer.mapped != nullptr) {
+    std::memcpy(into, peer.mapped + offset, bytes);
     return;
   }
   ucp_request_param_t param{};

@@ -290,6 +290,10 @@ struct ParameterServerSettings {
   // "transport": the protocol's point-to-point messages over "mpi" (MPI's own, its PML and BTLs)
   // or "ucx" (UCX's UCP tag API, comm::UcxMessageChannel).
   bool ucx_transport = false;
+  // "pulls": "messages" (a trainer asks, the server reads its shard and answers) or "one_sided"
+  // (static storage only: the trainers read the servers' rows and dense slices from memory the
+  // transport exposes, without the server's CPU; lib/ps/one_sided_pulls.hpp).
+  bool one_sided_pulls = false;
   // Server-side save and load (Paddle's distributed lookup table): each server writes its shard
   // into save_directory after the run, and reads its part of load_directory's shards (saved by any
   // number of servers) before it. Relative paths resolve against Config::directory; empty: none.

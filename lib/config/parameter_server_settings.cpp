@@ -26,7 +26,7 @@ int batch_ranks(const Config& config, int ranks) {
 }
 
 ParameterServerSettings parse_parameter_server_settings(const ObjectReader& r) {
-  r.only_keys({"servers", "trainers", "mode", "staleness", "transport", "save_directory", "load_directory"});
+  r.only_keys({"servers", "trainers", "mode", "staleness", "transport", "pulls", "save_directory", "load_directory"});
   constexpr std::int64_t kMostRanks = 1 << 20;
   ParameterServerSettings p;
   p.servers = static_cast<std::int32_t>(r.integer("servers", IntRange::between(1, kMostRanks)));
@@ -40,6 +40,7 @@ ParameterServerSettings parse_parameter_server_settings(const ObjectReader& r) {
           "a staleness bound needs \"mode\": \"asynchronous\"");
   }
   p.ucx_transport = r.one_of_or("transport", "mpi", {"mpi", "ucx"}) == "ucx";
+  p.one_sided_pulls = r.one_of_or("pulls", "messages", {"messages", "one_sided"}) == "one_sided";
   if (r.has("save_directory")) p.save_directory = r.name("save_directory");
   if (r.has("load_directory")) p.load_directory = r.name("load_directory");
   return p;
@@ -65,10 +66,20 @@ void check_parameter_server_layers(const Config& config, const std::string& orig
     fail(path + ".sharding",
          "\"parameter_server\" needs the top-level \"parameter_server\" section (at least "
          "\"servers\": how many of the run's ranks serve the table)");
-  if (!layer.storage.dynamic)
-    fail(path + ".storage.dynamic",
-         "the servers keep the table in the dynamic KV table (Paddle's design: ids grow "
-         "as they come); expected true");
+  // Dynamic storage (Paddle's design: ids grow as they come, placed by hash) or static (every id
+  // of the slots from the start, id % servers: rows a trainer can address, for one-sided pulls).
+  const auto& settings = *config.parameter_server;
+  if (settings.one_sided_pulls && layer.storage.dynamic)
+    fail("parameter_server.pulls",
+         "\"one_sided\" reads rows at addresses a trainer computes, which a dynamic table does not have; set "
+         "the layer's storage to \"static\" or use \"messages\"");
+  if (settings.one_sided_pulls && layer.storage.table.value_type != kv::ValueType::kFloat32)
+    fail(path + ".storage.embedding_dtype",
+         "one-sided pulls read fp32 rows as they are stored; expected \"fp32\" with \"pulls\": \"one_sided\"");
+  if (!layer.storage.dynamic && (!settings.save_directory.empty() || !settings.load_directory.empty()))
+    fail(std::string("parameter_server.") + (settings.save_directory.empty() ? "load_directory" : "save_directory"),
+         "the servers save and load their shards as KV-table files, which static storage does not have; use "
+         "\"dynamic\" storage to save or load");
   if (!layer.storage.table.training)
     fail(path + ".storage.training", "a parameter-server run trains its table (pull, push); expected true");
   if (config.eviction)

@@ -117,8 +117,8 @@ void check_static_rows(const LayerSpec& spec, std::int64_t most, int ranks) {
 
 }  // namespace
 
-std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int32_t width,
-                                                std::int32_t column_first) const {
+std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int32_t width, std::int32_t column_first,
+                                                const RowMemory& memory) const {
   kv::TableOptions options = table_options(*this, width);
   if (!config->storage.dynamic) {
     // check_layers_for_ranks checked the placement's rows before the run; on the hosts' nodes
@@ -126,7 +126,7 @@ std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int
     // makes its stores at the same point): the same verdict on all ranks.
     check_static_rows(*this, comm->allreduce(owned.rows(), comm::ReduceOp::kMax), comm->size());
     if (!context.on_host()) {
-      EMBSCALE_EXPECTS(device_library != nullptr, "a device layer has its library");
+      EMBSCALE_EXPECTS(device_library != nullptr && !memory, "a device layer has its library and its own memory");
       // The GPU's memory may fail one rank only (ranks sharing a GPU, the large tables on a few):
       // every rank learns it here, before any rank goes on to a collective the others miss.
       std::unique_ptr<RowStore> store;
@@ -135,7 +135,7 @@ std::unique_ptr<RowStore> LayerSpec::make_store(const OwnedKeys& owned, std::int
       });
       return store;
     }
-    return std::make_unique<StaticRowStore>(owned, options, column_first, dim(), context);
+    return std::make_unique<StaticRowStore>(owned, options, column_first, dim(), context, memory);
   }
   check_dynamic_storage(*this, options);
   const auto& storage = config->storage;

@@ -36,6 +36,11 @@ struct StoreCounters {
   std::int64_t fast_tier_misses = 0;
 };
 
+// Where a static store keeps its rows when not in memory of its own: `words` floats, zeroed, that
+// outlive the store (a parameter server's rows in memory its trainers read one-sidedly,
+// lib/ps/one_sided_pulls.hpp).
+using RowMemory = std::function<std::span<float>(std::size_t words)>;
+
 // Refuses (embscale::Error naming `who`) a context outside host memory: what a host store or a
 // scheme whose pooling runs on the host says where it is built, never at a step.
 void require_host_context(const ExecutionContext& context, std::string_view who);

@@ -71,7 +71,9 @@ struct LayerSpec {
   // then only sizes nothing: keys are inserted as they come). `dim` is the stored width (a
   // column-wise shard stores fewer values than the layer's dim: columns [column_first,
   // column_first + dim) of the layer's rows, initialised as those columns of the full rows).
-  std::unique_ptr<RowStore> make_store(const OwnedKeys& owned, std::int32_t dim, std::int32_t column_first = 0) const;
+  // `memory`: where a static host store keeps its rows (unset: its own memory; static_row_store.hpp).
+  std::unique_ptr<RowStore> make_store(const OwnedKeys& owned, std::int32_t dim, std::int32_t column_first = 0,
+                                       const RowMemory& memory = {}) const;
 };
 
 // SchemeEntry::most_rows of two placements: unified key % ranks, and every row on every rank

@@ -32,11 +32,6 @@ class StaticInitialRows {
   mutable std::vector<float> full_;  // scratch: one full row
 };
 
-// Where a static store keeps its rows when not in memory of its own: `words` floats, zeroed, that
-// outlive the store (a parameter server's rows in memory its trainers read one-sidedly,
-// lib/ps/one_sided_pulls.hpp).
-using RowMemory = std::function<std::span<float>(std::size_t words)>;
-
 class StaticRowStore final : public RowStore {
  public:
   // Uses options.dim, optimizer_state_width (training only), value_type, training, initializer,

@@ -1,6 +1,7 @@
 #include "ps/one_sided_pulls.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -57,11 +58,30 @@ std::int64_t OneSidedReader::wait_until_readable(std::int64_t step) {
       published = published && clock.words_per_row > 0;
     }
     if (published && least >= needed) {
-      if (waited) ++deferred_;
+      if (waited) ++deferred_, ++since_taken_.deferred_reads;
       return least;
     }
     waited = true;
     sched_yield();  // the servers may share this core
+  }
+}
+
+void OneSidedReader::copy_mapped_rows(const std::byte* mapped, std::size_t bytes, std::span<const Key> keys,
+                                      float* out) const {
+  const int count = static_cast<int>(servers_.size());
+  const std::size_t stride = words_per_row_ * sizeof(float), row_bytes = dim_ * sizeof(float);
+  const auto address = [&](Key key) {
+    const auto offset = static_cast<std::size_t>(strided_row(key, count)) * stride;
+    if (offset + row_bytes > bytes)
+      throw Error("one-sided pulls: id " + std::to_string(key) + " is beyond the server's " +
+                  std::to_string(bytes / stride) + " rows");
+    return mapped + offset;
+  };
+  // Rows of a large table at random: the row kRowsAhead reads ahead is prefetched, so that
+  // several misses are in flight (as the server's own static store reads).
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (i + kRowsAhead < keys.size()) __builtin_prefetch(address(keys[i + kRowsAhead]));
+    std::memcpy(out + i * dim_, address(keys[i]), row_bytes);
   }
 }
 
@@ -71,6 +91,7 @@ void OneSidedReader::read(std::int64_t step, std::span<const Key> keys, std::spa
                    "a count per server and keys.size() x dim rows");
   const std::int64_t least = wait_until_readable(step);
   max_staleness_ = std::max(max_staleness_, step - 1 - least);
+  since_taken_.max_staleness = std::max(since_taken_.max_staleness, step - 1 - least);
   if (words_per_row_ == 0) {
     words_per_row_ = static_cast<std::size_t>(clocks_.front().words_per_row);
     if (words_per_row_ < dim_)
@@ -82,9 +103,15 @@ void OneSidedReader::read(std::int64_t step, std::span<const Key> keys, std::spa
   comm::RemoteWindow& window = windows_.row_window();
   std::size_t first = 0;
   for (std::size_t s = 0; s < servers_.size(); ++s) {
-    for (std::size_t i = first; i < first + counts[s]; ++i) {
-      const auto row = static_cast<std::size_t>(strided_row(keys[i], count));
-      window.get(servers_[s], row * stride, rows.data() + i * dim_, row_bytes);
+    const std::span<const Key> mine = keys.subspan(first, counts[s]);
+    float* const out = rows.data() + first * dim_;
+    if (const std::byte* mapped = window.mapped(servers_[s])) {
+      copy_mapped_rows(mapped, window.exposed_bytes(servers_[s]), mine, out);
+    } else {
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        const auto row = static_cast<std::size_t>(strided_row(mine[i], count));
+        window.get(servers_[s], row * stride, out + i * dim_, row_bytes);
+      }
     }
     first += counts[s];
   }

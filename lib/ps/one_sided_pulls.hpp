@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "comm/message_channel.hpp"
@@ -78,11 +79,20 @@ class OneSidedReader {
             std::span<float> dense);
   // The largest staleness a read saw: (step - 1) minus the least clock of the servers it read.
   std::int64_t max_staleness() const noexcept { return max_staleness_; }
-  // Clock reads that found a server behind (the reads that waited for pushes).
+  // Reads that found a server behind (that waited for pushes).
   std::int64_t deferred_reads() const noexcept { return deferred_; }
+  // The same since the last call (a run's per-iteration counters).
+  struct Counters {
+    std::int64_t deferred_reads = 0, max_staleness = 0;
+  };
+  Counters take_counters() noexcept { return std::exchange(since_taken_, {}); }
 
  private:
   std::int64_t wait_until_readable(std::int64_t step);  // returns the least clock seen
+  // A server's rows where its window is mapped here (RemoteWindow::mapped): plain loads, each
+  // row a few ahead prefetched (a pull's rows are scattered over a table far beyond the caches).
+  static constexpr std::size_t kRowsAhead = 8;
+  void copy_mapped_rows(const std::byte* mapped, std::size_t bytes, std::span<const Key> keys, float* out) const;
   PullWindows& windows_;
   std::vector<int> servers_;
   std::size_t dim_;
@@ -91,6 +101,7 @@ class OneSidedReader {
   std::vector<ServerClock> clocks_;  // the last clock blocks read, per server
   std::int64_t max_staleness_ = 0;
   std::int64_t deferred_ = 0;
+  Counters since_taken_;
 };
 
 }  // namespace embscale::ps

@@ -77,13 +77,26 @@ class Role {
       model::set_blas_threads(1);
       dense_ = std::make_unique<DenseModel>(*group_, config);
     }
+    const std::size_t dense_count = dense_ ? dense_->replicated_values().size() : 0;
+    const ps::DenseSlice slice = ps::dense_slice(dense_count, roles.servers, server_ ? server_index() : 0);
+    if (settings.one_sided_pulls) {
+      // Every rank opens the windows (a trainer's empty); a server's rows live in its rows window.
+      const auto words_per_row = static_cast<std::size_t>(layer.embedding_vec_size + optimizer_->state_width());
+      windows_.emplace(*channel_, server_, static_cast<std::size_t>(owned_keys().rows()) * words_per_row,
+                       server_ ? slice.count : 0);
+    }
+    if (!layer.storage.dynamic) {
+      // Static storage: id % servers (every rank makes its store together, the trainers' empty).
+      embedding::RowMemory memory;
+      if (windows_) memory = [this](std::size_t) { return windows_->rows(); };
+      shard_ = spec_.make_store(owned_keys(), layer.embedding_vec_size, 0, memory);
+    }
     if (server_) {
-      // Dynamic storage (config checks it): the owned keys size nothing, ids come as they are pulled.
-      shard_ = spec_.make_store(embedding::OwnedKeys{}, layer.embedding_vec_size);
+      // Dynamic storage: the owned keys size nothing, ids come as they are pulled.
+      if (!shard_) shard_ = spec_.make_store(embedding::OwnedKeys{}, layer.embedding_vec_size);
       ps::ServerOptions options{trainers, settings.synchronous, settings.staleness, {}, {}};
       if (dense_) {
         const std::span<const float> all = dense_->replicated_values();
-        const ps::DenseSlice slice = ps::dense_slice(all.size(), roles.servers, server_index());
         options.dense_values.assign(all.begin() + static_cast<std::ptrdiff_t>(slice.first),
                                     all.begin() + static_cast<std::ptrdiff_t>(slice.first + slice.count));
         dense_optimizer_ = std::make_unique<model::DenseOptimizer<float>>(config.optimizer);
@@ -94,8 +107,12 @@ class Role {
         dense_.reset();  // the trainers run the model
       }
       server_loop_.emplace(*channel_, std::move(options), *shard_, *optimizer_);
+      if (windows_)
+        server_loop_->serve_one_sided(*windows_,
+                                      static_cast<std::int64_t>(layer.embedding_vec_size + optimizer_->state_width()));
       return;
     }
+    shard_.reset();  // a trainer holds no rows
     ps::TrainerObjective objective;
     ps::DenseParameters parameters;
     if (dense_) {
@@ -108,7 +125,11 @@ class Role {
         return dense_->step(batch, inputs, grads, recorder);
       };
     }
-    client_.emplace(*channel_, servers, layer.embedding_vec_size, parameters.values.size());
+    client_.emplace(*channel_, servers, layer.embedding_vec_size, parameters.values.size(), placement());
+    if (windows_) {
+      reader_.emplace(*windows_, servers, layer.embedding_vec_size, settings.synchronous ? 0 : settings.staleness);
+      client_->read_one_sided(*reader_);
+    }
     trainer_.emplace(*client_, layer.embedding_vec_size, spec_.mean(), config.solver.batchsize, std::move(objective),
                      parameters);
     if (config.solver.evaluation.runs())
@@ -121,6 +142,16 @@ class Role {
   }
 
   int server_index() const noexcept { return world_.rank() - roles_.trainers; }
+  // Dynamic tables by hash; static rows by id % servers (ps_messages.hpp: Placement).
+  ps::Placement placement() const noexcept {
+    return spec_.config->storage.dynamic ? ps::Placement::kHashed : ps::Placement::kStrided;
+  }
+  // A static shard's ids: id % servers == this server's index (none on a trainer).
+  embedding::OwnedKeys owned_keys() const {
+    embedding::OwnedKeys owned;
+    if (server_ && !spec_.config->storage.dynamic) owned.add(server_index(), spec_.vocabulary(), roles_.servers);
+    return owned;
+  }
 
   bool server() const noexcept { return server_; }
   // The traffic of the protocol's messages so far (the world's collectives are counted apart).
@@ -180,10 +211,17 @@ class Role {
     if (!server_) {
       out[0] = static_cast<std::int64_t>(batch_.keys.size());
       out[1] = static_cast<std::int64_t>(trainer_->distinct_keys());
+      if (reader_) {  // one-sided: the waits and the staleness are the trainers' to see
+        const ps::OneSidedReader::Counters read = reader_->take_counters();
+        out[kTrainerCounters.size() + 2] = read.deferred_reads;
+        out[kTrainerCounters.size() + 3] = read.max_staleness;
+      }
       return out;
     }
     const embedding::StoreCounters c = server_loop_->take_counters();
-    const std::array<std::int64_t, kServerCounters.size()> values = {serve_.keys_pulled,
+    // One-sided pulls pass no id through the server: the ids a step reads are those its pushes
+    // bring back (a trainer pushes exactly the ids it pulled).
+    const std::array<std::int64_t, kServerCounters.size()> values = {windows_ ? serve_.keys_pushed : serve_.keys_pulled,
                                                                      serve_.keys_pushed,
                                                                      serve_.deferred_pulls,
                                                                      serve_.max_staleness,
@@ -215,6 +253,8 @@ class Role {
   std::unique_ptr<embedding::SparseOptimizer> optimizer_;
   std::unique_ptr<embedding::RowStore> shard_;
   std::optional<ps::ParameterServer> server_loop_;
+  std::optional<ps::PullWindows> windows_;    // one-sided pulls (every rank; a trainer's empty)
+  std::optional<ps::OneSidedReader> reader_;  // one-sided pulls, trainers
   std::optional<ps::PsClient> client_;
   std::optional<ps::PsTrainer> trainer_;
   std::unique_ptr<DenseModel> dense_;                              // trainers of a config with dense layers
