@@ -41,7 +41,9 @@ expect_same_series() {  # expect_same_series WHAT A B [TOLERANCE]
 
 # A small synchronous config: three Zipf tables in one dynamic layer far above its keys (nothing
 # evicted, so results do not depend on how the keys spread over tables), AdaGrad.
-# write_config FILE SHARDING SECTION
+# write_config FILE SHARDING SECTION [STORAGE]: STORAGE the layer's storage block (default: a
+# dynamic table far above the keys).
+dynamic_storage='{"type": "dynamic", "max_capacity": 16384, "bucket_capacity": 128}'
 write_config() {
   cat >"$1" <<JSON
 {
@@ -55,7 +57,7 @@ write_config() {
      "sparse": [{"top": "data1", "slot_num": 3}]},
     {"name": "emb1", "type": "ShardedEmbedding", "sharding": "$2", "bottom": "data1", "top": "emb1",
      "sparse_embedding_hparam": {"max_vocabulary_size_per_gpu": 4000, "embedding_vec_size": 8, "combiner": "mean"},
-     "storage": {"type": "dynamic", "max_capacity": 16384, "bucket_capacity": 128}}
+     "storage": ${4:-$dynamic_storage}}
   ]$3
 }
 JSON
@@ -63,15 +65,15 @@ JSON
 
 # Synchronous runs on 1 + 1, 2 + 2 and 3 + 1 ranks, the parameter_server section given EXTRA
 # fields, have the engine's all2all losses at every iteration; reports in $work/reports/NAME-T-S.h5.
-expect_engine_losses() {  # expect_engine_losses NAME EXTRA
-  local name=$1 extra=$2 expected trainers servers roles
-  write_config "$work/a2a.json" all2all_dense ""
+expect_engine_losses() {  # expect_engine_losses NAME EXTRA [STORAGE]
+  local name=$1 extra=$2 storage=${3:-$dynamic_storage} expected trainers servers roles
+  write_config "$work/a2a.json" all2all_dense "" "$storage"
   run_ok 2 "$work/a2a.json" -o "$work/reports/a2a.h5"
   expected=$(dataset_values "$work/reports/a2a.h5" /runs/run0/series/loss)
   for roles in "1 1" "2 2" "3 1"; do
     read -r trainers servers <<<"$roles"
     write_config "$work/ps.json" parameter_server \
-      ", \"parameter_server\": {\"trainers\": $trainers, \"servers\": $servers$extra}"
+      ", \"parameter_server\": {\"trainers\": $trainers, \"servers\": $servers$extra}" "$storage"
     run_ok $((trainers + servers)) "$work/ps.json" -o "$work/reports/$name-$trainers-$servers.h5"
     expect_same_series "$name: loss on $trainers + $servers" \
       "$(dataset_values "$work/reports/$name-$trainers-$servers.h5" /runs/run0/series/loss)" "$expected"
@@ -216,6 +218,30 @@ case "$case_name" in
       --set parameter_server.transport=verbs --set parameter_server.trainers=1 --set parameter_server.servers=1
     UCX_TLS=no_such_transport expect_bad_input 2 "parameter_server.transport \"ucx\": UCX could not start on rank 0: ucp_init" \
       "$work/ps.json" --set parameter_server.trainers=1 --set parameter_server.servers=1
+    ;;
+  ps_one_sided)
+    # Static storage on the servers (id % servers), pulls as messages or read one-sidedly over
+    # either transport: synchronous, the engine's losses (on static storage too) on 1 + 1, 2 + 2
+    # and 3 + 1 ranks; the report says the storage and the pulls; asynchronous one-sided reads
+    # are never staler than the bound (the trainers' staleness counter). One-sided pulls on a
+    # dynamic table, and saving a static shard, are refused by field (exit 2).
+    static='{"type": "static"}'
+    expect_engine_losses static_messages "" "$static"
+    expect_engine_losses one_sided_mpi ', "pulls": "one_sided"' "$static"
+    expect_engine_losses one_sided_ucx ', "transport": "ucx", "pulls": "one_sided"' "$static"
+    "$embscale" report "$work/reports/one_sided_ucx-2-2.h5" >"$work/report.txt" 2>&1 || fail "report: $(cat "$work/report.txt")"
+    for line in "storage +static" "pulls +one_sided" "transport +ucx"; do
+      grep -qE "^$line\$" "$work/report.txt" || fail "the report lacks '$line': $(cat "$work/report.txt")"
+    done
+    write_config "$work/async.json" parameter_server ", \"parameter_server\": {\"servers\": 1, \"mode\": \"asynchronous\", \"staleness\": 1, \"pulls\": \"one_sided\", \"transport\": \"ucx\"}" "$static"
+    run_ok 3 "$work/async.json" --set solver.max_iter=20 -o "$work/reports/async.h5"
+    staleness=$(dataset_values "$work/reports/async.h5" /runs/run0/counters/staleness)
+    awk -v s="$staleness" 'BEGIN { n = split(s, x, ","); for (i = 1; i <= n; i++) if (x[i] > 1) exit 1; exit n == 0 }' ||
+      fail "staleness beyond the bound of 1: $staleness"
+    write_config "$work/dynamic.json" parameter_server ", \"parameter_server\": {\"servers\": 1, \"pulls\": \"one_sided\"}"
+    expect_bad_input 2 "parameter_server.pulls: \"one_sided\" reads rows at addresses a trainer computes" "$work/dynamic.json"
+    write_config "$work/save.json" parameter_server ", \"parameter_server\": {\"servers\": 1, \"save_directory\": \"saved\"}" "$static"
+    expect_bad_input 2 "parameter_server.save_directory: the servers save and load their shards as KV-table files" "$work/save.json"
     ;;
   ps_asynchronous)
     # Asynchronous with a bound of 1: the servers never serve a pull staler than 1 (the staleness
