@@ -44,8 +44,10 @@ class MessageChannel {
   virtual std::string transport_details() const = 0;
   // Opens a window of `bytes` bytes on this rank (its local(), zeroed) for one-sided reads by the
   // group's other ranks (remote_window.hpp); collective over the channel's ranks, each with its
-  // own size (possibly 0). The channel's tag kWindowTag is reserved for it.
-  virtual std::unique_ptr<RemoteWindow> expose(std::size_t bytes) = 0;
+  // own size (possibly 0). The channel's tag kWindowTag is reserved for it. `map`: whether
+  // regions on this host are mapped into the readers where the transport can (RemoteWindow::
+  // mapped; false: every read through the transport's RMA, as across hosts).
+  virtual std::unique_ptr<RemoteWindow> expose(std::size_t bytes, bool map = true) = 0;
 
   template <class T> void send(std::span<const T> data, int dest, int tag, std::size_t row = 1) {
     check_trivial<T>();

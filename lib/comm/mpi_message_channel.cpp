@@ -15,8 +15,8 @@ MpiMessageChannel::MpiMessageChannel(const MpiCommunicator& group) {
   comm_->set_max_message_rows(group.max_message_rows());
 }
 
-std::unique_ptr<RemoteWindow> MpiMessageChannel::expose(std::size_t bytes) {
-  return std::make_unique<MpiRemoteWindow>(comm_->mpi_comm(), bytes, comm_->stats());
+std::unique_ptr<RemoteWindow> MpiMessageChannel::expose(std::size_t bytes, bool map) {
+  return std::make_unique<MpiRemoteWindow>(comm_->mpi_comm(), bytes, comm_->stats(), map);
 }
 
 const char* to_string(ChannelTransport transport) noexcept {

@@ -23,7 +23,7 @@ class MpiMessageChannel final : public MessageChannel {
   CommStats& stats() noexcept override { return comm_->stats(); }
   std::string transport_details() const override { return "mpi"; }
   // An MpiRemoteWindow on the channel's communicator.
-  std::unique_ptr<RemoteWindow> expose(std::size_t bytes) override;
+  std::unique_ptr<RemoteWindow> expose(std::size_t bytes, bool map = true) override;
   // Testing aid: the row limit of the channel's messages (MpiCommunicator::set_max_message_rows).
   void set_max_message_rows(std::size_t rows) { comm_->set_max_message_rows(rows); }
 

@@ -198,7 +198,10 @@ std::string UcxMessageChannel::transport_details() const {
     while (!lane.empty() && (lane.back() == ' ' || lane.back() == '\r')) lane.pop_back();
     lanes += (lanes.empty() ? "" : "; ") + lane;
   }
-  return "ucx: " + (lanes.empty() ? std::string("(no lane reported)") : lanes);
+  // What the user asked UCP for, beside what it chose.
+  const char* tls = std::getenv("UCX_TLS");
+  return "ucx: " + (lanes.empty() ? std::string("(no lane reported)") : lanes) +
+         (tls ? std::string(" (UCX_TLS=") + tls + ")" : std::string());
 }
 
 void UcxMessageChannel::do_send(const void* data, std::size_t count, RowType type, int dest, int tag,
@@ -252,8 +255,8 @@ MessageInfo UcxMessageChannel::do_recv_any(void* data, std::size_t capacity, Row
   return found;
 }
 
-std::unique_ptr<RemoteWindow> UcxMessageChannel::expose(std::size_t bytes) {
-  auto window = std::make_unique<UcxRemoteWindow>(*ucp_, rank_, bytes, stats_);
+std::unique_ptr<RemoteWindow> UcxMessageChannel::expose(std::size_t bytes, bool map) {
+  auto window = std::make_unique<UcxRemoteWindow>(*ucp_, rank_, bytes, stats_, map);
   // Every rank's descriptor to every other rank over the channel itself (one tag: UCP matches a
   // sender's messages in order, so windows opened one after another do not mix).
   const std::vector<std::uint8_t> own = window->descriptor();

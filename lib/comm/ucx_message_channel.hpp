@@ -33,11 +33,12 @@ class UcxMessageChannel final : public MessageChannel {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   CommStats& stats() noexcept override { return stats_; }
-  // "ucx: <the transports and devices UCP selected for the endpoint to the next rank>".
+  // "ucx: <the transports and devices UCP selected for the endpoint to the next rank>", then
+  // " (UCX_TLS=<value>)" when the environment restricts them.
   std::string transport_details() const override;
   // A UcxRemoteWindow (ucx_remote_window.hpp): the region allocated by ucp_mem_map, its remote key
   // sent to every other rank over the channel (kWindowTag).
-  std::unique_ptr<RemoteWindow> expose(std::size_t bytes) override;
+  std::unique_ptr<RemoteWindow> expose(std::size_t bytes, bool map = true) override;
 
  protected:
   void do_send(const void* data, std::size_t count, RowType type, int dest, int tag, Request* request) override;

@@ -14,8 +14,8 @@ constexpr std::size_t kHeaderBytes = 2 * sizeof(std::uint64_t);  // a descriptor
 
 }  // namespace
 
-UcxRemoteWindow::UcxRemoteWindow(detail::UcpWorker& ucp, int rank, std::size_t bytes, CommStats& stats)
-    : ucp_(ucp), rank_(rank), peers_(ucp.endpoints.size()), stats_(stats) {
+UcxRemoteWindow::UcxRemoteWindow(detail::UcpWorker& ucp, int rank, std::size_t bytes, CommStats& stats, bool map)
+    : ucp_(ucp), rank_(rank), map_(map), peers_(ucp.endpoints.size()), stats_(stats) {
   if (bytes > 0) {
     ucp_mem_map_params_t params{};
     params.field_mask =
@@ -76,7 +76,7 @@ void UcxRemoteWindow::connect(int peer, std::span<const std::uint8_t> descriptor
       ucp_ep_rkey_unpack(ucp_.endpoints[static_cast<std::size_t>(peer)], descriptor.data() + kHeaderBytes, &p.key),
       "ucp_ep_rkey_unpack");
   void* mapped = nullptr;
-  if (ucp_rkey_ptr(p.key, p.base, &mapped) == UCS_OK) p.mapped = static_cast<const std::byte*>(mapped);
+  if (map_ && ucp_rkey_ptr(p.key, p.base, &mapped) == UCS_OK) p.mapped = static_cast<const std::byte*>(mapped);
 }
 
 void UcxRemoteWindow::get(int target, std::size_t offset, void* into, std::size_t bytes) {

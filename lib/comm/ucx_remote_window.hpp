@@ -24,7 +24,8 @@ namespace embscale::comm {
 class UcxRemoteWindow final : public RemoteWindow {
  public:
   // Allocates `bytes` (none when 0), zeroed; `stats`: the channel's, where flush() counts the gets.
-  UcxRemoteWindow(detail::UcpWorker& ucp, int rank, std::size_t bytes, CommStats& stats);
+  // `map`: whether peers' regions are mapped here where UCP can (false: every get a ucp_get_nbx).
+  UcxRemoteWindow(detail::UcpWorker& ucp, int rank, std::size_t bytes, CommStats& stats, bool map = true);
   ~UcxRemoteWindow() override;
   UcxRemoteWindow(const UcxRemoteWindow&) = delete;
   UcxRemoteWindow& operator=(const UcxRemoteWindow&) = delete;
@@ -55,6 +56,7 @@ class UcxRemoteWindow final : public RemoteWindow {
   };
   detail::UcpWorker& ucp_;
   int rank_;
+  bool map_;
   std::span<std::byte> region_;
   ucp_mem_h memory_ = nullptr;
   std::vector<std::uint8_t> packed_key_;

@@ -12,9 +12,10 @@
 
 namespace embscale::ps {
 
-PullWindows::PullWindows(comm::MessageChannel& channel, bool server, std::size_t row_words, std::size_t dense_values)
-    : rows_(channel.expose(row_words * sizeof(float))), dense_(channel.expose(dense_values * sizeof(float))),
-      clock_(channel.expose(server ? sizeof(ServerClock) : 0)) {
+PullWindows::PullWindows(comm::MessageChannel& channel, bool server, std::size_t row_words, std::size_t dense_values,
+                         bool map)
+    : rows_(channel.expose(row_words * sizeof(float), map)), dense_(channel.expose(dense_values * sizeof(float), map)),
+      clock_(channel.expose(server ? sizeof(ServerClock) : 0, map)) {
   if (server) clock_block_ = reinterpret_cast<ServerClock*>(clock_->local().data());
 }
 

@@ -46,8 +46,10 @@ static_assert(std::atomic_ref<std::int64_t>::is_always_lock_free, "the clock is 
 class PullWindows {
  public:
   // Collective over `channel`. `row_words`, `dense_values`: a server's rows array and dense slice,
-  // in floats (0 and 0 on a trainer).
-  PullWindows(comm::MessageChannel& channel, bool server, std::size_t row_words, std::size_t dense_values);
+  // in floats (0 and 0 on a trainer). `map`: MessageChannel::expose's (false: every read through
+  // the transport's RMA gets, as across hosts).
+  PullWindows(comm::MessageChannel& channel, bool server, std::size_t row_words, std::size_t dense_values,
+              bool map = true);
 
   // A server's side: the memory its static store keeps its rows in (StaticRowStore's RowMemory),
   // its dense slice, and the clock it publishes after every update.

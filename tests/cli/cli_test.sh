@@ -171,8 +171,8 @@ case "$case_name" in
       name=$(basename "$cfg" .json)
       extra=()
       [ "$name" = hugectr_dcn_embedding_part ] && extra=(--embedding-only)
-      ranks=2  # the parameter-server example names its 3 ranks (2 trainers, 1 server; ps_test.sh)
-      [ "$name" = parameter_server ] && ranks=3
+      ranks=2  # the parameter-server examples name their 3 ranks (2 trainers, 1 server; ps_test.sh)
+      case "$name" in parameter_server | parameter_server_static) ranks=3 ;; esac
       run_mpi "$ranks" "$cfg" "${extra[@]}" --set solver.max_iter=3 --id "$name" -o "$work/reports/$name.h5" --quiet
       [ "$rc" -eq 0 ] || fail "$name: exit $rc: $(cat "$work/err.txt")"
       "$embscale" report "$work/reports/$name.h5" >"$work/report.txt" 2>&1 || fail "$name: embscale report: $(cat "$work/report.txt")"

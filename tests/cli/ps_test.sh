@@ -165,17 +165,22 @@ case "$case_name" in
     ;;
   ps_server_failure)
     # A server that fails ends the job with its message on every rank; a server killed by a signal
-    # ends the job rather than leaving the trainers waiting for rows. No report either way.
-    EMBSCALE_FAULT_INJECT=2:1 run_mpi 3 "$configs/parameter_server.json" --set solver.max_iter=4 -o "$work/reports/f.h5"
-    [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "a failing server: exit $rc"
-    grep -qF "embscale: error (rank 2 of 3): injected fault at iteration 1" "$work/err.txt" ||
-      fail "the server's message is missing: $(cat "$work/err.txt")"
-    [ -z "$(ls -A "$work/reports")" ] || fail "files left behind: $(ls -A "$work/reports")"
-    # Killed: only the report's temporary file stays (cli_test.sh killed_rank: the next writer
-    # removes it), never a report.
-    EMBSCALE_FAULT_INJECT=2:1:kill run_mpi 3 "$configs/parameter_server.json" --set solver.max_iter=4 -o "$work/reports/k.h5"
-    [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "a killed server: exit $rc (124: the trainers hung)"
-    [ ! -e "$work/reports/k.h5" ] || fail "a killed run wrote its report"
+    # ends the job rather than leaving the trainers waiting for rows. No report either way. The
+    # same with one-sided pulls (parameter_server_static.json: the trainers poll the server's
+    # clock in its memory, which a dead server never moves).
+    for cfg in parameter_server.json parameter_server_static.json; do
+      EMBSCALE_FAULT_INJECT=2:1 run_mpi 3 "$configs/$cfg" --set solver.max_iter=4 -o "$work/reports/f.h5"
+      [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "$cfg: a failing server: exit $rc"
+      grep -qF "embscale: error (rank 2 of 3): injected fault at iteration 1" "$work/err.txt" ||
+        fail "$cfg: the server's message is missing: $(cat "$work/err.txt")"
+      [ -z "$(ls -A "$work/reports")" ] || fail "$cfg: files left behind: $(ls -A "$work/reports")"
+      # Killed: only the report's temporary file stays (cli_test.sh killed_rank: the next writer
+      # removes it), never a report.
+      EMBSCALE_FAULT_INJECT=2:1:kill run_mpi 3 "$configs/$cfg" --set solver.max_iter=4 -o "$work/reports/k.h5"
+      [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "$cfg: a killed server: exit $rc (124: the trainers hung)"
+      [ ! -e "$work/reports/k.h5" ] || fail "$cfg: a killed run wrote its report"
+      rm -f "$work/reports/"*
+    done
     ;;
   ps_dense_model)
     # A CTR model on the servers (bench/configs/ctr_parameter_server.json: planted labels, dense
@@ -264,9 +269,9 @@ case "$case_name" in
     expect_bad_input 2 "parameter_server.servers: 2 servers leave no trainer among 2 ranks; a run needs at least 3" "$work/c.json"
     write_config "$work/c.json" parameter_server ", \"parameter_server\": {\"servers\": 1, \"mode\": \"eventually\"}"
     expect_bad_input 2 "parameter_server.mode: expected" "$work/c.json"
-    write_config "$work/c.json" parameter_server ", \"parameter_server\": {\"servers\": 1}"
-    sed -i 's/"storage": {"type": "dynamic", "max_capacity": 16384, "bucket_capacity": 128}/"storage": {"type": "static"}/' "$work/c.json"
-    expect_bad_input 2 "layers[emb1].storage.dynamic: the servers keep the table in the dynamic KV table" "$work/c.json"
+    write_config "$work/c.json" parameter_server ", \"parameter_server\": {\"servers\": 1, \"pulls\": \"one_sided\"}" \
+      '{"type": "static", "embedding_dtype": "fp16"}'
+    expect_bad_input 2 "layers[emb1].storage.embedding_dtype: one-sided pulls read fp32 rows" "$work/c.json"
     ;;
   *)
     fail "unknown case"

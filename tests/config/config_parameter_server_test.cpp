@@ -86,9 +86,19 @@ TEST(ConfigParameterServer, RefusalsNameTheirPath) {
            "parameter_server.staleness");
   contains(error_of(on_servers({{"servers", 1}, {"save_directory", ""}})), "parameter_server.save_directory");
   contains(error_of(on_servers({{"servers", 1}, {"replicas", 2}})), "replicas");
-  json = on_servers({{"servers", 1}});
+  // Static storage runs (id % servers), with pulls as messages or one-sided; one-sided pulls need
+  // it, in fp32, and it cannot be saved or loaded.
+  json = on_servers({{"servers", 1}, {"pulls", "one_sided"}});
   layer(json, "emb1")["storage"] = {{"type", "static"}};
-  contains(error_of(json), "layers[emb1].storage.dynamic: the servers keep the table in the dynamic KV table");
+  EXPECT_NO_THROW(parse_config(json, "test.json"));
+  contains(error_of(on_servers({{"servers", 1}, {"pulls", "one_sided"}})),
+           "parameter_server.pulls: \"one_sided\" reads rows at addresses a trainer computes");
+  contains(error_of(on_servers({{"servers", 1}, {"pulls", "rdma"}})), "parameter_server.pulls: expected");
+  layer(json, "emb1")["storage"]["embedding_dtype"] = "fp16";
+  contains(error_of(json), "layers[emb1].storage.embedding_dtype: one-sided pulls read fp32 rows");
+  json = on_servers({{"servers", 1}, {"load_directory", "shards"}});
+  layer(json, "emb1")["storage"] = {{"type", "static"}};
+  contains(error_of(json), "parameter_server.load_directory: the servers save and load their shards as KV-table files");
   json = on_servers({{"servers", 1}});
   layer(json, "emb1")["storage"]["training"] = false;
   contains(error_of(json), "layers[emb1].storage.training");

@@ -1,5 +1,6 @@
 // The parameter server on static storage (strided placement), its pulls as messages or read
-// one-sidedly (lib/ps/one_sided_pulls), over both transports, against the single-process
+// one-sidedly (lib/ps/one_sided_pulls: from the servers' memory mapped here, or through the
+// transport's RMA gets), over both transports, against the single-process
 // reference (tests/embedding/reference_model.hpp) on 1 + 1, 2 + 2 and 3 + 1 ranks: synchronous
 // training trains exactly the reference's rows (each server holds exactly the ids id % servers,
 // every row checked), one-sided pulls send no pull to a server, the dense slices read one-sidedly
@@ -93,6 +94,7 @@ float dense_expected(int trainers, std::int64_t step, std::size_t k) {
 struct Case {
   comm::ChannelTransport transport;
   bool one_sided;
+  bool map = true;  // one-sided: servers' memory mapped where the transport can (false: RMA gets)
   bool synchronous = true;
   std::int64_t staleness = 0;
   int slow_trainer_ms = 0;  // trainer 0 sleeps this long per step
@@ -119,7 +121,7 @@ Outcome run_and_check(const Case& c, const config::Config& cfg, Roles roles) {
                                                {layer.embedding_vec_size});
   for (std::int64_t it = 0; it < kSteps; ++it) reference.step(gen.generate_range(it, {0, kBatch}));
   const std::string what = std::to_string(roles.trainers) + " + " + std::to_string(roles.servers) + ", " +
-                           (c.one_sided ? "one-sided" : "messages") + ", " +
+                           (c.one_sided ? (c.map ? "one-sided mapped" : "one-sided gets") : "messages") + ", " +
                            (c.synchronous ? "synchronous" : "asynchronous") + " over " + comm::to_string(c.transport) +
                            ", rank " + std::to_string(rank);
   const auto optimizer = embedding::make_sparse_optimizer(layer.optimizer, layer.embedding_vec_size);
@@ -130,7 +132,8 @@ Outcome run_and_check(const Case& c, const config::Config& cfg, Roles roles) {
   if (c.one_sided) {
     embedding::OwnedKeys mine;
     if (server) mine.add(index, kVocabulary, roles.servers);
-    windows.emplace(*channel, server, static_cast<std::size_t>(mine.rows()) * words_per_row, server ? slice.count : 0);
+    windows.emplace(*channel, server, static_cast<std::size_t>(mine.rows()) * words_per_row, server ? slice.count : 0,
+                    c.map);
   }
 
   Outcome outcome;
@@ -195,10 +198,10 @@ TEST(OneSidedPulls, SynchronousStaticTrainingEqualsTheReferenceWithPullsAsMessag
   comm::MpiCommunicator world(MPI_COMM_WORLD);
   if (role_splits(world.size()).empty()) GTEST_SKIP() << "runs on 2 ranks (1 + 1) and 4 (2 + 2, 3 + 1)";
   for (const auto transport : {comm::ChannelTransport::kMpi, comm::ChannelTransport::kUcx})
-    for (const bool one_sided : {false, true})
+    for (const auto& [one_sided, map] : {std::pair{false, true}, {true, true}, {true, false}})
       for (const auto type : {config::OptimizerType::kSGD, config::OptimizerType::kAdam})
         for (const Roles roles : role_splits(world.size()))
-          run_and_check({transport, one_sided}, static_config(type), roles);
+          run_and_check({transport, one_sided, map}, static_config(type), roles);
 }
 
 // Trainer 0 sleeps each step: the others read ahead until the bound holds them. No read is staler
@@ -209,8 +212,8 @@ TEST(OneSidedPulls, AsynchronousReadsAreNeverStalerThanTheBound) {
   for (const std::int64_t bound : {0, 2})
     for (const Roles roles : role_splits(world.size())) {
       const auto transport = bound == 0 ? comm::ChannelTransport::kMpi : comm::ChannelTransport::kUcx;
-      const Outcome outcome =
-          run_and_check({transport, true, false, bound, 60}, static_config(config::OptimizerType::kSGD), roles);
+      const Outcome outcome = run_and_check({transport, true, bound == 0, false, bound, 60},
+                                            static_config(config::OptimizerType::kSGD), roles);
       if (world.rank() < roles.trainers) {
         EXPECT_LE(outcome.max_staleness, bound);
         if (roles.trainers > 1 && world.rank() > 0) {
