@@ -11,6 +11,7 @@
 #include "comm/mpi_communicator.hpp"
 #include "core/error.hpp"
 #include "core/stop_request.hpp"
+#include "report/disk_space.hpp"
 #include "report/figure_units.hpp"
 #include "report/metadata.hpp"
 #include "report/writer.hpp"
@@ -41,6 +42,12 @@ int run_command(const RunOptions& options) {
     auto metadata = report::collect_run_metadata(world, options.command_line, config.source.dump());
     if (devices) record_gpu_run(world, *devices, config, metadata);
     writer.emplace(world, output, metadata);
+  });
+  // The report's disk, claimed before the first step: a disk without room refuses the run now
+  // (exit 2) rather than after it, and the claim keeps the room through the run.
+  comm::run_agreed(world, [&] {
+    writer->claim_space(
+        report::expected_report_bytes(1, config.solver.max_iter, world.size(), config.source.dump().size()));
   });
 
   // What runs, said once: the first line, or with --quiet the start of the only line.

@@ -28,6 +28,7 @@
 #include "core/stop_request.hpp"
 #include "core/temp_files.hpp"
 #include "core/timer.hpp"
+#include "report/disk_space.hpp"
 #include "report/merge.hpp"
 #include "report/metadata.hpp"
 #include "report/reader.hpp"
@@ -101,6 +102,10 @@ void run_point(comm::Communicator& comm, const config::SweepSpec& spec, const Pl
   std::optional<report::ReportWriter> writer;
   comm::run_agreed(comm, [&] {
     writer.emplace(comm, path, report::collect_run_metadata(comm, options.command_line, config.source.dump()));
+  });
+  comm::run_agreed(comm, [&] {
+    writer->claim_space(
+        report::expected_report_bytes(1, config.solver.max_iter, comm.size(), config.source.dump().size()));
   });
   const auto stop_check = [&comm] { return comm::any_rank_stopping(comm); };
   std::unique_ptr<BatchSource> source;

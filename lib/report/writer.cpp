@@ -8,10 +8,16 @@
 #include "core/error.hpp"
 #include "core/temp_files.hpp"
 #include "report/collective.hpp"
+#include "report/disk_space.hpp"
 #include "report/layout.hpp"
 
 namespace embscale::report {
 namespace {
+
+// Claimed beyond a run's data for its groups and attributes, and beyond the metadata cache's
+// size for a close (the superblock, the free-space and B-tree bookkeeping HDF5 writes then).
+constexpr std::uint64_t kRunMetadataBytes = 64 * 1024;
+constexpr std::uint64_t kCloseMarginBytes = 64 * 1024;
 
 // Why `name` cannot name a group, dataset or attribute, or "".
 std::string bad_name(const std::string& name, const std::string& what) {
@@ -232,9 +238,10 @@ ReportWriter::ReportWriter(comm::Communicator& comm, std::filesystem::path final
 
 ReportWriter::~ReportWriter() {
   if (committed_) return;
-  if (std::uncaught_exceptions() > 0) {
-    // An error is unwinding that other ranks may not share: a collective close could wait
-    // forever for them, so the identifiers are abandoned (the job is about to end).
+  if (std::uncaught_exceptions() > 0 || out_of_space_) {
+    // An error is unwinding that other ranks may not share, or the disk is full: a collective
+    // close could wait forever for them (or fail on some ranks only), so the identifiers are
+    // abandoned (the job is about to end).
     runs_.release();
     file_.release();
   }
@@ -250,6 +257,43 @@ void ReportWriter::remove_temp_file() noexcept {
   std::error_code ignored;
   std::filesystem::remove(temp_path_, ignored);
   unregister_temp_file(temp_path_);
+}
+
+void ReportWriter::reserve(std::uint64_t bytes, const std::string& what, bool refusal) {
+  // A refused claim leaves the file as it was; a failed one leaves a file no collective close
+  // may touch (the disk is full: HDF5's close would fail on some ranks only).
+  if (!refusal) out_of_space_ = true;
+  try {
+    comm::all_or_none(comm_, [&] {
+      if (comm_.rank() != 0) return;
+      const Reservation reserved = reserve_after_end(temp_path_, bytes);
+      // Without fallocate the free space is all there is to check.
+      if (reserved == Reservation::kReserved ||
+          (reserved == Reservation::kUnsupported && free_bytes(temp_path_.parent_path()) >= bytes))
+        return;
+      const std::string free = std::to_string(free_bytes(temp_path_.parent_path()));
+      if (refusal)
+        throw InputError(final_path_.string() + ": the filesystem holding it has " + free + " bytes free; " + what +
+                         " needs about " + std::to_string(bytes) +
+                         ". Free space there, or write the report elsewhere (-o)");
+      throw Error(final_path_.string() + ": no space left on the device (ENOSPC) for " + what + ": " +
+                  std::to_string(bytes) + " bytes needed, " + free + " free");
+    });
+  } catch (...) {
+    if (refusal) {  // agreed, and nothing failed in HDF5: the file closes collectively
+      runs_.close();
+      collective_.close();
+      file_.close();
+      remove_temp_file();
+    }
+    throw;
+  }
+  out_of_space_ = false;
+}
+
+void ReportWriter::claim_space(std::uint64_t bytes) {
+  EMBSCALE_EXPECTS(file_.valid() && !committed_, "claim_space on a committed or failed ReportWriter");
+  reserve(bytes, "the report", true);
 }
 
 void ReportWriter::agree(std::uint64_t digest, const std::string& what) {
@@ -283,6 +327,15 @@ void ReportWriter::write_run(const RunRecord& run) {
       throw Error(final_path_.string() + ": run " + run.id + ": " + columns[i].name + " has " +
                   std::to_string(~all[n + i]) + " iterations on one rank and " + std::to_string(all[i]) +
                   " on another (a rank records every iteration or none)");
+
+  // The run's bytes: its per-rank columns (8 bytes per iteration and rank), series and tables,
+  // and its metadata.
+  std::uint64_t bytes = kRunMetadataBytes;
+  const auto ranks = static_cast<std::uint64_t>(std::max(comm_.size(), run.simulated_ranks));
+  for (std::size_t c = 0; c < n; ++c) bytes += all[c] * ranks * sizeof(double);
+  for (const auto& [name, values] : run.series) bytes += values.size() * sizeof(double);
+  for (const auto& [name, table] : run.tables) bytes += table.values.size() * sizeof(double);
+  reserve(bytes, "run " + run.id, false);
 
   Group group = create_group(runs_, run.id, "/runs/" + run.id);
   for (const auto& p : run.parameters) write_attribute(group, p.name, p.value, "/runs/" + run.id);
@@ -326,6 +379,13 @@ void ReportWriter::commit() {
   EMBSCALE_EXPECTS(file_.valid() && !committed_, "commit on a committed or failed ReportWriter");
   // Closing the file flushes every rank's data (collective); a failure on one rank fails all.
   // Then rank 0 renames, and every rank returns only once the report exists (or all throw).
+  // What the close writes: the metadata cache's dirty entries, at most its current size (the
+  // largest over the ranks), and a margin for the superblock and the free-space bookkeeping.
+  std::size_t max_size = 0, min_clean = 0, current = 0;
+  int entries = 0;
+  check(H5Fget_mdc_size(file_, &max_size, &min_clean, &current, &entries), "H5Fget_mdc_size");
+  const auto metadata = comm_.allreduce(static_cast<std::uint64_t>(current), comm::ReduceOp::kMax);
+  reserve(metadata + kCloseMarginBytes, "closing the report", false);
   comm::all_or_none(comm_, [&] {
     runs_.close_checked("close /runs");
     collective_.close();
@@ -336,6 +396,7 @@ void ReportWriter::commit() {
     comm::all_or_none(comm_, [&] {
       if (comm_.rank() == 0) commit_temp_file(temp_path_, final_path_);
     });
+    if (comm_.rank() == 0) release_after_end(final_path_);  // what the claims reserved and nothing used
   } catch (...) {
     remove_temp_file();
     throw;

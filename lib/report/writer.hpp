@@ -16,6 +16,10 @@
 //   (SIGKILL of a rank: the launcher then kills the rest) removes nothing; the next writer into
 //   the same directory removes such orphans (core/temp_files.hpp's remove_stale_temp_files) when
 //   rank 0 runs on the host that wrote them.
+// * A full disk fails one call on every rank, never inside HDF5's collective close (where the
+//   failed rank leaves the others waiting forever): the space a write or the close needs is
+//   claimed first on rank 0 (report/disk_space.hpp: blocks reserved after the file's end) and
+//   the verdict shared; claim_space() claims a whole run's before it starts.
 #pragma once
 
 #include <cstdint>
@@ -81,10 +85,20 @@ class ReportWriter {
   ReportWriter(const ReportWriter&) = delete;
   ReportWriter& operator=(const ReportWriter&) = delete;
 
-  void write_run(const RunRecord& run);                     // collective: /runs/<id>
+  // Collective: claims about `bytes` of disk for what the caller will write (report/
+  // disk_space.hpp's expected_report_bytes: a run's, before its first step). Throws InputError
+  // on every rank when the filesystem lacks them: "<final_path>: the filesystem holding it has
+  // <free> bytes free; the report needs about <bytes> ...". The claim holds the blocks until the
+  // writes that need them.
+  void claim_space(std::uint64_t bytes);
+  // Collective: /runs/<id>. Its bytes are claimed first: a full disk is an Error on every rank
+  // naming ENOSPC (the temporary file removed by the destructor), before any collective write.
+  void write_run(const RunRecord& run);
   void write_summary(const std::vector<SummaryRow>& rows);  // collective: /summary, once
   // Collective: closes the file, rank 0 renames it to final_path(); every rank returns once
   // the report exists under its final name (or throws on every rank when the rename failed).
+  // The close's metadata writes are claimed first (an Error on every rank naming ENOSPC when
+  // the disk lacks them).
   void commit();
 
   const std::filesystem::path& final_path() const noexcept { return final_path_; }
@@ -94,6 +108,9 @@ class ReportWriter {
   // Throws Error(what + ...) on every rank unless `digest` is the same on all ranks.
   void agree(std::uint64_t digest, const std::string& what);
   void remove_temp_file() noexcept;
+  // Rank 0 reserves `bytes` after the temporary file's end; the verdict on every rank. No room:
+  // `refusal` (InputError: a claim before a run) or an Error naming ENOSPC and `what`.
+  void reserve(std::uint64_t bytes, const std::string& what, bool refusal);
 
   comm::Communicator& comm_;
   std::filesystem::path final_path_;
@@ -103,6 +120,7 @@ class ReportWriter {
   PropertyList collective_;  // dataset transfer: H5FD_MPIO_COLLECTIVE
   bool committed_ = false;
   bool wrote_summary_ = false;
+  bool out_of_space_ = false;  // a claim failed: the destructor abandons the handles
 };
 
 }  // namespace embscale::report

@@ -19,6 +19,7 @@
 #include "kv/table_options.hpp"
 #include "ps/parameter_server.hpp"
 #include "ps/ps_trainer.hpp"
+#include "ps_test_support.hpp"
 #include "workloads/synthetic.hpp"
 
 namespace embscale::ps {
@@ -27,22 +28,10 @@ namespace {
 using embedding::testing::kTolerance;
 using embedding::testing::RelativeError;
 
-constexpr std::int64_t kSteps = 6, kBatch = 24;
-constexpr std::uint64_t kTableSeed = 4321;
-constexpr std::int64_t kVocabulary = 349;
-const std::vector<std::int64_t> kSlotSizes = {40, 9, 300};
-const std::vector<Key> kSlotOffsets = {0, 40, 49};
+using namespace testing;  // ps_test_support.hpp
+
 constexpr std::size_t kDense = 7;
 constexpr float kDenseLr = 0.5f;
-
-struct Roles {
-  int trainers, servers;
-};
-std::vector<Roles> role_splits(int world) {
-  if (world == 2) return {{1, 1}};
-  if (world == 4) return {{2, 2}, {3, 1}};
-  return {};
-}
 
 config::Config static_config(config::OptimizerType type) {
   config::SlotWorkload slot;

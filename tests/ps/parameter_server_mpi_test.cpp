@@ -29,6 +29,7 @@
 #include "ps/parameter_server.hpp"
 #include "ps/ps_trainer.hpp"
 #include "ps/shard_files.hpp"
+#include "ps_test_support.hpp"
 #include "workloads/synthetic.hpp"
 
 namespace embscale::ps {
@@ -37,22 +38,7 @@ namespace {
 using embedding::testing::kTolerance;
 using embedding::testing::RelativeError;
 
-constexpr std::int64_t kSteps = 6, kBatch = 24;
-constexpr comm::ChannelTransport kTransports[] = {comm::ChannelTransport::kMpi, comm::ChannelTransport::kUcx};
-constexpr std::uint64_t kTableSeed = 4321;
-const std::vector<std::int64_t> kSlotSizes = {40, 9, 300};
-const std::vector<Key> kSlotOffsets = {0, 40, 49};
-
-struct Roles {
-  int trainers, servers;
-};
-
-// The splits a world of this size runs (nothing on one rank).
-std::vector<Roles> role_splits(int world) {
-  if (world == 2) return {{1, 1}};
-  if (world == 4) return {{2, 2}, {3, 1}};
-  return {};
-}
+using namespace testing;  // ps_test_support.hpp
 
 config::Config ps_config(const config::Optimizer& optimizer, config::Combiner combiner) {
   config::SlotWorkload slot;
@@ -76,7 +62,7 @@ std::unique_ptr<embedding::KvRowStore> shard_for(const config::EmbeddingLayer& l
   options.training = true;
   options.optimizer_state_width = optimizer.state_width();
   options.seed = kTableSeed;
-  options.num_embeddings = 349;  // the slots' ids: the reference's vocabulary
+  options.num_embeddings = kVocabulary;  // the reference's vocabulary
   options.max_capacity = 4096;
   options.bucket_capacity = 128;
   options.initializer.initial_state.assign(static_cast<std::size_t>(optimizer.state_width()), 0.0f);
