@@ -59,13 +59,16 @@ void check_iterations_fit(const BatchSource& source, const config::Solver& solve
   const std::int64_t available = source.iterations_available(solver.batchsize);
   if (available == BatchSource::kUnbounded || solver.warmup_iter + solver.max_iter <= available) return;
   const std::int64_t timed = available - solver.warmup_iter;  // what max_iter could be
+  // The source's description last: it may carry notes of its own ("; ..."), which must not split
+  // the sentence.
   throw InputError(
       "solver.max_iter: " + std::to_string(solver.warmup_iter) + " warm-up + " + std::to_string(solver.max_iter) +
       " timed iterations of " + std::to_string(solver.batchsize) + " samples (solver.batchsize) need " +
-      std::to_string(solver.warmup_iter + solver.max_iter) + " batches, but " + source.describe() + " holds " +
+      std::to_string(solver.warmup_iter + solver.max_iter) + " batches, but the data holds " +
       std::to_string(available) + " whole batches: " +
       (timed > 0 ? "set max_iter to at most " + std::to_string(timed) + ", or lower warmup_iter or the batch size"
-                 : std::string("lower the batch size or warmup_iter")));
+                 : std::string("lower the batch size or warmup_iter")) +
+      ". The data: " + source.describe());
 }
 
 }  // namespace embscale::workloads

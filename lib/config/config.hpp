@@ -67,6 +67,9 @@ struct Solver {
   std::int64_t warmup_iter = 0;  // untimed iterations before them (not in the report)
   std::int64_t display = 0;      // progress line every `display` iterations; 0 = none
   std::uint64_t seed = 0;        // seed of the workload and of the table initialisation
+  // "non_finite_loss": "stop" (the default: a loss that is NaN or infinite on any rank ends the
+  // run, exit 1, since every timing after it would be taken on non-finite rows) or "continue".
+  bool stop_on_non_finite_loss = true;
   // HugeCTR's input_key_type: the width of a Norm trace's keys, "I32" or "I64". Empty (absent):
   // detected from the trace, I32 (HugeCTR's default) when both widths read it.
   std::string input_key_type;

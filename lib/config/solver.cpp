@@ -59,8 +59,9 @@ Evaluation parse_evaluation(const ObjectReader& r) {
 }  // namespace
 
 Solver parse_solver(const ObjectReader& r) {
-  std::vector<std::string> keys = {"batchsize", "batchsize_per_rank", "max_iter", "warmup_iter",  "display",
-                                   "seed",      "input_key_type",     "device",   "communicator", "gpu"};
+  std::vector<std::string> keys = {"batchsize",      "batchsize_per_rank", "max_iter", "warmup_iter",  "display",
+                                   "seed",           "input_key_type",     "device",   "communicator", "gpu",
+                                   "non_finite_loss"};
   r.only_keys(hugectr::with_unused_keys(keys, hugectr::UnusedIn::kSolver));
   Solver s;
   if (const auto per_rank = r.optional("batchsize_per_rank")) {
@@ -76,6 +77,7 @@ Solver parse_solver(const ObjectReader& r) {
   s.warmup_iter = r.integer_or("warmup_iter", 0, IntRange::at_least(0));
   s.display = r.integer_or("display", 0, IntRange::at_least(0));
   s.seed = r.unsigned_or("seed", 0);
+  s.stop_on_non_finite_loss = r.one_of_or("non_finite_loss", "stop", {"stop", "continue"}) == "stop";
   if (r.has("input_key_type")) s.input_key_type = r.one_of("input_key_type", {"I32", "I64"});  // HugeCTR's
   if (r.has("device")) s.device = r.one_of("device", {"host", "gpu"}) == "gpu" ? Device::kGpu : Device::kHost;
   if (r.has("communicator"))

@@ -280,7 +280,12 @@ void ReportWriter::reserve(std::uint64_t bytes, const std::string& what, bool re
                   std::to_string(bytes) + " bytes needed, " + free + " free");
     });
   } catch (...) {
-    if (refusal) {  // agreed, and nothing failed in HDF5: the file closes collectively
+    // Agreed on every rank. A refusal: nothing failed in HDF5, so the file closes collectively.
+    // No space: the handles stay for the destructor to abandon, since HDF5's collective close
+    // would fail on a full disk on some ranks only. embscale then ends every rank through
+    // MPI_Abort (the CLI's path for an Error), so the abandoned file is never closed; a program
+    // that goes on to MPI_Finalize instead may see HDF5 fail closing it at exit.
+    if (refusal) {
       runs_.close();
       collective_.close();
       file_.close();

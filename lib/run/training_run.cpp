@@ -181,9 +181,9 @@ void check_source_holds(const config::Config& config, const BatchSource& source)
   const std::int64_t needed = config.solver.warmup_iter + config.solver.max_iter;
   const std::int64_t available = source.iterations_available(config.solver.batchsize);
   if (available != BatchSource::kUnbounded && available < needed)
-    throw InputError("solver.max_iter: " + source.describe() + " holds " + std::to_string(available) + " batches of " +
-                     std::to_string(config.solver.batchsize) +
-                     " samples; warmup_iter + max_iter = " + std::to_string(needed) + " need more");
+    throw InputError("solver.max_iter: warmup_iter + max_iter = " + std::to_string(needed) +
+                     " batches, but the data holds only " + std::to_string(available) + " batches of " +
+                     std::to_string(config.solver.batchsize) + " samples. The data: " + source.describe());
 }
 
 RunSummary summarize_run(comm::Communicator& comm, std::int64_t global_batch, const RunMeasurements& m,
@@ -282,6 +282,16 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
     stop_if_asked("before iteration " + std::to_string(it));
     fault.strike_if_due(comm.rank(), it);
     local_loss[uit] = loop.step(it, recorder);
+    // A diverged model (a loss of NaN or inf on any rank) ends the run, agreed, once: every step
+    // after it would time arithmetic on non-finite rows. One small reduction, outside the step.
+    if (config.solver.stop_on_non_finite_loss)
+      comm::run_agreed(comm, [&] {
+        if (!std::isfinite(local_loss[uit]))
+          throw Error("iteration " + std::to_string(it + 1) + ": the loss is " + std::to_string(local_loss[uit]) +
+                      " on rank " + std::to_string(comm.rank()) +
+                      ": the model diverged (a learning rate too high for its schedule, or none); the timings after it "
+                      "would be taken on non-finite rows. solver.non_finite_loss \"continue\" runs on regardless");
+      });
     if (scores_batches) m.auc.push_back(loop.batch_auc());
     if (eviction) eviction->end_step(it + 1 == iterations);  // the clock of the step has stopped
     const auto counters = loop.counters(recorder);

@@ -146,6 +146,21 @@ case "$case_name" in
       fail "no note of what was skipped: $(cat "$work/err.txt")"
     [ -f "$work/reports/r.h5" ] || fail "no report"
     ;;
+  non_finite_loss)
+    # A diverging model (the default run with a learning rate of 1e30): the run ends at the first
+    # non-finite loss, exit 1, saying so once, with no report; "continue" runs on and reports it.
+    mkdir -p "$work/reports"
+    run_mpi 2 --set optimizer.sgd_hparam.learning_rate=1e30 --set solver.max_iter=30 -o "$work/reports/nan.h5" --quiet
+    [ "$rc" -eq 1 ] || fail "exit $rc, expected 1: $(cat "$work/err.txt")"
+    grep -qE "iteration [0-9]+: the loss is -?(nan|inf) on rank [01]: the model diverged" "$work/err.txt" ||
+      fail "no message naming the loss: $(cat "$work/err.txt")"
+    [ "$(grep -c 'embscale: error' "$work/err.txt")" -eq 1 ] || fail "the error should be printed once: $(cat "$work/err.txt")"
+    grep -q "MPI_ABORT" "$work/out.txt" "$work/err.txt" && fail "an agreed stop ended in MPI_Abort: $(cat "$work/err.txt")"
+    [ -z "$(ls -A "$work/reports")" ] || fail "files left behind: $(ls -A "$work/reports")"
+    run_mpi 2 --set optimizer.sgd_hparam.learning_rate=1e30 --set solver.max_iter=30 \
+      --set solver.non_finite_loss=continue -o "$work/reports/on.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "continue: exit $rc: $(cat "$work/err.txt")"
+    ;;
   trace_too_short)
     # A Norm trace of 3 batches for 5 warm-up + 100 timed iterations: bad input naming the field,
     # the trace (its relative source resolved against the config's directory, not the working
@@ -153,7 +168,7 @@ case "$case_name" in
     "$embscale" trace generate --iterations 3 --format norm -o "$work/t.norm" --quiet || fail "trace generate failed"
     cfg=$(variant norm 's/"format": "Synthetic"/"format": "Norm", "source": "t.norm"/')
     mkdir -p "$work/elsewhere"
-    (cd "$work/elsewhere" && expect_bad_input "solver.max_iter: 5 warm-up + 100 timed iterations of 4096 samples (solver.batchsize) need 105 batches, but trace $work/t.norm (norm, 12288 samples" \
+    (cd "$work/elsewhere" && expect_bad_input "solver.max_iter: 5 warm-up + 100 timed iterations of 4096 samples (solver.batchsize) need 105 batches, but the data holds 3 whole batches: lower the batch size or warmup_iter. The data: trace $work/t.norm (norm, 12288 samples" \
       "$cfg" -o "$work/reports/r.h5") || exit 1
     grep -qF "holds 3 whole batches: lower the batch size or warmup_iter" "$work/err.txt" || fail "$(cat "$work/err.txt")"
     ;;

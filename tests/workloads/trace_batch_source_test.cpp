@@ -178,7 +178,9 @@ TEST(MakeBatchSource, TraceLengthBoundsTheIterations) {
   trace::testing::expect_input_error(
       [&] { (void)make_batch_source(c); },
       {"solver.max_iter", "1 warm-up + 4 timed iterations of 5 samples (solver.batchsize)", "need 5 batches", path,
-       "23 samples", "holds 4 whole batches", "set max_iter to at most 3"});
+       "23 samples", "holds 4 whole batches", "set max_iter to at most 3",
+       // The trace's description (with its reader's notes) after the advice, not inside the sentence.
+       "or the batch size. The data: trace " + path});
   c.solver.batchsize = 24;
   trace::testing::expect_input_error([&] { (void)make_batch_source(c); },
                                      {"holds 0 whole batches", "lower the batch size"});
