@@ -34,17 +34,10 @@ constexpr std::size_t kDense = 7;
 constexpr float kDenseLr = 0.5f;
 
 config::Config static_config(config::OptimizerType type) {
-  config::SlotWorkload slot;
-  slot.keys.distribution = config::KeyDistribution::kZipf;
-  slot.keys.zipf_alpha = 1.05;
-  slot.nnz = 3;
-  config::Config cfg = embedding::testing::synthetic_config(kSlotSizes, slot, kBatch, kSteps, 1234);
-  config::EmbeddingLayer layer = embedding::testing::scheme_layer("distributed_slot");
-  layer.optimizer.type = type;
-  layer.optimizer.learning_rate = 0.3;
-  layer.storage.dynamic = false;
-  cfg.embeddings.push_back(layer);
-  return cfg;
+  config::Optimizer optimizer;
+  optimizer.type = type;
+  optimizer.learning_rate = 0.3;
+  return ps_test_config(optimizer, config::Combiner::kSum, /*dynamic=*/false);
 }
 
 // Server `index` of `servers`: a static store of the ids id % servers == index, in `memory` when

@@ -41,17 +41,7 @@ using embedding::testing::RelativeError;
 using namespace testing;  // ps_test_support.hpp
 
 config::Config ps_config(const config::Optimizer& optimizer, config::Combiner combiner) {
-  config::SlotWorkload slot;
-  slot.keys.distribution = config::KeyDistribution::kZipf;
-  slot.keys.zipf_alpha = 1.05;
-  slot.nnz = 3;
-  config::Config cfg = embedding::testing::synthetic_config(kSlotSizes, slot, kBatch, kSteps, 1234);
-  config::EmbeddingLayer layer = embedding::testing::scheme_layer("distributed_slot");
-  layer.optimizer = optimizer;
-  layer.combiner = combiner;
-  layer.storage.dynamic = true;
-  cfg.embeddings.push_back(layer);
-  return cfg;
+  return ps_test_config(optimizer, combiner, /*dynamic=*/true);
 }
 
 // A server's shard: the KV table with the layer's options, far above the keys (nothing evicted).

@@ -7,6 +7,7 @@
 
 #include "comm/message_channel.hpp"
 #include "core/batch.hpp"
+#include "embedding/engine_test_support.hpp"
 
 namespace embscale::ps::testing {
 
@@ -16,6 +17,22 @@ inline constexpr std::uint64_t kTableSeed = 4321;
 inline const std::vector<std::int64_t> kSlotSizes = {40, 9, 300};
 inline const std::vector<Key> kSlotOffsets = {0, 40, 49};
 inline constexpr std::int64_t kVocabulary = 349;  // the slots' ids
+
+// The workload (the slots above, 3 Zipf 1.05 keys a slot, kBatch samples, kSteps steps) with one
+// layer of `optimizer` and `combiner` on dynamic or static storage.
+inline config::Config ps_test_config(const config::Optimizer& optimizer, config::Combiner combiner, bool dynamic) {
+  config::SlotWorkload slot;
+  slot.keys.distribution = config::KeyDistribution::kZipf;
+  slot.keys.zipf_alpha = 1.05;
+  slot.nnz = 3;
+  config::Config cfg = embedding::testing::synthetic_config(kSlotSizes, slot, kBatch, kSteps, 1234);
+  config::EmbeddingLayer layer = embedding::testing::scheme_layer("distributed_slot");
+  layer.optimizer = optimizer;
+  layer.combiner = combiner;
+  layer.storage.dynamic = dynamic;
+  cfg.embeddings.push_back(layer);
+  return cfg;
+}
 
 // Trainers are the first ranks, servers the rest.
 struct Roles {
