@@ -57,11 +57,6 @@ class StaticRowStore final : public RowStore {
   StoreCounters take_counters() override;
 
   const OwnedKeys& owned() const noexcept { return owned_; }
-  // The rows as stored: row r at words [r * words_per_row(), (r + 1) * words_per_row()), its
-  // values first (fp32 rows: dim floats; packed types: dim 2-byte values).
-  std::span<const float> stored_rows() const noexcept { return rows_; }
-  std::size_t words_per_row() const noexcept { return words_per_row_; }
-  kv::ValueType value_type() const noexcept { return type_; }
 
  private:
   std::int64_t checked_row(Key key) const;  // Error when `key` is not owned here
