@@ -55,6 +55,20 @@ std::unique_ptr<BatchSource> make_batch_source(const config::Config& config) {
   return source;
 }
 
+std::int64_t run_samples(const config::Config& config) {
+  return (config.solver.warmup_iter + config.solver.max_iter) * config.solver.batchsize;
+}
+
+std::int64_t check_run_samples(const config::Config& config) {
+  if (config.data.format == config::DataFormat::kSynthetic || !config.data.check_samples_at_start) return 0;
+  const auto source = make_batch_source(config);
+  // Warm-up iteration -1 - i reads trace batch i, timed iteration t batch W + t
+  // (trace_batch_source.hpp): in this order the trace is read front to back, once.
+  for (std::int64_t i = 0; i < config.solver.warmup_iter; ++i) (void)source->next_batch(-1 - i, 0, 1);
+  for (std::int64_t t = 0; t < config.solver.max_iter; ++t) (void)source->next_batch(t, 0, 1);
+  return run_samples(config);
+}
+
 void check_iterations_fit(const BatchSource& source, const config::Solver& solver) {
   const std::int64_t available = source.iterations_available(solver.batchsize);
   if (available == BatchSource::kUnbounded || solver.warmup_iter + solver.max_iter <= available) return;

@@ -97,7 +97,8 @@ struct TraceConvertOptions {
 // Collective over MPI_COMM_WORLD (MPI is initialised by main).
 int run_command(const RunOptions& options);
 // Exit 2 for a config embscale runs only in part, unless `embedding_only` (as run).
-int validate_command(const std::string& config_path, bool embedding_only, std::optional<int> ranks);
+int validate_command(const std::string& config_path, bool embedding_only, std::optional<int> ranks,
+                     std::optional<int> ranks_per_node = std::nullopt);
 int report_command(const ReportOptions& options);
 // Collective over MPI_COMM_WORLD. Exit kExitStopped when a signal stopped it (resumable).
 int sweep_command(const SweepOptions& options);

@@ -3,10 +3,17 @@
 // bytes, memory, time) and writes it as a config `run` accepts unchanged, for review and editing.
 // Without --ranks it plans capacity (lib/plan/capacity_search.hpp): the fewest ranks that meet
 // the planner section's targets, with every count it tried and why it rejected it.
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <stop_token>
+#include <string>
+#include <thread>
 
 #include "bench/cli/subcommand_registry.hpp"
 #include "collectives/size_sweep.hpp"
@@ -36,7 +43,50 @@ struct PlanOptions {
       seconds_per_collective;
   std::optional<double> target_step_seconds, memory_headroom;
   std::optional<std::int64_t> max_ranks;
-  std::string hardware;  // a hardware description file (planner.hardware)
+  std::string hardware;           // a hardware description file (planner.hardware)
+  double progress_seconds = 2.0;  // a line on stderr this often once the search runs this long
+};
+
+// The search's progress on stderr, kept alive by a thread of its own: nothing in the first `every`
+// seconds (a quick plan prints nothing), then every `every` seconds what the search last said it
+// was doing, so a long step (measuring the loads of 10^5 ranks) still shows (0: every step, as said).
+class ProgressLines {
+ public:
+  explicit ProgressLines(double every) : every_(every), start_(Clock::now()) {
+    if (every_ > 0) ticker_ = std::jthread([this](std::stop_token stop) { tick(stop); });
+  }
+  ProgressLines(const ProgressLines&) = delete;
+  ProgressLines& operator=(const ProgressLines&) = delete;
+  plan::PlanProgress callback() {
+    return [this](const std::string& doing) {
+      const std::lock_guard lock(mutex_);
+      doing_ = doing;
+      if (every_ <= 0) print(doing);
+    };
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void tick(std::stop_token stop) {
+    std::unique_lock lock(mutex_);
+    const auto period = std::chrono::duration<double>(every_);
+    // Wakes every period, or at once when the search is done (the jthread's stop request).
+    while (!woken_.wait_for(lock, stop, period, [] { return false; }) && !stop.stop_requested())
+      if (!doing_.empty()) print(doing_);
+  }
+  void print(const std::string& doing) const {
+    char elapsed[32];
+    std::snprintf(elapsed, sizeof elapsed, "%.1f s", std::chrono::duration<double>(Clock::now() - start_).count());
+    std::cerr << "plan: " << doing << " (" << elapsed << ")" << std::endl;
+  }
+
+  double every_;
+  Clock::time_point start_;
+  std::mutex mutex_;
+  std::condition_variable_any woken_;
+  std::string doing_;
+  std::jthread ticker_;  // last: its destructor stops and joins it before the rest goes
 };
 
 // The config text with the flags that choose what is planned applied to its layers: --all-layers
@@ -109,7 +159,8 @@ int plan_command(const PlanOptions& options) {
     config::resolve_batch_for_ranks(config, ranks);
   } else {
     config::resolve_batch_for_ranks(config, ranks);
-    plan = plan::plan_sharding(config, ranks);
+    ProgressLines progress(options.progress_seconds);
+    plan = plan::plan_sharding(config, ranks, progress.callback());
   }
   const auto planned = plan::planned_config(config, plan);
   run::check_config_for_ranks(planned, ranks);  // what `run` will check
@@ -163,6 +214,12 @@ RunFunction define_plan(CLI::App& command, const Invocation&) {
   command.add_flag("--skew-blind", options->skew_blind,
                    "plan from table sizes and pooling factors only (TorchRec's planner), ignoring the key skew");
   command.add_flag("--json", options->json, "print the plan and its predictions as JSON instead of a table");
+  command
+      .add_option("--progress", options->progress_seconds,
+                  "with --ranks: once the search has run this many seconds, say on stderr what it is doing, every "
+                  "this many seconds (0: every step)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   command.add_option("--memory-per-rank", options->memory_per_rank,
                      "bytes one rank may hold (K/M/G/T suffixes; default: planner.memory_per_rank, else this host's "
                      "memory over the ranks, less 15 %)");

@@ -2,12 +2,30 @@
 
 #include "plan/plan_report.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "config/workload_summary.hpp"
 #include "run/parameter_server_run.hpp"
 
 namespace embscale::cli {
+
+namespace {
+
+// The layers' dim as a number where they agree (every single-layer config; a planned layer split
+// by scheme), else each layer's, "emb1:16,emb2:32" (merge turns a column of both into strings).
+report::SummaryValue embedding_vec_sizes(const config::Config& config) {
+  const auto dim = config.embeddings.front().embedding_vec_size;
+  if (std::all_of(config.embeddings.begin(), config.embeddings.end(),
+                  [dim](const auto& layer) { return layer.embedding_vec_size == dim; }))
+    return std::int64_t{dim};
+  std::string dims;
+  for (const auto& layer : config.embeddings)
+    dims += (dims.empty() ? "" : ",") + layer.name + ":" + std::to_string(layer.embedding_vec_size);
+  return dims;
+}
+
+}  // namespace
 
 std::vector<report::SummaryField> run_parameters(const config::Config& config, int ranks) {
   const auto& emb = config.embeddings.front();
@@ -16,7 +34,7 @@ std::vector<report::SummaryField> run_parameters(const config::Config& config, i
       {"scheme", run::scheme_names(config)},
       {"ranks", std::int64_t{ranks}},
       {"batchsize", config.solver.batchsize},
-      {"embedding_vec_size", std::int64_t{emb.embedding_vec_size}},
+      {"embedding_vec_size", embedding_vec_sizes(config)},
       {"combiner", config::to_string(emb.combiner)},
       {"slots", std::int64_t{config.data.slot_num}},
       {"nnz_per_slot", workload.max_nnz},

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/timer.hpp"
 #include "run/device_check.hpp"
+#include "run/memory_check.hpp"
 #include "run/training_run.hpp"
 #include "workloads/batch_source_factory.hpp"
 
@@ -54,20 +55,27 @@ AgreedConfig load_config_agreed(comm::Communicator& world, const std::optional<s
     if (adjust) adjust(*config);
     config::resolve_batch_for_ranks(*config, world.size());
   });
+  const std::int64_t given_memory_per_rank = config->planner ? config->planner->memory_per_rank : 0;
   agree_planner_memory(world, *config);
-  // Every rank holds the same config, so all or none gather their hosts (a collective).
-  const auto placement = config::runs_on_gpu(*config) ? run::place_on_hosts(world) : run::HostPlacement{};
+  // The hosts: the GPUs and the memory each rank may take are per host (a collective).
+  const auto placement = run::place_on_hosts(world);
   comm::run_agreed(world, [&] {
     // A machine without the GPU a config asks for is the first thing to hear of.
     run::check_devices(*config, placement, world.size());
     naming_input(path.value_or("<embedded default>"), [&] {
       plan = plan::plan_for_run(*config, world.size());
       run::check_training_for_ranks(*config, world.size());
+      run::check_host_memory(
+          *config, world.size(), world.rank(),
+          run::memory_share(given_memory_per_rank, run::node_available_memory(), placement.ranks_here(world.size())));
     });
     run::check_run_environment();
     // A trace that cannot be read, or is too short for warmup_iter + max_iter batches, is bad
     // input too.
     source = workloads::make_batch_source(*config);
+    // Every sample the run reads, read once now by one rank (data.trace_check): a damaged record
+    // fails the run here, reported once, not when the run reaches it.
+    if (world.rank() == 0) (void)workloads::check_run_samples(*config);
   });
   return {std::move(*config), std::move(source), std::move(plan)};
 }

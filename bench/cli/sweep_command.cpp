@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -36,6 +37,7 @@
 #include "report/writer.hpp"
 #include "run/device_check.hpp"
 #include "run/driver_choice.hpp"
+#include "run/memory_check.hpp"
 #include "run/training_run.hpp"
 #include "sweep/manifest.hpp"
 #include "workloads/batch_source_factory.hpp"
@@ -96,9 +98,16 @@ std::string format_duration(double seconds) {
 void run_point(comm::Communicator& comm, const config::SweepSpec& spec, const PlannedRun& planned,
                const std::filesystem::path& path, const SweepOptions& options, const std::string& prefix) {
   auto config = planned.point->config;
+  const std::int64_t given_memory_per_rank = config.planner ? config.planner->memory_per_rank : 0;
   agree_planner_memory(comm, config);
+  const auto placement = run::place_on_hosts(comm);
   std::optional<plan::ShardingPlan> plan;
-  comm::run_agreed(comm, [&] { plan = plan::plan_for_run(config, comm.size()); });
+  comm::run_agreed(comm, [&] {
+    plan = plan::plan_for_run(config, comm.size());
+    run::check_host_memory(
+        config, comm.size(), comm.rank(),
+        run::memory_share(given_memory_per_rank, run::node_available_memory(), placement.ranks_here(comm.size())));
+  });
   std::optional<report::ReportWriter> writer;
   comm::run_agreed(comm, [&] {
     writer.emplace(comm, path, report::collect_run_metadata(comm, options.command_line, config.source.dump()));
@@ -139,6 +148,12 @@ int signal_that_stopped_the_run(comm::Communicator& world, int stopped_by, bool 
   return any;
 }
 
+// "<sweep>: point 3 (<its settings>) at 4 ranks: ", to open a message about the point.
+std::string describe_point(const config::SweepSource& source, const config::SweepPoint& point, int ranks) {
+  return source.origin + ": point " + std::to_string(point.index) + " (" + config::describe_settings(point.settings) +
+         ") at " + std::to_string(ranks) + " ranks: ";
+}
+
 // Collective: rank 0 reads the files, every rank parses the same bytes and checks every point
 // (its config, its rank count) before anything runs.
 config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& options, config::SweepSource& source) {
@@ -149,11 +164,13 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
   source = {texts[0], texts[1], texts[2], texts[3]};
   config::SweepSpec spec;
   comm::run_agreed(world, [&] { spec = config::parse_sweep(source); });
-  // Every rank parsed the same sweep, so all or none gather their hosts (a collective).
-  const bool any_gpu = std::any_of(spec.points.begin(), spec.points.end(),
-                                   [](const auto& point) { return config::runs_on_gpu(point.config); });
-  const auto placement = any_gpu ? run::place_on_hosts(world) : run::HostPlacement{};
+  // Every rank parsed the same sweep, so all gather their hosts (a collective): the GPUs and the
+  // memory a rank may take are per host.
+  const auto placement = run::place_on_hosts(world);
+  const auto node_memory = run::node_available_memory();
   comm::run_agreed(world, [&] {
+    // Per trace, the point that reads the most of it: its samples are checked once, after the loop.
+    std::map<std::string, std::pair<std::int64_t, const config::SweepPoint*>> most_read;
     for (auto& point : spec.points) {
       const int ranks = point.ranks ? point.ranks : world.size();
       if (ranks > world.size())
@@ -167,16 +184,33 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
         // An "auto" layer is planned when its point runs (plan::plan_for_run); here only whether
         // a plan fits and runs on this many ranks.
         auto planned = point.config;
+        const std::int64_t given_memory_per_rank = planned.planner ? planned.planner->memory_per_rank : 0;
         if (plan::has_auto_layers(planned)) (void)plan::plan_for_run(planned, ranks);
         run::check_training_for_ranks(planned, ranks);
+        // The fullest rank's tables against this host's share (each point checks again when it
+        // runs, against the memory then available).
+        run::check_host_memory(planned, ranks, std::nullopt,
+                               run::memory_share(given_memory_per_rank, node_memory, placement.ranks_here(ranks)));
         // A trace is opened now (its headers, its length against the point's iterations); a
         // generated source has nothing to check.
-        if (point.config.data.format != config::DataFormat::kSynthetic)
+        if (point.config.data.format != config::DataFormat::kSynthetic) {
           (void)workloads::make_batch_source(point.config);
+          auto& most = most_read[config::data_source_path(point.config).string()];
+          if (!most.second || workloads::run_samples(point.config) > most.first)
+            most = {workloads::run_samples(point.config), &point};
+        }
       } catch (const InputError& e) {
-        throw InputError(source.origin + ": point " + std::to_string(point.index) + " (" +
-                         config::describe_settings(point.settings) + ") at " + std::to_string(ranks) +
-                         " ranks: " + e.what());
+        throw InputError(describe_point(source, point, ranks) + e.what());
+      }
+    }
+    // Every sample the points read, read once before any runs (trace_check; rank 0 reads, all
+    // agree). Points over one trace are taken to read it alike (its format and key spaces).
+    for (const auto& [path, most] : most_read) {
+      const auto& point = *most.second;
+      try {
+        if (world.rank() == 0) (void)workloads::check_run_samples(point.config);
+      } catch (const InputError& e) {
+        throw InputError(describe_point(source, point, point.ranks ? point.ranks : world.size()) + e.what());
       }
     }
     run::check_run_environment();

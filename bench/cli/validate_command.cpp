@@ -11,6 +11,7 @@
 #include "plan/planner.hpp"
 #include "run/device_check.hpp"
 #include "run/driver_choice.hpp"
+#include "run/memory_check.hpp"
 #include "workloads/workload_description.hpp"
 
 namespace embscale::cli {
@@ -20,7 +21,8 @@ namespace {
 // number of ranks, and with `ranks` those that depend on them (the batch per rank, a planned
 // layer's plan, each scheme's placement and the rows the fullest rank holds, the parameter
 // server's roles). Returns what was not checked, for the output.
-std::string check_as_run_would(config::Config& config, const std::string& config_path, std::optional<int> ranks) {
+std::string check_as_run_would(config::Config& config, const std::string& config_path, std::optional<int> ranks,
+                               std::optional<int> ranks_per_node) {
   naming_input(config_path, [&] {
     run::check_device_support(config);
     if (!config::runs_on_parameter_servers(config)) embedding::check_layers(config, config.data.slot_size_array);
@@ -29,17 +31,24 @@ std::string check_as_run_would(config::Config& config, const std::string& config
     config::resolve_batch_for_ranks(config, *ranks);
     plan::plan_for_run(config, *ranks);
     run::check_training_for_ranks(config, *ranks);
+    // The fullest rank's tables against this machine's memory, shared by the ranks of a node.
+    const std::int64_t given = config.planner ? config.planner->memory_per_rank : 0;
+    run::check_host_memory(config, *ranks, std::nullopt,
+                           run::memory_share(given, run::node_available_memory(), ranks_per_node.value_or(*ranks)));
   });
-  return ranks ? "" : "what depends on the ranks (give --ranks N): the batch per rank, the placement, rows per rank";
+  return ranks ? ""
+               : "what depends on the ranks (give --ranks N): the batch per rank, the placement, rows and memory per "
+                 "rank";
 }
 
 }  // namespace
 
-int validate_command(const std::string& config_path, bool embedding_only, std::optional<int> ranks) {
+int validate_command(const std::string& config_path, bool embedding_only, std::optional<int> ranks,
+                     std::optional<int> ranks_per_node) {
   auto config = config::load_config_file(config_path);
   config::check_runs_whole(config, embedding_only, config_path);  // as `run` would refuse it
   if (embedding_only) config::keep_embedding_part(config);
-  const std::string unchecked = check_as_run_would(config, config_path, ranks);
+  const std::string unchecked = check_as_run_would(config, config_path, ranks, ranks_per_node);
   std::cout << config_path << ": valid (schema version " << config.schema_version << ")";
   if (ranks) std::cout << " on " << *ranks << (*ranks == 1 ? " rank" : " ranks");
   std::cout << '\n';
@@ -72,6 +81,7 @@ RunFunction define_validate(CLI::App& command, const Invocation&) {
     std::string path;
     bool embedding_only = false;
     std::optional<int> ranks;
+    std::optional<int> ranks_per_node;
   };
   auto parsed = std::make_shared<Parsed>();
   command.add_option("config", parsed->path, "config JSON file")->required();
@@ -79,11 +89,20 @@ RunFunction define_validate(CLI::App& command, const Invocation&) {
                    "accept a config embscale runs only in part (a HugeCTR file's dense layers, evaluation, ...), "
                    "as `run --embedding-only` does");
   command
-      .add_option("--ranks", parsed->ranks,
-                  "also check what depends on the number of ranks, as `run` on N ranks would: the batch per rank, "
-                  "a planned layer's plan, each scheme's placement, the rows the fullest rank holds")
+      .add_option(
+          "--ranks", parsed->ranks,
+          "also check what depends on the number of ranks, as `run` on N ranks would: the batch per rank, "
+          "a planned layer's plan, each scheme's placement, the rows and the host memory the fullest rank holds")
       ->check(CLI::PositiveNumber);
-  return [parsed] { return validate_command(parsed->path, parsed->embedding_only, parsed->ranks); };
+  command
+      .add_option("--ranks-per-node", parsed->ranks_per_node,
+                  "with --ranks: the ranks that share a node's memory (default: all N on this machine); each "
+                  "rank's tables are checked against its share of this machine's available memory")
+      ->check(CLI::PositiveNumber)
+      ->needs("--ranks");
+  return [parsed] {
+    return validate_command(parsed->path, parsed->embedding_only, parsed->ranks, parsed->ranks_per_node);
+  };
 }
 
 }  // namespace embscale::cli

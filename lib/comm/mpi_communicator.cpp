@@ -150,7 +150,11 @@ void MpiCommunicator::do_bcast(void* data, std::size_t count, RowType type, int 
 
 void MpiCommunicator::do_allreduce(const void* send, void* recv, std::size_t count, RowType type, ReduceOp op,
                                    Request* request) {
-  const auto [values, sb, dt, mpi_op] = scalars_of(count, type, op, "allreduce");
+  const Scalars scalars = scalars_of(count, type, op, "allreduce");
+  // Named, not bound: the lambdas use them (clang 14, the fuzz tree's, cannot capture a binding).
+  const std::size_t values = scalars.values, sb = scalars.bytes;
+  const MPI_Datatype dt = scalars.type;
+  const MPI_Op mpi_op = scalars.op;
   stats().record(CommOp::kAllreduce, values * sb, values * sb);
   const auto in_piece = [&](std::size_t first) -> const void* {
     return send == recv ? MPI_IN_PLACE : bytes(send) + first * sb;
@@ -175,7 +179,10 @@ void MpiCommunicator::do_allreduce(const void* send, void* recv, std::size_t cou
 void MpiCommunicator::do_reduce(const void* send, void* recv, std::size_t count, RowType type, ReduceOp op, int root,
                                 Request* request) {
   EMBSCALE_EXPECTS(root >= 0 && root < size_, "reduce: root out of range");
-  const auto [values, sb, dt, mpi_op] = scalars_of(count, type, op, "reduce");
+  const Scalars scalars = scalars_of(count, type, op, "reduce");
+  const std::size_t values = scalars.values, sb = scalars.bytes;
+  const MPI_Datatype dt = scalars.type;
+  const MPI_Op mpi_op = scalars.op;
   const bool is_root = rank_ == root;
   // The payload goes to the root: counted as sent elsewhere, as received on the root.
   stats().record(CommOp::kReduce, is_root ? 0 : values * sb, is_root ? values * sb : 0);
@@ -203,7 +210,10 @@ void MpiCommunicator::do_reduce(const void* send, void* recv, std::size_t count,
 
 void MpiCommunicator::do_reduce_scatter_block(const void* send, void* recv, std::size_t count, RowType type,
                                               ReduceOp op, Request* request) {
-  const auto [values, sb, dt, mpi_op] = scalars_of(count, type, op, "reduce_scatter_block");
+  const Scalars scalars = scalars_of(count, type, op, "reduce_scatter_block");
+  const std::size_t values = scalars.values, sb = scalars.bytes;
+  const MPI_Datatype dt = scalars.type;
+  const MPI_Op mpi_op = scalars.op;
   stats().record(CommOp::kReduceScatterBlock, values * sb * static_cast<std::size_t>(size_), values * sb);
   const bool in_place = send == recv;
   if (values <= max_message_rows_) {
@@ -251,8 +261,10 @@ void MpiCommunicator::do_reduce_scatter_block(const void* send, void* recv, std:
 void MpiCommunicator::do_reduce_scatter(const void* send, void* recv, std::span<const std::size_t> recv_counts,
                                         RowType type, ReduceOp op, Request* request) {
   EMBSCALE_EXPECTS(recv_counts.size() == static_cast<std::size_t>(size_), "reduce_scatter needs one count per rank");
-  const auto [own_values, sb, dt, mpi_op] =
-      scalars_of(recv_counts[static_cast<std::size_t>(rank_)], type, op, "reduce_scatter");
+  const Scalars scalars = scalars_of(recv_counts[static_cast<std::size_t>(rank_)], type, op, "reduce_scatter");
+  const std::size_t own_values = scalars.values, sb = scalars.bytes;
+  const MPI_Datatype dt = scalars.type;
+  const MPI_Op mpi_op = scalars.op;
   std::size_t total_values = 0;
   for (const std::size_t c : recv_counts) total_values += c * type.row_values;
   stats().record(CommOp::kReduceScatter, total_values * sb, own_values * sb);

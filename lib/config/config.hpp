@@ -124,7 +124,11 @@ struct DataLayer {
   std::optional<bool> check_sum;   // "check": "Sum" true, "None" false; a Norm file must match; unset: either
   std::int64_t num_samples = 0;    // Raw, Embscale: only the trace's first num_samples are read; 0: all
   bool float_label_dense = false;  // Raw: labels and dense features stored as floats
-  std::int64_t max_nnz = 0;        // sparse[0].max_nnz: the most keys of a trace's bag; 0: not given
+  // "trace_check": "samples" (default): before the first step one rank reads every sample the run
+  // will read (workloads::check_run_samples), so a damaged record fails the run at start-up, once;
+  // "headers": only the headers and sizes are checked up front (a very large trace, read once).
+  bool check_samples_at_start = true;
+  std::int64_t max_nnz = 0;  // sparse[0].max_nnz: the most keys of a trace's bag; 0: not given
   // HugeCTR's eval_source: a trace of the same format holding the evaluation samples (relative:
   // against Config::directory); empty: the synthetic source's held-out stream.
   std::string eval_source;

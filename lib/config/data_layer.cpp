@@ -55,6 +55,11 @@ void parse_trace_keys(const ObjectReader& r, DataLayer& d) {
     if (d.format == DataFormat::kRaw || d.format == DataFormat::kEmbscale) d.num_samples = n;
   }
   if (const auto floats = r.optional("float_label_dense")) d.float_label_dense = floats->boolean();
+  if (const auto check = r.optional("trace_check")) {
+    const bool samples = check->one_of({"samples", "headers"}) == "samples";
+    if (!trace) check->fail_with("the Synthetic format reads no trace to check; remove \"trace_check\"");
+    d.check_samples_at_start = samples;
+  }
 }
 
 // Keys are unified-encoded (slot j's keys follow slot j-1's), so the sum must fit a signed key.
@@ -147,8 +152,8 @@ void parse_sparse_input(const ObjectReader& r, DataLayer& d, std::vector<TensorN
 DataLayer parse_data_layer(const ObjectReader& r, const std::string& name, std::vector<TensorName>& tops) {
   r.only_keys([] {
     std::vector<std::string> keys = {
-        "name",      "type",  "format", "source", "check", "num_samples", "float_label_dense", "slot_size_array",
-        "synthetic", "label", "dense",  "sparse"};
+        "name",      "type",  "format", "source", "check",      "num_samples", "float_label_dense", "slot_size_array",
+        "synthetic", "label", "dense",  "sparse", "trace_check"};
     return hugectr::with_unused_keys(keys, hugectr::UnusedIn::kData);
   }());
   DataLayer d;

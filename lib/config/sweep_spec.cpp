@@ -368,9 +368,16 @@ SweepSpec parse_sweep(const SweepSource& source) {
     spec.axis_kinds.push_back(common_kind(axis.values, source.origin, axis.field));
   }
 
-  // Expand: the listed points outermost, then the grid fields, the last one fastest.
+  // Expand: the listed points outermost, then the grid fields, the last one fastest. Each point
+  // is a whole config: a grid past kMaxSweepPoints is refused before any is built (a product of
+  // axes grows beyond memory, and beyond size_t, quickly).
   std::size_t grid_size = 1;
-  for (const auto& axis : grid_axes) grid_size *= axis.values.size();
+  for (const auto& axis : grid_axes) {
+    grid_size *= axis.values.size();
+    if (grid_size * list_size > kMaxSweepPoints)
+      fail(source.origin, "the sweep expands to more than " + std::to_string(kMaxSweepPoints) +
+                              " points (the listed points times each grid axis's values): split it into sweeps");
+  }
   nlohmann::json digest_input = nlohmann::json::array();
   for (std::size_t l = 0; l < list_size; ++l) {
     for (std::size_t g = 0; g < grid_size; ++g) {

@@ -78,6 +78,9 @@ SweepSource read_sweep_source(const std::string& path);
 // values of mixed kinds in one field, points that set different fields, or a point whose config
 // is invalid.
 SweepSpec parse_sweep(const SweepSource& source);
+// The most points a sweep may expand to (each is a config held in memory; a sweep of this many
+// runs is days of work already).
+inline constexpr std::size_t kMaxSweepPoints = 100000;
 
 // A config with fields set from the command line (`embscale run --set FIELD=VALUE`), fields
 // addressed as in a sweep. VALUE is JSON when it parses as JSON (64, 1.05, [1,2], "x"), else

@@ -12,6 +12,7 @@
 #include "embedding/device_static_row_store.hpp"
 #include "embedding/device_step_family.hpp"
 #include "embedding/kv_row_store.hpp"
+#include "embedding/memory_need.hpp"
 #include "embedding/regression_objective.hpp"
 #include "embedding/static_row_store.hpp"
 #include "embedding/tiered_row_store.hpp"
@@ -311,16 +312,8 @@ void check_layers_for_ranks(const config::Config& config, std::span<const std::i
     const auto& entry = scheme_of(config.embeddings[i]);
     if (entry.check) entry.check(spec, ranks);
     if (config.embeddings[i].storage.dynamic) continue;
-    std::int64_t most = 0;
-    if (entry.table_owners) {
-      std::vector<std::int64_t> rows(static_cast<std::size_t>(ranks), 0);
-      const auto owners = entry.table_owners(spec, ranks);
-      for (std::size_t s = 0; s < owners.size(); ++s) rows[static_cast<std::size_t>(owners[s])] += spec.slot_sizes[s];
-      most = *std::max_element(rows.begin(), rows.end());
-    } else if (entry.most_rows) {
-      most = entry.most_rows(spec, ranks);
-    }
-    check_static_rows(spec, most, ranks);
+    const auto rows = static_rows_per_rank(spec, entry, ranks);
+    check_static_rows(spec, *std::max_element(rows.begin(), rows.end()), ranks);
   }
 }
 

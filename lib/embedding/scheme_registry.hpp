@@ -63,6 +63,9 @@ struct SchemeEntry {
   // against max_vocabulary_size_per_gpu before any rank allocates (and by `validate --ranks`).
   // Null for the whole-table schemes: table_owners answers for them.
   std::int64_t (*most_rows)(const LayerSpec& spec, int ranks) = nullptr;
+  // The widest row a rank stores of the layer when it stores slices of the rows' columns (the
+  // memory check before a run: memory_need.hpp); null: whole rows of the layer's dim.
+  std::int32_t (*widest_row)(const LayerSpec& spec, int ranks) = nullptr;
   std::optional<PlannerModel> planner = std::nullopt;  // none: the planner neither chooses nor predicts it
   // Has a GPU step: a layer with "device": "gpu" may run it (refused by name on the others).
   bool runs_on_device = false;

@@ -31,12 +31,16 @@
 namespace embscale::kv {
 
 inline constexpr std::uint64_t kScoreLow32 = 0xFFFFFFFFULL;  // an epoch score's own part
+// EPOCH_LRU's own part is the clock in units of 2^20 ns (about 1.05 ms), as HierarchicalKV's
+// (device_clock >> 20): 32 bits of it wrap every 2^52 ns (52.1 days of the clock) instead of the
+// 4.3 s that the clock's low 32 bits in ns did, which ordered a long epoch's touches wrongly.
+inline constexpr int kEpochClockShift = 20;
 
 // What a score-setting call reads once, before its keys.
 enum class CallScoreRule {
   kClock,       // the clock (ns)
   kNextStep,    // the step counter, advanced by one: each call takes the next step
-  kEpochClock,  // epoch << 32 | the clock's low 32 bits
+  kEpochClock,  // epoch << 32 | the low 32 bits of the clock >> kEpochClockShift
   kSetScore,    // the value of the last HostTable::set_score
   kNothing,     // nothing: the strategy counts occurrences
 };
@@ -159,7 +163,7 @@ std::uint64_t read_call_score(CallScoreRule rule, std::uint64_t epoch_high, std:
   switch (rule) {
     case CallScoreRule::kClock: return clock();
     case CallScoreRule::kNextStep: return next_step();
-    case CallScoreRule::kEpochClock: return epoch_high | (clock() & kScoreLow32);
+    case CallScoreRule::kEpochClock: return epoch_high | ((clock() >> kEpochClockShift) & kScoreLow32);
     case CallScoreRule::kSetScore: return set_score;
     case CallScoreRule::kNothing: return 0;
   }

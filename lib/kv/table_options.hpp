@@ -21,7 +21,7 @@ enum class ScoreStrategy {
   kStep,        // a counter that advances once per score-setting call
   kCustomized,  // the caller's scores, one per key
   kLfu,         // the number of occurrences: +1 per occurrence of the key in score-setting calls
-  kEpochLru,    // epoch << 32 | low 32 bits of the clock (ns)
+  kEpochLru,    // epoch << 32 | low 32 bits of the clock in 2^20 ns units (HierarchicalKV's ~1 ms)
   kEpochLfu,    // epoch << 32 | occurrences within the epoch (saturating at 2^32 - 1)
   kFrequency,   // an aged frequency: a new key starts at the admission filter's estimate, +1 per
                 // occurrence, the bucket's scores halved whenever its bank of the filter ages

@@ -98,7 +98,10 @@ LayerContext PlanModel::make_context(std::size_t i, const config::PlannerSetting
   context.shape.value_bytes = static_cast<double>(kv::value_bytes(layer.storage.table.value_type));
   context.shape.ranks_per_node = node_ranks(layer);
   context.row_bytes = (dim + context.shape.state_width) * context.shape.value_bytes;
-  context.column_row_bytes = (std::max(1, dim / ranks_) + context.shape.column_state_width) * context.shape.value_bytes;
+  // The memory of a column shard is the widest one's (the first dim % ranks ranks store a column
+  // more): the fullest rank is what the memory limit bounds (embedding/memory_need.hpp agrees).
+  const std::int32_t widest = std::max(1, (dim + ranks_ - 1) / ranks_);
+  context.column_row_bytes = (widest + state(widest)) * context.shape.value_bytes;
   context.owners_read_every_pair =
       !training && !layer.storage.dynamic && layer.storage.table.value_type == kv::ValueType::kFloat32;
   const std::string path = "layers[" + layer.name + "]";

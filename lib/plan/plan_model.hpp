@@ -34,7 +34,7 @@ struct LayerContext {
   std::vector<int> fixed_owner;                // fixed whole-table layers: each slot's owner
   LayerShape shape;
   double row_bytes = 0.0;         // a stored row with its optimizer state
-  double column_row_bytes = 0.0;  // a column shard's stored row
+  double column_row_bytes = 0.0;  // the widest column shard's stored row (its memory)
   // Evaluation on static fp32 rows: an owner that pools reads every pair's row in place, without
   // de-duplicating (PooledExchange), so its lookups are its pairs.
   bool owners_read_every_pair = false;

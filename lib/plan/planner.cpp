@@ -1,6 +1,7 @@
 #include "plan/planner.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -31,7 +32,8 @@ constexpr double kImprovementTolerance = 1e-9;
 // The search over the model's choices (planner.hpp: propose, improve, rate).
 class Search {
  public:
-  Search(const config::Config& config, int ranks) : model_(config, ranks) {}
+  Search(const config::Config& config, int ranks, const PlanProgress& progress)
+      : model_(config, ranks), progress_(progress) {}
 
   ShardingPlan plan() {
     std::vector<std::size_t> planned_tables;  // indices into choices of the planned tables
@@ -49,8 +51,11 @@ class Search {
     std::optional<std::vector<Choice>> best;
     double best_seconds = std::numeric_limits<double>::infinity();
     std::string shortfall;
-    for (auto start : starts(base, planned_tables)) {
-      PlanState state(model_, std::move(start));
+    auto all_starts = starts(base, planned_tables);
+    for (std::size_t s = 0; s < all_starts.size(); ++s) {
+      start_ = "starting plan " + std::to_string(s + 1) + " of " + std::to_string(all_starts.size());
+      say(start_);
+      PlanState state(model_, std::move(all_starts[s]));
       if (!state.fits()) {
         // The last start holds least: its shortfall is the one to report.
         shortfall = model_.evaluate(state.choices(), false).shortfall;
@@ -111,9 +116,11 @@ class Search {
         any = true;
       }
       if (!any) continue;
+      say("building starting plan " + std::to_string(result.size() + 1) + ": every table " + model.name);
       place_whole_tables(start, planned);
       result.push_back(std::move(start));
     }
+    say("building starting plan " + std::to_string(result.size() + 1) + ": each table where it holds least");
     auto least = base;
     for (const auto i : planned) {
       const auto& context = model_.contexts()[least[i].context];
@@ -160,8 +167,18 @@ class Search {
           moved = true;
         }
       }
+      if (progress_) {
+        char predicted[64];
+        std::snprintf(predicted, sizeof predicted, "predicted step %.4g ms", state.seconds() * 1e3);
+        say(start_ + ", round " + std::to_string(round + 1) + " of moves: " + predicted +
+            (moved ? "" : ", no move lowers it"));
+      }
       if (!moved) return;
     }
+  }
+
+  void say(const std::string& doing) const {
+    if (progress_) progress_(doing);
   }
 
   ShardingPlan finish(const std::vector<Choice>& choices) {
@@ -196,6 +213,8 @@ class Search {
   }
 
   PlanModel model_;
+  const PlanProgress& progress_;
+  std::string start_;  // which starting plan the search improves, for progress
 };
 
 }  // namespace
@@ -233,9 +252,13 @@ std::int64_t default_memory_per_rank(int ranks) {
   return static_cast<std::int64_t>(static_cast<double>(kib) * 1024.0 * (1.0 - kMemoryReserve) / ranks);
 }
 
-ShardingPlan plan_sharding(const config::Config& config, int ranks) {
+ShardingPlan plan_sharding(const config::Config& config, int ranks, const PlanProgress& progress) {
   EMBSCALE_EXPECTS(ranks >= 1 && config.solver.batchsize >= 1, "a plan needs ranks >= 1 and a resolved batch");
-  return Search(config, ranks).plan();
+  // Before any work: the loads of 10^6 ranks take minutes and gigabytes to compute.
+  if (config.solver.batchsize < ranks)
+    throw InputError("solver.batchsize: expected at least one sample per rank (>= " + std::to_string(ranks) +
+                     "), got " + std::to_string(config.solver.batchsize));
+  return Search(config, ranks, progress).plan();
 }
 
 }  // namespace embscale::plan

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,9 +79,15 @@ struct ShardingPlan {
 // Whether `config` has a layer to plan.
 bool has_auto_layers(const config::Config& config);
 
+// What a plan's search is doing, said as it goes (its starting plans, each round of moves over
+// them), for a caller that shows long work: `embscale plan` prints it when the search takes a
+// while (its time grows with the ranks: seconds at 10^5).
+using PlanProgress = std::function<void(const std::string& doing)>;
+
 // Plans `config` (its batch resolved for `ranks`: config::resolve_batch_for_ranks) on `ranks`
-// ranks. Layers that are not planned keep their scheme and are predicted too.
-ShardingPlan plan_sharding(const config::Config& config, int ranks);
+// ranks. Layers that are not planned keep their scheme and are predicted too. InputError when
+// the batch has fewer samples than ranks (nothing to plan for a rank without a sample).
+ShardingPlan plan_sharding(const config::Config& config, int ranks, const PlanProgress& progress = {});
 
 // The planned config, parsed (its directory and origin those of `config`): what `run` runs.
 config::Config planned_config(const config::Config& config, const ShardingPlan& plan);

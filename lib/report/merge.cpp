@@ -4,6 +4,9 @@
 #include <limits>
 #include <map>
 #include <regex>
+#include <set>
+#include <type_traits>
+#include <variant>
 
 #include "core/error.hpp"
 #include "core/temp_files.hpp"
@@ -20,7 +23,12 @@ namespace {
 // keeps its place after the column before it in the first row that has it (after the columns
 // earlier rows put there). Where a row lacks a
 // column, a string column holds "" and a numeric one NaN (an int64 column some row lacks becomes
-// float64: NaN is the only "absent" a number has). A name with two types is an InputError.
+// float64: NaN is the only "absent" a number has). An int64 column some row holds as a string becomes
+// a string column; a name with two other types is an InputError.
+constexpr std::size_t kIntegerIndex = 0, kStringIndex = 2;  // in SummaryValue
+static_assert(std::is_same_v<std::variant_alternative_t<kIntegerIndex, SummaryValue>, std::int64_t> &&
+              std::is_same_v<std::variant_alternative_t<kStringIndex, SummaryValue>, std::string>);
+
 std::vector<SummaryRow> over_all_columns(const std::vector<SummaryRow>& rows, const std::vector<std::string>& origins) {
   std::vector<std::string> names;
   std::map<std::string, std::pair<std::size_t, std::size_t>> type_of;  // name -> (variant index, row that set it)
@@ -39,9 +47,15 @@ std::vector<SummaryRow> over_all_columns(const std::vector<SummaryRow>& rows, co
         at = names.insert(at, field.name) + 1;
       }
       const auto [type, fresh] = type_of.try_emplace(field.name, field.value.index(), r);
-      if (!fresh && type->second.first != field.value.index())
-        throw InputError(origins[r] + ": /summary column " + field.name + " has another type than in " +
-                         origins[type->second.second]);
+      if (!fresh && type->second.first != field.value.index()) {
+        // Integers beside strings become strings (a multi-layer config's embedding_vec_size is
+        // one number where its layers agree, else each layer's); other mixes are an error.
+        const std::set<std::size_t> both = {type->second.first, field.value.index()};
+        if (both != std::set<std::size_t>{kIntegerIndex, kStringIndex})
+          throw InputError(origins[r] + ": /summary column " + field.name + " has another type than in " +
+                           origins[type->second.second]);
+        type->second.first = kStringIndex;
+      }
       ++rows_with[field.name];
     }
   }
@@ -51,10 +65,12 @@ std::vector<SummaryRow> over_all_columns(const std::vector<SummaryRow>& rows, co
     for (const auto& name : names) {
       const auto field = std::find_if(row.begin(), row.end(), [&](const SummaryField& f) { return f.name == name; });
       const bool everywhere = rows_with[name] == rows.size();
-      if (field != row.end()) {
-        const auto* integer = std::get_if<std::int64_t>(&field->value);
+      const auto* integer = field != row.end() ? std::get_if<std::int64_t>(&field->value) : nullptr;
+      if (integer && type_of[name].first == kStringIndex) {
+        unified.push_back({name, std::to_string(*integer)});
+      } else if (field != row.end()) {
         unified.push_back(integer && !everywhere ? SummaryField{name, static_cast<double>(*integer)} : *field);
-      } else if (type_of[name].first == 2) {
+      } else if (type_of[name].first == kStringIndex) {
         unified.push_back({name, std::string()});
       } else {
         unified.push_back({name, std::numeric_limits<double>::quiet_NaN()});

@@ -54,8 +54,11 @@ void ScoreRetentionOracle::sift_down(std::size_t at) noexcept {
 }
 
 std::int64_t ScoreRetentionOracle::access(std::span<const std::int64_t> call) {
+  // The clock is the call count; under EPOCH_LRU each call is one unit of its clock (2^20 ns), so
+  // that every call is later than the one before (the score is then epoch << 32 | call).
+  const int shift = rules_->call == kv::CallScoreRule::kEpochClock ? kv::kEpochClockShift : 0;
   const std::uint64_t call_score = kv::read_call_score(
-      rules_->call, epoch_high_, custom_score_, [&] { return calls_ + 1; }, [&] { return calls_ + 1; });
+      rules_->call, epoch_high_, custom_score_, [&] { return (calls_ + 1) << shift; }, [&] { return calls_ + 1; });
   ++calls_;
   const std::uint64_t fresh = kv::new_key_score(*rules_, call_score, epoch_high_, std::nullopt);
   ids_.resize(call.size());

@@ -172,6 +172,35 @@ case "$case_name" in
       "$cfg" -o "$work/reports/r.h5") || exit 1
     grep -qF "holds 3 whole batches: lower the batch size or warmup_iter" "$work/err.txt" || fail "$(cat "$work/err.txt")"
     ;;
+  trace_damaged_found_at_start)
+    # A Norm trace of 12 batches, cut 10 bytes before its end (its last sample), for 5 warm-up + 7
+    # timed iterations; and its header counting a batch more than it holds, for 5 + 8. Both pass
+    # the header checks; the start-up read finds them before the first step (exit 2, printed once,
+    # no report). With "trace_check": "headers" the damage is found only when the run reaches it.
+    "$embscale" trace generate --iterations 12 --format norm -o "$work/whole.norm" --quiet || fail "trace generate failed"
+    size=$(stat -c %s "$work/whole.norm")
+    head -c $((size - 10)) "$work/whole.norm" >"$work/cut.norm"
+    cp "$work/whole.norm" "$work/more.norm"
+    records=$(od -A n -t d8 -j 8 -N 8 "$work/whole.norm" | tr -d ' ')
+    /usr/bin/python3 -c "import struct,sys; f=open(sys.argv[1],'r+b'); f.seek(8); f.write(struct.pack('<q', int(sys.argv[2])))" \
+      "$work/more.norm" $((records + 4096)) || fail "cannot rewrite the header"
+    for damaged in cut more; do
+      iterations=7
+      [ "$damaged" = more ] && iterations=8
+      cfg=$(variant "$damaged" 's/"format": "Synthetic"/"format": "Norm", "source": "'"$damaged"'.norm"/')
+      expect_bad_input "$work/$damaged.norm" "$cfg" --set solver.max_iter=$iterations -o "$work/reports/r.h5"
+      grep -q '^iteration ' "$work/out.txt" && fail "$damaged: the run started before its samples were read"
+    done
+    grep -qF "truncated" "$work/err.txt" || fail "the header counting too many: $(cat "$work/err.txt")"
+    cfg=$(variant whole 's/"format": "Synthetic"/"format": "Norm", "source": "whole.norm"/')
+    run_mpi 2 "$cfg" --set solver.max_iter=7 -o "$work/reports/whole.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "the whole trace was refused: $(cat "$work/err.txt")"
+    rm -f "$work/reports/whole.h5"
+    cfg=$(variant headers 's/"format": "Synthetic"/"format": "Norm", "source": "cut.norm", "trace_check": "headers"/')
+    run_mpi 2 "$cfg" --set solver.max_iter=7 --set solver.display=1 -o "$work/reports/r.h5"
+    [ "$rc" -ne 0 ] || fail "a cut trace ran to the end"
+    grep -q '^iteration ' "$work/out.txt" || fail "trace_check headers still read the samples first: $(cat "$work/err.txt")"
+    ;;
   shipped_configs)
     # Every config of bench/configs runs on 2 ranks (or the ranks it names) for 3 iterations and writes a report that
     # `embscale report` reads; those of bench/configs/large (more memory than a CI machine has)
@@ -195,6 +224,12 @@ case "$case_name" in
       ran=$((ran + 1))
     done
     [ "$ran" -ge 14 ] || fail "only $ran configs ran"
+    # A multi-layer config's summary gives every layer's dim; a single layer's stays a number.
+    "$embscale" report "$work/reports/multi_layer_slot_subsets.h5" >"$work/report.txt" 2>&1
+    grep -qE "^embedding_vec_size +emb_wide:64,emb_mid:32,emb_small:8$" "$work/report.txt" ||
+      fail "the layers' dims: $(grep embedding_vec_size "$work/report.txt")"
+    "$embscale" report "$work/reports/default.h5" >"$work/report.txt" 2>&1
+    grep -qE "^embedding_vec_size +32$" "$work/report.txt" || fail "one layer's dim: $(grep embedding_vec_size "$work/report.txt")"
     evictions=$(dataset_values "$work/reports/dynamic_storage_eviction.h5" /runs/dynamic_storage_eviction/counters/evictions)
     [ "$(awk -F, '{for (i = 1; i <= NF; i++) s += $i} END {print (s > 0)}' <<<"$evictions")" = 1 ] ||
       fail "dynamic_storage_eviction evicted nothing: evictions $evictions"
@@ -491,6 +526,31 @@ case "$case_name" in
   capacity_too_small)
     cfg=$(variant capacity 's/"max_vocabulary_size_per_gpu": 800000/"max_vocabulary_size_per_gpu": 1000/')
     expect_bad_input 'max_vocabulary_size_per_gpu: expected at least 400000' "$cfg" -o "$work/reports/r.h5"
+    ;;
+  memory_refused_before_allocating)
+    # A static table of 10^12 rows of 32 fp32 values (58.2 TiB a rank on 2 ranks): refused
+    # before any rank allocates it, naming the estimate, the layer and the limit (exit 2, printed
+    # once, no report), by `run` and by `validate --ranks`; without --ranks validate says it did not check.
+    cfg=$(variant huge 's/"slot_size_array": \[100000,/"slot_size_array": [1000000000000,/; s/"max_vocabulary_size_per_gpu": 800000/"max_vocabulary_size_per_gpu": 1000000000000/')
+    expect_bad_input "rank 0 of 2 would allocate 58.2 TiB of host memory for its tables before the first step, more than the " \
+      "$cfg" -o "$work/reports/r.h5"
+    grep -qF "a rank may take (this node's " "$work/err.txt" || fail "the limit's source: $(cat "$work/err.txt")"
+    grep -qF "the largest is layers[emb1] with 58.2 TiB, static storage: the rows of its slots (the data's slot_size_array) placed by all2all_dense, each 32 values + 0 of the optimizer's state, 4 bytes a value" "$work/err.txt" || fail "the layer: $(cat "$work/err.txt")"
+    grep -q '^iteration ' "$work/out.txt" && fail "the run started before its memory was checked"
+    "$embscale" validate "$cfg" --ranks 2 >"$work/out.txt" 2>"$work/err.txt"
+    rc=$?
+    [ "$rc" -eq 2 ] || fail "validate --ranks 2: exit $rc, expected 2: $(cat "$work/out.txt" "$work/err.txt")"
+    grep -qF "would allocate 58.2 TiB" "$work/err.txt" || fail "validate --ranks: $(cat "$work/err.txt")"
+    "$embscale" validate "$cfg" >"$work/out.txt" 2>&1 || fail "validate without --ranks refused: $(cat "$work/out.txt")"
+    grep -qF "not checked: what depends on the ranks" "$work/out.txt" || fail "validate hides what it did not check"
+    # planner.memory_per_rank is what a rank may take: the default table (400000 rows a rank of 32
+    # fp32 values, 48.8 MiB) is refused under 32 MiB and runs under 64 MiB.
+    cfg=$(variant small_limit 's/"solver": {/"planner": {"memory_per_rank": 33554432}, "solver": {/')
+    expect_bad_input "would allocate 48.8 MiB of host memory for its tables before the first step, more than the 32 MiB a rank may take (planner.memory_per_rank)" \
+      "$cfg" -o "$work/reports/r.h5"
+    cfg=$(variant enough_limit 's/"solver": {/"planner": {"memory_per_rank": 67108864}, "solver": {/')
+    run_mpi 2 "$cfg" --set solver.max_iter=3 -o "$work/reports/ok.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "a table within planner.memory_per_rank was refused: $(cat "$work/err.txt")"
     ;;
   unwritable_output)
     mkdir -p "$work/reports"

@@ -138,6 +138,15 @@ JSON
     /usr/bin/python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$work/out.txt" ||
       fail "--json: stdout is not one JSON document: $(cat "$work/out.txt")"
     grep -qF "plan written to $work/j.json" "$work/err.txt" || fail "--json: stderr lacks where the plan went"
+    # A quick plan says nothing of its progress; --progress 0 says every step on stderr, leaving
+    # stdout as it was.
+    grep -q "^plan: " "$work/err.txt" && fail "a quick plan printed progress: $(cat "$work/err.txt")"
+    "$embscale" plan "$work/auto.json" --ranks 2 --json --progress 0 -o "$work/j.json" >"$work/out2.txt" 2>"$work/err.txt" ||
+      fail "--progress 0: $(cat "$work/err.txt")"
+    grep -qE "^plan: starting plan 1 of [0-9]+, round 1 of moves: predicted step [0-9.]+ ms.* \([0-9.]+ s\)$" "$work/err.txt" ||
+      fail "--progress 0: $(cat "$work/err.txt")"
+    cmp -s "$work/out.txt" "$work/out2.txt" || fail "--progress changed stdout"
+    expect_refused "$work/auto.json --ranks 8192" "solver.batchsize: expected at least one sample per rank (>= 8192)"
     "$embscale" plan "$work/fixed.json" --ranks 2 --all-layers -o "$work/all.json" >"$work/out.txt" 2>&1 ||
       fail "--all-layers: $(cat "$work/out.txt")"
     # run refuses an auto layer that no plan fits, before anything runs.

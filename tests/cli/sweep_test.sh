@@ -185,6 +185,12 @@ SH
     sweep 2 "$s" -o "$work/out/bad.h5"
     [ "$rc" -eq 2 ] || fail "exit $rc, expected 2"
     grep -qF 'bad3.json: point 0 asks for 4 ranks; the job has 2' "$work/err.txt" || fail "message: $(cat "$work/err.txt")"
+    # A point whose tables do not fit its ranks' memory is refused before the first point runs.
+    s=$(write_sweep bad4 '{"planner": [{"memory_per_rank": 1000000000}, {"memory_per_rank": 1000000}]}')
+    sweep 2 "$s" -o "$work/out/bad.h5"
+    [ "$rc" -eq 2 ] || fail "exit $rc, expected 2"
+    grep -qF 'bad4.json: point 1 (planner={"memory_per_rank":1000000}) at 2 ranks: rank 0 of 2 would allocate 48.8 MiB of host memory' "$work/err.txt" ||
+      fail "message: $(cat "$work/err.txt")"
     [ -z "$(ls -A "$work/out")" ] || fail "files left behind: $(ls -A "$work/out")"
     ;;
   sweep_manifest_mismatch)

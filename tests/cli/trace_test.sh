@@ -101,6 +101,12 @@ PY
     expect_bad_input "parquet-to-embscale.py" trace stats "$work/a.emb" --format parquet
     printf '2\n%s\n%s\n' "$work/a.emb" "$work/missing.data" >"$work/list.txt"
     expect_bad_input "missing.data" trace stats "$work/list.txt"
+    # A Norm file list whose first line is not a count is reported as such (text is no Norm data
+    # file); without --format text is not guessed at.
+    printf 'data files\n%s\n' "$work/a.emb" >"$work/words.txt"
+    expect_bad_input "$work/words.txt:1: expected the number of data files (an integer in [1, 2^31]), got \"data files\"" \
+      trace stats "$work/words.txt" --format norm
+    expect_bad_input "cannot tell the trace format" trace stats "$work/words.txt"
     expect_bad_input "$work/nodir/" trace generate --iterations 1 -o "$work/nodir/t.emb"
     [ ! -e "$work/nodir" ] || fail "a directory was created"
     run trace convert "$work/a.emb" -o "$work/out.raw" --to raw

@@ -17,10 +17,12 @@
 namespace embscale::kv::testing {
 
 // A clock that ticks once per reading: the table and the reference each own one and read it
-// once per score-setting call, so their sequences agree.
+// once per score-setting call, so their sequences agree. A tick is a little over EPOCH_LRU's unit
+// (2^20 ns), so that its scores tick too, and crosses the 2^32 ns at which the clock's low 32 bits
+// in ns wrap (EPOCH_LRU's scores once did) within a run's first 4096 calls.
 inline std::function<std::uint64_t()> ticking_clock() {
-  auto t = std::make_shared<std::uint64_t>(1000);
-  return [t] { return *t += 7; };
+  auto t = std::make_shared<std::uint64_t>((std::uint64_t{1} << 32) - 1000 * (std::uint64_t{1} << 20));
+  return [t] { return *t += (std::uint64_t{1} << 20) + 7; };
 }
 
 // Admission filters for the conformance runs: small counters and short aging periods, so that

@@ -292,7 +292,10 @@ class ReferenceTable {
     switch (o_.score_strategy) {
       case ScoreStrategy::kStep: call_ = ++step_; break;
       case ScoreStrategy::kTimestamp: call_ = o_.clock(); break;
-      case ScoreStrategy::kEpochLru: call_ = (std::uint64_t{epoch_} << 32) | (o_.clock() & 0xFFFFFFFFULL); break;
+      // The clock in 2^20 ns units (HierarchicalKV's ~1 ms), its low 32 bits.
+      case ScoreStrategy::kEpochLru:
+        call_ = (std::uint64_t{epoch_} << 32) | ((o_.clock() >> 20) & 0xFFFFFFFFULL);
+        break;
       case ScoreStrategy::kCustomized: call_ = custom_; break;
       default: break;
     }

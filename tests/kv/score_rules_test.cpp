@@ -19,7 +19,7 @@ namespace {
 
 constexpr std::uint64_t kEpoch = 3;
 constexpr std::uint64_t kEpochHigh = kEpoch << 32;
-constexpr std::uint64_t kClock = 0x000000AB12345678ULL;  // its low 32 bits: 0x12345678
+constexpr std::uint64_t kClock = 0x000000AB12345678ULL;  // in EPOCH_LRU's 2^20 ns units: 0xAB123
 constexpr std::uint64_t kSetScore = 500;
 constexpr std::uint64_t kStepBefore = 9;  // the step counter before the call
 constexpr std::uint64_t kCaller = 77;     // the caller's score for the key
@@ -69,7 +69,7 @@ TEST(ScoreRules, CallScore) {
       {S::kStep, kStepBefore + 1, 0, kStepBefore + 1},
       {S::kCustomized, kSetScore, 0, kStepBefore},
       {S::kLfu, std::nullopt, 0, kStepBefore},
-      {S::kEpochLru, kEpochHigh | 0x12345678, 1, kStepBefore},
+      {S::kEpochLru, kEpochHigh | 0xAB123, 1, kStepBefore},
       {S::kEpochLfu, std::nullopt, 0, kStepBefore},
       {S::kFrequency, std::nullopt, 0, kStepBefore},
   };
@@ -192,8 +192,7 @@ TEST(ScoreRules, HostTableFollowsThem) {
       {S::kStep, 1, 1, 2, 3},  // the counter starts at 0: the first call takes step 1
       {S::kCustomized, kSetScore, kSetScore, kSetScore, kSetScore},
       {S::kLfu, 1, 1, 2, 3},
-      {S::kEpochLru, kEpochHigh | 0x12345678, kEpochHigh | 0x12345678, kEpochHigh | 0x12345678,
-       kNextEpochHigh | 0x12345678},
+      {S::kEpochLru, kEpochHigh | 0xAB123, kEpochHigh | 0xAB123, kEpochHigh | 0xAB123, kNextEpochHigh | 0xAB123},
       {S::kEpochLfu, kEpochHigh | 1, kEpochHigh | 1, kEpochHigh | 2, kNextEpochHigh | 1},
       {S::kFrequency, 1, 1, 2, 3},
   };
@@ -238,6 +237,40 @@ TEST(ScoreRules, HostTableFollowsThem) {
   std::vector<std::uint64_t> scores(2);
   table.find(keys, out, found, scores);
   EXPECT_EQ(scores, (std::vector<std::uint64_t>{kCaller, kCaller + 5}));
+}
+
+// EPOCH_LRU across the instant the clock's low 32 bits in ns wrapped (2^32 ns, 4.3 s): a full
+// bucket evicts the key touched longest ago, not the one touched just after the wrap; and its
+// scores rise with the clock over a minute of ~1 ms steps crossing that instant.
+TEST(ScoreRules, EpochLruOrdersTouchesAcrossTheOldWrap) {
+  constexpr std::uint64_t kWrap = std::uint64_t{1} << 32;
+  std::uint64_t now = kWrap - 100'000'000;  // 0.1 s before
+  TableOptions o = one_bucket(S::kEpochLru);
+  o.clock = [&now] { return now; };
+  HostTable table(o);
+  table.set_epoch(kEpoch);
+  std::vector<std::uint64_t> keys(16);
+  for (std::uint64_t k = 0; k < 16; ++k) {
+    keys[k] = 100 + k;
+    table.insert_or_assign(std::vector<std::uint64_t>{keys[k]}, std::vector<float>{1.0f});
+    now += 12'500'000;  // 12.5 ms: the 16 keys straddle the wrap
+  }
+  table.insert_or_assign(std::vector<std::uint64_t>{999}, std::vector<float>{2.0f});  // evicts one
+  std::vector<float> out(17);
+  std::vector<std::uint8_t> found(17);
+  keys.push_back(999);
+  table.find(keys, out, found);
+  EXPECT_EQ(found[0], 0) << "the oldest key stays";
+  for (std::size_t k = 1; k < found.size(); ++k) EXPECT_EQ(found[k], 1) << "key " << keys[k] << " was evicted";
+
+  std::uint64_t previous = 0;
+  for (std::uint64_t t = kWrap - 30'000'000'000ULL; t < kWrap + 30'000'000'000ULL; t += 1'048'575) {
+    const std::uint64_t score = read_call_score(
+        CallScoreRule::kEpochClock, kEpochHigh, 0, [t] { return t; }, [] { return 0; });
+    ASSERT_GE(score, previous) << "at " << t << " ns";
+    ASSERT_EQ(score >> 32, kEpochHigh >> 32);
+    previous = score;
+  }
 }
 
 }  // namespace

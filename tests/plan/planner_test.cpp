@@ -60,6 +60,33 @@ TEST(Planner, PlannedConfigRunsTheChosenSchemes) {
   }
 }
 
+// The search says what it does, in order: each starting plan built, then each one improved round
+// by round until no move lowers its prediction; a batch with fewer samples than ranks is refused
+// before any of it.
+TEST(Planner, SaysWhatItDoesAndRefusesRanksWithoutSamplesFirst) {
+  auto c = config_with("auto", "");
+  std::vector<std::string> said;
+  const auto plan = plan_sharding(c, 4, [&](const std::string& doing) { said.push_back(doing); });
+  ASSERT_FALSE(said.empty());
+  EXPECT_EQ(said.front(), "building starting plan 1: every table table_wise");
+  const auto at = [&](const std::string& text) {
+    return std::find_if(said.begin(), said.end(), [&](const std::string& s) { return s.starts_with(text); });
+  };
+  EXPECT_NE(at("building starting plan 2:"), said.end());
+  EXPECT_LT(at("building starting plan 2:"), at("starting plan 1 of "));
+  EXPECT_LT(at("starting plan 1 of "), at("starting plan 2 of "));
+  EXPECT_NE(std::find_if(said.begin(), said.end(),
+                         [](const std::string& s) { return s.find(", no move lowers it") != std::string::npos; }),
+            said.end());
+  EXPECT_EQ(plan.ranks, 4);
+  try {
+    (void)plan_sharding(c, 8192, [&](const std::string& doing) { ADD_FAILURE() << "planned anyway: " << doing; });
+    ADD_FAILURE() << "8192 ranks for a batch of 4096";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "solver.batchsize: expected at least one sample per rank (>= 8192), got 4096");
+  }
+}
+
 // The plan is never predicted slower than any one scheme for every table: the planner starts
 // from each of them.
 TEST(Planner, NeverPredictedSlowerThanAnyFixedScheme) {

@@ -127,6 +127,25 @@ TEST_F(MergeMpi, CopiesEveryRunWithItsProvenanceAndConcatenatesTheSummary) {
   EXPECT_EQ(files, 5) << "first, second, merged, copy, third: no temporary file left by the failed merge";
 }
 
+// A column of integers in one report and strings in another (a multi-layer config's
+// embedding_vec_size: one dim where its layers agree, else each layer's) merges as strings.
+TEST_F(MergeMpi, IntegersBesideStringsBecomeStrings) {
+  const auto agreed = write("agreed.h5", "agreed", 1, "dims", kRunReport, std::int64_t{16});
+  const auto each = write("each.h5", "each", 2, "dims", kRunReport, std::string("emb1:16,emb2:32"));
+  if (world.rank() != 0) return;
+  const auto merged_path = dir / "dims.h5";
+  merge_reports({agreed, each}, merged_path, {{"schema_version", kReportSchemaVersion}});
+  const auto merged = read_report(merged_path);
+  ASSERT_EQ(merged.summary.size(), 2u);
+  const auto dims = [&](std::size_t r) {
+    for (const auto& field : merged.summary[r])
+      if (field.name == "dims") return std::get<std::string>(field.value);
+    return std::string("(none)");
+  };
+  EXPECT_EQ(dims(0), "16");
+  EXPECT_EQ(dims(1), "emb1:16,emb2:32");
+}
+
 TEST_F(MergeMpi, RefusesConflictingInputs) {
   const auto one = write("one.h5", "same", 1);
   const auto two = write("two.h5", "same", 2);

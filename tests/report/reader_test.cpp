@@ -244,5 +244,24 @@ TEST_F(ReportReader, ReadsOtherToolsTypes) {
   EXPECT_TRUE(data.runs.empty());
 }
 
+// Every input the report reader's fuzzer found (fuzz/regressions/report_reader/) is refused as a
+// damaged file, not a crash: the first made HDF5 1.10 free a wild pointer inside H5Literate, which
+// the reader now meets in a child process.
+TEST_F(ReportReader, DamagedFilesThatCrashHdf5AreRefused) {
+  const std::filesystem::path regressions = EMBSCALE_SOURCE_DIR "/fuzz/regressions/report_reader";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(regressions)) {
+    const std::string message = error_of(entry.path());
+    EXPECT_TRUE(message.starts_with(entry.path().string() + ": ")) << message;
+    ++files;
+  }
+  EXPECT_GE(files, 1);
+  // The one that crashed HDF5 says so.
+  const auto crashed = regressions / "crash-4feef9302be695bb14963bf10dad1c8b52fe4733";
+  EXPECT_EQ(error_of(crashed), crashed.string() +
+                                   ": the file is damaged: HDF5 failed reading it (signal Segmentation fault); it is "
+                                   "not a report embscale can read");
+}
+
 }  // namespace
 }  // namespace embscale::report

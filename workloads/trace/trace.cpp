@@ -23,6 +23,14 @@ const char* const kParquetAdvice =
 
 constexpr std::size_t kDetectBytes = 72;  // a checksum-mode Norm header (4 + 64) and more
 
+// A Norm data file's header holds zero bytes (error_check 0, or the int 64 of checksum mode);
+// bytes without any are text: given as a Norm trace, a file list, even one whose first line is not
+// a count, whose reader then says what that line should be (rather than the data reader's
+// "truncated header"). Detection without a format does not guess from text.
+bool looks_like_text(std::span<const std::byte> head) {
+  return !head.empty() && std::find(head.begin(), head.end(), std::byte{0}) == head.end();
+}
+
 }  // namespace
 
 std::string to_string(TraceFormat format) {
@@ -80,7 +88,8 @@ std::unique_ptr<TraceReader> open_trace_reader(const std::filesystem::path& path
       {
         FileInput in(path, "Norm trace");
         const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(in.size(), kDetectBytes));
-        if (looks_like_norm_file_list({in.take(n, "first bytes"), n})) files = read_norm_file_list(path);
+        const std::span<const std::byte> head(in.take(n, "first bytes"), n);
+        if (looks_like_norm_file_list(head) || looks_like_text(head)) files = read_norm_file_list(path);
       }
       return open_norm_reader(files, options);
     }

@@ -50,6 +50,9 @@ void check_column_wise(const LayerSpec& spec, int ranks) {
                      "whole: dynamicemb shards its tables row-wise)");
 }
 
+// The first dim % ranks ranks store one column more (make_column_wise).
+std::int32_t widest_column_slice(const LayerSpec& spec, int ranks) { return (spec.dim() + ranks - 1) / ranks; }
+
 }  // namespace
 
 // Collectives per step: counts and pairs (alltoall + alltoallv), the column slices of the pooled
@@ -59,6 +62,7 @@ SchemeEntry column_wise_scheme() {
       .name = "column_wise", .config_type = kShardedEmbedding, .origin = "TorchRec", .make = make_column_wise};
   entry.check = check_column_wise;
   entry.most_rows = every_row;
+  entry.widest_row = widest_column_slice;
   entry.runs_on_device = true;
   entry.planner = PlannerModel{.ownership = Ownership::kEveryRank, .collectives = 4, .static_only = true};
   return entry;
