@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <iterator>
 #include <memory>
@@ -378,6 +379,7 @@ TrainingRun run_parameter_server(comm::Communicator& world, const config::Config
   const auto& evaluation = config.solver.evaluation;
   // Ranks meet every `window` steps: a trainer can then run ahead as far as the staleness allows.
   const std::int64_t window = settings.synchronous ? 1 : settings.staleness + 1;
+  std::int64_t checked_through = 0;  // timed iterations below it had finite losses on every rank
   std::vector<double> rank_step(n_it, 0.0), local_loss(n_it, 0.0);
   std::int64_t last_progress = 0;
   Stopwatch elapsed;
@@ -422,9 +424,20 @@ TrainingRun run_parameter_server(comm::Communicator& world, const config::Config
       }
     }
 
+    // A diverged model ends the run, agreed, at the boundary after it (ranks meet only there): the
+    // iterations since the last boundary are checked on every rank, as the engine's loop does.
+    const bool at_boundary = (it + 1) % window == 0 || it + 1 == iterations;
+    if (at_boundary && config.solver.stop_on_non_finite_loss) {
+      comm::run_agreed(world, [&] {
+        for (std::int64_t i = checked_through; i <= it; ++i)
+          if (!std::isfinite(local_loss[static_cast<std::size_t>(i)]))
+            throw Error(non_finite_loss_message(i + 1, local_loss[static_cast<std::size_t>(i)], world.rank()));
+      });
+      checked_through = it + 1;
+    }
+
     // Progress at a boundary (or the end) after a multiple of `display`: a reduction outside any step.
     const std::int64_t display = config.solver.display;
-    const bool at_boundary = (it + 1) % window == 0 || it + 1 == iterations;
     if (display > 0 && at_boundary && (it + 1) / display > last_progress / display) {
       last_progress = it + 1;
       const double step = world.allreduce(rank_step[uit], comm::ReduceOp::kMax);

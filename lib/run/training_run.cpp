@@ -152,6 +152,13 @@ void check_run_environment() {
   injected_delay();
 }
 
+std::string non_finite_loss_message(std::int64_t iteration, double loss, int rank) {
+  return "iteration " + std::to_string(iteration) + ": the loss is " + std::to_string(loss) + " on rank " +
+         std::to_string(rank) +
+         ": the model diverged (a learning rate too high for its schedule, or none); the timings after it would be "
+         "taken on non-finite rows. solver.non_finite_loss \"continue\" runs on regardless";
+}
+
 void check_config_for_ranks(const config::Config& config, int ranks) {
   EMBSCALE_EXPECTS(config.solver.batchsize >= 1,
                    "a per-rank batch is resolved (config::resolve_batch_for_ranks) first");
@@ -286,11 +293,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
     // after it would time arithmetic on non-finite rows. One small reduction, outside the step.
     if (config.solver.stop_on_non_finite_loss)
       comm::run_agreed(comm, [&] {
-        if (!std::isfinite(local_loss[uit]))
-          throw Error("iteration " + std::to_string(it + 1) + ": the loss is " + std::to_string(local_loss[uit]) +
-                      " on rank " + std::to_string(comm.rank()) +
-                      ": the model diverged (a learning rate too high for its schedule, or none); the timings after it "
-                      "would be taken on non-finite rows. solver.non_finite_loss \"continue\" runs on regardless");
+        if (!std::isfinite(local_loss[uit])) throw Error(non_finite_loss_message(it + 1, local_loss[uit], comm.rank()));
       });
     if (scores_batches) m.auc.push_back(loop.batch_auc());
     if (eviction) eviction->end_step(it + 1 == iterations);  // the clock of the step has stopped

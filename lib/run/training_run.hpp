@@ -76,6 +76,10 @@ struct TrainingRun {
 // InputError naming the field.
 void check_config_for_ranks(const config::Config& config, int ranks);
 
+// The error that ends a run whose loss is not finite (solver.non_finite_loss "stop"): both
+// drivers check it, the engine's every iteration, the parameter server's at its boundaries.
+std::string non_finite_loss_message(std::int64_t iteration, double loss, int rank);
+
 // The schemes of a config's layers by name ("all2all_dense"; several joined by "+", in layer
 // order, each once): the report's `scheme` parameter.
 std::string scheme_names(const config::Config& config);

@@ -259,6 +259,21 @@ case "$case_name" in
       fail "staleness beyond the bound of 1: $staleness"
     "$embscale" report "$work/reports/async.h5" | grep -qE "^ps_mode +asynchronous$" || fail "the report lacks the mode"
     ;;
+  ps_non_finite_loss)
+    # A diverging model (a learning rate of 1e30) ends a parameter-server run at the boundary after
+    # its loss turns non-finite, synchronous and asynchronous: exit 1, said once, no report.
+    for mode in '"synchronous"' '"asynchronous", "staleness": 2'; do
+      write_config "$work/nan.json" parameter_server ", \"parameter_server\": {\"servers\": 1, \"mode\": $mode}"
+      mkdir -p "$work/reports"
+      run_mpi 3 "$work/nan.json" --set optimizer.adagrad_hparam.learning_rate=1e30 --set solver.max_iter=20 \
+        -o "$work/reports/nan.h5"
+      [ "$rc" -eq 1 ] || fail "$mode: exit $rc, expected 1: $(cat "$work/err.txt")"
+      grep -qE "iteration [0-9]+: the loss is -?(nan|inf) on rank [01]: the model diverged" "$work/err.txt" ||
+        fail "$mode: no message naming the loss: $(cat "$work/err.txt")"
+      [ "$(grep -c 'embscale: error' "$work/err.txt")" -eq 1 ] || fail "$mode: printed more than once: $(cat "$work/err.txt")"
+      [ -z "$(ls -A "$work/reports")" ] || fail "$mode: files left behind: $(ls -A "$work/reports")"
+    done
+    ;;
   ps_bad_config)
     # Each misuse is refused naming its field.
     write_config "$work/c.json" parameter_server ""
