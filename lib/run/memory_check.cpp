@@ -113,14 +113,15 @@ void check_host_memory(const config::Config& config, int ranks, std::optional<in
     for (const auto& need : needs) total += need.bytes[r];
     return total;
   };
-  std::size_t at = 0;
-  if (only_rank) {
-    at = static_cast<std::size_t>(*only_rank);
-  } else {
+  std::size_t at = only_rank ? static_cast<std::size_t>(*only_rank) : 0;
+  double total = total_of(at);
+  if (!only_rank) {
     for (std::size_t r = 1; r < static_cast<std::size_t>(ranks); ++r)
-      if (total_of(r) > total_of(at)) at = r;
+      if (const double t = total_of(r); t > total) {
+        total = t;
+        at = r;
+      }
   }
-  const double total = total_of(at);
   if (total <= share.bytes) return;
   const int rank = static_cast<int>(at);
   const embedding::LayerMemoryNeed* largest = nullptr;
