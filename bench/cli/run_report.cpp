@@ -3,7 +3,10 @@
 #include "plan/plan_report.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
+
+#include "core/statistics.hpp"
 
 #include "config/workload_summary.hpp"
 #include "run/parameter_server_run.hpp"
@@ -69,6 +72,44 @@ std::vector<report::SummaryField> parameters_of(const config::Config& config, in
   return parameters;
 }
 
+// solver.incremental_dump's dumps, one row each (results/schema.md "online/dumps").
+report::ReportTable dumps_table(const run::OnlineDumpResults& online) {
+  report::ReportTable table{{"iteration", "entries", "bytes", "copy_s", "write_s", "wait_s", "stall_s"},
+                            {},
+                            std::string("one incremental dump (solver.incremental_dump, mode ") +
+                                (online.background ? "background" : "blocking") +
+                                "): the timed iterations before it, the entries and file bytes over ranks and layers, "
+                                "the slowest rank's copy into memory, file writing and wait for the previous dump's "
+                                "writer, and the slowest rank's stall of training (copy + write when blocking, copy + "
+                                "wait in the background), all outside the steps' timings"};
+  for (const auto& d : online.dumps)
+    table.values.insert(table.values.end(), {static_cast<double>(d.iteration), static_cast<double>(d.entries),
+                                             static_cast<double>(d.bytes), d.copy_s, d.write_s, d.wait_s, d.stall_s});
+  return table;
+}
+
+// The summary's dump figures: the stall's total and share of the run's time, and (background) how
+// much slower the steps a writer overlapped were than the others (medians; NaN without both kinds).
+void add_dump_figures(const run::TrainingRun& run, report::SummaryRow& row) {
+  const auto& online = run.online;
+  double stall = 0;
+  for (const auto& d : online.dumps) stall += d.stall_s;
+  double steps = 0;
+  for (const auto t : run.measurements.step_time) steps += t;
+  row.push_back({"dumps", static_cast<std::int64_t>(online.dumps.size())});
+  row.push_back({"dump_stall_s", stall});
+  row.push_back({"dump_stall_fraction", steps + stall > 0 ? stall / (steps + stall) : 0.0});
+  if (!online.background) return;
+  std::vector<double> overlapped, clear;
+  const auto& step_time = run.measurements.step_time;
+  for (std::size_t i = 0; i < step_time.size() && i < online.overlapped.size(); ++i)
+    (online.overlapped[i] > 0 ? overlapped : clear).push_back(step_time[i]);
+  row.push_back({"dump_overlapped_steps", static_cast<std::int64_t>(overlapped.size())});
+  row.push_back({"dump_overlapped_step_ratio", overlapped.empty() || clear.empty()
+                                                   ? std::numeric_limits<double>::quiet_NaN()
+                                                   : quantile(overlapped, 0.5) / quantile(clear, 0.5)});
+}
+
 }  // namespace
 
 report::RunRecord make_run_record(const std::string& id, const config::Config& config, int ranks,
@@ -99,6 +140,7 @@ report::RunRecord make_run_record(const std::string& id, const config::Config& c
                                                          static_cast<double>(e.samples), e.auc_stderr});
     record.tables["evaluation/scores"] = std::move(evaluation);
   }
+  if (!run.online.dumps.empty()) record.tables["online/dumps"] = dumps_table(run.online);
   if (plan) {
     record.sharding_plan = plan::plan_json(*plan).dump();
     record.tables["plan/loads"] = plan::plan_loads_table(*plan);
@@ -131,6 +173,7 @@ report::SummaryRow make_summary_row(const std::string& id, const config::Config&
     row.push_back({"eval_loss", last.loss});
   }
   for (const auto& [name, value] : run.eviction.summary) row.push_back({name, value});
+  if (config.solver.incremental_dump.runs()) add_dump_figures(run, row);
   return row;
 }
 

@@ -98,6 +98,9 @@ std::string format_duration(double seconds) {
 void run_point(comm::Communicator& comm, const config::SweepSpec& spec, const PlannedRun& planned,
                const std::filesystem::path& path, const SweepOptions& options, const std::string& prefix) {
   auto config = planned.point->config;
+  // Each run's incremental dumps in a directory of its own under the config's (one per run id).
+  if (auto& dump = config.solver.incremental_dump; dump.runs())
+    dump.directory = (std::filesystem::path(dump.directory) / planned.id).string();
   const std::int64_t given_memory_per_rank = config.planner ? config.planner->memory_per_rank : 0;
   agree_planner_memory(comm, config);
   const auto placement = run::place_on_hosts(comm);

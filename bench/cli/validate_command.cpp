@@ -12,6 +12,7 @@
 #include "run/device_check.hpp"
 #include "run/driver_choice.hpp"
 #include "run/memory_check.hpp"
+#include "run/online_dumps.hpp"
 #include "workloads/workload_description.hpp"
 
 namespace embscale::cli {
@@ -27,6 +28,7 @@ std::string check_as_run_would(config::Config& config, const std::string& config
     run::check_device_support(config);
     if (!config::runs_on_parameter_servers(config)) embedding::check_layers(config, config.data.slot_size_array);
     model::check_dense_graph(config, ranks.value_or(1));
+    run::check_incremental_dumps(config);
     if (!ranks) return;
     config::resolve_batch_for_ranks(config, *ranks);
     plan::plan_for_run(config, *ranks);

@@ -58,6 +58,19 @@ struct Evaluation {
   bool runs() const noexcept { return interval > 0; }
 };
 
+// "incremental_dump": online training's export of fresh rows (dynamicemb's incremental_dump):
+// after every `interval` timed iterations each rank writes, per dynamic layer, the entries whose
+// score is at or above the last dump's next threshold into <directory>/iteration-<N>/
+// (lib/run/online_dumps.hpp). Absent: none.
+struct IncrementalDump {
+  std::int64_t interval = 0;  // timed iterations between dumps; 0: none
+  std::string directory;      // relative: to Config::directory
+  // "blocking": the step waits for the files; "background": the step waits for the copy into
+  // memory only, a thread of the rank writes the files while training goes on.
+  bool background = false;
+  bool runs() const noexcept { return interval > 0; }
+};
+
 struct Solver {
   std::int64_t batchsize = 0;  // global batch (samples per iteration over all ranks)
   // Weak scaling: when > 0 (the config gives batchsize_per_rank instead of batchsize), the global
@@ -82,6 +95,7 @@ struct Solver {
   // empty: GPU `local rank` (NCCL) or `local rank mod the host's GPUs` (staged MPI).
   std::vector<std::vector<std::int32_t>> gpus;
   Evaluation evaluation;
+  IncrementalDump incremental_dump;
 };
 
 // One optimizer: the type, its update type and the hyper-parameters of its *_hparam block. A field

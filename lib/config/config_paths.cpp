@@ -33,6 +33,9 @@ nlohmann::json rebase_relative_paths(nlohmann::json config_json, const std::file
         rebase(layer["source"], from, to);
   if (auto planner = config_json.find("planner"); planner != config_json.end() && planner->is_object())
     if (planner->contains("hardware")) rebase((*planner)["hardware"], from, to);
+  if (auto solver = config_json.find("solver"); solver != config_json.end() && solver->is_object())
+    if (auto dump = solver->find("incremental_dump"); dump != solver->end() && dump->is_object())
+      if (dump->contains("directory")) rebase((*dump)["directory"], from, to);
   if (auto ps = config_json.find("parameter_server"); ps != config_json.end() && ps->is_object())
     for (const char* name : {"save_directory", "load_directory"})
       if (ps->contains(name)) rebase((*ps)[name], from, to);

@@ -56,12 +56,21 @@ Evaluation parse_evaluation(const ObjectReader& r) {
   return e;
 }
 
+IncrementalDump parse_incremental_dump(const ObjectReader& r) {
+  r.only_keys({"interval", "directory", "mode"});
+  IncrementalDump d;
+  d.interval = r.integer("interval", IntRange::at_least(1));
+  d.directory = r.name("directory");
+  d.background = r.one_of_or("mode", "blocking", {"blocking", "background"}) == "background";
+  return d;
+}
+
 }  // namespace
 
 Solver parse_solver(const ObjectReader& r) {
-  std::vector<std::string> keys = {"batchsize",      "batchsize_per_rank", "max_iter", "warmup_iter",  "display",
-                                   "seed",           "input_key_type",     "device",   "communicator", "gpu",
-                                   "non_finite_loss"};
+  std::vector<std::string> keys = {
+      "batchsize", "batchsize_per_rank", "max_iter", "warmup_iter",     "display",         "seed", "input_key_type",
+      "device",    "communicator",       "gpu",      "non_finite_loss", "incremental_dump"};
   r.only_keys(hugectr::with_unused_keys(keys, hugectr::UnusedIn::kSolver));
   Solver s;
   if (const auto per_rank = r.optional("batchsize_per_rank")) {
@@ -84,6 +93,7 @@ Solver parse_solver(const ObjectReader& r) {
     s.communicator =
         r.one_of("communicator", {"nccl", "mpi"}) == "mpi" ? DeviceExchange::kStagedMpi : DeviceExchange::kNccl;
   if (const auto gpu = r.optional("gpu")) s.gpus = parse_gpu_lists(*gpu);
+  if (r.has("incremental_dump")) s.incremental_dump = parse_incremental_dump(r.object("incremental_dump"));
   hugectr::check_unused_keys(r, hugectr::UnusedIn::kSolver);
   s.evaluation = parse_evaluation(r);
   return s;

@@ -179,6 +179,10 @@ void DeviceKvRowStore::dump_table(const std::filesystem::path& path) const {
   kv::dump(table_, kv::KeyType::kInt64, path);
 }
 
+kv::DumpImage DeviceKvRowStore::dump_incremental_image(std::uint64_t threshold) const {
+  return kv::dump_incremental_image(table_, kv::KeyType::kInt64, threshold);
+}
+
 kv::CallStats DeviceKvRowStore::restore_entries(std::span<const Key> keys, std::span<const float> rows,
                                                 std::span<const std::uint64_t> scores) {
   return table_.restore(stored(keys), rows, scores);

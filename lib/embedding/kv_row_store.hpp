@@ -45,6 +45,9 @@ class KvRowStore final : public RowStore {
 
   const kv::TableOptions* table_options() const override { return &table_->options(); }
   void dump_table(const std::filesystem::path& path) const override { table_->dump(path); }
+  kv::DumpImage dump_incremental_image(std::uint64_t threshold) const override {
+    return table_->dump_incremental_image(threshold);
+  }
   kv::CallStats restore_entries(std::span<const Key> keys, std::span<const float> rows,
                                 std::span<const std::uint64_t> scores) override {
     return table_->restore(keys, rows, scores);

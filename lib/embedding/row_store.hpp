@@ -110,6 +110,14 @@ class RowStore {
   virtual void dump_table(const std::filesystem::path& path) const {
     throw Error(path.string() + ": this store has no table to dump (static storage)");
   }
+  // The entries whose score is >= threshold in that format, taken into memory with the threshold
+  // of the next such dump (kv::DumpImage; kv/table_file.hpp's incremental dumps): an online-training
+  // run's dumps (lib/run/online_dumps.hpp). An Error for a store without one scored table (static
+  // storage; the two tiers, whose scores are not on one clock).
+  virtual kv::DumpImage dump_incremental_image(std::uint64_t threshold) const {
+    (void)threshold;
+    throw Error("an incremental dump: this store has no single scored table (static or two-tier storage)");
+  }
   // Entries read from such a dump: `rows` keys.size() x the table's row width (values, then the
   // optimizer's state), restored with exactly their `scores`. An Error for a store without a table.
   virtual kv::CallStats restore_entries(std::span<const Key> keys, std::span<const float> rows,

@@ -122,6 +122,11 @@ std::uint64_t KeyedKvTable<Key, Table>::dump_incremental(const std::filesystem::
   return kv::dump_incremental(table_, key_type_of<Key>, path, threshold);
 }
 
+template <TableKey Key, class Table>
+DumpImage KeyedKvTable<Key, Table>::dump_incremental_image(std::uint64_t threshold) const {
+  return kv::dump_incremental_image(table_, key_type_of<Key>, threshold);
+}
+
 template <TableKey Key, class Table> LoadStats KeyedKvTable<Key, Table>::load(const std::filesystem::path& path) {
   return kv::load(table_, key_type_of<Key>, path);
 }

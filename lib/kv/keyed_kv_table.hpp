@@ -55,6 +55,7 @@ template <TableKey Key, class Table> class KeyedKvTable final : public KvTable<K
 
   void dump(const std::filesystem::path& path) const override;
   std::uint64_t dump_incremental(const std::filesystem::path& path, std::uint64_t threshold) const override;
+  DumpImage dump_incremental_image(std::uint64_t threshold) const override;
   LoadStats load(const std::filesystem::path& path) override;
 
   std::uint64_t get_score() const override { return table_.get_score(); }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -66,6 +67,14 @@ template <TableKey Key> struct Entries {
     values.clear();
     scores.clear();
   }
+};
+
+// An incremental dump in memory (kv/table_file.hpp's dump_incremental_image): the bytes of the
+// file dump_incremental would write, its entry count and the threshold for the next dump.
+struct DumpImage {
+  std::vector<std::byte> bytes;
+  std::int64_t entries = 0;
+  std::uint64_t next_threshold = 0;
 };
 
 // What load() did (kv/table_file.hpp).
@@ -141,6 +150,8 @@ template <TableKey Key> class KvTable {
   // for an insert: a dump loads into a table of any capacity).
   virtual void dump(const std::filesystem::path& path) const = 0;
   virtual std::uint64_t dump_incremental(const std::filesystem::path& path, std::uint64_t threshold) const = 0;
+  // dump_incremental's file taken into memory (kv::write_dump_image writes it later).
+  virtual DumpImage dump_incremental_image(std::uint64_t threshold) const = 0;
   virtual LoadStats load(const std::filesystem::path& path) = 0;
 
   // The score the next score-setting call would give a touched key.

@@ -22,19 +22,21 @@ constexpr std::int64_t kChunkTargetBytes = std::int64_t{4} << 20;
 
 std::string errno_text() { return std::strerror(errno); }
 
+// Where a dump's bytes go: the file itself (AtomicFile), or memory (a DumpImage's bytes).
+struct MemorySink {
+  std::vector<std::byte>& bytes;
+  void write(std::span<const std::byte> b) { bytes.insert(bytes.end(), b.begin(), b.end()); }
+};
+
 // Table: HostTable or PortableTable (their export_stored streams the entries under one read).
-template <class Table>
-std::uint64_t write_dump(const Table& table, KeyType key_type, const std::filesystem::path& path, bool incremental,
-                         std::uint64_t threshold, const DumpOptions& options) {
-  check_file_can_be_created(path, "the table dump");
+// Sink: AtomicFile or MemorySink. Returns the next threshold; `entries` receives the count.
+template <class Table, class Sink>
+std::uint64_t encode_dump(const Table& table, KeyType key_type, Sink& out, bool incremental, std::uint64_t threshold,
+                          const DumpOptions& options, std::int64_t& entries) {
   const TableOptions& o = table.options();
   TableFileHeader header = dump_header(o, table.row_width(), key_type, options.chunk_entries);
   header.incremental = incremental;
   header.threshold = incremental ? threshold : 0;
-
-  // Written under a temporary name, renamed when complete (core/atomic_file.hpp); an exception
-  // leaves the previous dump at `path` untouched and removes the temporary file.
-  AtomicFile out(path);
   std::optional<TableFileEncoder> encoder;
   std::int64_t chunks = 0;
   table.export_stored(
@@ -46,14 +48,35 @@ std::uint64_t write_dump(const Table& table, KeyType key_type, const std::filesy
         encoder.emplace(header);
         out.write(encoder->header());
       },
-      [&](const HostTable::StoredEntries& entries) {
-        out.write(encoder->chunk(entries.keys, entries.scores, entries.rows));
+      [&](const HostTable::StoredEntries& stored) {
+        out.write(encoder->chunk(stored.keys, stored.scores, stored.rows));
         ++chunks;
         if (options.after_chunk) options.after_chunk(chunks);
       });
   out.write(encoder->trailer());
-  out.commit();
+  entries = header.entry_count;
   return header.next_threshold;
+}
+
+template <class Table>
+std::uint64_t write_dump(const Table& table, KeyType key_type, const std::filesystem::path& path, bool incremental,
+                         std::uint64_t threshold, const DumpOptions& options) {
+  check_file_can_be_created(path, "the table dump");
+  // Written under a temporary name, renamed when complete (core/atomic_file.hpp); an exception
+  // leaves the previous dump at `path` untouched and removes the temporary file.
+  AtomicFile out(path);
+  std::int64_t entries = 0;
+  const std::uint64_t next = encode_dump(table, key_type, out, incremental, threshold, options, entries);
+  out.commit();
+  return next;
+}
+
+template <class Table>
+DumpImage dump_image(const Table& table, KeyType key_type, std::uint64_t threshold, const DumpOptions& options) {
+  DumpImage image;
+  MemorySink sink{image.bytes};
+  image.next_threshold = encode_dump(table, key_type, sink, true, threshold, options, image.entries);
+  return image;
 }
 
 // A validated file's entries restored into `table` (HostTable or PortableTable).
@@ -166,6 +189,23 @@ TableFileContents read_dump(const std::filesystem::path& path, const TableOption
   TableFileContents contents = parse_table_file(bytes, path.string());
   check_compatible(contents.header, options, row_width, key_type, path.string());
   return contents;
+}
+
+DumpImage dump_incremental_image(const HostTable& table, KeyType key_type, std::uint64_t threshold,
+                                 const DumpOptions& options) {
+  return dump_image(table, key_type, threshold, options);
+}
+
+DumpImage dump_incremental_image(const PortableTable& table, KeyType key_type, std::uint64_t threshold,
+                                 const DumpOptions& options) {
+  return dump_image(table, key_type, threshold, options);
+}
+
+void write_dump_image(const DumpImage& image, const std::filesystem::path& path) {
+  check_file_can_be_created(path, "the table dump");
+  AtomicFile out(path);
+  out.write(image.bytes);
+  out.commit();
 }
 
 LoadStats load(HostTable& table, KeyType key_type, const std::filesystem::path& path) {

@@ -74,6 +74,17 @@ std::uint64_t dump_incremental(const PortableTable& table, KeyType key_type, con
                                std::uint64_t threshold, const DumpOptions& options = {});
 LoadStats load(PortableTable& table, KeyType key_type, const std::filesystem::path& path);
 
+// An incremental dump taken into memory: the same snapshot (one read call of the table) and the
+// same bytes as dump_incremental's file, written later by write_dump_image, on any thread, without
+// the table: a dump that stops training only for the copy (an online-training run's background
+// dumps, lib/run/online_dumps.hpp). Memory: the file's size.
+DumpImage dump_incremental_image(const HostTable& table, KeyType key_type, std::uint64_t threshold,
+                                 const DumpOptions& options = {});
+DumpImage dump_incremental_image(const PortableTable& table, KeyType key_type, std::uint64_t threshold,
+                                 const DumpOptions& options = {});
+// The image's bytes at `path`, atomically (as dump's file: temporary name, fsync, rename).
+void write_dump_image(const DumpImage& image, const std::filesystem::path& path);
+
 // load() of a file already in memory (`name` starts every error); the libFuzzer target's entry.
 LoadStats load_bytes(HostTable& table, KeyType key_type, std::span<const std::byte> bytes, const std::string& name);
 // Throws InputError when a file with this header cannot load into `table` (rules above).

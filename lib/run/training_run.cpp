@@ -264,6 +264,8 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   });
   Loop& loop = *built;
   const std::unique_ptr<sim::EvictionStudy> eviction = start_eviction_study(config, loop.engine());
+  std::optional<IncrementalDumps> dumps;  // solver.incremental_dump's (collective: makes its directory)
+  if (config.solver.incremental_dump.runs()) dumps.emplace(comm, config, loop.engine());
   // A GPU run's phases are timed by CUDA events on its stream.
   embedding::StepRecorder recorder(loop.engine().make_phase_clock());
   const InjectedDelay delay = injected_delay();
@@ -288,6 +290,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
     const auto uit = static_cast<std::size_t>(it);
     stop_if_asked("before iteration " + std::to_string(it));
     fault.strike_if_due(comm.rank(), it);
+    if (dumps) dumps->mark_step(dumps->writing());
     local_loss[uit] = loop.step(it, recorder);
     // A diverged model (a loss of NaN or inf on any rank) ends the run, agreed, once: every step
     // after it would time arithmetic on non-finite rows. One small reduction, outside the step.
@@ -321,6 +324,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
     }
     rank_step[uit] = total;
     for (std::size_t c = 0; c < counters.size(); ++c) m.counters[counter_names[c]][uit] = counters[c].second;
+    if (dumps && dumps->due(it)) dumps->dump(it + 1);  // outside the timed region: its stall is its own
 
     // Progress: one small reduction every `display` iterations, outside the timed region.
     const std::int64_t display = config.solver.display;
@@ -371,6 +375,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
     }
   }
 
+  if (dumps) run.online = dumps->finish(n_run);
   run.summary = summarize_run(comm, config.solver.batchsize, m, true);
   if (eviction) run.eviction = eviction->finish(comm);
   return run;

@@ -18,6 +18,7 @@
 #include "config/config.hpp"
 #include "core/batch_source.hpp"
 #include "run/evaluation.hpp"
+#include "run/online_dumps.hpp"
 #include "sim/eviction_study.hpp"
 
 namespace embscale::run {
@@ -66,6 +67,7 @@ struct TrainingRun {
   RunMeasurements measurements;
   RunSummary summary;
   sim::EvictionResults eviction;  // the config's eviction section's figures; empty without one
+  OnlineDumpResults online;       // solver.incremental_dump's dumps; empty without
   // A parameter-server run: what carried its protocol (rank 0's MessageChannel::transport_details,
   // the same on every rank); empty for the engine's runs.
   std::string transport;

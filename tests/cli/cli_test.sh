@@ -361,6 +361,45 @@ case "$case_name" in
       grep -qE "^$column " "$work/out.txt" || fail "summary lacks $column: $(cat "$work/out.txt")"
     done
     ;;
+  online_dumps)
+    # solver.incremental_dump on the dynamic-table example, 2 ranks: a directory per dump with
+    # each rank's file and a manifest, the dumps' table in the report and their figures in the
+    # summary, in both modes; the configs it cannot serve are refused before the first step.
+    dump='{"interval": 2, "directory": "'"$work"'/dumps", "mode": "blocking"}'
+    mkdir -p "$work/reports"
+    for mode in blocking background; do
+      rm -rf "$work/dumps"
+      run_mpi 2 "$configs/dynamic_storage_eviction.json" --set solver.max_iter=6 --set solver.warmup_iter=1 \
+        --set solver.batchsize=1024 --set "solver.incremental_dump=${dump/blocking/$mode}" -o "$work/reports/$mode.h5"
+      [ "$rc" -eq 0 ] || fail "$mode: exit $rc: $(cat "$work/err.txt")"
+      for it in 00000002 00000004 00000006; do
+        for file in manifest.json emb1.rank-0-of-2.kv emb1.rank-1-of-2.kv; do
+          [ -s "$work/dumps/iteration-$it/$file" ] || fail "$mode: no $file in iteration-$it: $(ls -R "$work/dumps")"
+        done
+        grep -q "\"mode\": \"$mode\"" "$work/dumps/iteration-$it/manifest.json" || fail "$mode: manifest $it"
+      done
+      [ -z "$(find "$work/dumps" -name '.*tmp*')" ] || fail "$mode: temporary files left: $(find "$work/dumps")"
+      [ "$(h5dump -d /runs/run0/online/dumps -H "$work/reports/$mode.h5" | grep -c '( 3, 7 )')" -eq 1 ] ||
+        fail "$mode: online/dumps is not 3 dumps x 7 columns: $(h5ls -r "$work/reports/$mode.h5")"
+      for column in dumps dump_stall_s dump_stall_fraction; do
+        grep -qE "^$column " "$work/out.txt" || fail "$mode: summary lacks $column: $(cat "$work/out.txt")"
+      done
+    done
+    grep -qE "^dump_overlapped_step_ratio " "$work/out.txt" || fail "background: no overlap figure: $(cat "$work/out.txt")"
+    rm -rf "$work/reports"/*
+    expect_bad_input "solver.incremental_dump: no embedding layer has a dynamic table" \
+      "$configs/default.json" --set "solver.incremental_dump=$dump" -o "$work/reports/r.h5"
+    expect_bad_input "solver.incremental_dump.interval: 2 timed iterations between dumps, but the run has solver.max_iter = 1" \
+      "$configs/dynamic_storage_eviction.json" --set solver.max_iter=1 --set "solver.incremental_dump=$dump" -o "$work/reports/r.h5"
+    : >"$work/blocked"
+    expect_bad_input "solver.incremental_dump.directory: cannot create $work/blocked/d" \
+      "$configs/dynamic_storage_eviction.json" --set solver.max_iter=2 \
+      --set "solver.incremental_dump={\"interval\": 1, \"directory\": \"$work/blocked/d\"}" -o "$work/reports/r.h5"
+    /usr/bin/python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['solver']['incremental_dump']=json.loads(sys.argv[2]); json.dump(c, open(sys.argv[3], 'w'))" \
+      "$configs/default.json" "$dump" "$work/static_dumps.json" || fail "cannot write the config"
+    "$embscale" validate "$work/static_dumps.json" >"$work/out.txt" 2>&1 && fail "validate accepted dumps of static rows"
+    grep -qF "no embedding layer has a dynamic table" "$work/out.txt" || fail "validate: $(cat "$work/out.txt")"
+    ;;
   gpu_refused)
     # "device": "gpu" is refused before the run, with exit 2 and one message, where it cannot run:
     # no GPU library, no GPU (the stand-in library reporting 0, then the real one on a machine

@@ -28,6 +28,32 @@ void expect_messages(const std::vector<ErrorCase>& cases) {
   }
 }
 
+TEST(ConfigErrorsSolver, IncrementalDumpBlock) {
+  const auto dump = [](nlohmann::json& j) -> nlohmann::json& {
+    j["solver"]["incremental_dump"] = {{"interval", 5}, {"directory", "dumps"}};
+    return j["solver"]["incremental_dump"];
+  };
+  expect_messages({
+      {"zero interval", [&](auto& j) { dump(j)["interval"] = 0; },
+       "solver.incremental_dump.interval: expected an integer >= 1, got 0"},
+      {"no directory", [&](auto& j) { dump(j).erase("directory"); },
+       "solver.incremental_dump.directory: required key is missing; expected a non-empty string"},
+      {"unknown mode", [&](auto& j) { dump(j)["mode"] = "async"; },
+       "solver.incremental_dump.mode: expected \"blocking\" or \"background\", got \"async\""},
+      {"unknown key", [&](auto& j) { dump(j)["every"] = 3; },
+       "solver.incremental_dump.every: unknown key; known keys: \"interval\", \"directory\" or \"mode\""},
+      {"not an object", [](auto& j) { j["solver"]["incremental_dump"] = 5; },
+       "solver.incremental_dump: expected an object, got 5"},
+  });
+  auto j = default_json();
+  dump(j)["mode"] = "background";
+  const Config c = parse_config_text(j.dump(), "test.json");
+  EXPECT_EQ(c.solver.incremental_dump.interval, 5);
+  EXPECT_EQ(c.solver.incremental_dump.directory, "dumps");
+  EXPECT_TRUE(c.solver.incremental_dump.background);
+  EXPECT_FALSE(parse_config_text(default_json().dump(), "test.json").solver.incremental_dump.runs());
+}
+
 nlohmann::json& hparam(nlohmann::json& j) { return layer(j, "emb1")["sparse_embedding_hparam"]; }
 nlohmann::json& sparse_input(nlohmann::json& j) { return layer(j, "data")["sparse"][0]; }
 

@@ -10,6 +10,7 @@ namespace {
 nlohmann::json config_naming(const std::string& source, const std::string& hardware, const std::string& saves) {
   return {{"layers", {{{"name", "data"}, {"type", "Data"}, {"source", source}}, {{"name", "emb1"}, {"type", "X"}}}},
           {"planner", {{"hardware", hardware}}},
+          {"solver", {{"incremental_dump", {{"interval", 5}, {"directory", saves}}}}},
           {"parameter_server", {{"save_directory", saves}, {"load_directory", saves}}}};
 }
 
@@ -20,6 +21,7 @@ TEST(ConfigPaths, RelativeFieldsNameTheSameFilesFromTheNewDirectory) {
   EXPECT_EQ(moved["planner"]["hardware"], "../../repo/bench/hardware/h.json");
   EXPECT_EQ(moved["parameter_server"]["save_directory"], "../../repo/bench/configs/large/shards");
   EXPECT_EQ(moved["parameter_server"]["load_directory"], "../../repo/bench/configs/large/shards");
+  EXPECT_EQ(moved["solver"]["incremental_dump"]["directory"], "../../repo/bench/configs/large/shards");
   // Every rebased path, resolved from the new directory, is the old one resolved from the old.
   const std::filesystem::path old_hardware = "/repo/bench/configs/large/../../hardware/h.json";
   EXPECT_EQ((std::filesystem::path("/tmp/plans") / moved["planner"]["hardware"].get<std::string>()).lexically_normal(),

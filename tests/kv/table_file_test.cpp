@@ -197,6 +197,32 @@ TEST(TableFile, IncrementalDumpUnderCustomizedScores) {
   EXPECT_EQ(replica.load(dir / "t").entries, 0);
 }
 
+// An image taken into memory is the file dump_incremental writes, byte for byte, with the same
+// next threshold, and write_dump_image puts it at a path that loads like the dump (the background
+// dumps of an online-training run: lib/run/online_dumps.hpp). The file's bytes are compared whole,
+// so the header's threshold, counts and checksums are the same too.
+TEST(TableFile, AnIncrementalImageIsTheIncrementalFile) {
+  ScratchDir dir("table_file_incremental_image");
+  for (const auto value_type : {ValueType::kFloat32, ValueType::kFloat16}) {
+    HostKvTable<std::int64_t> table(dump_options(value_type, true, 4096, ScoreStrategy::kStep));
+    fill_random(table, 900, 23);
+    for (const std::uint64_t threshold : {std::uint64_t{0}, std::uint64_t{2}, std::uint64_t{1} << 40}) {
+      SCOPED_TRACE("threshold " + std::to_string(threshold));
+      const auto file = dir / "file", image_file = dir / "image";
+      const std::uint64_t next = table.dump_incremental(file, threshold);
+      const DumpImage image = table.dump_incremental_image(threshold);
+      EXPECT_EQ(image.next_threshold, next);
+      write_dump_image(image, image_file);
+      EXPECT_EQ(testing::read_bytes(image_file), testing::read_bytes(file));
+      EXPECT_EQ(image.bytes, testing::read_bytes(file));
+      HostKvTable<std::int64_t> replica(dump_options(value_type, true, 4096, ScoreStrategy::kStep));
+      EXPECT_EQ(replica.load(image_file).entries, image.entries);
+      EXPECT_EQ(static_cast<std::int64_t>(replica.size()), image.entries);
+      if (threshold == 0) EXPECT_EQ(snapshot(replica), snapshot(table));
+    }
+  }
+}
+
 TEST(TableFile, EpochStrategiesRestartAtTheEpoch) {
   ScratchDir dir("table_file_incremental_epoch");
   HostKvTable<std::int64_t> table(dump_options(ValueType::kFloat32, true, 4096, ScoreStrategy::kEpochLfu));
