@@ -19,6 +19,9 @@ struct RunOptions {
   bool embedding_only = false;        // run a config's embedding part, skipping Config::not_run
   std::string run_id = "run0";        // the run's group under /runs
   std::vector<std::string> settings;  // FIELD=VALUE overrides of the config (--set)
+  // --resume-from: a checkpoint, or a directory of them (solver.checkpoint.resume_from, made
+  // absolute: the working directory's, not the config's).
+  std::optional<std::string> resume_from;
 };
 
 struct SweepOptions {

@@ -27,8 +27,13 @@ int run_command(const RunOptions& options) {
   comm::MpiCommunicator world;
   const bool root = world.rank() == 0;
 
+  const auto resume = [&options](config::Config& config) {
+    if (options.resume_from)
+      config.solver.checkpoint.resume_from =
+          std::filesystem::absolute(*options.resume_from).lexically_normal().string();
+  };
   auto [config, source, plan] =
-      load_config_agreed(world, options.config_path, options.settings, options.embedding_only);
+      load_config_agreed(world, options.config_path, options.settings, options.embedding_only, resume);
   // A GPU run: each rank takes its GPU (and joins NCCL) before the report exists.
   std::unique_ptr<run::RunDevices> devices;
   if (config::runs_on_gpu(config)) {
@@ -101,7 +106,7 @@ int run_command(const RunOptions& options) {
 RunFunction define_run(CLI::App& command, const Invocation& invocation) {
   struct Parsed {
     RunOptions options;
-    std::string config, output;
+    std::string config, output, resume_from;
     std::vector<std::string> unset;
   };
   auto parsed = std::make_shared<Parsed>();
@@ -118,6 +123,10 @@ RunFunction define_run(CLI::App& command, const Invocation& invocation) {
   command.add_option("--set", parsed->options.settings,
                      "FIELD=VALUE: override a config field, addressed as in sweeps (solver.batchsize=8192, "
                      "layers.emb1.sparse_embedding_hparam.combiner=mean); repeatable");
+  command.add_option("--resume-from", parsed->resume_from,
+                     "PATH: continue the run from a checkpoint (an iteration-<N> directory solver.checkpoint wrote, "
+                     "or its directory: the newest complete one), with the losses it would have had; the same "
+                     "config and rank count, max_iter may grow (lib/run/checkpoint.hpp)");
   command.add_option("--unset", parsed->unset,
                      "FIELD: remove a config field, so that its default applies (= --set FIELD=null; "
                      "--set optimizer.type=Adam --unset optimizer.sgd_hparam); repeatable");
@@ -126,6 +135,7 @@ RunFunction define_run(CLI::App& command, const Invocation& invocation) {
     for (const auto& field : parsed->unset) options.settings.push_back(field + "=null");
     if (!parsed->config.empty()) options.config_path = parsed->config;
     if (!parsed->output.empty()) options.output_path = parsed->output;
+    if (!parsed->resume_from.empty()) options.resume_from = parsed->resume_from;
     options.command_line = command_line;
     return run_command(options);
   };

@@ -69,6 +69,9 @@ std::vector<report::SummaryField> parameters_of(const config::Config& config, in
   auto parameters = run_parameters(config, ranks);
   for (auto& field : parameters)
     if (field.name == "iterations") field.value = run.summary.iterations;
+  // A resumed run's iterations start at its checkpoint's (only there: other reports keep their
+  // columns).
+  if (run.first_iteration > 0) parameters.push_back({"first_iteration", run.first_iteration});
   return parameters;
 }
 
@@ -85,6 +88,18 @@ report::ReportTable dumps_table(const run::OnlineDumpResults& online) {
   for (const auto& d : online.dumps)
     table.values.insert(table.values.end(), {static_cast<double>(d.iteration), static_cast<double>(d.entries),
                                              static_cast<double>(d.bytes), d.copy_s, d.write_s, d.wait_s, d.stall_s});
+  return table;
+}
+
+// solver.checkpoint's saves, one row each (results/schema.md "online/checkpoints").
+report::ReportTable checkpoints_table(const std::vector<run::CheckpointRecord>& records) {
+  report::ReportTable table{{"iteration", "bytes", "seconds"},
+                            {},
+                            "one checkpoint (solver.checkpoint): the timed iterations before it, its files' bytes "
+                            "over ranks, and the slowest rank's seconds writing them (outside the steps' timings)"};
+  for (const auto& r : records)
+    table.values.insert(table.values.end(),
+                        {static_cast<double>(r.iteration), static_cast<double>(r.bytes), r.seconds});
   return table;
 }
 
@@ -141,6 +156,7 @@ report::RunRecord make_run_record(const std::string& id, const config::Config& c
     record.tables["evaluation/scores"] = std::move(evaluation);
   }
   if (!run.online.dumps.empty()) record.tables["online/dumps"] = dumps_table(run.online);
+  if (!run.checkpoints.empty()) record.tables["online/checkpoints"] = checkpoints_table(run.checkpoints);
   if (plan) {
     record.sharding_plan = plan::plan_json(*plan).dump();
     record.tables["plan/loads"] = plan::plan_loads_table(*plan);
@@ -174,6 +190,12 @@ report::SummaryRow make_summary_row(const std::string& id, const config::Config&
   }
   for (const auto& [name, value] : run.eviction.summary) row.push_back({name, value});
   if (config.solver.incremental_dump.runs()) add_dump_figures(run, row);
+  if (config.solver.checkpoint.saves()) {
+    double seconds = 0;
+    for (const auto& c : run.checkpoints) seconds += c.seconds;
+    row.push_back({"checkpoints", static_cast<std::int64_t>(run.checkpoints.size())});
+    row.push_back({"checkpoint_s", seconds});
+  }
   return row;
 }
 

@@ -98,9 +98,11 @@ std::string format_duration(double seconds) {
 void run_point(comm::Communicator& comm, const config::SweepSpec& spec, const PlannedRun& planned,
                const std::filesystem::path& path, const SweepOptions& options, const std::string& prefix) {
   auto config = planned.point->config;
-  // Each run's incremental dumps in a directory of its own under the config's (one per run id).
+  // Each run's incremental dumps and checkpoints in a directory of its own (one per run id).
   if (auto& dump = config.solver.incremental_dump; dump.runs())
     dump.directory = (std::filesystem::path(dump.directory) / planned.id).string();
+  if (auto& checkpoint = config.solver.checkpoint; checkpoint.saves())
+    checkpoint.directory = (std::filesystem::path(checkpoint.directory) / planned.id).string();
   const std::int64_t given_memory_per_rank = config.planner ? config.planner->memory_per_rank : 0;
   agree_planner_memory(comm, config);
   const auto placement = run::place_on_hosts(comm);
@@ -190,6 +192,10 @@ config::SweepSpec load_sweep(comm::Communicator& world, const SweepOptions& opti
         const std::int64_t given_memory_per_rank = planned.planner ? planned.planner->memory_per_rank : 0;
         if (plan::has_auto_layers(planned)) (void)plan::plan_for_run(planned, ranks);
         run::check_training_for_ranks(planned, ranks);
+        if (planned.solver.checkpoint.resumes())
+          throw InputError(
+              "solver.checkpoint.resume_from: a sweep resumes by its manifest (sweep --resume), not "
+              "from a checkpoint; resume one run with run --resume-from");
         // The fullest rank's tables against this host's share (each point checks again when it
         // runs, against the memory then available).
         run::check_host_memory(planned, ranks, std::nullopt,

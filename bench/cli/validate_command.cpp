@@ -9,6 +9,7 @@
 #include "embedding/engine.hpp"
 #include "model/dense_graph.hpp"
 #include "plan/planner.hpp"
+#include "run/checkpoint.hpp"
 #include "run/device_check.hpp"
 #include "run/driver_choice.hpp"
 #include "run/memory_check.hpp"
@@ -29,6 +30,7 @@ std::string check_as_run_would(config::Config& config, const std::string& config
     if (!config::runs_on_parameter_servers(config)) embedding::check_layers(config, config.data.slot_size_array);
     model::check_dense_graph(config, ranks.value_or(1));
     run::check_incremental_dumps(config);
+    run::check_checkpoints(config);
     if (!ranks) return;
     config::resolve_batch_for_ranks(config, *ranks);
     plan::plan_for_run(config, *ranks);

@@ -71,6 +71,22 @@ struct IncrementalDump {
   bool runs() const noexcept { return interval > 0; }
 };
 
+// "checkpoint": a run's checkpoints (lib/run/checkpoint.hpp): every table's rows with their
+// optimizer state and scores, the dense model and the step counts, from which a run resumed with
+// resume_from (`embscale run --resume-from`) continues with exactly the losses it would have had.
+struct Checkpoint {
+  std::string
+      directory;  // where each checkpoint gets iteration-<N>/; relative: to Config::directory; empty: none saved
+  std::int64_t interval = 0;  // a checkpoint after every `interval` timed iterations; 0: none but on_stop's
+  bool on_stop = true;        // one when a stop signal (SIGTERM, SIGUSR1) ends the run, before it exits 3
+  std::int64_t keep = 0;      // the newest `keep` checkpoints are kept, older ones removed; 0: all
+  // The checkpoint (or a directory of them: the newest complete one) this run starts from;
+  // relative: to Config::directory (`run --resume-from` makes it absolute). Empty: from the start.
+  std::string resume_from;
+  bool saves() const noexcept { return !directory.empty(); }
+  bool resumes() const noexcept { return !resume_from.empty(); }
+};
+
 struct Solver {
   std::int64_t batchsize = 0;  // global batch (samples per iteration over all ranks)
   // Weak scaling: when > 0 (the config gives batchsize_per_rank instead of batchsize), the global
@@ -96,6 +112,7 @@ struct Solver {
   std::vector<std::vector<std::int32_t>> gpus;
   Evaluation evaluation;
   IncrementalDump incremental_dump;
+  Checkpoint checkpoint;
 };
 
 // One optimizer: the type, its update type and the hyper-parameters of its *_hparam block. A field

@@ -36,6 +36,10 @@ nlohmann::json rebase_relative_paths(nlohmann::json config_json, const std::file
   if (auto solver = config_json.find("solver"); solver != config_json.end() && solver->is_object())
     if (auto dump = solver->find("incremental_dump"); dump != solver->end() && dump->is_object())
       if (dump->contains("directory")) rebase((*dump)["directory"], from, to);
+  if (auto solver = config_json.find("solver"); solver != config_json.end() && solver->is_object())
+    if (auto checkpoint = solver->find("checkpoint"); checkpoint != solver->end() && checkpoint->is_object())
+      for (const char* name : {"directory", "resume_from"})
+        if (checkpoint->contains(name)) rebase((*checkpoint)[name], from, to);
   if (auto ps = config_json.find("parameter_server"); ps != config_json.end() && ps->is_object())
     for (const char* name : {"save_directory", "load_directory"})
       if (ps->contains(name)) rebase((*ps)[name], from, to);

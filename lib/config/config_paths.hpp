@@ -1,6 +1,7 @@
 // The fields of a config that name files, each relative to the config file's directory when
 // relative: the Data layer's "source" (a trace), planner.hardware, solver.incremental_dump's
-// directory, and the parameter server's save_directory and load_directory. A config written somewhere else (the plan `embscale plan`
+// directory, solver.checkpoint's directory and resume_from, and the parameter server's
+// save_directory and load_directory. A config written somewhere else (the plan `embscale plan`
 // writes) must say them relative to its own directory, or they name other files.
 #pragma once
 

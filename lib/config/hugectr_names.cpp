@@ -19,9 +19,10 @@ struct UnusedKey {
 };
 
 constexpr const char* kEvaluation = "evaluation";
-// HugeCTR writes the model every `snapshot` iterations: files beside the run, not what it
-// measures (checkpoint and restore of a run: issue 34).
-constexpr const char* kSnapshots = "HugeCTR's model snapshots; a run here writes none";
+// HugeCTR writes the model every `snapshot` iterations in its own files; embscale's checkpoints
+// are solver.checkpoint's (lib/run/checkpoint.hpp), which a HugeCTR file does not ask for.
+constexpr const char* kSnapshots =
+    "HugeCTR's model snapshots; a run here writes none: its checkpoints are solver.checkpoint";
 constexpr const char* kModelFile = "initial weights from a model file";
 constexpr const char* kDenseCompute = "dense-layer arithmetic";
 

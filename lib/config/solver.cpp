@@ -65,12 +65,29 @@ IncrementalDump parse_incremental_dump(const ObjectReader& r) {
   return d;
 }
 
+Checkpoint parse_checkpoint(const ObjectReader& r) {
+  r.only_keys({"directory", "interval", "on_stop", "keep", "resume_from"});
+  Checkpoint c;
+  if (r.has("directory")) c.directory = r.name("directory");
+  else if (!r.has("resume_from"))
+    r.required("directory", "where the checkpoints go (or resume_from alone, to resume without saving)");
+  c.interval = r.integer_or("interval", 0, IntRange::at_least(0));
+  if (const auto on_stop = r.optional("on_stop")) c.on_stop = on_stop->boolean();
+  c.keep = r.integer_or("keep", 0, IntRange::at_least(0));
+  if (r.has("resume_from")) c.resume_from = r.name("resume_from");
+  return c;
+}
+
 }  // namespace
 
 Solver parse_solver(const ObjectReader& r) {
-  std::vector<std::string> keys = {
-      "batchsize", "batchsize_per_rank", "max_iter", "warmup_iter",     "display",         "seed", "input_key_type",
-      "device",    "communicator",       "gpu",      "non_finite_loss", "incremental_dump"};
+  std::vector<std::string> keys = {"batchsize",       "batchsize_per_rank",
+                                   "max_iter",        "warmup_iter",
+                                   "display",         "seed",
+                                   "input_key_type",  "device",
+                                   "communicator",    "gpu",
+                                   "non_finite_loss", "incremental_dump",
+                                   "checkpoint"};
   r.only_keys(hugectr::with_unused_keys(keys, hugectr::UnusedIn::kSolver));
   Solver s;
   if (const auto per_rank = r.optional("batchsize_per_rank")) {
@@ -94,6 +111,7 @@ Solver parse_solver(const ObjectReader& r) {
         r.one_of("communicator", {"nccl", "mpi"}) == "mpi" ? DeviceExchange::kStagedMpi : DeviceExchange::kNccl;
   if (const auto gpu = r.optional("gpu")) s.gpus = parse_gpu_lists(*gpu);
   if (r.has("incremental_dump")) s.incremental_dump = parse_incremental_dump(r.object("incremental_dump"));
+  if (r.has("checkpoint")) s.checkpoint = parse_checkpoint(r.object("checkpoint"));
   hugectr::check_unused_keys(r, hugectr::UnusedIn::kSolver);
   s.evaluation = parse_evaluation(r);
   return s;

@@ -103,6 +103,10 @@ class EmbeddingEngine {
   // The phase clock of a step of this engine: CUDA events on the device layers' stream when it
   // has device layers, else the host's clock.
   std::unique_ptr<PhaseClock> make_phase_clock() const;
+  // Steps applied so far, warm-up included: the sparse optimizers' step count (Adam's bias
+  // correction, the learning-rate schedule). A checkpoint keeps it; set_steps restores it.
+  std::int64_t steps() const noexcept { return steps_; }
+  void set_steps(std::int64_t steps) noexcept { steps_ = steps; }
   // The qualifier of a layer's phase and counter names: "" for one layer, "<name>." for several.
   const std::string& prefix(std::size_t layer) const;
 

@@ -153,3 +153,33 @@ StoreCounters KvRowStore::take_counters() {
 }
 
 }  // namespace embscale::embedding
+
+namespace embscale::embedding {
+
+std::vector<RowStore::TableClock> KvRowStore::save_checkpoint(const std::filesystem::path& stem) const {
+  table_->dump(std::filesystem::path(stem.string() + ".kv"));
+  return {{table_->capacity(), table_->get_score()}};
+}
+
+void KvRowStore::load_checkpoint(const std::filesystem::path& stem, std::span<const TableClock> clocks) {
+  const std::filesystem::path path(stem.string() + ".kv");
+  if (clocks.size() != 1)
+    throw InputError(path.string() + ": the checkpoint keeps " + std::to_string(clocks.size()) +
+                     " table clocks for this layer; its dynamic table has one");
+  // The saved table's bucket count first, so that every key lands in the bucket it had: eviction
+  // picks within a bucket, and a table bucketed otherwise would evict other keys.
+  table_->clear();
+  table_->reserve(clocks.front().capacity);
+  if (table_->capacity() != clocks.front().capacity)
+    throw InputError(path.string() + ": the saved table had " + std::to_string(clocks.front().capacity) +
+                     " slots; one of these options has " + std::to_string(table_->capacity()) +
+                     " (another capacity or bucket size)");
+  const kv::LoadStats stats = table_->load(path);
+  if (stats.refused + stats.evicted != 0 || table_->capacity() != clocks.front().capacity)
+    throw InputError(path.string() + ": " + std::to_string(stats.entries) +
+                     " saved entries did not all fit back in the table (refused " + std::to_string(stats.refused) +
+                     ", evicted " + std::to_string(stats.evicted) + "): not the table that saved them");
+  table_->continue_scores(clocks.front().score_now);
+}
+
+}  // namespace embscale::embedding

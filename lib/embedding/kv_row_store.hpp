@@ -45,6 +45,8 @@ class KvRowStore final : public RowStore {
 
   const kv::TableOptions* table_options() const override { return &table_->options(); }
   void dump_table(const std::filesystem::path& path) const override { table_->dump(path); }
+  std::vector<TableClock> save_checkpoint(const std::filesystem::path& stem) const override;
+  void load_checkpoint(const std::filesystem::path& stem, std::span<const TableClock> clocks) override;
   kv::DumpImage dump_incremental_image(std::uint64_t threshold) const override {
     return table_->dump_incremental_image(threshold);
   }

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/batch.hpp"
 #include "core/error.hpp"
@@ -110,7 +111,28 @@ class RowStore {
   virtual void dump_table(const std::filesystem::path& path) const {
     throw Error(path.string() + ": this store has no table to dump (static storage)");
   }
-  // The entries whose score is >= threshold in that format, taken into memory with the threshold
+  // Checkpoints of a run (lib/run/checkpoint.hpp). save_checkpoint writes every row the store
+  // holds, with its optimizer state and score, in the KV table's dump format (kv/table_file.hpp:
+  // atomic, checksummed) to files named `stem` plus a suffix (".kv"; a store of two parts writes
+  // one per part), and returns each of its tables' capacity and clock (TableClock), which the
+  // checkpoint keeps beside the files. load_checkpoint reads them into a store made as this one was
+  // (the same layer of the same config, on the same rank of as many ranks): it then holds exactly
+  // what the saved store held, bucketed alike, and scores on from where it did, so that the steps
+  // after it are the steps after the save. An Error for a store that cannot (the default: the
+  // two-tier stores and the GPU stores).
+  struct TableClock {
+    std::int64_t capacity = 0;    // slots (KvTable::capacity)
+    std::uint64_t score_now = 0;  // KvTable::get_score
+  };
+  virtual std::vector<TableClock> save_checkpoint(const std::filesystem::path& stem) const {
+    throw Error(stem.string() + ": this layer's storage cannot be checkpointed (two-tier or GPU storage)");
+  }
+  virtual void load_checkpoint(const std::filesystem::path& stem, std::span<const TableClock> clocks) {
+    (void)clocks;
+    throw Error(stem.string() +
+                ": this layer's storage cannot be restored from a checkpoint (two-tier or GPU storage)");
+  }
+  // The entries whose score is >= threshold in that format,  // The entries whose score is >= threshold in that format, taken into memory with the threshold
   // of the next such dump (kv::DumpImage; kv/table_file.hpp's incremental dumps): an online-training
   // run's dumps (lib/run/online_dumps.hpp). An Error for a store without one scored table (static
   // storage; the two tiers, whose scores are not on one clock).

@@ -3,12 +3,17 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/temp_files.hpp"
 #include "kv/initializer.hpp"
 #include "kv/row_codec.hpp"
+#include "kv/table_file.hpp"
+#include "kv/table_file_format.hpp"
 
 namespace embscale::embedding {
 
@@ -193,6 +198,73 @@ void StaticRowStore::for_each_row(const std::function<void(Key, std::span<const 
     kv::decode_values(type_, bytes_of(r), values.data(), values.size());
     visit(owned_.key_of(r), values);
   }
+}
+
+namespace {
+
+// The options a static store's checkpoint file is written and read with: its widths and value
+// type; the score strategy only fills the header (every score is 0).
+kv::TableOptions checkpoint_options(std::int32_t dim, std::int32_t state_width, kv::ValueType type) {
+  kv::TableOptions o;
+  o.dim = dim;
+  o.optimizer_state_width = state_width;
+  o.training = true;
+  o.value_type = type;
+  return o;
+}
+
+}  // namespace
+
+std::vector<RowStore::TableClock> StaticRowStore::save_checkpoint(const std::filesystem::path& stem) const {
+  const std::filesystem::path path(stem.string() + ".kv");
+  check_file_can_be_created(path, "the checkpoint");
+  kv::TableFileHeader header = kv::dump_header(checkpoint_options(dim_, state_width_, type_),
+                                               static_cast<std::int64_t>(row_width_), kv::KeyType::kInt64);
+  header.entry_count = owned_.rows();
+  kv::TableFileEncoder encoder(header);
+  AtomicFile out(path);
+  out.write(encoder.header());
+  const std::size_t row_bytes = row_width_ * kv::value_bytes(type_);
+  std::vector<std::uint64_t> keys, scores;
+  std::vector<std::byte> rows;
+  for (std::int64_t first = 0; first < owned_.rows(); first += header.chunk_entries) {
+    const auto n = static_cast<std::size_t>(std::min(header.chunk_entries, owned_.rows() - first));
+    keys.resize(n);
+    scores.assign(n, 0);
+    rows.resize(n * row_bytes);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int64_t r = first + static_cast<std::int64_t>(i);
+      keys[i] = static_cast<std::uint64_t>(owned_.key_of(r));
+      std::memcpy(rows.data() + i * row_bytes, bytes_of(r), row_bytes);
+    }
+    out.write(encoder.chunk(keys, scores, rows));
+  }
+  out.write(encoder.trailer());
+  out.commit();
+  return {};
+}
+
+void StaticRowStore::load_checkpoint(const std::filesystem::path& stem, std::span<const TableClock> clocks) {
+  const std::filesystem::path path(stem.string() + ".kv");
+  if (!clocks.empty())
+    throw InputError(path.string() + ": the checkpoint keeps a table clock for this layer; its storage is static");
+  const kv::TableFileContents contents = kv::read_dump(path, checkpoint_options(dim_, state_width_, type_),
+                                                       static_cast<std::int64_t>(row_width_), kv::KeyType::kInt64);
+  // Every owned row exactly once: the file must be this rank's rows of this layer.
+  std::vector<std::uint8_t> restored(static_cast<std::size_t>(owned_.rows()), 0);
+  for (std::size_t i = 0; i < contents.keys.size(); ++i) {
+    const auto key = static_cast<Key>(contents.keys[i]);
+    const std::int64_t r = owned_.row_of(key);
+    if (r < 0 || restored[static_cast<std::size_t>(r)])
+      throw InputError(path.string() + ": key " + std::to_string(key) +
+                       (r < 0 ? " is not a row of this rank's part of the layer" : " appears twice") +
+                       ": not the checkpoint of this layer on this rank");
+    restored[static_cast<std::size_t>(r)] = 1;
+    kv::encode_values(type_, contents.values.data() + i * row_width_, bytes_of(r), row_width_);
+  }
+  if (contents.keys.size() != static_cast<std::size_t>(owned_.rows()))
+    throw InputError(path.string() + ": the checkpoint holds " + std::to_string(contents.keys.size()) +
+                     " rows of this rank; its part of the layer has " + std::to_string(owned_.rows()));
 }
 
 StoreCounters StaticRowStore::take_counters() {

@@ -55,6 +55,9 @@ class StaticRowStore final : public RowStore {
   bool row(Key key, std::span<float> out) const override;
   void for_each_row(const std::function<void(Key, std::span<const float>)>& visit) const override;
   StoreCounters take_counters() override;
+  // Its rows with their optimizer state (scores 0: a static table has none), by key; no clocks.
+  std::vector<TableClock> save_checkpoint(const std::filesystem::path& stem) const override;
+  void load_checkpoint(const std::filesystem::path& stem, std::span<const TableClock> clocks) override;
 
   const OwnedKeys& owned() const noexcept { return owned_; }
 

@@ -32,7 +32,18 @@ HostTable::HostTable(TableOptions options)
   rehash(buckets_);
 }
 
-std::uint64_t HostTable::now() const { return table_clock_ns(options_); }
+std::uint64_t HostTable::now() const {
+  return table_clock_ns(options_) + clock_offset_.load(std::memory_order_relaxed);
+}
+
+void HostTable::continue_scores(std::uint64_t score_now) {
+  const ScoreContinuation c =
+      kv::continue_scores(score_rules(options_.score_strategy), score_now, table_clock_ns(options_));
+  if (c.step && *c.step > step_.load(std::memory_order_relaxed)) step_.store(*c.step, std::memory_order_relaxed);
+  clock_offset_.store(c.clock_offset, std::memory_order_relaxed);
+  if (c.epoch) set_epoch(*c.epoch);
+  if (c.set_score) set_score(*c.set_score);
+}
 
 std::int64_t HostTable::size() const {
   const GroupLock lock(calls_, Access::kRead);

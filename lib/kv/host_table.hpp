@@ -162,6 +162,9 @@ class HostTable {
   // CUSTOMIZED: the score of calls that pass no per-key scores.
   void set_score(std::uint64_t score) noexcept { custom_score_.store(score, std::memory_order_relaxed); }
   void set_epoch(std::uint32_t epoch) noexcept { epoch_.store(epoch, std::memory_order_relaxed); }
+  // After a checkpoint's entries are restored: later calls score on from `score_now`, the saved
+  // table's get_score() (kv/score_rules.hpp's continue_scores). Not a call: before sharing.
+  void continue_scores(std::uint64_t score_now);
   // The admission filter's estimate of a key's sightings (0 without a filter); a read call.
   int admission_estimate(std::uint64_t key) const;
   std::size_t admission_memory_bytes() const;
@@ -259,6 +262,7 @@ class HostTable {
   bool estimate_new_keys_ = false;                             // the strategy's new keys score the filter's estimate
   bool halve_scores_ = false;                                  // its scores halve with the bucket's bank
   std::unique_ptr<std::atomic<std::uint8_t>[]> bucket_locks_;  // per bucket, 1 while held
+  std::atomic<std::uint64_t> clock_offset_ = 0;                // continue_scores': added to the clock
   std::atomic<std::uint64_t> step_ = 0;                        // advanced by update calls running together
   std::atomic<std::uint64_t> custom_score_ = 0;
   std::atomic<std::uint32_t> epoch_ = 0;

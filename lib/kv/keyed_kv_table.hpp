@@ -61,6 +61,7 @@ template <TableKey Key, class Table> class KeyedKvTable final : public KvTable<K
   std::uint64_t get_score() const override { return table_.get_score(); }
   void set_score(std::uint64_t score) override { table_.set_score(score); }
   void set_epoch(std::uint32_t epoch) override { table_.set_epoch(epoch); }
+  void continue_scores(std::uint64_t score_now) override { table_.continue_scores(score_now); }
   void set_execution_context(ExecutionContext context) override { table_.set_execution_context(context); }
   const ExecutionContext& execution_context() const override { return table_.execution_context(); }
 

@@ -158,6 +158,9 @@ template <TableKey Key> class KvTable {
   virtual std::uint64_t get_score() const = 0;
   virtual void set_score(std::uint64_t score) = 0;
   virtual void set_epoch(std::uint32_t epoch) = 0;
+  // After restoring a saved table's entries: later calls score on from `score_now`, the saved
+  // table's get_score() (kv/score_rules.hpp's continue_scores).
+  virtual void continue_scores(std::uint64_t score_now) = 0;
   // Every later call runs where `context` says, its spans in context.memory. An Error (the
   // table unchanged) for a context the table cannot serve: a host table refuses device memory.
   virtual void set_execution_context(ExecutionContext context) = 0;

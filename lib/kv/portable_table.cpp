@@ -69,7 +69,16 @@ void PortableTable::clear() {
   size_ = 0;
 }
 
-std::uint64_t PortableTable::now() const { return table_clock_ns(options_); }
+std::uint64_t PortableTable::now() const { return table_clock_ns(options_) + clock_offset_; }
+
+void PortableTable::continue_scores(std::uint64_t score_now) {
+  const ScoreContinuation c =
+      kv::continue_scores(score_rules(options_.score_strategy), score_now, table_clock_ns(options_));
+  if (c.step) step_ = std::max(step_, *c.step);
+  clock_offset_ = c.clock_offset;
+  if (c.epoch) set_epoch(*c.epoch);
+  if (c.set_score) set_score(*c.set_score);
+}
 
 std::uint64_t PortableTable::get_score() const {
   const ScoreRules& rules = score_rules(options_.score_strategy);

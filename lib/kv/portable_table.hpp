@@ -116,6 +116,8 @@ class PortableTable {
   std::uint64_t get_score() const;
   void set_score(std::uint64_t score) noexcept { custom_score_ = score; }
   void set_epoch(std::uint32_t epoch) noexcept { epoch_ = epoch; }
+  // HostTable::continue_scores's.
+  void continue_scores(std::uint64_t score_now);
   // Host contexts only: a call's spans are in host memory (the device executor copies them to
   // and from the GPU); the thread count is not used.
   void set_execution_context(ExecutionContext context);
@@ -148,6 +150,7 @@ class PortableTable {
   TableGeometry geometry_;
   std::unique_ptr<BatchExecutor> executor_;
   mutable std::uint64_t step_ = 0;
+  std::uint64_t clock_offset_ = 0;  // continue_scores': added to the clock
   std::uint64_t custom_score_ = 0;
   std::uint32_t epoch_ = 0;
   ExecutionContext context_;

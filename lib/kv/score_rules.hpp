@@ -170,6 +170,37 @@ std::uint64_t read_call_score(CallScoreRule rule, std::uint64_t epoch_high, std:
   return 0;  // not a rule (a value cast from outside the enum)
 }
 
+// What a table restored from a checkpoint sets so that its scores continue from the saved
+// table's: `score_now` is the saved table's get_score(), `clock_now` the new table's clock (ns).
+// STEP: its counter continues after the saved step. TIMESTAMP: the clock is read with an offset
+// that keeps it at or above the saved clock (a run resumed on a node whose steady clock is
+// behind: Slurm's requeue), so restored entries never look newer than later touches. EPOCH_LRU:
+// the saved epoch, and the clock's low part continuing from the saved one. CUSTOMIZED: the saved
+// set_score value. The counting strategies: the saved epoch (EPOCH_LFU's; 0 for the others).
+struct ScoreContinuation {
+  std::optional<std::uint64_t> step;  // STEP's counter (get_score() is step + 1)
+  std::uint64_t clock_offset = 0;     // added to every clock read (mod 2^64)
+  std::optional<std::uint32_t> epoch;
+  std::optional<std::uint64_t> set_score;
+};
+constexpr ScoreContinuation continue_scores(const ScoreRules& r, std::uint64_t score_now,
+                                            std::uint64_t clock_now) noexcept {
+  ScoreContinuation c;
+  constexpr std::uint64_t kClockLowMask = (std::uint64_t{1} << (32 + kEpochClockShift)) - 1;
+  switch (r.call) {
+    case CallScoreRule::kClock: c.clock_offset = score_now > clock_now ? score_now - clock_now : 0; break;
+    case CallScoreRule::kNextStep: c.step = score_now == 0 ? 0 : score_now - 1; break;
+    case CallScoreRule::kEpochClock:
+      c.epoch = static_cast<std::uint32_t>(score_now >> 32);
+      // (clock_now + offset) >> kEpochClockShift has the saved low 32 bits now, and counts on.
+      c.clock_offset = (((score_now & kScoreLow32) << kEpochClockShift) - clock_now) & kClockLowMask;
+      break;
+    case CallScoreRule::kSetScore: c.set_score = score_now; break;
+    case CallScoreRule::kNothing: c.epoch = static_cast<std::uint32_t>(score_now >> 32); break;
+  }
+  return c;
+}
+
 // The score of a key the call inserts; `caller`: the call's score for the key, if it gives one;
 // `estimate`: the admission filter's estimate of the key, its sighting recorded (kEstimate only).
 constexpr std::uint64_t new_key_score(const ScoreRules& r, std::uint64_t call_score, std::uint64_t epoch_high,

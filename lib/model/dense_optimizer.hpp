@@ -14,6 +14,8 @@
 // a gradient every step.
 #pragma once
 
+#include <array>
+
 #include <cstdint>
 #include <vector>
 
@@ -31,6 +33,11 @@ template <typename T> class DenseOptimizer {
   // along `grads`; its state is the replicated buffer's (use one optimizer per array).
   void apply(std::span<T> values, std::span<const T> grads, std::int64_t step) {
     apply(values, grads, replicated_, step);
+  }
+  // Its state arrays (Adam's m and v, the momentum, AdaGrad's sums; of the replicated and the
+  // local parameters), each empty until the first step that needs it: what a checkpoint keeps.
+  std::array<std::vector<T>*, 4> state() noexcept {
+    return {&replicated_.first, &replicated_.second, &local_.first, &local_.second};
   }
 
  private:

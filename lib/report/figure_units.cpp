@@ -17,7 +17,8 @@ struct Unit {
 
 Unit unit_of(std::string_view figure) noexcept {
   // step_time_median_s and step_time_p95_s: the summary's step times (seconds, as stored).
-  // dump_stall_s: what solver.incremental_dump's dumps stalled training, summed (seconds).
+  // dump_stall_s, checkpoint_s: what solver.incremental_dump's dumps stalled training and the
+  // checkpoints took, summed (seconds).
   const bool summary_step = figure == "step_time_median_s" || figure == "step_time_p95_s" || figure == "dump_stall_s";
   if (figure.starts_with("phase:") || figure == "step_time" || summary_step || names_figure(figure, "mpi_time") ||
       names_figure(figure, "real_time") || names_figure(figure, "cpu_time"))

@@ -1,11 +1,17 @@
 #include "run/dense_objective.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 #include <span>
 
+#include "core/atomic_file.hpp"
+#include "core/byte_io.hpp"
+#include "core/checksum.hpp"
 #include "core/error.hpp"
+#include "core/file_input.hpp"
 #include "core/hash.hpp"
+#include "core/temp_files.hpp"
 #include "embedding/regression_objective.hpp"
 #include "model/blas.hpp"
 #include "model/dense_graph.hpp"
@@ -102,6 +108,89 @@ DenseModel::Scores DenseModel::evaluate(const Batch& batch, std::span<const std:
   const auto& logits = graph.logits().value;
   scores.logits.assign(logits.begin(), logits.end());
   return scores;
+}
+
+namespace {
+
+// The dense state file: "EMBSDNS1", u32 version 1, u32 array count, i64 steps, then per array a u64
+// count and its floats, then the XXH64 (core/checksum.hpp) of every byte before it.
+constexpr char kDenseMagic[8] = {'E', 'M', 'B', 'S', 'D', 'N', 'S', '1'};
+constexpr std::uint32_t kDenseVersion = 1;
+
+}  // namespace
+
+void DenseModel::save_state(const std::filesystem::path& path) {
+  auto& parameters = parts_->graph.parameters();
+  std::vector<std::vector<float>*> arrays;
+  std::vector<float> replicated(parameters.values(model::ParameterSharing::kReplicated).begin(),
+                                parameters.values(model::ParameterSharing::kReplicated).end());
+  std::vector<float> local(parameters.values(model::ParameterSharing::kLocal).begin(),
+                           parameters.values(model::ParameterSharing::kLocal).end());
+  arrays.push_back(&replicated);
+  arrays.push_back(&local);
+  for (auto* state : parts_->optimizer.state()) arrays.push_back(state);
+  std::vector<std::byte> bytes;
+  put_bytes(bytes, kDenseMagic, sizeof kDenseMagic);
+  put<std::uint32_t>(bytes, kDenseVersion);
+  put<std::uint32_t>(bytes, static_cast<std::uint32_t>(arrays.size()));
+  put<std::int64_t>(bytes, steps_);
+  for (const auto* array : arrays) {
+    put<std::uint64_t>(bytes, array->size());
+    put_bytes(bytes, array->data(), array->size() * sizeof(float));
+  }
+  Checksum64 checksum;
+  checksum.update(bytes);
+  put<std::uint64_t>(bytes, checksum.value());
+  check_file_can_be_created(path, "the dense model's checkpoint");
+  AtomicFile out(path);
+  out.write(bytes);
+  out.commit();
+}
+
+void DenseModel::load_state(const std::filesystem::path& path) {
+  FileInput in(path, "the dense model's checkpoint");
+  const std::uint64_t size = in.size();
+  if (size < sizeof kDenseMagic + 24)
+    throw InputError(path.string() + ": " + std::to_string(size) + " bytes, too short for a dense model's checkpoint");
+  const std::byte* all = in.take(static_cast<std::size_t>(size), "the file");
+  ByteReader r(std::span<const std::byte>(all, static_cast<std::size_t>(size)), in.name());
+  const std::byte* magic = r.take(sizeof kDenseMagic, "magic");
+  if (std::memcmp(magic, kDenseMagic, sizeof kDenseMagic) != 0)
+    r.fail(0, "magic", "\"EMBSDNS1\" (a dense model's checkpoint)", quoted_bytes(magic, sizeof kDenseMagic));
+  Checksum64 checksum;
+  checksum.update(all, static_cast<std::size_t>(size) - 8);
+  std::uint64_t stored = 0;
+  std::memcpy(&stored, all + size - 8, 8);
+  if (stored != checksum.value())
+    r.fail(size - 8, "checksum", hex(checksum.value()) + " (the XXH64 of the bytes before it)", hex(stored));
+  if (const auto version = r.read<std::uint32_t>("version"); version != kDenseVersion)
+    r.fail(8, "version", std::to_string(kDenseVersion), std::to_string(version));
+  auto& parameters = parts_->graph.parameters();
+  const auto optimizer_state = parts_->optimizer.state();
+  const std::uint32_t count = r.read<std::uint32_t>("array count");
+  if (count != 2 + optimizer_state.size())
+    r.fail(12, "array count", std::to_string(2 + optimizer_state.size()), std::to_string(count));
+  const std::int64_t steps = r.read<std::int64_t>("steps");
+  std::vector<std::vector<float>> arrays(count);
+  for (std::uint32_t a = 0; a < count; ++a) {
+    const std::uint64_t at = r.offset();
+    const auto n = r.read<std::uint64_t>("array " + std::to_string(a) + " count");
+    if (n > r.left() / sizeof(float))
+      r.fail(at, "array " + std::to_string(a) + " count", "the floats left", std::to_string(n));
+    arrays[a].resize(static_cast<std::size_t>(n));
+    std::memcpy(arrays[a].data(), r.take(static_cast<std::size_t>(n) * sizeof(float), "array"), n * sizeof(float));
+  }
+  const auto replicated = parameters.values(model::ParameterSharing::kReplicated);
+  const auto local = parameters.values(model::ParameterSharing::kLocal);
+  if (arrays[0].size() != replicated.size() || arrays[1].size() != local.size())
+    throw InputError(path.string() + ": holds " + std::to_string(arrays[0].size()) + " replicated and " +
+                     std::to_string(arrays[1].size()) + " local dense parameters; this model has " +
+                     std::to_string(replicated.size()) + " and " + std::to_string(local.size()) +
+                     ": not the checkpoint of this config's dense layers on this rank");
+  std::copy(arrays[0].begin(), arrays[0].end(), replicated.begin());
+  std::copy(arrays[1].begin(), arrays[1].end(), local.begin());
+  for (std::size_t i = 0; i < optimizer_state.size(); ++i) *optimizer_state[i] = std::move(arrays[2 + i]);
+  steps_ = steps;
 }
 
 std::shared_ptr<DenseModel> attach_dense_model(comm::Communicator& comm, const config::Config& config,

@@ -6,6 +6,7 @@
 // summed over ranks and the global optimizer updates them. Phases: kDensePhases.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <vector>
@@ -54,6 +55,13 @@ class DenseModel {
   // The last step's logits on this rank (the loss layer's first bottom, as forward left it; empty
   // without a loss layer): the run scores the batch's AUC after the step's clock stopped.
   std::span<const float> last_logits() const;
+
+  // A checkpoint of the model (lib/run/checkpoint.hpp): its step count, its parameters (the
+  // replicated ones and this rank's local ones) and the optimizer's state, in a checksummed file
+  // at `path` written atomically; load_state reads one into a model made from the same config on
+  // the same rank of as many ranks (InputError naming the file when it is not that).
+  void save_state(const std::filesystem::path& path);
+  void load_state(const std::filesystem::path& path);
 
  private:
   void set_inputs(const Batch& batch, std::span<const std::span<const float>> pooled);

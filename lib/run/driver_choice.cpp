@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "run/checkpoint.hpp"
 #include "run/online_dumps.hpp"
 #include "run/parameter_server_run.hpp"
 
@@ -30,6 +31,7 @@ void warn_of_refused_keys(const config::Config& config, const RunSummary& summar
 
 void check_training_for_ranks(const config::Config& config, int ranks) {
   check_incremental_dumps(config);
+  check_checkpoints(config);
   if (config::runs_on_parameter_servers(config)) (void)check_parameter_server_run(config, ranks);
   else check_config_for_ranks(config, ranks);
 }

@@ -58,7 +58,7 @@ void check_incremental_dumps(const config::Config& config) {
                      std::to_string(config.solver.max_iter) + ": no dump would be taken");
 }
 
-std::filesystem::path dump_directory(const std::filesystem::path& root, std::int64_t iteration) {
+std::filesystem::path iteration_directory(const std::filesystem::path& root, std::int64_t iteration) {
   char name[32];
   std::snprintf(name, sizeof name, "iteration-%08lld", static_cast<long long>(iteration));
   return root / name;
@@ -90,7 +90,7 @@ void IncrementalDumps::dump(std::int64_t iterations) {
   Stopwatch waited;
   complete_pending();  // the previous background dump: its writer joined, its manifest written
   const double wait_s = waited.seconds();
-  const std::filesystem::path directory = dump_directory(root_, iterations);
+  const std::filesystem::path directory = iteration_directory(root_, iterations);
   Pending pending;
   pending.iteration = iterations;
   pending.wait_s = wait_s;
@@ -190,7 +190,7 @@ void IncrementalDumps::write_manifest(const Pending& pending, const std::vector<
                                    {"mode", background_ ? "background" : "blocking"},
                                    {"layers", std::move(layers)}};
   const std::string text = manifest.dump(2) + "\n";
-  AtomicFile out(dump_directory(root_, pending.iteration) / "manifest.json");
+  AtomicFile out(iteration_directory(root_, pending.iteration) / "manifest.json");
   out.write(text.data(), text.size());
   out.commit();
 }

@@ -64,8 +64,9 @@ struct OnlineDumpResults {
   std::vector<double> overlapped;
 };
 
-// The directory of the dump after `iteration` timed iterations.
-std::filesystem::path dump_directory(const std::filesystem::path& root, std::int64_t iteration);
+// The directory of the dump (or checkpoint, lib/run/checkpoint.hpp) after `iteration` timed
+// iterations: <root>/iteration-<8 digits>.
+std::filesystem::path iteration_directory(const std::filesystem::path& root, std::int64_t iteration);
 
 class IncrementalDumps {
  public:

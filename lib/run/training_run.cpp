@@ -18,6 +18,7 @@
 #include "embedding/step_recorder.hpp"
 #include "model/auc.hpp"
 #include "model/dense_graph.hpp"
+#include "run/checkpoint.hpp"
 #include "run/dense_objective.hpp"
 #include "run/run_devices.hpp"
 #include "run/run_hooks.hpp"
@@ -243,11 +244,6 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   check_config_for_ranks(config, comm.size());
   const std::int64_t iterations = config.solver.max_iter;
   check_source_holds(config, source);
-  // At an iteration boundary, outside the timed region: all ranks stop here, or none.
-  const auto stop_if_asked = [&](const std::string& where) {
-    if (!stop_check) return;
-    if (const int signal = stop_check()) throw StopRequested("stopped by " + signal_name(signal) + " " + where);
-  };
   // Building the layers checks what only the schemes know (a rank's rows against
   // max_vocabulary_size_per_gpu): agreed, so bad input is reported once, before any step.
   std::unique_ptr<RunDevices> own_devices;
@@ -266,29 +262,57 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   const std::unique_ptr<sim::EvictionStudy> eviction = start_eviction_study(config, loop.engine());
   std::optional<IncrementalDumps> dumps;  // solver.incremental_dump's (collective: makes its directory)
   if (config.solver.incremental_dump.runs()) dumps.emplace(comm, config, loop.engine());
+  // solver.checkpoint's saves, and a resumed run's restore: it starts at the checkpoint's iteration.
+  std::optional<Checkpoints> checkpoints;
+  std::int64_t first = 0;
+  const bool resumed = config.solver.checkpoint.resumes();
+  if (config.solver.checkpoint.saves() || resumed) {
+    checkpoints.emplace(comm, config, loop.engine(), loop.dense_model());
+    if (resumed) {
+      const auto restored = checkpoints->restore();
+      first = restored.iteration;
+      if (progress && comm.rank() == 0)
+        *progress << progress_prefix << "resumed from " << restored.directory.string() << ": timed iterations "
+                  << first + 1 << " to " << iterations << " (no warm-up)\n";
+    }
+  }
+  // At an iteration boundary, outside the timed region: all ranks stop here, or none. After
+  // `done` timed iterations (-1: in the warm-up) a checkpoint is saved first, when asked for.
+  const auto stop_if_asked = [&](const std::string& where, std::int64_t done) {
+    if (!stop_check) return;
+    const int signal = stop_check();
+    if (signal == 0) return;
+    std::string message = "stopped by " + signal_name(signal) + " " + where;
+    if (checkpoints && checkpoints->on_stop())
+      message += done < 0 ? "; no checkpoint: the warm-up had not finished"
+                          : "; checkpoint saved in " + checkpoints->save(done).string() +
+                                " (resume it with run --resume-from)";
+    throw StopRequested(message);
+  };
   // A GPU run's phases are timed by CUDA events on its stream.
   embedding::StepRecorder recorder(loop.engine().make_phase_clock());
   const InjectedDelay delay = injected_delay();
   if (delay.seconds > 0) recorder.inject_delay(delay.phase, delay.seconds);
-  for (std::int64_t i = 0; i < config.solver.warmup_iter; ++i) {
-    stop_if_asked("during the warm-up");
+  const std::int64_t warmup = resumed ? 0 : config.solver.warmup_iter;  // a checkpoint follows the warm-up
+  for (std::int64_t i = 0; i < warmup; ++i) {
+    stop_if_asked("during the warm-up", -1);
     loop.step(-1 - i, recorder);
-    if (eviction) eviction->end_step(iterations == 0 && i + 1 == config.solver.warmup_iter);
+    if (eviction) eviction->end_step(iterations == 0 && i + 1 == warmup);
     if (i == 0 && delay.seconds > 0) require_phase(recorder, delay.phase);  // before any timed step
   }
 
   TrainingRun run;
   auto& m = run.measurements;
-  const auto n_it = static_cast<std::size_t>(iterations);
+  const auto n_it = static_cast<std::size_t>(iterations - first);
   std::vector<double> rank_step(n_it), local_loss(n_it);
   std::vector<std::string> counter_names;
   const InjectedFault fault = injected_fault();
   Stopwatch elapsed;
   std::int64_t trained = iterations;  // fewer when an evaluation reaches the AUC target
   const bool scores_batches = loop.dense_model() && loop.dense_model()->has_loss_layer();
-  for (std::int64_t it = 0; it < iterations; ++it) {
-    const auto uit = static_cast<std::size_t>(it);
-    stop_if_asked("before iteration " + std::to_string(it));
+  for (std::int64_t it = first; it < iterations; ++it) {
+    const auto uit = static_cast<std::size_t>(it - first);
+    stop_if_asked("before iteration " + std::to_string(it), it);
     fault.strike_if_due(comm.rank(), it);
     if (dumps) dumps->mark_step(dumps->writing());
     local_loss[uit] = loop.step(it, recorder);
@@ -301,8 +325,8 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
     if (scores_batches) m.auc.push_back(loop.batch_auc());
     if (eviction) eviction->end_step(it + 1 == iterations);  // the clock of the step has stopped
     const auto counters = loop.counters(recorder);
-    if (it == 0) {
-      if (config.solver.warmup_iter == 0 && delay.seconds > 0) require_phase(recorder, delay.phase);
+    if (uit == 0) {
+      if (warmup == 0 && delay.seconds > 0) require_phase(recorder, delay.phase);
       for (const auto& phase : recorder.phases()) {
         m.phase_names.push_back(phase.name);
         m.phase_meanings.emplace_back(phase.definition->meaning);
@@ -325,6 +349,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
     rank_step[uit] = total;
     for (std::size_t c = 0; c < counters.size(); ++c) m.counters[counter_names[c]][uit] = counters[c].second;
     if (dumps && dumps->due(it)) dumps->dump(it + 1);  // outside the timed region: its stall is its own
+    if (checkpoints && checkpoints->due(it)) checkpoints->save(it + 1);
 
     // Progress: one small reduction every `display` iterations, outside the timed region.
     const std::int64_t display = config.solver.display;
@@ -349,8 +374,9 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
       }
     }
   }
-  if (trained < iterations) keep_iterations(m, rank_step, local_loss, static_cast<std::size_t>(trained));
-  const auto n_run = static_cast<std::size_t>(trained);
+  if (trained < iterations) keep_iterations(m, rank_step, local_loss, static_cast<std::size_t>(trained - first));
+  const auto n_run = static_cast<std::size_t>(trained - first);
+  run.first_iteration = first;
 
   // Global per-iteration figures, after the loop.
   m.step_time.resize(n_run);
@@ -376,6 +402,7 @@ TrainingRun run_training(comm::Communicator& comm, const config::Config& config,
   }
 
   if (dumps) run.online = dumps->finish(n_run);
+  if (checkpoints) run.checkpoints = checkpoints->records();
   run.summary = summarize_run(comm, config.solver.batchsize, m, true);
   if (eviction) run.eviction = eviction->finish(comm);
   return run;

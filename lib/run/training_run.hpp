@@ -17,6 +17,7 @@
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
 #include "core/batch_source.hpp"
+#include "run/checkpoint.hpp"
 #include "run/evaluation.hpp"
 #include "run/online_dumps.hpp"
 #include "sim/eviction_study.hpp"
@@ -68,6 +69,11 @@ struct TrainingRun {
   RunSummary summary;
   sim::EvictionResults eviction;  // the config's eviction section's figures; empty without one
   OnlineDumpResults online;       // solver.incremental_dump's dumps; empty without
+  // solver.checkpoint's saves (lib/run/checkpoint.hpp), in order; empty without.
+  std::vector<CheckpointRecord> checkpoints;
+  // The first timed iteration run: a resumed run's checkpoint's iteration, else 0. The
+  // measurements hold iterations first_iteration .. (their index 0 is first_iteration).
+  std::int64_t first_iteration = 0;
   // A parameter-server run: what carried its protocol (rank 0's MessageChannel::transport_details,
   // the same on every rank); empty for the engine's runs.
   std::string transport;

@@ -129,7 +129,7 @@ case "$case_name" in
     # says what it skipped (the dense layers and their evaluation too).
     cfg=$here/../../bench/configs/hugectr_dcn_embedding_part.json
     "$embscale" validate "$cfg" >"$work/out.txt" 2>&1 || fail "validate of the DCN sample: $(cat "$work/out.txt")"
-    grep -qF "solver.snapshot (HugeCTR's model snapshots; a run here writes none)" "$work/out.txt" ||
+    grep -qF "solver.snapshot (HugeCTR's model snapshots; a run here writes none: its checkpoints are solver.checkpoint)" "$work/out.txt" ||
       fail "snapshots not listed as not used: $(cat "$work/out.txt")"
     sed 's/"seed": 20261124/"seed": 20261124, "mixed_precision": 1024/' "$cfg" >"$work/fp16.json"
     names='solver.mixed_precision (fp16 mixed precision)'
@@ -399,6 +399,48 @@ case "$case_name" in
       "$configs/default.json" "$dump" "$work/static_dumps.json" || fail "cannot write the config"
     "$embscale" validate "$work/static_dumps.json" >"$work/out.txt" 2>&1 && fail "validate accepted dumps of static rows"
     grep -qF "no embedding layer has a dynamic table" "$work/out.txt" || fail "validate: $(cat "$work/out.txt")"
+    ;;
+  checkpoint_resume)
+    # The default run on 2 ranks with solver.checkpoint: SIGUSR1 (what Slurm sends before a time
+    # limit) once a few iterations ran saves a checkpoint and exits 3 with no report; run
+    # --resume-from runs the rest, and its losses are the uninterrupted run's, bit for bit. A
+    # resume with another config or nothing left to run is refused by name.
+    mkdir -p "$work/reports"
+    common=(--set solver.max_iter=40 --set solver.warmup_iter=2 --set solver.batchsize=1024)
+    run_mpi 2 "${common[@]}" -o "$work/reports/whole.h5" --quiet
+    [ "$rc" -eq 0 ] || fail "reference run: exit $rc: $(cat "$work/err.txt")"
+    ckpt='{"directory": "'"$work"'/ckpt", "interval": 16}'
+    EMBSCALE_INJECT_DELAY=loss:0.05 "$mpiexec" -n 2 --oversubscribe "$embscale" run "${common[@]}" \
+      --set solver.display=1 --set "solver.checkpoint=$ckpt" -o "$work/reports/part.h5" >"$work/out.txt" 2>"$work/err.txt" &
+    launcher=$!
+    for _ in $(seq 300); do grep -q '^iteration 5/' "$work/out.txt" 2>/dev/null && break; sleep 0.1; done
+    kill -USR1 "$launcher"
+    wait "$launcher"
+    rc=$?
+    [ "$rc" -eq 3 ] || fail "a stopped run exits 3, got $rc: $(cat "$work/err.txt")"
+    grep -qE "stopped by SIGUSR1 before iteration [0-9]+; checkpoint saved in $work/ckpt/iteration-000000[0-9][0-9]" \
+      "$work/err.txt" || fail "the stop does not name its checkpoint: $(cat "$work/err.txt")"
+    [ ! -e "$work/reports/part.h5" ] || fail "a stopped run wrote a report"
+    saved=$(ls -d "$work"/ckpt/iteration-* | tail -1)
+    at=$((10#${saved##*-}))
+    [ "$at" -ge 5 ] && [ "$at" -lt 40 ] || fail "checkpoint at iteration $at"
+    for file in manifest.json rank-0-of-2.json rank-1-of-2.json emb1.rank-0-of-2.kv emb1.rank-1-of-2.kv; do
+      [ -s "$saved/$file" ] || fail "the checkpoint lacks $file: $(ls "$saved")"
+    done
+    run_mpi 2 "${common[@]}" --set "solver.checkpoint=$ckpt" --resume-from "$work/ckpt" -o "$work/reports/resumed.h5"
+    [ "$rc" -eq 0 ] || fail "resume: exit $rc: $(cat "$work/err.txt")"
+    grep -qF "resumed from $saved: timed iterations $((at + 1)) to 40" "$work/out.txt" || fail "$(cat "$work/out.txt")"
+    whole=$(dataset_values "$work/reports/whole.h5" /runs/run0/series/loss | cut -d, -f$((at + 1))-)
+    resumed=$(dataset_values "$work/reports/resumed.h5" /runs/run0/series/loss)
+    [ -n "$whole" ] && [ "$whole" = "$resumed" ] || fail "losses after iteration $at: resumed $resumed, uninterrupted $whole"
+    grep -qE "^first_iteration +$at\b" "$work/out.txt" || fail "no first_iteration $at in the summary: $(cat "$work/out.txt")"
+    rm -f "$work/reports"/*
+    expect_bad_input "the checkpoint was saved by a run whose config has /solver/batchsize = 1024; this config has 2048" \
+      --set solver.max_iter=40 --set solver.warmup_iter=2 --set solver.batchsize=2048 --resume-from "$saved" -o "$work/reports/r.h5"
+    expect_bad_input "leaves nothing to run" "${common[@]/40/$at}" --resume-from "$saved" -o "$work/reports/r.h5"
+    expect_bad_input "$work/none: no such checkpoint" "${common[@]}" --resume-from "$work/none" -o "$work/reports/r.h5"
+    BAD_INPUT_RANKS=1 expect_bad_input "the checkpoint was saved by 2 ranks; this run has 1" \
+      "${common[@]}" --resume-from "$saved" -o "$work/reports/r.h5"
     ;;
   gpu_refused)
     # "device": "gpu" is refused before the run, with exit 2 and one message, where it cannot run:

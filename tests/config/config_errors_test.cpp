@@ -54,6 +54,37 @@ TEST(ConfigErrorsSolver, IncrementalDumpBlock) {
   EXPECT_FALSE(parse_config_text(default_json().dump(), "test.json").solver.incremental_dump.runs());
 }
 
+TEST(ConfigErrorsSolver, CheckpointBlock) {
+  const auto block = [](nlohmann::json& j) -> nlohmann::json& {
+    j["solver"]["checkpoint"] = {{"directory", "ckpt"}};
+    return j["solver"]["checkpoint"];
+  };
+  expect_messages({
+      {"negative interval", [&](auto& j) { block(j)["interval"] = -1; },
+       "solver.checkpoint.interval: expected an integer >= 0, got -1"},
+      {"no directory", [&](auto& j) { block(j).erase("directory"); },
+       "solver.checkpoint.directory: required key is missing; expected where the checkpoints go (or resume_from "
+       "alone, to resume without saving)"},
+      {"on_stop not a boolean", [&](auto& j) { block(j)["on_stop"] = "yes"; },
+       "solver.checkpoint.on_stop: expected true or false, got \"yes\""},
+      {"negative keep", [&](auto& j) { block(j)["keep"] = -2; },
+       "solver.checkpoint.keep: expected an integer >= 0, got -2"},
+  });
+  auto j = default_json();
+  block(j) = {{"directory", "c"}, {"interval", 10}, {"on_stop", false}, {"keep", 2}};
+  const auto c = parse_config_text(j.dump(), "test.json").solver.checkpoint;
+  EXPECT_EQ(c.directory, "c");
+  EXPECT_EQ(c.interval, 10);
+  EXPECT_FALSE(c.on_stop);
+  EXPECT_EQ(c.keep, 2);
+  EXPECT_TRUE(c.saves());
+  EXPECT_FALSE(c.resumes());
+  block(j) = {{"resume_from", "c/iteration-00000010"}};
+  const auto r = parse_config_text(j.dump(), "test.json").solver.checkpoint;
+  EXPECT_FALSE(r.saves());
+  EXPECT_TRUE(r.resumes());
+}
+
 nlohmann::json& hparam(nlohmann::json& j) { return layer(j, "emb1")["sparse_embedding_hparam"]; }
 nlohmann::json& sparse_input(nlohmann::json& j) { return layer(j, "data")["sparse"][0]; }
 

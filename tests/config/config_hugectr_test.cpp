@@ -59,16 +59,18 @@ TEST(ConfigHugeCtr, AcceptsHugeCtrKeysItDoesNotUse) {
           "solver.sparse_model_file (initial weights from a model file)", "layers[data].eval_source (evaluation)",
           "layers[data].eval_num_samples (evaluation)", "layers[data].cache_eval_data (evaluation)"}));
   // What changes nothing a run measures: named with why, so that none is dropped without a word.
-  EXPECT_EQ(c.not_used,
-            (std::vector<std::string>{
-                "solver.gpu (the GPUs a node uses: this config's layers run on the host, on the launcher's ranks)",
-                "solver.snapshot (HugeCTR's model snapshots; a run here writes none)",
-                "solver.snapshot_prefix (HugeCTR's model snapshots; a run here writes none)",
-                "optimizer.learning_rate (HugeCTR's flag; the rate is the hparam block's)",
-                "layers[data].sparse[0].type (the embedding layer's type places the slots)",
-                "layers[data].sparse[0].is_required (HugeCTR's flag for a slot a sample must hold; every slot is "
-                "read)",
-                "layers[emb1].plan_file (HugeCTR's all2all plan for NVLink; the exchanges here are MPI's)"}));
+  EXPECT_EQ(
+      c.not_used,
+      (std::vector<std::string>{
+          "solver.gpu (the GPUs a node uses: this config's layers run on the host, on the launcher's ranks)",
+          "solver.snapshot (HugeCTR's model snapshots; a run here writes none: its checkpoints are solver.checkpoint)",
+          "solver.snapshot_prefix (HugeCTR's model snapshots; a run here writes none: its checkpoints are "
+          "solver.checkpoint)",
+          "optimizer.learning_rate (HugeCTR's flag; the rate is the hparam block's)",
+          "layers[data].sparse[0].type (the embedding layer's type places the slots)",
+          "layers[data].sparse[0].is_required (HugeCTR's flag for a slot a sample must hold; every slot is "
+          "read)",
+          "layers[emb1].plan_file (HugeCTR's all2all plan for NVLink; the exchanges here are MPI's)"}));
   EXPECT_TRUE(parse_config(default_json(), "t").not_used.empty()) << "embscale's own config uses every key";
   auto single_node = with_hugectr_keys();
   single_node["solver"]["gpu"] = {0, 2, 4, 7};

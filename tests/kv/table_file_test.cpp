@@ -218,7 +218,9 @@ TEST(TableFile, AnIncrementalImageIsTheIncrementalFile) {
       HostKvTable<std::int64_t> replica(dump_options(value_type, true, 4096, ScoreStrategy::kStep));
       EXPECT_EQ(replica.load(image_file).entries, image.entries);
       EXPECT_EQ(static_cast<std::int64_t>(replica.size()), image.entries);
-      if (threshold == 0) EXPECT_EQ(snapshot(replica), snapshot(table));
+      if (threshold == 0) {
+        EXPECT_EQ(snapshot(replica), snapshot(table));
+      }
     }
   }
 }

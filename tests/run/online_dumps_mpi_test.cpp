@@ -57,7 +57,7 @@ std::unique_ptr<kv::HostKvTable<std::int64_t>> replay(const std::filesystem::pat
   big.init_capacity = big.max_capacity;
   auto table = std::make_unique<kv::HostKvTable<std::int64_t>>(big);
   for (std::int64_t d = kInterval; d <= through; d += kInterval)
-    table->load(dump_directory(root, d) /
+    table->load(iteration_directory(root, d) /
                 ("emb1.rank-" + std::to_string(rank) + "-of-" + std::to_string(ranks) + ".kv"));
   return table;
 }
@@ -118,11 +118,13 @@ void check_dumps(const std::string& strategy, std::int64_t capacity, const std::
   const auto table_entries =
       static_cast<std::int64_t>(world.allreduce(static_cast<double>(store.size()), comm::ReduceOp::kSum));
   EXPECT_GT(results.dumps.front().entries, 0);
-  if (capacity >= 4000) EXPECT_LT(results.dumps.back().entries, table_entries);
+  if (capacity >= 4000) {
+    EXPECT_LT(results.dumps.back().entries, table_entries);
+  }
   for (const auto& d : results.dumps) {
     EXPECT_GT(d.bytes, 0);
     EXPECT_GE(d.stall_s, d.copy_s);
-    std::ifstream in(dump_directory(root, d.iteration) / "manifest.json");
+    std::ifstream in(iteration_directory(root, d.iteration) / "manifest.json");
     ASSERT_TRUE(in) << "no manifest for iteration " << d.iteration;
     const auto manifest = nlohmann::json::parse(in);
     EXPECT_EQ(manifest["iteration"], d.iteration);
@@ -132,11 +134,13 @@ void check_dumps(const std::string& strategy, std::int64_t capacity, const std::
     std::int64_t entries = 0;
     for (const auto& f : files) {
       entries += f["entries"].get<std::int64_t>();
-      EXPECT_TRUE(std::filesystem::exists(dump_directory(root, d.iteration) / f["file"].get<std::string>()));
+      EXPECT_TRUE(std::filesystem::exists(iteration_directory(root, d.iteration) / f["file"].get<std::string>()));
     }
     EXPECT_EQ(entries, d.entries);
   }
-  if (capacity < 4000) EXPECT_GT(world.allreduce(static_cast<double>(evicted_somewhere), comm::ReduceOp::kSum), 0);
+  if (capacity < 4000) {
+    EXPECT_GT(world.allreduce(static_cast<double>(evicted_somewhere), comm::ReduceOp::kSum), 0);
+  }
   world.barrier();
   if (world.rank() == 0) std::filesystem::remove_all(root);
 }

@@ -130,6 +130,19 @@ class HotAndColdRows final : public RowStore {
     sum.fast_tier_misses += cold.fast_tier_misses;
     return sum;
   }
+  // Both parts, each in a file of its own (".hot.kv", ".cold.kv"), the replica's clocks first.
+  std::vector<TableClock> save_checkpoint(const std::filesystem::path& stem) const override {
+    auto clocks = hot_->save_checkpoint(stem.string() + ".hot");
+    const auto cold = cold_->save_checkpoint(stem.string() + ".cold");
+    clocks.insert(clocks.end(), cold.begin(), cold.end());
+    return clocks;
+  }
+  void load_checkpoint(const std::filesystem::path& stem, std::span<const TableClock> clocks) override {
+    // The replica's storage is the cold part's (the layer's), so each part keeps as many clocks.
+    const std::size_t hot = clocks.size() / 2;
+    hot_->load_checkpoint(stem.string() + ".hot", clocks.first(hot));
+    cold_->load_checkpoint(stem.string() + ".cold", clocks.subspan(hot));
+  }
 
  private:
   // keys into the hot ones (part 0) and the cold ones (1), with each one's place in `keys`.
