@@ -59,6 +59,11 @@ RunFunction define_compare(CLI::App& command, const Invocation&) {
                   "smallest drop of the last evaluation's AUC that counts, in AUC points (0.005 = half a point)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  command
+      .add_option("--min-hit-rate-change", settings.min_hit_rate_change,
+                  "smallest drop of the dynamic tables' hit rate that counts, in points (0.005 = half a point)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   command.add_option("--blocks", settings.blocks, "block means per run when there are no repetitions")
       ->capture_default_str()
       ->check(CLI::Range(2, 1000));
@@ -68,7 +73,8 @@ RunFunction define_compare(CLI::App& command, const Invocation&) {
   command
       .add_option("--gate", options->gate_names,
                   "figures that can fail the verdict: step (step time, throughput; benchmarks: real_time), "
-                  "phases, bytes, other, quality (the last evaluation's AUC), all, none; comma-separated")
+                  "phases, bytes, other, quality (the last evaluation's AUC), hit_rate (the dynamic tables' hits over "
+                  "reads), all, none; comma-separated")
       ->delimiter(',')
       ->default_str(report::describe_as_names(report::GateSelection{}));
   command

@@ -205,6 +205,15 @@ struct EmbeddingStorage {
   std::string slow_directory;
   // A fast tier in front of a slow one (embedding/tiered_row_store.hpp), caching or hybrid.
   bool two_tier() const noexcept { return dynamic && (caching || global_hbm_for_values != 0); }
+  // Dynamic only: the engine's drivers of the strategies whose score clock is the caller's
+  // (EmbeddingEngine::step, before each step's calls). "epoch_steps" (EPOCH_LRU, EPOCH_LFU): the
+  // table's epoch is (step - 1) / epoch_steps for the 1-based step, warm-up included; 0 (absent):
+  // epoch 0 throughout. "custom_score" (CUSTOMIZED): "step" (the default) scores every key a step
+  // touches with the step's number, so that the table keeps the most recently used keys as STEP
+  // does but one score per step rather than per call; "none" leaves the set_score value at 0
+  // (every key ties, the smaller key evicted first).
+  std::int64_t epoch_steps = 0;
+  bool custom_score_step = true;
 };
 
 struct EmbeddingLayer {

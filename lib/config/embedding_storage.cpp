@@ -80,6 +80,34 @@ void parse_dynamic(const ObjectReader& r, kv::TableOptions& t) {
                    "\"k_count\" or \"tiny_lfu\"");
 }
 
+// The drivers of the caller-clocked strategies; each only with its strategies.
+void parse_score_drivers(const ObjectReader& r, EmbeddingStorage& s) {
+  const auto strategy = kv::score_rules(s.table.score_strategy);
+  const bool epochs =
+      s.table.score_strategy == kv::ScoreStrategy::kEpochLru || s.table.score_strategy == kv::ScoreStrategy::kEpochLfu;
+  if (const auto epoch_steps = r.optional("epoch_steps")) {
+    if (!epochs)
+      epoch_steps->fail_with("epoch_steps sets the epoch of EPOCH_LRU and EPOCH_LFU; this table's score_strategy is " +
+                             std::string(strategy.name));
+    s.epoch_steps = epoch_steps->integer(IntRange::at_least(0));
+  }
+  if (const auto custom = r.optional("custom_score")) {
+    if (s.table.score_strategy != kv::ScoreStrategy::kCustomized)
+      custom->fail_with("custom_score sets the scores of CUSTOMIZED; this table's score_strategy is " +
+                        std::string(strategy.name));
+    s.custom_score_step = custom->one_of({"step", "none"}) == "step";
+  }
+  // The two tiers keep their own tables' clocks, which no driver reaches.
+  if (s.two_tier()) {
+    for (const char* key : {"epoch_steps", "custom_score"})
+      if (const auto value = r.optional(key))
+        value->fail_with(std::string(key) +
+                         " drives a table of one tier; this layer's rows are in two (caching or "
+                         "global_hbm_for_values)");
+    s.custom_score_step = false;
+  }
+}
+
 void parse_tiers(const ObjectReader& r, EmbeddingStorage& s) {
   if (const auto caching = r.optional("caching")) s.caching = caching->boolean();
   s.global_hbm_for_values = r.integer_or("global_hbm_for_values", 0, IntRange::between(0, std::int64_t{1} << 50));
@@ -94,7 +122,7 @@ void parse_tiers(const ObjectReader& r, EmbeddingStorage& s) {
 EmbeddingStorage parse_embedding_storage(const ObjectReader& r) {
   r.only_keys({"type", "embedding_dtype", "training", "initializer_args", "eval_initializer_args", "max_capacity",
                "init_capacity", "max_load_factor", "bucket_capacity", "score_strategy", "safe_check_mode", "admission",
-               "caching", "global_hbm_for_values", "slow_directory"});
+               "caching", "global_hbm_for_values", "slow_directory", "epoch_steps", "custom_score"});
   EmbeddingStorage s;
   s.dynamic = r.one_of_or("type", "static", {"static", "dynamic"}) == "dynamic";
   auto& t = s.table;
@@ -106,9 +134,11 @@ EmbeddingStorage parse_embedding_storage(const ObjectReader& r) {
   if (s.dynamic) {
     parse_dynamic(r, t);
     parse_tiers(r, s);
+    parse_score_drivers(r, s);
   } else {
-    for (const char* key : {"max_capacity", "init_capacity", "max_load_factor", "bucket_capacity", "score_strategy",
-                            "safe_check_mode", "admission", "caching", "global_hbm_for_values", "slow_directory"})
+    for (const char* key :
+         {"max_capacity", "init_capacity", "max_load_factor", "bucket_capacity", "score_strategy", "safe_check_mode",
+          "admission", "caching", "global_hbm_for_values", "slow_directory", "epoch_steps", "custom_score"})
       if (const auto value = r.optional(key))
         value->fail_with(std::string("\"") + key +
                          "\" is an option of dynamic storage; this layer's storage.type is "

@@ -54,6 +54,10 @@ class DeviceKvRowStore final : public RowStore {
   void for_each_evicting_key(const std::function<void(Key)>& visit) const override;
   // The eviction study watches host stores only (the engine refuses it on a GPU).
   void set_access_observer(kv::AccessObserver* observer) override;
+  void set_score_clock(std::uint32_t epoch, std::uint64_t score) override {
+    table_.set_epoch(epoch);
+    table_.set_score(score);
+  }
 
   const kv::TableOptions* table_options() const override { return &table_.options(); }
   void dump_table(const std::filesystem::path& path) const override;

@@ -361,12 +361,25 @@ std::vector<Batch> EmbeddingEngine::slot_subsets(const Batch& batch) const {
   return subsets;
 }
 
+void EmbeddingEngine::drive_score_clocks() {
+  for (const auto& layer : layers_) {
+    const config::EmbeddingStorage& storage = layer->spec.config->storage;
+    if (!storage.dynamic) continue;
+    const bool epochs = storage.epoch_steps > 0;
+    const bool custom = storage.custom_score_step && storage.table.score_strategy == kv::ScoreStrategy::kCustomized;
+    if (!epochs && !custom) continue;
+    const auto epoch = epochs ? static_cast<std::uint32_t>((steps_ - 1) / storage.epoch_steps) : 0u;
+    layer->scheme->store().set_score_clock(epoch, custom ? static_cast<std::uint64_t>(steps_) : 0);
+  }
+}
+
 double EmbeddingEngine::step(const Batch& batch, StepRecorder& recorder) {
   const std::vector<Batch> subsets = slot_subsets(batch);
   // A device layer's input goes to the GPU before the clock starts (the data reader's work).
   for (std::size_t i = 0; i < layers_.size(); ++i)
     if (layers_[i]->on_device()) layers_[i]->device_batch->upload(layers_[i]->all_slots ? batch : subsets[i]);
   ++steps_;
+  drive_score_clocks();
   recorder.begin_step();
   const auto input_of = [&](std::size_t i) -> const Batch& { return layers_[i]->all_slots ? batch : subsets[i]; };
   double loss = 0.0;

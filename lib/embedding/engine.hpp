@@ -113,6 +113,9 @@ class EmbeddingEngine {
  private:
   struct Layer;
   static void record_store_counters(Layer& layer, StepRecorder& recorder);
+  // Before a step's calls, outside its clock: each dynamic table whose strategy reads the caller's
+  // clock gets this step's epoch and score (config::EmbeddingStorage::epoch_steps, custom_score).
+  void drive_score_clocks();
   // Each layer's view of `batch` when it reads a subset of its slots (empty for a layer of all).
   std::vector<Batch> slot_subsets(const Batch& batch) const;
   comm::Communicator& comm_;

@@ -37,7 +37,8 @@ kv::CallOutcome call_outcome(const kv::CallStats& stats, std::int64_t hits) {
 }
 
 void KvRowStore::read(std::span<const Key> keys, std::span<float> rows) {
-  const auto dim = static_cast<std::size_t>(dim_);
+  // dim_ >= 1 (the table's options): through uint32, so that no path of the cast looks negative.
+  const std::size_t dim = static_cast<std::uint32_t>(dim_);
   EMBSCALE_EXPECTS(rows.size() == keys.size() * dim, "rows must hold keys.size() x dim values");
   full_rows_.resize(keys.size() * row_width_);
   if (evaluating_) {  // the held rows, the eval initializer's for the others: the table unchanged

@@ -41,6 +41,11 @@ class KvRowStore final : public RowStore {
   std::int64_t evicting_capacity() const override { return table_->options().max_capacity; }
   void for_each_evicting_key(const std::function<void(Key)>& visit) const override;
   void set_access_observer(kv::AccessObserver* observer) override { observer_ = observer; }
+  void set_score_clock(std::uint32_t epoch, std::uint64_t score) override {
+    table_->set_epoch(epoch);
+    table_->set_score(score);
+    if (observer_) observer_->on_score_clock(epoch, score);
+  }
   void set_evaluating(bool evaluating) override { evaluating_ = evaluating; }
 
   const kv::TableOptions* table_options() const override { return &table_->options(); }

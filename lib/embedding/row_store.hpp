@@ -99,6 +99,14 @@ class RowStore {
   virtual std::int64_t evicting_capacity() const { return 0; }
   // Every key that tier holds now, in no particular order.
   virtual void for_each_evicting_key(const std::function<void(Key)>& visit) const { (void)visit; }
+  // The score clock of a table whose strategy reads the caller's (EmbeddingEngine's drivers,
+  // config::EmbeddingStorage::epoch_steps and custom_score): the epoch (EPOCH_LRU, EPOCH_LFU) and
+  // the set_score value (CUSTOMIZED) of the calls that follow; an observer is told too. Nothing
+  // for a store without one.
+  virtual void set_score_clock(std::uint32_t epoch, std::uint64_t score) {
+    (void)epoch;
+    (void)score;
+  }
   // From now on, every read call is shown to `observer` (null: to none). Stores that never evict
   // show nothing.
   virtual void set_access_observer(kv::AccessObserver* observer) { (void)observer; }
@@ -131,6 +139,15 @@ class RowStore {
     (void)clocks;
     throw Error(stem.string() +
                 ": this layer's storage cannot be restored from a checkpoint (two-tier or GPU storage)");
+  }
+  // The same from a checkpoint saved on another number of ranks: `stems` are every saving rank's,
+  // in rank order, and the store takes from them the rows it owns (a replica's from the first file
+  // that has them). Static stores only: a dynamic table's buckets, capacity and clock are its
+  // rank's, and its keys' owner is the scheme's, not the store's. An Error for the others.
+  virtual void load_resharded_checkpoint(std::span<const std::filesystem::path> stems) {
+    throw Error((stems.empty() ? std::string("a checkpoint") : stems.front().string()) +
+                ": this layer's storage is restored only on the rank count that saved it (dynamic, two-tier or GPU "
+                "storage)");
   }
   // The entries whose score is >= threshold in that format,  // The entries whose score is >= threshold in that format, taken into memory with the threshold
   // of the next such dump (kv::DumpImage; kv/table_file.hpp's incremental dumps): an online-training

@@ -267,6 +267,27 @@ void StaticRowStore::load_checkpoint(const std::filesystem::path& stem, std::spa
                      " rows of this rank; its part of the layer has " + std::to_string(owned_.rows()));
 }
 
+void StaticRowStore::load_resharded_checkpoint(std::span<const std::filesystem::path> stems) {
+  std::vector<std::uint8_t> restored(static_cast<std::size_t>(owned_.rows()), 0);
+  std::int64_t missing = owned_.rows();
+  for (const auto& stem : stems) {  // one file in memory at a time
+    const std::filesystem::path path(stem.string() + ".kv");
+    const kv::TableFileContents contents = kv::read_dump(path, checkpoint_options(dim_, state_width_, type_),
+                                                         static_cast<std::int64_t>(row_width_), kv::KeyType::kInt64);
+    for (std::size_t i = 0; i < contents.keys.size(); ++i) {
+      const std::int64_t r = owned_.row_of(static_cast<Key>(contents.keys[i]));
+      if (r < 0 || restored[static_cast<std::size_t>(r)]) continue;  // another rank's, or a replica's again
+      restored[static_cast<std::size_t>(r)] = 1;
+      --missing;
+      kv::encode_values(type_, contents.values.data() + i * row_width_, bytes_of(r), row_width_);
+    }
+  }
+  if (missing != 0)
+    throw InputError((stems.empty() ? std::string("the checkpoint") : stems.front().parent_path().string()) + ": " +
+                     std::to_string(missing) + " of the " + std::to_string(owned_.rows()) +
+                     " rows this rank owns are in no saved rank's file of the layer: not this layer's checkpoint");
+}
+
 StoreCounters StaticRowStore::take_counters() {
   StoreCounters c;
   c.hits = reads_;  // every owned key is held

@@ -58,6 +58,7 @@ class StaticRowStore final : public RowStore {
   // Its rows with their optimizer state (scores 0: a static table has none), by key; no clocks.
   std::vector<TableClock> save_checkpoint(const std::filesystem::path& stem) const override;
   void load_checkpoint(const std::filesystem::path& stem, std::span<const TableClock> clocks) override;
+  void load_resharded_checkpoint(std::span<const std::filesystem::path> stems) override;
 
   const OwnedKeys& owned() const noexcept { return owned_; }
 

@@ -25,6 +25,12 @@ class AccessObserver {
   virtual ~AccessObserver() = default;
   // `keys`: one call's keys, distinct, in order; valid only during the call.
   virtual void on_call(std::span<const std::int64_t> keys, const CallOutcome& outcome) = 0;
+  // The table's epoch and set_score value changed (RowStore::set_score_clock): the calls after
+  // this read them.
+  virtual void on_score_clock(std::uint32_t epoch, std::uint64_t score) {
+    (void)epoch;
+    (void)score;
+  }
 };
 
 }  // namespace embscale::kv

@@ -39,6 +39,13 @@ constexpr const char* kQualityFigure = "eval_auc";
 constexpr const char* kEvaluationTable = "evaluation/scores";
 bool is_quality(const std::string& figure) { return figure == kQualityFigure; }
 
+// The dynamic tables' hit rate: per iteration, from the counters "hits" and "misses" (each layer's
+// "<layer>.hits" too).
+constexpr const char* kHitRateFigure = "hit_rate";
+bool is_table_counter(const std::string& name, const std::string& counter) {
+  return name == counter || name.ends_with("." + counter);
+}
+
 // The figure a pair's step-time ratio is taken from: a run's step time, a benchmark's real time.
 bool is_step_figure(const std::string& figure) { return figure == "step_time" || figure == "real_time"; }
 
@@ -47,6 +54,7 @@ bool gated(const std::string& figure, const GateSelection& gate) {
   if (is_phase(figure)) return gate.phases;
   if (figure == "bytes_sent") return gate.bytes;
   if (is_quality(figure)) return gate.quality;
+  if (figure == kHitRateFigure) return gate.hit_rate;
   return gate.other;
 }
 
@@ -67,6 +75,21 @@ std::vector<double> figure_series(const ReportData::Run& run, const std::string&
         for (std::size_t r = 0; r < c->second.cols; ++r) sum += static_cast<double>(c->second(i, r));
         out.push_back(sum);
       }
+  } else if (figure == kHitRateFigure) {
+    std::vector<double> hits, reads;
+    for (const auto& [name, counts] : run.counters) {
+      const bool hit = is_table_counter(name, "hits");
+      if (!hit && !is_table_counter(name, "misses")) continue;
+      hits.resize(std::max(hits.size(), counts.rows), 0.0);
+      reads.resize(hits.size(), 0.0);
+      for (std::size_t i = 0; i < counts.rows; ++i)
+        for (std::size_t r = 0; r < counts.cols; ++r) {
+          reads[i] += static_cast<double>(counts(i, r));
+          if (hit) hits[i] += static_cast<double>(counts(i, r));
+        }
+    }
+    for (std::size_t i = 0; i < hits.size(); ++i)
+      if (reads[i] > 0) out.push_back(hits[i] / reads[i]);
   } else if (const auto own = run.series.find(figure); own != run.series.end()) {
     out = own->second;
   } else if (is_phase(figure)) {
@@ -209,6 +232,17 @@ void compare_quality(FigureComparison& f, const RunPair& pair, const CompareOpti
   f.improvement = f.p_value < o.alpha && f.next > f.base && f.next - f.base > f.min_change;
 }
 
+// Whether a run's tables missed a read: only a dynamic table does (a static one holds every key
+// it owns, and counts every read a hit).
+bool has_dynamic_tables(const ReportData::Run& run) {
+  for (const auto& [name, counts] : run.counters)
+    if (is_table_counter(name, "misses"))
+      for (std::size_t i = 0; i < counts.rows; ++i)
+        for (std::size_t r = 0; r < counts.cols; ++r)
+          if (counts(i, r) > 0) return true;
+  return false;
+}
+
 // The figures of a run, in report order: step time and throughput, phases, bytes, other series.
 // Throughput is samples per second: only runs with a batch (run reports) have it; a collectives
 // run's step_time is one call, and its mpi_time (the bare MPI call) is an other series.
@@ -220,6 +254,7 @@ std::vector<std::string> figures_of(const ReportData::Run& run) {
   }
   for (const auto& phase : run.phase_names) figures.push_back("phase:" + phase);
   if (run.counters.count("bytes_sent")) figures.push_back("bytes_sent");
+  if (has_dynamic_tables(run)) figures.push_back(kHitRateFigure);
   // Other series are figures of their own (Google Benchmark's real_time, cpu_time); the loss and
   // the batches' AUC are model figures, not performance ones.
   for (const auto& [name, values] : run.series)
@@ -261,6 +296,10 @@ FigureComparison compare_figure(const RunPair& pair, const std::string& figure, 
   }
   f.sampling = s.how;
   f.min_change = o.min_change.value_or(s.repetitions ? kMinChangeRepetitions : kMinChangeSingleRuns);
+  if (figure == kHitRateFigure) {  // points of hit rate, as eval_auc's are AUC points
+    f.absolute = true;
+    f.min_change = o.min_hit_rate_change;
+  }
   f.base = median(s.base);
   f.next = median(s.next);
   f.relative_change = f.base != 0 ? (f.next - f.base) / f.base : 0.0;
@@ -305,18 +344,21 @@ void judge(FigureComparison& f, double base_step, double alpha) {
 }  // namespace
 
 GateSelection parse_gate_selection(const std::vector<std::string>& names) {
-  GateSelection gate{false, false, false, false, false};
+  GateSelection gate{false, false, false, false, false, false};
   for (const auto& name : names) {
     if (name == "step") gate.step = true;
     else if (name == "phases") gate.phases = true;
     else if (name == "bytes") gate.bytes = true;
     else if (name == "other") gate.other = true;
     else if (name == "quality") gate.quality = true;
-    else if (name == "all") gate = {true, true, true, true, true};
+    else if (name == "hit_rate") gate.hit_rate = true;
+    else if (name == "all") gate = {true, true, true, true, true, true};
     else if (name == "none") {
     } else
-      throw InputError("--gate: expected step, phases, bytes, other, quality, all or none (comma-separated), got \"" +
-                       name + "\"");
+      throw InputError(
+          "--gate: expected step, phases, bytes, other, quality, hit_rate, all or none (comma-separated), "
+          "got \"" +
+          name + "\"");
   }
   return gate;
 }
@@ -325,7 +367,7 @@ std::string describe_as_names(const GateSelection& gate) {
   std::string text;
   for (const auto& [on, name] :
        {std::pair{gate.step, "step"}, std::pair{gate.phases, "phases"}, std::pair{gate.bytes, "bytes"},
-        std::pair{gate.other, "other"}, std::pair{gate.quality, "quality"}})
+        std::pair{gate.other, "other"}, std::pair{gate.quality, "quality"}, std::pair{gate.hit_rate, "hit_rate"}})
     if (on) text += (text.empty() ? "" : ",") + std::string(name);
   return text.empty() ? "none" : text;
 }
@@ -340,13 +382,14 @@ std::string describe(const GateSelection& gate) {
   add(gate.bytes, "bytes sent");
   add(gate.other, "other series");
   add(gate.quality, "the last evaluation's AUC (runs with one)");
+  add(gate.hit_rate, "the dynamic tables' hit rate (runs with one)");
   return text.empty() ? "none" : text;
 }
 
 Comparison compare_reports(const ReportData& base, const ReportData& next, const CompareOptions& o) {
-  EMBSCALE_EXPECTS(
-      o.alpha > 0 && o.alpha < 1 && o.min_change.value_or(0) >= 0 && o.min_auc_change >= 0 && o.blocks >= 2,
-      "invalid compare options");
+  EMBSCALE_EXPECTS(o.alpha > 0 && o.alpha < 1 && o.min_change.value_or(0) >= 0 && o.min_auc_change >= 0 &&
+                       o.min_hit_rate_change >= 0 && o.blocks >= 2,
+                   "invalid compare options");
   const Pairing pairing = pair_runs(base, next, o.ignored_parameters);
   Comparison out;
   out.matched_runs = pairing.pairs.size();

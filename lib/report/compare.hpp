@@ -37,6 +37,14 @@
 //     conservative when both sides scored the same samples).
 // Its size rule is absolute, in AUC points (min_auc_change), since a point of AUC means the same at
 // 0.70 and at 0.95. Measured rates: README "Comparing runs", scripts/compare-error-rates --quality.
+//
+// A run with dynamic tables has one more gated figure, hit_rate: per iteration, the reads its
+// tables found over all their reads (the counters hits and misses, every rank and layer summed),
+// higher is better. It is sampled as the times are (repetitions' medians, or block means of one
+// run), and its size rule is absolute too, in points of hit rate (min_hit_rate_change). A run of
+// one seed reads the same keys whatever the machine, so two runs of one seed have one hit rate:
+// the noise it is tested against is the data's, between seeds (measured rates: README "Comparing
+// runs", scripts/compare-error-rates --hit-rate).
 #pragma once
 
 #include <optional>
@@ -64,14 +72,18 @@ inline constexpr double kMinChangeSingleRuns = 0.10;
 // AUC) and 20 of 20 quartered (-0.031) caught; with single runs 12 of 100 flagged: the held-out
 // error does not see the seed's training noise (README "Comparing runs").
 inline constexpr double kMinAucChange = 0.005;
+// --min-hit-rate-change's default, in points of hit rate (hits / reads of the dynamic tables).
+// Measured: README "Comparing runs", scripts/compare-error-rates --hit-rate.
+inline constexpr double kMinHitRateChange = 0.005;
 
 // Families of figures that --gate names.
 struct GateSelection {
-  bool step = true;     // step_time, throughput_samples_per_s; real_time of benchmark files
-  bool phases = false;  // phase:<name>
-  bool bytes = false;   // bytes_sent
-  bool other = false;   // any other series (cpu_time of benchmark files)
-  bool quality = true;  // eval_auc: the last evaluation's AUC (runs with an evaluation)
+  bool step = true;      // step_time, throughput_samples_per_s; real_time of benchmark files
+  bool phases = false;   // phase:<name>
+  bool bytes = false;    // bytes_sent
+  bool other = false;    // any other series (cpu_time of benchmark files)
+  bool quality = true;   // eval_auc: the last evaluation's AUC (runs with an evaluation)
+  bool hit_rate = true;  // hit_rate: the dynamic tables' hits over reads per iteration (runs with one)
 };
 
 // Parses "step,phases,quality" / "all" / "none"; throws InputError naming --gate and the choices.
@@ -84,9 +96,10 @@ struct CompareOptions {
   // Smallest relative change that counts. Unset: kMinChangeRepetitions with repetitions,
   // kMinChangeSingleRuns with single runs, whose tests cannot see run-to-run shifts.
   std::optional<double> min_change;
-  double min_auc_change = kMinAucChange;  // eval_auc's size rule: a drop of more AUC points than this
-  std::size_t blocks = 10;                // block means per run when there are no repetitions
-  double warmup_fraction = 0.1;           // leading share of iterations left out of every run
+  double min_auc_change = kMinAucChange;           // eval_auc's size rule: a drop of more AUC points than this
+  double min_hit_rate_change = kMinHitRateChange;  // hit_rate's: a drop of more points than this
+  std::size_t blocks = 10;                         // block means per run when there are no repetitions
+  double warmup_fraction = 0.1;                    // leading share of iterations left out of every run
   GateSelection gate;
   std::vector<std::string> ignored_parameters;  // paired as equal whatever their values (--ignore)
 };

@@ -69,7 +69,8 @@ std::string format_comparison(const Comparison& c, const CompareOptions& o) {
           " test(s) (a pair's step time and throughput are one) at alpha " + p_text(o.alpha) +
           "; a regression also needs a change above " + min_change_text(o) +
           " (a phase: above that share of the step time; eval_auc: a drop of more than " + p_text(o.min_auc_change) +
-          " AUC points, --min-auc-change)\n"
+          " AUC points, --min-auc-change; hit_rate: more than " + p_text(o.min_hit_rate_change) +
+          " points of hit rate, --min-hit-rate-change)\n"
           "p(change): one-sided Mann-Whitney U test in the direction the median moved; p(worse): the one-sided test "
           "that the figure got worse, Holm-adjusted for the gated (*) figures, and for the others [in brackets] "
           "alone, not corrected for the number of figures (their \"slower\" and \"improved\" are tests alone); "
@@ -131,6 +132,7 @@ nlohmann::json comparison_to_json(const Comparison& c, const CompareOptions& o) 
   return {{"alpha", o.alpha},
           {"min_change", min_change_text(o)},
           {"min_auc_change", o.min_auc_change},
+          {"min_hit_rate_change", o.min_hit_rate_change},
           {"gate", describe(o.gate)},
           {"ignored_parameters", o.ignored_parameters},
           {"matched_runs", c.matched_runs},

@@ -191,6 +191,26 @@ std::filesystem::path Checkpoints::save(std::int64_t iterations) {
   return directory;
 }
 
+void Checkpoints::check_resharding(int saved_ranks, const std::filesystem::path& manifest) const {
+  const std::string saved = "the checkpoint was saved by " + std::to_string(saved_ranks) + " ranks; this run has " +
+                            std::to_string(comm_.size());
+  for (std::size_t l = 0; l < engine_.layers(); ++l) {
+    const auto& layer = config_.embeddings[l];
+    if (layer.storage.dynamic)
+      throw InputError(manifest.string() + ": " + saved + ", and layer " + layer.name +
+                       "'s dynamic table is its rank's (its buckets, capacity and scores): resume it on " +
+                       std::to_string(saved_ranks) + " ranks");
+    if (engine_.store(l).dim() != layer.embedding_vec_size)
+      throw InputError(manifest.string() + ": " + saved + ", and layer " + layer.name +
+                       " stores column slices whose width depends on the rank count: resume it on " +
+                       std::to_string(saved_ranks) + " ranks");
+  }
+  if (dense_ && dense_->has_local_parameters())
+    throw InputError(manifest.string() + ": " + saved +
+                     ", and the dense model has feature-parallel (per-rank) parameters: resume it on " +
+                     std::to_string(saved_ranks) + " ranks");
+}
+
 Checkpoints::Restored Checkpoints::restore() {
   const std::filesystem::path given = resolved(config_, config_.solver.checkpoint.resume_from);
   std::string directory_text, manifest_text;
@@ -210,11 +230,9 @@ Checkpoints::Restored Checkpoints::restore() {
     if (manifest.value("format", "") != kFormat || manifest.value("version", 0) != kVersion)
       throw InputError(manifest_path.string() + ": not an embscale checkpoint of version " + std::to_string(kVersion));
     const int ranks = manifest.value("ranks", 0);
-    if (ranks != comm_.size())
-      throw InputError(manifest_path.string() + ": the checkpoint was saved by " + std::to_string(ranks) +
-                       " ranks; this run has " + std::to_string(comm_.size()) +
-                       ": resume it on as many ranks (a change of rank count is not supported)");
+    if (ranks < 1) throw InputError(manifest_path.string() + ": \"ranks\": expected a rank count >= 1");
     check_same_config(manifest.at("config"), config_.source, manifest_path);
+    if (ranks != comm_.size()) check_resharding(ranks, manifest_path);
     iteration = manifest.value("iteration", std::int64_t{-1});
     if (iteration < 0 || iteration >= config_.solver.max_iter)
       throw InputError(manifest_path.string() + ": the checkpoint follows timed iteration " +
@@ -222,7 +240,10 @@ Checkpoints::Restored Checkpoints::restore() {
                        " leaves nothing to run (raise max_iter to train on)");
     if (manifest.value("dense", false) != (dense_ != nullptr))
       throw InputError(manifest_path.string() + ": the checkpoint's dense model and this config's differ");
-    const std::filesystem::path state_path = directory / (suffix + ".json");
+    // On another rank count every rank reads rank 0's step count and dense model (the same on
+    // every rank: replicated) and takes its rows from every saved rank's files.
+    const std::string saved_suffix = ranks == comm_.size() ? suffix : rank_suffix(0, ranks);
+    const std::filesystem::path state_path = directory / (saved_suffix + ".json");
     const nlohmann::json state = read_json(state_path, "this rank's checkpoint state");
     std::vector<std::vector<embedding::RowStore::TableClock>> clocks(engine_.layers());
     std::int64_t steps = 0;
@@ -234,10 +255,18 @@ Checkpoints::Restored Checkpoints::restore() {
     } catch (const nlohmann::json::exception& e) {
       throw InputError(state_path.string() + ": not a checkpoint's rank state of this config: " + e.what());
     }
-    for (std::size_t l = 0; l < engine_.layers(); ++l)
-      engine_.store(l).load_checkpoint(directory / (config_.embeddings[l].name + "." + suffix), clocks[l]);
+    for (std::size_t l = 0; l < engine_.layers(); ++l) {
+      const std::string& name = config_.embeddings[l].name;
+      if (ranks == comm_.size()) {
+        engine_.store(l).load_checkpoint(directory / (name + "." + suffix), clocks[l]);
+        continue;
+      }
+      std::vector<std::filesystem::path> stems;
+      for (int r = 0; r < ranks; ++r) stems.push_back(directory / (name + "." + rank_suffix(r, ranks)));
+      engine_.store(l).load_resharded_checkpoint(stems);
+    }
     engine_.set_steps(steps);
-    if (dense_) dense_->load_state(directory / ("dense." + suffix + ".bin"));
+    if (dense_) dense_->load_state(directory / ("dense." + saved_suffix + ".bin"));
   });
   return {directory, iteration};
 }

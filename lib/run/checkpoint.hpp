@@ -21,16 +21,23 @@
 // (online/checkpoints), outside the steps' timings.
 //
 // A run resumed from a checkpoint (solver.checkpoint.resume_from) skips the warm-up, restores
-// every rank's part, and runs timed iterations N .. max_iter - 1; its losses are bit for bit the
-// ones the uninterrupted run had at those iterations (tests/run/checkpoint_mpi_test.cpp), on the
-// same number of ranks. The config must be the one that saved it, but for the fields a resumed
-// run may change (kResumableFields: max_iter, display, checkpoint, incremental_dump,
-// non_finite_loss); the first other difference is named.
+// every rank's part, and runs timed iterations N .. max_iter - 1; on the same number of ranks its
+// losses are bit for bit the ones the uninterrupted run had at those iterations
+// (tests/run/checkpoint_mpi_test.cpp). The config must be the one that saved it, but for the
+// fields a resumed run may change (kResumableFields: max_iter, display, checkpoint,
+// incremental_dump, non_finite_loss); the first other difference is named.
+//
+// On another number of ranks, where the layers allow it: static rows whole (every scheme but
+// column_wise, whose slices' width depends on the rank count), and a dense model without
+// feature-parallel parameters. Every rank reads every saved rank's file of a layer and keeps the
+// rows it owns; the rows, optimizer state and step counts are then exactly the saved ones, and the
+// losses after it those of the saved model on the new ranks (the sums over ranks round in another
+// order than the saving run's would have). A dynamic table resumes only on its rank count.
 //
 // Not covered (refused, naming the field): a parameter server's run (its servers save their
 // shards: parameter_server.save_directory), GPU layers, two-tier storage, an eviction study (its
-// oracles would start empty), another rank count. A dynamic table's admission filter is not saved:
-// a resumed table admits as a new one would (the losses of such a table may differ).
+// oracles would start empty). A dynamic table's admission filter is not saved: a resumed table
+// admits as a new one would (the losses of such a table may differ).
 #pragma once
 
 #include <cstdint>
@@ -88,6 +95,9 @@ class Checkpoints {
   Restored restore();
 
  private:
+  // InputError naming the manifest when a layer or the dense model cannot move from
+  // `saved_ranks` ranks to this run's.
+  void check_resharding(int saved_ranks, const std::filesystem::path& manifest) const;
   comm::Communicator& comm_;
   const config::Config& config_;
   embedding::EmbeddingEngine& engine_;

@@ -147,6 +147,10 @@ void DenseModel::save_state(const std::filesystem::path& path) {
   out.commit();
 }
 
+bool DenseModel::has_local_parameters() const {
+  return parts_->graph.parameters().count(model::ParameterSharing::kLocal) > 0;
+}
+
 void DenseModel::load_state(const std::filesystem::path& path) {
   FileInput in(path, "the dense model's checkpoint");
   const std::uint64_t size = in.size();

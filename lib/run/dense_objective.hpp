@@ -61,6 +61,8 @@ class DenseModel {
   // at `path` written atomically; load_state reads one into a model made from the same config on
   // the same rank of as many ranks (InputError naming the file when it is not that).
   void save_state(const std::filesystem::path& path);
+  // Whether it has per-rank (feature-parallel) parameters: its state is then its rank's alone.
+  bool has_local_parameters() const;
   void load_state(const std::filesystem::path& path);
 
  private:

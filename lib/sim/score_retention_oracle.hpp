@@ -23,7 +23,9 @@
 // counter gives every call its own, increasing score as an ideal clock would. EPOCH_LRU takes its
 // low 32 bits under the epoch, as the table takes the clock's. The table's real clock can give two
 // calls the same ns or, under EPOCH_LRU, wrap its low 32 bits every 4.3 s; the oracle does neither.
-// CUSTOMIZED gives every key of a call the last set_score value (no per-key caller scores).
+// CUSTOMIZED gives every key of a call the last set_score value (no per-key caller scores); the
+// study (table_study.cpp) sets it, and the epoch, before each call as the engine's drivers set the
+// table's (RowStore::set_score_clock).
 // FREQUENCY's newcomer scores the admission filter's estimate of its sightings: here the exact
 // count of its accesses so far (an ideal filter), never halved (the table halves a bucket's
 // scores when its sketch bank ages; the oracle has no banks).

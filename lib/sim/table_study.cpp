@@ -20,6 +20,7 @@ TableStudy::TableStudy(MeasuredTable table, const config::EvictionStudy& options
 void TableStudy::on_call(std::span<const std::int64_t> keys, const kv::CallOutcome& outcome) {
   keys_.insert(keys_.end(), keys.begin(), keys.end());
   call_ends_.push_back(keys_.size());
+  call_clocks_.push_back(clock_);
   outcome_.hits += outcome.hits;
   outcome_.inserts += outcome.inserts;
   outcome_.evictions += outcome.evictions;
@@ -50,6 +51,11 @@ void TableStudy::feed_pending() {
     for (std::int64_t c = 0; c < calls_per_step_[fed_steps_ + p]; ++c, ++call) {
       const std::size_t end = call_ends_[call];
       const std::span<const std::int64_t> keys(keys_.data() + begin, end - begin);
+      for (auto* oracle : {score_ ? &*score_ : nullptr, unbucketed_ ? &*unbucketed_ : nullptr})
+        if (oracle) {
+          oracle->set_epoch(call_clocks_[call].epoch);
+          oracle->set_score(call_clocks_[call].score);
+        }
       if (lru_) step.oracle_hits[static_cast<std::size_t>(Oracle::kLru)] += lru_->access(keys);
       if (lfu_) step.oracle_hits[static_cast<std::size_t>(Oracle::kLfu)] += lfu_->access(keys);
       if (score_) step.oracle_hits[static_cast<std::size_t>(Oracle::kScoreRetention)] += score_->access(keys);
@@ -68,6 +74,7 @@ void TableStudy::feed_pending() {
   fed_steps_ += step_ends_.size();
   keys_.clear();
   call_ends_.clear();
+  call_clocks_.clear();
   step_ends_.clear();
   pending_calls_ = 0;
 }

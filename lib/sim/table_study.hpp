@@ -48,6 +48,9 @@ class TableStudy final : public kv::AccessObserver {
   TableStudy(MeasuredTable table, const config::EvictionStudy& options);
 
   void on_call(std::span<const std::int64_t> keys, const kv::CallOutcome& outcome) override;
+  // The table's epoch and set_score value from the next call on: the score oracles get them
+  // before that call, as the table did.
+  void on_score_clock(std::uint32_t epoch, std::uint64_t score) override { clock_ = {epoch, score}; }
   // After a step: records its figures; `sample`: the oracles take every call since the last
   // sample and the recalls are measured now.
   void end_step(bool sample);
@@ -79,6 +82,12 @@ class TableStudy final : public kv::AccessObserver {
   // the step being recorded's outcome; steps fed so far; calls of the steps before this one.
   std::vector<std::int64_t> keys_;
   std::vector<std::size_t> call_ends_;
+  struct ScoreClock {
+    std::uint32_t epoch = 0;
+    std::uint64_t score = 0;
+  };
+  ScoreClock clock_;                     // the table's now
+  std::vector<ScoreClock> call_clocks_;  // each pending call's
   std::vector<std::size_t> step_ends_;
   std::size_t fed_steps_ = 0;
   std::size_t pending_calls_ = 0;

@@ -85,6 +85,46 @@ TEST(ConfigErrorsSolver, CheckpointBlock) {
   EXPECT_TRUE(r.resumes());
 }
 
+TEST(ConfigErrorsStorage, ScoreDriversGoWithTheirStrategies) {
+  const auto storage = [](nlohmann::json& j, const std::string& strategy) -> nlohmann::json& {
+    auto& s = layer(j, "emb1")["storage"];
+    s = {{"type", "dynamic"}, {"max_capacity", 1024}, {"score_strategy", strategy}};
+    return s;
+  };
+  expect_messages({
+      {"epoch_steps under STEP", [&](auto& j) { storage(j, "STEP")["epoch_steps"] = 10; },
+       "layers[emb1].storage.epoch_steps: epoch_steps sets the epoch of EPOCH_LRU and EPOCH_LFU; this table's "
+       "score_strategy is STEP"},
+      {"custom_score under LFU", [&](auto& j) { storage(j, "LFU")["custom_score"] = "step"; },
+       "layers[emb1].storage.custom_score: custom_score sets the scores of CUSTOMIZED; this table's score_strategy "
+       "is LFU"},
+      {"unknown custom_score", [&](auto& j) { storage(j, "CUSTOMIZED")["custom_score"] = "clock"; },
+       "layers[emb1].storage.custom_score: expected \"step\" or \"none\", got \"clock\""},
+      {"negative epoch_steps", [&](auto& j) { storage(j, "EPOCH_LFU")["epoch_steps"] = -1; },
+       "layers[emb1].storage.epoch_steps: expected an integer >= 0, got -1"},
+      {"a driver of two tiers",
+       [&](auto& j) {
+         auto& s = storage(j, "EPOCH_LRU");
+         s["epoch_steps"] = 5;
+         s["global_hbm_for_values"] = 4096;
+       },
+       "layers[emb1].storage.epoch_steps: epoch_steps drives a table of one tier; this layer's rows are in two "
+       "(caching or global_hbm_for_values)"},
+      {"a static table's driver",
+       [&](auto& j) {
+         layer(j, "emb1")["storage"] = {{"type", "static"}, {"epoch_steps", 5}};
+       },
+       "layers[emb1].storage.epoch_steps: \"epoch_steps\" is an option of dynamic storage; this layer's "
+       "storage.type is \"static\" (set \"type\": \"dynamic\" to use the KV table)"},
+  });
+  auto j = default_json();
+  storage(j, "EPOCH_LFU")["epoch_steps"] = 7;
+  const auto& s = parse_config_text(j.dump(), "test.json").embeddings.front().storage;
+  EXPECT_EQ(s.epoch_steps, 7);
+  storage(j, "CUSTOMIZED");
+  EXPECT_TRUE(parse_config_text(j.dump(), "test.json").embeddings.front().storage.custom_score_step);
+}
+
 nlohmann::json& hparam(nlohmann::json& j) { return layer(j, "emb1")["sparse_embedding_hparam"]; }
 nlohmann::json& sparse_input(nlohmann::json& j) { return layer(j, "data")["sparse"][0]; }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "collectives_case.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -454,12 +456,66 @@ TEST(CompareReports, AnAucOnOneSideOnlyIsSaidAndTheChangeIsInPoints) {
   EXPECT_EQ(comparison_to_json(drop, o)["min_auc_change"], 0.005);
 }
 
+// A run with a dynamic table: per iteration and rank, `reads` reads of which a share `rate` (1 +
+// noise u, u uniform in [-1, 1)) hit, as the counters hits and misses; deterministic for a seed.
+ReportData::Run table_run(const std::string& id, std::uint64_t seed, double rate, double noise = 0.01,
+                          const std::string& layer = "") {
+  ReportData::Run run = synthetic_run(id, seed);
+  const CounterRng rng(seed, 7);
+  const std::size_t iterations = run.series["step_time"].size();
+  Matrix<std::int64_t> hits{iterations, 2, {}}, misses{iterations, 2, {}};
+  constexpr std::int64_t kReads = 10000;
+  for (std::size_t i = 0; i < iterations; ++i)
+    for (int r = 0; r < 2; ++r) {
+      const double share =
+          std::clamp(rate * (1.0 + noise * (2 * rng.uniform(2 * i + static_cast<std::uint64_t>(r)) - 1)), 0.0, 1.0);
+      const auto h = static_cast<std::int64_t>(share * kReads);
+      hits.values.push_back(h);
+      misses.values.push_back(kReads - h);
+    }
+  run.counters[layer + "hits"] = hits;
+  run.counters[layer + "misses"] = misses;
+  return run;
+}
+
+TEST(CompareReports, TheHitRateOfDynamicTablesIsGatedInPoints) {
+  // 0.80 against 0.70: ten points lower, higher is better, gated by default, in points.
+  const auto c = compare_reports(report_of({table_run("a", 1, 0.80)}), report_of({table_run("b", 2, 0.70)}), {});
+  const auto& f = figure(c, "hit_rate");
+  EXPECT_TRUE(f.gated);
+  EXPECT_TRUE(f.higher_is_better);
+  EXPECT_TRUE(f.absolute);
+  EXPECT_DOUBLE_EQ(f.min_change, kMinHitRateChange);
+  EXPECT_NEAR(f.base, 0.80, 0.005);
+  EXPECT_NEAR(f.next, 0.70, 0.005);
+  EXPECT_TRUE(f.regression);
+  EXPECT_TRUE(c.any_regression);
+  // The same table one way up: an improvement, no regression; a drop inside the size rule: none.
+  EXPECT_TRUE(figure(compare_reports(report_of({table_run("a", 1, 0.70)}), report_of({table_run("b", 2, 0.80)}), {}),
+                     "hit_rate")
+                  .improvement);
+  const auto small =
+      compare_reports(report_of({table_run("a", 1, 0.800, 0.0)}), report_of({table_run("b", 2, 0.797, 0.0)}), {});
+  EXPECT_FALSE(figure(small, "hit_rate").regression);
+  EXPECT_FALSE(small.any_regression);
+  // Each layer's counters ("emb1.hits") count, summed; not gated when the gate leaves it out.
+  const auto layered = compare_reports(report_of({table_run("a", 1, 0.80, 0.01, "emb1.")}),
+                                       report_of({table_run("b", 2, 0.70, 0.01, "emb1.")}), gating({"step"}));
+  EXPECT_FALSE(figure(layered, "hit_rate").gated);
+  EXPECT_FALSE(layered.any_regression);
+  EXPECT_TRUE(figure(layered, "hit_rate").slower);
+  // A run of static tables (no misses) has no hit rate to judge.
+  const auto plain = compare_reports(report_of({at_level("a", 1, 1.0)}), report_of({at_level("b", 2, 1.0)}), {});
+  EXPECT_THROW(figure(plain, "hit_rate"), std::runtime_error);
+}
+
 TEST(CompareReports, GateNamesAreCheckedAndDescribed) {
   EXPECT_THROW(parse_gate_selection({"phase"}), InputError);
   const auto none = parse_gate_selection({"none"});
-  EXPECT_FALSE(none.step || none.phases || none.bytes || none.other || none.quality);
+  EXPECT_FALSE(none.step || none.phases || none.bytes || none.other || none.quality || none.hit_rate);
   EXPECT_TRUE(parse_gate_selection({"quality"}).quality);
-  EXPECT_EQ(describe_as_names(GateSelection{}), "step,quality");
+  EXPECT_TRUE(parse_gate_selection({"hit_rate"}).hit_rate);
+  EXPECT_EQ(describe_as_names(GateSelection{}), "step,quality,hit_rate");
   EXPECT_EQ(describe(none), "none");
   const auto c =
       compare_reports(report_of({at_level("a", 1, 1.0)}), report_of({at_level("b", 2, 2.0)}), gating({"none"}));

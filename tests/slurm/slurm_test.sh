@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests of the sbatch templates on the one-host cluster of scripts/slurm-cluster:
 #   slurm_test.sh EMBSCALE SLURM_DIR CASE
-# CASE: start | stop | single_run | scaling_study | requeue_sweep | collectives
+# CASE: start | stop | single_run | scaling_study | requeue_sweep | requeue_run | collectives
 set -uo pipefail
 embscale=$1
 slurm_dir=$2
@@ -127,6 +127,44 @@ JSON
       fail "runs in the report: $(tr '\n' ' ' <"$work/runs.txt")"
     h5dump -H -d /summary "$work/reports/sweep.h5" | grep -qE 'DATASPACE +SIMPLE \{ \( 4 \)' ||
       fail "/summary must have 4 rows"
+    ;;
+  requeue_run)
+    # SIGUSR1 to the batch shell in the middle of a run (what --signal=B:USR1@120 does before a
+    # time limit): the ranks save a checkpoint and stop, the job requeues itself, starts again,
+    # resumes from the checkpoint, and its report starts at the checkpoint's iteration.
+    work=$(mktemp -d "${TMPDIR:-/tmp}/embscale_slurm_resumable.XXXXXX")
+    trap 'rm -rf "$work"' EXIT
+    sed 's/"max_iter": 100/"max_iter": 60/; s/"display": [0-9]*/"display": 1/' "$root/bench/configs/default.json" \
+      >"$work/long.json"
+    cd "$work" || fail "no work directory"
+    # Each step 50 ms longer (CPU work in its loss phase; the losses do not change), so that the
+    # signal lands in the middle.
+    job=$(sbatch --parsable --time=10 \
+          --export=ALL,EMBSCALE="$embscale",EMBSCALE_RESULTS="$work/reports",EMBSCALE_INJECT_DELAY=loss:0.05 \
+          "$root/slurm/resumable_run.sbatch" "$work/long.json") || fail "sbatch failed: $job"
+    out="$work/embscale-resumable-$job.out"
+    for _ in $(seq 1200); do
+      grep -q '^iteration 5/' "$out" 2>/dev/null && break
+      sleep 0.1
+    done
+    grep -q '^iteration 5/' "$out" 2>/dev/null || { scancel "$job"; fail "no iteration within 120 s: $(cat "$out" 2>/dev/null; squeue 2>&1)"; }
+    scancel --batch --signal=USR1 "$job" || fail "scancel --signal failed"
+    state=""
+    for _ in $(seq 240); do
+      state=$(scontrol show job -o "$job" | grep -oE 'JobState=[A-Z_]+' | cut -d= -f2)
+      case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL) break ;; esac
+      sleep 1
+    done
+    [ "$state" = COMPLETED ] || { scancel "$job"; fail "job $job ended $state: $(cat "$out")"; }
+    restarts=$(scontrol show job -o "$job" | grep -oE 'Restarts=[0-9]+' | cut -d= -f2)
+    [ "${restarts:-0}" -ge 1 ] || fail "the job was not requeued (Restarts=$restarts): $(cat "$out")"
+    grep -qE "stopped by SIGUSR1 before iteration [0-9]+; checkpoint saved in" "$out" ||
+      fail "the ranks did not save a checkpoint at the stop: $(cat "$out")"
+    grep -q "requeueing job $job" "$out" || fail "the script did not requeue: $(cat "$out")"
+    grep -q "^resumed from $work/reports/run-$job.checkpoints/iteration-" "$out" ||
+      fail "the second start did not resume: $(cat "$out")"
+    h5dump -a /runs/run0/first_iteration "$work/reports/run-$job.h5" | grep -qE '\(0\): [1-9][0-9]*' ||
+      fail "the report does not start at the checkpoint: $(h5dump -A -g /runs/run0 "$work/reports/run-$job.h5" 2>&1 | head -40)"
     ;;
   *)
     fail "unknown case"

@@ -143,6 +143,13 @@ class HotAndColdRows final : public RowStore {
     hot_->load_checkpoint(stem.string() + ".hot", clocks.first(hot));
     cold_->load_checkpoint(stem.string() + ".cold", clocks.subspan(hot));
   }
+  void load_resharded_checkpoint(std::span<const std::filesystem::path> stems) override {
+    for (const char* part : {".hot", ".cold"}) {
+      std::vector<std::filesystem::path> parts;
+      for (const auto& stem : stems) parts.emplace_back(stem.string() + part);
+      (part[1] == 'h' ? *hot_ : *cold_).load_resharded_checkpoint(parts);
+    }
+  }
 
  private:
   // keys into the hot ones (part 0) and the cold ones (1), with each one's place in `keys`.
