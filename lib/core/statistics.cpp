@@ -98,6 +98,33 @@ MannWhitneyResult mann_whitney_u(std::span<const double> a, std::span<const doub
   return r;
 }
 
+SignTestResult sign_test(std::span<const double> a, std::span<const double> b, Alternative alternative) {
+  EMBSCALE_EXPECTS(a.size() == b.size(), "the sign test pairs samples of one length");
+  SignTestResult r;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (b[i] == a[i]) continue;
+    ++r.pairs;
+    if (b[i] > a[i]) ++r.greater;
+  }
+  if (r.pairs == 0) return r;
+  // P(X = k) for X ~ Binomial(n, 1/2), in logs: exact enough for any count of blocks.
+  const auto n = static_cast<double>(r.pairs);
+  const auto pmf = [&](std::size_t k) {
+    const auto x = static_cast<double>(k);
+    return std::exp(std::lgamma(n + 1) - std::lgamma(x + 1) - std::lgamma(n - x + 1) - n * std::log(2.0));
+  };
+  double at_least = 0, at_most = 0;  // P(X >= greater), P(X <= greater)
+  for (std::size_t k = r.greater; k <= r.pairs; ++k) at_least += pmf(k);
+  for (std::size_t k = 0; k <= r.greater; ++k) at_most += pmf(k);
+  switch (alternative) {
+    case Alternative::kGreater: r.p_value = at_least; break;
+    case Alternative::kLess: r.p_value = at_most; break;
+    case Alternative::kTwoSided: r.p_value = 2 * std::min(at_least, at_most); break;
+  }
+  r.p_value = std::min(1.0, r.p_value);
+  return r;
+}
+
 double mann_whitney_smallest_p(std::size_t na, std::size_t nb) {
   double combinations = 1.0;  // C(na + nb, nb), built as a product of ratios (exact while small)
   for (std::size_t i = 1; i <= nb; ++i)

@@ -33,6 +33,18 @@ MannWhitneyResult mann_whitney_u(std::span<const double> a, std::span<const doub
 // whose smallest p-value is not below the level it is judged at can never reject.
 double mann_whitney_smallest_p(std::size_t na, std::size_t nb);
 
+// The exact sign test over pairs (a[i], b[i]) of one length: whether b tends to exceed (fall
+// below, differ from) a, from the pairs that differ (ties dropped), whose count of b > a is
+// Binomial(pairs, 1/2) when neither side tends either way. For paired samples whose level moves
+// alike on both sides (the blocks of two runs over the same iterations of a warming table): the
+// pairing cancels the shared trend that a two-sample test would count as noise.
+struct SignTestResult {
+  std::size_t pairs = 0;    // pairs that differ
+  std::size_t greater = 0;  // of them, those with b > a
+  double p_value = 1;       // 1 when no pair differs
+};
+SignTestResult sign_test(std::span<const double> a, std::span<const double> b, Alternative alternative);
+
 // The q-quantile of `values` (q in [0, 1]), interpolated linearly between the order statistics
 // at q (n - 1) (so the median of an even count is the mean of the middle two); 0 when empty.
 double quantile(std::span<const double> values, double q);

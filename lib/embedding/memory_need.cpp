@@ -79,4 +79,41 @@ std::vector<LayerMemoryNeed> host_memory_at_start(const config::Config& config,
   return needs;
 }
 
+std::vector<LayerMemoryNeed> parameter_server_memory_at_start(const config::Config& config,
+                                                              std::span<const std::int64_t> slot_sizes, int ranks,
+                                                              int servers) {
+  EMBSCALE_EXPECTS(servers >= 1 && servers < ranks, "a parameter server's run has servers and trainers");
+  std::vector<LayerMemoryNeed> needs;
+  const int trainers = ranks - servers;
+  for (std::size_t i = 0; i < config.embeddings.size(); ++i) {
+    const auto& layer = config.embeddings[i];
+    if (layer.sharding != config::kParameterServerSharding) continue;
+    const LayerSpec spec = make_layer_spec(nullptr, config, i, slot_sizes);
+    LayerMemoryNeed need;
+    if (layer.storage.dynamic) {
+      need = dynamic_need(spec, ranks);
+      need.sized_by += servers == 1 ? " on its server" : " on each of the " + std::to_string(servers) + " servers";
+    } else {
+      const std::int32_t width = spec.dim();
+      const std::int32_t state = state_width(layer, width);
+      const auto value_bytes = kv::value_bytes(layer.storage.table.value_type);
+      const double row_bytes = static_cast<double>(width + state) * static_cast<double>(value_bytes);
+      const std::int64_t vocabulary = spec.vocabulary();
+      need.path = spec.path;
+      need.sized_by = "static storage on " + std::to_string(servers) + (servers == 1 ? " server" : " servers") +
+                      ": its " + std::to_string(vocabulary) + " rows by id % servers, each " + std::to_string(width) +
+                      " values + " + std::to_string(state) + " of the optimizer's state, " +
+                      std::to_string(value_bytes) + " bytes a value";
+      need.bytes.assign(static_cast<std::size_t>(ranks), 0.0);
+      for (int s = 0; s < servers; ++s) {
+        const std::int64_t rows = vocabulary > s ? (vocabulary - s + servers - 1) / servers : 0;
+        need.bytes[static_cast<std::size_t>(trainers + s)] = static_cast<double>(rows) * row_bytes;
+      }
+    }
+    for (int t = 0; t < trainers; ++t) need.bytes[static_cast<std::size_t>(t)] = 0.0;  // trainers hold no rows
+    needs.push_back(std::move(need));
+  }
+  return needs;
+}
+
 }  // namespace embscale::embedding

@@ -36,6 +36,14 @@ struct LayerMemoryNeed {
 std::vector<LayerMemoryNeed> host_memory_at_start(const config::Config& config,
                                                   std::span<const std::int64_t> slot_sizes, int ranks);
 
+// The parameter server's tables (layers of config::kParameterServerSharding) on `ranks` ranks of
+// which the last `servers` serve (run::check_parameter_server_run's roles): a server's static shard
+// holds the ids i with i % servers == its index (the most: ceil(vocabulary / servers) rows), a
+// dynamic one its KV table at the initial capacity, sized as above; the trainers hold none.
+std::vector<LayerMemoryNeed> parameter_server_memory_at_start(const config::Config& config,
+                                                              std::span<const std::int64_t> slot_sizes, int ranks,
+                                                              int servers);
+
 // The rows each of `ranks` ranks holds of a static layer: table_owners' placement exactly, else
 // most_rows on every rank.
 struct SchemeEntry;

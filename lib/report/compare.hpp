@@ -40,11 +40,13 @@
 //
 // A run with dynamic tables has one more gated figure, hit_rate: per iteration, the reads its
 // tables found over all their reads (the counters hits and misses, every rank and layer summed),
-// higher is better. It is sampled as the times are (repetitions' medians, or block means of one
-// run), and its size rule is absolute too, in points of hit rate (min_hit_rate_change). A run of
-// one seed reads the same keys whatever the machine, so two runs of one seed have one hit rate:
-// the noise it is tested against is the data's, between seeds (measured rates: README "Comparing
-// runs", scripts/compare-error-rates --hit-rate).
+// higher is better. With repetitions its samples are the runs' medians (Mann-Whitney, as for
+// times); with single runs, the two runs' block means paired block by block (the same
+// iterations: a warming table's rising hit rate is shared, and Mann-Whitney over the blocks would
+// count that trend as noise) under an exact sign test. Its size rule is absolute too, in points of
+// hit rate (min_hit_rate_change). A run of one seed reads the same keys whatever the machine, so
+// two runs of one seed have one hit rate: the noise that matters is the data's, between seeds
+// (measured rates: README "Comparing runs", scripts/compare-error-rates --hit-rate).
 #pragma once
 
 #include <optional>

@@ -19,7 +19,8 @@ Unit unit_of(std::string_view figure) noexcept {
   // step_time_median_s and step_time_p95_s: the summary's step times (seconds, as stored).
   // dump_stall_s, checkpoint_s: what solver.incremental_dump's dumps stalled training and the
   // checkpoints took, summed (seconds).
-  const bool summary_step = figure == "step_time_median_s" || figure == "step_time_p95_s" || figure == "dump_stall_s";
+  const bool summary_step = figure == "step_time_median_s" || figure == "step_time_p95_s" || figure == "dump_stall_s" ||
+                            figure == "checkpoint_s";
   if (figure.starts_with("phase:") || figure == "step_time" || summary_step || names_figure(figure, "mpi_time") ||
       names_figure(figure, "real_time") || names_figure(figure, "cpu_time"))
     return {Kind::kTime, "ms"};

@@ -5,11 +5,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <optional>
 
 #include "core/error.hpp"
 #include "embedding/memory_need.hpp"
+#include "run/parameter_server_run.hpp"
 
 namespace embscale::run {
 namespace {
@@ -107,7 +109,13 @@ MemoryShare memory_share(std::int64_t given_per_rank, const NodeMemory& node, in
 
 void check_host_memory(const config::Config& config, int ranks, std::optional<int> only_rank,
                        const MemoryShare& share) {
-  const auto needs = embedding::host_memory_at_start(config, config.data.slot_size_array, ranks);
+  auto needs = embedding::host_memory_at_start(config, config.data.slot_size_array, ranks);
+  if (config::runs_on_parameter_servers(config)) {
+    const RunRoles roles = check_parameter_server_run(config, ranks);
+    auto served =
+        embedding::parameter_server_memory_at_start(config, config.data.slot_size_array, ranks, roles.servers);
+    needs.insert(needs.end(), std::make_move_iterator(served.begin()), std::make_move_iterator(served.end()));
+  }
   const auto total_of = [&](std::size_t r) {
     double total = 0.0;
     for (const auto& need : needs) total += need.bytes[r];

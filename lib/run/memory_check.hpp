@@ -1,5 +1,6 @@
 // Whether a run's tables fit before any rank allocates them: each rank's host memory at start
-// (embedding/memory_need.hpp) against its share of what its node can give. An oversized table
+// (embedding/memory_need.hpp: the engine's layers, and a parameter server's shards on its server
+// ranks) against its share of what its node can give. An oversized table
 // is refused with the estimate, the layer and fields that size it and the limit (InputError:
 // exit 2), rather than ending in std::bad_alloc, or in the OOM killer once its zero-filled rows
 // are touched on a shared node.

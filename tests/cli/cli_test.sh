@@ -636,6 +636,14 @@ case "$case_name" in
     cfg=$(variant enough_limit 's/"solver": {/"planner": {"memory_per_rank": 67108864}, "solver": {/')
     run_mpi 2 "$cfg" --set solver.max_iter=3 -o "$work/reports/ok.h5" --quiet
     [ "$rc" -eq 0 ] || fail "a table within planner.memory_per_rank was refused: $(cat "$work/err.txt")"
+    rm -f "$work/reports/ok.h5"
+    # A parameter server's shard: 7 x 10^11 rows of 32 values and AdaGrad's 32 on its one server
+    # (rank 1 of 2), refused the same way.
+    ps=$(sed 's/100000,/100000000000,/g; s/"max_vocabulary_size_per_gpu": 800000/"max_vocabulary_size_per_gpu": 1000000000000/; s/"trainers": 2/"trainers": 1/; s/"transport": "ucx"/"transport": "mpi"/; s/"pulls": "one_sided"/"pulls": "messages"/' \
+      "$configs/parameter_server_static.json" >"$work/ps_huge.json" && echo "$work/ps_huge.json")
+    expect_bad_input "rank 1 of 2 would allocate 163 TiB of host memory for its tables before the first step" \
+      "$ps" -o "$work/reports/r.h5"
+    grep -qF "static storage on 1 server: its 700000100000 rows by id % servers, each 32 values + 32 of the optimizer" "$work/err.txt" || fail "the parameter server's shard: $(cat "$work/err.txt")"
     ;;
   unwritable_output)
     mkdir -p "$work/reports"

@@ -172,6 +172,43 @@ TEST(HolmAdjusted, FamilyWiseErrorStaysBelowAlphaUnderTheNull) {
 
 // Quantiles interpolate between order statistics at q (n - 1), by hand: {4, 1, 3, 2} sorted is
 // 1 2 3 4; q = 0.5 sits halfway between 2 and 3, q = 0.25 at 1.75, q = 0.95 at 3.85.
+// The sign test against enumeration: under the null every one of the 2^n sign patterns of the
+// differing pairs is equally likely, so the p-value is the share of patterns with at least (at
+// most) as many pairs b > a, counted one by one. Ties are dropped first.
+TEST(SignTest, PValuesAreTheShareOfSignPatternsAtLeastAsExtreme) {
+  const CounterRng rng(41, 0);
+  for (std::uint64_t trial = 0; trial < 60; ++trial) {
+    const std::size_t n = 1 + trial % 12;
+    std::vector<double> a(n), b(n);
+    std::size_t differing = 0, greater = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = rng.uniform(trial * 100 + i);
+      const double u = rng.uniform(trial * 100 + 50 + i);
+      b[i] = u < 0.2 ? a[i] : a[i] + (u < 0.6 ? 0.1 : -0.1);  // some ties, the rest either way
+      if (b[i] != a[i]) ++differing, greater += b[i] > a[i] ? 1 : 0;
+    }
+    double at_least = 0, at_most = 0;
+    for (std::uint64_t pattern = 0; pattern < (std::uint64_t{1} << differing); ++pattern) {
+      const auto ups = static_cast<std::size_t>(__builtin_popcountll(pattern));
+      at_least += ups >= greater ? 1 : 0;
+      at_most += ups <= greater ? 1 : 0;
+    }
+    const double patterns = std::ldexp(1.0, static_cast<int>(differing));
+    const auto up = sign_test(a, b, Alternative::kGreater), down = sign_test(a, b, Alternative::kLess);
+    EXPECT_EQ(up.pairs, differing);
+    EXPECT_EQ(up.greater, greater);
+    EXPECT_NEAR(up.p_value, differing == 0 ? 1.0 : at_least / patterns, 1e-12) << "trial " << trial;
+    EXPECT_NEAR(down.p_value, differing == 0 ? 1.0 : at_most / patterns, 1e-12) << "trial " << trial;
+    EXPECT_NEAR(sign_test(a, b, Alternative::kTwoSided).p_value,
+                differing == 0 ? 1.0 : std::min(1.0, 2 * std::min(at_least, at_most) / patterns), 1e-12);
+  }
+  // Every pair one way: 2^-n, the smallest p-value n pairs can give; all tied: no evidence.
+  const std::vector<double> low(10, 1.0), high(10, 2.0);
+  EXPECT_DOUBLE_EQ(sign_test(low, high, Alternative::kGreater).p_value, std::ldexp(1.0, -10));
+  EXPECT_DOUBLE_EQ(sign_test(low, low, Alternative::kLess).p_value, 1.0);
+  EXPECT_THROW(sign_test(low, std::vector<double>(3, 1.0), Alternative::kLess), Error);
+}
+
 TEST(Quantile, InterpolatesBetweenOrderStatistics) {
   const std::vector<double> v{4.0, 1.0, 3.0, 2.0};
   EXPECT_DOUBLE_EQ(median(v), 2.5);

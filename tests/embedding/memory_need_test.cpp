@@ -131,6 +131,37 @@ TEST(MemoryNeed, ATwoTierTableKeepsRowsInMemoryOnlyUpToItsBudget) {
   for (const double b : bytes_of(config, 2)) EXPECT_EQ(b, 65536.0 * 17 + 100000.0);
 }
 
+// A parameter server's static shard holds the ids i % servers == its index, counted key by key
+// here (the same count as modulo placement over the servers), with AdaGrad's state beside each
+// row; a dynamic shard is its KV table on each server; the trainers hold no rows.
+TEST(MemoryNeed, AParameterServersShardsAreOnItsServersOnly) {
+  const auto served = [](const nlohmann::json& storage) {
+    return config_with([&](nlohmann::json& j) {
+      auto& layer = embedding_layer(j);
+      layer["type"] = "ShardedEmbedding";
+      layer["sharding"] = "parameter_server";
+      layer["storage"] = storage;
+      j["optimizer"] = {{"type", "AdaGrad"}, {"adagrad_hparam", {{"learning_rate", 0.05}}}};
+      j["parameter_server"] = {{"servers", 3}};
+    });
+  };
+  const auto config = served({{"type", "static"}});
+  EXPECT_TRUE(host_memory_at_start(config, config.data.slot_size_array, 5).empty()) << "not the engine's";
+  const auto needs = parameter_server_memory_at_start(config, config.data.slot_size_array, 5, 3);
+  ASSERT_EQ(needs.size(), 1u);
+  const auto& bytes = needs.front().bytes;
+  ASSERT_EQ(bytes.size(), 5u);
+  EXPECT_EQ(bytes[0], 0.0);
+  EXPECT_EQ(bytes[1], 0.0);
+  const double row = (kDim + kDim) * 4.0;  // AdaGrad: an accumulator per value
+  for (int s = 0; s < 3; ++s)
+    EXPECT_EQ(bytes[static_cast<std::size_t>(2 + s)], static_cast<double>(modulo_rows_counted(3, s)) * row)
+        << "server " << s;
+  const auto dynamic = served({{"type", "dynamic"}, {"max_capacity", 4096}, {"bucket_capacity", 128}});
+  const auto kv = parameter_server_memory_at_start(dynamic, dynamic.data.slot_size_array, 4, 2).front().bytes;
+  EXPECT_EQ(kv, (std::vector<double>{0.0, 0.0, 4096.0 * (17 + 2 * kDim * 4), 4096.0 * (17 + 2 * kDim * 4)}));
+}
+
 TEST(MemoryNeed, ParameterServerAndPlannedLayersAreNotTheEnginesToCharge) {
   const auto planned = config_with([](nlohmann::json& j) {
     embedding_layer(j)["type"] = "ShardedEmbedding";

@@ -25,6 +25,8 @@ TEST(FigureUnits, EachKindOfFigureIsShownInItsUnit) {
       {"real_time", 1.25, "1250 ms"},
       {"step_time_median_s", 0.01067, "10.67 ms"},
       {"step_time_p95_s", 0.0175, "17.5 ms"},
+      {"dump_stall_s", 0.1685, "168.5 ms"},
+      {"checkpoint_s", 0.4969, "496.9 ms"},
       // Bandwidths (bytes/s) in GB/s.
       {"exchange_vectors.algbw", 11.2e9, "11.2 GB/s"},
       {"emb1.exchange_keys.busbw", 3.5e8, "0.35 GB/s"},

@@ -11,6 +11,32 @@ export SLURM_CONF=$slurm_dir/slurm.conf
 
 fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
 
+# Waits up to 120 s for a line of FILE matching the extended regex PATTERN; else cancels JOB and fails.
+wait_for_line() {  # JOB FILE PATTERN WHAT
+  for _ in $(seq 1200); do
+    grep -qE "$3" "$2" 2>/dev/null && return
+    sleep 0.1
+  done
+  scancel "$1"
+  fail "no $4 within 120 s: $(cat "$2" 2>/dev/null; squeue 2>&1)"
+}
+
+# SIGUSR1 to JOB's batch shell (what --signal=B:USR1@120 does before a time limit), then waits
+# up to 4 minutes for the job to end: it must have COMPLETED after at least one requeue. OUT: the
+# job's output, shown when it did not.
+preempt_until_completed() {  # JOB OUT
+  scancel --batch --signal=USR1 "$1" || fail "scancel --signal failed"
+  local state="" restarts
+  for _ in $(seq 240); do
+    state=$(scontrol show job -o "$1" | grep -oE 'JobState=[A-Z_]+' | cut -d= -f2)
+    case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL) break ;; esac
+    sleep 1
+  done
+  [ "$state" = COMPLETED ] || { scancel "$1"; fail "job $1 ended $state: $(cat "$2")"; }
+  restarts=$(scontrol show job -o "$1" | grep -oE 'Restarts=[0-9]+' | cut -d= -f2)
+  [ "${restarts:-0}" -ge 1 ] || fail "the job was not requeued (Restarts=$restarts): $(cat "$2")"
+}
+
 case $case_name in
   start)
     "$root/scripts/slurm-cluster" stop "$slurm_dir" >/dev/null 2>&1
@@ -102,23 +128,9 @@ JSON
     cd "$work" || fail "no work directory"
     job=$(sbatch --parsable --time=10 --export=ALL,EMBSCALE="$embscale",EMBSCALE_RESULTS="$work/reports" \
           "$root/slurm/sweep.sbatch" "$work/sweep.json" "$work/reports/sweep.h5") || fail "sbatch failed: $job"
-    manifest="$work/reports/sweep.points/manifest.json"
-    for _ in $(seq 1200); do
-      grep -q '"run_id"' "$manifest" 2>/dev/null && break
-      sleep 0.1
-    done
-    grep -q '"run_id"' "$manifest" 2>/dev/null || { scancel "$job"; fail "no run finished within 120 s: $(cat "$work"/embscale-sweep-*.out 2>/dev/null; squeue 2>&1)"; }
-    scancel --batch --signal=USR1 "$job" || fail "scancel --signal failed"
-    state=""
-    for _ in $(seq 240); do
-      state=$(scontrol show job -o "$job" | grep -oE 'JobState=[A-Z_]+' | cut -d= -f2)
-      case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL) break ;; esac
-      sleep 1
-    done
     out="$work/embscale-sweep-$job.out"
-    [ "$state" = COMPLETED ] || { scancel "$job"; fail "job $job ended $state: $(cat "$out")"; }
-    restarts=$(scontrol show job -o "$job" | grep -oE 'Restarts=[0-9]+' | cut -d= -f2)
-    [ "${restarts:-0}" -ge 1 ] || fail "the job was not requeued (Restarts=$restarts): $(cat "$out")"
+    wait_for_line "$job" "$work/reports/sweep.points/manifest.json" '"run_id"' "finished run"
+    preempt_until_completed "$job" "$out"
     grep -q "stopped by SIGUSR1" "$out" || fail "the ranks did not report the stop: $(cat "$out")"
     grep -q "requeueing job $job" "$out" || fail "the script did not requeue: $(cat "$out")"
     grep -qE "[1-3] done before \(resumed\)" "$out" || fail "the second start did not resume: $(cat "$out")"
@@ -143,21 +155,8 @@ JSON
           --export=ALL,EMBSCALE="$embscale",EMBSCALE_RESULTS="$work/reports",EMBSCALE_INJECT_DELAY=loss:0.05 \
           "$root/slurm/resumable_run.sbatch" "$work/long.json") || fail "sbatch failed: $job"
     out="$work/embscale-resumable-$job.out"
-    for _ in $(seq 1200); do
-      grep -q '^iteration 5/' "$out" 2>/dev/null && break
-      sleep 0.1
-    done
-    grep -q '^iteration 5/' "$out" 2>/dev/null || { scancel "$job"; fail "no iteration within 120 s: $(cat "$out" 2>/dev/null; squeue 2>&1)"; }
-    scancel --batch --signal=USR1 "$job" || fail "scancel --signal failed"
-    state=""
-    for _ in $(seq 240); do
-      state=$(scontrol show job -o "$job" | grep -oE 'JobState=[A-Z_]+' | cut -d= -f2)
-      case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL) break ;; esac
-      sleep 1
-    done
-    [ "$state" = COMPLETED ] || { scancel "$job"; fail "job $job ended $state: $(cat "$out")"; }
-    restarts=$(scontrol show job -o "$job" | grep -oE 'Restarts=[0-9]+' | cut -d= -f2)
-    [ "${restarts:-0}" -ge 1 ] || fail "the job was not requeued (Restarts=$restarts): $(cat "$out")"
+    wait_for_line "$job" "$out" '^iteration 5/' "iteration"
+    preempt_until_completed "$job" "$out"
     grep -qE "stopped by SIGUSR1 before iteration [0-9]+; checkpoint saved in" "$out" ||
       fail "the ranks did not save a checkpoint at the stop: $(cat "$out")"
     grep -q "requeueing job $job" "$out" || fail "the script did not requeue: $(cat "$out")"
