@@ -62,6 +62,7 @@ class DeviceKvRowStore final : public RowStore {
   const kv::TableOptions* table_options() const override { return &table_.options(); }
   void dump_table(const std::filesystem::path& path) const override;
   kv::DumpImage dump_incremental_image(std::uint64_t threshold) const override;
+  void continue_scores(std::uint64_t score_now) override { table_.continue_scores(score_now); }
   kv::CallStats restore_entries(std::span<const Key> keys, std::span<const float> rows,
                                 std::span<const std::uint64_t> scores) override;
 

@@ -55,6 +55,7 @@ class KvRowStore final : public RowStore {
   kv::DumpImage dump_incremental_image(std::uint64_t threshold) const override {
     return table_->dump_incremental_image(threshold);
   }
+  void continue_scores(std::uint64_t score_now) override { table_->continue_scores(score_now); }
   kv::CallStats restore_entries(std::span<const Key> keys, std::span<const float> rows,
                                 std::span<const std::uint64_t> scores) override {
     return table_->restore(keys, rows, scores);

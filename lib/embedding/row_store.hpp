@@ -157,6 +157,9 @@ class RowStore {
     (void)threshold;
     throw Error("an incremental dump: this store has no single scored table (static or two-tier storage)");
   }
+  // After restore_entries: later calls score on from `score_now` (kv::KvTable::continue_scores).
+  // Nothing for a store without one table.
+  virtual void continue_scores(std::uint64_t score_now) { (void)score_now; }
   // Entries read from such a dump: `rows` keys.size() x the table's row width (values, then the
   // optimizer's state), restored with exactly their `scores`. An Error for a store without a table.
   virtual kv::CallStats restore_entries(std::span<const Key> keys, std::span<const float> rows,

@@ -1,5 +1,6 @@
 #include "ps/shard_files.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -63,18 +64,22 @@ struct ShardAccess {
   std::int64_t row_width;
   std::function<kv::CallStats(std::span<const std::int64_t>, std::span<const float>, std::span<const std::uint64_t>)>
       restore;
+  // kv::KvTable::continue_scores: later calls score on from the saving run's clock.
+  std::function<void(std::uint64_t)> continue_scores;
 };
 
 ShardAccess access(kv::KvTable<std::int64_t>& table) {
   return {table.options(), table.row_width(),
-          [&table](auto keys, auto values, auto scores) { return table.restore(keys, values, scores); }};
+          [&table](auto keys, auto values, auto scores) { return table.restore(keys, values, scores); },
+          [&table](std::uint64_t score) { table.continue_scores(score); }};
 }
 
 ShardAccess access(embedding::RowStore& store) {
   const kv::TableOptions* options = store.table_options();
   if (!options) throw Error("a parameter server's shard is a dynamic table; this store is static");
   return {*options, store.dim() + store.state_width(),
-          [&store](auto keys, auto values, auto scores) { return store.restore_entries(keys, values, scores); }};
+          [&store](auto keys, auto values, auto scores) { return store.restore_entries(keys, values, scores); },
+          [&store](std::uint64_t score) { store.continue_scores(score); }};
 }
 
 // `dump` writes the shard at the path it is given.
@@ -89,7 +94,9 @@ void save(const std::function<void(const std::filesystem::path&)>& dump, const s
 
 // Every saved file is read and validated whole against the table (kv's rules, naming the path and
 // the field), then the entries that hash to this server are restored with their exact scores: all
-// of its own file's when the server count is the saved one.
+// of its own file's when the server count is the saved one. The table then scores on past the
+// newest score of the files it read (kv::continue_scores), so that under STEP or a clock a key
+// touched after the load is never older than the loaded ones.
 ShardLoad load(const ShardAccess& shard, const std::filesystem::path& directory, int server, int servers) {
   EMBSCALE_EXPECTS(servers >= 1 && server >= 0 && server < servers, "server index within the server count");
   ShardLoad out;
@@ -98,6 +105,7 @@ ShardLoad load(const ShardAccess& shard, const std::filesystem::path& directory,
   std::vector<std::int64_t> keys;
   std::vector<std::uint64_t> scores;
   std::vector<float> values;
+  std::uint64_t newest = 0;  // the largest score read
   const auto width = static_cast<std::size_t>(shard.row_width);
   for (int i = 0; i < out.saved_servers; ++i) {
     if (same && i != server) continue;
@@ -114,6 +122,7 @@ ShardLoad load(const ShardAccess& shard, const std::filesystem::path& directory,
       values.insert(values.end(), contents.values.begin() + static_cast<std::ptrdiff_t>(e * width),
                     contents.values.begin() + static_cast<std::ptrdiff_t>((e + 1) * width));
     }
+    for (const auto score : contents.scores) newest = std::max(newest, score);
     const kv::CallStats stats = shard.restore(keys, values, scores);
     ++out.files_read;
     out.entries_read += static_cast<std::int64_t>(contents.keys.size());
@@ -121,6 +130,7 @@ ShardLoad load(const ShardAccess& shard, const std::filesystem::path& directory,
     out.evicted += stats.evicted;
     out.refused += stats.refused;
   }
+  if (out.entries_read > 0 && newest < ~std::uint64_t{0}) shard.continue_scores(newest + 1);
   return out;
 }
 

@@ -3,6 +3,7 @@
 // the directory's refusals name what is wrong.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "core/error.hpp"
@@ -84,6 +85,33 @@ void expect_refused(const std::filesystem::path& dir, const std::vector<std::str
     for (const auto& phrase : says) EXPECT_NE(what.find(phrase), std::string::npos) << what;
   }
   EXPECT_EQ(shard.size(), 0) << "a refused load changed the table";
+}
+
+// A shard loaded under STEP scores on past the saving run's steps: a key inserted after the load
+// scores above every loaded key, so it is not the first evicted (a new table's counter starts at 0).
+TEST(ShardFiles, ALoadedShardScoresOnPastTheSavedSteps) {
+  ScratchDir dir("ps_shards_step");
+  kv::TableOptions o = shard_options();
+  o.score_strategy = kv::ScoreStrategy::kStep;
+  kv::HostKvTable<std::int64_t> saved(o);
+  kv::testing::fill_random(saved, 300, 7);
+  save_shard(saved, dir.path(), 0, 1);
+  std::uint64_t newest = 0;
+  for (const auto& [key, entry] : kv::testing::snapshot(saved)) newest = std::max(newest, entry.score);
+  kv::HostKvTable<std::int64_t> loaded(o);
+  (void)load_shard(loaded, dir.path(), 0, 1);
+  EXPECT_EQ(loaded.get_score(), newest + 1);
+  const std::vector<std::int64_t> fresh = {999999};
+  loaded.insert_or_assign(fresh, std::vector<float>(static_cast<std::size_t>(loaded.row_width()), 1.0f));
+  kv::Entries<std::int64_t> entries;
+  loaded.export_batch(0, loaded.capacity(), entries);
+  bool found = false;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (entries.keys[i] != fresh.front()) continue;
+    found = true;
+    EXPECT_GT(entries.scores[i], newest);
+  }
+  EXPECT_TRUE(found) << "the new key was not inserted";
 }
 
 TEST(ShardFiles, RefusalsNameTheDirectoryAndTheFiles) {
